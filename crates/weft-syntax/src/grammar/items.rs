@@ -1,0 +1,103 @@
+//! Declarations: `import`, `def`, `entry`, `type` (LANGUAGE.md section 3).
+
+use super::*;
+use crate::grammar::{expressions, patterns, types};
+
+pub(crate) fn source_file(p: &mut Parser<'_>) {
+    let m = p.start();
+    while !p.at_eof() {
+        item(p);
+    }
+    m.complete(p, SOURCE_FILE);
+}
+
+fn item(p: &mut Parser<'_>) {
+    p.skipping_too_deep = false;
+    match p.current() {
+        IMPORT_KW => import(p),
+        TYPE_KW => type_alias(p),
+        DEF_KW | ENTRY_KW => def(p),
+        _ => {
+            // Skip to the next declaration in one ERROR node with one error.
+            let m = p.start();
+            p.error("expected a declaration (`def`, `entry`, `type` or `import`)");
+            while !p.at_eof() && !ITEM_START.contains(&p.current()) {
+                p.bump_any();
+            }
+            m.complete(p, ERROR);
+        }
+    }
+}
+
+fn import(p: &mut Parser<'_>) {
+    let m = p.start();
+    p.bump(IMPORT_KW);
+    p.expect(STRING);
+    m.complete(p, IMPORT);
+}
+
+fn type_alias(p: &mut Parser<'_>) {
+    let m = p.start();
+    p.bump(TYPE_KW);
+    name(p, ITEM_START);
+    while p.at(QUOTE) {
+        type_param(p);
+    }
+    if p.expect(EQ) {
+        types::type_(p);
+    }
+    m.complete(p, TYPE_ALIAS);
+}
+
+fn def(p: &mut Parser<'_>) {
+    let m = p.start();
+    p.bump_any(); // `def` or `entry`
+    name(p, &[L_BRACK, QUOTE, L_PAREN, COLON, EQ, DEF_KW, ENTRY_KW, TYPE_KW, IMPORT_KW]);
+    loop {
+        match p.current() {
+            L_BRACK => size_param(p),
+            QUOTE => type_param(p),
+            L_PAREN => param(p),
+            _ => break,
+        }
+    }
+    if p.at(COLON) {
+        let ret = p.start();
+        p.bump(COLON);
+        types::type_(p);
+        ret.complete(p, RET_TYPE);
+    }
+    if p.expect(EQ) {
+        expressions::expr(p);
+    }
+    m.complete(p, DEF);
+}
+
+/// `[n]`
+fn size_param(p: &mut Parser<'_>) {
+    let m = p.start();
+    p.bump(L_BRACK);
+    name(p, &[R_BRACK, EQ]);
+    p.expect(R_BRACK);
+    m.complete(p, SIZE_PARAM);
+}
+
+/// `'a`
+fn type_param(p: &mut Parser<'_>) {
+    let m = p.start();
+    p.bump(QUOTE);
+    name(p, &[L_BRACK, QUOTE, L_PAREN, COLON, EQ]);
+    m.complete(p, TYPE_PARAM);
+}
+
+/// `(pat: type)`
+fn param(p: &mut Parser<'_>) {
+    let m = p.start();
+    p.bump(L_PAREN);
+    patterns::pattern(p);
+    if p.expect(COLON) {
+        types::type_(p);
+    }
+    p.expect(R_PAREN);
+    m.complete(p, PARAM);
+}

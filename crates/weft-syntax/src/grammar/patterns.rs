@@ -1,0 +1,50 @@
+//! Patterns: `pat ::= name | _ | (pat, ...) | (pat : type)` (LANGUAGE.md section 4).
+
+use super::*;
+use crate::grammar::types;
+
+pub(crate) const PATTERN_START: &[SyntaxKind] = &[IDENT, L_PAREN];
+
+pub(crate) fn pattern(p: &mut Parser<'_>) {
+    if !enter(p) {
+        return;
+    }
+    match p.current() {
+        IDENT if p.nth_text(0) == "_" => {
+            let m = p.start();
+            p.bump(IDENT);
+            m.complete(p, WILDCARD_PAT);
+        }
+        IDENT => {
+            let m = p.start();
+            name(p, &[]);
+            m.complete(p, IDENT_PAT);
+        }
+        L_PAREN => {
+            let m = p.start();
+            p.bump(L_PAREN);
+            pattern(p);
+            let kind = if p.eat(COLON) {
+                types::type_(p);
+                ASCRIBED_PAT
+            } else if p.at(COMMA) {
+                while p.eat(COMMA) {
+                    if p.at(R_PAREN) {
+                        break;
+                    }
+                    pattern(p);
+                }
+                TUPLE_PAT
+            } else {
+                PAREN_PAT
+            };
+            p.expect(R_PAREN);
+            m.complete(p, kind);
+        }
+        _ => p.err_recover(
+            "expected a pattern",
+            &[EQ, ARROW, COLON, R_PAREN, COMMA, DEF_KW, ENTRY_KW, TYPE_KW, IMPORT_KW],
+        ),
+    }
+    leave(p);
+}
