@@ -127,6 +127,7 @@ impl Lexer<'_> {
             ("<<", SHL),
             (">>", SHR),
             ("**", STAR2),
+            ("++", PLUS2),
         ];
         for (text, kind) in TWO {
             if rest.starts_with(text) {
