@@ -1,0 +1,448 @@
+// The Weft extension: starts `weft lsp` through vscode-languageclient and adds the
+// client-side commands that need more than plain LSP (running an entry, showing the
+// generated OpenCL kernel in a read-only virtual document).
+//
+// Command names: the client's own commands are `weft.*`; every command the server
+// implements (code lenses, code actions) is `weft.server.*`, so the two never collide.
+// vscode-languageclient registers the commands the server lists in
+// `executeCommandProvider.commands` itself (ExecuteCommandFeature): we never register a
+// `weft.server.*` name, we only wrap their execution (middleware.executeCommand) to show
+// what they return, and route lenses whose command the server did not register through
+// `workspace/executeCommand` by hand.
+
+import * as vscode from 'vscode';
+import {
+  CodeLensMiddleware,
+  ExecuteCommandRequest,
+  Executable,
+  LanguageClient,
+  LanguageClientOptions,
+  Middleware,
+  RequestType,
+  ServerOptions,
+  State,
+  TextDocumentIdentifier,
+  Position as LspPosition,
+} from 'vscode-languageclient/node';
+
+export const KERNEL_SCHEME = 'weft-kernel';
+const SERVER_COMMAND_PREFIX = 'weft.server.';
+const RUN_ENTRY_SERVER_COMMAND = 'weft.server.runEntry';
+/** Internal, not in package.json: runs a `weft.server.*` command the client did not register. */
+const DISPATCH_COMMAND = 'weft.internal.executeServerCommand';
+
+/** `weft/showKernel`: the generated OpenCL for the code at a position. */
+export interface ShowKernelParams {
+  textDocument: TextDocumentIdentifier;
+  position: LspPosition;
+}
+export interface ShowKernelResult {
+  uri: string;
+  text: string;
+}
+export const ShowKernelRequest = new RequestType<ShowKernelParams, ShowKernelResult | null, void>(
+  'weft/showKernel',
+);
+
+/** What `weft.server.runEntry` may return: plain text, or this object. */
+export interface RunEntryResult {
+  ok?: boolean;
+  entry?: string;
+  values?: string[];
+  stdout?: string;
+  stderr?: string;
+  message?: string;
+  timeMs?: number;
+}
+
+let client: LanguageClient | undefined;
+let runOutput: vscode.OutputChannel;
+let serverOutput: vscode.OutputChannel;
+let kernels: KernelDocuments;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  runOutput = vscode.window.createOutputChannel('Weft Run');
+  serverOutput = vscode.window.createOutputChannel('Weft Language Server');
+  kernels = new KernelDocuments();
+  context.subscriptions.push(
+    runOutput,
+    serverOutput,
+    kernels,
+    vscode.workspace.registerTextDocumentContentProvider(KERNEL_SCHEME, kernels),
+    vscode.commands.registerCommand('weft.restartServer', restartServer),
+    vscode.commands.registerCommand('weft.runEntry', runEntry),
+    vscode.commands.registerCommand('weft.showGeneratedKernel', showGeneratedKernel),
+    vscode.commands.registerCommand(DISPATCH_COMMAND, dispatchServerCommand),
+    vscode.workspace.onDidChangeConfiguration(async (e) => {
+      if (e.affectsConfiguration('weft.server')) {
+        await restartServer();
+      }
+    }),
+  );
+  await startServer();
+}
+
+export async function deactivate(): Promise<void> {
+  await stopServer();
+}
+
+// ------------------------------------------------------------------------------ server
+
+function serverOptions(): ServerOptions {
+  const config = vscode.workspace.getConfiguration('weft');
+  const command = config.get<string>('server.path') || 'weft';
+  const extraEnv = config.get<Record<string, string>>('server.extraEnv') ?? {};
+  const executable: Executable = {
+    command,
+    args: ['lsp'],
+    options: { env: { ...process.env, ...extraEnv } },
+  };
+  return { run: executable, debug: executable };
+}
+
+function clientOptions(): LanguageClientOptions {
+  return {
+    documentSelector: [
+      { scheme: 'file', language: 'weft' },
+      { scheme: 'untitled', language: 'weft' },
+    ],
+    synchronize: {
+      // Imports make other files matter: tell the server when any .weft file changes.
+      fileEvents: vscode.workspace.createFileSystemWatcher('**/*.weft'),
+    },
+    outputChannel: serverOutput,
+    middleware: middleware(),
+  };
+}
+
+function middleware(): Middleware {
+  const codeLens: CodeLensMiddleware = {
+    provideCodeLenses: async (document, token, next) => {
+      const lenses = await next(document, token);
+      return lenses ? routeServerCommands(lenses) : lenses;
+    },
+    resolveCodeLens: async (lens, token, next) => {
+      const resolved = await next(lens, token);
+      if (resolved) {
+        await routeServerCommands([resolved]);
+      }
+      return resolved;
+    },
+  };
+  return {
+    ...codeLens,
+    // Runs when a `weft.server.*` command that the languageclient registered for the
+    // server is invoked (from a code lens, a code action or the palette).
+    executeCommand: async (command, args, next) => {
+      const result = await next(command, args);
+      presentServerResult(command, args, result);
+      return result;
+    },
+  };
+}
+
+/**
+ * Lenses whose `weft.server.*` command the client has not registered (the server did
+ * not list it in executeCommandProvider) would fail with "command not found": send
+ * those through our dispatcher, which calls `workspace/executeCommand` itself.
+ */
+async function routeServerCommands(lenses: vscode.CodeLens[]): Promise<vscode.CodeLens[]> {
+  const needsRoute = lenses.some((l) => l.command?.command.startsWith(SERVER_COMMAND_PREFIX));
+  if (!needsRoute) {
+    return lenses;
+  }
+  const known = new Set(await vscode.commands.getCommands(true));
+  for (const lens of lenses) {
+    const cmd = lens.command;
+    if (cmd && cmd.command.startsWith(SERVER_COMMAND_PREFIX) && !known.has(cmd.command)) {
+      lens.command = {
+        title: cmd.title,
+        tooltip: cmd.tooltip,
+        command: DISPATCH_COMMAND,
+        arguments: [cmd.command, ...(cmd.arguments ?? [])],
+      };
+    }
+  }
+  return lenses;
+}
+
+async function dispatchServerCommand(command: string, ...args: unknown[]): Promise<unknown> {
+  const c = await runningClient();
+  if (!c) {
+    return undefined;
+  }
+  const result = await c.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
+  presentServerResult(command, args, result);
+  return result;
+}
+
+async function startServer(): Promise<void> {
+  const c = new LanguageClient('weft', 'Weft Language Server', serverOptions(), clientOptions());
+  client = c;
+  try {
+    await c.start();
+  } catch (err) {
+    const path = vscode.workspace.getConfiguration('weft').get<string>('server.path') || 'weft';
+    const choice = await vscode.window.showErrorMessage(
+      `Weft: could not start the language server \`${path} lsp\`: ${String(err)}`,
+      'Open Settings',
+    );
+    if (choice === 'Open Settings') {
+      await vscode.commands.executeCommand('workbench.action.openSettings', 'weft.server.path');
+    }
+  }
+}
+
+async function stopServer(): Promise<void> {
+  const c = client;
+  client = undefined;
+  if (!c) {
+    return;
+  }
+  try {
+    if (c.state === State.Running) {
+      await c.stop();
+    }
+  } catch {
+    // A server that died already cannot be stopped; dispose anyway.
+  }
+  await c.dispose();
+}
+
+async function restartServer(): Promise<void> {
+  await stopServer();
+  await startServer();
+}
+
+async function runningClient(): Promise<LanguageClient | undefined> {
+  if (client && client.state === State.Running) {
+    return client;
+  }
+  const choice = await vscode.window.showErrorMessage(
+    'Weft: the language server is not running.',
+    'Restart Server',
+  );
+  if (choice === 'Restart Server') {
+    await restartServer();
+  }
+  return client && client.state === State.Running ? client : undefined;
+}
+
+// ------------------------------------------------------------------------------ run entry
+
+const IDENT = "[a-zA-Z_][a-zA-Z0-9_']*";
+
+/** The names of the file's entries with their lines. */
+export function entriesOf(text: string): { name: string; line: number }[] {
+  const out: { name: string; line: number }[] = [];
+  const re = new RegExp(`^entry\\s+(${IDENT})`);
+  text.split(/\r?\n/).forEach((line, i) => {
+    const m = re.exec(line);
+    if (m) {
+      out.push({ name: m[1], line: i });
+    }
+  });
+  return out;
+}
+
+/**
+ * The entry "under the cursor": the entry named by the word under the cursor, else the
+ * top-level declaration enclosing the cursor if it is an entry.
+ */
+export function entryAt(text: string, line: number, word: string | undefined): string | undefined {
+  const entries = entriesOf(text);
+  if (word && entries.some((e) => e.name === word)) {
+    return word;
+  }
+  const lines = text.split(/\r?\n/);
+  const topLevel = /^(entry|def|type|import)\b/;
+  for (let i = Math.min(line, lines.length - 1); i >= 0; i--) {
+    if (topLevel.test(lines[i])) {
+      const m = new RegExp(`^entry\\s+(${IDENT})`).exec(lines[i]);
+      return m ? m[1] : undefined;
+    }
+  }
+  return undefined;
+}
+
+async function runEntry(): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.document.languageId !== 'weft') {
+    void vscode.window.showWarningMessage('Weft: open a .weft file to run one of its entries.');
+    return;
+  }
+  const doc = editor.document;
+  const pos = editor.selection.active;
+  const wordRange = doc.getWordRangeAtPosition(pos);
+  let entry = entryAt(doc.getText(), pos.line, wordRange ? doc.getText(wordRange) : undefined);
+  if (!entry) {
+    const names = entriesOf(doc.getText()).map((e) => e.name);
+    if (names.length === 0) {
+      void vscode.window.showWarningMessage('Weft: this file has no entry to run.');
+      return;
+    }
+    entry = names.length === 1 ? names[0] : await vscode.window.showQuickPick(names, { placeHolder: 'Entry to run' });
+    if (!entry) {
+      return;
+    }
+  }
+  if (doc.isDirty) {
+    // The server sees unsaved text, but `weft run` may read imports from disk.
+    await doc.save();
+  }
+  const c = await runningClient();
+  if (!c) {
+    return;
+  }
+  const args = [{ uri: c.code2ProtocolConverter.asUri(doc.uri), entry }];
+  runOutput.show(true);
+  runOutput.appendLine(`▶ ${entry} (${vscode.workspace.asRelativePath(doc.uri)})`);
+  try {
+    const result = await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Window, title: `Weft: running ${entry}` },
+      () => c.sendRequest(ExecuteCommandRequest.type, { command: RUN_ENTRY_SERVER_COMMAND, arguments: args }),
+    );
+    appendRunResult(result);
+  } catch (err) {
+    runOutput.appendLine(`error: ${errorText(err)}`);
+  }
+}
+
+function appendRunResult(result: unknown): void {
+  if (result === null || result === undefined) {
+    runOutput.appendLine('(no result)');
+    return;
+  }
+  if (typeof result === 'string') {
+    runOutput.appendLine(result);
+    return;
+  }
+  const r = result as RunEntryResult;
+  const known = ['values', 'stdout', 'stderr', 'message', 'timeMs', 'ok'].some((k) => k in r);
+  if (!known) {
+    runOutput.appendLine(JSON.stringify(result, null, 2));
+    return;
+  }
+  for (const v of r.values ?? []) {
+    runOutput.appendLine(v);
+  }
+  if (r.stdout) {
+    runOutput.append(r.stdout.endsWith('\n') ? r.stdout : r.stdout + '\n');
+  }
+  if (r.stderr) {
+    runOutput.append(r.stderr.endsWith('\n') ? r.stderr : r.stderr + '\n');
+  }
+  if (r.message) {
+    runOutput.appendLine(r.message);
+  }
+  const status = r.ok === false ? 'failed' : 'done';
+  runOutput.appendLine(r.timeMs !== undefined ? `${status} in ${r.timeMs} ms` : status);
+}
+
+/** Shows what a `weft.server.*` command returned, when it returned something to show. */
+function presentServerResult(command: string, args: unknown[], result: unknown): void {
+  if (isKernel(result)) {
+    void openKernel(result);
+    return;
+  }
+  if (command === RUN_ENTRY_SERVER_COMMAND) {
+    const first = args[0] as { entry?: string } | undefined;
+    runOutput.show(true);
+    runOutput.appendLine(`▶ ${first?.entry ?? command}`);
+    appendRunResult(result);
+    return;
+  }
+  if (result !== null && result !== undefined) {
+    runOutput.appendLine(`${command}: ${typeof result === 'string' ? result : JSON.stringify(result, null, 2)}`);
+  }
+}
+
+function errorText(err: unknown): string {
+  if (err && typeof err === 'object' && 'message' in err) {
+    return String((err as { message: unknown }).message);
+  }
+  return String(err);
+}
+
+// ------------------------------------------------------------------------------ kernels
+
+function isKernel(x: unknown): x is ShowKernelResult {
+  return (
+    !!x &&
+    typeof x === 'object' &&
+    typeof (x as ShowKernelResult).uri === 'string' &&
+    typeof (x as ShowKernelResult).text === 'string'
+  );
+}
+
+/** Read-only documents with the generated OpenCL, under `weft-kernel:` URIs. */
+class KernelDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
+  private readonly texts = new Map<string, string>();
+  private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.changed.event;
+
+  set(uri: vscode.Uri, text: string): void {
+    this.texts.set(uri.toString(), text);
+    this.changed.fire(uri);
+  }
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.texts.get(uri.toString()) ?? '// This kernel is no longer available: run "Weft: Show Generated Kernel" again.\n';
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}
+
+/** The server's URI if it is a `weft-kernel:` one, else one made from its path. */
+function kernelUri(raw: string): vscode.Uri {
+  let parsed: vscode.Uri;
+  try {
+    parsed = vscode.Uri.parse(raw, true);
+  } catch {
+    return vscode.Uri.from({ scheme: KERNEL_SCHEME, path: '/' + raw.replace(/[^A-Za-z0-9_./-]/g, '_') });
+  }
+  if (parsed.scheme === KERNEL_SCHEME) {
+    return parsed;
+  }
+  return vscode.Uri.from({ scheme: KERNEL_SCHEME, path: parsed.path || '/kernel.cl', query: parsed.query });
+}
+
+async function openKernel(result: ShowKernelResult): Promise<void> {
+  const uri = kernelUri(result.uri);
+  kernels.set(uri, result.text);
+  let doc = await vscode.workspace.openTextDocument(uri);
+  const languages = await vscode.languages.getLanguages();
+  const language = languages.includes('opencl') ? 'opencl' : 'c';
+  if (doc.languageId !== language) {
+    doc = await vscode.languages.setTextDocumentLanguage(doc, language);
+  }
+  await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true, preserveFocus: false });
+}
+
+async function showGeneratedKernel(): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.document.languageId !== 'weft') {
+    void vscode.window.showWarningMessage('Weft: open a .weft file to see its generated kernels.');
+    return;
+  }
+  const c = await runningClient();
+  if (!c) {
+    return;
+  }
+  const params: ShowKernelParams = {
+    textDocument: c.code2ProtocolConverter.asTextDocumentIdentifier(editor.document),
+    position: c.code2ProtocolConverter.asPosition(editor.selection.active),
+  };
+  try {
+    const result = await c.sendRequest(ShowKernelRequest, params);
+    if (!result) {
+      void vscode.window.showInformationMessage('Weft: no kernel is generated for the code under the cursor.');
+      return;
+    }
+    await openKernel(result);
+  } catch (err) {
+    void vscode.window.showErrorMessage(`Weft: Show Generated Kernel failed: ${errorText(err)}`);
+  }
+}
