@@ -1,0 +1,2 @@
+" Weft source files.
+autocmd BufRead,BufNewFile *.weft setfiletype weft

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Headless Neovim test of the Weft plugin.
+#
+#   test/run.sh                 against test/fake_server.py (proves the harness), then
+#                               checks that the harness fails on a wrong expectation
+#   WEFT_LSP_CMD="weft lsp" WEFT_TEST_FILE=... WEFT_EXPECT_...=... test/run.sh
+#                               against a real server: see the variables in smoke.lua
+#
+# NVIM=/path/to/nvim picks the editor (default: nvim on PATH; 0.7 or later).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+plugin=$(dirname "$here")
+nvim_bin=${NVIM:-nvim}
+
+if ! command -v "$nvim_bin" >/dev/null 2>&1; then
+  echo "test/run.sh: $nvim_bin not found (apt-get install neovim)" >&2
+  exit 2
+fi
+
+run_nvim() {
+  # -u NONE: no user config; -i NONE: no shada; -n: no swap files.
+  timeout "${WEFT_TEST_WALL_S:-120}" "$nvim_bin" --headless -u NONE -i NONE -n \
+    --cmd "set rtp^=$plugin" \
+    -c "luafile $here/smoke.lua"
+}
+
+if [ -n "${WEFT_LSP_CMD:-}" ]; then
+  run_nvim
+  exit $?
+fi
+
+# The fake server, with expectations that match what it answers.
+command -v python3 >/dev/null 2>&1 || { echo "test/run.sh: python3 not found" >&2; exit 2; }
+export WEFT_LSP_CMD="python3 $here/fake_server.py"
+export WEFT_TEST_FILE="$here/fixtures/dot.weft"
+export WEFT_TEST_FILE2="$here/fixtures/other.weft"
+export WEFT_ROOT_MARKERS=".weft-test-root"
+export WEFT_EXPECT_ROOT="$here/fixtures"
+export WEFT_EXPECT_DIAGNOSTIC="fake-server: 11 lines"
+export WEFT_HOVER_POS="10:21" WEFT_EXPECT_HOVER='`sq` (fake hover)'
+export WEFT_DEFINITION_POS="10:21" WEFT_EXPECT_DEFINITION="dot.weft:7:5"
+export WEFT_RUN_POS="10:17" WEFT_EXPECT_RUN="fake run of norm2"
+export WEFT_KERNEL_POS="5:7" WEFT_EXPECT_KERNEL="__kernel void dot("
+export WEFT_TEST_RESTART=1
+
+echo "== editors/nvim: $("$nvim_bin" --version | head -n 1), fake server"
+run_nvim
+status=$?
+
+# The harness must notice a wrong answer: run once more expecting a hover the fake
+# server never gives, and require a failure (its output is kept out of the log, so
+# that its closing "N passed, 1 failed" line is not read as this script's result).
+log=$(mktemp)
+WEFT_EXPECT_HOVER="no such hover" WEFT_TEST_RESTART=0 run_nvim >"$log" 2>&1
+self=$?
+if [ $self -ne 0 ] && grep -q '^FAIL hover' "$log"; then
+  echo "PASS harness fails on a wrong hover expectation"
+else
+  echo "FAIL harness did not fail on a wrong hover expectation (exit $self):"
+  sed 's/^/  | /' "$log"
+  status=1
+fi
+rm -f "$log"
+exit $status

@@ -1,0 +1,314 @@
+-- Headless test of the Weft Neovim plugin against a language server.
+--
+-- Run through test/run.sh. Everything comes from the environment, so the same script
+-- tests the fake server (test/fake_server.py) now and the real `weft lsp` later:
+--
+--   WEFT_LSP_CMD            server command, words separated by spaces (required)
+--   WEFT_TEST_FILE          the .weft file to open (required)
+--   WEFT_TEST_FILE2         optional second file under the same root: must share the client
+--   WEFT_ROOT_MARKERS       optional, comma-separated root markers for setup()
+--   WEFT_EXPECT_ROOT        optional, the root folder the client must get
+--   WEFT_TIMEOUT_MS         per wait, default 10000
+--   WEFT_EXPECT_DIAGNOSTIC  text that some published diagnostic's message must contain
+--                           ('' = any publishDiagnostics for the file will do;
+--                           'NONE' = the first publish must have no diagnostics)
+--   WEFT_HOVER_POS          LINE:COL (1-based, COL in bytes as in the ruler)
+--   WEFT_EXPECT_HOVER       text the hover must contain
+--   WEFT_DEFINITION_POS     LINE:COL where to ask for the definition
+--   WEFT_EXPECT_DEFINITION  LINE:COL (1-based) where the definition must start; may be
+--                           prefixed by a file name it must end with: other.weft:3:7
+--   WEFT_RUN_POS            LINE:COL for :WeftRun;  WEFT_EXPECT_RUN  text in its buffer
+--   WEFT_KERNEL_POS         LINE:COL for :WeftShowKernel;  WEFT_EXPECT_KERNEL  text in it
+--   WEFT_TEST_RESTART       1 = check that :WeftRestart starts a new client
+--
+-- Prints one PASS/FAIL line per check, then "N passed, N failed", and exits non-zero
+-- when a check failed.
+
+local env = vim.env
+local timeout = tonumber(env.WEFT_TIMEOUT_MS or '') or 10000
+local passed, failed = 0, 0
+
+local function out(line)
+  io.stdout:write(line .. '\n')
+  io.stdout:flush()
+end
+
+local function check(name, ok, detail)
+  if ok then
+    passed = passed + 1
+    out('PASS ' .. name)
+  else
+    failed = failed + 1
+    out('FAIL ' .. name .. (detail and (': ' .. detail) or ''))
+  end
+  return ok
+end
+
+local function finish()
+  out(string.format('%d passed, %d failed', passed, failed))
+  if failed > 0 then
+    vim.cmd('cquit 1')
+  else
+    vim.cmd('qall!')
+  end
+end
+
+local function words(s)
+  local t = {}
+  for w in (s or ''):gmatch('%S+') do
+    t[#t + 1] = w
+  end
+  return t
+end
+
+local function pos(s)
+  local l, c = (s or ''):match('^(%d+):(%d+)$')
+  if l then
+    return tonumber(l), tonumber(c)
+  end
+end
+
+local function set_cursor(spec)
+  local l, c = pos(spec)
+  vim.api.nvim_win_set_cursor(0, { l, c - 1 })
+end
+
+local function fail_fast(msg)
+  check(msg, false)
+  finish()
+end
+
+-- Run the whole test inside a protected call, so that an error is a FAIL, not a hang.
+local function main()
+  local cmd = words(env.WEFT_LSP_CMD)
+  if #cmd == 0 then
+    return fail_fast('WEFT_LSP_CMD is set')
+  end
+  local file = env.WEFT_TEST_FILE
+  if not file or file == '' or vim.fn.filereadable(file) ~= 1 then
+    return fail_fast('WEFT_TEST_FILE names a readable file')
+  end
+
+  -- Record every publishDiagnostics before the client exists.
+  local published = {}
+  local default_publish = vim.lsp.handlers['textDocument/publishDiagnostics']
+  vim.lsp.handlers['textDocument/publishDiagnostics'] = function(err, result, ctx, config)
+    if result and result.uri then
+      local fname = vim.uri_to_fname(result.uri)
+      published[fname] = published[fname] or {}
+      table.insert(published[fname], result.diagnostics or {})
+    end
+    return default_publish(err, result, ctx, config)
+  end
+
+  vim.cmd('filetype plugin indent on')
+  vim.cmd('syntax on')
+
+  local weft = require('weft')
+  local opts = { cmd = cmd }
+  if env.WEFT_ROOT_MARKERS and env.WEFT_ROOT_MARKERS ~= '' then
+    opts.root_markers = vim.split(env.WEFT_ROOT_MARKERS, ',', true)
+  end
+  local attached = {}
+  opts.on_attach = function(client, bufnr)
+    attached[#attached + 1] = { client = client.id, bufnr = bufnr }
+  end
+  weft.setup(opts)
+
+  -- Filetype, ftplugin and syntax.
+  vim.cmd('edit ' .. vim.fn.fnameescape(file))
+  local bufnr = vim.api.nvim_get_current_buf()
+  check('filetype is weft', vim.bo.filetype == 'weft', 'got ' .. vim.inspect(vim.bo.filetype))
+  check("commentstring is '-- %s'", vim.bo.commentstring == '-- %s', vim.bo.commentstring)
+  check("iskeyword has the prime (')", vim.fn.matchstr("x' + 1", '\\k\\+') == "x'", vim.bo.iskeyword)
+  check('syntax is loaded', vim.b.current_syntax == 'weft', vim.inspect(vim.b.current_syntax))
+  for _, c in ipairs({ 'WeftRun', 'WeftShowKernel', 'WeftRestart' }) do
+    check(':' .. c .. ' exists', vim.fn.exists(':' .. c) == 2)
+  end
+
+  -- The client starts with the given command and initializes.
+  local function weft_client(buf)
+    local clients = vim.fn.has('nvim-0.10') == 1 and vim.lsp.get_clients({ bufnr = buf, name = 'weft' })
+      or vim.tbl_filter(function(c)
+        return c.name == 'weft'
+      end, vim.tbl_values(vim.lsp.buf_get_clients(buf)))
+    return clients[1]
+  end
+  local started = vim.wait(timeout, function()
+    local c = weft_client(bufnr)
+    return c ~= nil and c.initialized == true
+  end, 20)
+  local client = weft_client(bufnr)
+  if not check('client attaches and initializes', started and client ~= nil,
+    client and 'not initialized in time' or 'no client attached') then
+    return finish()
+  end
+  check('client runs the given command', vim.deep_equal(client.config.cmd, cmd),
+    vim.inspect(client.config.cmd) .. ' vs ' .. vim.inspect(cmd))
+  check('on_attach was called', #attached > 0 and attached[1].bufnr == bufnr)
+  check('server commands are handled in the client',
+    type(client.commands['weft.server.runEntry']) == 'function')
+  if env.WEFT_EXPECT_ROOT and env.WEFT_EXPECT_ROOT ~= '' then
+    local want = vim.fn.fnamemodify(env.WEFT_EXPECT_ROOT, ':p'):gsub('/$', '')
+    check('client root is ' .. want, client.config.root_dir == want, client.config.root_dir)
+  end
+
+  -- Diagnostics.
+  local fname = vim.api.nvim_buf_get_name(bufnr)
+  local got = vim.wait(timeout, function()
+    return published[fname] ~= nil
+  end, 20)
+  if check('publishDiagnostics arrives for the file', got) then
+    local want = env.WEFT_EXPECT_DIAGNOSTIC or ''
+    local messages = {}
+    for _, batch in ipairs(published[fname]) do
+      for _, d in ipairs(batch) do
+        messages[#messages + 1] = d.message
+      end
+    end
+    if want == 'NONE' then
+      check('no diagnostics', #published[fname][1] == 0, vim.inspect(messages))
+    elseif want ~= '' then
+      local found = false
+      for _, m in ipairs(messages) do
+        found = found or m:find(want, 1, true) ~= nil
+      end
+      check('a diagnostic says ' .. vim.inspect(want), found, 'got ' .. vim.inspect(messages))
+      local in_buffer = false
+      for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+        in_buffer = in_buffer or d.message:find(want, 1, true) ~= nil
+      end
+      check('the diagnostic is shown in the buffer', in_buffer)
+    end
+  end
+
+  local function request(method, params)
+    local responses = vim.lsp.buf_request_sync(bufnr, method, params, timeout)
+    for _, r in pairs(responses or {}) do
+      if r.error then
+        return nil, r.error.message
+      end
+      return r.result
+    end
+    return nil, 'no response'
+  end
+
+  -- Hover.
+  if env.WEFT_HOVER_POS and env.WEFT_HOVER_POS ~= '' then
+    set_cursor(env.WEFT_HOVER_POS)
+    local result, err = request('textDocument/hover', vim.lsp.util.make_position_params(0, client.offset_encoding))
+    local text = ''
+    if result and result.contents then
+      text = table.concat(vim.lsp.util.convert_input_to_markdown_lines(result.contents), '\n')
+    end
+    local want = env.WEFT_EXPECT_HOVER or ''
+    check('hover at ' .. env.WEFT_HOVER_POS .. ' says ' .. vim.inspect(want),
+      result ~= nil and text:find(want, 1, true) ~= nil, err or ('got ' .. vim.inspect(text)))
+  end
+
+  -- Definition.
+  if env.WEFT_DEFINITION_POS and env.WEFT_DEFINITION_POS ~= '' then
+    set_cursor(env.WEFT_DEFINITION_POS)
+    local result, err = request('textDocument/definition', vim.lsp.util.make_position_params(0, client.offset_encoding))
+    if result and result.uri then
+      result = { result }
+    end
+    local first = result and result[1]
+    local want = env.WEFT_EXPECT_DEFINITION or ''
+    local want_file, wl, wc = want:match('^(.-):?(%d+):(%d+)$')
+    local ok, detail = false, err or 'no location'
+    if first then
+      local uri = first.targetUri or first.uri
+      local range = first.targetSelectionRange or first.range
+      local line = range.start.line + 1
+      local target_buf = vim.uri_to_bufnr(uri)
+      vim.fn.bufload(target_buf)
+      local text = vim.api.nvim_buf_get_lines(target_buf, range.start.line, range.start.line + 1, false)[1] or ''
+      -- LSP columns are UTF-16 (or the negotiated encoding); the ruler counts bytes.
+      local col
+      if vim.fn.has('nvim-0.11') == 1 then
+        col = vim.str_byteindex(text, client.offset_encoding, range.start.character, false) + 1
+      else
+        col = vim.str_byteindex(text, range.start.character, client.offset_encoding == 'utf-16') + 1
+      end
+      local target = vim.uri_to_fname(uri)
+      ok = line == tonumber(wl) and col == tonumber(wc)
+        and (want_file == '' or target:sub(-#want_file) == want_file)
+      detail = string.format('got %s:%d:%d', target, line, col)
+    end
+    check('definition at ' .. env.WEFT_DEFINITION_POS .. ' is ' .. want, ok, detail)
+  end
+
+  -- :WeftRun
+  if env.WEFT_RUN_POS and env.WEFT_RUN_POS ~= '' then
+    set_cursor(env.WEFT_RUN_POS)
+    local win = vim.api.nvim_get_current_win()
+    vim.cmd('WeftRun')
+    local want = env.WEFT_EXPECT_RUN or ''
+    local shown = vim.wait(timeout, function()
+      local b = vim.fn.bufnr('weft://run')
+      return b ~= -1 and table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n'):find(want, 1, true) ~= nil
+    end, 20)
+    local b = vim.fn.bufnr('weft://run')
+    local text = b ~= -1 and table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n') or '(no buffer)'
+    check(':WeftRun shows ' .. vim.inspect(want), shown, 'got ' .. vim.inspect(text))
+    check(':WeftRun buffer is read-only', b ~= -1 and not vim.api.nvim_buf_get_option(b, 'modifiable'))
+    vim.api.nvim_set_current_win(win)
+  end
+
+  -- :WeftShowKernel
+  if env.WEFT_KERNEL_POS and env.WEFT_KERNEL_POS ~= '' then
+    set_cursor(env.WEFT_KERNEL_POS)
+    local win = vim.api.nvim_get_current_win()
+    local before = vim.api.nvim_get_current_buf()
+    vim.cmd('WeftShowKernel')
+    local want = env.WEFT_EXPECT_KERNEL or ''
+    local shown = vim.wait(timeout, function()
+      return vim.api.nvim_get_current_buf() ~= before
+    end, 20)
+    local kb = vim.api.nvim_get_current_buf()
+    local text = table.concat(vim.api.nvim_buf_get_lines(kb, 0, -1, false), '\n')
+    check(':WeftShowKernel opens the kernel', shown and text:find(want, 1, true) ~= nil, 'got ' .. vim.inspect(text))
+    local ft = vim.bo[kb].filetype
+    check('kernel buffer has filetype opencl or c', ft == 'opencl' or ft == 'c', ft)
+    check('kernel buffer is read-only', not vim.bo[kb].modifiable and vim.bo[kb].buftype == 'nofile')
+    vim.api.nvim_set_current_win(win)
+    vim.api.nvim_win_set_buf(win, bufnr)
+  end
+
+  -- A second file under the same root shares the client.
+  if env.WEFT_TEST_FILE2 and env.WEFT_TEST_FILE2 ~= '' then
+    vim.cmd('edit ' .. vim.fn.fnameescape(env.WEFT_TEST_FILE2))
+    local b2 = vim.api.nvim_get_current_buf()
+    local shared = vim.wait(timeout, function()
+      return weft_client(b2) ~= nil
+    end, 20)
+    check('second file attaches', shared)
+    check('second file reuses the client', shared and weft_client(b2).id == client.id,
+      shared and ('client ' .. weft_client(b2).id .. ' vs ' .. client.id) or nil)
+    vim.cmd('buffer ' .. bufnr)
+  end
+
+  -- :WeftRestart
+  if env.WEFT_TEST_RESTART == '1' then
+    local old = client.id
+    vim.cmd('WeftRestart')
+    local restarted = vim.wait(timeout, function()
+      local c = weft_client(bufnr)
+      return c ~= nil and c.id ~= old and c.initialized == true
+    end, 20)
+    check(':WeftRestart starts a new client', restarted)
+    local old_client = vim.lsp.get_client_by_id(old)
+    local stopped = old_client == nil
+      or (vim.fn.has('nvim-0.11') == 1 and old_client:is_stopped() or old_client.is_stopped())
+    check('the old client is stopped', stopped)
+  end
+
+  finish()
+end
+
+local ok, err = pcall(main)
+if not ok then
+  check('test script runs without error', false, tostring(err))
+  finish()
+end
