@@ -1,0 +1,127 @@
+// Activation test with stand-ins for `vscode` and `vscode-languageclient/node`: checks
+// what the extension registers, how it starts the server, and its code-lens and
+// executeCommand middleware. Runs in node (`node --test`), no VS Code needed.
+'use strict';
+const test = require('node:test');
+const assert = require('node:assert');
+const Module = require('node:module');
+
+const calls = { commands: {}, providers: {}, clients: [], opened: [], output: [], requests: [] };
+const config = { 'server.path': '/opt/weft/bin/weft', 'server.extraEnv': { WEFT_DEVICE: 'cpu' } };
+const registered = new Set(['weft.server.runEntry']); // what the languageclient registered
+
+class Uri {
+  constructor(scheme, path, query) { Object.assign(this, { scheme, path, query: query || '' }); }
+  static parse(s) { const m = /^([a-z-]+):(?:\/\/)?([^?]*)\??(.*)$/.exec(s); return new Uri(m[1], m[2], m[3]); }
+  static from(o) { return new Uri(o.scheme, o.path, o.query); }
+  toString() { return `${this.scheme}://${this.path}`; }
+}
+const disposable = { dispose() {} };
+const channel = (name) => ({ name, appendLine: (l) => calls.output.push(l), append: (l) => calls.output.push(l), show() {}, dispose() {} });
+const vscode = {
+  Uri,
+  EventEmitter: class { constructor() { this.event = () => disposable; } fire() {} dispose() {} },
+  ViewColumn: { Beside: -2 },
+  ProgressLocation: { Window: 10 },
+  window: {
+    createOutputChannel: channel,
+    showErrorMessage: async () => undefined,
+    showWarningMessage: async () => undefined,
+    showInformationMessage: async () => undefined,
+    showTextDocument: async (doc) => { calls.opened.push(doc); },
+    withProgress: async (_o, f) => f(),
+    activeTextEditor: undefined,
+  },
+  commands: {
+    registerCommand: (name, fn) => { calls.commands[name] = fn; return disposable; },
+    getCommands: async () => [...Object.keys(calls.commands), ...registered],
+    executeCommand: async () => undefined,
+  },
+  workspace: {
+    getConfiguration: () => ({ get: (k) => config[k] }),
+    registerTextDocumentContentProvider: (scheme, p) => { calls.providers[scheme] = p; return disposable; },
+    onDidChangeConfiguration: () => disposable,
+    createFileSystemWatcher: (glob) => ({ glob, dispose() {} }),
+    openTextDocument: async (uri) => ({ uri, languageId: 'plaintext', text: calls.providers['weft-kernel'].provideTextDocumentContent(uri) }),
+    asRelativePath: (u) => String(u),
+  },
+  languages: {
+    getLanguages: async () => ['c', 'weft'],
+    setTextDocumentLanguage: async (doc, languageId) => ({ ...doc, languageId }),
+  },
+};
+class LanguageClient {
+  constructor(id, name, serverOptions, clientOptions) {
+    Object.assign(this, { id, name, serverOptions, clientOptions, state: 2 });
+    calls.clients.push(this);
+  }
+  async start() {}
+  async stop() {}
+  async dispose() {}
+  async sendRequest(type, params) { calls.requests.push({ type, params }); return { uri: 'weft-kernel:///dot.cl', text: '__kernel void dot() {}' }; }
+}
+const languageclient = {
+  LanguageClient,
+  State: { Stopped: 1, Running: 2, Starting: 3 },
+  ExecuteCommandRequest: { type: { method: 'workspace/executeCommand' } },
+  RequestType: class { constructor(method) { this.method = method; } },
+};
+const resolve = Module._resolveFilename;
+Module._resolveFilename = function (request, ...rest) {
+  if (request === 'vscode' || request === 'vscode-languageclient/node') return request;
+  return resolve.call(this, request, ...rest);
+};
+require.cache.vscode = { id: 'vscode', filename: 'vscode', loaded: true, exports: vscode };
+require.cache['vscode-languageclient/node'] = { id: 'lc', filename: 'lc', loaded: true, exports: languageclient };
+
+const ext = require('../../out/extension.js');
+
+test('activate registers the commands and the weft-kernel provider and starts `<path> lsp`', async () => {
+  await ext.activate({ subscriptions: [] });
+  for (const c of ['weft.restartServer', 'weft.runEntry', 'weft.showGeneratedKernel']) {
+    assert.ok(calls.commands[c], `command ${c}`);
+  }
+  assert.ok(!Object.keys(calls.commands).some((c) => c.startsWith('weft.server.')), 'no weft.server.* registered by the client');
+  assert.ok(calls.providers['weft-kernel']);
+  assert.strictEqual(calls.clients.length, 1);
+  const c = calls.clients[0];
+  assert.strictEqual(c.id, 'weft'); // so `weft.trace.server` applies
+  assert.strictEqual(c.serverOptions.run.command, '/opt/weft/bin/weft');
+  assert.deepStrictEqual(c.serverOptions.run.args, ['lsp']);
+  assert.strictEqual(c.serverOptions.run.options.env.WEFT_DEVICE, 'cpu');
+  assert.deepStrictEqual(c.clientOptions.documentSelector.map((s) => s.language), ['weft', 'weft']);
+});
+
+test('code lenses with an unregistered weft.server.* command go through executeCommand', async () => {
+  const mw = calls.clients[0].clientOptions.middleware;
+  const lenses = [
+    { command: { title: 'Run on GPU', command: 'weft.server.runEntry', arguments: [{ entry: 'dot' }] } },
+    { command: { title: 'Show kernel', command: 'weft.server.showKernel', arguments: [{ entry: 'dot' }] } },
+    { command: { title: 'other', command: 'editor.action.showReferences', arguments: [] } },
+  ];
+  const out = await mw.provideCodeLenses({}, {}, async () => lenses);
+  assert.strictEqual(out[0].command.command, 'weft.server.runEntry'); // registered: untouched
+  assert.strictEqual(out[1].command.command, 'weft.internal.executeServerCommand');
+  assert.deepStrictEqual(out[1].command.arguments, ['weft.server.showKernel', { entry: 'dot' }]);
+  assert.strictEqual(out[2].command.command, 'editor.action.showReferences');
+
+  await calls.commands['weft.internal.executeServerCommand'](...out[1].command.arguments);
+  const req = calls.requests.at(-1);
+  assert.strictEqual(req.type.method, 'workspace/executeCommand');
+  assert.deepStrictEqual(req.params, { command: 'weft.server.showKernel', arguments: [{ entry: 'dot' }] });
+  // A { uri, text } result opens as a read-only kernel document.
+  await new Promise((r) => setTimeout(r, 10));
+  const doc = calls.opened.at(-1);
+  assert.strictEqual(doc.uri.scheme, 'weft-kernel');
+  assert.strictEqual(doc.languageId, 'c');
+  assert.match(doc.text, /__kernel void dot/);
+});
+
+test('executeCommand middleware shows a run result', async () => {
+  const mw = calls.clients[0].clientOptions.middleware;
+  const result = await mw.executeCommand('weft.server.runEntry', [{ uri: 'file:///a.weft', entry: 'dot' }],
+    async () => ({ ok: true, values: ['32f32'], timeMs: 3 }));
+  assert.deepStrictEqual(result, { ok: true, values: ['32f32'], timeMs: 3 });
+  assert.ok(calls.output.includes('32f32'));
+  assert.ok(calls.output.includes('done in 3 ms'));
+});
