@@ -1,0 +1,27 @@
+//! Weft values as users give and see them: the value model, Futhark's textual format,
+//! numpy `.npy` files, random inputs from specs, and the comparison that test blocks
+//! use (LANGUAGE.md §3, "Test blocks" and "Values").
+//!
+//! Architecture invariant: no OpenCL, no salsa, no IO beyond byte buffers. Everything
+//! read from users (text, `.npy` bytes, specs) is checked, and errors are values with
+//! clear messages: no input makes this crate panic.
+
+pub mod compare;
+pub mod npy;
+pub mod random;
+mod scalar;
+#[cfg(test)]
+mod tests;
+pub mod text;
+mod value;
+
+pub use crate::compare::{F32_RTOL, F64_RTOL, Mismatch, ResultsMismatch, compare, compare_all};
+pub use crate::npy::{NpyError, read_npy, write_npy};
+pub use crate::random::{
+    RandomSpec, Rng, SpecRange, generate_inputs, parse_random_spec, parse_random_specs,
+};
+pub use crate::scalar::{Scalar, ScalarType};
+pub use crate::text::{
+    ParseError, ParseErrorKind, parse_value, parse_values, parse_values_expecting, print_values,
+};
+pub use crate::value::{ArrayData, ShapeError, ShapeText, Value, ValueType};
