@@ -26,9 +26,13 @@ pub enum Mismatch {
     Elements {
         /// Multi-index of the first differing element (empty for a scalar).
         index: Vec<usize>,
+        /// The element found there.
         got: Scalar,
+        /// The element expected there.
         want: Scalar,
+        /// How many elements differ in all.
         n_differing: usize,
+        /// How many elements the value has.
         n_elems: usize,
     },
 }
@@ -62,8 +66,10 @@ impl fmt::Display for ElementsText<'_> {
 /// How a sequence of results (a tuple result, one value per component) differs.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ResultsMismatch {
+    /// A different number of values.
     #[error("expected {want} values, got {got}")]
     Count { got: usize, want: usize },
+    /// Value number `index` (from 0) differs.
     #[error("value #{index}: {mismatch}")]
     Value { index: usize, mismatch: Mismatch },
 }

@@ -24,6 +24,7 @@ use crate::value::{ArrayData, Value, ValueType, n_elements};
 /// One random input: a type and an optional range for its elements.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RandomSpec {
+    /// The type of the value to draw, with literal sizes.
     pub ty: ValueType,
     /// `in lo..hi`: both bounds have the element type, `lo < hi`, and floats are finite.
     pub range: Option<SpecRange>,
@@ -32,7 +33,9 @@ pub struct RandomSpec {
 /// A half-open range `lo..hi` of a spec.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SpecRange {
+    /// Inclusive lower bound.
     pub lo: Scalar,
+    /// Exclusive upper bound.
     pub hi: Scalar,
 }
 

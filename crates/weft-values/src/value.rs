@@ -290,7 +290,9 @@ impl Value {
 /// Prints as in Weft source: `f32`, `[3][2]i64`, `[0]bool`.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ValueType {
+    /// The element type (the whole type, for a scalar).
     pub elem: ScalarType,
+    /// Dimensions, outermost first; empty for a scalar.
     pub shape: Vec<usize>,
 }
 
