@@ -13,6 +13,7 @@ pub mod ast;
 mod event;
 mod grammar;
 mod lexer;
+pub mod line_index;
 mod parser;
 mod syntax_kind;
 pub mod test_block;

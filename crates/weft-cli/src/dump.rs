@@ -1,0 +1,23 @@
+//! `weft dump --ir STAGE FILE`: the printers of each intermediate representation.
+
+use std::io::Write;
+
+use crate::workspace::load;
+use crate::{DumpArgs, Stage};
+
+pub(crate) fn run(args: &DumpArgs) -> anyhow::Result<u8> {
+    let (db, files) = load(std::slice::from_ref(&args.file))?;
+    let Some(loaded) = files.first() else { anyhow::bail!("`{}` is not a .weft file", args.file) };
+    let text = match args.ir {
+        Stage::Cst => weft_hir::parse(&db, loaded.file).debug_dump(),
+        Stage::Hir => weft_hir::pretty_file(&db, loaded.file),
+    };
+    std::io::stdout().lock().write_all(text.as_bytes())?;
+    Ok(0)
+}
+
+/// A status line for people, on stderr, so stdout stays machine-readable.
+#[expect(clippy::print_stderr, reason = "status output goes to stderr")]
+pub(crate) fn print_status(line: &str) {
+    eprintln!("{line}");
+}

@@ -1,0 +1,103 @@
+//! The `weft` command line (ARCHITECTURE.md, "Command line").
+//!
+//! Every command runs on a thread with a large stack (deeply nested programs recurse
+//! deeply in the parser and checker). Exit codes: 0 success, 1 errors in the program,
+//! 2 usage or I/O problems.
+
+mod check;
+mod dump;
+mod workspace;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// Weft: a functional array language for GPUs.
+#[derive(Parser, Debug)]
+#[command(name = "weft", version, about, long_about = None, args_conflicts_with_subcommands = true)]
+struct Cli {
+    /// Check PATHS like `weft check` (the language server's headless mode, for CI).
+    #[arg(long = "check", value_name = "PATHS", num_args = 1..)]
+    check_paths: Option<Vec<String>>,
+
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Report syntax, name, type, size and level errors in files or directories.
+    ///
+    /// Directories are searched for `.weft` files. Exits with 0 when there are no
+    /// errors, 1 when there are, and 2 for usage or I/O problems.
+    Check(CheckArgs),
+    /// Print an intermediate representation of a file.
+    Dump(DumpArgs),
+}
+
+#[derive(clap::Args, Debug, Default)]
+struct CheckArgs {
+    /// Output format: `human` (like rustc) or `json` (one object per line).
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+    /// Treat warnings as errors (exit 1 if there are any).
+    #[arg(long)]
+    deny_warnings: bool,
+    /// Files or directories to check.
+    #[arg(required = true, value_name = "PATHS")]
+    paths: Vec<String>,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Format {
+    #[default]
+    Human,
+    Json,
+}
+
+#[derive(clap::Args, Debug)]
+struct DumpArgs {
+    /// The stage to print: `cst` (the concrete syntax tree) or `hir` (every def's type
+    /// and every binding's inferred type).
+    #[arg(long, value_enum)]
+    ir: Stage,
+    /// The file to print.
+    file: String,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Cst,
+    Hir,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let code = weft_syntax::on_large_stack(move || run(cli));
+    ExitCode::from(code)
+}
+
+fn run(cli: Cli) -> u8 {
+    let result = match (cli.check_paths, cli.command) {
+        (Some(paths), None) => check::run(&CheckArgs { paths, ..CheckArgs::default() }),
+        (None, Some(Command::Check(args))) => check::run(&args),
+        (None, Some(Command::Dump(args))) => dump::run(&args),
+        (Some(_), Some(_)) | (None, None) => {
+            use clap::CommandFactory;
+            let _ = Cli::command().print_help();
+            return 2;
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(error) => {
+            report_error(&error);
+            2
+        }
+    }
+}
+
+#[expect(clippy::print_stderr, reason = "the CLI reports environment errors on stderr")]
+fn report_error(error: &anyhow::Error) {
+    eprintln!("error: {error:#}");
+}

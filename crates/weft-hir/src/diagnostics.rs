@@ -1,0 +1,373 @@
+//! User diagnostics of a file: syntax, names, imports, types, sizes and levels, with
+//! stable codes and ranges. `weft check` and the language server show exactly these.
+//!
+//! Phases return diagnostics keyed by ids; this module is the only place that turns
+//! them into ranges (through the source maps) and words. Wording follows the
+//! rustc-dev-guide: lowercase, no final period, code in backticks, the smallest span.
+
+use weft_syntax::TextRange;
+use weft_syntax::test_block::test_block;
+
+use crate::expr_store::{BodyDiagnostic, BodySourceMap, ExprId, body_with_source_map};
+use crate::inference::{InferDiagnostic, Site, infer};
+use crate::items::{DefId, DefKind, item_tree};
+use crate::scope::file_scope;
+use crate::ty::{SizeVar, Ty, TySize};
+use crate::{Db, SourceFile};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Severity {
+    Error,
+    Warning,
+    Info,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// Another place that explains a diagnostic.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RelatedInfo {
+    pub file: SourceFile,
+    pub range: TextRange,
+    pub message: String,
+}
+
+/// A diagnostic ready to show.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Diagnostic {
+    /// Stable, kebab-case (`size-mismatch`).
+    pub code: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    pub file: SourceFile,
+    pub range: TextRange,
+    pub related: Vec<RelatedInfo>,
+    /// A separate suggestion, shown after the message.
+    pub help: Option<String>,
+}
+
+/// Every diagnostic of `file`, sorted by position.
+#[salsa::tracked(returns(ref))]
+pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let error = |code, range, message: String| Diagnostic {
+        code,
+        severity: Severity::Error,
+        message,
+        file,
+        range,
+        related: Vec::new(),
+        help: None,
+    };
+    let parse = crate::parse(db, file);
+    for syntax_error in parse.errors() {
+        out.push(error("syntax-error", syntax_error.range, syntax_error.message.clone()));
+    }
+    let tree = parse.tree();
+    let scope = file_scope(db, file);
+    let imports: Vec<_> = tree
+        .items()
+        .filter_map(|item| match item {
+            weft_syntax::ast::Item::Import(import) => Some(import),
+            _ => None,
+        })
+        .filter(|import| import.path().is_some())
+        .collect();
+    for (idx, import) in imports.iter().enumerate() {
+        use weft_syntax::ast::AstNode;
+        let range = import.syntax().text_range();
+        let path = import.path().unwrap_or_default();
+        if scope.imports.get(idx).is_some_and(Option::is_none) {
+            let target = crate::scope::resolve_import_path(file.path(db), &path);
+            out.push(error(
+                "unresolved-import",
+                range,
+                format!("cannot find `{target}` for `import \"{path}\"`"),
+            ));
+        }
+        if let Some((_, cycle)) = scope.import_cycles.iter().find(|(i, _)| *i == idx) {
+            let mut chain = vec![file.path(db).clone()];
+            chain.extend(cycle.iter().cloned());
+            out.push(error("import-cycle", range, format!("import cycle: {}", chain.join(" -> "))));
+        }
+    }
+    for def in item_tree(db, file).defs.iter() {
+        let id = DefId::new(db, def.clone());
+        let (body, source_map) = body_with_source_map(db, id);
+        let name_range = source_map.name_range.unwrap_or_default();
+        if def.dup > 0 {
+            out.push(error(
+                "duplicate-definition",
+                name_range,
+                format!("`{}` is defined more than once", def.name),
+            ));
+        }
+        for diagnostic in &body.diagnostics {
+            out.push(render_body_diagnostic(file, source_map, diagnostic));
+        }
+        let result = infer(db, id);
+        let ctx = RenderCtx { db, file, source_map, text: file.text(db) };
+        for diagnostic in &result.diagnostics {
+            out.push(ctx.render(diagnostic));
+        }
+        if def.kind == DefKind::Entry
+            && let Some(weft_syntax::ast::Item::Def(node)) = crate::items::def_ast(db, def)
+        {
+            for test_error in test_block(&node).1 {
+                out.push(Diagnostic {
+                    severity: Severity::Warning,
+                    ..error("test-block", test_error.range, test_error.message)
+                });
+            }
+        }
+    }
+    out.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
+    debug_assert!(
+        out.iter().all(|d| !d.message.contains("{unknown}")),
+        "no message prints the error type"
+    );
+    out
+}
+
+fn render_body_diagnostic(
+    file: SourceFile,
+    source_map: &BodySourceMap,
+    diagnostic: &BodyDiagnostic,
+) -> Diagnostic {
+    let range_of = |expr: ExprId| source_map.expr_range(expr).unwrap_or_default();
+    let (code, range, message) = match diagnostic {
+        BodyDiagnostic::UnresolvedName { expr, name } => {
+            ("unresolved-name", range_of(*expr), format!("cannot find `{name}` in this scope"))
+        }
+        BodyDiagnostic::UnknownLevel { expr, level } => (
+            "unknown-level",
+            range_of(*expr),
+            format!(
+                "unknown level `@{level}`; the levels are `@grid`, `@group`, `@thread` and `@seq`"
+            ),
+        ),
+        BodyDiagnostic::LevelNotAllowed { expr } => (
+            "level-not-allowed",
+            range_of(*expr),
+            "only `map`, `map2`..`map5`, `generate`, `reduce` and `scan` take a level".to_owned(),
+        ),
+        BodyDiagnostic::BadLiteral { expr, message } => {
+            ("bad-literal", range_of(*expr), message.clone())
+        }
+        BodyDiagnostic::BadProjection { expr } => {
+            ("bad-projection", range_of(*expr), "a tuple projection is `.0`, `.1`, ...".to_owned())
+        }
+    };
+    Diagnostic {
+        code,
+        severity: Severity::Error,
+        message,
+        file,
+        range,
+        related: Vec::new(),
+        help: None,
+    }
+}
+
+struct RenderCtx<'a> {
+    db: &'a dyn Db,
+    file: SourceFile,
+    source_map: &'a BodySourceMap,
+    text: &'a str,
+}
+
+fn size_is_unknown(size: &TySize) -> bool {
+    size.vars().iter().any(|v| matches!(v, SizeVar::Unknown(_)))
+}
+
+fn show_size(size: &TySize) -> String {
+    if size_is_unknown(size) && size.as_var().is_some() {
+        "an unknown size".to_owned()
+    } else {
+        format!("size {size}")
+    }
+}
+
+impl RenderCtx<'_> {
+    fn range(&self, site: &Site) -> TextRange {
+        let map = self.source_map;
+        let fallback = map.name_range.unwrap_or_default();
+        match site {
+            Site::Expr(expr) => map.expr_range(*expr),
+            Site::Pat(pat) => map.pat_range(*pat),
+            Site::Param(idx) => map.param_ty_ranges.get(*idx).copied(),
+            Site::Ret => map.ret_ty_range,
+            Site::Name => map.name_range,
+        }
+        .filter(|r| !r.is_empty())
+        .unwrap_or(fallback)
+    }
+
+    /// The source text of a site if it is short enough to quote.
+    fn quote(&self, site: &Site) -> Option<String> {
+        let range = self.range(site);
+        let text = self.text.get(usize::from(range.start())..usize::from(range.end()))?;
+        (text.len() <= 40 && !text.contains('\n')).then(|| text.to_owned())
+    }
+
+    fn render(&self, diagnostic: &InferDiagnostic) -> Diagnostic {
+        let mut related = Vec::new();
+        let mut help = None;
+        let subject = |site: &Site| {
+            self.quote(site).map_or("this expression".to_owned(), |t| format!("`{t}`"))
+        };
+        let (code, site, message): (&'static str, Site, String) = match diagnostic {
+            InferDiagnostic::TypeMismatch { site, expected, found } => (
+                "type-mismatch",
+                site.clone(),
+                format!(
+                    "type mismatch: expected `{expected}`, but {} has type `{found}`",
+                    subject(site)
+                ),
+            ),
+            InferDiagnostic::SizeMismatch { site, expected, found, origin } => {
+                let origin_site = origin.map(Site::Expr);
+                let message =
+                    match origin_site.as_ref().filter(|o| self.quote(o).is_some() && *o != site) {
+                        Some(origin_site) => {
+                            related.push(RelatedInfo {
+                                file: self.file,
+                                range: self.range(origin_site),
+                                message: format!(
+                                    "{} fixes the {} here",
+                                    subject(origin_site),
+                                    show_size(expected)
+                                ),
+                            });
+                            format!(
+                                "size mismatch: {} has {} but {} has {}",
+                                subject(origin_site),
+                                show_size(expected),
+                                subject(site),
+                                show_size(found)
+                            )
+                        }
+                        None => format!(
+                            "size mismatch: expected {}, but {} has {}",
+                            show_size(expected),
+                            subject(site),
+                            show_size(found)
+                        ),
+                    };
+                if size_is_unknown(expected) || size_is_unknown(found) {
+                    help = Some(
+                        "an unknown size cannot be used where a known one is required: bind the size with a `let`, or coerce with `:>`"
+                            .to_owned(),
+                    );
+                }
+                ("size-mismatch", site.clone(), message)
+            }
+            InferDiagnostic::ClassMismatch { site, class, found } => (
+                "type-mismatch",
+                site.clone(),
+                format!("expected {class}, but {} has type `{found}`", subject(site)),
+            ),
+            InferDiagnostic::NotAFunction { site, ty } => (
+                "not-a-function",
+                site.clone(),
+                format!("{} is applied to arguments but has type `{ty}`", subject(site)),
+            ),
+            InferDiagnostic::NotAnArray { site, ty } => (
+                "not-an-array",
+                site.clone(),
+                format!("{} is indexed but has type `{ty}`", subject(site)),
+            ),
+            InferDiagnostic::TooManyIndices { site, ty, n_indices } => (
+                "too-many-indices",
+                site.clone(),
+                format!(
+                    "{n_indices} indices into a value of type `{ty}`, which has {} dimensions",
+                    ty.dims().0.len()
+                ),
+            ),
+            InferDiagnostic::NotATuple { site, ty } => (
+                "not-a-tuple",
+                site.clone(),
+                format!("{} is projected but has type `{ty}`", subject(site)),
+            ),
+            InferDiagnostic::ProjectionOutOfRange { site, ty, index } => (
+                "projection-out-of-range",
+                site.clone(),
+                format!("no component `{index}` in a value of type `{ty}`"),
+            ),
+            InferDiagnostic::CannotInfer { site } => (
+                "cannot-infer",
+                site.clone(),
+                format!("cannot infer the type of {}; add a type annotation", subject(site)),
+            ),
+            InferDiagnostic::UnknownType { site, name } => {
+                ("unknown-type", site.clone(), format!("cannot find type `{name}`"))
+            }
+            InferDiagnostic::UnknownSize { site, name } => (
+                "unknown-size",
+                site.clone(),
+                format!(
+                    "cannot find size `{name}`; sizes are size parameters, `i64` parameters or `i64` lets in scope"
+                ),
+            ),
+            InferDiagnostic::LiteralOutOfRange { site, ty } => (
+                "literal-out-of-range",
+                site.clone(),
+                format!("literal {} is out of range for `{}`", subject(site), ty.name()),
+            ),
+            InferDiagnostic::FunctionNotAllowed { site, context } => {
+                ("function-not-allowed", site.clone(), format!("a function cannot be {context}"))
+            }
+            InferDiagnostic::EntryType { site, ty } => (
+                "entry-type",
+                site.clone(),
+                format!(
+                    "an entry point takes and returns scalars, arrays of scalars or tuples of those, not `{ty}`"
+                ),
+            ),
+            InferDiagnostic::RecursionCycle { cycle } => {
+                let names: Vec<String> = cycle.iter().map(|n| format!("`{n}`")).collect();
+                help = Some("Weft has no recursion; use `loop`".to_owned());
+                ("recursion-cycle", Site::Name, format!("recursive calls: {}", names.join(" -> ")))
+            }
+            InferDiagnostic::AliasTypeParams => {
+                ("alias-type-params", Site::Name, "type aliases take no type parameters".to_owned())
+            }
+            InferDiagnostic::IllegalLevel { site, found, context, legal } => (
+                "illegal-level",
+                site.clone(),
+                format!("`{found}` is not allowed in {context}; legal here: {legal}"),
+            ),
+            InferDiagnostic::ToLocalOutsideGroup { site } => (
+                "to-local-outside-group",
+                site.clone(),
+                "`to_local` is only allowed inside the body of a `map@group`".to_owned(),
+            ),
+        };
+        let _ = self.db;
+        Diagnostic {
+            code,
+            severity: Severity::Error,
+            message,
+            file: self.file,
+            range: self.range(&site),
+            related,
+            help,
+        }
+    }
+}
+
+impl Ty {
+    /// Whether a diagnostic about this type would be noise.
+    pub fn is_unknown(&self) -> bool {
+        self.contains_error()
+    }
+}

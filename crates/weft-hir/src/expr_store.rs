@@ -1,0 +1,651 @@
+//! Bodies: a def's expressions and patterns in arenas, with names resolved.
+//!
+//! A [`Body`] holds no text ranges; the [`BodySourceMap`] beside it maps ids back to
+//! the syntax. Two queries read them: [`body_with_source_map`] (position-dependent) and
+//! [`body`], which projects out the body alone, so it compares equal after an edit
+//! that only moved the def and its dependents stay valid (rust-analyzer's
+//! `expr_store.rs`).
+//!
+//! Name resolution happens while lowering: a scope stack of local bindings, then the
+//! def's size parameters (usable as `i64` values), then the file scope (defs and
+//! imports), then built-ins.
+
+use std::sync::Arc;
+
+use la_arena::{Arena, ArenaMap, Idx};
+use weft_syntax::TextRange;
+use weft_syntax::ast::{self, AstNode, BinOp, LiteralKind, PrefixOp};
+
+use crate::builtins::Builtin;
+use crate::items::{DefId, DefLoc, def_ast};
+use crate::scope::file_scope;
+use crate::signatures::signature;
+use crate::ty::ScalarTy;
+use crate::type_ref::TypeRef;
+use crate::{Db, Name};
+
+pub type ExprId = Idx<Expr>;
+pub type PatId = Idx<Pat>;
+
+/// A strategy level (LANGUAGE.md section 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Level {
+    Grid,
+    Group,
+    Thread,
+    Seq,
+}
+
+impl Level {
+    pub fn from_name(name: &str) -> Option<Level> {
+        Some(match name {
+            "grid" => Level::Grid,
+            "group" => Level::Group,
+            "thread" => Level::Thread,
+            "seq" => Level::Seq,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Grid => "grid",
+            Level::Group => "group",
+            Level::Thread => "thread",
+            Level::Seq => "seq",
+        }
+    }
+}
+
+/// What a name refers to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Resolution {
+    /// A binding in a pattern of this body (parameters included).
+    Local(PatId),
+    /// A size parameter of the def, used as an `i64` value.
+    SizeParam(Name),
+    Def(DefLoc),
+    Builtin(Builtin),
+    /// Reported when lowering; its type is the error type.
+    Unresolved,
+}
+
+/// A literal. Integer magnitudes are kept wide and checked against their type after
+/// inference (an out-of-range literal is a compile error); a `-` directly applied to
+/// a literal is folded into it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Literal {
+    Int {
+        value: i128,
+        suffix: Option<ScalarTy>,
+    },
+    /// The digits as written without `_` and suffix, and the sign.
+    Float {
+        text: String,
+        negative: bool,
+        suffix: Option<ScalarTy>,
+    },
+    Bool(bool),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum IndexItem {
+    Index(ExprId),
+    Slice { start: Option<ExprId>, end: Option<ExprId>, stride: Option<ExprId> },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum LoopForm {
+    For { var: PatId, bound: ExprId },
+    While { cond: ExprId },
+}
+
+/// An expression. Evaluation order and scoping follow LANGUAGE.md section 4.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Expr {
+    /// Missing or malformed syntax (already reported).
+    Missing,
+    Literal(Literal),
+    Path {
+        name: Name,
+        res: Resolution,
+        level: Option<Level>,
+    },
+    Tuple(Vec<ExprId>),
+    Array(Vec<ExprId>),
+    Call {
+        callee: ExprId,
+        args: Vec<ExprId>,
+    },
+    Binary {
+        op: BinOp,
+        lhs: ExprId,
+        rhs: ExprId,
+    },
+    Unary {
+        op: PrefixOp,
+        operand: ExprId,
+    },
+    Lambda {
+        params: Vec<PatId>,
+        body: ExprId,
+    },
+    /// `(+)`
+    OpSection(BinOp),
+    /// `(e +)`: `\y -> e + y`.
+    LeftSection {
+        op: BinOp,
+        lhs: ExprId,
+    },
+    /// `(+ e)`: `\x -> x + e`.
+    RightSection {
+        op: BinOp,
+        rhs: ExprId,
+    },
+    Let {
+        pat: PatId,
+        ty: Option<TypeRef>,
+        value: ExprId,
+        body: ExprId,
+    },
+    If {
+        cond: ExprId,
+        then_branch: ExprId,
+        else_branch: ExprId,
+    },
+    Loop {
+        pat: PatId,
+        init: ExprId,
+        form: LoopForm,
+        body: ExprId,
+    },
+    Index {
+        base: ExprId,
+        items: Vec<IndexItem>,
+    },
+    Proj {
+        base: ExprId,
+        index: u32,
+    },
+    Ascribe {
+        expr: ExprId,
+        ty: TypeRef,
+    },
+    Coerce {
+        expr: ExprId,
+        ty: TypeRef,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Pat {
+    Missing,
+    Bind { name: Name },
+    Wild,
+    Tuple(Vec<PatId>),
+    Ascribed { pat: PatId, ty: TypeRef },
+}
+
+/// Problems found while lowering, keyed by ids.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum BodyDiagnostic {
+    UnresolvedName { expr: ExprId, name: Name },
+    UnknownLevel { expr: ExprId, level: Name },
+    LevelNotAllowed { expr: ExprId },
+    BadLiteral { expr: ExprId, message: String },
+    BadProjection { expr: ExprId },
+}
+
+/// A lowered def body.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Body {
+    pub exprs: Arena<Expr>,
+    pub pats: Arena<Pat>,
+    /// One pattern per declared parameter, in order.
+    pub params: Vec<PatId>,
+    pub root: Option<ExprId>,
+    pub diagnostics: Vec<BodyDiagnostic>,
+}
+
+/// Where each id came from in the current text.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BodySourceMap {
+    pub expr_ranges: ArenaMap<ExprId, TextRange>,
+    pub pat_ranges: ArenaMap<PatId, TextRange>,
+    /// The range of each parameter's type annotation.
+    pub param_ty_ranges: Vec<TextRange>,
+    pub ret_ty_range: Option<TextRange>,
+    pub name_range: Option<TextRange>,
+    /// The whole declaration.
+    pub def_range: Option<TextRange>,
+}
+
+impl BodySourceMap {
+    pub fn expr_range(&self, expr: ExprId) -> Option<TextRange> {
+        self.expr_ranges.get(expr).copied()
+    }
+
+    pub fn pat_range(&self, pat: PatId) -> Option<TextRange> {
+        self.pat_ranges.get(pat).copied()
+    }
+
+    /// The innermost expression whose range contains `range`.
+    pub fn expr_at(&self, range: TextRange) -> Option<ExprId> {
+        self.expr_ranges
+            .iter()
+            .filter(|(_, r)| r.contains_range(range))
+            .min_by_key(|(_, r)| r.len())
+            .map(|(id, _)| id)
+    }
+
+    pub fn pat_at(&self, range: TextRange) -> Option<PatId> {
+        self.pat_ranges
+            .iter()
+            .filter(|(_, r)| r.contains_range(range))
+            .min_by_key(|(_, r)| r.len())
+            .map(|(id, _)| id)
+    }
+}
+
+#[salsa::tracked(returns(ref))]
+pub fn body_with_source_map<'db>(
+    db: &'db dyn Db,
+    def: DefId<'db>,
+) -> (Arc<Body>, Arc<BodySourceMap>) {
+    let loc = def.loc(db).clone();
+    let Some(ast::Item::Def(node)) = def_ast(db, &loc) else {
+        let mut source_map = BodySourceMap::default();
+        if let Some(item) = def_ast(db, &loc) {
+            source_map.def_range = Some(item.syntax().text_range());
+            source_map.name_range = crate::items::def_name_range(db, &loc);
+        }
+        return (Arc::new(Body::default()), Arc::new(source_map));
+    };
+    let sig = signature(db, def);
+    let scope = file_scope(db, loc.file);
+    let mut size_names: Vec<Name> = sig.size_params.clone();
+    for ty in &sig.params {
+        ty.for_each_size_name(&mut |name| {
+            if !size_names.contains(name) {
+                size_names.push(name.clone());
+            }
+        });
+    }
+    let mut ctx = LowerCtx {
+        body: Body::default(),
+        source_map: BodySourceMap::default(),
+        scopes: Vec::new(),
+        size_names,
+        values: &scope.values,
+    };
+    ctx.source_map.def_range = Some(node.syntax().text_range());
+    ctx.source_map.name_range = node.name().map(|n| n.syntax().text_range());
+    ctx.source_map.ret_ty_range =
+        node.ret_type().and_then(|r| r.ty()).map(|t| t.syntax().text_range());
+    for param in node.params() {
+        let pat = ctx.lower_pat(param.pat());
+        ctx.body.params.push(pat);
+        let range = param.ty().map_or(param.syntax().text_range(), |t| t.syntax().text_range());
+        ctx.source_map.param_ty_ranges.push(range);
+    }
+    // Parameters are in scope in the body (and later parameters' types name earlier ones).
+    let mut param_scope = Vec::new();
+    for &pat in &ctx.body.params {
+        ctx.bindings(pat, &mut param_scope);
+    }
+    ctx.scopes.push(param_scope);
+    let root = ctx.lower_expr(node.body());
+    ctx.body.root = Some(root);
+    (Arc::new(ctx.body), Arc::new(ctx.source_map))
+}
+
+/// The body alone: equal after edits that only move it, so its dependents stay valid.
+#[salsa::tracked(returns(ref))]
+pub fn body<'db>(db: &'db dyn Db, def: DefId<'db>) -> Arc<Body> {
+    Arc::clone(&body_with_source_map(db, def).0)
+}
+
+struct LowerCtx<'a> {
+    body: Body,
+    source_map: BodySourceMap,
+    /// Innermost last; each scope maps names to the pattern that binds them.
+    scopes: Vec<Vec<(Name, PatId)>>,
+    size_names: Vec<Name>,
+    values: &'a std::collections::BTreeMap<String, DefLoc>,
+}
+
+impl LowerCtx<'_> {
+    fn alloc_expr(&mut self, expr: Expr, range: TextRange) -> ExprId {
+        let id = self.body.exprs.alloc(expr);
+        self.source_map.expr_ranges.insert(id, range);
+        id
+    }
+
+    fn alloc_pat(&mut self, pat: Pat, range: TextRange) -> PatId {
+        let id = self.body.pats.alloc(pat);
+        self.source_map.pat_ranges.insert(id, range);
+        id
+    }
+
+    fn missing(&mut self, range: TextRange) -> ExprId {
+        self.alloc_expr(Expr::Missing, range)
+    }
+
+    fn bindings(&self, pat: PatId, out: &mut Vec<(Name, PatId)>) {
+        match &self.body.pats[pat] {
+            Pat::Bind { name } => out.push((name.clone(), pat)),
+            Pat::Tuple(pats) => pats.iter().for_each(|&p| self.bindings(p, out)),
+            Pat::Ascribed { pat, .. } => self.bindings(*pat, out),
+            Pat::Wild | Pat::Missing => {}
+        }
+    }
+
+    fn with_scope<T>(&mut self, pats: &[PatId], f: impl FnOnce(&mut Self) -> T) -> T {
+        let mut scope = Vec::new();
+        for &pat in pats {
+            self.bindings(pat, &mut scope);
+        }
+        self.scopes.push(scope);
+        let result = f(self);
+        self.scopes.pop();
+        result
+    }
+
+    fn resolve(&self, name: &str) -> Resolution {
+        for scope in self.scopes.iter().rev() {
+            if let Some((_, pat)) = scope.iter().rev().find(|(n, _)| n.as_str() == name) {
+                return Resolution::Local(*pat);
+            }
+        }
+        if self.size_names.iter().any(|n| n.as_str() == name) {
+            return Resolution::SizeParam(Name::new(name));
+        }
+        if let Some(def) = self.values.get(name) {
+            return Resolution::Def(def.clone());
+        }
+        Builtin::lookup(name).map_or(Resolution::Unresolved, Resolution::Builtin)
+    }
+
+    fn lower_pat(&mut self, pat: Option<ast::Pat>) -> PatId {
+        let Some(pat) = pat else {
+            return self.alloc_pat(Pat::Missing, TextRange::default());
+        };
+        let range = pat.syntax().text_range();
+        let lowered = match pat {
+            ast::Pat::IdentPat(p) => match p.name() {
+                Some(name) => Pat::Bind { name: Name::new(&name.text()) },
+                None => Pat::Missing,
+            },
+            ast::Pat::WildcardPat(_) => Pat::Wild,
+            ast::Pat::TuplePat(p) => {
+                Pat::Tuple(p.pats().map(|p| self.lower_pat(Some(p))).collect())
+            }
+            ast::Pat::ParenPat(p) => return self.lower_pat(p.pat()),
+            ast::Pat::AscribedPat(p) => {
+                let inner = self.lower_pat(p.pat());
+                Pat::Ascribed { pat: inner, ty: TypeRef::lower(p.ty()) }
+            }
+        };
+        self.alloc_pat(lowered, range)
+    }
+
+    fn lower_expr(&mut self, expr: Option<ast::Expr>) -> ExprId {
+        let Some(expr) = expr else {
+            return self.missing(TextRange::default());
+        };
+        let range = expr.syntax().text_range();
+        let lowered = match expr {
+            ast::Expr::Literal(lit) => return self.lower_literal(&lit, false, range),
+            ast::Expr::PathExpr(path) => return self.lower_path(&path, range),
+            ast::Expr::ParenExpr(paren) => return self.lower_expr(paren.expr()),
+            ast::Expr::TupleExpr(tuple) => {
+                Expr::Tuple(tuple.exprs().map(|e| self.lower_expr(Some(e))).collect())
+            }
+            ast::Expr::ArrayExpr(array) => {
+                Expr::Array(array.exprs().map(|e| self.lower_expr(Some(e))).collect())
+            }
+            ast::Expr::CallExpr(call) => {
+                let callee = self.lower_expr(call.callee());
+                let args = call.args().map(|a| self.lower_expr(Some(a))).collect();
+                Expr::Call { callee, args }
+            }
+            ast::Expr::BinExpr(bin) => {
+                let lhs = self.lower_expr(bin.lhs());
+                let rhs = self.lower_expr(bin.rhs());
+                match bin.op() {
+                    Some(op) => Expr::Binary { op, lhs, rhs },
+                    None => Expr::Missing,
+                }
+            }
+            ast::Expr::PrefixExpr(prefix) => {
+                // `-1`: fold the sign into the literal, so `-2147483648i32` is in range.
+                if prefix.op() == Some(PrefixOp::Neg)
+                    && let Some(ast::Expr::Literal(lit)) = prefix.expr()
+                {
+                    return self.lower_literal(&lit, true, range);
+                } else {
+                    let operand = self.lower_expr(prefix.expr());
+                    match prefix.op() {
+                        Some(op) => Expr::Unary { op, operand },
+                        None => Expr::Missing,
+                    }
+                }
+            }
+            ast::Expr::LambdaExpr(lambda) => {
+                let params: Vec<PatId> = lambda.pats().map(|p| self.lower_pat(Some(p))).collect();
+                let body = self.with_scope(&params, |ctx| ctx.lower_expr(lambda.body()));
+                Expr::Lambda { params, body }
+            }
+            ast::Expr::OpSection(section) => match section.op() {
+                Some(op) => Expr::OpSection(op),
+                None => Expr::Missing,
+            },
+            ast::Expr::LeftSection(section) => {
+                let lhs = self.lower_expr(section.expr());
+                match section.op() {
+                    Some(op) => Expr::LeftSection { op, lhs },
+                    None => Expr::Missing,
+                }
+            }
+            ast::Expr::RightSection(section) => {
+                let rhs = self.lower_expr(section.expr());
+                match section.op() {
+                    Some(op) => Expr::RightSection { op, rhs },
+                    None => Expr::Missing,
+                }
+            }
+            ast::Expr::LetExpr(let_expr) => {
+                let value = self.lower_expr(let_expr.value());
+                let pat = self.lower_pat(let_expr.pat());
+                let ty = let_expr.ty().map(|t| TypeRef::lower(Some(t)));
+                let body = self.with_scope(&[pat], |ctx| ctx.lower_expr(let_expr.body()));
+                Expr::Let { pat, ty, value, body }
+            }
+            ast::Expr::IfExpr(if_expr) => Expr::If {
+                cond: self.lower_expr(if_expr.condition()),
+                then_branch: self.lower_expr(if_expr.then_branch()),
+                else_branch: self.lower_expr(if_expr.else_branch()),
+            },
+            ast::Expr::LoopExpr(loop_expr) => {
+                let init = self.lower_expr(loop_expr.init());
+                let pat = self.lower_pat(loop_expr.pat());
+                let (form, body) = match loop_expr.loop_form() {
+                    Some(ast::LoopForm::ForForm(for_form)) => {
+                        let bound = self.lower_expr(for_form.bound());
+                        let var_range = for_form.name().map_or(range, |n| n.syntax().text_range());
+                        let var = match for_form.name() {
+                            Some(name) => self
+                                .alloc_pat(Pat::Bind { name: Name::new(&name.text()) }, var_range),
+                            None => self.alloc_pat(Pat::Missing, var_range),
+                        };
+                        let body =
+                            self.with_scope(&[pat, var], |ctx| ctx.lower_expr(loop_expr.body()));
+                        (LoopForm::For { var, bound }, body)
+                    }
+                    Some(ast::LoopForm::WhileForm(while_form)) => {
+                        let (cond, body) = self.with_scope(&[pat], |ctx| {
+                            (
+                                ctx.lower_expr(while_form.condition()),
+                                ctx.lower_expr(loop_expr.body()),
+                            )
+                        });
+                        (LoopForm::While { cond }, body)
+                    }
+                    None => {
+                        let cond = self.missing(range);
+                        let body = self.with_scope(&[pat], |ctx| ctx.lower_expr(loop_expr.body()));
+                        (LoopForm::While { cond }, body)
+                    }
+                };
+                Expr::Loop { pat, init, form, body }
+            }
+            ast::Expr::IndexExpr(index) => {
+                let base = self.lower_expr(index.base());
+                let items = index
+                    .index_items()
+                    .map(|item| match item {
+                        ast::IndexItem::Index(i) => IndexItem::Index(self.lower_expr(i.expr())),
+                        ast::IndexItem::Slice(slice) => {
+                            let [start, end, stride] = slice.parts();
+                            IndexItem::Slice {
+                                start: start.map(|e| self.lower_expr(Some(e))),
+                                end: end.map(|e| self.lower_expr(Some(e))),
+                                stride: stride.map(|e| self.lower_expr(Some(e))),
+                            }
+                        }
+                    })
+                    .collect();
+                Expr::Index { base, items }
+            }
+            ast::Expr::ProjExpr(proj) => {
+                let base = self.lower_expr(proj.expr());
+                match proj.index_token().and_then(|t| t.text().parse::<u32>().ok()) {
+                    Some(index) => Expr::Proj { base, index },
+                    None => {
+                        let id = self.alloc_expr(Expr::Missing, range);
+                        self.body.diagnostics.push(BodyDiagnostic::BadProjection { expr: id });
+                        return id;
+                    }
+                }
+            }
+            ast::Expr::AscribeExpr(ascribe) => Expr::Ascribe {
+                expr: self.lower_expr(ascribe.expr()),
+                ty: TypeRef::lower(ascribe.ty()),
+            },
+            ast::Expr::CoerceExpr(coerce) => Expr::Coerce {
+                expr: self.lower_expr(coerce.expr()),
+                ty: TypeRef::lower(coerce.ty()),
+            },
+        };
+        self.alloc_expr(lowered, range)
+    }
+
+    fn lower_path(&mut self, path: &ast::PathExpr, range: TextRange) -> ExprId {
+        let name_text = path.name_ref().map(|n| n.text()).unwrap_or_default();
+        let (name, res) = match path.qualifier() {
+            Some(qualifier) => {
+                let namespace = qualifier.text();
+                let res = Builtin::lookup_qualified(&namespace, &name_text)
+                    .map_or(Resolution::Unresolved, Resolution::Builtin);
+                (Name::new(&format!("{namespace}.{name_text}")), res)
+            }
+            None => (Name::new(&name_text), self.resolve(&name_text)),
+        };
+        let level_name = path.strategy().and_then(|s| s.name_ref()).map(|n| n.text());
+        let level = level_name.as_deref().and_then(Level::from_name);
+        let id = self.alloc_expr(Expr::Path { name: name.clone(), res: res.clone(), level }, range);
+        if res == Resolution::Unresolved {
+            self.body.diagnostics.push(BodyDiagnostic::UnresolvedName { expr: id, name });
+        } else if let Some(level_name) = level_name {
+            if level.is_none() {
+                self.body
+                    .diagnostics
+                    .push(BodyDiagnostic::UnknownLevel { expr: id, level: Name::new(&level_name) });
+            } else if !matches!(res, Resolution::Builtin(b) if b.takes_level()) {
+                self.body.diagnostics.push(BodyDiagnostic::LevelNotAllowed { expr: id });
+            }
+        }
+        id
+    }
+
+    fn lower_literal(&mut self, lit: &ast::Literal, negative: bool, range: TextRange) -> ExprId {
+        let result = match lit.kind() {
+            Some(LiteralKind::Int(token)) => {
+                parse_int_text(token.text()).map(|(magnitude, suffix)| {
+                    let value = i128::try_from(magnitude).unwrap_or(i128::MAX);
+                    Literal::Int { value: if negative { -value } else { value }, suffix }
+                })
+            }
+            Some(LiteralKind::Float(token)) => parse_float_text(token.text())
+                .map(|(text, suffix)| Literal::Float { text, negative, suffix }),
+            Some(LiteralKind::Bool(value)) if !negative => Ok(Literal::Bool(value)),
+            Some(LiteralKind::Bool(_)) => Err("cannot negate a `bool` literal; use `!`".to_owned()),
+            None => return self.missing(range),
+        };
+        match result {
+            Ok(literal) => self.alloc_expr(Expr::Literal(literal), range),
+            Err(message) => {
+                let id = self.missing(range);
+                self.body.diagnostics.push(BodyDiagnostic::BadLiteral { expr: id, message });
+                id
+            }
+        }
+    }
+}
+
+/// Splits an integer literal into its magnitude and suffix (`0xff`, `1_000i64`).
+pub(crate) fn parse_int_text(text: &str) -> Result<(u128, Option<ScalarTy>), String> {
+    let (digits, radix) = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(rest) => (rest, 16),
+        None => (text, 10),
+    };
+    let split = digits.find(|c: char| !(c.is_digit(radix) || c == '_')).unwrap_or(digits.len());
+    let (number, suffix) = digits.split_at(split);
+    let suffix = match suffix {
+        "" => None,
+        "i32" => Some(ScalarTy::I32),
+        "i64" => Some(ScalarTy::I64),
+        "u32" => Some(ScalarTy::U32),
+        "u64" => Some(ScalarTy::U64),
+        other if radix == 16 && matches!(other, "f32" | "f64") => {
+            return Err(format!("hex literals take only integer suffixes, found `{other}`"));
+        }
+        other => return Err(format!("invalid suffix `{other}` on integer literal `{text}`")),
+    };
+    let number: String = number.chars().filter(|&c| c != '_').collect();
+    if number.is_empty() {
+        return Err(format!("integer literal `{text}` has no digits"));
+    }
+    u128::from_str_radix(&number, radix)
+        .map(|value| (value, suffix))
+        .map_err(|_| format!("integer literal `{text}` is out of range"))
+}
+
+/// Splits a float literal into its text (without `_`) and suffix (`2e-3`, `3f32`).
+pub(crate) fn parse_float_text(text: &str) -> Result<(String, Option<ScalarTy>), String> {
+    let bytes = text.as_bytes();
+    let mut end = 0;
+    while end < bytes.len() {
+        let c = bytes[end];
+        let exponent_sign =
+            matches!(c, b'+' | b'-') && end > 0 && matches!(bytes[end - 1], b'e' | b'E');
+        let exponent = matches!(c, b'e' | b'E')
+            && bytes.get(end + 1).is_some_and(|n| n.is_ascii_digit() || *n == b'+' || *n == b'-');
+        if !(c.is_ascii_digit() || c == b'_' || c == b'.' || exponent_sign || exponent) {
+            break;
+        }
+        end += 1;
+    }
+    let (number, suffix) = text.split_at(end);
+    let suffix = match suffix {
+        "" => None,
+        "f32" => Some(ScalarTy::F32),
+        "f64" => Some(ScalarTy::F64),
+        other => return Err(format!("invalid suffix `{other}` on float literal `{text}`")),
+    };
+    let number: String = number.chars().filter(|&c| c != '_').collect();
+    if number.parse::<f64>().is_err() {
+        return Err(format!("malformed float literal `{text}`"));
+    }
+    Ok((number, suffix))
+}

@@ -1,0 +1,642 @@
+//! Type and size inference for one def (LANGUAGE.md sections 2, 4 and 5).
+//!
+//! Hindley-Milner over a def body, bidirectional where it helps: a call to a known
+//! function (a def or a built-in) checks its non-function arguments first and then
+//! its lambdas against the instantiated parameter types, so `map (\r -> r[0]) m`
+//! knows `r` is a row. Only declared `'a` parameters are generalised; unsuffixed
+//! literals and overloaded operators default per def (`i32`, `f32`).
+//!
+//! Sizes are [`TySize`] polynomials. A size parameter of a callee is a flexible
+//! variable solved by unification; an `i64` parameter named in later types is
+//! *dependent*: the argument's size expression (`iota (n * m) : [n*m]i64`) or else a
+//! fresh unknown size. Unknown sizes are rigid. `if` branches and loop iterations
+//! whose sizes differ get a fresh unknown size, not an error.
+//!
+//! The result holds no text ranges: types and diagnostics are keyed by ids.
+
+mod expr;
+mod unify;
+
+use std::sync::Arc;
+
+use la_arena::ArenaMap;
+use rustc_hash::FxHashSet;
+
+use crate::expr_store::{Body, ExprId, PatId, Resolution, body};
+use crate::items::{DefId, DefKind, DefLoc};
+use crate::scope::file_scope;
+use crate::signatures::{Signature, signature};
+use crate::ty::{ScalarTy, Scheme, SchemeParam, SizeVar, Ty, TySize};
+use crate::type_ref::{SizeRef, TypeRef};
+use crate::{Db, Name};
+
+pub(crate) use self::unify::Class;
+
+/// Where a problem is: an expression, a pattern, or part of the signature.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Site {
+    Expr(ExprId),
+    Pat(PatId),
+    Param(usize),
+    Ret,
+    Name,
+}
+
+/// A type error, keyed by ids; rendered with ranges by `diagnostics.rs`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum InferDiagnostic {
+    TypeMismatch {
+        site: Site,
+        expected: Ty,
+        found: Ty,
+    },
+    /// `what` names the thing found (`xs`), `origin` the expression that fixed the
+    /// expected size, if another one did.
+    SizeMismatch {
+        site: Site,
+        expected: TySize,
+        found: TySize,
+        origin: Option<ExprId>,
+    },
+    ClassMismatch {
+        site: Site,
+        class: &'static str,
+        found: Ty,
+    },
+    NotAFunction {
+        site: Site,
+        ty: Ty,
+    },
+    NotAnArray {
+        site: Site,
+        ty: Ty,
+    },
+    TooManyIndices {
+        site: Site,
+        ty: Ty,
+        n_indices: usize,
+    },
+    NotATuple {
+        site: Site,
+        ty: Ty,
+    },
+    ProjectionOutOfRange {
+        site: Site,
+        ty: Ty,
+        index: u32,
+    },
+    CannotInfer {
+        site: Site,
+    },
+    UnknownType {
+        site: Site,
+        name: Name,
+    },
+    UnknownSize {
+        site: Site,
+        name: Name,
+    },
+    LiteralOutOfRange {
+        site: Site,
+        ty: ScalarTy,
+    },
+    FunctionNotAllowed {
+        site: Site,
+        context: &'static str,
+    },
+    EntryType {
+        site: Site,
+        ty: Ty,
+    },
+    RecursionCycle {
+        cycle: Vec<Name>,
+    },
+    AliasTypeParams,
+    IllegalLevel {
+        site: Site,
+        found: String,
+        context: &'static str,
+        legal: &'static str,
+    },
+    ToLocalOutsideGroup {
+        site: Site,
+    },
+}
+
+/// Types of every expression and pattern of a def, its scheme, and its diagnostics.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InferenceResult {
+    pub expr_tys: ArenaMap<ExprId, Ty>,
+    pub pat_tys: ArenaMap<PatId, Ty>,
+    pub scheme: Option<Scheme>,
+    pub diagnostics: Vec<InferDiagnostic>,
+}
+
+impl InferenceResult {
+    pub fn expr_ty(&self, expr: ExprId) -> Ty {
+        self.expr_tys.get(expr).cloned().unwrap_or(Ty::Error)
+    }
+
+    pub fn pat_ty(&self, pat: PatId) -> Ty {
+        self.pat_tys.get(pat).cloned().unwrap_or(Ty::Error)
+    }
+}
+
+/// The defs a body refers to, for recursion checks (backdates when unchanged).
+#[salsa::tracked(returns(ref))]
+pub(crate) fn def_refs<'db>(db: &'db dyn Db, def: DefId<'db>) -> Arc<[DefLoc]> {
+    let body = body(db, def);
+    let mut refs: Vec<DefLoc> = body
+        .exprs
+        .iter()
+        .filter_map(|(_, e)| match e {
+            crate::Expr::Path { res: Resolution::Def(loc), .. } => Some(loc.clone()),
+            _ => None,
+        })
+        .collect();
+    let mut seen = FxHashSet::default();
+    refs.retain(|loc| seen.insert(loc.clone()));
+    refs.into()
+}
+
+/// The cycle of calls through `def`, if any (LANGUAGE.md: no recursion).
+#[salsa::tracked(returns(ref))]
+pub(crate) fn recursion_cycle<'db>(db: &'db dyn Db, def: DefId<'db>) -> Option<Vec<Name>> {
+    let start = def.loc(db).clone();
+    // Depth-first search for a path from `start` back to itself, iteratively.
+    let mut stack: Vec<(DefLoc, Vec<Name>)> = vec![(start.clone(), vec![start.name.clone()])];
+    let mut seen: FxHashSet<DefLoc> = FxHashSet::default();
+    while let Some((loc, path)) = stack.pop() {
+        let id = DefId::new(db, loc.clone());
+        for callee in def_refs(db, id).iter() {
+            if *callee == start {
+                let mut cycle = path.clone();
+                cycle.push(start.name.clone());
+                return Some(cycle);
+            }
+            if seen.insert(callee.clone()) {
+                let mut next = path.clone();
+                next.push(callee.name.clone());
+                stack.push((callee.clone(), next));
+            }
+        }
+    }
+    None
+}
+
+/// The type scheme callers see: from the signature when the return type is written,
+/// otherwise from inferring the body.
+#[salsa::tracked(returns(ref))]
+pub fn def_scheme<'db>(db: &'db dyn Db, def: DefId<'db>) -> Scheme {
+    let sig = signature(db, def);
+    if recursion_cycle(db, def).is_some() {
+        return error_scheme(sig);
+    }
+    if sig.ret.is_some() {
+        let mut ctx = InferCtx::new(db, def, Arc::new(Body::default()));
+        return ctx.signature_scheme();
+    }
+    infer(db, def).scheme.clone().unwrap_or_else(|| error_scheme(sig))
+}
+
+fn error_scheme(sig: &Signature) -> Scheme {
+    Scheme {
+        type_params: sig.type_params.clone(),
+        size_params: Vec::new(),
+        params: sig
+            .params
+            .iter()
+            .map(|_| SchemeParam { binds_size: None, ty: Ty::Error })
+            .collect(),
+        ret: Ty::Error,
+    }
+}
+
+/// Infers a def's body.
+#[salsa::tracked(returns(ref))]
+pub fn infer<'db>(db: &'db dyn Db, def: DefId<'db>) -> Arc<InferenceResult> {
+    let body = Arc::clone(body(db, def));
+    let mut ctx = InferCtx::new(db, def, body);
+    if def.loc(db).kind == DefKind::TypeAlias {
+        return Arc::new(ctx.infer_alias());
+    }
+    Arc::new(ctx.infer_def())
+}
+
+pub(crate) struct InferCtx<'db> {
+    pub(crate) db: &'db dyn Db,
+    def: DefId<'db>,
+    loc: DefLoc,
+    pub(crate) sig: Arc<Signature>,
+    pub(crate) body: Arc<Body>,
+    table: unify::Table,
+    pub(crate) result: InferenceResult,
+    /// Size names in scope, innermost last: parameters, size parameters, `i64` lets.
+    size_scope: Vec<(Name, TySize)>,
+    /// The size an `i64` binding stands for.
+    local_sizes: ArenaMap<PatId, TySize>,
+}
+
+impl<'db> InferCtx<'db> {
+    fn new(db: &'db dyn Db, def: DefId<'db>, body: Arc<Body>) -> InferCtx<'db> {
+        InferCtx {
+            db,
+            def,
+            loc: def.loc(db).clone(),
+            sig: Arc::clone(signature(db, def)),
+            body,
+            table: unify::Table::default(),
+            result: InferenceResult::default(),
+            size_scope: Vec::new(),
+            local_sizes: ArenaMap::default(),
+        }
+    }
+
+    fn report(&mut self, diagnostic: InferDiagnostic) {
+        if !self.result.diagnostics.contains(&diagnostic) {
+            self.result.diagnostics.push(diagnostic);
+        }
+    }
+
+    /// All size names of the signature: explicit `[n]`, `i64` parameters, and names
+    /// used in parameter types (implicit size parameters).
+    fn signature_size_names(&self) -> (Vec<Name>, Vec<Name>) {
+        let i64_params: Vec<Name> = self
+            .sig
+            .params
+            .iter()
+            .zip(&self.sig.param_names)
+            .filter(|(ty, _)| matches!(ty, TypeRef::Name(n) if n.as_str() == "i64"))
+            .filter_map(|(_, name)| name.clone())
+            .collect();
+        let mut size_params = self.sig.size_params.clone();
+        for ty in &self.sig.params {
+            ty.for_each_size_name(&mut |name| {
+                if !size_params.contains(name) && !i64_params.contains(name) {
+                    size_params.push(name.clone());
+                }
+            });
+        }
+        (size_params, i64_params)
+    }
+
+    fn enter_signature_scope(&mut self) {
+        let (size_params, i64_params) = self.signature_size_names();
+        for name in size_params.iter().chain(&i64_params) {
+            self.size_scope.push((name.clone(), TySize::var(SizeVar::Param(name.clone()))));
+        }
+    }
+
+    /// The scheme from the signature alone (parameter and return types as written).
+    fn signature_scheme(&mut self) -> Scheme {
+        self.enter_signature_scope();
+        let params: Vec<Ty> = self
+            .sig
+            .params
+            .clone()
+            .iter()
+            .enumerate()
+            .map(|(i, t)| self.lower_type_ref(t, Site::Param(i)))
+            .collect();
+        let ret = match self.sig.ret.clone() {
+            Some(ret) => self.lower_type_ref(&ret, Site::Ret),
+            None => Ty::Error,
+        };
+        self.make_scheme(params, ret)
+    }
+
+    fn make_scheme(&self, params: Vec<Ty>, ret: Ty) -> Scheme {
+        let (size_params, i64_params) = self.signature_size_names();
+        let mut used: Vec<Name> = Vec::new();
+        for ty in params.iter().chain(std::iter::once(&ret)) {
+            ty.for_each_size(&mut |size| {
+                for var in size.vars() {
+                    if let SizeVar::Param(name) = var
+                        && !used.contains(&name)
+                    {
+                        used.push(name);
+                    }
+                }
+            });
+        }
+        let params = params
+            .into_iter()
+            .zip(&self.sig.param_names)
+            .map(|(ty, name)| {
+                let binds_size =
+                    name.clone().filter(|n| i64_params.contains(n) && used.contains(n));
+                SchemeParam { binds_size, ty }
+            })
+            .collect();
+        Scheme { type_params: self.sig.type_params.clone(), size_params, params, ret }
+    }
+
+    fn infer_alias(&mut self) -> InferenceResult {
+        if !self.sig.type_params.is_empty() {
+            self.report(InferDiagnostic::AliasTypeParams);
+        }
+        if let Some(alias) = self.sig.alias.clone() {
+            let ty = self.lower_type_ref(&alias, Site::Ret);
+            self.result.scheme = Some(Scheme {
+                type_params: Vec::new(),
+                size_params: Vec::new(),
+                params: Vec::new(),
+                ret: ty,
+            });
+        }
+        std::mem::take(&mut self.result)
+    }
+
+    fn infer_def(&mut self) -> InferenceResult {
+        if let Some(cycle) = recursion_cycle(self.db, self.def).clone() {
+            self.report(InferDiagnostic::RecursionCycle { cycle });
+        }
+        self.enter_signature_scope();
+        let body = Arc::clone(&self.body);
+        let mut param_tys = Vec::new();
+        for (idx, &pat) in body.params.iter().enumerate() {
+            let ty = match self.sig.params.get(idx).cloned() {
+                Some(ty_ref) => self.lower_type_ref(&ty_ref, Site::Param(idx)),
+                None => Ty::Error,
+            };
+            self.bind_pat(pat, &ty);
+            if let Some(Some(name)) = self.sig.param_names.get(idx)
+                && ty == Ty::i64()
+            {
+                self.local_sizes.insert(pat, TySize::var(SizeVar::Param(name.clone())));
+            }
+            param_tys.push(ty);
+        }
+        let declared_ret = self.sig.ret.clone().map(|r| self.lower_type_ref(&r, Site::Ret));
+        let ret = match body.root {
+            Some(root) => {
+                let ty = self.infer_expr(root, declared_ret.as_ref());
+                if let Some(declared) = &declared_ret {
+                    self.expect_ty(Site::Expr(root), declared, &ty);
+                }
+                declared_ret.clone().unwrap_or(ty)
+            }
+            None => declared_ret.clone().unwrap_or(Ty::Error),
+        };
+        self.table.default_vars();
+        self.check_literals();
+        let ret = self.table.finish(&ret);
+        if ret.contains_fn() && declared_ret.is_none() && self.sig.is_entry {
+            self.report(InferDiagnostic::FunctionNotAllowed {
+                site: Site::Ret,
+                context: "an entry point's result",
+            });
+        }
+        if self.sig.is_entry {
+            self.check_entry_types(&param_tys, &ret);
+        }
+        crate::levels::check_levels(self);
+        self.finish_tables();
+        self.result.scheme = Some(self.make_scheme(param_tys, ret));
+        std::mem::take(&mut self.result)
+    }
+
+    fn check_entry_types(&mut self, params: &[Ty], ret: &Ty) {
+        fn allowed(ty: &Ty, in_tuple: bool) -> bool {
+            match ty {
+                Ty::Scalar(_) | Ty::Error => true,
+                Ty::Array { .. } => matches!(ty.dims().1, Ty::Scalar(_) | Ty::Error),
+                Ty::Tuple(elems) => !in_tuple && elems.iter().all(|e| allowed(e, true)),
+                Ty::Fn { .. } | Ty::Param(_) | Ty::Var(_) => false,
+            }
+        }
+        for (idx, ty) in params.iter().enumerate() {
+            if !allowed(ty, false) {
+                self.report(InferDiagnostic::EntryType { site: Site::Param(idx), ty: ty.clone() });
+            }
+        }
+        if !allowed(ret, false) {
+            self.report(InferDiagnostic::EntryType { site: Site::Ret, ty: ret.clone() });
+        }
+    }
+
+    /// Resolves every recorded type; variables left after defaulting are reported once.
+    fn finish_tables(&mut self) {
+        let mut unresolved = Vec::new();
+        let exprs: Vec<ExprId> = self.result.expr_tys.iter().map(|(id, _)| id).collect();
+        for expr in exprs {
+            let raw = self.result.expr_tys[expr].clone();
+            let resolved = self.table.resolve(&raw);
+            let finished = self.table.finish(&raw);
+            if resolved != finished && !raw.contains_error() {
+                unresolved.push(expr);
+            }
+            self.result.expr_tys.insert(expr, finished);
+        }
+        let pats: Vec<PatId> = self.result.pat_tys.iter().map(|(id, _)| id).collect();
+        for pat in pats {
+            let finished = self.table.finish(&self.result.pat_tys[pat]);
+            self.result.pat_tys.insert(pat, finished);
+        }
+        // One error for the innermost unresolved expression is enough.
+        if let Some(first) = unresolved.first() {
+            let has_errors = !self.result.diagnostics.is_empty();
+            if !has_errors {
+                self.report(InferDiagnostic::CannotInfer { site: Site::Expr(*first) });
+            }
+        }
+        let diagnostics = std::mem::take(&mut self.result.diagnostics);
+        self.result.diagnostics = diagnostics
+            .into_iter()
+            .map(|d| match d {
+                InferDiagnostic::TypeMismatch { site, expected, found } => {
+                    InferDiagnostic::TypeMismatch {
+                        site,
+                        expected: self.table.finish(&expected),
+                        found: self.table.finish(&found),
+                    }
+                }
+                other => other,
+            })
+            .collect();
+    }
+
+    /// Lowers a type annotation, resolving scalar, parameter, alias and size names.
+    fn lower_type_ref(&mut self, ty: &TypeRef, site: Site) -> Ty {
+        self.lower_type_ref_in(ty, &site, 0)
+    }
+
+    fn lower_type_ref_in(&mut self, ty: &TypeRef, site: &Site, depth: u32) -> Ty {
+        match ty {
+            TypeRef::Error => Ty::Error,
+            TypeRef::Name(name) => {
+                if let Some(scalar) = ScalarTy::from_name(name.as_str()) {
+                    return Ty::Scalar(scalar);
+                }
+                if self.sig.type_params.contains(name) {
+                    return Ty::Param(name.clone());
+                }
+                let scope = file_scope(self.db, self.loc.file);
+                if let Some(alias) = scope.types.get(name.as_str()).cloned()
+                    && depth < 64
+                {
+                    let alias_id = DefId::new(self.db, alias);
+                    if let Some(aliased) = signature(self.db, alias_id).alias.clone() {
+                        return self.lower_type_ref_in(&aliased, site, depth + 1);
+                    }
+                }
+                self.report(InferDiagnostic::UnknownType {
+                    site: site.clone(),
+                    name: name.clone(),
+                });
+                Ty::Error
+            }
+            TypeRef::Array(size, elem) => {
+                let size = self.lower_size_ref(size, site);
+                let elem = self.lower_type_ref_in(elem, site, depth);
+                Ty::array(size, elem)
+            }
+            TypeRef::Tuple(elems) => {
+                Ty::tuple(elems.iter().map(|e| self.lower_type_ref_in(e, site, depth)).collect())
+            }
+            TypeRef::Fn(param, ret) => Ty::func(
+                self.lower_type_ref_in(param, site, depth),
+                self.lower_type_ref_in(ret, site, depth),
+            ),
+        }
+    }
+
+    fn lower_size_ref(&mut self, size: &SizeRef, site: &Site) -> TySize {
+        match size {
+            SizeRef::Literal(value) => TySize::constant(*value),
+            SizeRef::Name(name) => match self.size_scope.iter().rev().find(|(n, _)| n == name) {
+                Some((_, size)) => size.clone(),
+                None => {
+                    self.report(InferDiagnostic::UnknownSize {
+                        site: site.clone(),
+                        name: name.clone(),
+                    });
+                    self.table.new_unknown()
+                }
+            },
+            SizeRef::Binary(op, lhs, rhs) => {
+                let lhs = self.lower_size_ref(lhs, site);
+                let rhs = self.lower_size_ref(rhs, site);
+                match op {
+                    weft_syntax::ast::SizeOp::Add => lhs.add(&rhs),
+                    weft_syntax::ast::SizeOp::Sub => lhs.sub(&rhs),
+                    weft_syntax::ast::SizeOp::Mul => lhs.mul(&rhs),
+                    weft_syntax::ast::SizeOp::Div => lhs.div_exact(&rhs),
+                }
+            }
+            SizeRef::Error => self.table.new_unknown(),
+        }
+    }
+
+    /// Instantiates a callee's scheme: fresh variables for its type and size
+    /// parameters and for the unknown sizes of its result.
+    fn instantiate(&mut self, scheme: &Scheme) -> (Vec<SchemeParam>, Ty) {
+        let mut types: Vec<(Name, Ty)> = Vec::new();
+        for name in &scheme.type_params {
+            types.push((name.clone(), self.table.new_var(Class::Any)));
+        }
+        let mut sizes: Vec<(SizeVar, TySize)> = Vec::new();
+        for name in &scheme.size_params {
+            sizes.push((SizeVar::Param(name.clone()), self.table.new_size_var()));
+        }
+        let subst = |ty: &Ty, table: &mut unify::Table, sizes: &mut Vec<(SizeVar, TySize)>| {
+            let ty = substitute_types(ty, &types);
+            ty.map_sizes(&mut |size| {
+                size.substitute(&mut |var| {
+                    if let Some((_, s)) = sizes.iter().find(|(v, _)| v == var) {
+                        return Some(s.clone());
+                    }
+                    if let SizeVar::Unknown(_) = var {
+                        let fresh = table.new_unknown();
+                        sizes.push((var.clone(), fresh.clone()));
+                        return Some(fresh);
+                    }
+                    None
+                })
+            })
+        };
+        let params = scheme
+            .params
+            .iter()
+            .map(|p| SchemeParam {
+                binds_size: p.binds_size.clone(),
+                ty: subst(&p.ty, &mut self.table, &mut sizes),
+            })
+            .collect();
+        let ret = subst(&scheme.ret, &mut self.table, &mut sizes);
+        (params, ret)
+    }
+
+    fn expect_ty(&mut self, site: Site, expected: &Ty, found: &Ty) {
+        if let Err(mismatch) = self.table.unify(expected, found) {
+            self.report_mismatch(site, expected, found, mismatch);
+        }
+    }
+
+    fn report_mismatch(
+        &mut self,
+        site: Site,
+        expected: &Ty,
+        found: &Ty,
+        mismatch: unify::Mismatch,
+    ) {
+        let expected = self.table.resolve(expected);
+        let found = self.table.resolve(found);
+        if expected.contains_error() || found.contains_error() {
+            return;
+        }
+        let diagnostic = match mismatch {
+            unify::Mismatch::Size { expected: es, found: fs, origin } => {
+                InferDiagnostic::SizeMismatch { site, expected: es, found: fs, origin }
+            }
+            unify::Mismatch::Class { class, found } => {
+                InferDiagnostic::ClassMismatch { site, class: class.describe(), found }
+            }
+            unify::Mismatch::Type => InferDiagnostic::TypeMismatch { site, expected, found },
+        };
+        self.report(diagnostic);
+    }
+
+    /// Checks integer literals against their final types.
+    fn check_literals(&mut self) {
+        let body = Arc::clone(&self.body);
+        for (id, expr) in body.exprs.iter() {
+            let crate::Expr::Literal(crate::Literal::Int { value, .. }) = expr else { continue };
+            let ty = self.table.resolve(&self.result.expr_ty(id));
+            let Ty::Scalar(scalar) = ty else { continue };
+            let in_range = match scalar {
+                ScalarTy::I32 => i32::try_from(*value).is_ok(),
+                ScalarTy::I64 => i64::try_from(*value).is_ok(),
+                ScalarTy::U32 => u32::try_from(*value).is_ok(),
+                ScalarTy::U64 => u64::try_from(*value).is_ok(),
+                ScalarTy::F32 | ScalarTy::F64 | ScalarTy::Bool => true,
+            };
+            if !in_range {
+                self.report(InferDiagnostic::LiteralOutOfRange {
+                    site: Site::Expr(id),
+                    ty: scalar,
+                });
+            }
+        }
+    }
+}
+
+/// Replaces type parameters by the given types.
+pub(crate) fn substitute_types(ty: &Ty, types: &[(Name, Ty)]) -> Ty {
+    if types.is_empty() {
+        return ty.clone();
+    }
+    match ty {
+        Ty::Param(name) => {
+            types.iter().find(|(n, _)| n == name).map_or_else(|| ty.clone(), |(_, t)| t.clone())
+        }
+        Ty::Array { size, elem } => {
+            Ty::Array { size: size.clone(), elem: Arc::new(substitute_types(elem, types)) }
+        }
+        Ty::Tuple(elems) => Ty::Tuple(elems.iter().map(|e| substitute_types(e, types)).collect()),
+        Ty::Fn { param, ret } => {
+            Ty::func(substitute_types(param, types), substitute_types(ret, types))
+        }
+        Ty::Scalar(_) | Ty::Var(_) | Ty::Error => ty.clone(),
+    }
+}

@@ -1,0 +1,180 @@
+//! Strategy-level checks (LANGUAGE.md section 6) and `to_local` placement (section 7).
+//!
+//! "In the body" means the function argument of the innermost enclosing *annotated*
+//! combinator; unannotated combinators are transparent. An `entry` body starts at
+//! host level. A `def` may be called from any level, so its top level accepts every
+//! annotation and only what is nested inside annotated combinators is checked here;
+//! calls are checked again once defs are inlined into kernels.
+
+use std::sync::Arc;
+
+use crate::builtins::Builtin;
+use crate::expr_store::{Expr, ExprId, IndexItem, Level, LoopForm, Resolution};
+use crate::inference::{InferCtx, InferDiagnostic, Site};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Context {
+    /// The top of a `def`: called from a level not known here.
+    AnyLevel,
+    Host,
+    /// Directly in the body of a `map@group`.
+    Group,
+    /// In the body of `@grid`, `@thread`, `@seq`, or a reduce/scan operator.
+    Sequential,
+}
+
+impl Context {
+    fn describe(self) -> &'static str {
+        match self {
+            Context::AnyLevel => "any level",
+            Context::Host => "host level",
+            Context::Group => "the body of a `map@group`",
+            Context::Sequential => "a sequential body (`@grid`, `@thread` or `@seq`)",
+        }
+    }
+
+    fn legal(self) -> &'static str {
+        match self {
+            Context::AnyLevel => "any annotation",
+            Context::Host => "`map@grid`, `map@group`, `reduce@grid`, `scan@grid`",
+            Context::Group => "`map@thread`, `reduce@group`, `scan@group`, `@seq`",
+            Context::Sequential => "`@seq` only",
+        }
+    }
+
+    fn allows(self, builtin: Builtin, level: Level) -> bool {
+        let is_map = matches!(builtin, Builtin::Map(_) | Builtin::Generate);
+        match self {
+            Context::AnyLevel => true,
+            Context::Host => match level {
+                Level::Grid => true,
+                Level::Group => is_map,
+                Level::Thread | Level::Seq => false,
+            },
+            Context::Group => match level {
+                Level::Thread => is_map,
+                Level::Group => !is_map,
+                Level::Seq => true,
+                Level::Grid => false,
+            },
+            Context::Sequential => level == Level::Seq,
+        }
+    }
+
+    fn enter(builtin: Builtin, level: Level) -> Context {
+        match (builtin, level) {
+            (Builtin::Map(_) | Builtin::Generate, Level::Group) => Context::Group,
+            _ => Context::Sequential,
+        }
+    }
+}
+
+pub(crate) fn check_levels(ctx: &mut InferCtx<'_>) {
+    let body = Arc::clone(&ctx.body);
+    let Some(root) = body.root else { return };
+    let start = if ctx.sig.is_entry { Context::Host } else { Context::AnyLevel };
+    let mut diagnostics = Vec::new();
+    // An explicit stack: bodies may nest 100,000 levels.
+    let mut stack: Vec<(ExprId, Context, bool)> = vec![(root, start, false)];
+    while let Some((expr, context, in_group)) = stack.pop() {
+        let mut push = |e: ExprId| stack.push((e, context, in_group));
+        match &body.exprs[expr] {
+            Expr::Call { callee, args } => {
+                let annotated = match &body.exprs[*callee] {
+                    Expr::Path { res: Resolution::Builtin(b), level: Some(level), .. } => {
+                        Some((*b, *level))
+                    }
+                    _ => None,
+                };
+                let is_to_local = matches!(
+                    &body.exprs[*callee],
+                    Expr::Path { res: Resolution::Builtin(Builtin::ToLocal), .. }
+                );
+                if is_to_local && !in_group {
+                    diagnostics
+                        .push(InferDiagnostic::ToLocalOutsideGroup { site: Site::Expr(*callee) });
+                }
+                push(*callee);
+                match annotated {
+                    Some((builtin, level)) => {
+                        let function_arg = builtin.function_arg();
+                        let inner = Context::enter(builtin, level);
+                        let inner_group = in_group || inner == Context::Group;
+                        for (idx, &arg) in args.iter().enumerate() {
+                            if Some(idx) == function_arg {
+                                stack.push((arg, inner, inner_group));
+                            } else {
+                                stack.push((arg, context, in_group));
+                            }
+                        }
+                    }
+                    None => args.iter().for_each(|&a| stack.push((a, context, in_group))),
+                }
+            }
+            Expr::Path { res: Resolution::Builtin(builtin), level: Some(level), name } => {
+                if !context.allows(*builtin, *level) {
+                    diagnostics.push(InferDiagnostic::IllegalLevel {
+                        site: Site::Expr(expr),
+                        found: format!("{name}@{}", level.name()),
+                        context: context.describe(),
+                        legal: context.legal(),
+                    });
+                }
+            }
+            Expr::Path { res: Resolution::Builtin(Builtin::ToLocal), .. } if !in_group => {
+                // `to_local` used as a value (not called) outside a group.
+                diagnostics.push(InferDiagnostic::ToLocalOutsideGroup { site: Site::Expr(expr) });
+            }
+            Expr::Path { .. } | Expr::Missing | Expr::Literal(_) | Expr::OpSection(_) => {}
+            Expr::Tuple(elems) | Expr::Array(elems) => elems.iter().for_each(|&e| push(e)),
+            Expr::Binary { lhs, rhs, .. } => {
+                push(*lhs);
+                push(*rhs);
+            }
+            Expr::Unary { operand, .. } => push(*operand),
+            Expr::Lambda { body, .. } => push(*body),
+            Expr::LeftSection { lhs: e, .. } | Expr::RightSection { rhs: e, .. } => push(*e),
+            Expr::Let { value, body, .. } => {
+                push(*value);
+                push(*body);
+            }
+            Expr::If { cond, then_branch, else_branch } => {
+                push(*cond);
+                push(*then_branch);
+                push(*else_branch);
+            }
+            Expr::Loop { init, form, body, .. } => {
+                push(*init);
+                match form {
+                    LoopForm::For { bound, .. } => push(*bound),
+                    LoopForm::While { cond } => push(*cond),
+                }
+                push(*body);
+            }
+            Expr::Index { base, items } => {
+                push(*base);
+                for item in items {
+                    match item {
+                        IndexItem::Index(e) => push(*e),
+                        IndexItem::Slice { start, end, stride } => {
+                            [start, end, stride].into_iter().flatten().for_each(|e| push(*e));
+                        }
+                    }
+                }
+            }
+            Expr::Proj { base, .. } => push(*base),
+            Expr::Ascribe { expr, .. } | Expr::Coerce { expr, .. } => push(*expr),
+        }
+    }
+    for diagnostic in diagnostics {
+        ctx.report_level(diagnostic);
+    }
+}
+
+impl InferCtx<'_> {
+    fn report_level(&mut self, diagnostic: InferDiagnostic) {
+        if !self.result.diagnostics.contains(&diagnostic) {
+            self.result.diagnostics.push(diagnostic);
+        }
+    }
+}

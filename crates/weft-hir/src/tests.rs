@@ -1,0 +1,265 @@
+//! Tests of name resolution, inference and diagnostics, through the public queries.
+
+use expect_test::{Expect, expect};
+
+use crate::{RootDatabase, file_diagnostics, pretty_file};
+
+/// Sets up files from a fixture: `--- /path.weft` lines separate files; without
+/// one, the text is `/main.weft`.
+fn db_with(fixture: &str) -> RootDatabase {
+    let mut db = RootDatabase::default();
+    let mut current: Option<(String, String)> = None;
+    for line in fixture.lines() {
+        if let Some(path) = line.strip_prefix("--- /") {
+            if let Some((path, text)) = current.take() {
+                db.set_file(&path, &text);
+            }
+            current = Some((path.trim().to_owned(), String::new()));
+            continue;
+        }
+        let entry = current.get_or_insert_with(|| ("main.weft".to_owned(), String::new()));
+        entry.1.push_str(line);
+        entry.1.push('\n');
+    }
+    if let Some((path, text)) = current {
+        db.set_file(&path, &text);
+    }
+    db
+}
+
+fn check_types(fixture: &str, expect: Expect) {
+    let db = db_with(fixture);
+    let file = db.file("main.weft").expect("fixture has /main.weft");
+    let mut out = pretty_file(&db, file);
+    for diagnostic in file_diagnostics(&db, file) {
+        out.push_str(&format!(
+            "{} {:?}: {}\n",
+            diagnostic.code, diagnostic.range, diagnostic.message
+        ));
+    }
+    expect.assert_eq(&out);
+}
+
+fn check_diagnostics(fixture: &str, expect: Expect) {
+    let db = db_with(fixture);
+    let file = db.file("main.weft").expect("fixture has /main.weft");
+    let text = file.text(&db);
+    let mut out = String::new();
+    for diagnostic in file_diagnostics(&db, file) {
+        let range = diagnostic.range;
+        let snippet = &text[usize::from(range.start())..usize::from(range.end())];
+        out.push_str(&format!("{} `{snippet}`: {}\n", diagnostic.code, diagnostic.message));
+        for related in &diagnostic.related {
+            let snippet =
+                &text[usize::from(related.range.start())..usize::from(related.range.end())];
+            out.push_str(&format!("  related `{snippet}`: {}\n", related.message));
+        }
+        if let Some(help) = &diagnostic.help {
+            out.push_str(&format!("  help: {help}\n"));
+        }
+    }
+    expect.assert_eq(&out);
+}
+
+#[test]
+fn matmul_has_the_types_of_the_spec() {
+    check_types(
+        r#"
+def dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0 (map2 (*) xs ys)
+entry matmul (a: [n][m]f32) (b: [m][p]f32) : [n][p]f32 =
+  map (\row -> map (\col -> dot row col) (transpose b)) a
+entry scale (xs: [n]f32) (a: f32) : [n]f32 = map (\x -> a * x + 1) xs
+"#,
+        expect![[r#"
+            def dot : [n]f32 -> [n]f32 -> f32
+              param xs : [n]f32
+              param ys : [n]f32
+            entry matmul : [n][m]f32 -> [m][p]f32 -> [n][p]f32
+              param a : [n][m]f32
+              param b : [m][p]f32
+              lambda row : [m]f32
+              lambda col : [m]f32
+            entry scale : [n]f32 -> f32 -> [n]f32
+              param xs : [n]f32
+              param a : f32
+              lambda x : f32
+        "#]],
+    );
+}
+
+#[test]
+fn sizes_from_builtins_and_lets() {
+    check_types(
+        r#"
+def f (n: i64) (m: i64) = iota (n * m)
+def g (xs: [n]f32) = let k = n / 2 in take k xs
+def h (xs: [n]i32) = split 4 xs
+def c (xs: [n]i32) (ys: [m]i32) = xs ++ ys ++ xs
+entry grid (n: i64) (m: i64) : [n][m]i64 = unflatten n m (iota (n * m))
+"#,
+        expect![[r#"
+            def f : (n: i64) -> (m: i64) -> [m*n]i64
+              param n : i64
+              param m : i64
+            def g : [n]f32 -> [n/2]f32
+              param xs : [n]f32
+              let k : i64
+            def h : [n]i32 -> [n/4][4]i32
+              param xs : [n]i32
+            def c : [n]i32 -> [m]i32 -> [m + 2*n]i32
+              param xs : [n]i32
+              param ys : [m]i32
+            entry grid : (n: i64) -> (m: i64) -> [n][m]i64
+              param n : i64
+              param m : i64
+        "#]],
+    );
+}
+
+#[test]
+fn unsuffixed_literals_default_per_def() {
+    check_types(
+        r#"
+def a = 1
+def b = 2.5
+def c (x: i64) = x + 1
+def d (x: f64) = x * 2
+"#,
+        expect![[r#"
+            def a : i32
+            def b : f32
+            def c : i64 -> i64
+              param x : i64
+            def d : f64 -> f64
+              param x : f64
+        "#]],
+    );
+}
+
+#[test]
+fn size_mismatch_names_both_arrays() {
+    check_diagnostics(
+        r#"
+def f (xs: [n]f32) (ys: [m]f32) = map2 (+) xs ys
+"#,
+        expect![[r#"
+            size-mismatch `ys`: size mismatch: `xs` has size n but `ys` has size m
+              related `xs`: `xs` fixes the size n here
+        "#]],
+    );
+}
+
+#[test]
+fn if_branches_of_different_sizes_are_unknown() {
+    check_types(
+        r#"
+def f (b: bool) (xs: [n]f32) (ys: [m]f32) = if b then xs else ys
+def g (xs: [n]f32) = loop acc = xs for i < 3 do acc ++ acc
+def h (xs: [n]f32) = loop acc = xs for i < 3 do map (+1) acc
+"#,
+        expect![[r#"
+            def f : bool -> [n]f32 -> [m]f32 -> [?1]f32
+              param b : bool
+              param xs : [n]f32
+              param ys : [m]f32
+            def g : [n]f32 -> [?1]f32
+              param xs : [n]f32
+              let acc : [?1]f32
+              let i : i64
+            def h : [n]f32 -> [n]f32
+              param xs : [n]f32
+              let acc : [n]f32
+              let i : i64
+        "#]],
+    );
+}
+
+#[test]
+fn errors_in_one_def_do_not_hide_another() {
+    check_diagnostics(
+        r#"
+def bad (x: i32) : f32 = x + true
+def good (x: f32) : f32 = x * 2
+def also_bad = undefined_thing 1
+"#,
+        expect![[r#"
+            type-mismatch `x + true`: type mismatch: expected `f32`, but `x + true` has type `i32`
+            type-mismatch `true`: type mismatch: expected `i32`, but `true` has type `bool`
+            unresolved-name `undefined_thing`: cannot find `undefined_thing` in this scope
+        "#]],
+    );
+}
+
+#[test]
+fn levels_are_checked() {
+    check_diagnostics(
+        r#"
+entry e (xs: [n]f32) : [n]f32 = map@thread (\x -> x) xs
+entry g (xss: [n][m]f32) : [n]f32 =
+  map@group (\row -> reduce@group (+) 0 (map@thread (\x -> reduce@grid (+) 0 [x]) row)) xss
+entry h (xs: [n]f32) : [n]f32 = to_local xs
+"#,
+        expect![[r#"
+            illegal-level `map@thread`: `map@thread` is not allowed in host level; legal here: `map@grid`, `map@group`, `reduce@grid`, `scan@grid`
+            illegal-level `reduce@grid`: `reduce@grid` is not allowed in a sequential body (`@grid`, `@thread` or `@seq`); legal here: `@seq` only
+            to-local-outside-group `to_local`: `to_local` is only allowed inside the body of a `map@group`
+        "#]],
+    );
+}
+
+#[test]
+fn recursion_and_imports() {
+    check_diagnostics(
+        r#"
+--- /main.weft
+import "lib/util"
+import "missing"
+def f (x: i32) : i32 = g x
+def g (x: i32) : i32 = f (double x)
+--- /lib/util.weft
+def double (x: i32) : i32 = x * 2
+"#,
+        expect![[r#"
+            unresolved-import `import "missing"`: cannot find `missing.weft` for `import "missing"`
+            recursion-cycle `f`: recursive calls: `f` -> `g` -> `f`
+              help: Weft has no recursion; use `loop`
+            recursion-cycle `g`: recursive calls: `g` -> `f` -> `g`
+              help: Weft has no recursion; use `loop`
+        "#]],
+    );
+}
+
+#[test]
+fn literals_out_of_range() {
+    check_diagnostics(
+        r#"
+def a : i32 = 2147483648
+def b : i32 = -2147483648
+def c : u32 = 0x1_0000_0000
+def d = 0xfff32
+"#,
+        expect![[r#"
+            literal-out-of-range `2147483648`: literal `2147483648` is out of range for `i32`
+            literal-out-of-range `0x1_0000_0000`: literal `0x1_0000_0000` is out of range for `u32`
+        "#]],
+    );
+}
+
+#[test]
+fn editing_one_def_does_not_reinfer_the_others() {
+    let mut db = db_with(
+        r#"
+def a (x: i32) : i32 = x + 1
+def b (x: i32) = a x * 2
+def c (xs: [n]f32) : f32 = reduce (+) 0 xs
+"#,
+    );
+    let file = db.file("main.weft").unwrap();
+    let _ = file_diagnostics(&db, file);
+    db.enable_log();
+    db.set_file("main.weft", "\ndef a (x: i32) : i32 = x + 100\ndef b (x: i32) = a x * 2\ndef c (xs: [n]f32) : f32 = reduce (+) 0 xs\n");
+    let _ = file_diagnostics(&db, file);
+    let infers: Vec<String> =
+        db.take_log().into_iter().filter(|e| e.starts_with("infer(")).collect();
+    assert_eq!(infers.len(), 1, "only `a` is re-inferred: {infers:?}");
+}

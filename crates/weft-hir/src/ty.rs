@@ -1,0 +1,273 @@
+//! Types and sizes as inference computes them (LANGUAGE.md section 2).
+//!
+//! A type is a plain immutable value compared structurally; sizes inside it are
+//! [`weft_size::Size`] polynomials in normal form, so two types are equal exactly
+//! when their normal forms are. (Types are not salsa-interned: they never leave a
+//! query result as keys, and plain values keep every later IR free of `'db`.)
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::Name;
+
+/// A scalar type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ScalarTy {
+    I32,
+    I64,
+    U32,
+    U64,
+    F32,
+    F64,
+    Bool,
+}
+
+impl ScalarTy {
+    pub const ALL: [ScalarTy; 7] = [
+        ScalarTy::I32,
+        ScalarTy::I64,
+        ScalarTy::U32,
+        ScalarTy::U64,
+        ScalarTy::F32,
+        ScalarTy::F64,
+        ScalarTy::Bool,
+    ];
+
+    pub fn from_name(name: &str) -> Option<ScalarTy> {
+        ScalarTy::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ScalarTy::I32 => "i32",
+            ScalarTy::I64 => "i64",
+            ScalarTy::U32 => "u32",
+            ScalarTy::U64 => "u64",
+            ScalarTy::F32 => "f32",
+            ScalarTy::F64 => "f64",
+            ScalarTy::Bool => "bool",
+        }
+    }
+
+    pub fn is_integer(self) -> bool {
+        matches!(self, ScalarTy::I32 | ScalarTy::I64 | ScalarTy::U32 | ScalarTy::U64)
+    }
+
+    pub fn is_signed(self) -> bool {
+        matches!(self, ScalarTy::I32 | ScalarTy::I64)
+    }
+
+    pub fn is_float(self) -> bool {
+        matches!(self, ScalarTy::F32 | ScalarTy::F64)
+    }
+
+    pub fn is_numeric(self) -> bool {
+        self.is_integer() || self.is_float()
+    }
+}
+
+/// A variable in a size.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SizeVar {
+    /// A size parameter (`[n]`, or implicit from a parameter type) or an `i64`
+    /// parameter named in a later type, of the def being checked.
+    Param(Name),
+    /// An `i64` let-binding whose value is not itself a size expression; `id` tells
+    /// apart bindings that share a name.
+    Local { name: Name, id: u32 },
+    /// An unknown size: a fresh rigid variable (LANGUAGE.md: "unknown size").
+    Unknown(u32),
+    /// A flexible variable during inference; none remain in results.
+    Infer(u32),
+}
+
+impl fmt::Display for SizeVar {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SizeVar::Param(name) | SizeVar::Local { name, .. } => write!(f, "{name}"),
+            SizeVar::Unknown(idx) => write!(f, "?{idx}"),
+            SizeVar::Infer(idx) => write!(f, "'s{idx}"),
+        }
+    }
+}
+
+/// A size: an integer polynomial over [`SizeVar`]s with exact-division terms.
+pub type TySize = weft_size::Size<SizeVar>;
+
+/// A type.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Ty {
+    Scalar(ScalarTy),
+    /// `[size]elem`; an n-dimensional array nests.
+    Array {
+        size: TySize,
+        elem: Arc<Ty>,
+    },
+    Tuple(Arc<[Ty]>),
+    Fn {
+        param: Arc<Ty>,
+        ret: Arc<Ty>,
+    },
+    /// A declared type parameter `'a`, written `a`.
+    Param(Name),
+    /// An inference variable; none remain in results (unresolved ones become `Error`
+    /// with a diagnostic).
+    Var(u32),
+    /// The type of an erroneous expression: every check on it is silent.
+    Error,
+}
+
+impl Ty {
+    pub fn array(size: TySize, elem: Ty) -> Ty {
+        Ty::Array { size, elem: Arc::new(elem) }
+    }
+
+    pub fn func(param: Ty, ret: Ty) -> Ty {
+        Ty::Fn { param: Arc::new(param), ret: Arc::new(ret) }
+    }
+
+    pub fn tuple(elems: Vec<Ty>) -> Ty {
+        Ty::Tuple(elems.into())
+    }
+
+    pub fn i64() -> Ty {
+        Ty::Scalar(ScalarTy::I64)
+    }
+
+    pub fn bool() -> Ty {
+        Ty::Scalar(ScalarTy::Bool)
+    }
+
+    pub fn is_error(&self) -> bool {
+        matches!(self, Ty::Error)
+    }
+
+    /// Whether an error type occurs anywhere inside (then messages about it are noise).
+    pub fn contains_error(&self) -> bool {
+        match self {
+            Ty::Error => true,
+            Ty::Scalar(_) | Ty::Param(_) | Ty::Var(_) => false,
+            Ty::Array { elem, .. } => elem.contains_error(),
+            Ty::Tuple(elems) => elems.iter().any(Ty::contains_error),
+            Ty::Fn { param, ret } => param.contains_error() || ret.contains_error(),
+        }
+    }
+
+    pub fn contains_fn(&self) -> bool {
+        match self {
+            Ty::Fn { .. } => true,
+            Ty::Scalar(_) | Ty::Param(_) | Ty::Var(_) | Ty::Error => false,
+            Ty::Array { elem, .. } => elem.contains_fn(),
+            Ty::Tuple(elems) => elems.iter().any(Ty::contains_fn),
+        }
+    }
+
+    /// The sizes of the outer dimensions and the element type below them.
+    pub fn dims(&self) -> (Vec<TySize>, &Ty) {
+        let mut dims = Vec::new();
+        let mut ty = self;
+        while let Ty::Array { size, elem } = ty {
+            dims.push(size.clone());
+            ty = elem;
+        }
+        (dims, ty)
+    }
+
+    /// Applies `f` to every size inside.
+    pub fn map_sizes(&self, f: &mut impl FnMut(&TySize) -> TySize) -> Ty {
+        match self {
+            Ty::Scalar(_) | Ty::Param(_) | Ty::Var(_) | Ty::Error => self.clone(),
+            Ty::Array { size, elem } => {
+                Ty::Array { size: f(size), elem: Arc::new(elem.map_sizes(f)) }
+            }
+            Ty::Tuple(elems) => Ty::Tuple(elems.iter().map(|e| e.map_sizes(f)).collect()),
+            Ty::Fn { param, ret } => {
+                Ty::Fn { param: Arc::new(param.map_sizes(f)), ret: Arc::new(ret.map_sizes(f)) }
+            }
+        }
+    }
+
+    pub fn for_each_size(&self, f: &mut impl FnMut(&TySize)) {
+        match self {
+            Ty::Scalar(_) | Ty::Param(_) | Ty::Var(_) | Ty::Error => {}
+            Ty::Array { size, elem } => {
+                f(size);
+                elem.for_each_size(f);
+            }
+            Ty::Tuple(elems) => elems.iter().for_each(|e| e.for_each_size(f)),
+            Ty::Fn { param, ret } => {
+                param.for_each_size(f);
+                ret.for_each_size(f);
+            }
+        }
+    }
+}
+
+impl fmt::Display for Ty {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Ty::Scalar(scalar) => f.write_str(scalar.name()),
+            Ty::Array { size, elem } => write!(f, "[{size}]{elem}"),
+            Ty::Tuple(elems) => {
+                f.write_str("(")?;
+                for (idx, elem) in elems.iter().enumerate() {
+                    if idx > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{elem}")?;
+                }
+                f.write_str(")")
+            }
+            Ty::Fn { param, ret } => {
+                if matches!(**param, Ty::Fn { .. }) {
+                    write!(f, "({param}) -> {ret}")
+                } else {
+                    write!(f, "{param} -> {ret}")
+                }
+            }
+            Ty::Param(name) => write!(f, "{name}"),
+            Ty::Var(idx) => write!(f, "'t{idx}"),
+            Ty::Error => f.write_str("{unknown}"),
+        }
+    }
+}
+
+/// A parameter of a [`Scheme`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SchemeParam {
+    /// For an `i64` parameter whose name is used in later types (`(n: i64)` in
+    /// `iota` or `entry grid (n: i64) : [n]i64`): the argument's value becomes that size.
+    pub binds_size: Option<Name>,
+    pub ty: Ty,
+}
+
+/// The polymorphic type of a def or built-in: quantified over its type parameters
+/// and size parameters, with value parameters that may bind sizes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Scheme {
+    pub type_params: Vec<Name>,
+    /// Size variables instantiated fresh at each use (inferred from arguments).
+    pub size_params: Vec<Name>,
+    pub params: Vec<SchemeParam>,
+    pub ret: Ty,
+}
+
+impl Scheme {
+    /// The curried function type, with sizes as written.
+    pub fn as_fn_ty(&self) -> Ty {
+        self.params.iter().rev().fold(self.ret.clone(), |ret, p| Ty::func(p.ty.clone(), ret))
+    }
+}
+
+impl fmt::Display for Scheme {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for param in &self.params {
+            match &param.binds_size {
+                Some(name) => write!(f, "({name}: {}) -> ", param.ty)?,
+                None if matches!(param.ty, Ty::Fn { .. }) => write!(f, "({}) -> ", param.ty)?,
+                None => write!(f, "{} -> ", param.ty)?,
+            }
+        }
+        write!(f, "{}", self.ret)
+    }
+}

@@ -1,0 +1,102 @@
+//! Types as written (`[n*2]f32`, `v3`, `a -> b`): syntax lowered to position-free
+//! data. Resolution of names in them (scalar, type parameter, alias, size variable)
+//! happens during inference, where the scopes are known.
+
+use weft_syntax::ast::{self, SizeOp};
+
+use crate::Name;
+
+/// A type annotation as written.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum TypeRef {
+    /// A scalar, a type parameter or an alias: resolved later.
+    Name(Name),
+    Array(SizeRef, Box<TypeRef>),
+    Tuple(Vec<TypeRef>),
+    Fn(Box<TypeRef>, Box<TypeRef>),
+    /// Missing or malformed (a syntax error was reported).
+    Error,
+}
+
+/// A size as written in a type.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum SizeRef {
+    Name(Name),
+    Literal(i64),
+    Binary(SizeOp, Box<SizeRef>, Box<SizeRef>),
+    Error,
+}
+
+impl TypeRef {
+    pub fn lower(ty: Option<ast::Type>) -> TypeRef {
+        let Some(ty) = ty else { return TypeRef::Error };
+        match ty {
+            ast::Type::PathType(path) => path
+                .name_ref()
+                .map_or(TypeRef::Error, |name| TypeRef::Name(Name::new(&name.text()))),
+            ast::Type::ArrayType(array) => {
+                TypeRef::Array(SizeRef::lower(array.size()), Box::new(TypeRef::lower(array.ty())))
+            }
+            ast::Type::TupleType(tuple) => {
+                TypeRef::Tuple(tuple.tys().map(|t| TypeRef::lower(Some(t))).collect())
+            }
+            ast::Type::ParenType(paren) => TypeRef::lower(paren.ty()),
+            ast::Type::FnType(func) => TypeRef::Fn(
+                Box::new(TypeRef::lower(func.param_ty())),
+                Box::new(TypeRef::lower(func.ret_ty())),
+            ),
+        }
+    }
+
+    /// Calls `f` on every size name, outermost first.
+    pub fn for_each_size_name(&self, f: &mut impl FnMut(&Name)) {
+        match self {
+            TypeRef::Name(_) | TypeRef::Error => {}
+            TypeRef::Array(size, elem) => {
+                size.for_each_name(f);
+                elem.for_each_size_name(f);
+            }
+            TypeRef::Tuple(elems) => elems.iter().for_each(|e| e.for_each_size_name(f)),
+            TypeRef::Fn(param, ret) => {
+                param.for_each_size_name(f);
+                ret.for_each_size_name(f);
+            }
+        }
+    }
+}
+
+impl SizeRef {
+    pub fn lower(size: Option<ast::Size>) -> SizeRef {
+        let Some(size) = size else { return SizeRef::Error };
+        match size {
+            ast::Size::SizeName(name) => {
+                name.name_ref().map_or(SizeRef::Error, |n| SizeRef::Name(Name::new(&n.text())))
+            }
+            ast::Size::SizeLit(lit) => lit
+                .int_number_token()
+                .and_then(|t| crate::expr_store::parse_int_text(t.text()).ok())
+                .and_then(|(value, _)| i64::try_from(value).ok())
+                .map_or(SizeRef::Error, SizeRef::Literal),
+            ast::Size::SizeParen(paren) => SizeRef::lower(paren.size()),
+            ast::Size::SizeBin(bin) => match bin.op() {
+                Some(op) => SizeRef::Binary(
+                    op,
+                    Box::new(SizeRef::lower(bin.lhs())),
+                    Box::new(SizeRef::lower(bin.rhs())),
+                ),
+                None => SizeRef::Error,
+            },
+        }
+    }
+
+    pub fn for_each_name(&self, f: &mut impl FnMut(&Name)) {
+        match self {
+            SizeRef::Name(name) => f(name),
+            SizeRef::Literal(_) | SizeRef::Error => {}
+            SizeRef::Binary(_, lhs, rhs) => {
+                lhs.for_each_name(f);
+                rhs.for_each_name(f);
+            }
+        }
+    }
+}

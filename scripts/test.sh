@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Runs Weft's whole test suite: formatting, lints, every crate's tests, the examples
+# through the checker, and the editor clients' tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export POCL_CACHE_DIR="${POCL_CACHE_DIR:-$PWD/target/pocl-cache}"
+
+echo "== cargo fmt"
+cargo fmt --all -- --check
+echo "== cargo clippy"
+cargo clippy --workspace --all-targets --locked -- -D warnings
+echo "== cargo test"
+cargo test --workspace --locked
+echo "== weft check examples/"
+cargo run --quiet --locked -p weft-cli -- check examples/
+if [ -x editors/vscode/ci.sh ]; then
+  echo "== editors/vscode"
+  editors/vscode/ci.sh
+fi
+if [ -x editors/nvim/test/run.sh ]; then
+  echo "== editors/nvim"
+  editors/nvim/test/run.sh
+fi
