@@ -371,6 +371,22 @@ impl<V: Clone + Ord + Hash + Debug> Lmad<V> {
         Lmad { offset: self.offset.add(by), dims: self.dims.clone() }
     }
 
+    /// Substitutes size variables in every component (see [`Size::substitute`]), e.g. to
+    /// instantiate existential LMAD components or to evaluate a layout for given sizes.
+    pub fn substitute(&self, f: &mut impl FnMut(&V) -> Option<Size<V>>) -> Self {
+        Lmad {
+            offset: self.offset.substitute(f),
+            dims: self
+                .dims
+                .iter()
+                .map(|dim| LmadDim {
+                    stride: dim.stride.substitute(f),
+                    shape: dim.shape.substitute(f),
+                })
+                .collect(),
+        }
+    }
+
     /// Whether this is the dense row-major layout of its shape at offset 0 (Futhark's
     /// `isDirect`), as required of program results. Decided on normal forms.
     pub fn is_direct(&self) -> bool {

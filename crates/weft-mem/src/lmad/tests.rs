@@ -440,3 +440,86 @@ proptest! {
         }
     }
 }
+
+/// Applies `op` to a symbolic LMAD and to its concrete instance (`concrete_shape` is the
+/// concrete LMAD's shape, used to pick parameters). Returns `None` when the op does not
+/// apply or the symbolic LMAD refuses it (a symbolic refusal may be conservative).
+fn apply_both(op: &Op, symbolic: &L, concrete: &L, concrete_shape: &[usize]) -> Option<(L, L)> {
+    let rank = concrete_shape.len();
+    let dim = if rank == 0 { 0 } else { op.a as usize % rank };
+    match op.kind {
+        0 | 1 if rank > 0 => {
+            let i = c((op.b as usize % concrete_shape[dim]) as i64);
+            Some((symbolic.fix(dim, &i), concrete.fix(dim, &i)))
+        }
+        2 => {
+            let perm = permutation(rank, op.b);
+            Some((symbolic.permute(&perm), concrete.permute(&perm)))
+        }
+        3 if rank > 0 => Some((symbolic.reverse(dim), concrete.reverse(dim))),
+        4 => {
+            let at = op.a as usize % (rank + 1);
+            let n = c(1 + i64::from(op.b % 3));
+            Some((symbolic.replicate(at, &n), concrete.replicate(at, &n)))
+        }
+        5 if rank >= 2 => {
+            let dim = op.a as usize % (rank - 1);
+            let merged = symbolic.merge_dims(dim)?;
+            Some((merged, concrete.merge_dims(dim).expect("a symbolic merge holds concretely")))
+        }
+        6 if rank > 0 => {
+            let n = concrete_shape[dim];
+            let divisors: Vec<usize> = (1..=n).filter(|k| n.is_multiple_of(*k)).collect();
+            let k = c(divisors[op.b as usize % divisors.len()] as i64);
+            Some((symbolic.split(dim, &k), concrete.split(dim, &k)))
+        }
+        7 if rank > 0 => {
+            let start = c((op.c as usize % concrete_shape[dim]) as i64);
+            let len = symbolic.dims[dim].shape.sub(&start);
+            let concrete_len = concrete.dims[dim].shape.sub(&start);
+            Some((
+                symbolic.slice_dim(dim, &start, &len, &c(1)),
+                concrete.slice_dim(dim, &start, &concrete_len, &c(1)),
+            ))
+        }
+        8 => {
+            let by = v("o").mul(&c(i64::from(op.b % 3)));
+            Some((symbolic.shift(&by), concrete.shift(&by.substitute(&mut |_| Some(c(5))))))
+        }
+        _ => None,
+    }
+}
+
+proptest! {
+    /// Symbolic LMADs over size variables agree with concrete ones once the variables are
+    /// given values: the symbolic algebra (normal forms, `(n/k)*k = n`) is sound.
+    #[test]
+    fn symbolic_chains_instantiate_to_concrete_chains(
+        shape in shape_strategy(),
+        ops in prop::collection::vec(op_strategy(), 0..8),
+    ) {
+        let names = ["n0", "n1", "n2"];
+        let values = |name: &String| -> Option<S> {
+            if name == "o" {
+                return Some(c(5));
+            }
+            names.iter().position(|n| n == name).map(|k| c(shape[k] as i64))
+        };
+        let mut symbolic = L::row_major(&names[..shape.len()].iter().map(|n| v(n)).collect::<Vec<_>>());
+        let mut concrete = L::row_major(&concrete(&shape));
+        for op in &ops {
+            let concrete_shape: Vec<usize> = concrete
+                .shape()
+                .iter()
+                .map(|n| n.as_constant().expect("concrete shape") as usize)
+                .collect();
+            let Some((next_symbolic, next_concrete)) = apply_both(op, &symbolic, &concrete, &concrete_shape) else {
+                continue;
+            };
+            symbolic = next_symbolic;
+            concrete = next_concrete;
+            let instantiated = symbolic.substitute(&mut |name| values(name));
+            prop_assert_eq!(&instantiated, &concrete, "symbolic {}", symbolic);
+        }
+    }
+}
