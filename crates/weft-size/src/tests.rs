@@ -345,6 +345,19 @@ proptest! {
     }
 
     #[test]
+    fn division_evaluates_to_the_exact_quotient(
+        p in small_expr(),
+        q in small_expr(),
+        env in prop::collection::vec(-5i64..=5, usize::from(N_VARS)),
+    ) {
+        let (p_value, q_value) = (eval_expr(&p, &env), eval_expr(&q, &env));
+        prop_assume!(q_value != 0 && p_value % q_value == 0);
+        let quotient = to_size(&p).div_exact(&to_size(&q));
+        let value = quotient.eval(&mut |v| env.get(usize::from(*v)).copied());
+        prop_assert_eq!(value, Ok(p_value / q_value), "{:?}", quotient);
+    }
+
+    #[test]
     fn map_vars_round_trips(expr in any_expr()) {
         let size = to_size(&expr);
         let renamed = size.map_vars(&mut |v| u32::from(*v) + 10);
