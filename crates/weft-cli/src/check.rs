@@ -22,6 +22,8 @@ pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     for loaded in &files {
         let mut diagnostics = weft_hir::file_diagnostics(&db, loaded.file).clone();
         if let Some(range) = loaded.invalid_utf8 {
+            // The replacement characters are reported once, as invalid UTF-8.
+            diagnostics.retain(|d| !(d.code == "syntax-error" && d.message.contains('\u{fffd}')));
             diagnostics.insert(0, invalid_utf8(loaded, range));
         }
         for diagnostic in &diagnostics {

@@ -110,6 +110,19 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
                 format!("`{}` is defined more than once", def.name),
             ));
         }
+        // In a declaration with syntax errors, name and type errors are mostly echoes
+        // of the syntax error: one mistake gives one error.
+        // An error at a declaration's first keyword ("expected `)`, found `def`") belongs
+        // to the declaration before it.
+        let def_range = source_map.def_range.unwrap_or_default();
+        let after_name = name_range.start();
+        if parse
+            .errors()
+            .iter()
+            .any(|e| def_range.contains_range(e.range) && e.range.start() > after_name)
+        {
+            continue;
+        }
         for diagnostic in &body.diagnostics {
             out.push(render_body_diagnostic(file, source_map, diagnostic));
         }
@@ -182,6 +195,16 @@ struct RenderCtx<'a> {
     file: SourceFile,
     source_map: &'a BodySourceMap,
     text: &'a str,
+}
+
+/// "a numeric type" -> "a number", for "`x` is a number".
+fn class_noun(class: &str) -> String {
+    match class {
+        "a numeric type" => "a number".to_owned(),
+        "an integer type" => "an integer".to_owned(),
+        "a float type" => "a float".to_owned(),
+        other => format!("of {other}"),
+    }
 }
 
 fn size_is_unknown(size: &TySize) -> bool {
@@ -270,7 +293,12 @@ impl RenderCtx<'_> {
                 }
                 ("size-mismatch", site.clone(), message)
             }
-            InferDiagnostic::ClassMismatch { site, class, found } => (
+            InferDiagnostic::ClassMismatch { site, class, found, expected_side: true } => (
+                "type-mismatch",
+                site.clone(),
+                format!("type mismatch: expected `{found}`, but {} is {}", subject(site), class_noun(class)),
+            ),
+            InferDiagnostic::ClassMismatch { site, class, found, expected_side: false } => (
                 "type-mismatch",
                 site.clone(),
                 format!("expected {class}, but {} has type `{found}`", subject(site)),
@@ -289,8 +317,9 @@ impl RenderCtx<'_> {
                 "too-many-indices",
                 site.clone(),
                 format!(
-                    "{n_indices} indices into a value of type `{ty}`, which has {} dimensions",
-                    ty.dims().0.len()
+                    "{n_indices} indices into a value of type `{ty}`, which has {} dimension{}",
+                    ty.dims().0.len(),
+                    if ty.dims().0.len() == 1 { "" } else { "s" }
                 ),
             ),
             InferDiagnostic::NotATuple { site, ty } => (
@@ -344,7 +373,24 @@ impl RenderCtx<'_> {
             InferDiagnostic::IllegalLevel { site, found, context, legal } => (
                 "illegal-level",
                 site.clone(),
-                format!("`{found}` is not allowed in {context}; legal here: {legal}"),
+                format!("`{found}` is not allowed {context}; legal here: {legal}"),
+            ),
+            InferDiagnostic::LocalEscapesGroup { site } => (
+                "local-escapes-group",
+                site.clone(),
+                "this local array is the result of the `map@group` body, so it would escape its work-group".to_owned(),
+            ),
+            InferDiagnostic::EntryWithoutReturnType => (
+                "missing-return-type",
+                Site::Name,
+                "an entry point needs a return type (only a `def` may omit it)".to_owned(),
+            ),
+            InferDiagnostic::UninferableParamSize { site, name } => (
+                "uninferable-size",
+                site.clone(),
+                format!(
+                    "this parameter's size uses `{name}`, which is not an earlier `i64` parameter, so it cannot be inferred from the argument"
+                ),
             ),
             InferDiagnostic::ToLocalOutsideGroup { site } => (
                 "to-local-outside-group",

@@ -75,9 +75,11 @@ pub enum Resolution {
 /// a literal is folded into it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Literal {
+    /// `hex`: written `0x..`, which can only be an integer (LANGUAGE.md section 1).
     Int {
         value: i128,
         suffix: Option<ScalarTy>,
+        hex: bool,
     },
     /// The digits as written without `_` and suffix, and the sign.
     Float {
@@ -573,7 +575,8 @@ impl LowerCtx<'_> {
             Some(LiteralKind::Int(token)) => {
                 parse_int_text(token.text()).map(|(magnitude, suffix)| {
                     let value = i128::try_from(magnitude).unwrap_or(i128::MAX);
-                    Literal::Int { value: if negative { -value } else { value }, suffix }
+                    let hex = token.text().starts_with("0x") || token.text().starts_with("0X");
+                    Literal::Int { value: if negative { -value } else { value }, suffix, hex }
                 })
             }
             Some(LiteralKind::Float(token)) => parse_float_text(token.text())

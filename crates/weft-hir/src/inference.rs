@@ -58,10 +58,24 @@ pub enum InferDiagnostic {
         found: TySize,
         origin: Option<ExprId>,
     },
+    /// `expected_side`: the type outside the class is the one required there (a
+    /// function, say) and the expression is of the class (a number).
     ClassMismatch {
         site: Site,
         class: &'static str,
         found: Ty,
+        expected_side: bool,
+    },
+    /// The array made local inside a `map@group` body is that body's result.
+    LocalEscapesGroup {
+        site: Site,
+    },
+    EntryWithoutReturnType,
+    /// A parameter's size cannot be inferred from the argument: `name` is not an
+    /// earlier `i64` parameter.
+    UninferableParamSize {
+        site: Site,
+        name: Name,
     },
     NotAFunction {
         site: Site,
@@ -352,6 +366,10 @@ impl<'db> InferCtx<'db> {
             self.report(InferDiagnostic::RecursionCycle { cycle });
         }
         self.enter_signature_scope();
+        self.check_param_sizes();
+        if self.sig.is_entry && self.sig.ret.is_none() {
+            self.report(InferDiagnostic::EntryWithoutReturnType);
+        }
         let body = Arc::clone(&self.body);
         let mut param_tys = Vec::new();
         for (idx, &pat) in body.params.iter().enumerate() {
@@ -394,6 +412,38 @@ impl<'db> InferCtx<'db> {
         self.finish_tables();
         self.result.scheme = Some(self.make_scheme(param_tys, ret));
         std::mem::take(&mut self.result)
+    }
+
+    /// LANGUAGE.md section 2: in a parameter type, a size is a variable, a constant,
+    /// or an expression over *earlier* `i64` parameters.
+    fn check_param_sizes(&mut self) {
+        let sig = Arc::clone(&self.sig);
+        for (idx, ty) in sig.params.iter().enumerate() {
+            let earlier: Vec<&Name> = sig.params[..idx]
+                .iter()
+                .zip(&sig.param_names)
+                .filter(|(t, _)| matches!(t, TypeRef::Name(n) if n.as_str() == "i64"))
+                .filter_map(|(_, n)| n.as_ref())
+                .collect();
+            let later: Vec<&Name> = sig.param_names[idx..].iter().flatten().collect();
+            let mut offending = None;
+            visit_param_sizes(ty, &mut |size| match size {
+                SizeRef::Name(name) => {
+                    if later.contains(&name) && !earlier.contains(&name) {
+                        offending.get_or_insert(name.clone());
+                    }
+                }
+                SizeRef::Binary(..) => size.for_each_name(&mut |name| {
+                    if !earlier.contains(&name) {
+                        offending.get_or_insert(name.clone());
+                    }
+                }),
+                SizeRef::Literal(_) | SizeRef::Error => {}
+            });
+            if let Some(name) = offending {
+                self.report(InferDiagnostic::UninferableParamSize { site: Site::Param(idx), name });
+            }
+        }
     }
 
     fn check_entry_types(&mut self, params: &[Ty], ret: &Ty) {
@@ -451,7 +501,35 @@ impl<'db> InferCtx<'db> {
                         found: self.table.finish(&found),
                     }
                 }
+                InferDiagnostic::ClassMismatch { site, class, found, expected_side } => {
+                    InferDiagnostic::ClassMismatch {
+                        site,
+                        class,
+                        found: self.table.finish(&found),
+                        expected_side,
+                    }
+                }
+                InferDiagnostic::NotAFunction { site, ty } => {
+                    InferDiagnostic::NotAFunction { site, ty: self.table.finish(&ty) }
+                }
+                InferDiagnostic::NotAnArray { site, ty } => {
+                    InferDiagnostic::NotAnArray { site, ty: self.table.finish(&ty) }
+                }
+                InferDiagnostic::NotATuple { site, ty } => {
+                    InferDiagnostic::NotATuple { site, ty: self.table.finish(&ty) }
+                }
                 other => other,
+            })
+            // A message about a type that could not be inferred says nothing useful.
+            .filter(|d| match d {
+                InferDiagnostic::TypeMismatch { expected, found, .. } => {
+                    !expected.contains_error() && !found.contains_error()
+                }
+                InferDiagnostic::ClassMismatch { found, .. }
+                | InferDiagnostic::NotAFunction { ty: found, .. }
+                | InferDiagnostic::NotAnArray { ty: found, .. }
+                | InferDiagnostic::NotATuple { ty: found, .. } => !found.contains_error(),
+                _ => true,
             })
             .collect();
     }
@@ -589,8 +667,14 @@ impl<'db> InferCtx<'db> {
             unify::Mismatch::Size { expected: es, found: fs, origin } => {
                 InferDiagnostic::SizeMismatch { site, expected: es, found: fs, origin }
             }
-            unify::Mismatch::Class { class, found } => {
-                InferDiagnostic::ClassMismatch { site, class: class.describe(), found }
+            unify::Mismatch::Class { class, found: violating } => {
+                let expected_side = violating == expected && violating != found;
+                InferDiagnostic::ClassMismatch {
+                    site,
+                    class: class.describe(),
+                    found: violating,
+                    expected_side,
+                }
             }
             unify::Mismatch::Type => InferDiagnostic::TypeMismatch { site, expected, found },
         };
@@ -601,6 +685,21 @@ impl<'db> InferCtx<'db> {
     fn check_literals(&mut self) {
         let body = Arc::clone(&self.body);
         for (id, expr) in body.exprs.iter() {
+            if let crate::Expr::Literal(crate::Literal::Float { text, .. }) = expr {
+                let ty = self.table.resolve(&self.result.expr_ty(id));
+                let overflows = match ty {
+                    Ty::Scalar(ScalarTy::F32) => text.parse::<f32>().is_ok_and(f32::is_infinite),
+                    Ty::Scalar(ScalarTy::F64) => text.parse::<f64>().is_ok_and(f64::is_infinite),
+                    _ => false,
+                };
+                if let (true, Ty::Scalar(scalar)) = (overflows, ty) {
+                    self.report(InferDiagnostic::LiteralOutOfRange {
+                        site: Site::Expr(id),
+                        ty: scalar,
+                    });
+                }
+                continue;
+            }
             let crate::Expr::Literal(crate::Literal::Int { value, .. }) = expr else { continue };
             let ty = self.table.resolve(&self.result.expr_ty(id));
             let Ty::Scalar(scalar) = ty else { continue };
@@ -618,6 +717,19 @@ impl<'db> InferCtx<'db> {
                 });
             }
         }
+    }
+}
+
+/// Calls `f` on each array size of a parameter type, outermost first (not inside
+/// function types, whose sizes belong to the function).
+fn visit_param_sizes(ty: &TypeRef, f: &mut impl FnMut(&SizeRef)) {
+    match ty {
+        TypeRef::Array(size, elem) => {
+            f(size);
+            visit_param_sizes(elem, f);
+        }
+        TypeRef::Tuple(elems) => elems.iter().for_each(|e| visit_param_sizes(e, f)),
+        TypeRef::Name(_) | TypeRef::Fn(..) | TypeRef::Error => {}
     }
 }
 

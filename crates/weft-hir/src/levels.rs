@@ -26,10 +26,10 @@ enum Context {
 impl Context {
     fn describe(self) -> &'static str {
         match self {
-            Context::AnyLevel => "any level",
-            Context::Host => "host level",
-            Context::Group => "the body of a `map@group`",
-            Context::Sequential => "a sequential body (`@grid`, `@thread` or `@seq`)",
+            Context::AnyLevel => "at any level",
+            Context::Host => "at host level",
+            Context::Group => "in the body of a `map@group`",
+            Context::Sequential => "in a sequential body (`@grid`, `@thread` or `@seq`)",
         }
     }
 
@@ -99,6 +99,15 @@ pub(crate) fn check_levels(ctx: &mut InferCtx<'_>) {
                     Some((builtin, level)) => {
                         let function_arg = builtin.function_arg();
                         let inner = Context::enter(builtin, level);
+                        if inner == Context::Group
+                            && let Some(&arg) = function_arg.and_then(|idx| args.get(idx))
+                            && let Expr::Lambda { body: lambda_body, .. } = &body.exprs[arg]
+                            && let Some(local) = local_result(&body, *lambda_body)
+                        {
+                            diagnostics.push(InferDiagnostic::LocalEscapesGroup {
+                                site: Site::Expr(local),
+                            });
+                        }
                         let inner_group = in_group || inner == Context::Group;
                         for (idx, &arg) in args.iter().enumerate() {
                             if Some(idx) == function_arg {
@@ -169,6 +178,38 @@ pub(crate) fn check_levels(ctx: &mut InferCtx<'_>) {
     for diagnostic in diagnostics {
         ctx.report_level(diagnostic);
     }
+}
+
+/// The `to_local` call whose array is the value of `expr`, following `let` bodies,
+/// `if` branches and let-bound names: such an array would outlive its work-group.
+fn local_result(body: &crate::expr_store::Body, expr: ExprId) -> Option<ExprId> {
+    let mut expr = expr;
+    let mut bound: Vec<(crate::expr_store::PatId, ExprId)> = Vec::new();
+    // Bounded by the body's size: each step moves to a sub-expression.
+    for _ in 0..body.exprs.len() {
+        match &body.exprs[expr] {
+            Expr::Let { pat, value, body: let_body, .. } => {
+                bound.push((*pat, *value));
+                expr = *let_body;
+            }
+            Expr::If { then_branch, else_branch, .. } => {
+                return local_result(body, *then_branch)
+                    .or_else(|| local_result(body, *else_branch));
+            }
+            Expr::Path { res: Resolution::Local(pat), .. } => {
+                expr = bound.iter().rev().find(|(p, _)| p == pat)?.1;
+            }
+            Expr::Call { callee, .. } => {
+                return matches!(
+                    &body.exprs[*callee],
+                    Expr::Path { res: Resolution::Builtin(Builtin::ToLocal), .. }
+                )
+                .then_some(expr);
+            }
+            _ => return None,
+        }
+    }
+    None
 }
 
 impl InferCtx<'_> {

@@ -115,7 +115,13 @@ impl Sink<'_> {
             offset += token.len;
             idx += 1;
         }
+        // When the unexpected token is on a later line, the mistake is at the end of
+        // the previous line ("expected `else`" after `then 1`, not at the next `def`).
+        let skipped = &self.text[TextRange::new(self.offset, offset)];
         let range = match self.tokens.get(idx) {
+            Some(_) if skipped.contains('\n') && self.offset > TextSize::from(0) => {
+                TextRange::empty(self.offset)
+            }
             Some(token) => TextRange::at(offset, token.len),
             None => TextRange::empty(self.offset),
         };

@@ -99,13 +99,25 @@ impl Lexer<'_> {
                     if let Some((kind, len)) = self.punct() {
                         self.push(kind, len);
                     } else {
-                        let len = c.len_utf8();
-                        self.push(ERROR_TOKEN, len);
-                        let message = if c == '\0' {
+                        // A run of unknown characters is one token with one error.
+                        let len = self
+                            .rest()
+                            .find(|c: char| {
+                                c.is_whitespace()
+                                    || c.is_ascii_alphanumeric()
+                                    || "()[],:=\\.@'\"-+*/%<>!&|^_".contains(c)
+                            })
+                            .unwrap_or(self.rest().len())
+                            .max(c.len_utf8());
+                        let run = &self.rest()[..len];
+                        let message = if run.contains('\0') {
                             "unexpected NUL character".to_owned()
+                        } else if run.chars().count() == 1 {
+                            format!("unexpected character `{}`", run.escape_debug())
                         } else {
-                            format!("unexpected character `{}`", c.escape_debug())
+                            format!("unexpected characters `{}`", run.escape_debug())
                         };
+                        self.push(ERROR_TOKEN, len);
                         self.error(start, start + len, message);
                     }
                 }
@@ -310,11 +322,9 @@ mod tests {
                 WHITESPACE " "
                 STRING "\"open"
                 WHITESPACE "\n"
-                ERROR_TOKEN "€"
-                ERROR_TOKEN "\0"
+                ERROR_TOKEN "€\0"
                 error 22..27: unterminated string literal
-                error 28..31: unexpected character `€`
-                error 31..32: unexpected NUL character
+                error 28..32: unexpected NUL character
             "#]],
         );
     }

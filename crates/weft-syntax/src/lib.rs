@@ -11,6 +11,7 @@
 
 pub mod ast;
 mod event;
+pub mod format;
 mod grammar;
 mod lexer;
 pub mod line_index;

@@ -393,7 +393,7 @@ fn several_syntax_errors_keep_good_defs() {
     check_errors(
         "def a = (1 +\ndef good (x: i32) : i32 = x\ndef b (x: ) = x\n) )\ndef c = let in 1\nentry e (xs: [n]f32) : f32 = xs[0]\n",
         expect![[r#"
-            13..16: expected an expression, found `def`
+            12..12: expected an expression, found `def`
             51..52: expected a type, found `)`
             57..58: expected a declaration (`def`, `entry`, `type` or `import`), found `)`
             73..75: expected a pattern, found `in`

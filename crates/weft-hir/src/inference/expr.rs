@@ -196,7 +196,8 @@ impl InferCtx<'_> {
             Literal::Int { suffix: Some(s), .. } | Literal::Float { suffix: Some(s), .. } => {
                 return Ty::Scalar(*s);
             }
-            Literal::Int { suffix: None, .. } => self.table.new_var(Class::Num),
+            Literal::Int { suffix: None, hex: true, .. } => self.table.new_var(Class::Int),
+            Literal::Int { suffix: None, hex: false, .. } => self.table.new_var(Class::Num),
             Literal::Float { suffix: None, .. } => self.table.new_var(Class::Float),
         };
         if let Some(expected) = expected {

@@ -235,6 +235,12 @@ fn index(p: &mut Parser<'_>) {
 }
 
 fn atom(p: &mut Parser<'_>) -> Option<CompletedMarker> {
+    // Characters the lexer rejected (and reported) are skipped like trivia.
+    while p.at(ERROR_TOKEN) {
+        let m = p.start();
+        p.bump_any();
+        m.complete(p, ERROR);
+    }
     let m = p.start();
     let kind = match p.current() {
         INT_NUMBER | FLOAT_NUMBER | TRUE_KW | FALSE_KW => {
