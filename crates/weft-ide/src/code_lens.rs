@@ -1,0 +1,78 @@
+//! Code lens "Run": one per `entry`, with the first `input { ... }` of its test
+//! block as the input to feed `weft run` (no input: the entry is run without stdin).
+
+use weft_hir::{DefKind, RootDatabase, def_ast};
+use weft_syntax::TextRange;
+use weft_syntax::ast;
+use weft_syntax::test_block::{TestInput, test_block};
+
+use crate::classify::file_defs;
+
+/// An entry that can be run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Runnable {
+    pub entry: String,
+    /// The entry's name.
+    pub range: TextRange,
+    /// Values to feed on stdin, from the test block's first `input { ... }`.
+    pub input: Option<String>,
+}
+
+pub(crate) fn runnables(db: &RootDatabase, path: &str) -> Vec<Runnable> {
+    let Some(file) = db.file(path) else { return Vec::new() };
+    let mut out = Vec::new();
+    for data in file_defs(db, file) {
+        if data.loc.kind != DefKind::Entry {
+            continue;
+        }
+        let Some(range) = data.source_map.name_range else { continue };
+        let input = match def_ast(db, &data.loc) {
+            Some(ast::Item::Def(def)) => test_block(&def).0.and_then(|block| {
+                block.cases.into_iter().find_map(|case| match case.input {
+                    TestInput::Values(values) => Some(values.text),
+                    TestInput::Random(_) => None,
+                })
+            }),
+            _ => None,
+        };
+        out.push(Runnable { entry: data.loc.name.as_str().to_owned(), range, input });
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::tests::fixture;
+
+    #[test]
+    fn one_runnable_per_entry_with_test_input() {
+        let fixture = fixture(
+            r#"
+-- ==
+-- input { [1f32, 2f32] [3f32, 4f32] }
+-- output { 11f32 }
+entry dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (map2 (*) xs ys)
+def helper (x: i32) : i32 = x
+entry plain (x: i32) : i32 = helper x
+"#,
+        );
+        let actual = format!("{:#?}", fixture.analysis.runnables("main.weft").unwrap());
+        expect![[r#"
+            [
+                Runnable {
+                    entry: "dot",
+                    range: 71..74,
+                    input: Some(
+                        " [1f32, 2f32] [3f32, 4f32] ",
+                    ),
+                },
+                Runnable {
+                    entry: "plain",
+                    range: 178..183,
+                    input: None,
+                },
+            ]"#]].assert_eq(&actual);
+    }
+}

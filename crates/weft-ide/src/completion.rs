@@ -1,0 +1,287 @@
+//! Completion: locals in scope (and size names), defs the file sees, built-ins with
+//! their schemes, strategy levels after `@`, and declaration keywords at top level.
+
+use weft_hir::{
+    Builtin, Expr, LoopForm, Pat, PatId, RootDatabase, ScalarTy, UNQUALIFIED_BUILTINS, def_scheme,
+    file_scope, infer, pretty_scheme, signature,
+};
+use weft_syntax::{SyntaxKind, TextRange, TextSize};
+
+use crate::FilePosition;
+use crate::classify::DefData;
+
+/// What a completion inserts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CompletionKind {
+    Local,
+    SizeParam,
+    Function,
+    Builtin,
+    Level,
+    Keyword,
+}
+
+/// One completion candidate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CompletionItem {
+    pub label: String,
+    pub kind: CompletionKind,
+    pub detail: Option<String>,
+    pub documentation: Option<String>,
+}
+
+const LEVELS: [(&str, &str); 4] = [
+    ("grid", "one work-item per element across the whole device"),
+    ("group", "one work-group per element; the body runs on the group's work-items"),
+    ("thread", "one work-item per element within a work-group"),
+    ("seq", "a sequential loop in the enclosing work-item"),
+];
+
+pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<CompletionItem> {
+    let Some(file) = db.file(&position.path) else { return Vec::new() };
+    let root = weft_hir::parse(db, file).syntax_node();
+    let offset = position.offset.min(root.text_range().end());
+    // The token just before the cursor, skipping the identifier being typed.
+    let mut before = root.token_at_offset(offset).left_biased();
+    if let Some(token) = &before
+        && token.kind() == SyntaxKind::IDENT
+    {
+        before = token.prev_token();
+    }
+    if before.as_ref().is_some_and(|t| t.kind() == SyntaxKind::AT) {
+        return LEVELS
+            .iter()
+            .map(|(name, doc)| CompletionItem {
+                label: (*name).to_owned(),
+                kind: CompletionKind::Level,
+                detail: Some("strategy level".to_owned()),
+                documentation: Some((*doc).to_owned()),
+            })
+            .collect();
+    }
+    let Some(data) = def_at(db, file, offset) else {
+        return ["def", "entry", "type", "import"]
+            .iter()
+            .map(|kw| CompletionItem {
+                label: (*kw).to_owned(),
+                kind: CompletionKind::Keyword,
+                detail: None,
+                documentation: None,
+            })
+            .collect();
+    };
+    let mut out: Vec<CompletionItem> = Vec::new();
+    let push = |item: CompletionItem, out: &mut Vec<CompletionItem>| {
+        if !out.iter().any(|i| i.label == item.label) {
+            out.push(item);
+        }
+    };
+    let result = infer(db, data.id(db));
+    // Typing at the end of a def: its scopes extend to the cursor.
+    let scope_offset = data.source_map.def_range.map_or(offset, |r| offset.min(r.end()));
+    for pat in locals_in_scope(&data, scope_offset) {
+        if let Pat::Bind { name } = &data.body.pats[pat] {
+            let item = CompletionItem {
+                label: name.as_str().to_owned(),
+                kind: CompletionKind::Local,
+                detail: Some(result.pat_ty(pat).to_string()),
+                documentation: None,
+            };
+            push(item, &mut out);
+        }
+    }
+    for name in &def_scheme(db, data.id(db)).size_params {
+        let item = CompletionItem {
+            label: name.as_str().to_owned(),
+            kind: CompletionKind::SizeParam,
+            detail: Some("i64 (size)".to_owned()),
+            documentation: None,
+        };
+        push(item, &mut out);
+    }
+    for (name, loc) in &file_scope(db, file).values {
+        let id = weft_hir::DefId::new(db, loc.clone());
+        let item = CompletionItem {
+            label: name.clone(),
+            kind: CompletionKind::Function,
+            detail: Some(pretty_scheme(name, def_scheme(db, id))),
+            documentation: signature(db, id).doc.clone(),
+        };
+        push(item, &mut out);
+    }
+    let conversions = [
+        ScalarTy::I32,
+        ScalarTy::I64,
+        ScalarTy::U32,
+        ScalarTy::U64,
+        ScalarTy::F32,
+        ScalarTy::F64,
+        ScalarTy::Bool,
+    ]
+    .map(Builtin::Convert);
+    for builtin in UNQUALIFIED_BUILTINS.iter().map(|(_, b)| *b).chain(conversions) {
+        let name = builtin.name();
+        let item = CompletionItem {
+            detail: Some(pretty_scheme(&name, &builtin.scheme())),
+            label: name,
+            kind: CompletionKind::Builtin,
+            documentation: Some(builtin.description().to_owned()),
+        };
+        push(item, &mut out);
+    }
+    out
+}
+
+/// The def the cursor is in, or at the end of: the last def starting before the
+/// cursor, unless the cursor's line starts at column 0 after that def's end (a new
+/// top-level declaration).
+fn def_at(db: &RootDatabase, file: weft_hir::SourceFile, offset: TextSize) -> Option<DefData> {
+    let defs = crate::classify::file_defs(db, file);
+    let data = defs.into_iter().rev().find(|d| {
+        d.source_map.name_range.is_some_and(|name| name.end() < offset)
+            && d.source_map.def_range.is_some_and(|range| range.start() < offset)
+    })?;
+    let end = data.source_map.def_range?.end();
+    if offset > end {
+        let text = file.text(db);
+        let between = text.get(usize::from(end)..usize::from(offset)).unwrap_or("");
+        if let Some(last_line) = between.rsplit_once('\n').map(|(_, line)| line)
+            && !last_line.starts_with([' ', '\t'])
+        {
+            return None;
+        }
+    }
+    Some(data)
+}
+
+/// Bindings visible at `offset`: parameters, and the patterns of every `let`, lambda
+/// and loop whose body holds the offset (innermost first).
+fn locals_in_scope(data: &DefData, offset: TextSize) -> Vec<PatId> {
+    let mut scoped: Vec<(TextRange, PatId)> = Vec::new();
+    let body_range = |expr| data.source_map.expr_range(expr);
+    for (_, expr) in data.body.exprs.iter() {
+        let (pats, body): (Vec<PatId>, _) = match expr {
+            Expr::Let { pat, body, .. } => (vec![*pat], *body),
+            Expr::Lambda { params, body } => (params.clone(), *body),
+            Expr::Loop { pat, form, body, .. } => {
+                let mut pats = vec![*pat];
+                if let LoopForm::For { var, .. } = form {
+                    pats.push(*var);
+                }
+                (pats, *body)
+            }
+            _ => continue,
+        };
+        let Some(range) = body_range(body) else { continue };
+        if range.contains_inclusive(offset) {
+            for pat in pats {
+                let mut binds = Vec::new();
+                bindings(data, pat, &mut binds);
+                scoped.extend(binds.into_iter().map(|b| (range, b)));
+            }
+        }
+    }
+    scoped.sort_by_key(|(range, _)| range.len());
+    let mut out: Vec<PatId> = scoped.into_iter().map(|(_, pat)| pat).collect();
+    for &param in &data.body.params {
+        bindings(data, param, &mut out);
+    }
+    out
+}
+
+fn bindings(data: &DefData, pat: PatId, out: &mut Vec<PatId>) {
+    match &data.body.pats[pat] {
+        Pat::Bind { .. } => out.push(pat),
+        Pat::Tuple(pats) => pats.iter().for_each(|&p| bindings(data, p, out)),
+        Pat::Ascribed { pat, .. } => bindings(data, *pat, out),
+        Pat::Missing | Pat::Wild => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write as _;
+
+    use expect_test::{Expect, expect};
+
+    use crate::tests::fixture;
+
+    fn check(text: &str, filter: &[crate::CompletionKind], expect: Expect) {
+        let fixture = fixture(text);
+        let mut actual = String::new();
+        for item in fixture.analysis.completions(&fixture.position).unwrap() {
+            if filter.contains(&item.kind) {
+                let _ = writeln!(actual, "{:?} {} {:?}", item.kind, item.label, item.detail);
+            }
+        }
+        expect.assert_eq(&actual);
+    }
+
+    use crate::CompletionKind::{Builtin, Function, Keyword, Level, Local, SizeParam};
+
+    #[test]
+    fn locals_in_scope_only() {
+        check(
+            r#"
+def f (xs: [n]f32) : f32 =
+  let a = 1f32
+  let g = \y -> y + a
+  in reduce (+) 0f32 (map g xs) + $0
+def other (q: i32) : i32 = q
+"#,
+            &[Local, SizeParam, Function],
+            expect![[r#"
+                Local g Some("f32 -> f32")
+                Local a Some("f32")
+                Local xs Some("[n]f32")
+                SizeParam n Some("i64 (size)")
+                Function f Some("f : [n]f32 -> f32")
+                Function other Some("other : i32 -> i32")
+            "#]],
+        );
+    }
+
+    #[test]
+    fn builtins_with_schemes() {
+        let fixture = fixture("def f (x: i32) : i32 = i$0\n");
+        let items = fixture.analysis.completions(&fixture.position).unwrap();
+        let iota = items.iter().find(|i| i.label == "iota").unwrap();
+        expect![[r#"
+            Builtin Some("iota : (n: i64) -> [n]i64")
+        "#]].assert_eq(&format!("{:?} {:?}\n", iota.kind, iota.detail));
+        assert!(items.iter().any(|i| i.kind == Builtin && i.label == "f32"));
+    }
+
+    #[test]
+    fn levels_after_at() {
+        check(
+            r#"
+def f (xs: [n]f32) : [n]f32 = map@$0 (\x -> x) xs
+"#,
+            &[Level],
+            expect![[r#"
+                Level grid Some("strategy level")
+                Level group Some("strategy level")
+                Level thread Some("strategy level")
+                Level seq Some("strategy level")
+            "#]],
+        );
+    }
+
+    #[test]
+    fn keywords_at_top_level() {
+        check(
+            r#"
+def f (x: i32) : i32 = x
+$0
+"#,
+            &[Keyword, Local],
+            expect![[r#"
+                Keyword def None
+                Keyword entry None
+                Keyword type None
+                Keyword import None
+            "#]],
+        );
+    }
+}

@@ -1,0 +1,126 @@
+//! Inlay hints: inferred types of unannotated `let` bindings and lambda parameters,
+//! and a def's inferred (implicit) size parameters after its name.
+
+use weft_hir::{Expr, Pat, PatId, RootDatabase, def_scheme, infer, signature};
+use weft_syntax::TextSize;
+
+use crate::classify::{DefData, file_defs};
+
+/// What a hint shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InlayKind {
+    Type,
+    SizeParameters,
+}
+
+/// A hint shown at `offset`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InlayHint {
+    pub offset: TextSize,
+    pub label: String,
+    pub kind: InlayKind,
+}
+
+pub(crate) fn inlay_hints(db: &RootDatabase, path: &str) -> Vec<InlayHint> {
+    let Some(file) = db.file(path) else { return Vec::new() };
+    let mut out = Vec::new();
+    for data in file_defs(db, file) {
+        if data.loc.kind == weft_hir::DefKind::TypeAlias {
+            continue;
+        }
+        size_param_hint(db, &data, &mut out);
+        let result = infer(db, data.id(db));
+        let hint_pat = |pat: PatId, out: &mut Vec<InlayHint>| {
+            let mut binds = Vec::new();
+            bindings(&data, pat, &mut binds);
+            for pat in binds {
+                let ty = result.pat_ty(pat);
+                if ty.contains_error() {
+                    continue;
+                }
+                if let Some(range) = data.source_map.pat_range(pat) {
+                    out.push(InlayHint {
+                        offset: range.end(),
+                        label: format!(": {ty}"),
+                        kind: InlayKind::Type,
+                    });
+                }
+            }
+        };
+        for (_, expr) in data.body.exprs.iter() {
+            match expr {
+                Expr::Let { pat, ty: None, .. } => hint_pat(*pat, &mut out),
+                Expr::Lambda { params, .. } => {
+                    for &pat in params {
+                        hint_pat(pat, &mut out);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out.sort_by_key(|hint| hint.offset);
+    out
+}
+
+/// Bound names of a pattern that have no type annotation.
+fn bindings(data: &DefData, pat: PatId, out: &mut Vec<PatId>) {
+    match &data.body.pats[pat] {
+        Pat::Bind { .. } => out.push(pat),
+        Pat::Tuple(pats) => pats.iter().for_each(|&p| bindings(data, p, out)),
+        Pat::Ascribed { .. } | Pat::Missing | Pat::Wild => {}
+    }
+}
+
+fn size_param_hint(db: &RootDatabase, data: &DefData, out: &mut Vec<InlayHint>) {
+    let id = data.id(db);
+    let sig = signature(db, id);
+    let scheme = def_scheme(db, id);
+    let implicit: Vec<String> = scheme
+        .size_params
+        .iter()
+        .filter(|name| !sig.size_params.contains(name))
+        .map(|name| format!("[{name}]"))
+        .collect();
+    if implicit.is_empty() {
+        return;
+    }
+    if let Some(range) = data.source_map.name_range {
+        out.push(InlayHint {
+            offset: range.end(),
+            label: format!(" {}", implicit.join(" ")),
+            kind: InlayKind::SizeParameters,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+
+    use crate::tests::fixture;
+
+    #[test]
+    fn types_of_lets_and_lambda_params_and_implicit_sizes() {
+        let fixture = fixture(
+            r#"
+def f (xs: [n]f32) (k: i64) =
+  let ys = map (\x -> x * 2f32) xs
+  let (a, b) = (k, 1.5f64)
+  let z: i64 = a
+  in (ys, b, z)
+"#,
+        );
+        let mut text = fixture.text("main.weft").to_owned();
+        for hint in fixture.analysis.inlay_hints("main.weft").unwrap().iter().rev() {
+            text.insert_str(usize::from(hint.offset), &format!("〈{}〉", hint.label));
+        }
+        expect![[r#"
+            def f〈 [n]〉 (xs: [n]f32) (k: i64) =
+              let ys〈: [n]f32〉 = map (\x〈: f32〉 -> x * 2f32) xs
+              let (a〈: i64〉, b〈: f64〉) = (k, 1.5f64)
+              let z: i64 = a
+              in (ys, b, z)
+        "#]].assert_eq(&text);
+    }
+}

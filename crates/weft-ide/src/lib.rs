@@ -1,0 +1,251 @@
+//! Weft's editor features as plain Rust data (rust-analyzer's `ide` crate).
+//!
+//! Architecture invariant: this crate knows nothing of LSP or JSON. Positions are byte
+//! offsets ([`TextSize`]) and ranges ([`TextRange`]) in a file's text; files are named
+//! by their database path. Only `weft-lsp` converts to LSP positions (UTF-16).
+//!
+//! [`AnalysisHost`] owns the database and applies [`Change`]s; [`Analysis`] is a
+//! snapshot (a database clone) for reads. Every read returns [`Cancellable`]: a change
+//! applied to the host while a read runs cancels it (salsa unwinds with `Cancelled`,
+//! caught here), and the caller answers "content modified". Every feature works on
+//! files with syntax or type errors elsewhere: it uses what parsed and inferred.
+//!
+//! One feature per file; `classify.rs` answers "what is this name" for all of them.
+
+mod annotate_type;
+mod classify;
+mod code_lens;
+mod completion;
+mod diagnostics;
+mod document_symbols;
+mod folding_ranges;
+mod goto_definition;
+mod hover;
+mod inlay_hints;
+mod references;
+mod rename;
+mod semantic_tokens;
+mod signature_help;
+#[cfg(test)]
+mod tests;
+mod workspace_symbols;
+
+use std::collections::BTreeMap;
+use std::panic::UnwindSafe;
+use std::sync::Arc;
+
+use weft_hir::RootDatabase;
+use weft_syntax::line_index::LineIndex;
+
+pub use crate::annotate_type::Assist;
+pub use crate::code_lens::Runnable;
+pub use crate::completion::{CompletionItem, CompletionKind};
+pub use crate::diagnostics::{Diagnostic, RelatedInfo};
+pub use crate::document_symbols::{StructureNode, SymbolKind};
+pub use crate::folding_ranges::{Fold, FoldKind};
+pub use crate::hover::HoverResult;
+pub use crate::inlay_hints::{InlayHint, InlayKind};
+pub use crate::semantic_tokens::{HighlightModifier, HighlightTag, HighlightedRange};
+pub use crate::signature_help::SignatureHelp;
+pub use crate::workspace_symbols::WorkspaceSymbol;
+pub use salsa::Cancelled;
+pub use weft_hir::Severity;
+pub use weft_syntax::{TextRange, TextSize};
+
+/// The result of a read: `Err` when an edit cancelled it.
+pub type Cancellable<T> = Result<T, Cancelled>;
+
+/// A position in a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilePosition {
+    pub path: String,
+    pub offset: TextSize,
+}
+
+/// A range in a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileRange {
+    pub path: String,
+    pub range: TextRange,
+}
+
+/// Something to jump to: a declaration's whole range and its name's range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NavigationTarget {
+    pub path: String,
+    pub name: String,
+    pub full_range: TextRange,
+    pub focus_range: TextRange,
+}
+
+/// A text edit: replace `range` with `insert`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextEdit {
+    pub range: TextRange,
+    pub insert: String,
+}
+
+/// Edits to several files, each file's edits sorted and non-overlapping.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SourceChange {
+    pub edits: BTreeMap<String, Vec<TextEdit>>,
+}
+
+/// A batch of file changes: `Some(text)` sets a file, `None` removes it.
+#[derive(Debug, Clone, Default)]
+pub struct Change {
+    pub files: Vec<(String, Option<Arc<str>>)>,
+}
+
+impl Change {
+    pub fn set_file(&mut self, path: impl Into<String>, text: impl Into<Arc<str>>) {
+        self.files.push((path.into(), Some(text.into())));
+    }
+
+    pub fn remove_file(&mut self, path: impl Into<String>) {
+        self.files.push((path.into(), None));
+    }
+}
+
+/// Owns the database; applies changes. Applying a change cancels running reads and
+/// waits until every [`Analysis`] snapshot is dropped (salsa's write lock).
+#[derive(Default)]
+pub struct AnalysisHost {
+    db: RootDatabase,
+}
+
+impl AnalysisHost {
+    pub fn new() -> AnalysisHost {
+        AnalysisHost::default()
+    }
+
+    pub fn apply_change(&mut self, change: Change) {
+        for (path, text) in change.files {
+            match text {
+                Some(text) => {
+                    self.db.set_file(&path, &text);
+                }
+                None => self.db.remove_file(&path),
+            }
+        }
+    }
+
+    /// A snapshot for reads. Do not keep it across a change: the change waits for it.
+    pub fn analysis(&self) -> Analysis {
+        Analysis { db: self.db.clone() }
+    }
+
+    /// Asks running reads to stop (the next change does this too).
+    pub fn request_cancellation(&mut self) {
+        use salsa::Database as _;
+        self.db.trigger_cancellation();
+    }
+}
+
+/// A snapshot of the database for reads; cheap to make, `Send`.
+pub struct Analysis {
+    db: RootDatabase,
+}
+
+impl Analysis {
+    fn with_db<T>(&self, f: impl FnOnce(&RootDatabase) -> T + UnwindSafe) -> Cancellable<T> {
+        let db = std::panic::AssertUnwindSafe(&self.db);
+        Cancelled::catch(move || f(*db))
+    }
+
+    /// The paths of every file, sorted.
+    pub fn files(&self) -> Cancellable<Vec<String>> {
+        self.with_db(|db| db.files().iter().map(|f| f.path(db).clone()).collect())
+    }
+
+    pub fn file_text(&self, path: &str) -> Cancellable<Option<Arc<str>>> {
+        self.with_db(|db| db.file(path).map(|f| Arc::from(f.text(db))))
+    }
+
+    pub fn line_index(&self, path: &str) -> Cancellable<Option<Arc<LineIndex>>> {
+        self.with_db(|db| db.file(path).map(|f| Arc::clone(line_index(db, f))))
+    }
+
+    pub fn diagnostics(&self, path: &str) -> Cancellable<Vec<Diagnostic>> {
+        self.with_db(|db| diagnostics::diagnostics(db, path))
+    }
+
+    pub fn hover(&self, position: &FilePosition) -> Cancellable<Option<HoverResult>> {
+        self.with_db(|db| hover::hover(db, position))
+    }
+
+    pub fn goto_definition(&self, position: &FilePosition) -> Cancellable<Vec<NavigationTarget>> {
+        self.with_db(|db| goto_definition::goto_definition(db, position))
+    }
+
+    /// Every reference, the declaration included, sorted by file and position.
+    pub fn references(&self, position: &FilePosition) -> Cancellable<Option<Vec<FileRange>>> {
+        self.with_db(|db| references::references(db, position))
+    }
+
+    /// The range of the name to rename, or why it cannot be renamed.
+    pub fn prepare_rename(&self, position: &FilePosition) -> Cancellable<Result<TextRange, String>> {
+        self.with_db(|db| rename::prepare_rename(db, position))
+    }
+
+    pub fn rename(
+        &self,
+        position: &FilePosition,
+        new_name: &str,
+    ) -> Cancellable<Result<SourceChange, String>> {
+        self.with_db(|db| rename::rename(db, position, new_name))
+    }
+
+    pub fn document_symbols(&self, path: &str) -> Cancellable<Vec<StructureNode>> {
+        self.with_db(|db| document_symbols::document_symbols(db, path))
+    }
+
+    pub fn workspace_symbols(&self, query: &str) -> Cancellable<Vec<WorkspaceSymbol>> {
+        self.with_db(|db| workspace_symbols::workspace_symbols(db, query))
+    }
+
+    pub fn semantic_tokens(&self, path: &str) -> Cancellable<Vec<HighlightedRange>> {
+        self.with_db(|db| semantic_tokens::semantic_tokens(db, path))
+    }
+
+    pub fn completions(&self, position: &FilePosition) -> Cancellable<Vec<CompletionItem>> {
+        self.with_db(|db| completion::completions(db, position))
+    }
+
+    pub fn signature_help(&self, position: &FilePosition) -> Cancellable<Option<SignatureHelp>> {
+        self.with_db(|db| signature_help::signature_help(db, position))
+    }
+
+    pub fn inlay_hints(&self, path: &str) -> Cancellable<Vec<InlayHint>> {
+        self.with_db(|db| inlay_hints::inlay_hints(db, path))
+    }
+
+    pub fn folding_ranges(&self, path: &str) -> Cancellable<Vec<Fold>> {
+        self.with_db(|db| folding_ranges::folding_ranges(db, path))
+    }
+
+    /// Code actions applicable at `range`.
+    pub fn assists(&self, range: &FileRange) -> Cancellable<Vec<Assist>> {
+        self.with_db(|db| annotate_type::assists(db, range))
+    }
+
+    /// The entries of a file, for "Run" code lenses.
+    pub fn runnables(&self, path: &str) -> Cancellable<Vec<Runnable>> {
+        self.with_db(|db| code_lens::runnables(db, path))
+    }
+
+    /// The formatted text of a file, or why it cannot be formatted.
+    pub fn format(&self, path: &str) -> Cancellable<Option<Result<String, String>>> {
+        self.with_db(|db| {
+            db.file(path).map(|f| {
+                weft_syntax::format::format(f.text(db)).map_err(|error| error.to_string())
+            })
+        })
+    }
+}
+
+/// The line index of a file, cached per text.
+#[salsa::tracked(returns(ref))]
+fn line_index(db: &dyn weft_hir::Db, file: weft_hir::SourceFile) -> Arc<LineIndex> {
+    Arc::new(LineIndex::new(file.text(db)))
+}

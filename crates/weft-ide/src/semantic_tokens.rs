@@ -1,0 +1,216 @@
+//! Semantic tokens: every token of a file classified by what it is, with names
+//! classified by name resolution (a local, a parameter, a def, a built-in, a size).
+//!
+//! One pass over each def body records what every path expression resolves to, then
+//! one pass over the tokens reads it: linear in the file, not in files times names.
+
+use rustc_hash::FxHashMap;
+use weft_hir::{Resolution, RootDatabase, ScalarTy};
+use weft_syntax::{SyntaxKind, SyntaxToken, TextRange, TextSize};
+
+use crate::classify::file_defs;
+
+/// What a token is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HighlightTag {
+    Keyword,
+    Number,
+    String,
+    Comment,
+    Operator,
+    Function,
+    Variable,
+    Parameter,
+    Type,
+    TypeParameter,
+    Namespace,
+    EnumMember,
+}
+
+/// Extra facts about a token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum HighlightModifier {
+    Declaration,
+    Documentation,
+    DefaultLibrary,
+}
+
+/// A classified token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HighlightedRange {
+    pub range: TextRange,
+    pub tag: HighlightTag,
+    pub modifiers: Vec<HighlightModifier>,
+}
+
+pub(crate) fn semantic_tokens(db: &RootDatabase, path: &str) -> Vec<HighlightedRange> {
+    let Some(file) = db.file(path) else { return Vec::new() };
+    let mut paths: FxHashMap<TextSize, (HighlightTag, Vec<HighlightModifier>)> =
+        FxHashMap::default();
+    for data in file_defs(db, file) {
+        for (expr, e) in data.body.exprs.iter() {
+            let weft_hir::Expr::Path { res, .. } = e else { continue };
+            let Some(range) = data.source_map.expr_range(expr) else { continue };
+            let class = match res {
+                Resolution::Local(pat) if data.body.params.contains(pat) => {
+                    (HighlightTag::Parameter, Vec::new())
+                }
+                Resolution::Local(_) => (HighlightTag::Variable, Vec::new()),
+                Resolution::SizeParam(_) => (HighlightTag::TypeParameter, Vec::new()),
+                Resolution::Def(_) => (HighlightTag::Function, Vec::new()),
+                Resolution::Builtin(_) => {
+                    (HighlightTag::Function, vec![HighlightModifier::DefaultLibrary])
+                }
+                Resolution::Unresolved => continue,
+            };
+            paths.insert(range.start(), class);
+        }
+    }
+    let root = weft_hir::parse(db, file).syntax_node();
+    let mut out = Vec::new();
+    for token in root.descendants_with_tokens().filter_map(|e| e.into_token()) {
+        if let Some((tag, modifiers)) = classify_token(&token, &paths) {
+            out.push(HighlightedRange { range: token.text_range(), tag, modifiers });
+        }
+    }
+    out
+}
+
+fn classify_token(
+    token: &SyntaxToken,
+    paths: &FxHashMap<TextSize, (HighlightTag, Vec<HighlightModifier>)>,
+) -> Option<(HighlightTag, Vec<HighlightModifier>)> {
+    use HighlightModifier::{Declaration, DefaultLibrary, Documentation};
+    let kind = token.kind();
+    let plain = |tag| Some((tag, Vec::new()));
+    match kind {
+        SyntaxKind::WHITESPACE | SyntaxKind::ERROR_TOKEN | SyntaxKind::EOF => None,
+        SyntaxKind::COMMENT => {
+            let doc = token.text().starts_with("-- |");
+            Some((HighlightTag::Comment, if doc { vec![Documentation] } else { Vec::new() }))
+        }
+        SyntaxKind::INT_NUMBER | SyntaxKind::FLOAT_NUMBER => plain(HighlightTag::Number),
+        SyntaxKind::STRING => plain(HighlightTag::String),
+        SyntaxKind::TRUE_KW | SyntaxKind::FALSE_KW => plain(HighlightTag::Keyword),
+        _ if kind.is_keyword() => plain(HighlightTag::Keyword),
+        SyntaxKind::IDENT => classify_ident(token, paths),
+        _ if kind.fixed_text().is_some() && is_operator(kind) => plain(HighlightTag::Operator),
+        _ => None,
+    }
+    .map(|(tag, mut modifiers)| {
+        if kind == SyntaxKind::IDENT
+            && token.parent().is_some_and(|p| p.kind() == SyntaxKind::NAME)
+            && !modifiers.contains(&Declaration)
+        {
+            modifiers.push(Declaration);
+        }
+        if tag == HighlightTag::Type && ScalarTy::from_name(token.text()).is_some() {
+            modifiers.push(DefaultLibrary);
+        }
+        (tag, modifiers)
+    })
+}
+
+fn is_operator(kind: SyntaxKind) -> bool {
+    use SyntaxKind::*;
+    matches!(
+        kind,
+        PIPE2 | AMP2 | EQ2 | NEQ | LT | LTEQ | GT | GTEQ | PIPE | CARET | AMP | SHL | SHR | PLUS
+            | PLUS2 | MINUS | STAR | SLASH | PERCENT | STAR2 | BANG | ARROW | COLON_GT | BACKSLASH
+    )
+}
+
+fn classify_ident(
+    token: &SyntaxToken,
+    paths: &FxHashMap<TextSize, (HighlightTag, Vec<HighlightModifier>)>,
+) -> Option<(HighlightTag, Vec<HighlightModifier>)> {
+    let parent = token.parent()?;
+    if parent.kind() == SyntaxKind::WILDCARD_PAT {
+        return Some((HighlightTag::Variable, Vec::new()));
+    }
+    let grand = parent.parent()?;
+    let tag = match (parent.kind(), grand.kind()) {
+        (SyntaxKind::NAME, SyntaxKind::DEF) => HighlightTag::Function,
+        (SyntaxKind::NAME, SyntaxKind::TYPE_ALIAS) => HighlightTag::Type,
+        (SyntaxKind::NAME, SyntaxKind::SIZE_PARAM | SyntaxKind::TYPE_PARAM) => {
+            HighlightTag::TypeParameter
+        }
+        (SyntaxKind::NAME, _) => {
+            let in_param = grand.ancestors().any(|a| a.kind() == SyntaxKind::PARAM);
+            if in_param { HighlightTag::Parameter } else { HighlightTag::Variable }
+        }
+        (SyntaxKind::NAME_REF, SyntaxKind::PATH_TYPE) => HighlightTag::Type,
+        (SyntaxKind::NAME_REF, SyntaxKind::SIZE_NAME) => HighlightTag::TypeParameter,
+        (SyntaxKind::NAME_REF, SyntaxKind::STRATEGY) => HighlightTag::EnumMember,
+        (SyntaxKind::NAME_REF, SyntaxKind::PATH_EXPR) => {
+            let is_qualifier = grand
+                .children()
+                .filter(|c| c.kind() == SyntaxKind::NAME_REF)
+                .nth(1)
+                .is_some_and(|second| second != parent);
+            if is_qualifier {
+                HighlightTag::Namespace
+            } else {
+                return paths.get(&grand.text_range().start()).cloned();
+            }
+        }
+        _ => return None,
+    };
+    Some((tag, Vec::new()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write as _;
+
+    use expect_test::expect;
+
+    use crate::tests::fixture;
+
+    #[test]
+    fn classifies_names_by_resolution() {
+        let fixture = fixture(
+            r#"
+-- | Doc.
+def scale [n] (k: f32) (xs: [n]f32) : [n]f32 =
+  let ys = map@group (\x -> k * x) xs -- comment
+  in map (f32.sqrt) ys
+"#,
+        );
+        let mut actual = String::new();
+        for token in fixture.analysis.semantic_tokens("main.weft").unwrap() {
+            let text = &fixture.text("main.weft")[std::ops::Range::<usize>::from(token.range)];
+            let _ = writeln!(actual, "{text:?} {:?} {:?}", token.tag, token.modifiers);
+        }
+        expect![[r#"
+            "-- | Doc." Comment [Documentation]
+            "def" Keyword []
+            "scale" Function [Declaration]
+            "n" TypeParameter [Declaration]
+            "k" Parameter [Declaration]
+            "f32" Type [DefaultLibrary]
+            "xs" Parameter [Declaration]
+            "n" TypeParameter []
+            "f32" Type [DefaultLibrary]
+            "n" TypeParameter []
+            "f32" Type [DefaultLibrary]
+            "let" Keyword []
+            "ys" Variable [Declaration]
+            "map" Function [DefaultLibrary]
+            "group" EnumMember []
+            "\\" Operator []
+            "x" Variable [Declaration]
+            "->" Operator []
+            "k" Parameter []
+            "*" Operator []
+            "x" Variable []
+            "xs" Parameter []
+            "-- comment" Comment []
+            "in" Keyword []
+            "map" Function [DefaultLibrary]
+            "f32" Namespace []
+            "sqrt" Function [DefaultLibrary]
+            "ys" Variable []
+        "#]].assert_eq(&actual);
+    }
+}
