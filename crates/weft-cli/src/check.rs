@@ -98,14 +98,8 @@ pub(crate) fn render_human(db: &RootDatabase, diagnostic: &Diagnostic, colour: b
     );
     out.push_str(&snippet(db, diagnostic.file, diagnostic.range, &style, level_colour, None));
     for related in &diagnostic.related {
-        out.push_str(&snippet(
-            db,
-            related.file,
-            related.range,
-            &style,
-            "1;34",
-            Some(&related.message),
-        ));
+        out.push_str(&format!("{} {}\n", style.paint("1;32", "note:"), related.message));
+        out.push_str(&snippet(db, related.file, related.range, &style, "1;32", None));
     }
     if let Some(help) = &diagnostic.help {
         out.push_str(&format!("  {} help: {help}\n", style.paint("1;34", "=")));
