@@ -6,6 +6,7 @@
 
 mod check;
 mod dump;
+mod fmt;
 mod workspace;
 
 use std::process::ExitCode;
@@ -33,6 +34,10 @@ enum Command {
     Check(CheckArgs),
     /// Print an intermediate representation of a file.
     Dump(DumpArgs),
+    /// Format `.weft` files in place (files with syntax errors are left alone).
+    Fmt(FmtArgs),
+    /// Run the language server on stdin/stdout.
+    Lsp,
 }
 
 #[derive(clap::Args, Debug, Default)]
@@ -65,6 +70,16 @@ struct DumpArgs {
     file: String,
 }
 
+#[derive(clap::Args, Debug)]
+struct FmtArgs {
+    /// Only report files that would change (exit 1 if any).
+    #[arg(long)]
+    check: bool,
+    /// Files or directories to format.
+    #[arg(required = true, value_name = "PATHS")]
+    paths: Vec<String>,
+}
+
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum Stage {
     Cst,
@@ -82,6 +97,8 @@ fn run(cli: Cli) -> u8 {
         (Some(paths), None) => check::run(&CheckArgs { paths, ..CheckArgs::default() }),
         (None, Some(Command::Check(args))) => check::run(&args),
         (None, Some(Command::Dump(args))) => dump::run(&args),
+        (None, Some(Command::Fmt(args))) => fmt::run(&args),
+        (None, Some(Command::Lsp)) => weft_lsp::run_stdio().map(|()| 0),
         (Some(_), Some(_)) | (None, None) => {
             use clap::CommandFactory;
             let _ = Cli::command().print_help();

@@ -1,0 +1,450 @@
+//! Read handlers: LSP params in, `weft-ide` call, LSP result out. They run on a
+//! pool thread with a snapshot and return owned data.
+
+use std::sync::Arc;
+
+use lsp_types as lsp;
+use weft_ide::{Analysis, Cancelled, FilePosition, FileRange};
+use weft_syntax::line_index::LineIndex;
+
+use crate::from_proto;
+use crate::to_proto::{self, FileText};
+
+/// Why a read produced no answer.
+pub(crate) enum HandlerError {
+    /// An edit arrived while it ran: ContentModified.
+    Cancelled,
+    /// The request was wrong: InvalidParams.
+    Invalid(String),
+}
+
+impl From<Cancelled> for HandlerError {
+    fn from(_: Cancelled) -> HandlerError {
+        HandlerError::Cancelled
+    }
+}
+
+pub(crate) type Result<T> = std::result::Result<T, HandlerError>;
+
+/// A file's text and index in the snapshot, or `None` for unknown documents.
+struct File {
+    path: String,
+    text: Arc<str>,
+    index: Arc<LineIndex>,
+}
+
+impl File {
+    fn get(analysis: &Analysis, uri: &lsp::Uri) -> Result<Option<File>> {
+        let path = from_proto::path(uri);
+        let (Some(text), Some(index)) = (analysis.file_text(&path)?, analysis.line_index(&path)?)
+        else {
+            return Ok(None);
+        };
+        Ok(Some(File { path, text, index }))
+    }
+
+    fn conv(&self) -> FileText<'_> {
+        FileText { text: &self.text, index: &self.index }
+    }
+
+    fn position(&self, position: lsp::Position) -> FilePosition {
+        FilePosition {
+            path: self.path.clone(),
+            offset: from_proto::offset(&self.index, &self.text, position),
+        }
+    }
+}
+
+/// Conversions for ranges in other files (references, rename, related info).
+fn location(
+    analysis: &Analysis,
+    path: &str,
+    range: weft_ide::TextRange,
+) -> Result<Option<lsp::Location>> {
+    let (Some(text), Some(index), Some(uri)) =
+        (analysis.file_text(path)?, analysis.line_index(path)?, to_proto::uri(path))
+    else {
+        return Ok(None);
+    };
+    let range = FileText { text: &text, index: &index }.range(range);
+    Ok(Some(lsp::Location { uri, range }))
+}
+
+pub(crate) fn diagnostics(analysis: &Analysis, path: &str) -> Result<Option<Vec<lsp::Diagnostic>>> {
+    let (Some(text), Some(index)) = (analysis.file_text(path)?, analysis.line_index(path)?) else {
+        return Ok(None);
+    };
+    let conv = FileText { text: &text, index: &index };
+    let mut out = Vec::new();
+    for d in analysis.diagnostics(path)? {
+        let mut related = Vec::new();
+        for r in &d.related {
+            if let Some(location) = location(analysis, &r.path, r.range)? {
+                related.push(lsp::DiagnosticRelatedInformation {
+                    location,
+                    message: r.message.clone(),
+                });
+            }
+        }
+        let message = match &d.help {
+            Some(help) => format!("{}\nhelp: {help}", d.message),
+            None => d.message.clone(),
+        };
+        out.push(lsp::Diagnostic {
+            range: conv.range(d.range),
+            severity: Some(to_proto::severity(d.severity)),
+            code: Some(lsp::NumberOrString::String(d.code.to_owned())),
+            source: Some("weft".to_owned()),
+            message,
+            related_information: (!related.is_empty()).then_some(related),
+            ..lsp::Diagnostic::default()
+        });
+    }
+    Ok(Some(out))
+}
+
+pub(crate) fn hover(analysis: &Analysis, params: &lsp::HoverParams) -> Result<Option<lsp::Hover>> {
+    let doc = &params.text_document_position_params;
+    let Some(file) = File::get(analysis, &doc.text_document.uri)? else { return Ok(None) };
+    let Some(hover) = analysis.hover(&file.position(doc.position))? else { return Ok(None) };
+    Ok(Some(lsp::Hover {
+        contents: lsp::HoverContents::Markup(lsp::MarkupContent {
+            kind: lsp::MarkupKind::Markdown,
+            value: hover.markdown,
+        }),
+        range: Some(file.conv().range(hover.range)),
+    }))
+}
+
+pub(crate) fn goto_definition(
+    analysis: &Analysis,
+    params: &lsp::GotoDefinitionParams,
+) -> Result<Option<lsp::GotoDefinitionResponse>> {
+    let doc = &params.text_document_position_params;
+    let Some(file) = File::get(analysis, &doc.text_document.uri)? else { return Ok(None) };
+    let mut out = Vec::new();
+    for target in analysis.goto_definition(&file.position(doc.position))? {
+        if let Some(location) = location(analysis, &target.path, target.focus_range)? {
+            out.push(location);
+        }
+    }
+    Ok((!out.is_empty()).then_some(lsp::GotoDefinitionResponse::Array(out)))
+}
+
+pub(crate) fn references(
+    analysis: &Analysis,
+    params: &lsp::ReferenceParams,
+) -> Result<Option<Vec<lsp::Location>>> {
+    let doc = &params.text_document_position;
+    let Some(file) = File::get(analysis, &doc.text_document.uri)? else { return Ok(None) };
+    let position = file.position(doc.position);
+    let Some(refs) = analysis.references(&position)? else { return Ok(None) };
+    let declaration = analysis.goto_definition(&position)?;
+    let mut out = Vec::new();
+    for r in refs {
+        let is_declaration =
+            declaration.iter().any(|d| d.path == r.path && d.focus_range == r.range);
+        if is_declaration && !params.context.include_declaration {
+            continue;
+        }
+        if let Some(location) = location(analysis, &r.path, r.range)? {
+            out.push(location);
+        }
+    }
+    Ok(Some(out))
+}
+
+pub(crate) fn prepare_rename(
+    analysis: &Analysis,
+    params: &lsp::TextDocumentPositionParams,
+) -> Result<Option<lsp::PrepareRenameResponse>> {
+    let Some(file) = File::get(analysis, &params.text_document.uri)? else { return Ok(None) };
+    match analysis.prepare_rename(&file.position(params.position))? {
+        Ok(range) => Ok(Some(lsp::PrepareRenameResponse::Range(file.conv().range(range)))),
+        Err(message) => Err(HandlerError::Invalid(message)),
+    }
+}
+
+pub(crate) fn rename(
+    analysis: &Analysis,
+    params: &lsp::RenameParams,
+) -> Result<Option<lsp::WorkspaceEdit>> {
+    let doc = &params.text_document_position;
+    let Some(file) = File::get(analysis, &doc.text_document.uri)? else { return Ok(None) };
+    let change = analysis
+        .rename(&file.position(doc.position), &params.new_name)?
+        .map_err(HandlerError::Invalid)?;
+    Ok(Some(workspace_edit(analysis, &change)?))
+}
+
+#[expect(clippy::disallowed_types, reason = "lsp-types' WorkspaceEdit holds a std HashMap")]
+fn workspace_edit(
+    analysis: &Analysis,
+    change: &weft_ide::SourceChange,
+) -> Result<lsp::WorkspaceEdit> {
+    let mut changes = std::collections::HashMap::default();
+    for (path, edits) in &change.edits {
+        let (Some(text), Some(index), Some(uri)) =
+            (analysis.file_text(path)?, analysis.line_index(path)?, to_proto::uri(path))
+        else {
+            continue;
+        };
+        let conv = FileText { text: &text, index: &index };
+        let edits = edits
+            .iter()
+            .map(|e| lsp::TextEdit { range: conv.range(e.range), new_text: e.insert.clone() })
+            .collect();
+        changes.insert(uri, edits);
+    }
+    Ok(lsp::WorkspaceEdit { changes: Some(changes), ..lsp::WorkspaceEdit::default() })
+}
+
+#[expect(deprecated, reason = "lsp-types requires the deprecated `deprecated` field")]
+pub(crate) fn document_symbols(
+    analysis: &Analysis,
+    params: &lsp::DocumentSymbolParams,
+) -> Result<Option<lsp::DocumentSymbolResponse>> {
+    let Some(file) = File::get(analysis, &params.text_document.uri)? else { return Ok(None) };
+    fn convert(conv: &FileText<'_>, node: weft_ide::StructureNode) -> lsp::DocumentSymbol {
+        lsp::DocumentSymbol {
+            name: node.name,
+            detail: node.detail,
+            kind: to_proto::symbol_kind(node.kind),
+            tags: None,
+            deprecated: None,
+            range: conv.range(node.full_range),
+            selection_range: conv.range(node.focus_range),
+            children: Some(node.children.into_iter().map(|c| convert(conv, c)).collect()),
+        }
+    }
+    let conv = file.conv();
+    let symbols =
+        analysis.document_symbols(&file.path)?.into_iter().map(|n| convert(&conv, n)).collect();
+    Ok(Some(lsp::DocumentSymbolResponse::Nested(symbols)))
+}
+
+#[expect(deprecated, reason = "lsp-types requires the deprecated `deprecated` field")]
+pub(crate) fn workspace_symbols(
+    analysis: &Analysis,
+    params: &lsp::WorkspaceSymbolParams,
+) -> Result<Option<Vec<lsp::SymbolInformation>>> {
+    let mut out = Vec::new();
+    for symbol in analysis.workspace_symbols(&params.query)? {
+        let Some(location) = location(analysis, &symbol.target.path, symbol.target.focus_range)?
+        else {
+            continue;
+        };
+        out.push(lsp::SymbolInformation {
+            name: symbol.target.name,
+            kind: to_proto::symbol_kind(symbol.kind),
+            tags: None,
+            deprecated: None,
+            location,
+            container_name: None,
+        });
+    }
+    Ok(Some(out))
+}
+
+pub(crate) fn semantic_tokens(
+    analysis: &Analysis,
+    params: &lsp::SemanticTokensParams,
+) -> Result<Option<lsp::SemanticTokensResult>> {
+    let Some(file) = File::get(analysis, &params.text_document.uri)? else { return Ok(None) };
+    let tokens = analysis.semantic_tokens(&file.path)?;
+    let data = to_proto::semantic_tokens(&file.conv(), &tokens);
+    Ok(Some(lsp::SemanticTokensResult::Tokens(lsp::SemanticTokens { result_id: None, data })))
+}
+
+pub(crate) fn completion(
+    analysis: &Analysis,
+    params: &lsp::CompletionParams,
+) -> Result<Option<lsp::CompletionResponse>> {
+    let doc = &params.text_document_position;
+    let Some(file) = File::get(analysis, &doc.text_document.uri)? else { return Ok(None) };
+    let items = analysis
+        .completions(&file.position(doc.position))?
+        .into_iter()
+        .map(|item| lsp::CompletionItem {
+            label: item.label,
+            kind: Some(to_proto::completion_kind(item.kind)),
+            detail: item.detail,
+            documentation: item.documentation.map(lsp::Documentation::String),
+            ..lsp::CompletionItem::default()
+        })
+        .collect();
+    Ok(Some(lsp::CompletionResponse::Array(items)))
+}
+
+pub(crate) fn signature_help(
+    analysis: &Analysis,
+    params: &lsp::SignatureHelpParams,
+) -> Result<Option<lsp::SignatureHelp>> {
+    let doc = &params.text_document_position_params;
+    let Some(file) = File::get(analysis, &doc.text_document.uri)? else { return Ok(None) };
+    let Some(help) = analysis.signature_help(&file.position(doc.position))? else {
+        return Ok(None);
+    };
+    let label_offset = |offset: weft_ide::TextSize| {
+        to_proto::utf16_len(help.label.get(..usize::from(offset)).unwrap_or(""))
+    };
+    let parameters = help
+        .parameters
+        .iter()
+        .map(|range| lsp::ParameterInformation {
+            label: lsp::ParameterLabel::LabelOffsets([
+                label_offset(range.start()),
+                label_offset(range.end()),
+            ]),
+            documentation: None,
+        })
+        .collect();
+    let active = help.active_parameter.and_then(|a| u32::try_from(a).ok());
+    Ok(Some(lsp::SignatureHelp {
+        signatures: vec![lsp::SignatureInformation {
+            label: help.label.clone(),
+            documentation: help.documentation.clone().map(lsp::Documentation::String),
+            parameters: Some(parameters),
+            active_parameter: active,
+        }],
+        active_signature: Some(0),
+        active_parameter: active,
+    }))
+}
+
+pub(crate) fn inlay_hints(
+    analysis: &Analysis,
+    params: &lsp::InlayHintParams,
+) -> Result<Option<Vec<lsp::InlayHint>>> {
+    let Some(file) = File::get(analysis, &params.text_document.uri)? else { return Ok(None) };
+    let wanted = from_proto::range(&file.index, &file.text, params.range);
+    let conv = file.conv();
+    let hints = analysis
+        .inlay_hints(&file.path)?
+        .into_iter()
+        .filter(|hint| wanted.contains_inclusive(hint.offset))
+        .map(|hint| lsp::InlayHint {
+            position: conv.position(hint.offset),
+            label: lsp::InlayHintLabel::String(hint.label),
+            kind: Some(match hint.kind {
+                weft_ide::InlayKind::Type => lsp::InlayHintKind::TYPE,
+                weft_ide::InlayKind::SizeParameters => lsp::InlayHintKind::PARAMETER,
+            }),
+            text_edits: None,
+            tooltip: None,
+            padding_left: None,
+            padding_right: None,
+            data: None,
+        })
+        .collect();
+    Ok(Some(hints))
+}
+
+pub(crate) fn folding_ranges(
+    analysis: &Analysis,
+    params: &lsp::FoldingRangeParams,
+) -> Result<Option<Vec<lsp::FoldingRange>>> {
+    let Some(file) = File::get(analysis, &params.text_document.uri)? else { return Ok(None) };
+    let conv = file.conv();
+    let folds = analysis
+        .folding_ranges(&file.path)?
+        .into_iter()
+        .filter_map(|fold| {
+            let range = conv.range(fold.range);
+            (range.end.line > range.start.line).then(|| lsp::FoldingRange {
+                start_line: range.start.line,
+                start_character: None,
+                end_line: range.end.line,
+                end_character: None,
+                kind: Some(match fold.kind {
+                    weft_ide::FoldKind::Comment => lsp::FoldingRangeKind::Comment,
+                    weft_ide::FoldKind::Imports => lsp::FoldingRangeKind::Imports,
+                    weft_ide::FoldKind::Region => lsp::FoldingRangeKind::Region,
+                }),
+                collapsed_text: None,
+            })
+        })
+        .collect();
+    Ok(Some(folds))
+}
+
+pub(crate) fn code_actions(
+    analysis: &Analysis,
+    params: &lsp::CodeActionParams,
+) -> Result<Option<lsp::CodeActionResponse>> {
+    let Some(file) = File::get(analysis, &params.text_document.uri)? else { return Ok(None) };
+    let range = FileRange {
+        path: file.path.clone(),
+        range: from_proto::range(&file.index, &file.text, params.range),
+    };
+    let mut out = Vec::new();
+    for assist in analysis.assists(&range)? {
+        out.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
+            title: assist.label,
+            kind: Some(lsp::CodeActionKind::REFACTOR_REWRITE),
+            edit: Some(workspace_edit(analysis, &assist.edit)?),
+            ..lsp::CodeAction::default()
+        }));
+    }
+    Ok(Some(out))
+}
+
+/// Name of the server command behind "Run" lenses (editors/README.md).
+pub(crate) const RUN_ENTRY: &str = "weft.server.runEntry";
+
+pub(crate) fn code_lenses(
+    analysis: &Analysis,
+    params: &lsp::CodeLensParams,
+) -> Result<Option<Vec<lsp::CodeLens>>> {
+    let Some(file) = File::get(analysis, &params.text_document.uri)? else { return Ok(None) };
+    let conv = file.conv();
+    let lenses = analysis
+        .runnables(&file.path)?
+        .into_iter()
+        .map(|runnable| lsp::CodeLens {
+            range: conv.range(runnable.range),
+            command: Some(lsp::Command {
+                title: "▶ Run".to_owned(),
+                command: RUN_ENTRY.to_owned(),
+                arguments: Some(vec![serde_json::json!({
+                    "uri": params.text_document.uri.as_str(),
+                    "entry": runnable.entry,
+                })]),
+            }),
+            data: None,
+        })
+        .collect();
+    Ok(Some(lenses))
+}
+
+pub(crate) fn formatting(
+    analysis: &Analysis,
+    params: &lsp::DocumentFormattingParams,
+) -> Result<Option<Vec<lsp::TextEdit>>> {
+    let Some(file) = File::get(analysis, &params.text_document.uri)? else { return Ok(None) };
+    match analysis.format(&file.path)? {
+        Some(Ok(formatted)) if *formatted != *file.text => {
+            let whole = weft_ide::TextRange::up_to(weft_ide::TextSize::of(&*file.text));
+            Ok(Some(vec![lsp::TextEdit { range: file.conv().range(whole), new_text: formatted }]))
+        }
+        Some(Ok(_)) => Ok(Some(Vec::new())),
+        // A file with syntax errors is left alone (no edits), as the formatter refuses it.
+        Some(Err(_)) | None => Ok(None),
+    }
+}
+
+/// What "Run" needs from the snapshot: the entry's test input, if any.
+pub(crate) fn run_input(
+    analysis: &Analysis,
+    uri: &lsp::Uri,
+    entry: &str,
+) -> Result<Option<Option<String>>> {
+    let path = from_proto::path(uri);
+    let runnables = analysis.runnables(&path)?;
+    Ok(runnables.into_iter().find(|r| r.entry == entry).map(|r| r.input))
+}
+
+/// The server's text of a document (debug builds only; for tests).
+pub(crate) fn document_text(analysis: &Analysis, uri: &lsp::Uri) -> Result<Option<String>> {
+    Ok(analysis.file_text(&from_proto::path(uri))?.map(|t| t.to_string()))
+}

@@ -1,0 +1,66 @@
+//! Weft's language server: the tower-lsp-server binding over `weft-ide`. The only
+//! crate that knows LSP and JSON (ARCHITECTURE.md, "LSP concurrency").
+//!
+//! Threads and ordering:
+//! - One *owner* thread ([`main_loop`]) owns the `AnalysisHost` and the open
+//!   documents' texts, and applies edits in arrival order. `didOpen`, `didChange`
+//!   and `didClose` push into its channel synchronously, when tower calls the
+//!   handler (before any `.await`), so concurrent handlers cannot reorder edits.
+//! - Reads go through the same channel: the owner makes a database snapshot and
+//!   hands it to a [`pool`] of large-stack threads; the owner never keeps a
+//!   snapshot. Handlers return owned data. An edit cancels running reads (salsa
+//!   unwinds with `Cancelled`); they are answered with ContentModified (-32801).
+//! - Diagnostics are published after edits settle (a short debounce) for every
+//!   open document, the edited one first.
+//! - "Run" ([`runner`]) spawns `weft run` with a time limit, holding no snapshot.
+//! - After `exit` the process ends at once.
+
+mod from_proto;
+mod handlers;
+mod main_loop;
+mod pool;
+mod runner;
+mod server;
+mod to_proto;
+
+/// Settings, from `initializationOptions` (see `docs/lsp.md`).
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    /// Quiet time after an edit before diagnostics are computed and published.
+    pub(crate) diagnostics_delay: std::time::Duration,
+    /// Time limit of a "Run" of an entry.
+    pub(crate) run_timeout: std::time::Duration,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config {
+            diagnostics_delay: std::time::Duration::from_millis(25),
+            run_timeout: std::time::Duration::from_secs(10),
+        }
+    }
+}
+
+impl Config {
+    pub(crate) fn update(&mut self, options: &serde_json::Value) {
+        if let Some(ms) = options.get("diagnosticsDelayMs").and_then(serde_json::Value::as_u64) {
+            self.diagnostics_delay = std::time::Duration::from_millis(ms);
+        }
+        if let Some(secs) = options.get("runTimeoutSecs").and_then(serde_json::Value::as_u64) {
+            self.run_timeout = std::time::Duration::from_secs(secs);
+        }
+    }
+}
+
+/// Serves LSP on stdin/stdout until `exit`, then ends the process: exit code 0 if
+/// `shutdown` came first, else 1 (the LSP specification).
+pub fn run_stdio() -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("weft-lsp-io")
+        .enable_all()
+        .build()?;
+    let shut_down = runtime.block_on(server::serve(tokio::io::stdin(), tokio::io::stdout()));
+    // Blocking-pool and worker threads may still run; do not wait for them.
+    std::process::exit(if shut_down { 0 } else { 1 });
+}

@@ -1,0 +1,383 @@
+//! The tower-lsp-server `LanguageServer`: document notifications go to the owner
+//! thread synchronously; requests become read jobs whose results come back on a
+//! oneshot channel.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crossbeam_channel::Sender;
+use lsp_types as lsp;
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tower_lsp_server::jsonrpc::{self, ErrorCode};
+use tower_lsp_server::{Client, LanguageServer, LspService, Server, UriExt as _};
+use weft_ide::Analysis;
+
+use crate::handlers::{self, HandlerError, RUN_ENTRY};
+use crate::main_loop::Task;
+use crate::to_proto;
+
+pub(crate) struct Backend {
+    client: Client,
+    owner: Sender<Task>,
+    shut_down: Arc<AtomicBool>,
+    config: std::sync::Mutex<crate::Config>,
+}
+
+/// Serves until `exit`; returns whether `shutdown` was received first.
+pub(crate) async fn serve(input: impl AsyncRead + Unpin, output: impl AsyncWrite) -> bool {
+    let shut_down = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&shut_down);
+    let runtime = tokio::runtime::Handle::current();
+    let builder = LspService::build(move |client: Client| Backend {
+        owner: crate::main_loop::start(client.clone(), runtime.clone()),
+        client,
+        shut_down: flag,
+        config: std::sync::Mutex::new(crate::Config::default()),
+    })
+    .custom_method("weft/showKernel", Backend::show_kernel);
+    #[cfg(debug_assertions)]
+    let builder = builder.custom_method("weft/debug/documentText", Backend::document_text);
+    let (service, socket) = builder.finish();
+    Server::new(input, output, socket).serve(service).await;
+    shut_down.load(Ordering::SeqCst)
+}
+
+impl Backend {
+    fn send(&self, task: Task) {
+        // Fails only when the owner thread is gone (the process is ending).
+        let _ = self.owner.send(task);
+    }
+
+    /// Runs `f` on a snapshot in the pool; cancellation becomes ContentModified.
+    async fn read<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Analysis) -> handlers::Result<T> + Send + 'static,
+    ) -> jsonrpc::Result<T> {
+        let (sender, receiver) = tokio::sync::oneshot::channel();
+        self.send(Task::Read(Box::new(move |analysis: Analysis| {
+            let result = std::panic::catch_unwind(AssertUnwindSafe(|| f(&analysis)));
+            // Drop the snapshot before answering, so a waiting edit goes ahead.
+            drop(analysis);
+            let _ = sender.send(result);
+        })));
+        match receiver.await {
+            Ok(Ok(Ok(value))) => Ok(value),
+            Ok(Ok(Err(HandlerError::Cancelled))) => Err(jsonrpc::Error {
+                code: ErrorCode::ContentModified,
+                message: "content modified".into(),
+                data: None,
+            }),
+            Ok(Ok(Err(HandlerError::Invalid(message)))) => {
+                Err(jsonrpc::Error::invalid_params(message))
+            }
+            Ok(Err(_panic)) => Err(jsonrpc::Error {
+                code: ErrorCode::InternalError,
+                message: "internal error: the request panicked (a bug in the Weft server)".into(),
+                data: None,
+            }),
+            Err(_) => Err(jsonrpc::Error::internal_error()),
+        }
+    }
+
+    async fn show_kernel(&self, _params: Value) -> jsonrpc::Result<Option<Value>> {
+        // Kernels come with the OpenCL back end; until then there is nothing to show.
+        Ok(None)
+    }
+
+    async fn document_text(
+        &self,
+        params: lsp::TextDocumentIdentifier,
+    ) -> jsonrpc::Result<Option<String>> {
+        self.read(move |analysis| handlers::document_text(analysis, &params.uri)).await
+    }
+
+    async fn run_entry(&self, arguments: Vec<Value>) -> jsonrpc::Result<Option<Value>> {
+        let argument = arguments.into_iter().next().unwrap_or(Value::Null);
+        let uri =
+            argument.get("uri").and_then(Value::as_str).and_then(|s| s.parse::<lsp::Uri>().ok());
+        let entry = argument.get("entry").and_then(Value::as_str).map(str::to_owned);
+        let (Some(uri), Some(entry)) = (uri, entry) else {
+            return Err(jsonrpc::Error::invalid_params("expected [{ uri, entry }]"));
+        };
+        let Some(file) = uri.to_file_path().map(|p| p.into_owned()) else {
+            return Err(jsonrpc::Error::invalid_params("only files on disk can be run"));
+        };
+        let lookup_uri = uri.clone();
+        let lookup_entry = entry.clone();
+        // The snapshot is dropped before the run starts.
+        let input = self
+            .read(move |analysis| handlers::run_input(analysis, &lookup_uri, &lookup_entry))
+            .await?;
+        let Some(input) = input else {
+            return Err(jsonrpc::Error::invalid_params(format!("no entry `{entry}` in this file")));
+        };
+        let timeout = self.config.lock().map(|c| c.run_timeout).unwrap_or_default();
+        let Some(exe) = crate::runner::current_exe() else {
+            return Err(jsonrpc::Error::internal_error());
+        };
+        let result = tokio::task::spawn_blocking(move || {
+            crate::runner::run_entry(&exe, &file, &entry, input.as_deref(), timeout)
+        })
+        .await
+        .map_err(|_| jsonrpc::Error::internal_error())?;
+        Ok(Some(serde_json::to_value(result).unwrap_or(Value::Null)))
+    }
+}
+
+fn capabilities() -> lsp::ServerCapabilities {
+    lsp::ServerCapabilities {
+        position_encoding: Some(lsp::PositionEncodingKind::UTF16),
+        text_document_sync: Some(lsp::TextDocumentSyncCapability::Options(
+            lsp::TextDocumentSyncOptions {
+                open_close: Some(true),
+                change: Some(lsp::TextDocumentSyncKind::INCREMENTAL),
+                ..lsp::TextDocumentSyncOptions::default()
+            },
+        )),
+        hover_provider: Some(lsp::HoverProviderCapability::Simple(true)),
+        definition_provider: Some(lsp::OneOf::Left(true)),
+        references_provider: Some(lsp::OneOf::Left(true)),
+        rename_provider: Some(lsp::OneOf::Right(lsp::RenameOptions {
+            prepare_provider: Some(true),
+            work_done_progress_options: lsp::WorkDoneProgressOptions::default(),
+        })),
+        document_symbol_provider: Some(lsp::OneOf::Left(true)),
+        workspace_symbol_provider: Some(lsp::OneOf::Left(true)),
+        semantic_tokens_provider: Some(
+            lsp::SemanticTokensServerCapabilities::SemanticTokensOptions(
+                lsp::SemanticTokensOptions {
+                    legend: lsp::SemanticTokensLegend {
+                        token_types: to_proto::TOKEN_TYPES.to_vec(),
+                        token_modifiers: to_proto::TOKEN_MODIFIERS.to_vec(),
+                    },
+                    full: Some(lsp::SemanticTokensFullOptions::Bool(true)),
+                    range: None,
+                    work_done_progress_options: lsp::WorkDoneProgressOptions::default(),
+                },
+            ),
+        ),
+        completion_provider: Some(lsp::CompletionOptions {
+            trigger_characters: Some(vec!["@".to_owned()]),
+            ..lsp::CompletionOptions::default()
+        }),
+        signature_help_provider: Some(lsp::SignatureHelpOptions {
+            trigger_characters: Some(vec![" ".to_owned(), "(".to_owned()]),
+            ..lsp::SignatureHelpOptions::default()
+        }),
+        inlay_hint_provider: Some(lsp::OneOf::Left(true)),
+        folding_range_provider: Some(lsp::FoldingRangeProviderCapability::Simple(true)),
+        code_action_provider: Some(lsp::CodeActionProviderCapability::Simple(true)),
+        code_lens_provider: Some(lsp::CodeLensOptions { resolve_provider: Some(false) }),
+        document_formatting_provider: Some(lsp::OneOf::Left(true)),
+        execute_command_provider: Some(lsp::ExecuteCommandOptions {
+            commands: vec![RUN_ENTRY.to_owned()],
+            ..lsp::ExecuteCommandOptions::default()
+        }),
+        ..lsp::ServerCapabilities::default()
+    }
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(
+        &self,
+        params: lsp::InitializeParams,
+    ) -> jsonrpc::Result<lsp::InitializeResult> {
+        #[expect(deprecated, reason = "older clients send only rootUri")]
+        let root_uri = params
+            .workspace_folders
+            .as_ref()
+            .and_then(|folders| folders.first())
+            .map(|folder| folder.uri.clone())
+            .or(params.root_uri.clone());
+        let root = root_uri.and_then(|uri| uri.to_file_path().map(|p| p.into_owned()));
+        if let (Some(options), Ok(mut config)) =
+            (&params.initialization_options, self.config.lock())
+        {
+            config.update(options);
+        }
+        self.send(Task::Configure { root, options: params.initialization_options });
+        Ok(lsp::InitializeResult {
+            capabilities: capabilities(),
+            server_info: Some(lsp::ServerInfo {
+                name: "weft".to_owned(),
+                version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+            }),
+        })
+    }
+
+    async fn shutdown(&self) -> jsonrpc::Result<()> {
+        self.shut_down.store(true, Ordering::SeqCst);
+        Ok(())
+    }
+
+    // Document notifications: plain `fn`s returning a ready future, so the edit is
+    // queued when tower calls the handler, in arrival order.
+    #[expect(
+        clippy::manual_async_fn,
+        reason = "the edit must be queued before the future is polled"
+    )]
+    fn did_open(&self, params: lsp::DidOpenTextDocumentParams) -> impl Future<Output = ()> + Send {
+        let document = params.text_document;
+        self.send(Task::Open { uri: document.uri, text: document.text, version: document.version });
+        async {}
+    }
+
+    #[expect(
+        clippy::manual_async_fn,
+        reason = "the edit must be queued before the future is polled"
+    )]
+    fn did_change(
+        &self,
+        params: lsp::DidChangeTextDocumentParams,
+    ) -> impl Future<Output = ()> + Send {
+        self.send(Task::Change {
+            uri: params.text_document.uri,
+            changes: params.content_changes,
+            version: params.text_document.version,
+        });
+        async {}
+    }
+
+    #[expect(
+        clippy::manual_async_fn,
+        reason = "the edit must be queued before the future is polled"
+    )]
+    fn did_close(
+        &self,
+        params: lsp::DidCloseTextDocumentParams,
+    ) -> impl Future<Output = ()> + Send {
+        self.send(Task::Close { uri: params.text_document.uri });
+        async {}
+    }
+
+    #[expect(
+        clippy::manual_async_fn,
+        reason = "the edit must be queued before the future is polled"
+    )]
+    fn did_change_watched_files(
+        &self,
+        params: lsp::DidChangeWatchedFilesParams,
+    ) -> impl Future<Output = ()> + Send {
+        self.send(Task::DiskChanged { uris: params.changes.into_iter().map(|c| c.uri).collect() });
+        async {}
+    }
+
+    async fn did_save(&self, _params: lsp::DidSaveTextDocumentParams) {}
+
+    async fn hover(&self, params: lsp::HoverParams) -> jsonrpc::Result<Option<lsp::Hover>> {
+        self.read(move |a| handlers::hover(a, &params)).await
+    }
+
+    async fn goto_definition(
+        &self,
+        params: lsp::GotoDefinitionParams,
+    ) -> jsonrpc::Result<Option<lsp::GotoDefinitionResponse>> {
+        self.read(move |a| handlers::goto_definition(a, &params)).await
+    }
+
+    async fn references(
+        &self,
+        params: lsp::ReferenceParams,
+    ) -> jsonrpc::Result<Option<Vec<lsp::Location>>> {
+        self.read(move |a| handlers::references(a, &params)).await
+    }
+
+    async fn prepare_rename(
+        &self,
+        params: lsp::TextDocumentPositionParams,
+    ) -> jsonrpc::Result<Option<lsp::PrepareRenameResponse>> {
+        self.read(move |a| handlers::prepare_rename(a, &params)).await
+    }
+
+    async fn rename(
+        &self,
+        params: lsp::RenameParams,
+    ) -> jsonrpc::Result<Option<lsp::WorkspaceEdit>> {
+        self.read(move |a| handlers::rename(a, &params)).await
+    }
+
+    async fn document_symbol(
+        &self,
+        params: lsp::DocumentSymbolParams,
+    ) -> jsonrpc::Result<Option<lsp::DocumentSymbolResponse>> {
+        self.read(move |a| handlers::document_symbols(a, &params)).await
+    }
+
+    async fn symbol(
+        &self,
+        params: lsp::WorkspaceSymbolParams,
+    ) -> jsonrpc::Result<Option<lsp::OneOf<Vec<lsp::SymbolInformation>, Vec<lsp::WorkspaceSymbol>>>>
+    {
+        let symbols = self.read(move |a| handlers::workspace_symbols(a, &params)).await?;
+        Ok(symbols.map(lsp::OneOf::Left))
+    }
+
+    async fn semantic_tokens_full(
+        &self,
+        params: lsp::SemanticTokensParams,
+    ) -> jsonrpc::Result<Option<lsp::SemanticTokensResult>> {
+        self.read(move |a| handlers::semantic_tokens(a, &params)).await
+    }
+
+    async fn completion(
+        &self,
+        params: lsp::CompletionParams,
+    ) -> jsonrpc::Result<Option<lsp::CompletionResponse>> {
+        self.read(move |a| handlers::completion(a, &params)).await
+    }
+
+    async fn signature_help(
+        &self,
+        params: lsp::SignatureHelpParams,
+    ) -> jsonrpc::Result<Option<lsp::SignatureHelp>> {
+        self.read(move |a| handlers::signature_help(a, &params)).await
+    }
+
+    async fn inlay_hint(
+        &self,
+        params: lsp::InlayHintParams,
+    ) -> jsonrpc::Result<Option<Vec<lsp::InlayHint>>> {
+        self.read(move |a| handlers::inlay_hints(a, &params)).await
+    }
+
+    async fn folding_range(
+        &self,
+        params: lsp::FoldingRangeParams,
+    ) -> jsonrpc::Result<Option<Vec<lsp::FoldingRange>>> {
+        self.read(move |a| handlers::folding_ranges(a, &params)).await
+    }
+
+    async fn code_action(
+        &self,
+        params: lsp::CodeActionParams,
+    ) -> jsonrpc::Result<Option<lsp::CodeActionResponse>> {
+        self.read(move |a| handlers::code_actions(a, &params)).await
+    }
+
+    async fn code_lens(
+        &self,
+        params: lsp::CodeLensParams,
+    ) -> jsonrpc::Result<Option<Vec<lsp::CodeLens>>> {
+        self.read(move |a| handlers::code_lenses(a, &params)).await
+    }
+
+    async fn formatting(
+        &self,
+        params: lsp::DocumentFormattingParams,
+    ) -> jsonrpc::Result<Option<Vec<lsp::TextEdit>>> {
+        self.read(move |a| handlers::formatting(a, &params)).await
+    }
+
+    async fn execute_command(
+        &self,
+        params: lsp::ExecuteCommandParams,
+    ) -> jsonrpc::Result<Option<Value>> {
+        if params.command == RUN_ENTRY {
+            return self.run_entry(params.arguments).await;
+        }
+        let _ = &self.client;
+        Err(jsonrpc::Error::invalid_params(format!("unknown command `{}`", params.command)))
+    }
+}
