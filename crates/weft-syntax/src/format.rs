@@ -69,7 +69,10 @@ fn shape(root: &SyntaxNode) -> Vec<(SyntaxKind, String)> {
                     out.push((token.kind(), token.text().trim_end().to_owned()));
                 }
             },
-            WalkEvent::Leave(_) => out.push((SyntaxKind::EOF, String::new())),
+            WalkEvent::Leave(rowan::NodeOrToken::Node(_)) => {
+                out.push((SyntaxKind::EOF, String::new()))
+            }
+            WalkEvent::Leave(rowan::NodeOrToken::Token(_)) => {}
         }
     }
     out
@@ -129,6 +132,9 @@ fn parent_kind(token: &SyntaxToken) -> Option<SyntaxKind> {
 fn wants_space(prev: &SyntaxToken, next: &SyntaxToken, had_space: bool) -> bool {
     use SyntaxKind::*;
     let want = match (prev.kind(), next.kind()) {
+        // After something that cannot end an atom, `[` starts an array or a type.
+        (L_PAREN | L_BRACK, L_BRACK) => false,
+        (kind, L_BRACK) if !ends_atom(kind) => true,
         // Significant or unusual spacing is kept as written.
         (_, L_BRACK) | (_, DOT) | (DOT, _) | (_, AT) | (AT, _) => had_space,
         (_, COMMENT) => true,
@@ -152,6 +158,11 @@ fn wants_space(prev: &SyntaxToken, next: &SyntaxToken, had_space: bool) -> bool 
     want || !glues_safely(prev, next)
 }
 
+fn ends_atom(kind: SyntaxKind) -> bool {
+    use SyntaxKind::*;
+    matches!(kind, IDENT | INT_NUMBER | FLOAT_NUMBER | TRUE_KW | FALSE_KW | R_PAREN | R_BRACK)
+}
+
 fn is_size_op(token: &SyntaxToken) -> bool {
     parent_kind(token) == Some(SyntaxKind::SIZE_BIN) && token.kind() != SyntaxKind::IDENT
 }
@@ -165,4 +176,136 @@ fn glues_safely(prev: &SyntaxToken, next: &SyntaxToken) -> bool {
         && tokens[0].kind == prev.kind()
         && tokens[1].kind == next.kind()
         && usize::from(tokens[0].len) == prev.text().len()
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::expect;
+    use proptest::prelude::*;
+
+    use super::format;
+
+    /// The non-whitespace tokens of a text (comments trimmed at the end).
+    fn tokens(text: &str) -> Vec<String> {
+        let parse = crate::parse(text);
+        parse
+            .syntax_node()
+            .descendants_with_tokens()
+            .filter_map(|e| e.into_token())
+            .filter(|t| t.kind() != crate::SyntaxKind::WHITESPACE)
+            .map(|t| t.text().trim_end().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn normalises_spacing_and_keeps_comments_and_test_blocks() {
+        let input = "\n\n-- | Dot product.  \n-- ==\n-- input { [1f32] [2f32] }\n-- output { 2f32 }\nentry dot (xs:[n]f32)   (ys : [n]f32):f32 =\n\treduce (+) 0f32 (map2 (*) xs ys)\n\n\n\ndef neg (x: i32) : i32 = - x   -- trailing\ndef idx [n] (xs: [n]i32) (k:i64) : ( i32 , i32 ) = ( xs[k] , xs[0] )\n";
+        expect![[r#"
+            -- | Dot product.
+            -- ==
+            -- input { [1f32] [2f32] }
+            -- output { 2f32 }
+            entry dot (xs: [n]f32) (ys: [n]f32) : f32 =
+              reduce (+) 0f32 (map2 (*) xs ys)
+
+            def neg (x: i32) : i32 = -x -- trailing
+            def idx [n] (xs: [n]i32) (k: i64) : (i32, i32) = (xs[k], xs[0])
+        "#]]
+        .assert_eq(&format(input).unwrap());
+    }
+
+    #[test]
+    fn refuses_files_with_syntax_errors() {
+        let error = format("def f (x: i32) : i32 = (x +\n").unwrap_err();
+        assert!(error.message.starts_with("not formatted: the file has syntax errors"), "{error}");
+    }
+
+    #[test]
+    fn examples_are_formatted_idempotently() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+        let Ok(entries) = std::fs::read_dir(&dir) else { return };
+        for entry in entries {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "weft") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let Ok(once) = format(&text) else { continue };
+            assert_eq!(format(&once).unwrap(), once, "{}", path.display());
+            assert_eq!(tokens(&once), tokens(&text), "{}", path.display());
+        }
+    }
+
+    const PIECES: &[&str] = &[
+        "def", "entry", "let", "in", "if", "then", "else", "loop", "for", "do", "x", "xs", "f",
+        "n", "i32", "f32", "map", "reduce", "1", "2f32", "(", ")", "[", "]", ",", ":", ":>", "=",
+        "->", "\\", ".", "0", "@", "group", "+", "-", "*", "**", "<", "==", "!", "-- c\n", "'",
+    ];
+
+    fn program() -> impl Strategy<Value = String> {
+        let piece = prop::sample::select(PIECES);
+        let gap = prop::sample::select(&["", " ", "  ", "\n", "\n\n\n  ", "\t"][..]);
+        prop::collection::vec((piece, gap), 0..60).prop_map(|parts| {
+            let mut text = String::new();
+            for (piece, gap) in parts {
+                text.push_str(piece);
+                text.push_str(if gap.is_empty() { " " } else { gap });
+            }
+            text
+        })
+    }
+
+    /// Well-formed programs with random whitespace between tokens.
+    fn spaced_program() -> impl Strategy<Value = String> {
+        let templates = prop::sample::select(
+            &[
+                "def f (x: i32) : i32 = let y = x + 1 in y * -y",
+                "entry e [n] (xs: [n]f32) : f32 = reduce (+) 0f32 (map (\\x -> x * 2f32) xs)",
+                "def g (t: (i32, f32)) : f32 = t.1 + f32.sqrt 2f32",
+                "def h [n] (xs: [n]i32) : [n]i32 = map@group (\\i -> xs[i % 2]) (iota n :> [n]i64)",
+                "def k (a: bool) : i32 = if !a then loop s = 0 for i < 10 do s + i else 1",
+                "type v = [3]f32\ndef m (x: v) : v = x -- c\n-- ==\n-- input { 1 }\nentry z (x: i32) : i32 = x",
+            ][..],
+        );
+        (
+            templates,
+            prop::collection::vec(prop::sample::select(&["", " ", "\n  ", "\n\n"][..]), 200),
+        )
+            .prop_map(|(template, gaps)| {
+                let mut out = String::new();
+                let (tokens, _) = crate::tokenize(template);
+                let mut pos = 0usize;
+                for (idx, token) in tokens.iter().enumerate() {
+                    let text = &template[pos..pos + usize::from(token.len)];
+                    pos += usize::from(token.len);
+                    if token.kind == crate::SyntaxKind::WHITESPACE && !text.contains('\n') {
+                        out.push(' ');
+                        out.push_str(gaps[idx % gaps.len()]);
+                    } else {
+                        out.push_str(text);
+                    }
+                }
+                out
+            })
+    }
+
+    proptest! {
+        #[test]
+        fn formatting_is_idempotent_and_keeps_tokens(text in program()) {
+            if let Ok(once) = format(&text) {
+                prop_assert_eq!(format(&once), Ok(once.clone()));
+                prop_assert_eq!(tokens(&once), tokens(&text));
+            }
+        }
+
+        #[test]
+        fn well_formed_programs_format_idempotently(text in spaced_program()) {
+            let once = format(&text);
+            prop_assert!(once.is_ok() || crate::parse(&text).errors().len() > 0, "{:?}", once);
+            if let Ok(once) = once {
+                prop_assert_eq!(format(&once), Ok(once.clone()));
+                prop_assert_eq!(tokens(&once), tokens(&text));
+            }
+        }
+    }
 }
