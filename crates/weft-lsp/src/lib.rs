@@ -22,6 +22,7 @@ mod pool;
 mod runner;
 mod server;
 mod to_proto;
+mod transport;
 
 /// Settings, from `initializationOptions` (see `docs/lsp.md`).
 #[derive(Debug, Clone)]
@@ -60,7 +61,11 @@ pub fn run_stdio() -> anyhow::Result<()> {
         .thread_name("weft-lsp-io")
         .enable_all()
         .build()?;
-    let shut_down = runtime.block_on(server::serve(tokio::io::stdin(), tokio::io::stdout()));
+    let shut_down = runtime.block_on(async {
+        let (writer, reader) = tokio::io::duplex(1 << 20);
+        tokio::spawn(transport::filter(tokio::io::stdin(), writer));
+        server::serve(reader, tokio::io::stdout()).await
+    });
     // Blocking-pool and worker threads may still run; do not wait for them.
     std::process::exit(if shut_down { 0 } else { 1 });
 }

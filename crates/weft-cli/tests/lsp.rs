@@ -1,0 +1,340 @@
+//! End-to-end tests of `weft lsp`: the real binary over stdio, driven by a small
+//! JSON-RPC client (initialize, open, change, hover, definition, rename,
+//! formatting, shutdown, exit), and robustness against malformed input.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    messages: Receiver<Value>,
+    /// Notifications received while waiting for responses.
+    notifications: Vec<Value>,
+    next_id: i64,
+}
+
+impl Client {
+    #[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
+    fn start() -> Client {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+            .arg("lsp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("weft lsp starts");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (sender, messages) = channel();
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let line = line.trim();
+                    if line.is_empty() {
+                        break;
+                    }
+                    if let Some(n) = line.strip_prefix("Content-Length: ") {
+                        length = n.parse().unwrap();
+                    }
+                }
+                let mut body = vec![0; length];
+                if reader.read_exact(&mut body).is_err() {
+                    return;
+                }
+                if sender.send(serde_json::from_slice(&body).unwrap()).is_err() {
+                    return;
+                }
+            }
+        });
+        Client { child, stdin, messages, notifications: Vec::new(), next_id: 0 }
+    }
+
+    fn send_raw(&mut self, body: &str) {
+        write!(self.stdin, "Content-Length: {}\r\n\r\n{body}", body.len()).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn notify(&mut self, method: &str, params: Value) {
+        let body = json!({ "jsonrpc": "2.0", "method": method, "params": params });
+        self.send_raw(&body.to_string());
+    }
+
+    /// Sends a request and returns its whole response (`result` or `error`).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let body = json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params });
+        self.send_raw(&body.to_string());
+        self.response(id)
+    }
+
+    fn response(&mut self, id: i64) -> Value {
+        loop {
+            let message = self.messages.recv_timeout(Duration::from_secs(30)).expect("a response");
+            if message.get("id") == Some(&json!(id)) && message.get("method").is_none() {
+                return message;
+            }
+            if message.get("method").is_some() && message.get("id").is_some() {
+                // A server-to-client request: answer null.
+                let reply = json!({ "jsonrpc": "2.0", "id": message["id"], "result": null });
+                self.send_raw(&reply.to_string());
+            } else {
+                self.notifications.push(message);
+            }
+        }
+    }
+
+    /// Waits for diagnostics of `uri` that satisfy `accept`.
+    fn diagnostics(&mut self, uri: &str, accept: impl Fn(&[Value]) -> bool) -> Vec<Value> {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let found = self.notifications.iter().rev().find(|n| {
+                n["method"] == "textDocument/publishDiagnostics" && n["params"]["uri"] == uri
+            });
+            if let Some(n) = found {
+                let diagnostics =
+                    n["params"]["diagnostics"].as_array().cloned().unwrap_or_default();
+                if accept(&diagnostics) {
+                    self.notifications.clear();
+                    return diagnostics;
+                }
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = self.messages.recv_timeout(left).expect("diagnostics in time");
+            self.notifications.push(message);
+        }
+    }
+
+    fn initialize(&mut self, root: &str) {
+        let response = self.request(
+            "initialize",
+            json!({ "processId": null, "rootUri": root, "capabilities": {} }),
+        );
+        assert!(response["result"]["capabilities"]["hoverProvider"].as_bool().unwrap());
+        self.notify("initialized", json!({}));
+    }
+
+    /// `shutdown`, `exit`, and the process must end at once with status 0.
+    fn shutdown(mut self) {
+        let response = self.request("shutdown", Value::Null);
+        assert!(response.get("error").is_none(), "{response}");
+        self.notify("exit", Value::Null);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "{status}");
+                return;
+            }
+            assert!(Instant::now() < deadline, "the server did not exit after `exit`");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+    }
+}
+
+fn workspace(name: &str, files: &[(&str, &str)]) -> (PathBuf, String) {
+    let dir = std::env::temp_dir().join(format!("weft-lsp-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for (path, text) in files {
+        std::fs::write(dir.join(path), text).unwrap();
+    }
+    let uri = format!("file://{}", dir.display());
+    (dir, uri)
+}
+
+const LIB: &str = "-- | Squares a number.\ndef sqr (x: f32) : f32 = x * x\n";
+const MAIN: &str =
+    "import \"lib\"\n-- Größe 😀\nentry main (xs: [n]f32) : [n]f32 = map (\\x -> sqr x) xs\n";
+
+fn position(text: &str, needle: &str, delta: usize) -> Value {
+    let offset = text.find(needle).unwrap() + delta;
+    let line = text[..offset].matches('\n').count();
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let character: usize = text[line_start..offset].chars().map(char::len_utf16).sum();
+    json!({ "line": line, "character": character })
+}
+
+#[test]
+fn session_open_change_hover_definition_rename_format_shutdown() {
+    let (dir, root) = workspace("session", &[("lib.weft", LIB), ("main.weft", MAIN)]);
+    let uri = format!("{root}/main.weft");
+    let mut client = Client::start();
+    client.initialize(&root);
+    client.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri, "languageId": "weft", "version": 1, "text": MAIN } }),
+    );
+    assert!(client.diagnostics(&uri, <[Value]>::is_empty).is_empty());
+
+    // A type error, typed incrementally after the non-ASCII comment.
+    let edit_at = position(MAIN, "sqr x", 5);
+    client.notify(
+        "textDocument/didChange",
+        json!({
+            "textDocument": { "uri": uri, "version": 2 },
+            "contentChanges": [{ "range": { "start": edit_at, "end": edit_at }, "text": " + true" }],
+        }),
+    );
+    let diagnostics = client.diagnostics(&uri, |d| !d.is_empty());
+    assert_eq!(diagnostics[0]["severity"], 1, "{diagnostics:?}");
+    let text = MAIN.replace("sqr x)", "sqr x + true)");
+
+    // Hover and definition still work in the file with a type error.
+    let hover = client.request(
+        "textDocument/hover",
+        json!({ "textDocument": { "uri": uri }, "position": position(&text, "sqr x", 1) }),
+    );
+    let markdown = hover["result"]["contents"]["value"].as_str().unwrap();
+    assert!(
+        markdown.contains("def sqr : f32 -> f32") && markdown.contains("Squares"),
+        "{markdown}"
+    );
+    let definition = client.request(
+        "textDocument/definition",
+        json!({ "textDocument": { "uri": uri }, "position": position(&text, "sqr x", 0) }),
+    );
+    let target = &definition["result"][0];
+    assert_eq!(target["uri"], format!("{root}/lib.weft"));
+    assert_eq!(target["range"]["start"], json!({ "line": 1, "character": 4 }));
+
+    // Rename across files.
+    let rename = client.request(
+        "textDocument/rename",
+        json!({
+            "textDocument": { "uri": uri },
+            "position": position(&text, "sqr x", 0),
+            "newName": "square",
+        }),
+    );
+    let changes = rename["result"]["changes"].as_object().unwrap();
+    assert_eq!(changes.len(), 2, "{rename}");
+
+    // Undo the error, then format.
+    client.notify(
+        "textDocument/didChange",
+        json!({
+            "textDocument": { "uri": uri, "version": 3 },
+            "contentChanges": [{ "text": "entry main (xs:[n]f32) : [n]f32 =   map (\\x->x) xs\n" }],
+        }),
+    );
+    let formatting = client.request(
+        "textDocument/formatting",
+        json!({ "textDocument": { "uri": uri }, "options": { "tabSize": 2, "insertSpaces": true } }),
+    );
+    assert_eq!(
+        formatting["result"][0]["newText"],
+        "entry main (xs: [n]f32) : [n]f32 = map (\\x -> x) xs\n"
+    );
+    client.shutdown();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn survives_malformed_and_unexpected_requests() {
+    let (dir, root) = workspace("robust", &[("a.weft", "def f (x: i32) : i32 = x\n")]);
+    let uri = format!("{root}/a.weft");
+    let mut client = Client::start();
+    client.initialize(&root);
+    // Not JSON at all, then JSON that is not a request.
+    client.send_raw("{ this is not json");
+    client.send_raw("[1, 2, 3]");
+    // An unknown method: MethodNotFound.
+    let unknown = client.request("weft/noSuchMethod", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    // A document the server has never seen: no answer, no error.
+    let missing = client.request(
+        "textDocument/hover",
+        json!({ "textDocument": { "uri": format!("{root}/nope.weft") }, "position": { "line": 0, "character": 0 } }),
+    );
+    assert_eq!(missing["result"], Value::Null, "{missing}");
+    // Positions past the end of a line and of the file are clamped.
+    client.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri, "languageId": "weft", "version": 1, "text": "def f (x: i32) : i32 = x\n" } }),
+    );
+    for position in [json!({ "line": 0, "character": 500 }), json!({ "line": 99, "character": 3 })]
+    {
+        let response = client.request(
+            "textDocument/hover",
+            json!({ "textDocument": { "uri": uri }, "position": position }),
+        );
+        assert!(response.get("error").is_none(), "{response}");
+        let response = client.request(
+            "textDocument/completion",
+            json!({ "textDocument": { "uri": uri }, "position": position }),
+        );
+        assert!(response.get("error").is_none(), "{response}");
+    }
+    // Invalid params for a known method: an error, and the server goes on.
+    let invalid = client.request("textDocument/hover", json!({ "bogus": true }));
+    assert!(invalid.get("error").is_some(), "{invalid}");
+    client.shutdown();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn thousand_rapid_incremental_edits_keep_texts_equal() {
+    let (dir, root) = workspace("edits", &[]);
+    let uri = format!("{root}/e.weft");
+    let mut client = Client::start();
+    client.initialize(&root);
+    let mut text = String::from("def f (x: i32) : i32 =\n  x\n");
+    client.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri, "languageId": "weft", "version": 0, "text": text } }),
+    );
+    // A deterministic mix of inserts and deletes, with non-ASCII text.
+    let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+    let pieces = ["a", " + 1", "\n", "ö", "😀", "let y = 2 in ", ""];
+    for version in 1..=1000 {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let chars: Vec<(usize, char)> = text.char_indices().collect();
+        let start =
+            chars.get((seed % (chars.len() as u64 + 1)) as usize).map_or(text.len(), |c| c.0);
+        let max_len = text[start..].chars().take(3).count();
+        let n_delete = if version % 3 == 0 { ((seed >> 8) as usize) % (max_len + 1) } else { 0 };
+        let end = text[start..].char_indices().nth(n_delete).map_or(text.len(), |(i, _)| start + i);
+        let insert = pieces[((seed >> 16) as usize) % pieces.len()];
+        let (from, to) = (utf16_position(&text, start), utf16_position(&text, end));
+        text.replace_range(start..end, insert);
+        client.notify(
+            "textDocument/didChange",
+            json!({
+                "textDocument": { "uri": uri, "version": version },
+                "contentChanges": [{ "range": { "start": from, "end": to }, "text": insert }],
+            }),
+        );
+    }
+    let server_text =
+        client.request("weft/debug/documentText", json!({ "uri": uri }))["result"].clone();
+    assert_eq!(server_text, json!(text));
+    client.shutdown();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+fn utf16_position(text: &str, offset: usize) -> Value {
+    let line = text[..offset].matches('\n').count();
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let character: usize = text[line_start..offset].chars().map(char::len_utf16).sum();
+    json!({ "line": line, "character": character })
+}
