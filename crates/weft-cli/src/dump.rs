@@ -11,6 +11,14 @@ pub(crate) fn run(args: &DumpArgs) -> anyhow::Result<u8> {
     let text = match args.ir {
         Stage::Cst => weft_hir::parse(&db, loaded.file).debug_dump(),
         Stage::Hir => weft_hir::pretty_file(&db, loaded.file),
+        Stage::Core => {
+            let Some(checked) = weft_core::CheckedFile::new(&db, loaded.file) else {
+                anyhow::bail!("`{}` has errors (see `weft check`)", args.file)
+            };
+            let program = weft_core::lower_file(&db, checked)
+                .map_err(|e| anyhow::anyhow!("internal compiler error in core: {e}"))?;
+            weft_core::pretty_program(&program)
+        }
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(0)

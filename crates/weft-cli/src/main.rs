@@ -7,6 +7,8 @@
 mod check;
 mod dump;
 mod fmt;
+mod run;
+mod test;
 mod workspace;
 
 use std::process::ExitCode;
@@ -38,6 +40,10 @@ enum Command {
     Fmt(FmtArgs),
     /// Run the language server on stdin/stdout.
     Lsp,
+    /// Run an entry point on inputs (textual values on stdin unless given otherwise).
+    Run(run::RunArgs),
+    /// Run the test blocks of every entry; ends with `N passed, N failed`.
+    Test(test::TestArgs),
 }
 
 #[derive(clap::Args, Debug, Default)]
@@ -62,8 +68,8 @@ enum Format {
 
 #[derive(clap::Args, Debug)]
 struct DumpArgs {
-    /// The stage to print: `cst` (the concrete syntax tree) or `hir` (every def's type
-    /// and every binding's inferred type).
+    /// The stage to print: `cst` (the concrete syntax tree), `hir` (every def's type
+    /// and every binding's inferred type) or `core` (the elaborated core IR).
     #[arg(long, value_enum)]
     ir: Stage,
     /// The file to print.
@@ -84,6 +90,7 @@ struct FmtArgs {
 enum Stage {
     Cst,
     Hir,
+    Core,
 }
 
 fn main() -> ExitCode {
@@ -99,6 +106,8 @@ fn run(cli: Cli) -> u8 {
         (None, Some(Command::Dump(args))) => dump::run(&args),
         (None, Some(Command::Fmt(args))) => fmt::run(&args),
         (None, Some(Command::Lsp)) => weft_lsp::run_stdio().map(|()| 0),
+        (None, Some(Command::Run(args))) => run::run(&args),
+        (None, Some(Command::Test(args))) => test::run(&args),
         (Some(_), Some(_)) | (None, None) => {
             use clap::CommandFactory;
             let _ = Cli::command().print_help();

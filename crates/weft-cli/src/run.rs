@@ -1,0 +1,191 @@
+//! `weft run FILE`: runs one entry point on inputs and prints its results
+//! (ARCHITECTURE.md, "Command line"; docs/cli.md).
+//!
+//! Inputs are textual values on stdin unless `--input X.npy` or `--random SPEC` give
+//! them; results are textual values on stdout, one per line (`--output Y.npy` writes
+//! a single result as `.npy` instead). Exit codes: 0 success, 1 a run-time error or
+//! errors in the program, 2 usage or I/O problems. Only the reference interpreter
+//! exists so far (`--backend interp`).
+
+use std::io::{Read as _, Write as _};
+
+use anyhow::{Context as _, bail};
+use clap::ValueEnum;
+use weft_core::{FnId, Program};
+use weft_hir::RootDatabase;
+use weft_values::Value;
+
+use crate::workspace::load;
+
+/// Which implementation runs the program.
+#[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Backend {
+    /// The reference interpreter over the core IR.
+    #[default]
+    Interp,
+    /// Generated OpenCL (not implemented yet).
+    Opencl,
+}
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct RunArgs {
+    /// The file that holds the entry point.
+    file: String,
+    /// The entry point to run (default: the only entry, else `main`).
+    #[arg(long)]
+    entry: Option<String>,
+    /// What runs the program.
+    #[arg(long, value_enum, default_value_t = Backend::Interp)]
+    backend: Backend,
+    /// Read the inputs from `.npy` files, one per value, in parameter order.
+    #[arg(long = "input", value_name = "X.npy")]
+    inputs: Vec<String>,
+    /// Draw random inputs, one spec per value (`[1000]f32`, `i64 in 1..10`).
+    #[arg(long = "random", value_name = "SPEC")]
+    random: Vec<String>,
+    /// Seed of `--random`.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Write the (single) result to this `.npy` file instead of printing it.
+    #[arg(long, value_name = "Y.npy")]
+    output: Option<String>,
+}
+
+/// Refuses backends that do not exist yet.
+pub(crate) fn check_backend(backend: Backend) -> anyhow::Result<()> {
+    match backend {
+        Backend::Interp => Ok(()),
+        Backend::Opencl => {
+            bail!("the `opencl` backend is not implemented yet; use `--backend interp`")
+        }
+    }
+}
+
+/// The core program of a file, or a message for the user: errors in the file, or an
+/// internal compiler error.
+pub(crate) fn core_program(
+    db: &RootDatabase,
+    file: weft_hir::SourceFile,
+) -> Result<Program, String> {
+    let Some(checked) = weft_core::CheckedFile::new(db, file) else {
+        return Err(format!("`{}` has errors (see `weft check`)", file.path(db)));
+    };
+    let program = weft_core::lower_file(db, checked).map_err(|error| {
+        let position = error.origin.as_ref().and_then(|o| weft_core::origin_position(db, o));
+        match position {
+            Some(p) => format!("internal compiler error in core: {error} at {p}"),
+            None => format!("internal compiler error in core: {error}"),
+        }
+    })?;
+    if let Some(invariant) = weft_core::validate(&program).first() {
+        return Err(format!(
+            "internal compiler error in core: `{}`: {}",
+            invariant.function, invariant.message
+        ));
+    }
+    Ok(program)
+}
+
+/// The entry named `name`, or the only entry, or `main`.
+pub(crate) fn choose_entry(program: &Program, name: Option<&str>) -> Result<FnId, String> {
+    let names: Vec<&str> =
+        program.entries.iter().map(|&id| program.functions[id].name.as_str()).collect();
+    let find = |n: &str| {
+        program.entries.iter().copied().find(|&id| program.functions[id].name.as_str() == n)
+    };
+    let list = || {
+        if names.is_empty() {
+            "none".to_owned()
+        } else {
+            names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+        }
+    };
+    match name {
+        Some(n) => find(n).ok_or_else(|| format!("no entry point `{n}`; entries: {}", list())),
+        None => match program.entries.as_slice() {
+            [only] => Ok(*only),
+            _ => find("main").ok_or_else(|| {
+                format!("choose an entry point with `--entry NAME`; entries: {}", list())
+            }),
+        },
+    }
+}
+
+pub(crate) fn run(args: &RunArgs) -> anyhow::Result<u8> {
+    check_backend(args.backend)?;
+    let (db, files) = load(std::slice::from_ref(&args.file))?;
+    let Some(loaded) = files.first() else { bail!("`{}` is not a .weft file", args.file) };
+    let program = match core_program(&db, loaded.file) {
+        Ok(program) => program,
+        Err(message) => {
+            print_error(&message);
+            return Ok(1);
+        }
+    };
+    let entry = match choose_entry(&program, args.entry.as_deref()) {
+        Ok(entry) => entry,
+        Err(message) => {
+            print_error(&message);
+            return Ok(2);
+        }
+    };
+    let inputs = read_inputs(args)?;
+    let results = match weft_core::run_entry(&program, entry, inputs) {
+        Ok(results) => results,
+        Err(error) => {
+            print_error(&weft_core::render_error(&db, &error));
+            return Ok(1);
+        }
+    };
+    match &args.output {
+        Some(path) => {
+            let [result] = results.as_slice() else {
+                bail!("`--output` takes one result, but the entry returns {}", results.len())
+            };
+            std::fs::write(path, weft_values::write_npy(result))
+                .with_context(|| format!("cannot write `{path}`"))?;
+        }
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(weft_values::print_values(&results).as_bytes())?;
+        }
+    }
+    Ok(0)
+}
+
+fn read_inputs(args: &RunArgs) -> anyhow::Result<Vec<Value>> {
+    if !args.inputs.is_empty() && !args.random.is_empty() {
+        bail!("give inputs with `--input` or `--random`, not both");
+    }
+    if !args.inputs.is_empty() {
+        return args
+            .inputs
+            .iter()
+            .map(|path| {
+                let bytes = std::fs::read(path).with_context(|| format!("cannot read `{path}`"))?;
+                weft_values::read_npy(&bytes)
+                    .with_context(|| format!("cannot read `{path}` as .npy"))
+            })
+            .collect();
+    }
+    if !args.random.is_empty() {
+        let specs = args
+            .random
+            .iter()
+            .map(|spec| {
+                weft_values::parse_random_spec(spec)
+                    .map_err(|e| anyhow::anyhow!("bad random spec `{spec}`: {e}"))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        return Ok(weft_values::generate_inputs(&specs, args.seed));
+    }
+    let mut text = String::new();
+    std::io::stdin().read_to_string(&mut text).context("cannot read inputs from stdin")?;
+    weft_values::parse_values(&text)
+        .map_err(|e| anyhow::anyhow!("cannot read inputs from stdin: {e}"))
+}
+
+#[expect(clippy::print_stderr, reason = "run-time errors go to stderr")]
+pub(crate) fn print_error(message: &str) {
+    eprintln!("error: {message}");
+}

@@ -1,0 +1,1321 @@
+//! The reference interpreter over the core IR: the oracle that defines what a program
+//! means (ARCHITECTURE.md, "Oracle"), with exactly LANGUAGE.md's semantics:
+//!
+//! - `f32` arithmetic in `f32`, `f64` in `f64`; integer arithmetic wraps; integer `/`
+//!   and `%` truncate toward zero and fail on a zero divisor; shifts take the amount
+//!   modulo the bit width (as OpenCL does);
+//! - float-to-integer conversion saturates and NaN gives 0 (Rust's `as`);
+//! - `&&` and `||` short-circuit (elaboration made them `if`s);
+//! - `scatter` ignores out-of-range indices;
+//! - out-of-bounds indexing, slicing, `take`, `drop`, failed `split`/`unflatten`
+//!   divisibility and failed `:>` coercions are run-time errors that name the array, the
+//!   index and the size; the error keeps the [`Origin`] of the failing expression, and
+//!   [`crate::render_error`] adds the source position.
+//!
+//! Values: an array is a shape, a shared flat buffer and an offset (rows and `take`
+//! share the buffer); an array of tuples is a tuple of arrays. Errors are values: no
+//! input makes the interpreter panic.
+
+use std::rc::Rc;
+
+use weft_hir::{MathFn, ScalarTy};
+use weft_values::{ArrayData, Scalar, Value};
+
+use crate::ir::{
+    Atom, BinOp, BlockId, CoreSize, Exp, FnId, Function, IndexItem, Lambda, LoopForm, Origin,
+    Program, Type, UnOp, VarId, VarKind,
+};
+
+/// A run-time error: the message, and where it happened (rendered to a position by
+/// [`crate::render_error`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct RuntimeError {
+    pub message: String,
+    pub origin: Option<Origin>,
+}
+
+impl RuntimeError {
+    fn new(message: impl Into<String>) -> RuntimeError {
+        RuntimeError { message: message.into(), origin: None }
+    }
+}
+
+type Result<T> = std::result::Result<T, RuntimeError>;
+
+/// An interpreter value.
+#[derive(Debug, Clone)]
+pub enum Val {
+    Scalar(Scalar),
+    Array(Arr),
+    /// A tuple, and also an array of tuples (as a tuple of arrays).
+    Tuple(Vec<Val>),
+}
+
+/// A regular array: `shape`, and the elements at `data[offset..offset + product(shape)]`
+/// in row-major order.
+#[derive(Debug, Clone)]
+pub struct Arr {
+    shape: Vec<usize>,
+    data: Rc<ArrayData>,
+    offset: usize,
+}
+
+impl Arr {
+    fn n_elems(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    fn row_len(&self) -> usize {
+        self.shape.iter().skip(1).product()
+    }
+}
+
+/// Runs an entry point on input values (a tuple parameter takes consecutive values)
+/// and returns its results (a tuple result gives one value per component).
+pub fn run_entry(program: &Program, entry: FnId, inputs: Vec<Value>) -> Result<Vec<Value>> {
+    let function = &program.functions[entry];
+    let mut inputs = inputs.into_iter();
+    let mut args = Vec::new();
+    for &param in &function.params {
+        let var = &function.vars[param];
+        let arg = value_to_val(&var.ty, &mut inputs).map_err(|expected| {
+            RuntimeError::new(format!(
+                "entry `{}`: parameter `{}` expects {expected}",
+                function.name, var.name
+            ))
+        })?;
+        args.push(arg);
+    }
+    let extra = inputs.count();
+    if extra > 0 {
+        return Err(RuntimeError::new(format!(
+            "entry `{}` takes {} inputs, but {extra} more were given",
+            function.name,
+            function.params.len()
+        )));
+    }
+    let result = call(program, entry, args)?;
+    let mut out = Vec::new();
+    val_to_values(result, &mut out);
+    Ok(out)
+}
+
+/// The number of values an entry reads (a tuple parameter reads one per component).
+pub fn n_inputs(program: &Program, entry: FnId) -> usize {
+    fn count(ty: &Type) -> usize {
+        match ty {
+            Type::Tuple(elems) => elems.iter().map(count).sum(),
+            Type::Scalar(_) | Type::Array { .. } => 1,
+        }
+    }
+    let f = &program.functions[entry];
+    f.params.iter().map(|&p| count(&f.vars[p].ty)).sum()
+}
+
+fn describe(ty: &Type) -> String {
+    match ty {
+        Type::Scalar(s) => s.name().to_owned(),
+        Type::Array { elem, .. } => format!("[]{}", describe(elem)),
+        Type::Tuple(elems) => {
+            format!("({})", elems.iter().map(describe).collect::<Vec<_>>().join(", "))
+        }
+    }
+}
+
+fn value_to_val(
+    ty: &Type,
+    inputs: &mut impl Iterator<Item = Value>,
+) -> std::result::Result<Val, String> {
+    if let Type::Tuple(elems) = ty {
+        return Ok(Val::Tuple(
+            elems.iter().map(|e| value_to_val(e, inputs)).collect::<std::result::Result<_, _>>()?,
+        ));
+    }
+    let expected = || format!("a value of type {}", describe(ty));
+    let Some(value) = inputs.next() else {
+        return Err(format!("{}, but no value is left", expected()));
+    };
+    let mut rank = 0;
+    let mut base = ty;
+    while let Type::Array { elem, .. } = base {
+        rank += 1;
+        base = elem;
+    }
+    let Type::Scalar(scalar) = base else {
+        return Err(format!("{} (arrays of tuples are not entry inputs)", expected()));
+    };
+    if value.elem_type().name() != scalar.name() || value.rank() != rank {
+        return Err(format!("{}, got a value of type {}", expected(), value.value_type()));
+    }
+    if rank == 0 {
+        return value.as_scalar().map(Val::Scalar).ok_or_else(expected);
+    }
+    let (shape, data) = value.into_parts();
+    Ok(Val::Array(Arr { shape, data: Rc::new(data), offset: 0 }))
+}
+
+fn val_to_values(val: Val, out: &mut Vec<Value>) {
+    match val {
+        Val::Scalar(s) => out.push(Value::scalar(s)),
+        Val::Array(arr) => {
+            let mut data = ArrayData::with_capacity(arr.data.elem_type(), arr.n_elems());
+            extend_range(&mut data, &arr.data, arr.offset, arr.n_elems());
+            match Value::new(arr.shape.clone(), data) {
+                Ok(value) => out.push(value),
+                Err(_) => unreachable!("invariant: an array's data matches its shape"),
+            }
+        }
+        Val::Tuple(vals) => vals.into_iter().for_each(|v| val_to_values(v, out)),
+    }
+}
+
+/// Appends `src[start..start + len]` to `dst` (same element type).
+fn extend_range(dst: &mut ArrayData, src: &ArrayData, start: usize, len: usize) {
+    let range = start..start + len;
+    match (dst, src) {
+        (ArrayData::I32(d), ArrayData::I32(s)) => d.extend_from_slice(&s[range]),
+        (ArrayData::I64(d), ArrayData::I64(s)) => d.extend_from_slice(&s[range]),
+        (ArrayData::U32(d), ArrayData::U32(s)) => d.extend_from_slice(&s[range]),
+        (ArrayData::U64(d), ArrayData::U64(s)) => d.extend_from_slice(&s[range]),
+        (ArrayData::F32(d), ArrayData::F32(s)) => d.extend_from_slice(&s[range]),
+        (ArrayData::F64(d), ArrayData::F64(s)) => d.extend_from_slice(&s[range]),
+        (ArrayData::Bool(d), ArrayData::Bool(s)) => d.extend_from_slice(&s[range]),
+        _ => unreachable!("invariant: elaborated programs are well typed"),
+    }
+}
+
+fn base_scalar(ty: &Type) -> ScalarTy {
+    match ty {
+        Type::Scalar(s) => *s,
+        Type::Array { elem, .. } => base_scalar(elem),
+        Type::Tuple(_) => ScalarTy::Bool,
+    }
+}
+
+fn values_ty(s: ScalarTy) -> weft_values::ScalarType {
+    match s {
+        ScalarTy::I32 => weft_values::ScalarType::I32,
+        ScalarTy::I64 => weft_values::ScalarType::I64,
+        ScalarTy::U32 => weft_values::ScalarType::U32,
+        ScalarTy::U64 => weft_values::ScalarType::U64,
+        ScalarTy::F32 => weft_values::ScalarType::F32,
+        ScalarTy::F64 => weft_values::ScalarType::F64,
+        ScalarTy::Bool => weft_values::ScalarType::Bool,
+    }
+}
+
+/// Collects the elements of an array being built (an array of tuples as a tuple of
+/// builders).
+enum Builder {
+    Leaf { data: ArrayData, inner: Option<Vec<usize>> },
+    Tuple(Vec<Builder>),
+}
+
+impl Builder {
+    /// A builder for an array whose elements have type `elem`.
+    fn new(elem: &Type, capacity: usize) -> Builder {
+        match elem {
+            Type::Tuple(elems) => {
+                Builder::Tuple(elems.iter().map(|e| Builder::new(e, capacity)).collect())
+            }
+            Type::Scalar(s) => Builder::Leaf {
+                data: ArrayData::with_capacity(values_ty(*s), capacity),
+                inner: Some(Vec::new()),
+            },
+            Type::Array { elem: inner, .. } => {
+                if let Type::Tuple(elems) = &**inner {
+                    // An array of arrays of tuples: a tuple of arrays of arrays.
+                    let size = elem.outer_size().cloned().unwrap_or_else(CoreSize::zero);
+                    return Builder::Tuple(
+                        elems
+                            .iter()
+                            .map(|e| Builder::new(&Type::array(size.clone(), e.clone()), capacity))
+                            .collect(),
+                    );
+                }
+                Builder::Leaf {
+                    data: ArrayData::with_capacity(values_ty(base_scalar(elem)), capacity),
+                    inner: None,
+                }
+            }
+        }
+    }
+
+    fn push(&mut self, val: &Val) -> Result<()> {
+        match (self, val) {
+            (Builder::Leaf { data, .. }, Val::Scalar(s)) => data
+                .push(*s)
+                .map_err(|_| RuntimeError::new("internal error: element type mismatch")),
+            (Builder::Leaf { data, inner }, Val::Array(arr)) => {
+                match inner {
+                    Some(shape) if *shape != arr.shape => {
+                        return Err(RuntimeError::new(format!(
+                            "irregular array: rows of shape {:?} and {:?}",
+                            shape, arr.shape
+                        )));
+                    }
+                    Some(_) => {}
+                    None => *inner = Some(arr.shape.clone()),
+                }
+                extend_range(data, &arr.data, arr.offset, arr.n_elems());
+                Ok(())
+            }
+            (Builder::Tuple(builders), Val::Tuple(vals)) if builders.len() == vals.len() => {
+                for (b, v) in builders.iter_mut().zip(vals) {
+                    b.push(v)?;
+                }
+                Ok(())
+            }
+            _ => Err(RuntimeError::new("internal error: element kind mismatch")),
+        }
+    }
+
+    fn finish(self, n: usize) -> Val {
+        match self {
+            Builder::Leaf { data, inner } => {
+                let mut shape = vec![n];
+                // An empty array of arrays: its inner sizes are not observable here.
+                shape.extend(inner.unwrap_or_default());
+                if n == 0 && shape.len() > 1 {
+                    shape.iter_mut().skip(1).for_each(|d| *d = 0);
+                }
+                Val::Array(Arr { shape, data: Rc::new(data), offset: 0 })
+            }
+            Builder::Tuple(builders) => {
+                Val::Tuple(builders.into_iter().map(|b| b.finish(n)).collect())
+            }
+        }
+    }
+}
+
+/// A function activation: one slot per variable.
+struct Frame {
+    slots: Vec<Option<Val>>,
+}
+
+fn call(program: &Program, func: FnId, args: Vec<Val>) -> Result<Val> {
+    let f = &program.functions[func];
+    let mut frame = Frame { slots: vec![None; f.vars.len()] };
+    for (&param, arg) in f.params.iter().zip(&args) {
+        frame.slots[param.into_raw().into_u32() as usize] = Some(arg.clone());
+    }
+    for (&param, arg) in f.params.iter().zip(&args) {
+        bind_sizes(f, &mut frame, &f.vars[param].ty, arg, true).map_err(|message| {
+            RuntimeError::new(format!("argument `{}`: {message}", f.vars[param].name))
+        })?;
+    }
+    let interp = Interp { program, f };
+    let result = interp.block(&mut frame, f.body)?;
+    if f.is_entry {
+        bind_sizes(f, &mut frame, &f.ret, &result, true)
+            .map_err(|message| RuntimeError::new(format!("result of `{}`: {message}", f.name)))?;
+    }
+    Ok(result)
+}
+
+fn slot(var: VarId) -> usize {
+    var.into_raw().into_u32() as usize
+}
+
+fn as_i64(s: Scalar) -> i64 {
+    match s {
+        Scalar::I32(x) => i64::from(x),
+        Scalar::I64(x) => x,
+        Scalar::U32(x) => i64::from(x),
+        Scalar::U64(x) => x.cast_signed(),
+        Scalar::Bool(b) => i64::from(b),
+        #[expect(clippy::cast_possible_truncation, reason = "saturating conversion")]
+        Scalar::F32(x) => x as i64,
+        #[expect(clippy::cast_possible_truncation, reason = "saturating conversion")]
+        Scalar::F64(x) => x as i64,
+    }
+}
+
+fn eval_size(frame: &Frame, size: &CoreSize) -> std::result::Result<i64, String> {
+    size.eval(&mut |v: &VarId| match frame.slots.get(slot(*v)) {
+        Some(Some(Val::Scalar(s))) => Some(as_i64(*s)),
+        _ => None,
+    })
+    .map_err(|e| match e {
+        weft_size::EvalError::NotDivisible { dividend, divisor } => {
+            format!("size {dividend} is not divisible by {divisor}")
+        }
+        weft_size::EvalError::DivisionByZero => "size division by zero".to_owned(),
+        weft_size::EvalError::UnboundVar(_) => "unknown size".to_owned(),
+    })
+}
+
+fn shape_of(val: &Val) -> &[usize] {
+    match val {
+        Val::Array(arr) => &arr.shape,
+        Val::Tuple(vals) => vals.first().map_or(&[], shape_of),
+        Val::Scalar(_) => &[],
+    }
+}
+
+/// Binds unbound size variables of `ty` to the shape of `val`; with `check`, also
+/// checks the other sizes.
+fn bind_sizes(
+    f: &Function,
+    frame: &mut Frame,
+    ty: &Type,
+    val: &Val,
+    check: bool,
+) -> std::result::Result<(), String> {
+    if let (Type::Tuple(tys), Val::Tuple(vals)) = (ty, val) {
+        for (t, v) in tys.iter().zip(vals) {
+            bind_sizes(f, frame, t, v, check)?;
+        }
+        return Ok(());
+    }
+    let mut ty = ty;
+    let mut dim_idx = 0;
+    while let Type::Array { size, elem } = ty {
+        if let Type::Tuple(tys) = &**elem
+            && let Val::Tuple(vals) = val
+        {
+            for (t, v) in tys.iter().zip(vals) {
+                bind_sizes(f, frame, &Type::array(size.clone(), t.clone()), v, check)?;
+            }
+            return Ok(());
+        }
+        let Some(&actual) = shape_of(val).get(dim_idx) else { return Ok(()) };
+        let actual_i64 = i64::try_from(actual).map_err(|_| "size too large".to_owned())?;
+        let unbound_var = size.as_var().filter(|v| {
+            frame.slots[slot(**v)].is_none() || f.vars[**v].kind == VarKind::Existential
+        });
+        if let Some(&var) = unbound_var {
+            frame.slots[slot(var)] = Some(Val::Scalar(Scalar::I64(actual_i64)));
+        } else if check {
+            let expected = eval_size(frame, size)?;
+            if expected != actual_i64 {
+                return Err(format!(
+                    "expected size {expected} in dimension {dim_idx}, got {actual}"
+                ));
+            }
+        }
+        dim_idx += 1;
+        ty = elem;
+    }
+    Ok(())
+}
+
+struct Interp<'a> {
+    program: &'a Program,
+    f: &'a Function,
+}
+
+fn elem(val: &Val, idx: usize) -> Val {
+    match val {
+        Val::Scalar(s) => Val::Scalar(*s),
+        Val::Tuple(vals) => Val::Tuple(vals.iter().map(|v| elem(v, idx)).collect()),
+        Val::Array(arr) => {
+            if arr.shape.len() == 1 {
+                let s =
+                    arr.data.get(arr.offset + idx).expect("invariant: index checked by the caller");
+                Val::Scalar(s)
+            } else {
+                let row = arr.row_len();
+                Val::Array(Arr {
+                    shape: arr.shape[1..].to_vec(),
+                    data: Rc::clone(&arr.data),
+                    offset: arr.offset + idx * row,
+                })
+            }
+        }
+    }
+}
+
+fn outer_len(val: &Val) -> usize {
+    shape_of(val).first().copied().unwrap_or(0)
+}
+
+/// Rows `start..start + len` of an array (sharing its buffer).
+fn rows(val: &Val, start: usize, len: usize) -> Val {
+    match val {
+        Val::Scalar(s) => Val::Scalar(*s),
+        Val::Tuple(vals) => Val::Tuple(vals.iter().map(|v| rows(v, start, len)).collect()),
+        Val::Array(arr) => {
+            let mut shape = arr.shape.clone();
+            shape[0] = len;
+            Val::Array(Arr {
+                shape,
+                data: Rc::clone(&arr.data),
+                offset: arr.offset + start * arr.row_len(),
+            })
+        }
+    }
+}
+
+/// A new array from the rows at `indices`.
+fn gather_rows(val: &Val, indices: &[usize]) -> Val {
+    match val {
+        Val::Scalar(s) => Val::Scalar(*s),
+        Val::Tuple(vals) => Val::Tuple(vals.iter().map(|v| gather_rows(v, indices)).collect()),
+        Val::Array(arr) => {
+            let row = arr.row_len();
+            let mut data = ArrayData::with_capacity(arr.data.elem_type(), row * indices.len());
+            for &idx in indices {
+                extend_range(&mut data, &arr.data, arr.offset + idx * row, row);
+            }
+            let mut shape = arr.shape.clone();
+            shape[0] = indices.len();
+            Val::Array(Arr { shape, data: Rc::new(data), offset: 0 })
+        }
+    }
+}
+
+/// The same elements with a new shape (the element count is checked by the caller).
+fn reshape(val: &Val, outer: &[usize], drop_dims: usize) -> Val {
+    match val {
+        Val::Scalar(s) => Val::Scalar(*s),
+        Val::Tuple(vals) => Val::Tuple(vals.iter().map(|v| reshape(v, outer, drop_dims)).collect()),
+        Val::Array(arr) => {
+            let mut shape = outer.to_vec();
+            shape.extend_from_slice(&arr.shape[drop_dims.min(arr.shape.len())..]);
+            Val::Array(Arr { shape, data: Rc::clone(&arr.data), offset: arr.offset })
+        }
+    }
+}
+
+fn transpose(val: &Val) -> Val {
+    match val {
+        Val::Scalar(s) => Val::Scalar(*s),
+        Val::Tuple(vals) => Val::Tuple(vals.iter().map(transpose).collect()),
+        Val::Array(arr) => {
+            let (n, m) = (arr.shape[0], arr.shape.get(1).copied().unwrap_or(1));
+            let inner: usize = arr.shape.iter().skip(2).product();
+            let mut data = ArrayData::with_capacity(arr.data.elem_type(), arr.n_elems());
+            for j in 0..m {
+                for i in 0..n {
+                    extend_range(&mut data, &arr.data, arr.offset + (i * m + j) * inner, inner);
+                }
+            }
+            let mut shape = arr.shape.clone();
+            shape.swap(0, 1);
+            Val::Array(Arr { shape, data: Rc::new(data), offset: 0 })
+        }
+    }
+}
+
+fn concat(a: &Val, b: &Val) -> Result<Val> {
+    Ok(match (a, b) {
+        (Val::Tuple(x), Val::Tuple(y)) => {
+            Val::Tuple(x.iter().zip(y).map(|(a, b)| concat(a, b)).collect::<Result<_>>()?)
+        }
+        (Val::Array(x), Val::Array(y)) => {
+            if x.shape[1..] != y.shape[1..] {
+                return Err(RuntimeError::new(format!(
+                    "cannot concatenate arrays with rows of shapes {:?} and {:?}",
+                    &x.shape[1..],
+                    &y.shape[1..]
+                )));
+            }
+            let mut data = ArrayData::with_capacity(x.data.elem_type(), x.n_elems() + y.n_elems());
+            extend_range(&mut data, &x.data, x.offset, x.n_elems());
+            extend_range(&mut data, &y.data, y.offset, y.n_elems());
+            let mut shape = x.shape.clone();
+            shape[0] += y.shape[0];
+            Val::Array(Arr { shape, data: Rc::new(data), offset: 0 })
+        }
+        _ => return Err(RuntimeError::new("internal error: concatenation of non-arrays")),
+    })
+}
+
+/// Writes `val` over row `idx` of the owned array `dest`.
+fn write_row(dest: &mut Val, idx: usize, val: &Val) -> Result<()> {
+    match (dest, val) {
+        (Val::Tuple(ds), Val::Tuple(vs)) => {
+            for (d, v) in ds.iter_mut().zip(vs) {
+                write_row(d, idx, v)?;
+            }
+            Ok(())
+        }
+        (Val::Array(arr), v) => {
+            let row = arr.row_len();
+            let start = arr.offset + idx * row;
+            let data = Rc::make_mut(&mut arr.data);
+            let elems: Vec<Scalar> = match v {
+                Val::Scalar(s) => vec![*s],
+                Val::Array(src) => {
+                    (0..src.n_elems()).filter_map(|k| src.data.get(src.offset + k)).collect()
+                }
+                Val::Tuple(_) => {
+                    return Err(RuntimeError::new(
+                        "internal error: scatter of a tuple into an array",
+                    ));
+                }
+            };
+            if elems.len() != row {
+                return Err(RuntimeError::new(format!(
+                    "scatter: a value of {} elements into a row of {row}",
+                    elems.len()
+                )));
+            }
+            for (k, s) in elems.into_iter().enumerate() {
+                set(data, start + k, s);
+            }
+            Ok(())
+        }
+        _ => Err(RuntimeError::new("internal error: scatter into a non-array")),
+    }
+}
+
+fn set(data: &mut ArrayData, idx: usize, s: Scalar) {
+    match (data, s) {
+        (ArrayData::I32(d), Scalar::I32(x)) => d[idx] = x,
+        (ArrayData::I64(d), Scalar::I64(x)) => d[idx] = x,
+        (ArrayData::U32(d), Scalar::U32(x)) => d[idx] = x,
+        (ArrayData::U64(d), Scalar::U64(x)) => d[idx] = x,
+        (ArrayData::F32(d), Scalar::F32(x)) => d[idx] = x,
+        (ArrayData::F64(d), Scalar::F64(x)) => d[idx] = x,
+        (ArrayData::Bool(d), Scalar::Bool(x)) => d[idx] = x,
+        _ => unreachable!("invariant: elaborated programs are well typed"),
+    }
+}
+
+/// An owned, contiguous copy (for `scatter`).
+fn owned_copy(val: &Val) -> Val {
+    match val {
+        Val::Scalar(s) => Val::Scalar(*s),
+        Val::Tuple(vals) => Val::Tuple(vals.iter().map(owned_copy).collect()),
+        Val::Array(arr) => {
+            let mut data = ArrayData::with_capacity(arr.data.elem_type(), arr.n_elems());
+            extend_range(&mut data, &arr.data, arr.offset, arr.n_elems());
+            Val::Array(Arr { shape: arr.shape.clone(), data: Rc::new(data), offset: 0 })
+        }
+    }
+}
+
+impl Interp<'_> {
+    fn atom(&self, frame: &Frame, atom: Atom) -> Result<Val> {
+        match atom {
+            Atom::Const(s) => Ok(Val::Scalar(s)),
+            Atom::Var(v) => match frame.slots.get(slot(v)) {
+                Some(Some(val)) => Ok(val.clone()),
+                _ => Err(RuntimeError::new(format!(
+                    "internal error: `{}` is unbound",
+                    self.f.vars[v].name
+                ))),
+            },
+        }
+    }
+
+    fn scalar(&self, frame: &Frame, atom: Atom) -> Result<Scalar> {
+        match atom {
+            Atom::Const(s) => Ok(s),
+            Atom::Var(_) => match self.atom(frame, atom)? {
+                Val::Scalar(s) => Ok(s),
+                Val::Array(_) | Val::Tuple(_) => {
+                    Err(RuntimeError::new("internal error: expected a scalar"))
+                }
+            },
+        }
+    }
+
+    fn int(&self, frame: &Frame, atom: Atom) -> Result<i64> {
+        Ok(as_i64(self.scalar(frame, atom)?))
+    }
+
+    fn name(&self, atom: Atom) -> String {
+        match atom {
+            Atom::Var(v) if !self.f.vars[v].name.as_str().is_empty() => {
+                self.f.vars[v].name.to_string()
+            }
+            Atom::Var(_) | Atom::Const(_) => "(temporary)".to_owned(),
+        }
+    }
+
+    fn bind(&self, frame: &mut Frame, var: VarId, val: Val) -> Result<()> {
+        if matches!(self.f.vars[var].ty, Type::Array { .. } | Type::Tuple(_)) {
+            bind_sizes(self.f, frame, &self.f.vars[var].ty, &val, false)
+                .map_err(RuntimeError::new)?;
+        }
+        frame.slots[slot(var)] = Some(val);
+        Ok(())
+    }
+
+    fn block(&self, frame: &mut Frame, block: BlockId) -> Result<Val> {
+        let block = &self.f.blocks[block];
+        for stmt in &block.stmts {
+            let val = match self.exp(frame, &self.f.exps[stmt.exp]) {
+                Ok(val) => val,
+                Err(mut error) => {
+                    if error.origin.is_none() {
+                        error.origin = self.f.origins.get(stmt.exp).cloned();
+                    }
+                    return Err(error);
+                }
+            };
+            self.bind(frame, stmt.var, val)?;
+        }
+        match block.result {
+            Some(atom) => self.atom(frame, atom),
+            None => Ok(Val::Tuple(Vec::new())),
+        }
+    }
+
+    fn apply(&self, frame: &mut Frame, lambda: &Lambda, args: Vec<Val>) -> Result<Val> {
+        for (&param, arg) in lambda.params.iter().zip(args) {
+            self.bind(frame, param, arg)?;
+        }
+        self.block(frame, lambda.body)
+    }
+
+    fn exp(&self, frame: &mut Frame, exp: &Exp) -> Result<Val> {
+        Ok(match exp {
+            Exp::Atom(a) => self.atom(frame, *a)?,
+            Exp::Size(size) => {
+                Val::Scalar(Scalar::I64(eval_size(frame, size).map_err(RuntimeError::new)?))
+            }
+            Exp::BinOp { op, lhs, rhs, .. } => {
+                Val::Scalar(binop(*op, self.scalar(frame, *lhs)?, self.scalar(frame, *rhs)?)?)
+            }
+            Exp::UnOp { op, operand, .. } => Val::Scalar(unop(*op, self.scalar(frame, *operand)?)?),
+            Exp::Convert { to, operand, .. } => {
+                Val::Scalar(convert(self.scalar(frame, *operand)?, *to))
+            }
+            Exp::Math { ty, func, args } => {
+                let args =
+                    args.iter().map(|&a| self.scalar(frame, a)).collect::<Result<Vec<_>>>()?;
+                Val::Scalar(math(*ty, *func, &args)?)
+            }
+            Exp::Tuple(atoms) => {
+                Val::Tuple(atoms.iter().map(|&a| self.atom(frame, a)).collect::<Result<_>>()?)
+            }
+            Exp::Proj { tuple, index } => match self.atom(frame, *tuple)? {
+                Val::Tuple(mut vals) if (*index as usize) < vals.len() => {
+                    vals.swap_remove(*index as usize)
+                }
+                _ => return Err(RuntimeError::new("internal error: projection of a non-tuple")),
+            },
+            Exp::ArrayLit { elems, elem_ty } => {
+                let mut builder = Builder::new(elem_ty, elems.len());
+                for &a in elems {
+                    builder.push(&self.atom(frame, a)?)?;
+                }
+                builder.finish(elems.len())
+            }
+            Exp::Index { array, items } => self.index(frame, *array, items)?,
+            Exp::Dim { array, dim } => {
+                let val = self.atom(frame, *array)?;
+                let size = shape_of(&val).get(*dim as usize).copied().unwrap_or(0);
+                Val::Scalar(Scalar::I64(i64::try_from(size).unwrap_or(i64::MAX)))
+            }
+            Exp::Call { func, args } => {
+                let args = args.iter().map(|&a| self.atom(frame, a)).collect::<Result<Vec<_>>>()?;
+                call(self.program, *func, args)?
+            }
+            Exp::If { cond, then_branch, else_branch } => match self.scalar(frame, *cond)? {
+                Scalar::Bool(true) => self.block(frame, *then_branch)?,
+                _ => self.block(frame, *else_branch)?,
+            },
+            Exp::Loop { param, init, form, body } => {
+                let mut acc = self.atom(frame, *init)?;
+                match form {
+                    LoopForm::For { index, bound } => {
+                        let bound_scalar = self.scalar(frame, *bound)?;
+                        let n = as_i64(bound_scalar);
+                        for i in 0..n.max(0) {
+                            self.bind(frame, *param, acc)?;
+                            frame.slots[slot(*index)] =
+                                Some(Val::Scalar(convert(Scalar::I64(i), scalar_ty(bound_scalar))));
+                            acc = self.block(frame, *body)?;
+                        }
+                    }
+                    LoopForm::While { cond } => loop {
+                        self.bind(frame, *param, acc.clone())?;
+                        match self.block(frame, *cond)? {
+                            Val::Scalar(Scalar::Bool(true)) => {}
+                            _ => break,
+                        }
+                        acc = self.block(frame, *body)?;
+                    },
+                }
+                acc
+            }
+            Exp::Map { lambda, arrays, .. } => {
+                let arrays =
+                    arrays.iter().map(|&a| self.atom(frame, a)).collect::<Result<Vec<_>>>()?;
+                let n = arrays.first().map_or(0, outer_len);
+                if let Some(other) = arrays.iter().find(|a| outer_len(a) != n) {
+                    return Err(RuntimeError::new(format!(
+                        "map over arrays of different sizes {n} and {}",
+                        outer_len(other)
+                    )));
+                }
+                let mut builder = Builder::new(&lambda.ret, n);
+                for i in 0..n {
+                    let args = arrays.iter().map(|a| elem(a, i)).collect();
+                    let val = self.apply(frame, lambda, args)?;
+                    builder.push(&val)?;
+                }
+                builder.finish(n)
+            }
+            Exp::Reduce { lambda, neutral, array, .. } => {
+                let array = self.atom(frame, *array)?;
+                let mut acc = self.atom(frame, *neutral)?;
+                for i in 0..outer_len(&array) {
+                    acc = self.apply(frame, lambda, vec![acc, elem(&array, i)])?;
+                }
+                acc
+            }
+            Exp::Scan { lambda, neutral, array, .. } => {
+                let array = self.atom(frame, *array)?;
+                let n = outer_len(&array);
+                let mut acc = self.atom(frame, *neutral)?;
+                let mut builder = Builder::new(&lambda.ret, n);
+                for i in 0..n {
+                    acc = self.apply(frame, lambda, vec![acc, elem(&array, i)])?;
+                    builder.push(&acc)?;
+                }
+                builder.finish(n)
+            }
+            Exp::Generate { size, lambda, .. } => {
+                let n = self.count(frame, *size, "generate")?;
+                let mut builder = Builder::new(&lambda.ret, n);
+                for i in 0..n {
+                    let idx = Val::Scalar(Scalar::I64(i64::try_from(i).unwrap_or(i64::MAX)));
+                    let val = self.apply(frame, lambda, vec![idx])?;
+                    builder.push(&val)?;
+                }
+                builder.finish(n)
+            }
+            Exp::Scatter { dest, indices, values } => {
+                let mut out = owned_copy(&self.atom(frame, *dest)?);
+                let n = outer_len(&out);
+                let indices = self.atom(frame, *indices)?;
+                let values = self.atom(frame, *values)?;
+                for j in 0..outer_len(&indices).min(outer_len(&values)) {
+                    let Val::Scalar(s) = elem(&indices, j) else { continue };
+                    let idx = as_i64(s);
+                    if let Ok(idx) = usize::try_from(idx)
+                        && idx < n
+                    {
+                        write_row(&mut out, idx, &elem(&values, j))?;
+                    }
+                }
+                out
+            }
+            Exp::Iota { size } => {
+                let n = self.count(frame, *size, "iota")?;
+                let data: Vec<i64> = (0..i64::try_from(n).unwrap_or(i64::MAX)).collect();
+                Val::Array(Arr { shape: vec![n], data: Rc::new(ArrayData::I64(data)), offset: 0 })
+            }
+            Exp::Replicate { size, value } => {
+                let n = self.count(frame, *size, "replicate")?;
+                let value = self.atom(frame, *value)?;
+                let ty = type_of_val(&value);
+                let mut builder = Builder::new(&ty, n);
+                for _ in 0..n {
+                    builder.push(&value)?;
+                }
+                builder.finish(n)
+            }
+            Exp::Zip(atoms) => {
+                let vals =
+                    atoms.iter().map(|&a| self.atom(frame, a)).collect::<Result<Vec<_>>>()?;
+                let n = vals.first().map_or(0, outer_len);
+                if let Some(other) = vals.iter().find(|v| outer_len(v) != n) {
+                    return Err(RuntimeError::new(format!(
+                        "zip of arrays of different sizes {n} and {}",
+                        outer_len(other)
+                    )));
+                }
+                Val::Tuple(vals)
+            }
+            Exp::Unzip(a) | Exp::Materialise { value: a, .. } => self.atom(frame, *a)?,
+            Exp::Transpose(a) => transpose(&self.atom(frame, *a)?),
+            Exp::Reverse(a) => {
+                let val = self.atom(frame, *a)?;
+                let indices: Vec<usize> = (0..outer_len(&val)).rev().collect();
+                gather_rows(&val, &indices)
+            }
+            Exp::Flatten(a) => {
+                let val = self.atom(frame, *a)?;
+                let shape = shape_of(&val);
+                let n = shape.first().copied().unwrap_or(0) * shape.get(1).copied().unwrap_or(1);
+                reshape(&val, &[n], 2)
+            }
+            Exp::Unflatten { rows: r, cols, array } => {
+                let val = self.atom(frame, *array)?;
+                let (r, c) = (self.int(frame, *r)?, self.int(frame, *cols)?);
+                let len = outer_len(&val);
+                let fits = r >= 0
+                    && c >= 0
+                    && r.checked_mul(c).and_then(|p| usize::try_from(p).ok()) == Some(len);
+                if !fits {
+                    return Err(RuntimeError::new(format!(
+                        "cannot unflatten array `{}` of size {len} into {r} rows of {c}",
+                        self.name(*array)
+                    )));
+                }
+                reshape(
+                    &val,
+                    &[usize::try_from(r).unwrap_or(0), usize::try_from(c).unwrap_or(0)],
+                    1,
+                )
+            }
+            Exp::Split { chunk, array } => {
+                let val = self.atom(frame, *array)?;
+                let k = self.int(frame, *chunk)?;
+                let n = outer_len(&val);
+                let n_i64 = i64::try_from(n).unwrap_or(i64::MAX);
+                if k <= 0 || n_i64 % k != 0 {
+                    return Err(RuntimeError::new(format!(
+                        "cannot split array `{}`: size {n} is not divisible by {k}",
+                        self.name(*array)
+                    )));
+                }
+                let k = usize::try_from(k).unwrap_or(1);
+                reshape(&val, &[n / k, k], 1)
+            }
+            Exp::Take { count, array } | Exp::Drop { count, array } => {
+                let val = self.atom(frame, *array)?;
+                let k = self.int(frame, *count)?;
+                let n = outer_len(&val);
+                let is_take = matches!(exp, Exp::Take { .. });
+                let Some(k) = usize::try_from(k).ok().filter(|&k| k <= n) else {
+                    let what = if is_take { "take" } else { "drop" };
+                    return Err(RuntimeError::new(format!(
+                        "{what} {k} out of bounds for array `{}` of size {n}",
+                        self.name(*array)
+                    )));
+                };
+                if is_take { rows(&val, 0, k) } else { rows(&val, k, n - k) }
+            }
+            Exp::Concat(a, b) => concat(&self.atom(frame, *a)?, &self.atom(frame, *b)?)?,
+            Exp::Coerce { value, ty } => {
+                let val = self.atom(frame, *value)?;
+                bind_sizes(self.f, frame, ty, &val, true).map_err(|message| {
+                    RuntimeError::new(format!(
+                        "size coercion of `{}` failed: {message}",
+                        self.name(*value)
+                    ))
+                })?;
+                val
+            }
+        })
+    }
+
+    fn count(&self, frame: &Frame, atom: Atom, what: &str) -> Result<usize> {
+        let n = self.int(frame, atom)?;
+        usize::try_from(n)
+            .map_err(|_| RuntimeError::new(format!("`{what}` with negative size {n}")))
+    }
+
+    fn index(&self, frame: &Frame, array: Atom, items: &[IndexItem]) -> Result<Val> {
+        let mut val = self.atom(frame, array)?;
+        // Dimensions kept by slices are moved past: `kept` counts them.
+        self.index_from(frame, &mut val, array, items, 0)?;
+        Ok(val)
+    }
+
+    /// Applies `items` to the dimensions of `val` starting at `dim`.
+    fn index_from(
+        &self,
+        frame: &Frame,
+        val: &mut Val,
+        array: Atom,
+        items: &[IndexItem],
+        dim: usize,
+    ) -> Result<()> {
+        let Some((item, rest)) = items.split_first() else { return Ok(()) };
+        if dim > 0 {
+            // Below a slice: apply the remaining items to every row.
+            let n = outer_len(val);
+            let mut rows_out = Vec::with_capacity(n);
+            for i in 0..n {
+                let mut row = elem(val, i);
+                self.index_from(frame, &mut row, array, items, dim - 1)?;
+                rows_out.push(row);
+            }
+            let ty = type_of_rows(&rows_out, val);
+            let mut builder = Builder::new(&ty, n);
+            for row in &rows_out {
+                builder.push(row)?;
+            }
+            *val = builder.finish(n);
+            return Ok(());
+        }
+        let n = outer_len(val);
+        let n_i64 = i64::try_from(n).unwrap_or(i64::MAX);
+        match item {
+            IndexItem::Fix(idx) => {
+                let i = self.int(frame, *idx)?;
+                if i < 0 || i >= n_i64 {
+                    return Err(RuntimeError::new(format!(
+                        "index {i} out of bounds for array `{}` of size {n}",
+                        self.name(array)
+                    )));
+                }
+                *val = elem(val, usize::try_from(i).unwrap_or(0));
+                self.index_from(frame, val, array, rest, 0)
+            }
+            IndexItem::Slice { start, end, stride } => {
+                let stride = match stride {
+                    Some(s) => self.int(frame, *s)?,
+                    None => 1,
+                };
+                let start = start.map(|s| self.int(frame, s)).transpose()?;
+                let end = end.map(|e| self.int(frame, e)).transpose()?;
+                let bad = |start: i64, end: i64| {
+                    RuntimeError::new(format!(
+                        "slice {start}:{end}:{stride} out of bounds for array `{}` of size {n}",
+                        self.name(array)
+                    ))
+                };
+                let indices: Vec<usize> = if stride > 0 {
+                    let (s, e) = (start.unwrap_or(0), end.unwrap_or(n_i64));
+                    if s < 0 || e > n_i64 || s > e {
+                        return Err(bad(s, e));
+                    }
+                    (s..e)
+                        .step_by(usize::try_from(stride).unwrap_or(1))
+                        .filter_map(|i| usize::try_from(i).ok())
+                        .collect()
+                } else if stride < 0 {
+                    let (s, e) = (start.unwrap_or(n_i64 - 1), end.unwrap_or(-1));
+                    if s >= n_i64 || e < -1 || s < e {
+                        return Err(bad(s, e));
+                    }
+                    let mut out = Vec::new();
+                    let mut i = s;
+                    while i > e {
+                        out.push(usize::try_from(i).unwrap_or(0));
+                        i += stride;
+                    }
+                    out
+                } else {
+                    return Err(RuntimeError::new(format!(
+                        "slice of array `{}` with stride 0",
+                        self.name(array)
+                    )));
+                };
+                *val = if stride == 1 {
+                    rows(val, indices.first().copied().unwrap_or(0), indices.len())
+                } else {
+                    gather_rows(val, &indices)
+                };
+                if rest.is_empty() { Ok(()) } else { self.index_from(frame, val, array, rest, 1) }
+            }
+        }
+    }
+}
+
+/// The element type of rows, for rebuilding an array from them.
+fn type_of_rows(rows: &[Val], fallback: &Val) -> Type {
+    match rows.first() {
+        Some(row) => type_of_val(row),
+        None => match fallback {
+            Val::Array(arr) => {
+                let mut ty = Type::Scalar(scalar_of_data(&arr.data));
+                for _ in 1..arr.shape.len() {
+                    ty = Type::array(CoreSize::zero(), ty);
+                }
+                ty
+            }
+            Val::Scalar(s) => Type::Scalar(scalar_ty(*s)),
+            Val::Tuple(vals) => Type::Tuple(vals.iter().map(|v| type_of_rows(&[], v)).collect()),
+        },
+    }
+}
+
+/// A type of the value's structure (sizes are not needed by builders).
+fn type_of_val(val: &Val) -> Type {
+    match val {
+        Val::Scalar(s) => Type::Scalar(scalar_ty(*s)),
+        Val::Array(arr) => {
+            let mut ty = Type::Scalar(scalar_of_data(&arr.data));
+            for _ in 0..arr.shape.len() {
+                ty = Type::array(CoreSize::zero(), ty);
+            }
+            ty
+        }
+        Val::Tuple(vals) => Type::Tuple(vals.iter().map(type_of_val).collect()),
+    }
+}
+
+fn scalar_of_data(data: &ArrayData) -> ScalarTy {
+    match data {
+        ArrayData::I32(_) => ScalarTy::I32,
+        ArrayData::I64(_) => ScalarTy::I64,
+        ArrayData::U32(_) => ScalarTy::U32,
+        ArrayData::U64(_) => ScalarTy::U64,
+        ArrayData::F32(_) => ScalarTy::F32,
+        ArrayData::F64(_) => ScalarTy::F64,
+        ArrayData::Bool(_) => ScalarTy::Bool,
+    }
+}
+
+fn scalar_ty(s: Scalar) -> ScalarTy {
+    match s {
+        Scalar::I32(_) => ScalarTy::I32,
+        Scalar::I64(_) => ScalarTy::I64,
+        Scalar::U32(_) => ScalarTy::U32,
+        Scalar::U64(_) => ScalarTy::U64,
+        Scalar::F32(_) => ScalarTy::F32,
+        Scalar::F64(_) => ScalarTy::F64,
+        Scalar::Bool(_) => ScalarTy::Bool,
+    }
+}
+
+macro_rules! int_ops {
+    ($op:expr, $a:expr, $b:expr, $variant:ident, $t:ty, $bits:expr) => {{
+        let (a, b): ($t, $t) = ($a, $b);
+        let division_by_zero = || RuntimeError::new("integer division by zero");
+        Scalar::$variant(match $op {
+            BinOp::Add => a.wrapping_add(b),
+            BinOp::Sub => a.wrapping_sub(b),
+            BinOp::Mul => a.wrapping_mul(b),
+            BinOp::Div => {
+                if b == 0 {
+                    return Err(division_by_zero());
+                }
+                a.wrapping_div(b)
+            }
+            BinOp::Rem => {
+                if b == 0 {
+                    return Err(division_by_zero());
+                }
+                a.wrapping_rem(b)
+            }
+            BinOp::Pow => {
+                #[allow(unused_comparisons, reason = "the macro covers unsigned types")]
+                let negative = b < 0;
+                if negative { 0 } else { a.wrapping_pow(u32::try_from(b).unwrap_or(u32::MAX)) }
+            }
+            BinOp::BitAnd => a & b,
+            BinOp::BitOr => a | b,
+            BinOp::BitXor => a ^ b,
+            #[expect(
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                reason = "shift amounts are taken modulo the width"
+            )]
+            BinOp::Shl => a.wrapping_shl((b as u32) % $bits),
+            #[expect(
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                reason = "shift amounts are taken modulo the width"
+            )]
+            BinOp::Shr => a.wrapping_shr((b as u32) % $bits),
+            BinOp::Eq => return Ok(Scalar::Bool(a == b)),
+            BinOp::Neq => return Ok(Scalar::Bool(a != b)),
+            BinOp::Lt => return Ok(Scalar::Bool(a < b)),
+            BinOp::Le => return Ok(Scalar::Bool(a <= b)),
+            BinOp::Gt => return Ok(Scalar::Bool(a > b)),
+            BinOp::Ge => return Ok(Scalar::Bool(a >= b)),
+        })
+    }};
+}
+
+macro_rules! float_ops {
+    ($op:expr, $a:expr, $b:expr, $variant:ident) => {{
+        let (a, b) = ($a, $b);
+        Scalar::$variant(match $op {
+            BinOp::Add => a + b,
+            BinOp::Sub => a - b,
+            BinOp::Mul => a * b,
+            BinOp::Div => a / b,
+            BinOp::Rem => a % b,
+            BinOp::Pow => a.powf(b),
+            BinOp::Eq => return Ok(Scalar::Bool(a == b)),
+            BinOp::Neq => return Ok(Scalar::Bool(a != b)),
+            BinOp::Lt => return Ok(Scalar::Bool(a < b)),
+            BinOp::Le => return Ok(Scalar::Bool(a <= b)),
+            BinOp::Gt => return Ok(Scalar::Bool(a > b)),
+            BinOp::Ge => return Ok(Scalar::Bool(a >= b)),
+            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
+                return Err(RuntimeError::new("internal error: a bitwise operator on floats"));
+            }
+        })
+    }};
+}
+
+/// A scalar binary operation with LANGUAGE.md's semantics.
+pub fn binop(op: BinOp, a: Scalar, b: Scalar) -> Result<Scalar> {
+    Ok(match (a, b) {
+        (Scalar::I32(a), Scalar::I32(b)) => int_ops!(op, a, b, I32, i32, 32),
+        (Scalar::I64(a), Scalar::I64(b)) => int_ops!(op, a, b, I64, i64, 64),
+        (Scalar::U32(a), Scalar::U32(b)) => int_ops!(op, a, b, U32, u32, 32),
+        (Scalar::U64(a), Scalar::U64(b)) => int_ops!(op, a, b, U64, u64, 64),
+        (Scalar::F32(a), Scalar::F32(b)) => float_ops!(op, a, b, F32),
+        (Scalar::F64(a), Scalar::F64(b)) => float_ops!(op, a, b, F64),
+        (Scalar::Bool(a), Scalar::Bool(b)) => Scalar::Bool(match op {
+            BinOp::Eq => a == b,
+            BinOp::Neq => a != b,
+            BinOp::Lt => !a & b,
+            BinOp::Le => a <= b,
+            BinOp::Gt => a & !b,
+            BinOp::Ge => a >= b,
+            BinOp::BitAnd => a & b,
+            BinOp::BitOr => a | b,
+            BinOp::BitXor => a ^ b,
+            BinOp::Add
+            | BinOp::Sub
+            | BinOp::Mul
+            | BinOp::Div
+            | BinOp::Rem
+            | BinOp::Pow
+            | BinOp::Shl
+            | BinOp::Shr => {
+                return Err(RuntimeError::new("internal error: arithmetic on booleans"));
+            }
+        }),
+        _ => return Err(RuntimeError::new("internal error: operands of different types")),
+    })
+}
+
+fn unop(op: UnOp, a: Scalar) -> Result<Scalar> {
+    Ok(match (op, a) {
+        (UnOp::Neg, Scalar::I32(x)) => Scalar::I32(x.wrapping_neg()),
+        (UnOp::Neg, Scalar::I64(x)) => Scalar::I64(x.wrapping_neg()),
+        (UnOp::Neg, Scalar::U32(x)) => Scalar::U32(x.wrapping_neg()),
+        (UnOp::Neg, Scalar::U64(x)) => Scalar::U64(x.wrapping_neg()),
+        (UnOp::Neg, Scalar::F32(x)) => Scalar::F32(-x),
+        (UnOp::Neg, Scalar::F64(x)) => Scalar::F64(-x),
+        (UnOp::Not, Scalar::Bool(x)) => Scalar::Bool(!x),
+        (UnOp::Not, Scalar::I32(x)) => Scalar::I32(!x),
+        (UnOp::Not, Scalar::I64(x)) => Scalar::I64(!x),
+        (UnOp::Not, Scalar::U32(x)) => Scalar::U32(!x),
+        (UnOp::Not, Scalar::U64(x)) => Scalar::U64(!x),
+        (UnOp::Neg, Scalar::Bool(_)) | (UnOp::Not, Scalar::F32(_) | Scalar::F64(_)) => {
+            return Err(RuntimeError::new("internal error: bad unary operand"));
+        }
+    })
+}
+
+/// A conversion: integers wrap, floats to integers saturate with NaN giving 0 (Rust's
+/// `as` does exactly that), booleans are 0 or 1.
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    clippy::cast_precision_loss,
+    clippy::cast_lossless,
+    reason = "conversions are LANGUAGE.md's `as`-like casts"
+)]
+pub fn convert(s: Scalar, to: ScalarTy) -> Scalar {
+    macro_rules! cast {
+        ($x:expr) => {
+            match to {
+                ScalarTy::I32 => Scalar::I32($x as i32),
+                ScalarTy::I64 => Scalar::I64($x as i64),
+                ScalarTy::U32 => Scalar::U32($x as u32),
+                ScalarTy::U64 => Scalar::U64($x as u64),
+                ScalarTy::F32 => Scalar::F32($x as f32),
+                ScalarTy::F64 => Scalar::F64($x as f64),
+                ScalarTy::Bool => Scalar::Bool($x != (0 as _)),
+            }
+        };
+    }
+    match s {
+        Scalar::I32(x) => cast!(x),
+        Scalar::I64(x) => cast!(x),
+        Scalar::U32(x) => cast!(x),
+        Scalar::U64(x) => cast!(x),
+        Scalar::F32(x) => cast!(x),
+        Scalar::F64(x) => cast!(x),
+        Scalar::Bool(b) => cast!(u8::from(b)),
+    }
+}
+
+macro_rules! float_math {
+    ($t:ty, $variant:ident, $func:expr, $args:expr) => {{
+        let arg = |i: usize| -> Result<$t> {
+            match $args.get(i) {
+                Some(Scalar::$variant(x)) => Ok(*x),
+                _ => Err(RuntimeError::new("internal error: bad math argument")),
+            }
+        };
+        Scalar::$variant(match $func {
+            MathFn::Sqrt => arg(0)?.sqrt(),
+            MathFn::Exp => arg(0)?.exp(),
+            MathFn::Log => arg(0)?.ln(),
+            MathFn::Sin => arg(0)?.sin(),
+            MathFn::Cos => arg(0)?.cos(),
+            MathFn::Tan => arg(0)?.tan(),
+            MathFn::Tanh => arg(0)?.tanh(),
+            MathFn::Abs => arg(0)?.abs(),
+            MathFn::Min => arg(0)?.min(arg(1)?),
+            MathFn::Max => arg(0)?.max(arg(1)?),
+            MathFn::Floor => arg(0)?.floor(),
+            MathFn::Ceil => arg(0)?.ceil(),
+            MathFn::Pow => arg(0)?.powf(arg(1)?),
+            MathFn::IsNan => return Ok(Scalar::Bool(arg(0)?.is_nan())),
+            MathFn::Nan => <$t>::NAN,
+            MathFn::Inf => <$t>::INFINITY,
+            MathFn::Pi => std::f64::consts::PI as $t,
+            MathFn::Highest => <$t>::MAX,
+            MathFn::Lowest => <$t>::MIN,
+        })
+    }};
+}
+
+macro_rules! int_math {
+    ($t:ty, $variant:ident, $func:expr, $args:expr) => {{
+        let arg = |i: usize| -> Result<$t> {
+            match $args.get(i) {
+                Some(Scalar::$variant(x)) => Ok(*x),
+                _ => Err(RuntimeError::new("internal error: bad math argument")),
+            }
+        };
+        Scalar::$variant(match $func {
+            MathFn::Abs => {
+                #[allow(unused_comparisons, reason = "the macro covers unsigned types")]
+                let negative = arg(0)? < 0;
+                if negative { (0 as $t).wrapping_sub(arg(0)?) } else { arg(0)? }
+            }
+            MathFn::Min => arg(0)?.min(arg(1)?),
+            MathFn::Max => arg(0)?.max(arg(1)?),
+            MathFn::Pow => binop_pow(arg(0)?, arg(1)?),
+            MathFn::Highest => <$t>::MAX,
+            MathFn::Lowest => <$t>::MIN,
+            MathFn::Sqrt
+            | MathFn::Exp
+            | MathFn::Log
+            | MathFn::Sin
+            | MathFn::Cos
+            | MathFn::Tan
+            | MathFn::Tanh
+            | MathFn::Floor
+            | MathFn::Ceil
+            | MathFn::IsNan
+            | MathFn::Nan
+            | MathFn::Inf
+            | MathFn::Pi => {
+                return Err(RuntimeError::new("internal error: a float function on integers"));
+            }
+        })
+    }};
+}
+
+fn binop_pow<T: Copy + TryInto<u32> + Default + PartialOrd + WrappingPow>(a: T, b: T) -> T {
+    if b < T::default() { T::default() } else { a.wpow(b.try_into().unwrap_or(u32::MAX)) }
+}
+
+trait WrappingPow {
+    fn wpow(self, exp: u32) -> Self;
+}
+
+macro_rules! wrapping_pow {
+    ($($t:ty),*) => {$(impl WrappingPow for $t { fn wpow(self, exp: u32) -> Self { self.wrapping_pow(exp) } })*};
+}
+wrapping_pow!(i32, i64, u32, u64);
+
+#[expect(clippy::cast_possible_truncation, reason = "pi as f32 rounds")]
+fn math(ty: ScalarTy, func: MathFn, args: &[Scalar]) -> Result<Scalar> {
+    Ok(match ty {
+        ScalarTy::F32 => float_math!(f32, F32, func, args),
+        ScalarTy::F64 => float_math!(f64, F64, func, args),
+        ScalarTy::I32 => int_math!(i32, I32, func, args),
+        ScalarTy::I64 => int_math!(i64, I64, func, args),
+        ScalarTy::U32 => int_math!(u32, U32, func, args),
+        ScalarTy::U64 => int_math!(u64, U64, func, args),
+        ScalarTy::Bool => {
+            return Err(RuntimeError::new("internal error: a math function on booleans"));
+        }
+    })
+}

@@ -1,0 +1,27 @@
+//! Weft's core IR (ARCHITECTURE.md, "core"): elaboration of checked HIR into an
+//! A-normal-form, monomorphic, first-order IR with symbolic sizes, its printer and
+//! validator, and the reference interpreter that defines what programs mean.
+//!
+//! Pipeline: [`CheckedFile`] (no error diagnostics) → [`lower_file`] → [`Program`]
+//! → [`validate`] → [`run_entry`]. Errors are values: [`ElabError`] for constructs
+//! elaboration does not support, [`RuntimeError`] for run-time failures, rendered
+//! with a source position by [`render_error`].
+
+mod interp;
+mod ir;
+mod lower;
+mod pretty;
+mod render;
+#[cfg(test)]
+mod tests;
+mod validate;
+
+pub use crate::interp::{RuntimeError, Val, binop, convert, n_inputs, run_entry};
+pub use crate::ir::{
+    Atom, BinOp, Block, BlockId, CoreSize, Exp, ExpId, FnId, Function, IndexItem, Lambda, LoopForm,
+    Origin, Program, Space, Stmt, Type, UnOp, Var, VarId, VarKind,
+};
+pub use crate::lower::{CheckedFile, ElabError, lower_file};
+pub use crate::pretty::{binop_name, pretty_program};
+pub use crate::render::{origin_position, render_error};
+pub use crate::validate::{InvariantError, validate};

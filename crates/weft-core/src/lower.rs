@@ -1,0 +1,1320 @@
+//! Elaboration of checked HIR into the core IR (ARCHITECTURE.md, "core").
+//!
+//! Input: a file whose diagnostics are empty ([`CheckedFile`]). Output: a [`Program`]
+//! with one function per entry, plus one per instance of each def that is called as a
+//! function.
+//!
+//! - **First-order**: function values exist only during elaboration ([`FnVal`]): a lambda
+//!   or section passed to a SOAC becomes a [`Lambda`] with explicit parameters; a lambda
+//!   applied directly is inlined; a def with function parameters (or instantiated at a
+//!   type that holds an array) is specialised by inlining its body at each call with the
+//!   function arguments it gets.
+//! - **Monomorphic**: other defs become one [`Function`] per instance of their type
+//!   parameters, and stay size-polymorphic (their size parameters are bound from the
+//!   argument shapes at each call).
+//! - **A-normal form**: every operand is an atom; `&&` and `||` become `if`, so they
+//!   short-circuit.
+//! - **Sizes**: types are computed bottom-up from the operands, so a view's size is the
+//!   symbolic expression of its operands (`take k xs : [k]t`, `split k xs : [n/k][k]t`);
+//!   sizes the checker could not name become existential variables. Lambda and loop
+//!   parameters take the checker's types.
+//! - **Origins**: each expression records the HIR expression (and def) it came from.
+
+use std::rc::Rc;
+use std::sync::Arc;
+
+use la_arena::{Arena, ArenaMap};
+use rustc_hash::FxHashMap;
+use weft_hir::{
+    Body, Builtin, Db, DefId, DefKind, DefLoc, Expr, ExprId, InferenceResult, Level, Literal, Name,
+    Pat, PatId, Resolution, ScalarTy, SizeVar, SourceFile, Ty, TySize,
+};
+use weft_syntax::ast::{BinOp as AstBinOp, PrefixOp};
+use weft_values::Scalar;
+
+use crate::ir::{
+    Atom, BinOp, Block, BlockId, CoreSize, Exp, FnId, Function, IndexItem, Lambda, LoopForm,
+    Origin, Program, Space, Stmt, Type, UnOp, Var, VarId, VarKind,
+};
+
+/// Proof that a file (with its imports) has no error diagnostics: only such files are
+/// elaborated (STYLE.md §5).
+#[derive(Debug, Clone, Copy)]
+pub struct CheckedFile {
+    file: SourceFile,
+}
+
+impl CheckedFile {
+    /// `Some` when `file` has no error diagnostics.
+    pub fn new(db: &dyn Db, file: SourceFile) -> Option<CheckedFile> {
+        let has_errors = weft_hir::file_diagnostics(db, file)
+            .iter()
+            .any(|d| d.severity == weft_hir::Severity::Error);
+        if has_errors { None } else { Some(CheckedFile { file }) }
+    }
+
+    pub fn file(self) -> SourceFile {
+        self.file
+    }
+}
+
+/// A construct that elaboration does not support (a compiler limitation, not a user
+/// error the checker should have caught), with where it is.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ElabError {
+    pub message: String,
+    pub origin: Option<Origin>,
+}
+
+/// Elaborates every entry of a checked file.
+pub fn lower_file(db: &dyn Db, checked: CheckedFile) -> Result<Program> {
+    let entries: Vec<DefLoc> = weft_hir::item_tree(db, checked.file)
+        .defs
+        .iter()
+        .filter(|d| d.kind == DefKind::Entry && d.dup == 0)
+        .cloned()
+        .collect();
+    let mut elab = Elab {
+        db,
+        program: Program::default(),
+        cache: FxHashMap::default(),
+        f: FnBuilder::default(),
+        origin: None,
+    };
+    for loc in entries {
+        let id = elab.build_function(&loc, Vec::new())?;
+        elab.program.entries.push(id);
+    }
+    Ok(elab.program)
+}
+
+type Result<T> = std::result::Result<T, ElabError>;
+
+/// A def body being elaborated, with its type instantiation.
+struct BodyCtx {
+    def: DefLoc,
+    body: Arc<Body>,
+    infer: Arc<InferenceResult>,
+    type_subst: FxHashMap<Name, Type>,
+}
+
+/// What the patterns and size variables of a body stand for.
+#[derive(Clone, Default)]
+struct Scope {
+    locals: FxHashMap<PatId, Binding>,
+    sizes: FxHashMap<SizeVar, CoreSize>,
+}
+
+/// A value during elaboration: a first-order atom, or a function known statically.
+#[derive(Clone)]
+enum Binding {
+    Val(Atom),
+    Fn(FnVal),
+}
+
+#[derive(Clone)]
+enum FnVal {
+    Lambda {
+        ctx: Rc<BodyCtx>,
+        scope: Box<Scope>,
+        params: Vec<PatId>,
+        body: ExprId,
+    },
+    Builtin {
+        builtin: Builtin,
+        level: Option<Level>,
+    },
+    Def {
+        loc: DefLoc,
+        type_args: Vec<Type>,
+    },
+    Op(AstBinOp),
+    /// `(op rhs)`.
+    RightSection {
+        op: AstBinOp,
+        rhs: Atom,
+    },
+    Partial {
+        func: Box<FnVal>,
+        args: Vec<Binding>,
+    },
+}
+
+#[derive(Default)]
+struct FnBuilder {
+    vars: Arena<Var>,
+    exps: Arena<crate::ir::Exp>,
+    blocks: Arena<Block>,
+    origins: ArenaMap<crate::ir::ExpId, Origin>,
+    /// Statements of the blocks being built, innermost last.
+    open: Vec<Vec<Stmt>>,
+}
+
+struct Elab<'db> {
+    db: &'db dyn Db,
+    program: Program,
+    cache: FxHashMap<(DefLoc, Vec<Type>), FnId>,
+    f: FnBuilder,
+    origin: Option<Origin>,
+}
+
+fn err<T>(message: impl Into<String>, origin: Option<Origin>) -> Result<T> {
+    Err(ElabError { message: message.into(), origin })
+}
+
+fn scalar_ty(s: Scalar) -> ScalarTy {
+    match s {
+        Scalar::I32(_) => ScalarTy::I32,
+        Scalar::I64(_) => ScalarTy::I64,
+        Scalar::U32(_) => ScalarTy::U32,
+        Scalar::U64(_) => ScalarTy::U64,
+        Scalar::F32(_) => ScalarTy::F32,
+        Scalar::F64(_) => ScalarTy::F64,
+        Scalar::Bool(_) => ScalarTy::Bool,
+    }
+}
+
+/// Collects what each type parameter of `pattern` is in `actual`.
+fn match_type_params(pattern: &Ty, actual: &Ty, out: &mut FxHashMap<Name, Ty>) {
+    match (pattern, actual) {
+        (Ty::Param(name), _) => {
+            out.entry(name.clone()).or_insert_with(|| actual.clone());
+        }
+        (Ty::Array { elem: a, .. }, Ty::Array { elem: b, .. }) => match_type_params(a, b, out),
+        (Ty::Tuple(a), Ty::Tuple(b)) => {
+            for (a, b) in a.iter().zip(b.iter()) {
+                match_type_params(a, b, out);
+            }
+        }
+        (Ty::Fn { param: p1, ret: r1 }, Ty::Fn { param: p2, ret: r2 }) => {
+            match_type_params(p1, p2, out);
+            match_type_params(r1, r2, out);
+        }
+        (
+            Ty::Scalar(_)
+            | Ty::Array { .. }
+            | Ty::Tuple(_)
+            | Ty::Fn { .. }
+            | Ty::Var(_)
+            | Ty::Error,
+            _,
+        ) => {}
+    }
+}
+
+fn contains_array(ty: &Type) -> bool {
+    match ty {
+        Type::Scalar(_) => false,
+        Type::Array { .. } => true,
+        Type::Tuple(elems) => elems.iter().any(contains_array),
+    }
+}
+
+impl Elab<'_> {
+    // ---- building blocks -------------------------------------------------------------
+
+    fn new_var(&mut self, name: &str, ty: Type) -> VarId {
+        self.f.vars.alloc(Var { name: Name::new(name), ty, kind: VarKind::Bound })
+    }
+
+    fn existential(&mut self) -> CoreSize {
+        let var = self.f.vars.alloc(Var {
+            name: Name::new("?"),
+            ty: Type::Scalar(ScalarTy::I64),
+            kind: VarKind::Existential,
+        });
+        CoreSize::var(var)
+    }
+
+    fn emit(&mut self, exp: Exp, ty: Type) -> Atom {
+        let var = self.new_var("", ty);
+        let exp_id = self.f.exps.alloc(exp);
+        if let Some(origin) = &self.origin {
+            self.f.origins.insert(exp_id, origin.clone());
+        }
+        let stmt = Stmt { var, exp: exp_id };
+        match self.f.open.last_mut() {
+            Some(stmts) => stmts.push(stmt),
+            None => unreachable!("statements are emitted inside a block"),
+        }
+        Atom::Var(var)
+    }
+
+    fn in_block(&mut self, build: impl FnOnce(&mut Self) -> Result<Atom>) -> Result<BlockId> {
+        self.f.open.push(Vec::new());
+        let result = build(self);
+        let stmts = self.f.open.pop().expect("invariant: the block pushed above");
+        let result = result?;
+        Ok(self.f.blocks.alloc(Block { stmts, result: Some(result) }))
+    }
+
+    fn atom_ty(&self, atom: Atom) -> Type {
+        match atom {
+            Atom::Var(v) => self.f.vars[v].ty.clone(),
+            Atom::Const(s) => Type::Scalar(scalar_ty(s)),
+        }
+    }
+
+    fn size_of_atom(&self, atom: Atom) -> CoreSize {
+        match atom {
+            Atom::Var(v) => CoreSize::var(v),
+            Atom::Const(Scalar::I64(c)) => CoreSize::constant(c),
+            Atom::Const(Scalar::I32(c)) => CoreSize::constant(i64::from(c)),
+            Atom::Const(Scalar::U32(c)) => CoreSize::constant(i64::from(c)),
+            Atom::Const(Scalar::U64(c)) => CoreSize::constant(c.cast_signed()),
+            Atom::Const(Scalar::F32(_) | Scalar::F64(_) | Scalar::Bool(_)) => CoreSize::zero(),
+        }
+    }
+
+    fn outer(&mut self, atom: Atom) -> Result<(CoreSize, Type)> {
+        match self.atom_ty(atom) {
+            Type::Array { size, elem } => Ok((size, *elem)),
+            Type::Tuple(elems) => {
+                // An array of tuples seen through a zip: not a type here.
+                err(
+                    format!("expected an array, found a tuple of {} values", elems.len()),
+                    self.origin.clone(),
+                )
+            }
+            Type::Scalar(s) => {
+                err(format!("expected an array, found `{}`", s.name()), self.origin.clone())
+            }
+        }
+    }
+
+    /// The join of two branch types: sizes that differ become existential.
+    fn join(&mut self, a: &Type, b: &Type) -> Type {
+        match (a, b) {
+            (Type::Array { size: s1, elem: e1 }, Type::Array { size: s2, elem: e2 }) => {
+                let size = if s1 == s2 { s1.clone() } else { self.existential() };
+                let elem = self.join(e1, e2);
+                Type::array(size, elem)
+            }
+            (Type::Tuple(x), Type::Tuple(y)) if x.len() == y.len() => {
+                Type::Tuple(x.iter().zip(y).map(|(a, b)| self.join(a, b)).collect())
+            }
+            _ => a.clone(),
+        }
+    }
+
+    // ---- types -----------------------------------------------------------------------
+
+    fn lower_size(&mut self, scope: &mut Scope, size: &TySize) -> CoreSize {
+        size.replace_vars(&mut |var: &SizeVar| {
+            if let Some(s) = scope.sizes.get(var) {
+                return s.clone();
+            }
+            let fresh = self.existential();
+            scope.sizes.insert(var.clone(), fresh.clone());
+            fresh
+        })
+    }
+
+    fn lower_ty(&mut self, ctx: &BodyCtx, scope: &mut Scope, ty: &Ty) -> Result<Type> {
+        Ok(match ty {
+            Ty::Scalar(s) => Type::Scalar(*s),
+            Ty::Array { size, elem } => {
+                let size = self.lower_size(scope, size);
+                Type::array(size, self.lower_ty(ctx, scope, elem)?)
+            }
+            Ty::Tuple(elems) => Type::Tuple(
+                elems.iter().map(|e| self.lower_ty(ctx, scope, e)).collect::<Result<_>>()?,
+            ),
+            Ty::Param(name) => match ctx.type_subst.get(name) {
+                Some(ty) => ty.clone(),
+                None => {
+                    return err(
+                        format!("type parameter `{name}` is not instantiated"),
+                        self.origin.clone(),
+                    );
+                }
+            },
+            Ty::Fn { .. } => {
+                return err("a function type where a value was expected", self.origin.clone());
+            }
+            Ty::Var(_) | Ty::Error => {
+                return err("an unknown type after checking", self.origin.clone());
+            }
+        })
+    }
+
+    // ---- functions -------------------------------------------------------------------
+
+    fn build_function(&mut self, loc: &DefLoc, type_args: Vec<Type>) -> Result<FnId> {
+        let key = (loc.clone(), type_args.clone());
+        if let Some(&id) = self.cache.get(&key) {
+            return Ok(id);
+        }
+        let db = self.db;
+        let def = DefId::new(db, loc.clone());
+        let scheme = weft_hir::def_scheme(db, def);
+        let ctx = Rc::new(BodyCtx {
+            def: loc.clone(),
+            body: Arc::clone(weft_hir::body(db, def)),
+            infer: Arc::clone(weft_hir::infer(db, def)),
+            type_subst: scheme.type_params.iter().cloned().zip(type_args).collect(),
+        });
+        let saved_f = std::mem::take(&mut self.f);
+        let saved_origin = self.origin.take();
+        self.f.open.push(Vec::new());
+        let mut scope = Scope::default();
+        let mut size_params = Vec::new();
+        for name in &scheme.size_params {
+            let var = self.new_var(name.as_str(), Type::Scalar(ScalarTy::I64));
+            size_params.push(var);
+            scope.sizes.insert(SizeVar::Param(name.clone()), CoreSize::var(var));
+        }
+        let mut params: Vec<Option<VarId>> = vec![None; ctx.body.params.len()];
+        for (idx, &pat) in ctx.body.params.iter().enumerate() {
+            if let Some(Some(name)) = scheme.params.get(idx).map(|p| p.binds_size.as_ref()) {
+                let var = self
+                    .new_var(pat_name(&ctx.body, pat).unwrap_or("n"), Type::Scalar(ScalarTy::I64));
+                scope.sizes.insert(SizeVar::Param(name.clone()), CoreSize::var(var));
+                params[idx] = Some(var);
+            }
+        }
+        let result = (|| {
+            let mut param_vars = Vec::new();
+            for (idx, &pat) in ctx.body.params.iter().enumerate() {
+                let var = match params[idx] {
+                    Some(var) => var,
+                    None => {
+                        let ty = self.lower_ty(&ctx, &mut scope, &ctx.infer.pat_ty(pat))?;
+                        self.new_var(pat_name(&ctx.body, pat).unwrap_or("p"), ty)
+                    }
+                };
+                param_vars.push(var);
+                self.bind_pat(&ctx, &mut scope, pat, Binding::Val(Atom::Var(var)))?;
+            }
+            let ret = self.lower_ty(&ctx, &mut scope, &scheme.ret)?;
+            let Some(root) = ctx.body.root else { return err("a def without a body", None) };
+            let result = self.val(&ctx, &mut scope, root)?;
+            Ok((param_vars, ret, result))
+        })();
+        let stmts = self.f.open.pop().expect("invariant: the function's block");
+        let built = std::mem::replace(&mut self.f, saved_f);
+        self.origin = saved_origin;
+        let (param_vars, ret, result) = result?;
+        let mut built = built;
+        let body = built.blocks.alloc(Block { stmts, result: Some(result) });
+        let function = Function {
+            name: loc.name.clone(),
+            def: loc.clone(),
+            is_entry: loc.kind == DefKind::Entry,
+            size_params,
+            params: param_vars,
+            ret,
+            body,
+            vars: built.vars,
+            exps: built.exps,
+            blocks: built.blocks,
+            origins: built.origins,
+        };
+        let id = self.program.functions.alloc(function);
+        self.cache.insert(key, id);
+        Ok(id)
+    }
+
+    fn call_def(
+        &mut self,
+        loc: &DefLoc,
+        type_args: &[Type],
+        args: Vec<Binding>,
+    ) -> Result<Binding> {
+        let db = self.db;
+        let def = DefId::new(db, loc.clone());
+        let scheme = weft_hir::def_scheme(db, def);
+        let higher_order =
+            scheme.params.iter().any(|p| p.ty.contains_fn()) || scheme.ret.contains_fn();
+        if higher_order || type_args.iter().any(contains_array) {
+            return self.inline_def(loc, &scheme, type_args, args);
+        }
+        let func = self.build_function(loc, type_args.to_vec())?;
+        let mut atoms = Vec::new();
+        for arg in args {
+            match arg {
+                Binding::Val(atom) => atoms.push(atom),
+                Binding::Fn(_) => {
+                    return err("a function argument to a first-order def", self.origin.clone());
+                }
+            }
+        }
+        // The result type in the caller's sizes: bind the callee's size variables from
+        // the argument types.
+        let (callee_params, callee_ret) = {
+            let f = &self.program.functions[func];
+            let params: Vec<(VarId, Type)> =
+                f.params.iter().map(|&p| (p, f.vars[p].ty.clone())).collect();
+            (params, f.ret.clone())
+        };
+        let mut map: FxHashMap<VarId, CoreSize> = FxHashMap::default();
+        for ((param, param_ty), &atom) in callee_params.iter().zip(&atoms) {
+            if param_ty == &Type::Scalar(ScalarTy::I64) {
+                map.insert(*param, self.size_of_atom(atom));
+            }
+            let arg_ty = self.atom_ty(atom);
+            bind_dims(param_ty, &arg_ty, &mut map);
+        }
+        let ret = self.rename_sizes(&callee_ret, &mut map);
+        Ok(Binding::Val(self.emit(Exp::Call { func, args: atoms }, ret)))
+    }
+
+    /// A callee's type in the caller's sizes; unknown callee sizes become existential.
+    fn rename_sizes(&mut self, ty: &Type, map: &mut FxHashMap<VarId, CoreSize>) -> Type {
+        match ty {
+            Type::Scalar(s) => Type::Scalar(*s),
+            Type::Array { size, elem } => {
+                let size = size.replace_vars(&mut |v: &VarId| {
+                    if let Some(s) = map.get(v) {
+                        return s.clone();
+                    }
+                    let fresh = self.existential();
+                    map.insert(*v, fresh.clone());
+                    fresh
+                });
+                Type::array(size, self.rename_sizes(elem, map))
+            }
+            Type::Tuple(elems) => {
+                Type::Tuple(elems.iter().map(|e| self.rename_sizes(e, map)).collect())
+            }
+        }
+    }
+
+    fn inline_def(
+        &mut self,
+        loc: &DefLoc,
+        scheme: &weft_hir::Scheme,
+        type_args: &[Type],
+        args: Vec<Binding>,
+    ) -> Result<Binding> {
+        let db = self.db;
+        let def = DefId::new(db, loc.clone());
+        let ctx = Rc::new(BodyCtx {
+            def: loc.clone(),
+            body: Arc::clone(weft_hir::body(db, def)),
+            infer: Arc::clone(weft_hir::infer(db, def)),
+            type_subst: scheme.type_params.iter().cloned().zip(type_args.iter().cloned()).collect(),
+        });
+        let mut scope = Scope::default();
+        for (idx, (&pat, arg)) in ctx.body.params.iter().zip(args).enumerate() {
+            if let Binding::Val(atom) = &arg {
+                let param = scheme.params.get(idx);
+                if let Some(Some(name)) = param.map(|p| p.binds_size.as_ref()) {
+                    let size = self.size_of_atom(*atom);
+                    scope.sizes.insert(SizeVar::Param(name.clone()), size);
+                }
+                if let Some(param) = param {
+                    let arg_ty = self.atom_ty(*atom);
+                    bind_size_params(&param.ty, &arg_ty, &mut scope.sizes);
+                }
+            }
+            self.bind_pat(&ctx, &mut scope, pat, arg)?;
+        }
+        let Some(root) = ctx.body.root else { return err("a def without a body", None) };
+        self.expr(&ctx, &mut scope, root)
+    }
+
+    // ---- patterns --------------------------------------------------------------------
+
+    fn bind_pat(
+        &mut self,
+        ctx: &BodyCtx,
+        scope: &mut Scope,
+        pat: PatId,
+        binding: Binding,
+    ) -> Result<()> {
+        match &ctx.body.pats[pat] {
+            Pat::Bind { name } => {
+                if let Binding::Val(atom) = &binding {
+                    if let Atom::Var(var) = atom
+                        && self.f.vars[*var].name.as_str().is_empty()
+                    {
+                        self.f.vars[*var].name = name.clone();
+                    }
+                    if self.atom_ty(*atom) == Type::Scalar(ScalarTy::I64) {
+                        let id = pat.into_raw().into_u32();
+                        let size = self.size_of_atom(*atom);
+                        scope.sizes.insert(SizeVar::Local { name: name.clone(), id }, size);
+                    }
+                }
+                scope.locals.insert(pat, binding);
+            }
+            Pat::Wild | Pat::Missing => {}
+            Pat::Ascribed { pat: inner, .. } => self.bind_pat(ctx, scope, *inner, binding)?,
+            Pat::Tuple(pats) => {
+                let Binding::Val(atom) = binding else {
+                    return err("a function bound to a tuple pattern", self.origin.clone());
+                };
+                let Type::Tuple(elems) = self.atom_ty(atom) else {
+                    return err("a tuple pattern bound to a non-tuple", self.origin.clone());
+                };
+                for (idx, (&p, ty)) in pats.iter().zip(elems).enumerate() {
+                    if matches!(ctx.body.pats[p], Pat::Wild) {
+                        continue;
+                    }
+                    let index = u32::try_from(idx).expect("invariant: small tuples");
+                    let elem = self.emit(Exp::Proj { tuple: atom, index }, ty);
+                    self.bind_pat(ctx, scope, p, Binding::Val(elem))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // ---- expressions -----------------------------------------------------------------
+
+    fn val(&mut self, ctx: &Rc<BodyCtx>, scope: &mut Scope, expr: ExprId) -> Result<Atom> {
+        match self.expr(ctx, scope, expr)? {
+            Binding::Val(atom) => Ok(atom),
+            Binding::Fn(_) => err(
+                "a function where a value was expected",
+                Some(Origin { def: ctx.def.clone(), expr }),
+            ),
+        }
+    }
+
+    fn func(&mut self, ctx: &Rc<BodyCtx>, scope: &mut Scope, expr: ExprId) -> Result<FnVal> {
+        match self.expr(ctx, scope, expr)? {
+            Binding::Fn(f) => Ok(f),
+            Binding::Val(_) => err(
+                "a value where a function was expected",
+                Some(Origin { def: ctx.def.clone(), expr }),
+            ),
+        }
+    }
+
+    fn expr(&mut self, ctx: &Rc<BodyCtx>, scope: &mut Scope, expr: ExprId) -> Result<Binding> {
+        let saved = self.origin.replace(Origin { def: ctx.def.clone(), expr });
+        let result = self.expr_inner(ctx, scope, expr);
+        self.origin = saved;
+        result
+    }
+
+    fn expr_inner(
+        &mut self,
+        ctx: &Rc<BodyCtx>,
+        scope: &mut Scope,
+        expr: ExprId,
+    ) -> Result<Binding> {
+        let val = Binding::Val;
+        Ok(match &ctx.body.exprs[expr] {
+            Expr::Missing => return err("missing expression", self.origin.clone()),
+            Expr::Literal(lit) => {
+                let ty = self.lower_ty(ctx, scope, &ctx.infer.expr_ty(expr))?;
+                val(Atom::Const(self.literal(lit, &ty)?))
+            }
+            Expr::Path { name, res, level } => match res {
+                Resolution::Local(pat) => match scope.locals.get(pat) {
+                    Some(binding) => binding.clone(),
+                    None => return err(format!("`{name}` is not bound"), self.origin.clone()),
+                },
+                Resolution::SizeParam(size_name) => {
+                    let Some(size) = scope.sizes.get(&SizeVar::Param(size_name.clone())).cloned()
+                    else {
+                        return err(
+                            format!("size `{size_name}` is not bound"),
+                            self.origin.clone(),
+                        );
+                    };
+                    val(self.size_atom(&size))
+                }
+                Resolution::Def(loc) => {
+                    let def = DefId::new(self.db, loc.clone());
+                    let scheme = weft_hir::def_scheme(self.db, def);
+                    let mut subst = FxHashMap::default();
+                    match_type_params(&scheme.as_fn_ty(), &ctx.infer.expr_ty(expr), &mut subst);
+                    let mut type_args = Vec::new();
+                    for param in &scheme.type_params {
+                        let Some(ty) = subst.get(param) else {
+                            return err(
+                                format!("cannot instantiate `{param}` of `{name}`"),
+                                self.origin.clone(),
+                            );
+                        };
+                        type_args.push(self.lower_ty(ctx, scope, &ty.clone())?);
+                    }
+                    if scheme.params.is_empty() {
+                        self.call_def(loc, &type_args, Vec::new())?
+                    } else {
+                        Binding::Fn(FnVal::Def { loc: loc.clone(), type_args })
+                    }
+                }
+                Resolution::Builtin(builtin) => {
+                    if let Builtin::Math(ty, func) = builtin
+                        && func.arity() == 0
+                    {
+                        val(self.emit(
+                            Exp::Math { ty: *ty, func: *func, args: Vec::new() },
+                            Type::Scalar(*ty),
+                        ))
+                    } else {
+                        Binding::Fn(FnVal::Builtin { builtin: *builtin, level: *level })
+                    }
+                }
+                Resolution::Unresolved => {
+                    return err(format!("unresolved `{name}`"), self.origin.clone());
+                }
+            },
+            Expr::Tuple(elems) => {
+                let atoms =
+                    elems.iter().map(|&e| self.val(ctx, scope, e)).collect::<Result<Vec<_>>>()?;
+                let ty = Type::Tuple(atoms.iter().map(|&a| self.atom_ty(a)).collect());
+                val(self.emit(Exp::Tuple(atoms), ty))
+            }
+            Expr::Array(elems) => {
+                let atoms =
+                    elems.iter().map(|&e| self.val(ctx, scope, e)).collect::<Result<Vec<_>>>()?;
+                let elem_ty = match atoms.first() {
+                    Some(&first) => self.atom_ty(first),
+                    None => {
+                        let ty = self.lower_ty(ctx, scope, &ctx.infer.expr_ty(expr))?;
+                        match ty {
+                            Type::Array { elem, .. } => *elem,
+                            Type::Scalar(_) | Type::Tuple(_) => {
+                                return err(
+                                    "an array literal of non-array type",
+                                    self.origin.clone(),
+                                );
+                            }
+                        }
+                    }
+                };
+                let n = i64::try_from(atoms.len()).expect("invariant: literal length fits i64");
+                let ty = Type::array(CoreSize::constant(n), elem_ty.clone());
+                val(self.emit(Exp::ArrayLit { elems: atoms, elem_ty }, ty))
+            }
+            Expr::Call { callee, args } => {
+                let func = self.func(ctx, scope, *callee)?;
+                let args =
+                    args.iter().map(|&a| self.expr(ctx, scope, a)).collect::<Result<Vec<_>>>()?;
+                self.apply(func, args)?
+            }
+            Expr::Binary { op, lhs, rhs } => match op {
+                AstBinOp::And | AstBinOp::Or => {
+                    let cond = self.val(ctx, scope, *lhs)?;
+                    let is_and = *op == AstBinOp::And;
+                    let mut rhs_scope = scope.clone();
+                    let rhs_block = self.in_block(|this| this.val(ctx, &mut rhs_scope, *rhs))?;
+                    let short = self.in_block(|_| Ok(Atom::Const(Scalar::Bool(!is_and))))?;
+                    let (then_branch, else_branch) =
+                        if is_and { (rhs_block, short) } else { (short, rhs_block) };
+                    val(self.emit(
+                        Exp::If { cond, then_branch, else_branch },
+                        Type::Scalar(ScalarTy::Bool),
+                    ))
+                }
+                _ => {
+                    let l = self.val(ctx, scope, *lhs)?;
+                    let r = self.val(ctx, scope, *rhs)?;
+                    val(self.binary(*op, l, r)?)
+                }
+            },
+            Expr::Unary { op, operand } => {
+                let operand = self.val(ctx, scope, *operand)?;
+                let Type::Scalar(ty) = self.atom_ty(operand) else {
+                    return err("a unary operator on a non-scalar", self.origin.clone());
+                };
+                let op = match op {
+                    PrefixOp::Neg => UnOp::Neg,
+                    PrefixOp::Not => UnOp::Not,
+                };
+                val(self.emit(Exp::UnOp { op, ty, operand }, Type::Scalar(ty)))
+            }
+            Expr::Lambda { params, body } => Binding::Fn(FnVal::Lambda {
+                ctx: Rc::clone(ctx),
+                scope: Box::new(scope.clone()),
+                params: params.clone(),
+                body: *body,
+            }),
+            Expr::OpSection(op) => Binding::Fn(FnVal::Op(*op)),
+            Expr::LeftSection { op, lhs } => {
+                let lhs = self.val(ctx, scope, *lhs)?;
+                Binding::Fn(FnVal::Partial { func: Box::new(FnVal::Op(*op)), args: vec![val(lhs)] })
+            }
+            Expr::RightSection { op, rhs } => {
+                let rhs = self.val(ctx, scope, *rhs)?;
+                Binding::Fn(FnVal::RightSection { op: *op, rhs })
+            }
+            Expr::Let { pat, value, body, .. } => {
+                let value = self.expr(ctx, scope, *value)?;
+                self.bind_pat(ctx, scope, *pat, value)?;
+                self.expr(ctx, scope, *body)?
+            }
+            Expr::If { cond, then_branch, else_branch } => {
+                let cond = self.val(ctx, scope, *cond)?;
+                let mut then_scope = scope.clone();
+                let then_block =
+                    self.in_block(|this| this.val(ctx, &mut then_scope, *then_branch))?;
+                let mut else_scope = scope.clone();
+                let else_block =
+                    self.in_block(|this| this.val(ctx, &mut else_scope, *else_branch))?;
+                let t1 = self.block_ty(then_block);
+                let t2 = self.block_ty(else_block);
+                let ty = self.join(&t1, &t2);
+                val(self
+                    .emit(Exp::If { cond, then_branch: then_block, else_branch: else_block }, ty))
+            }
+            Expr::Loop { pat, init, form, body } => {
+                let init = self.val(ctx, scope, *init)?;
+                let param_ty = self.lower_ty(ctx, scope, &ctx.infer.pat_ty(*pat))?;
+                let param =
+                    self.new_var(pat_name(&ctx.body, *pat).unwrap_or("acc"), param_ty.clone());
+                let form = match form {
+                    weft_hir::LoopForm::For { var, bound } => {
+                        let bound = self.val(ctx, scope, *bound)?;
+                        let index_ty = self.atom_ty(bound);
+                        let index =
+                            self.new_var(pat_name(&ctx.body, *var).unwrap_or("i"), index_ty);
+                        scope.locals.insert(*var, Binding::Val(Atom::Var(index)));
+                        self.bind_pat(ctx, scope, *var, Binding::Val(Atom::Var(index)))?;
+                        LoopForm::For { index, bound }
+                    }
+                    weft_hir::LoopForm::While { cond } => {
+                        let mut cond_scope = scope.clone();
+                        let cond = self.in_block(|this| {
+                            this.bind_pat(
+                                ctx,
+                                &mut cond_scope,
+                                *pat,
+                                Binding::Val(Atom::Var(param)),
+                            )?;
+                            this.val(ctx, &mut cond_scope, *cond)
+                        })?;
+                        LoopForm::While { cond }
+                    }
+                };
+                let mut body_scope = scope.clone();
+                let body = self.in_block(|this| {
+                    this.bind_pat(ctx, &mut body_scope, *pat, Binding::Val(Atom::Var(param)))?;
+                    this.val(ctx, &mut body_scope, *body)
+                })?;
+                val(self.emit(Exp::Loop { param, init, form, body }, param_ty))
+            }
+            Expr::Index { base, items } => {
+                let array = self.val(ctx, scope, *base)?;
+                let mut core_items = Vec::new();
+                for item in items {
+                    core_items.push(match item {
+                        weft_hir::IndexItem::Index(e) => IndexItem::Fix(self.val(ctx, scope, *e)?),
+                        weft_hir::IndexItem::Slice { start, end, stride } => {
+                            let mut opt =
+                                |e: &Option<ExprId>, this: &mut Self| -> Result<Option<Atom>> {
+                                    e.map(|e| this.val(ctx, scope, e)).transpose()
+                                };
+                            let start = opt(start, self)?;
+                            let end = opt(end, self)?;
+                            let stride = opt(stride, self)?;
+                            IndexItem::Slice { start, end, stride }
+                        }
+                    });
+                }
+                let ty = self.index_ty(self.atom_ty(array), &core_items)?;
+                val(self.emit(Exp::Index { array, items: core_items }, ty))
+            }
+            Expr::Proj { base, index } => {
+                let tuple = self.val(ctx, scope, *base)?;
+                let Type::Tuple(elems) = self.atom_ty(tuple) else {
+                    return err("a projection of a non-tuple", self.origin.clone());
+                };
+                let Some(ty) = elems.get(*index as usize).cloned() else {
+                    return err("a projection out of range", self.origin.clone());
+                };
+                val(self.emit(Exp::Proj { tuple, index: *index }, ty))
+            }
+            Expr::Ascribe { expr: inner, .. } => self.expr(ctx, scope, *inner)?,
+            Expr::Coerce { expr: inner, .. } => {
+                let value = self.val(ctx, scope, *inner)?;
+                let ty = self.lower_ty(ctx, scope, &ctx.infer.expr_ty(expr))?;
+                val(self.emit(Exp::Coerce { value, ty: ty.clone() }, ty))
+            }
+        })
+    }
+
+    fn block_ty(&self, block: BlockId) -> Type {
+        match self.f.blocks[block].result {
+            Some(atom) => self.atom_ty(atom),
+            None => Type::Tuple(Vec::new()),
+        }
+    }
+
+    fn size_atom(&mut self, size: &CoreSize) -> Atom {
+        if let Some(c) = size.as_constant() {
+            return Atom::Const(Scalar::I64(c));
+        }
+        if let Some(&var) = size.as_var() {
+            return Atom::Var(var);
+        }
+        if size.is_zero() {
+            return Atom::Const(Scalar::I64(0));
+        }
+        self.emit(Exp::Size(size.clone()), Type::Scalar(ScalarTy::I64))
+    }
+
+    fn literal(&self, lit: &Literal, ty: &Type) -> Result<Scalar> {
+        let Type::Scalar(s) = ty else {
+            return err("a literal of non-scalar type", self.origin.clone());
+        };
+        let out_of_range = || ElabError {
+            message: "literal out of range".to_owned(),
+            origin: self.origin.clone(),
+        };
+        Ok(match lit {
+            Literal::Bool(b) => Scalar::Bool(*b),
+            Literal::Int { value, .. } => match s {
+                ScalarTy::I32 => Scalar::I32(i32::try_from(*value).map_err(|_| out_of_range())?),
+                ScalarTy::I64 => Scalar::I64(i64::try_from(*value).map_err(|_| out_of_range())?),
+                ScalarTy::U32 => Scalar::U32(u32::try_from(*value).map_err(|_| out_of_range())?),
+                ScalarTy::U64 => Scalar::U64(u64::try_from(*value).map_err(|_| out_of_range())?),
+                #[expect(
+                    clippy::cast_precision_loss,
+                    reason = "a float literal written as an integer rounds"
+                )]
+                ScalarTy::F32 => Scalar::F32(*value as f32),
+                #[expect(
+                    clippy::cast_precision_loss,
+                    reason = "a float literal written as an integer rounds"
+                )]
+                ScalarTy::F64 => Scalar::F64(*value as f64),
+                ScalarTy::Bool => return Err(out_of_range()),
+            },
+            Literal::Float { text, negative, .. } => match s {
+                ScalarTy::F32 => {
+                    let x: f32 = text.parse().map_err(|_| out_of_range())?;
+                    Scalar::F32(if *negative { -x } else { x })
+                }
+                ScalarTy::F64 => {
+                    let x: f64 = text.parse().map_err(|_| out_of_range())?;
+                    Scalar::F64(if *negative { -x } else { x })
+                }
+                ScalarTy::I32 | ScalarTy::I64 | ScalarTy::U32 | ScalarTy::U64 | ScalarTy::Bool => {
+                    return Err(out_of_range());
+                }
+            },
+        })
+    }
+
+    fn index_ty(&mut self, mut ty: Type, items: &[IndexItem]) -> Result<Type> {
+        let mut dims = Vec::new();
+        for item in items {
+            let Type::Array { size, elem } = ty else {
+                return err("too many indices", self.origin.clone());
+            };
+            if let IndexItem::Slice { start, end, stride } = item {
+                let new_size = match stride {
+                    None => {
+                        let end = end.map_or(size.clone(), |e| self.size_of_atom(e));
+                        let start = start.map_or(CoreSize::zero(), |s| self.size_of_atom(s));
+                        end.sub(&start)
+                    }
+                    Some(Atom::Const(Scalar::I64(-1) | Scalar::I32(-1)))
+                        if start.is_none() && end.is_none() =>
+                    {
+                        size
+                    }
+                    Some(_) => self.existential(),
+                };
+                dims.push(new_size);
+            }
+            ty = *elem;
+        }
+        Ok(dims.into_iter().rev().fold(ty, |elem, size| Type::array(size, elem)))
+    }
+
+    fn binary(&mut self, op: AstBinOp, lhs: Atom, rhs: Atom) -> Result<Atom> {
+        let core_op = match op {
+            AstBinOp::And | AstBinOp::Or => {
+                let is_and = op == AstBinOp::And;
+                let rhs_block = self.in_block(|_| Ok(rhs))?;
+                let short = self.in_block(|_| Ok(Atom::Const(Scalar::Bool(!is_and))))?;
+                let (then_branch, else_branch) =
+                    if is_and { (rhs_block, short) } else { (short, rhs_block) };
+                return Ok(self.emit(
+                    Exp::If { cond: lhs, then_branch, else_branch },
+                    Type::Scalar(ScalarTy::Bool),
+                ));
+            }
+            AstBinOp::Concat => {
+                let (n, elem) = self.outer(lhs)?;
+                let (m, _) = self.outer(rhs)?;
+                return Ok(self.emit(Exp::Concat(lhs, rhs), Type::array(n.add(&m), elem)));
+            }
+            AstBinOp::Eq => BinOp::Eq,
+            AstBinOp::Neq => BinOp::Neq,
+            AstBinOp::Lt => BinOp::Lt,
+            AstBinOp::Le => BinOp::Le,
+            AstBinOp::Gt => BinOp::Gt,
+            AstBinOp::Ge => BinOp::Ge,
+            AstBinOp::BitOr => BinOp::BitOr,
+            AstBinOp::BitXor => BinOp::BitXor,
+            AstBinOp::BitAnd => BinOp::BitAnd,
+            AstBinOp::Shl => BinOp::Shl,
+            AstBinOp::Shr => BinOp::Shr,
+            AstBinOp::Add => BinOp::Add,
+            AstBinOp::Sub => BinOp::Sub,
+            AstBinOp::Mul => BinOp::Mul,
+            AstBinOp::Div => BinOp::Div,
+            AstBinOp::Rem => BinOp::Rem,
+            AstBinOp::Pow => BinOp::Pow,
+        };
+        let Type::Scalar(ty) = self.atom_ty(lhs) else {
+            return err("a binary operator on a non-scalar", self.origin.clone());
+        };
+        let result_ty = match core_op {
+            BinOp::Eq | BinOp::Neq | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                ScalarTy::Bool
+            }
+            BinOp::Add
+            | BinOp::Sub
+            | BinOp::Mul
+            | BinOp::Div
+            | BinOp::Rem
+            | BinOp::Pow
+            | BinOp::BitAnd
+            | BinOp::BitOr
+            | BinOp::BitXor
+            | BinOp::Shl
+            | BinOp::Shr => ty,
+        };
+        Ok(self.emit(Exp::BinOp { op: core_op, ty, lhs, rhs }, Type::Scalar(result_ty)))
+    }
+
+    // ---- application -----------------------------------------------------------------
+
+    fn arity(&self, func: &FnVal) -> usize {
+        match func {
+            FnVal::Lambda { params, .. } => params.len(),
+            FnVal::Builtin { builtin, .. } => match builtin {
+                Builtin::Math(_, f) => f.arity(),
+                Builtin::Convert(_) => 1,
+                _ => builtin.scheme().params.len(),
+            },
+            FnVal::Def { loc, .. } => {
+                weft_hir::def_scheme(self.db, DefId::new(self.db, loc.clone())).params.len()
+            }
+            FnVal::Op(_) => 2,
+            FnVal::RightSection { .. } => 1,
+            FnVal::Partial { func, args } => self.arity(func).saturating_sub(args.len()),
+        }
+    }
+
+    fn apply(&mut self, func: FnVal, mut args: Vec<Binding>) -> Result<Binding> {
+        let arity = self.arity(&func);
+        if args.len() < arity {
+            return Ok(Binding::Fn(FnVal::Partial { func: Box::new(func), args }));
+        }
+        let rest = args.split_off(arity);
+        let result = match func {
+            FnVal::Partial { func, args: mut first } => {
+                first.extend(args);
+                self.apply(*func, first)?
+            }
+            FnVal::Lambda { ctx, scope, params, body } => {
+                let mut scope = *scope;
+                for (&pat, arg) in params.iter().zip(args) {
+                    self.bind_pat(&ctx, &mut scope, pat, arg)?;
+                }
+                self.expr(&ctx, &mut scope, body)?
+            }
+            FnVal::Builtin { builtin, level } => Binding::Val(self.builtin(builtin, level, args)?),
+            FnVal::Def { loc, type_args } => self.call_def(&loc, &type_args, args)?,
+            FnVal::Op(op) => {
+                let [lhs, rhs] = self.vals::<2>(args)?;
+                Binding::Val(self.binary(op, lhs, rhs)?)
+            }
+            FnVal::RightSection { op, rhs } => {
+                let [lhs] = self.vals::<1>(args)?;
+                Binding::Val(self.binary(op, lhs, rhs)?)
+            }
+        };
+        if rest.is_empty() {
+            return Ok(result);
+        }
+        match result {
+            Binding::Fn(f) => self.apply(f, rest),
+            Binding::Val(_) => err("too many arguments", self.origin.clone()),
+        }
+    }
+
+    fn vals<const N: usize>(&self, args: Vec<Binding>) -> Result<[Atom; N]> {
+        let atoms: Vec<Atom> = args
+            .into_iter()
+            .map(|a| match a {
+                Binding::Val(atom) => Ok(atom),
+                Binding::Fn(_) => err("a function where a value was expected", self.origin.clone()),
+            })
+            .collect::<Result<_>>()?;
+        atoms.try_into().map_err(|_| ElabError {
+            message: "wrong number of arguments".to_owned(),
+            origin: self.origin.clone(),
+        })
+    }
+
+    /// A function value as a SOAC's lambda with parameters of the given types.
+    fn lambda(&mut self, func: &FnVal, param_tys: Vec<Type>) -> Result<Lambda> {
+        let names: Vec<String> = match func {
+            FnVal::Lambda { ctx, params, .. } => {
+                params.iter().map(|&p| pat_name(&ctx.body, p).unwrap_or("x").to_owned()).collect()
+            }
+            FnVal::Builtin { .. }
+            | FnVal::Def { .. }
+            | FnVal::Op(_)
+            | FnVal::RightSection { .. }
+            | FnVal::Partial { .. } => (0..param_tys.len())
+                .map(|idx| ["x", "y", "z", "w", "v"].get(idx).copied().unwrap_or("x").to_owned())
+                .collect(),
+        };
+        let params: Vec<VarId> =
+            param_tys.into_iter().zip(names).map(|(ty, name)| self.new_var(&name, ty)).collect();
+        let args = params.iter().map(|&p| Binding::Val(Atom::Var(p))).collect();
+        let func = func.clone();
+        let body = self.in_block(|this| match this.apply(func, args)? {
+            Binding::Val(atom) => Ok(atom),
+            Binding::Fn(_) => err("a SOAC's function returns a function", this.origin.clone()),
+        })?;
+        let ret = self.block_ty(body);
+        Ok(Lambda { params, body, ret })
+    }
+
+    fn builtin(
+        &mut self,
+        builtin: Builtin,
+        level: Option<Level>,
+        args: Vec<Binding>,
+    ) -> Result<Atom> {
+        let mut fns = Vec::new();
+        let mut atoms = Vec::new();
+        for arg in args {
+            match arg {
+                Binding::Val(atom) => atoms.push(atom),
+                Binding::Fn(f) => fns.push(f),
+            }
+        }
+        let origin = self.origin.clone();
+        let arg = |idx: usize| -> Result<Atom> {
+            atoms.get(idx).copied().ok_or_else(|| ElabError {
+                message: format!("`{}` needs more arguments", builtin.name()),
+                origin: origin.clone(),
+            })
+        };
+        let Some(func) = fns.first().cloned().map(Ok).or_else(|| {
+            matches!(builtin, Builtin::Map(_) | Builtin::Reduce | Builtin::Scan | Builtin::Generate)
+                .then(|| err("a SOAC without a function", self.origin.clone()))
+        }) else {
+            return self.builtin_first_order(builtin, &atoms);
+        };
+        let func = func?;
+        Ok(match builtin {
+            Builtin::Map(_) => {
+                let mut elem_tys = Vec::new();
+                for &a in &atoms {
+                    elem_tys.push(self.outer(a)?.1);
+                }
+                let (n, _) = self.outer(arg(0)?)?;
+                let lambda = self.lambda(&func, elem_tys)?;
+                let ty = Type::array(n, lambda.ret.clone());
+                self.emit(Exp::Map { level, lambda, arrays: atoms }, ty)
+            }
+            Builtin::Reduce | Builtin::Scan => {
+                let neutral = arg(0)?;
+                let array = arg(1)?;
+                let ty = self.atom_ty(neutral);
+                let lambda = self.lambda(&func, vec![ty.clone(), ty.clone()])?;
+                if builtin == Builtin::Reduce {
+                    self.emit(Exp::Reduce { level, lambda, neutral, array }, ty)
+                } else {
+                    let (n, _) = self.outer(array)?;
+                    self.emit(Exp::Scan { level, lambda, neutral, array }, Type::array(n, ty))
+                }
+            }
+            Builtin::Generate => {
+                let size = arg(0)?;
+                let lambda = self.lambda(&func, vec![Type::Scalar(ScalarTy::I64)])?;
+                let ty = Type::array(self.size_of_atom(size), lambda.ret.clone());
+                self.emit(Exp::Generate { level, size, lambda }, ty)
+            }
+            _ => {
+                return err(
+                    format!("a function argument to `{}`", builtin.name()),
+                    self.origin.clone(),
+                );
+            }
+        })
+    }
+
+    fn builtin_first_order(&mut self, builtin: Builtin, atoms: &[Atom]) -> Result<Atom> {
+        let origin = self.origin.clone();
+        let arg = |idx: usize| -> Result<Atom> {
+            atoms.get(idx).copied().ok_or_else(|| ElabError {
+                message: format!("`{}` needs more arguments", builtin.name()),
+                origin: origin.clone(),
+            })
+        };
+        let (exp, ty) = match builtin {
+            Builtin::Map(_) | Builtin::Reduce | Builtin::Scan | Builtin::Generate => {
+                return err("a SOAC without a function", self.origin.clone());
+            }
+            Builtin::Iota => {
+                let size = arg(0)?;
+                (
+                    Exp::Iota { size },
+                    Type::array(self.size_of_atom(size), Type::Scalar(ScalarTy::I64)),
+                )
+            }
+            Builtin::Replicate => {
+                let (size, value) = (arg(0)?, arg(1)?);
+                (
+                    Exp::Replicate { size, value },
+                    Type::array(self.size_of_atom(size), self.atom_ty(value)),
+                )
+            }
+            Builtin::Zip | Builtin::Zip3 => {
+                let (n, _) = self.outer(arg(0)?)?;
+                let mut elems = Vec::new();
+                for &a in atoms {
+                    elems.push(self.outer(a)?.1);
+                }
+                (Exp::Zip(atoms.to_vec()), Type::array(n, Type::Tuple(elems)))
+            }
+            Builtin::Unzip | Builtin::Unzip3 => {
+                let array = arg(0)?;
+                let (n, elem) = self.outer(array)?;
+                let Type::Tuple(elems) = elem else {
+                    return err("`unzip` of a non-tuple array", self.origin.clone());
+                };
+                (
+                    Exp::Unzip(array),
+                    Type::Tuple(elems.into_iter().map(|e| Type::array(n.clone(), e)).collect()),
+                )
+            }
+            Builtin::Scatter => {
+                let (dest, indices, values) = (arg(0)?, arg(1)?, arg(2)?);
+                (Exp::Scatter { dest, indices, values }, self.atom_ty(dest))
+            }
+            Builtin::Transpose => {
+                let array = arg(0)?;
+                let (n, row) = self.outer(array)?;
+                let Type::Array { size: m, elem } = row else {
+                    return err("`transpose` of a 1-D array", self.origin.clone());
+                };
+                (Exp::Transpose(array), Type::array(m, Type::array(n, *elem)))
+            }
+            Builtin::Reverse => {
+                let array = arg(0)?;
+                (Exp::Reverse(array), self.atom_ty(array))
+            }
+            Builtin::Flatten => {
+                let array = arg(0)?;
+                let (n, row) = self.outer(array)?;
+                let Type::Array { size: m, elem } = row else {
+                    return err("`flatten` of a 1-D array", self.origin.clone());
+                };
+                (Exp::Flatten(array), Type::array(n.mul(&m), *elem))
+            }
+            Builtin::Unflatten => {
+                let (rows, cols, array) = (arg(0)?, arg(1)?, arg(2)?);
+                let (_, elem) = self.outer(array)?;
+                let ty = Type::array(
+                    self.size_of_atom(rows),
+                    Type::array(self.size_of_atom(cols), elem),
+                );
+                (Exp::Unflatten { rows, cols, array }, ty)
+            }
+            Builtin::Split => {
+                let (chunk, array) = (arg(0)?, arg(1)?);
+                let (n, elem) = self.outer(array)?;
+                let k = self.size_of_atom(chunk);
+                (Exp::Split { chunk, array }, Type::array(n.div_exact(&k), Type::array(k, elem)))
+            }
+            Builtin::Take => {
+                let (count, array) = (arg(0)?, arg(1)?);
+                let (_, elem) = self.outer(array)?;
+                (Exp::Take { count, array }, Type::array(self.size_of_atom(count), elem))
+            }
+            Builtin::Drop => {
+                let (count, array) = (arg(0)?, arg(1)?);
+                let (n, elem) = self.outer(array)?;
+                (Exp::Drop { count, array }, Type::array(n.sub(&self.size_of_atom(count)), elem))
+            }
+            Builtin::Concat => {
+                let (a, b) = (arg(0)?, arg(1)?);
+                let (n, elem) = self.outer(a)?;
+                let (m, _) = self.outer(b)?;
+                (Exp::Concat(a, b), Type::array(n.add(&m), elem))
+            }
+            Builtin::Length => {
+                let array = arg(0)?;
+                (Exp::Dim { array, dim: 0 }, Type::Scalar(ScalarTy::I64))
+            }
+            Builtin::ToGlobal | Builtin::ToLocal | Builtin::ToPrivate | Builtin::Force => {
+                let value = arg(0)?;
+                let space = match builtin {
+                    Builtin::ToGlobal => Space::Global,
+                    Builtin::ToLocal => Space::Local,
+                    Builtin::ToPrivate => Space::Private,
+                    _ => Space::Inferred,
+                };
+                (Exp::Materialise { space, value }, self.atom_ty(value))
+            }
+            Builtin::Convert(to) => {
+                let operand = arg(0)?;
+                let Type::Scalar(from) = self.atom_ty(operand) else {
+                    return err("a conversion of a non-scalar", self.origin.clone());
+                };
+                (Exp::Convert { from, to, operand }, Type::Scalar(to))
+            }
+            Builtin::Math(ty, func) => {
+                let ret = if func == weft_hir::MathFn::IsNan { ScalarTy::Bool } else { ty };
+                (Exp::Math { ty, func, args: atoms.to_vec() }, Type::Scalar(ret))
+            }
+        };
+        Ok(self.emit(exp, ty))
+    }
+}
+
+/// The name a pattern binds, if it is a (possibly ascribed) name.
+fn pat_name(body: &Body, pat: PatId) -> Option<&str> {
+    match &body.pats[pat] {
+        Pat::Bind { name } => Some(name.as_str()),
+        Pat::Ascribed { pat, .. } => pat_name(body, *pat),
+        Pat::Wild | Pat::Missing | Pat::Tuple(_) => None,
+    }
+}
+
+/// Binds callee size variables that are whole dimensions of a parameter type to the
+/// argument's sizes.
+fn bind_dims(param: &Type, arg: &Type, map: &mut FxHashMap<VarId, CoreSize>) {
+    match (param, arg) {
+        (Type::Array { size, elem }, Type::Array { size: arg_size, elem: arg_elem }) => {
+            if let Some(&var) = size.as_var() {
+                map.entry(var).or_insert_with(|| arg_size.clone());
+            }
+            bind_dims(elem, arg_elem, map);
+        }
+        (Type::Tuple(a), Type::Tuple(b)) => {
+            for (a, b) in a.iter().zip(b) {
+                bind_dims(a, b, map);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Binds a def's size parameters (HIR sizes) that are whole dimensions of a parameter
+/// type to the argument's core sizes.
+fn bind_size_params(param: &Ty, arg: &Type, sizes: &mut FxHashMap<SizeVar, CoreSize>) {
+    match (param, arg) {
+        (Ty::Array { size, elem }, Type::Array { size: arg_size, elem: arg_elem }) => {
+            if let Some(var) = size.as_var() {
+                sizes.entry(var.clone()).or_insert_with(|| arg_size.clone());
+            }
+            bind_size_params(elem, arg_elem, sizes);
+        }
+        (Ty::Tuple(a), Type::Tuple(b)) => {
+            for (a, b) in a.iter().zip(b) {
+                bind_size_params(a, b, sizes);
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,363 @@
+//! The core IR's one printer, used by `weft dump --ir core` and snapshots.
+//!
+//! Variables print as `name_N`, numbered per function in order of first appearance
+//! (temporaries are `t_N`, existential sizes `?N`), so the output does not depend on
+//! arena order and is deterministic. Every statement prints its type with sizes.
+//!
+//! ```text
+//! entry dot [n_0] (xs_1: [n_0]f32) (ys_2: [n_0]f32) : f32 =
+//!   let t_3: [n_0]f32 = map (xs_1, ys_2) \(x_4: f32) (y_5: f32) ->
+//!       let t_6: f32 = mul.f32 x_4 y_5
+//!       in t_6
+//!   ...
+//! ```
+
+use std::fmt::Write as _;
+
+use rustc_hash::FxHashMap;
+
+use crate::ir::{
+    Atom, BinOp, BlockId, Exp, FnId, Function, IndexItem, Lambda, LoopForm, Program, Space, Type,
+    UnOp, VarId, VarKind,
+};
+
+/// The whole program: functions in dependency order (callees first), entries last.
+pub fn pretty_program(program: &Program) -> String {
+    let names = function_names(program);
+    let mut out = String::new();
+    for (idx, (id, _)) in program.functions.iter().enumerate() {
+        if idx > 0 {
+            out.push('\n');
+        }
+        out.push_str(&pretty_function(program, id, &names));
+    }
+    out
+}
+
+fn function_names(program: &Program) -> FxHashMap<FnId, String> {
+    let mut count: FxHashMap<&str, usize> = FxHashMap::default();
+    let mut names = FxHashMap::default();
+    for (id, f) in program.functions.iter() {
+        let n = count.entry(f.name.as_str()).or_insert(0);
+        let name = if *n == 0 { f.name.to_string() } else { format!("{}'{n}", f.name) };
+        *n += 1;
+        names.insert(id, name);
+    }
+    names
+}
+
+fn pretty_function(program: &Program, id: FnId, names: &FxHashMap<FnId, String>) -> String {
+    let function = &program.functions[id];
+    let mut p =
+        Printer { f: function, names, numbers: FxHashMap::default(), next: 0, out: String::new() };
+    let keyword = if function.is_entry { "entry" } else { "def" };
+    let _ = write!(p.out, "{keyword} {}", names.get(&id).map_or("?", String::as_str));
+    for &size in &function.size_params {
+        let name = p.var(size);
+        let _ = write!(p.out, " [{name}]");
+    }
+    for &param in &function.params {
+        let name = p.var(param);
+        let ty = p.ty(&function.vars[param].ty);
+        let _ = write!(p.out, " ({name}: {ty})");
+    }
+    let ret = p.ty(&function.ret);
+    let _ = writeln!(p.out, " : {ret} =");
+    p.block(function.body, 1);
+    p.out
+}
+
+struct Printer<'a> {
+    f: &'a Function,
+    names: &'a FxHashMap<FnId, String>,
+    numbers: FxHashMap<VarId, usize>,
+    next: usize,
+    out: String,
+}
+
+impl Printer<'_> {
+    fn var(&mut self, var: VarId) -> String {
+        let next = &mut self.next;
+        let n = *self.numbers.entry(var).or_insert_with(|| {
+            let n = *next;
+            *next += 1;
+            n
+        });
+        let v = &self.f.vars[var];
+        match v.kind {
+            VarKind::Existential => format!("?{n}"),
+            VarKind::Bound if v.name.as_str().is_empty() => format!("t_{n}"),
+            VarKind::Bound => format!("{}_{n}", v.name),
+        }
+    }
+
+    fn atom(&mut self, atom: Atom) -> String {
+        match atom {
+            Atom::Var(v) => self.var(v),
+            Atom::Const(s) => s.to_string(),
+        }
+    }
+
+    fn atoms(&mut self, atoms: &[Atom]) -> String {
+        atoms.iter().map(|&a| self.atom(a)).collect::<Vec<_>>().join(" ")
+    }
+
+    fn ty(&mut self, ty: &Type) -> String {
+        match ty {
+            Type::Scalar(s) => s.name().to_owned(),
+            Type::Array { size, elem } => {
+                let mut vars = size.vars();
+                vars.sort();
+                for v in &vars {
+                    self.var(*v);
+                }
+                let numbers = &self.numbers;
+                let f = self.f;
+                let size_text = size
+                    .display(&|v: &VarId| {
+                        let n = numbers.get(v).copied().unwrap_or(0);
+                        let var = &f.vars[*v];
+                        match var.kind {
+                            VarKind::Existential => format!("?{n}"),
+                            VarKind::Bound if var.name.as_str().is_empty() => format!("t_{n}"),
+                            VarKind::Bound => format!("{}_{n}", var.name),
+                        }
+                    })
+                    .to_string();
+                format!("[{size_text}]{}", self.ty(elem))
+            }
+            Type::Tuple(elems) => {
+                let elems: Vec<String> = elems.iter().map(|e| self.ty(e)).collect();
+                format!("({})", elems.join(", "))
+            }
+        }
+    }
+
+    fn indent(&mut self, depth: usize) {
+        for _ in 0..depth {
+            self.out.push_str("  ");
+        }
+    }
+
+    fn block(&mut self, block: BlockId, depth: usize) {
+        let f = self.f;
+        for stmt in &f.blocks[block].stmts {
+            let name = self.var(stmt.var);
+            let ty = self.ty(&f.vars[stmt.var].ty);
+            self.indent(depth);
+            let _ = write!(self.out, "let {name}: {ty} = ");
+            self.exp(&f.exps[stmt.exp], depth);
+            self.out.push('\n');
+        }
+        self.indent(depth);
+        let result = match f.blocks[block].result {
+            Some(atom) => self.atom(atom),
+            None => "()".to_owned(),
+        };
+        let _ = write!(self.out, "in {result}");
+        self.out.push('\n');
+    }
+
+    fn nested(&mut self, block: BlockId, depth: usize) {
+        self.out.push('\n');
+        self.block(block, depth + 2);
+        // The caller ends the line; drop the block's final newline.
+        self.out.pop();
+    }
+
+    fn lambda(&mut self, lambda: &Lambda, depth: usize) {
+        self.out.push('\\');
+        for &param in &lambda.params {
+            let name = self.var(param);
+            let ty = self.ty(&self.f.vars[param].ty);
+            let _ = write!(self.out, "({name}: {ty}) ");
+        }
+        let ret = self.ty(&lambda.ret);
+        let _ = write!(self.out, ": {ret} ->");
+        self.nested(lambda.body, depth);
+    }
+
+    fn level(level: Option<weft_hir::Level>) -> String {
+        level.map_or(String::new(), |l| format!("@{}", l.name()))
+    }
+
+    fn exp(&mut self, exp: &Exp, depth: usize) {
+        let text = match exp {
+            Exp::Atom(a) => self.atom(*a),
+            Exp::Size(size) => {
+                format!("size {}", self.ty(&Type::array(size.clone(), Type::Tuple(Vec::new()))))
+            }
+            Exp::BinOp { op, ty, lhs, rhs } => {
+                format!("{}.{} {} {}", binop_name(*op), ty.name(), self.atom(*lhs), self.atom(*rhs))
+            }
+            Exp::UnOp { op, ty, operand } => {
+                let name = match op {
+                    UnOp::Neg => "neg",
+                    UnOp::Not => "not",
+                };
+                format!("{name}.{} {}", ty.name(), self.atom(*operand))
+            }
+            Exp::Convert { from, to, operand } => {
+                format!("{}.{} {}", to.name(), from.name(), self.atom(*operand))
+            }
+            Exp::Math { ty, func, args } => {
+                let name = weft_hir::Builtin::Math(*ty, *func).name();
+                format!("{name} {}", self.atoms(args)).trim_end().to_owned()
+            }
+            Exp::Tuple(atoms) => {
+                let atoms: Vec<String> = atoms.iter().map(|&a| self.atom(a)).collect();
+                format!("({})", atoms.join(", "))
+            }
+            Exp::Proj { tuple, index } => format!("{}.{index}", self.atom(*tuple)),
+            Exp::ArrayLit { elems, elem_ty } => {
+                let elems: Vec<String> = elems.iter().map(|&a| self.atom(a)).collect();
+                format!("[{}] : []{}", elems.join(", "), self.ty(elem_ty))
+            }
+            Exp::Index { array, items } => {
+                let items: Vec<String> = items
+                    .iter()
+                    .map(|item| match item {
+                        IndexItem::Fix(a) => self.atom(*a),
+                        IndexItem::Slice { start, end, stride } => {
+                            let mut s = String::new();
+                            if let Some(a) = start {
+                                s.push_str(&self.atom(*a));
+                            }
+                            s.push(':');
+                            if let Some(a) = end {
+                                s.push_str(&self.atom(*a));
+                            }
+                            if let Some(a) = stride {
+                                s.push(':');
+                                s.push_str(&self.atom(*a));
+                            }
+                            s
+                        }
+                    })
+                    .collect();
+                format!("{}[{}]", self.atom(*array), items.join(", "))
+            }
+            Exp::Dim { array, dim } => format!("dim {dim} {}", self.atom(*array)),
+            Exp::Call { func, args } => {
+                let name = self.names.get(func).cloned().unwrap_or_default();
+                format!("call {name} {}", self.atoms(args)).trim_end().to_owned()
+            }
+            Exp::If { cond, then_branch, else_branch } => {
+                let cond = self.atom(*cond);
+                let _ = write!(self.out, "if {cond} then");
+                self.nested(*then_branch, depth);
+                self.out.push('\n');
+                self.indent(depth + 1);
+                self.out.push_str("else");
+                self.nested(*else_branch, depth);
+                return;
+            }
+            Exp::Loop { param, init, form, body } => {
+                let param_name = self.var(*param);
+                let init = self.atom(*init);
+                let _ = write!(self.out, "loop {param_name} = {init} ");
+                match form {
+                    LoopForm::For { index, bound } => {
+                        let index = self.var(*index);
+                        let bound = self.atom(*bound);
+                        let _ = write!(self.out, "for {index} < {bound} do");
+                    }
+                    LoopForm::While { cond } => {
+                        self.out.push_str("while");
+                        self.nested(*cond, depth);
+                        self.out.push('\n');
+                        self.indent(depth + 1);
+                        self.out.push_str("do");
+                    }
+                }
+                self.nested(*body, depth);
+                return;
+            }
+            Exp::Map { level, lambda, arrays } => {
+                let arrays = self.atoms(arrays);
+                let _ = write!(self.out, "map{} ({arrays}) ", Self::level(*level));
+                self.lambda(lambda, depth);
+                return;
+            }
+            Exp::Reduce { level, lambda, neutral, array }
+            | Exp::Scan { level, lambda, neutral, array } => {
+                let name = if matches!(exp, Exp::Reduce { .. }) { "reduce" } else { "scan" };
+                let neutral = self.atom(*neutral);
+                let array = self.atom(*array);
+                let _ = write!(self.out, "{name}{} {neutral} {array} ", Self::level(*level));
+                self.lambda(lambda, depth);
+                return;
+            }
+            Exp::Generate { level, size, lambda } => {
+                let size = self.atom(*size);
+                let _ = write!(self.out, "generate{} {size} ", Self::level(*level));
+                self.lambda(lambda, depth);
+                return;
+            }
+            Exp::Scatter { dest, indices, values } => {
+                format!(
+                    "scatter {} {} {}",
+                    self.atom(*dest),
+                    self.atom(*indices),
+                    self.atom(*values)
+                )
+            }
+            Exp::Iota { size } => format!("iota {}", self.atom(*size)),
+            Exp::Replicate { size, value } => {
+                format!("replicate {} {}", self.atom(*size), self.atom(*value))
+            }
+            Exp::Zip(atoms) => format!("zip {}", self.atoms(atoms)),
+            Exp::Unzip(a) => format!("unzip {}", self.atom(*a)),
+            Exp::Transpose(a) => format!("transpose {}", self.atom(*a)),
+            Exp::Reverse(a) => format!("reverse {}", self.atom(*a)),
+            Exp::Flatten(a) => format!("flatten {}", self.atom(*a)),
+            Exp::Unflatten { rows, cols, array } => {
+                format!("unflatten {} {} {}", self.atom(*rows), self.atom(*cols), self.atom(*array))
+            }
+            Exp::Split { chunk, array } => {
+                format!("split {} {}", self.atom(*chunk), self.atom(*array))
+            }
+            Exp::Take { count, array } => {
+                format!("take {} {}", self.atom(*count), self.atom(*array))
+            }
+            Exp::Drop { count, array } => {
+                format!("drop {} {}", self.atom(*count), self.atom(*array))
+            }
+            Exp::Concat(a, b) => format!("concat {} {}", self.atom(*a), self.atom(*b)),
+            Exp::Materialise { space, value } => {
+                let name = match space {
+                    Space::Global => "to_global",
+                    Space::Local => "to_local",
+                    Space::Private => "to_private",
+                    Space::Inferred => "force",
+                };
+                format!("{name} {}", self.atom(*value))
+            }
+            Exp::Coerce { value, ty } => format!("{} :> {}", self.atom(*value), self.ty(ty)),
+        };
+        self.out.push_str(&text);
+    }
+}
+
+/// The printed name of an operator (`add.i32`).
+pub fn binop_name(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "add",
+        BinOp::Sub => "sub",
+        BinOp::Mul => "mul",
+        BinOp::Div => "div",
+        BinOp::Rem => "rem",
+        BinOp::Pow => "pow",
+        BinOp::Eq => "eq",
+        BinOp::Neq => "neq",
+        BinOp::Lt => "lt",
+        BinOp::Le => "le",
+        BinOp::Gt => "gt",
+        BinOp::Ge => "ge",
+        BinOp::BitAnd => "and",
+        BinOp::BitOr => "or",
+        BinOp::BitXor => "xor",
+        BinOp::Shl => "shl",
+        BinOp::Shr => "shr",
+    }
+}

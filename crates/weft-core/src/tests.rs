@@ -1,0 +1,1 @@
+//! Tests of elaboration and the interpreter.
