@@ -177,7 +177,11 @@ pub(crate) fn rename(
     Ok(Some(workspace_edit(analysis, &change)?))
 }
 
-#[expect(clippy::disallowed_types, reason = "lsp-types' WorkspaceEdit holds a std HashMap")]
+#[expect(
+    clippy::disallowed_types,
+    clippy::mutable_key_type,
+    reason = "lsp-types' WorkspaceEdit holds a std HashMap keyed by Uri"
+)]
 fn workspace_edit(
     analysis: &Analysis,
     change: &weft_ide::SourceChange,
@@ -351,7 +355,7 @@ pub(crate) fn folding_ranges(
         .into_iter()
         .filter_map(|fold| {
             let range = conv.range(fold.range);
-            (range.end.line > range.start.line).then(|| lsp::FoldingRange {
+            (range.end.line > range.start.line).then_some(lsp::FoldingRange {
                 start_line: range.start.line,
                 start_character: None,
                 end_line: range.end.line,

@@ -214,20 +214,12 @@ impl LanguageServer for Backend {
 
     // Document notifications: plain `fn`s returning a ready future, so the edit is
     // queued when tower calls the handler, in arrival order.
-    #[expect(
-        clippy::manual_async_fn,
-        reason = "the edit must be queued before the future is polled"
-    )]
     fn did_open(&self, params: lsp::DidOpenTextDocumentParams) -> impl Future<Output = ()> + Send {
         let document = params.text_document;
         self.send(Task::Open { uri: document.uri, text: document.text, version: document.version });
         async {}
     }
 
-    #[expect(
-        clippy::manual_async_fn,
-        reason = "the edit must be queued before the future is polled"
-    )]
     fn did_change(
         &self,
         params: lsp::DidChangeTextDocumentParams,
@@ -240,10 +232,6 @@ impl LanguageServer for Backend {
         async {}
     }
 
-    #[expect(
-        clippy::manual_async_fn,
-        reason = "the edit must be queued before the future is polled"
-    )]
     fn did_close(
         &self,
         params: lsp::DidCloseTextDocumentParams,
@@ -252,10 +240,6 @@ impl LanguageServer for Backend {
         async {}
     }
 
-    #[expect(
-        clippy::manual_async_fn,
-        reason = "the edit must be queued before the future is polled"
-    )]
     fn did_change_watched_files(
         &self,
         params: lsp::DidChangeWatchedFilesParams,

@@ -301,7 +301,7 @@ mod tests {
         #[test]
         fn well_formed_programs_format_idempotently(text in spaced_program()) {
             let once = format(&text);
-            prop_assert!(once.is_ok() || crate::parse(&text).errors().len() > 0, "{:?}", once);
+            prop_assert!(once.is_ok() || !crate::parse(&text).errors().is_empty(), "{:?}", once);
             if let Ok(once) = once {
                 prop_assert_eq!(format(&once), Ok(once.clone()));
                 prop_assert_eq!(tokens(&once), tokens(&text));
