@@ -208,7 +208,8 @@ fn values_ty(s: ScalarTy) -> weft_values::ScalarType {
 /// Collects the elements of an array being built (an array of tuples as a tuple of
 /// builders).
 enum Builder {
-    Leaf { data: ArrayData, inner: Option<Vec<usize>> },
+    /// `elem` is the element type, whose sizes give the shape of an empty array's rows.
+    Leaf { data: ArrayData, inner: Option<Vec<usize>>, elem: Type },
     Tuple(Vec<Builder>),
 }
 
@@ -222,6 +223,7 @@ impl Builder {
             Type::Scalar(s) => Builder::Leaf {
                 data: ArrayData::with_capacity(values_ty(*s), capacity),
                 inner: Some(Vec::new()),
+                elem: elem.clone(),
             },
             Type::Array { elem: inner, .. } => {
                 if let Type::Tuple(elems) = &**inner {
@@ -237,6 +239,7 @@ impl Builder {
                 Builder::Leaf {
                     data: ArrayData::with_capacity(values_ty(base_scalar(elem)), capacity),
                     inner: None,
+                    elem: elem.clone(),
                 }
             }
         }
@@ -247,7 +250,7 @@ impl Builder {
             (Builder::Leaf { data, .. }, Val::Scalar(s)) => data
                 .push(*s)
                 .map_err(|_| RuntimeError::new("internal error: element type mismatch")),
-            (Builder::Leaf { data, inner }, Val::Array(arr)) => {
+            (Builder::Leaf { data, inner, .. }, Val::Array(arr)) => {
                 match inner {
                     Some(shape) if *shape != arr.shape => {
                         return Err(RuntimeError::new(format!(
@@ -271,19 +274,26 @@ impl Builder {
         }
     }
 
-    fn finish(self, n: usize) -> Val {
+    /// The array of the `n` elements pushed; `size` evaluates sizes of the element
+    /// type when no element gave the rows' shape (an empty array of arrays).
+    fn finish(self, n: usize, size: &dyn Fn(&CoreSize) -> Option<usize>) -> Val {
         match self {
-            Builder::Leaf { data, inner } => {
+            Builder::Leaf { data, inner, elem } => {
                 let mut shape = vec![n];
-                // An empty array of arrays: its inner sizes are not observable here.
-                shape.extend(inner.unwrap_or_default());
-                if n == 0 && shape.len() > 1 {
-                    shape.iter_mut().skip(1).for_each(|d| *d = 0);
+                match inner {
+                    Some(inner) => shape.extend(inner),
+                    None => {
+                        let mut ty = &elem;
+                        while let Type::Array { size: dim, elem } = ty {
+                            shape.push(size(dim).unwrap_or(0));
+                            ty = elem;
+                        }
+                    }
                 }
                 Val::Array(Arr { shape, data: Rc::new(data), offset: 0 })
             }
             Builder::Tuple(builders) => {
-                Val::Tuple(builders.into_iter().map(|b| b.finish(n)).collect())
+                Val::Tuple(builders.into_iter().map(|b| b.finish(n, size)).collect())
             }
         }
     }
@@ -483,8 +493,9 @@ fn transpose(val: &Val) -> Val {
     match val {
         Val::Scalar(s) => Val::Scalar(*s),
         Val::Tuple(vals) => Val::Tuple(vals.iter().map(transpose).collect()),
+        Val::Array(arr) if arr.shape.len() < 2 => Val::Array(arr.clone()),
         Val::Array(arr) => {
-            let (n, m) = (arr.shape[0], arr.shape.get(1).copied().unwrap_or(1));
+            let (n, m) = (arr.shape[0], arr.shape[1]);
             let inner: usize = arr.shape.iter().skip(2).product();
             let mut data = ArrayData::with_capacity(arr.data.elem_type(), arr.n_elems());
             for j in 0..m {
@@ -695,7 +706,7 @@ impl Interp<'_> {
                 for &a in elems {
                     builder.push(&self.atom(frame, a)?)?;
                 }
-                builder.finish(elems.len())
+                builder.finish(elems.len(), &self.sizer(frame))
             }
             Exp::Index { array, items } => self.index(frame, *array, items)?,
             Exp::Dim { array, dim } => {
@@ -751,7 +762,7 @@ impl Interp<'_> {
                     let val = self.apply(frame, lambda, args)?;
                     builder.push(&val)?;
                 }
-                builder.finish(n)
+                builder.finish(n, &self.sizer(frame))
             }
             Exp::Reduce { lambda, neutral, array, .. } => {
                 let array = self.atom(frame, *array)?;
@@ -770,7 +781,7 @@ impl Interp<'_> {
                     acc = self.apply(frame, lambda, vec![acc, elem(&array, i)])?;
                     builder.push(&acc)?;
                 }
-                builder.finish(n)
+                builder.finish(n, &self.sizer(frame))
             }
             Exp::Generate { size, lambda, .. } => {
                 let n = self.count(frame, *size, "generate")?;
@@ -780,7 +791,7 @@ impl Interp<'_> {
                     let val = self.apply(frame, lambda, vec![idx])?;
                     builder.push(&val)?;
                 }
-                builder.finish(n)
+                builder.finish(n, &self.sizer(frame))
             }
             Exp::Scatter { dest, indices, values } => {
                 let mut out = owned_copy(&self.atom(frame, *dest)?);
@@ -811,7 +822,7 @@ impl Interp<'_> {
                 for _ in 0..n {
                     builder.push(&value)?;
                 }
-                builder.finish(n)
+                builder.finish(n, &self.sizer(frame))
             }
             Exp::Zip(atoms) => {
                 let vals =
@@ -899,6 +910,10 @@ impl Interp<'_> {
         })
     }
 
+    fn sizer<'f>(&self, frame: &'f Frame) -> impl Fn(&CoreSize) -> Option<usize> + 'f {
+        |size| eval_size(frame, size).ok().and_then(|v| usize::try_from(v).ok())
+    }
+
     fn count(&self, frame: &Frame, atom: Atom, what: &str) -> Result<usize> {
         let n = self.int(frame, atom)?;
         usize::try_from(n)
@@ -936,7 +951,7 @@ impl Interp<'_> {
             for row in &rows_out {
                 builder.push(row)?;
             }
-            *val = builder.finish(n);
+            *val = builder.finish(n, &|_| None);
             return Ok(());
         }
         let n = outer_len(val);
