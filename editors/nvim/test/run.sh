@@ -61,4 +61,26 @@ else
   status=1
 fi
 rm -f "$log"
+
+# The real server, when a built `weft` is at hand (WEFT_BIN, else target/{debug,release}/weft):
+# diagnostics, hover and definition on the same fixture.
+repo=$(cd "$plugin/../.." && pwd)
+weft_bin=${WEFT_BIN:-}
+for candidate in "$repo/target/debug/weft" "$repo/target/release/weft"; do
+  if [ -z "$weft_bin" ] && [ -x "$candidate" ]; then weft_bin=$candidate; fi
+done
+if [ -n "$weft_bin" ] && "$weft_bin" lsp --help >/dev/null 2>&1; then
+  echo "== editors/nvim: real server $weft_bin"
+  (
+    unset WEFT_RUN_POS WEFT_EXPECT_RUN WEFT_KERNEL_POS WEFT_EXPECT_KERNEL WEFT_TEST_FILE2
+    export WEFT_LSP_CMD="$weft_bin lsp"
+    export WEFT_EXPECT_DIAGNOSTIC=NONE
+    export WEFT_HOVER_POS="10:21" WEFT_EXPECT_HOVER='def sq : f32 -> f32'
+    export WEFT_DEFINITION_POS="10:21" WEFT_EXPECT_DEFINITION="7:5"
+    export WEFT_TEST_RESTART=0
+    run_nvim
+  ) || status=1
+else
+  echo "SKIP editors/nvim real server: no built weft with \`lsp\` (set WEFT_BIN or cargo build)"
+fi
 exit $status
