@@ -209,7 +209,11 @@ fn values_ty(s: ScalarTy) -> weft_values::ScalarType {
 /// builders).
 enum Builder {
     /// `elem` is the element type, whose sizes give the shape of an empty array's rows.
-    Leaf { data: ArrayData, inner: Option<Vec<usize>>, elem: Type },
+    Leaf {
+        data: ArrayData,
+        inner: Option<Vec<usize>>,
+        elem: Type,
+    },
     Tuple(Vec<Builder>),
 }
 

@@ -1,1 +1,287 @@
-//! Tests of elaboration and the interpreter.
+//! Tests of elaboration (printed core IR) and of the interpreter's semantics
+//! (LANGUAGE.md §4 and §5), each through Weft source.
+
+use expect_test::{Expect, expect};
+use weft_hir::RootDatabase;
+
+use crate::{CheckedFile, lower_file, pretty_program, render_error, run_entry, validate};
+
+fn program(src: &str) -> (RootDatabase, crate::Program) {
+    let mut db = RootDatabase::default();
+    let file = db.set_file("test.weft", src);
+    let checked = CheckedFile::new(&db, file).expect("the test program has no errors");
+    let program = lower_file(&db, checked).expect("elaboration succeeds");
+    assert_eq!(validate(&program), Vec::new());
+    (db, program)
+}
+
+/// Prints the core IR of every entry of `src`.
+fn check_core(src: &str, expect: Expect) {
+    let (_, program) = program(src);
+    expect.assert_eq(&pretty_program(&program));
+}
+
+/// Runs the first entry of `src` on textual `inputs`: its results, or its error with
+/// the source position.
+fn check_run(src: &str, inputs: &str, expect: Expect) {
+    let (db, program) = program(src);
+    let entry = *program.entries.first().expect("an entry");
+    let inputs = weft_values::parse_values(inputs).expect("valid inputs");
+    let out = match run_entry(&program, entry, inputs) {
+        Ok(values) => weft_values::print_values(&values),
+        Err(error) => format!("error: {}\n", render_error(&db, &error)),
+    };
+    expect.assert_eq(&out);
+}
+
+#[test]
+fn map_reduce_is_anf_with_lambdas() {
+    check_core(
+        r#"
+entry dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0 (map2 (*) xs ys)
+"#,
+        expect![[r#"
+            entry dot [n_0] (xs_1: [n_0]f32) (ys_2: [n_0]f32) : f32 =
+              let t_3: [n_0]f32 = map (xs_1 ys_2) \(x_4: f32) (y_5: f32) : f32 ->
+                  let t_6: f32 = mul.f32 x_4 y_5
+                  in t_6
+              let t_7: f32 = reduce 0.0f32 t_3 \(x_8: f32) (y_9: f32) : f32 ->
+                  let t_10: f32 = add.f32 x_8 y_9
+                  in t_10
+              in t_7
+        "#]],
+    );
+}
+
+#[test]
+fn first_order_defs_stay_size_polymorphic_functions() {
+    check_core(
+        r#"
+def dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0 (map2 (*) xs ys)
+entry sq (xs: [n]f32) : f32 = dot xs xs
+"#,
+        expect![[r#"
+            def dot [n_0] (xs_1: [n_0]f32) (ys_2: [n_0]f32) : f32 =
+              let t_3: [n_0]f32 = map (xs_1 ys_2) \(x_4: f32) (y_5: f32) : f32 ->
+                  let t_6: f32 = mul.f32 x_4 y_5
+                  in t_6
+              let t_7: f32 = reduce 0.0f32 t_3 \(x_8: f32) (y_9: f32) : f32 ->
+                  let t_10: f32 = add.f32 x_8 y_9
+                  in t_10
+              in t_7
+
+            entry sq [n_0] (xs_1: [n_0]f32) : f32 =
+              let t_2: f32 = call dot xs_1 xs_1
+              in t_2
+        "#]],
+    );
+}
+
+#[test]
+fn views_have_symbolic_sizes() {
+    check_core(
+        r#"
+entry v (k: i64) (xs: [n]i32) : [n]i32 = drop k xs ++ take k xs
+"#,
+        expect![[r#"
+            entry v [n_0] (k_1: i64) (xs_2: [n_0]i32) : [n_0]i32 =
+              let t_3: [n_0 - k_1]i32 = drop k_1 xs_2
+              let t_4: [k_1]i32 = take k_1 xs_2
+              let t_5: [n_0]i32 = concat t_3 t_4
+              in t_5
+        "#]],
+    );
+}
+
+#[test]
+fn short_circuit_becomes_if() {
+    check_run(
+        r#"
+entry f (x: i32) : bool = x != 0 && 10 / x > 1
+"#,
+        "0i32",
+        expect![[r#"
+            false
+        "#]],
+    );
+}
+
+#[test]
+fn integer_arithmetic_wraps() {
+    check_run(
+        r#"
+entry f (x: i32) (y: u32) (z: i64) : (i32, u32, i64) = (x + 1, y - 1u32, z * 2)
+"#,
+        "2147483647i32 0u32 9223372036854775807i64",
+        expect![[r#"
+            -2147483648i32
+            4294967295u32
+            -2i64
+        "#]],
+    );
+}
+
+#[test]
+fn integer_division_truncates_toward_zero() {
+    check_run(
+        r#"
+entry f (x: i32) (y: i32) : (i32, i32, i32, i32) = (x / y, x % y, (-x) / y, (-x) % y)
+"#,
+        "-7i32 2i32",
+        expect![[r#"
+            -3i32
+            -1i32
+            3i32
+            1i32
+        "#]],
+    );
+}
+
+#[test]
+fn integer_division_by_zero_is_an_error_with_position() {
+    check_run(
+        r#"
+entry f (x: i32) (y: i32) : i32 =
+  x / y
+"#,
+        "1i32 0i32",
+        expect![[r#"
+            error: integer division by zero at test.weft:3:3
+        "#]],
+    );
+}
+
+#[test]
+fn float_to_int_saturates_and_nan_gives_zero() {
+    check_run(
+        r#"
+entry f (x: f32) (y: f32) (z: f32) : (i32, i32, i32, u32) = (i32 x, i32 y, i32 z, u32 y)
+"#,
+        "1e10f32 -1e10f32 f32.nan",
+        expect![[r#"
+            2147483647i32
+            -2147483648i32
+            0i32
+            0u32
+        "#]],
+    );
+}
+
+#[test]
+fn f32_arithmetic_rounds_in_f32() {
+    check_run(
+        r#"
+entry f (x: f32) (y: f32) : (f32, f64) = (x + y, f64 x + f64 y)
+"#,
+        "16777216f32 1f32",
+        expect![[r#"
+            1.6777216e7f32
+            1.6777217e7f64
+        "#]],
+    );
+}
+
+#[test]
+fn index_out_of_bounds_names_array_index_size_and_position() {
+    check_run(
+        r#"
+entry f (xs: [n]i32) (i: i64) : i32 =
+  let y = 1
+  in xs[i] + y
+"#,
+        "[1i32, 2i32, 3i32] 3i64",
+        expect![[r#"
+            error: index 3 out of bounds for array `xs` of size 3 at test.weft:4:6
+        "#]],
+    );
+}
+
+#[test]
+fn slice_and_take_out_of_bounds_are_errors() {
+    check_run(
+        r#"
+entry f (xs: [n]i32) (k: i64) : [k]i32 = take k xs
+"#,
+        "[1i32, 2i32] 3i64",
+        expect![[r#"
+            error: take 3 out of bounds for array `xs` of size 2 at test.weft:2:42
+        "#]],
+    );
+    check_run(
+        r#"
+entry f (xs: [n]i32) (a: i64) (b: i64) : [b-a]i32 = xs[a:b]
+"#,
+        "[1i32, 2i32] 1i64 3i64",
+        expect![[r#"
+            error: slice 1:3:1 out of bounds for array `xs` of size 2 at test.weft:2:53
+        "#]],
+    );
+}
+
+#[test]
+fn scatter_ignores_out_of_range_indices() {
+    check_run(
+        r#"
+entry f (xs: [n]i32) : [n]i32 = scatter xs [-1, 1, 5] [10, 20, 30]
+"#,
+        "[1i32, 2i32, 3i32]",
+        expect![[r#"
+            [1i32, 20i32, 3i32]
+        "#]],
+    );
+}
+
+#[test]
+fn split_checks_divisibility() {
+    check_run(
+        r#"
+entry f (xs: [n]i32) : [n/2][2]i32 = split 2 xs
+"#,
+        "[1i32, 2i32, 3i32]",
+        expect![[r#"
+            error: cannot split array `xs`: size 3 is not divisible by 2 at test.weft:2:38
+        "#]],
+    );
+}
+
+#[test]
+fn size_coercion_is_checked() {
+    check_run(
+        r#"
+entry f (m: i64) (xs: [n]i32) : [m]i32 = xs :> [m]i32
+"#,
+        "2i64 [1i32, 2i32, 3i32]",
+        expect![[r#"
+            error: size coercion of `xs` failed: expected size 2 in dimension 0, got 3 at test.weft:2:42
+        "#]],
+    );
+}
+
+#[test]
+fn arrays_of_tuples_are_tuples_of_arrays() {
+    check_run(
+        r#"
+entry f (xs: [n]i32) (ys: [n]f32) : ([n]f32, [n]i32) =
+  unzip (map (\(x, y) -> (y * 2, x + 1)) (zip xs ys))
+"#,
+        "[1i32, 2i32] [0.5f32, 1.5f32]",
+        expect![[r#"
+            [1.0f32, 3.0f32]
+            [2i32, 3i32]
+        "#]],
+    );
+}
+
+#[test]
+fn higher_order_defs_are_specialised() {
+    check_run(
+        r#"
+def twice 'a (f: a -> a) (x: a) : a = f (f x)
+entry f (xs: [n]i32) : [n]i32 = map (twice (*3)) xs
+"#,
+        "[1i32, 2i32]",
+        expect![[r#"
+            [9i32, 18i32]
+        "#]],
+    );
+}
