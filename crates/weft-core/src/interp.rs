@@ -339,9 +339,7 @@ fn as_i64(s: Scalar) -> i64 {
         Scalar::U32(x) => i64::from(x),
         Scalar::U64(x) => x.cast_signed(),
         Scalar::Bool(b) => i64::from(b),
-        #[expect(clippy::cast_possible_truncation, reason = "saturating conversion")]
         Scalar::F32(x) => x as i64,
-        #[expect(clippy::cast_possible_truncation, reason = "saturating conversion")]
         Scalar::F64(x) => x as i64,
     }
 }
@@ -1108,17 +1106,7 @@ macro_rules! int_ops {
             BinOp::BitAnd => a & b,
             BinOp::BitOr => a | b,
             BinOp::BitXor => a ^ b,
-            #[expect(
-                clippy::cast_possible_truncation,
-                clippy::cast_sign_loss,
-                reason = "shift amounts are taken modulo the width"
-            )]
             BinOp::Shl => a.wrapping_shl((b as u32) % $bits),
-            #[expect(
-                clippy::cast_possible_truncation,
-                clippy::cast_sign_loss,
-                reason = "shift amounts are taken modulo the width"
-            )]
             BinOp::Shr => a.wrapping_shr((b as u32) % $bits),
             BinOp::Eq => return Ok(Scalar::Bool(a == b)),
             BinOp::Neq => return Ok(Scalar::Bool(a != b)),
@@ -1208,14 +1196,6 @@ fn unop(op: UnOp, a: Scalar) -> Result<Scalar> {
 
 /// A conversion: integers wrap, floats to integers saturate with NaN giving 0 (Rust's
 /// `as` does exactly that), booleans are 0 or 1.
-#[expect(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    clippy::cast_precision_loss,
-    clippy::cast_lossless,
-    reason = "conversions are LANGUAGE.md's `as`-like casts"
-)]
 pub fn convert(s: Scalar, to: ScalarTy) -> Scalar {
     macro_rules! cast {
         ($x:expr) => {
@@ -1323,8 +1303,6 @@ macro_rules! wrapping_pow {
     ($($t:ty),*) => {$(impl WrappingPow for $t { fn wpow(self, exp: u32) -> Self { self.wrapping_pow(exp) } })*};
 }
 wrapping_pow!(i32, i64, u32, u64);
-
-#[expect(clippy::cast_possible_truncation, reason = "pi as f32 rounds")]
 fn math(ty: ScalarTy, func: MathFn, args: &[Scalar]) -> Result<Scalar> {
     Ok(match ty {
         ScalarTy::F32 => float_math!(f32, F32, func, args),

@@ -428,7 +428,7 @@ impl Elab<'_> {
         let higher_order =
             scheme.params.iter().any(|p| p.ty.contains_fn()) || scheme.ret.contains_fn();
         if higher_order || type_args.iter().any(contains_array) {
-            return self.inline_def(loc, &scheme, type_args, args);
+            return self.inline_def(loc, scheme, type_args, args);
         }
         let func = self.build_function(loc, type_args.to_vec())?;
         let mut atoms = Vec::new();
@@ -866,15 +866,7 @@ impl Elab<'_> {
                 ScalarTy::I64 => Scalar::I64(i64::try_from(*value).map_err(|_| out_of_range())?),
                 ScalarTy::U32 => Scalar::U32(u32::try_from(*value).map_err(|_| out_of_range())?),
                 ScalarTy::U64 => Scalar::U64(u64::try_from(*value).map_err(|_| out_of_range())?),
-                #[expect(
-                    clippy::cast_precision_loss,
-                    reason = "a float literal written as an integer rounds"
-                )]
                 ScalarTy::F32 => Scalar::F32(*value as f32),
-                #[expect(
-                    clippy::cast_precision_loss,
-                    reason = "a float literal written as an integer rounds"
-                )]
                 ScalarTy::F64 => Scalar::F64(*value as f64),
                 ScalarTy::Bool => return Err(out_of_range()),
             },
