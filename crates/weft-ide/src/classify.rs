@@ -21,13 +21,19 @@ use crate::NavigationTarget;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Definition {
     /// A binding of a pattern (parameters, `let`, lambda and loop variables).
-    Local { def: DefLoc, pat: PatId },
+    Local {
+        def: DefLoc,
+        pat: PatId,
+    },
     /// A `def`, `entry` or `type` declaration.
     Def(DefLoc),
     Builtin(Builtin),
     /// A size name of a def (`[n]`, or implicit in a parameter type) not bound by a
     /// parameter pattern.
-    SizeParam { def: DefLoc, name: Name },
+    SizeParam {
+        def: DefLoc,
+        name: Name,
+    },
 }
 
 /// A def's body and source map, as the features need them together.
@@ -55,7 +61,11 @@ pub(crate) fn file_defs(db: &RootDatabase, file: SourceFile) -> Vec<DefData> {
 }
 
 /// The declaration whose text contains `offset` (its end included).
-pub(crate) fn enclosing_def(db: &RootDatabase, file: SourceFile, offset: TextSize) -> Option<DefData> {
+pub(crate) fn enclosing_def(
+    db: &RootDatabase,
+    file: SourceFile,
+    offset: TextSize,
+) -> Option<DefData> {
     item_tree(db, file).defs.iter().find_map(|loc| {
         let data = DefData::new(db, loc);
         let range = data.source_map.def_range?;
@@ -84,7 +94,11 @@ pub(crate) fn classify_at(
 }
 
 /// Classifies an identifier token of `file`.
-pub(crate) fn classify(db: &RootDatabase, file: SourceFile, token: &SyntaxToken) -> Option<Definition> {
+pub(crate) fn classify(
+    db: &RootDatabase,
+    file: SourceFile,
+    token: &SyntaxToken,
+) -> Option<Definition> {
     let parent = token.parent()?;
     let range = token.text_range();
     let text = token.text();
@@ -169,7 +183,10 @@ pub(crate) fn bind_pat_at(data: &DefData, range: TextRange) -> Option<PatId> {
 }
 
 /// Where a definition is declared.
-pub(crate) fn navigation_target(db: &RootDatabase, definition: &Definition) -> Option<NavigationTarget> {
+pub(crate) fn navigation_target(
+    db: &RootDatabase,
+    definition: &Definition,
+) -> Option<NavigationTarget> {
     match definition {
         Definition::Def(loc) => {
             let data = DefData::new(db, loc);
@@ -199,13 +216,16 @@ pub(crate) fn navigation_target(db: &RootDatabase, definition: &Definition) -> O
             let item = weft_hir::def_ast(db, def)?;
             let ast::Item::Def(node) = item else { return None };
             // The explicit `[n]`, else the first mention in a parameter type.
-            let token = node.syntax().descendants_with_tokens().filter_map(|e| e.into_token()).find(|t| {
-                t.kind() == SyntaxKind::IDENT
-                    && t.text() == name.as_str()
-                    && t.parent().and_then(|p| p.parent()).is_some_and(|g| {
-                        matches!(g.kind(), SyntaxKind::SIZE_PARAM | SyntaxKind::SIZE_NAME)
-                    })
-            })?;
+            let token =
+                node.syntax().descendants_with_tokens().filter_map(|e| e.into_token()).find(
+                    |t| {
+                        t.kind() == SyntaxKind::IDENT
+                            && t.text() == name.as_str()
+                            && t.parent().and_then(|p| p.parent()).is_some_and(|g| {
+                                matches!(g.kind(), SyntaxKind::SIZE_PARAM | SyntaxKind::SIZE_NAME)
+                            })
+                    },
+                )?;
             Some(NavigationTarget {
                 path: def.file.path(db).clone(),
                 name: name.as_str().to_owned(),

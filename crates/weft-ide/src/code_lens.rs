@@ -73,6 +73,7 @@ entry plain (x: i32) : i32 = helper x
                     range: 178..183,
                     input: None,
                 },
-            ]"#]].assert_eq(&actual);
+            ]"#]]
+        .assert_eq(&actual);
     }
 }

@@ -248,7 +248,8 @@ def other (q: i32) : i32 = q
         let iota = items.iter().find(|i| i.label == "iota").unwrap();
         expect![[r#"
             Builtin Some("iota : (n: i64) -> [n]i64")
-        "#]].assert_eq(&format!("{:?} {:?}\n", iota.kind, iota.detail));
+        "#]]
+        .assert_eq(&format!("{:?} {:?}\n", iota.kind, iota.detail));
         assert!(items.iter().any(|i| i.kind == Builtin && i.label == "f32"));
     }
 

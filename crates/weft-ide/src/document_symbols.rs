@@ -111,7 +111,11 @@ def broken = (
         );
         let mut actual = String::new();
         for node in fixture.analysis.document_symbols("main.weft").unwrap() {
-            let _ = writeln!(actual, "{:?} {} {:?} {:?}", node.kind, node.name, node.detail, node.focus_range);
+            let _ = writeln!(
+                actual,
+                "{:?} {} {:?} {:?}",
+                node.kind, node.name, node.detail, node.focus_range
+            );
             for child in node.children {
                 let _ = writeln!(actual, "  {:?} {} {:?}", child.kind, child.name, child.detail);
             }
@@ -125,6 +129,7 @@ def broken = (
             Entry main Some("[n]f32 -> f32") 84..88
               Parameter xs Some("[n]f32")
             Function broken Some("{unknown}") 133..139
-        "#]].assert_eq(&actual);
+        "#]]
+        .assert_eq(&actual);
     }
 }

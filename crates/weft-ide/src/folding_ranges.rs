@@ -71,7 +71,8 @@ pub(crate) fn folding_ranges(db: &RootDatabase, path: &str) -> Vec<Fold> {
                 comment_run = Some(comment_run.map_or(range, |run| run.cover(range)));
             }
             SyntaxKind::WHITESPACE => {
-                let blank_line = element.as_token().is_some_and(|t| t.text().matches('\n').count() > 1);
+                let blank_line =
+                    element.as_token().is_some_and(|t| t.text().matches('\n').count() > 1);
                 if blank_line {
                     flush(&mut comment_run, FoldKind::Comment, &mut out);
                 }
@@ -135,6 +136,7 @@ def one (x: i32) : i32 = x
             Comment main.weft:23..65 "-- ==\n-- input { 1i32 }\n-- output { 2i32 }"
             Region main.weft:66..116 "entry main (x: i32) : i32 =\n  let y = x + 1\n  in y"
             Region main.weft:96..116 "let y = x + 1\n  in y"
-        "#]].assert_eq(&actual);
+        "#]]
+        .assert_eq(&actual);
     }
 }

@@ -121,6 +121,7 @@ def f (xs: [n]f32) (k: i64) =
               let (a〈: i64〉, b〈: f64〉) = (k, 1.5f64)
               let z: i64 = a
               in (ys, b, z)
-        "#]].assert_eq(&text);
+        "#]]
+        .assert_eq(&text);
     }
 }

@@ -184,7 +184,10 @@ impl Analysis {
     }
 
     /// The range of the name to rename, or why it cannot be renamed.
-    pub fn prepare_rename(&self, position: &FilePosition) -> Cancellable<Result<TextRange, String>> {
+    pub fn prepare_rename(
+        &self,
+        position: &FilePosition,
+    ) -> Cancellable<Result<TextRange, String>> {
         self.with_db(|db| rename::prepare_rename(db, position))
     }
 
@@ -237,9 +240,8 @@ impl Analysis {
     /// The formatted text of a file, or why it cannot be formatted.
     pub fn format(&self, path: &str) -> Cancellable<Option<Result<String, String>>> {
         self.with_db(|db| {
-            db.file(path).map(|f| {
-                weft_syntax::format::format(f.text(db)).map_err(|error| error.to_string())
-            })
+            db.file(path)
+                .map(|f| weft_syntax::format::format(f.text(db)).map_err(|error| error.to_string()))
         })
     }
 }

@@ -7,10 +7,13 @@ use weft_syntax::{SyntaxKind, TextRange};
 use crate::classify::{Definition, classify_at, find_references};
 use crate::{FilePosition, SourceChange, TextEdit};
 
-pub(crate) fn prepare_rename(db: &RootDatabase, position: &FilePosition) -> Result<TextRange, String> {
+pub(crate) fn prepare_rename(
+    db: &RootDatabase,
+    position: &FilePosition,
+) -> Result<TextRange, String> {
     let file = db.file(&position.path).ok_or_else(|| "no such file".to_owned())?;
-    let (token, definition) =
-        classify_at(db, file, position.offset).ok_or_else(|| "no name to rename here".to_owned())?;
+    let (token, definition) = classify_at(db, file, position.offset)
+        .ok_or_else(|| "no name to rename here".to_owned())?;
     if let Definition::Builtin(builtin) = definition {
         return Err(format!("`{}` is a built-in and cannot be renamed", builtin.name()));
     }
@@ -27,8 +30,8 @@ pub(crate) fn rename(
         return Err(format!("`{new_name}` is not a valid name"));
     }
     let file = db.file(&position.path).ok_or_else(|| "no such file".to_owned())?;
-    let (token, definition) =
-        classify_at(db, file, position.offset).ok_or_else(|| "no name to rename here".to_owned())?;
+    let (token, definition) = classify_at(db, file, position.offset)
+        .ok_or_else(|| "no name to rename here".to_owned())?;
     let mut change = SourceChange::default();
     for (file, range) in find_references(db, &definition, token.text()) {
         change
@@ -68,7 +71,10 @@ mod tests {
                 for (path, edits) in &change.edits {
                     let mut text = fixture.text(path).to_owned();
                     for edit in edits.iter().rev() {
-                        text.replace_range(std::ops::Range::<usize>::from(edit.range), &edit.insert);
+                        text.replace_range(
+                            std::ops::Range::<usize>::from(edit.range),
+                            &edit.insert,
+                        );
                     }
                     let _ = write!(actual, "--- /{path}\n{text}");
                 }

@@ -115,8 +115,30 @@ fn is_operator(kind: SyntaxKind) -> bool {
     use SyntaxKind::*;
     matches!(
         kind,
-        PIPE2 | AMP2 | EQ2 | NEQ | LT | LTEQ | GT | GTEQ | PIPE | CARET | AMP | SHL | SHR | PLUS
-            | PLUS2 | MINUS | STAR | SLASH | PERCENT | STAR2 | BANG | ARROW | COLON_GT | BACKSLASH
+        PIPE2
+            | AMP2
+            | EQ2
+            | NEQ
+            | LT
+            | LTEQ
+            | GT
+            | GTEQ
+            | PIPE
+            | CARET
+            | AMP
+            | SHL
+            | SHR
+            | PLUS
+            | PLUS2
+            | MINUS
+            | STAR
+            | SLASH
+            | PERCENT
+            | STAR2
+            | BANG
+            | ARROW
+            | COLON_GT
+            | BACKSLASH
     )
 }
 
@@ -211,6 +233,7 @@ def scale [n] (k: f32) (xs: [n]f32) : [n]f32 =
             "f32" Namespace []
             "sqrt" Function [DefaultLibrary]
             "ys" Variable []
-        "#]].assert_eq(&actual);
+        "#]]
+        .assert_eq(&actual);
     }
 }

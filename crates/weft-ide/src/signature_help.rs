@@ -71,15 +71,16 @@ fn help_for_callee(
     if callee.kind() != SyntaxKind::PATH_EXPR {
         return None;
     }
-    let name_token = callee
-        .children()
-        .filter(|c| c.kind() == SyntaxKind::NAME_REF)
-        .last()?
-        .first_token()?;
+    let name_token =
+        callee.children().filter(|c| c.kind() == SyntaxKind::NAME_REF).last()?.first_token()?;
     let (name, scheme, documentation) = match classify(db, file, &name_token)? {
         Definition::Def(loc) => {
             let id = DefId::new(db, loc.clone());
-            (loc.name.as_str().to_owned(), def_scheme(db, id).clone(), signature(db, id).doc.clone())
+            (
+                loc.name.as_str().to_owned(),
+                def_scheme(db, id).clone(),
+                signature(db, id).doc.clone(),
+            )
         }
         Definition::Builtin(builtin) => {
             (builtin.name(), builtin.scheme(), Some(builtin.description().to_owned()))
@@ -89,7 +90,12 @@ fn help_for_callee(
     Some(render(&name, &scheme, active, documentation))
 }
 
-fn render(name: &str, scheme: &Scheme, active: usize, documentation: Option<String>) -> SignatureHelp {
+fn render(
+    name: &str,
+    scheme: &Scheme,
+    active: usize,
+    documentation: Option<String>,
+) -> SignatureHelp {
     let mut label = format!("{name} : ");
     let mut parameters = Vec::new();
     for param in &scheme.params {

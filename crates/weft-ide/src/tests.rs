@@ -45,7 +45,8 @@ pub(crate) fn fixture(text: &str) -> Fixture {
     for (path, text) in &mut files {
         if let Some(idx) = text.find("$0") {
             text.replace_range(idx..idx + 2, "");
-            position = FilePosition { path: path.clone(), offset: TextSize::try_from(idx).unwrap() };
+            position =
+                FilePosition { path: path.clone(), offset: TextSize::try_from(idx).unwrap() };
         }
     }
     let mut host = AnalysisHost::new();

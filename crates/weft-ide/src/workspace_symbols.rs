@@ -74,11 +74,17 @@ type mask = bool
         );
         let mut actual = String::new();
         for symbol in fixture.analysis.workspace_symbols("MMul").unwrap() {
-            let _ = writeln!(actual, "{:?} {}", symbol.kind, fixture.show(&symbol.target.path, symbol.target.focus_range));
+            let _ = writeln!(
+                actual,
+                "{:?} {}",
+                symbol.kind,
+                fixture.show(&symbol.target.path, symbol.target.focus_range)
+            );
         }
         expect![[r#"
             Function lib.weft:4..19 "matrix_multiply"
             Function main.weft:4..11 "mat_mul"
-        "#]].assert_eq(&actual);
+        "#]]
+        .assert_eq(&actual);
     }
 }
