@@ -2,6 +2,8 @@
 //! JSON-RPC client (initialize, open, change, hover, definition, rename,
 //! formatting, shutdown, exit), and robustness against malformed input.
 
+#![expect(clippy::unwrap_used, reason = "the test client fails loudly on a broken server")]
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Stdio};

@@ -176,26 +176,137 @@ pub(crate) fn def_refs<'db>(db: &'db dyn Db, def: DefId<'db>) -> Arc<[DefLoc]> {
 /// The cycle of calls through `def`, if any (LANGUAGE.md: no recursion).
 #[salsa::tracked(returns(ref))]
 pub(crate) fn recursion_cycle<'db>(db: &'db dyn Db, def: DefId<'db>) -> Option<Vec<Name>> {
-    let start = def.loc(db).clone();
-    // Depth-first search for a path from `start` back to itself, iteratively.
-    let mut stack: Vec<(DefLoc, Vec<Name>)> = vec![(start.clone(), vec![start.name.clone()])];
-    let mut seen: FxHashSet<DefLoc> = FxHashSet::default();
-    while let Some((loc, path)) = stack.pop() {
-        let id = DefId::new(db, loc.clone());
-        for callee in def_refs(db, id).iter() {
-            if *callee == start {
-                let mut cycle = path.clone();
-                cycle.push(start.name.clone());
-                return Some(cycle);
+    let loc = def.loc(db);
+    file_recursion_cycles(db, loc.file).get(loc).cloned()
+}
+
+/// Every recursive def of a file with one cycle through it. Recursion never crosses
+/// files: calling into another file needs an import, and a file's names are not
+/// visible to the files it imports unless the imports form a cycle, which is an error
+/// that hides the names (`scope.rs`). So the strongly connected components of the
+/// file's call graph are all there is; Tarjan's algorithm finds them in linear time,
+/// iteratively (deep call chains must not exhaust the stack).
+#[salsa::tracked(returns(ref))]
+fn file_recursion_cycles(
+    db: &dyn Db,
+    file: crate::SourceFile,
+) -> Arc<rustc_hash::FxHashMap<DefLoc, Vec<Name>>> {
+    let defs: Vec<DefLoc> = crate::items::item_tree(db, file)
+        .defs
+        .iter()
+        .filter(|d| d.kind != DefKind::TypeAlias)
+        .cloned()
+        .collect();
+    let index: rustc_hash::FxHashMap<&DefLoc, usize> =
+        defs.iter().enumerate().map(|(i, d)| (d, i)).collect();
+    let edges: Vec<Vec<usize>> = defs
+        .iter()
+        .map(|d| {
+            def_refs(db, DefId::new(db, d.clone()))
+                .iter()
+                .filter_map(|callee| index.get(callee).copied())
+                .collect()
+        })
+        .collect();
+    let components = strongly_connected(&edges);
+    let mut cycles = rustc_hash::FxHashMap::default();
+    for component in components {
+        let members: FxHashSet<usize> = component.iter().copied().collect();
+        let recursive = component.len() > 1 || edges[component[0]].contains(&component[0]);
+        if !recursive {
+            continue;
+        }
+        for &start in &component {
+            let path = shortest_cycle(&edges, &members, start);
+            cycles.insert(
+                defs[start].clone(),
+                path.into_iter().map(|i| defs[i].name.clone()).collect(),
+            );
+        }
+    }
+    Arc::new(cycles)
+}
+
+/// Tarjan's strongly connected components, with an explicit stack.
+fn strongly_connected(edges: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let n = edges.len();
+    let mut index = vec![usize::MAX; n];
+    let mut low = vec![0; n];
+    let mut on_stack = vec![false; n];
+    let mut stack = Vec::new();
+    let mut components = Vec::new();
+    let mut next_index = 0;
+    for root in 0..n {
+        if index[root] != usize::MAX {
+            continue;
+        }
+        // (node, next edge to visit)
+        let mut work = vec![(root, 0usize)];
+        while let Some(&mut (node, ref mut edge_idx)) = work.last_mut() {
+            if *edge_idx == 0 && index[node] == usize::MAX {
+                index[node] = next_index;
+                low[node] = next_index;
+                next_index += 1;
+                stack.push(node);
+                on_stack[node] = true;
             }
-            if seen.insert(callee.clone()) {
-                let mut next = path.clone();
-                next.push(callee.name.clone());
-                stack.push((callee.clone(), next));
+            if let Some(&next) = edges[node].get(*edge_idx) {
+                *edge_idx += 1;
+                if index[next] == usize::MAX {
+                    work.push((next, 0));
+                } else if on_stack[next] {
+                    low[node] = low[node].min(index[next]);
+                }
+                continue;
+            }
+            work.pop();
+            if let Some(&(parent, _)) = work.last() {
+                low[parent] = low[parent].min(low[node]);
+            }
+            if low[node] == index[node] {
+                let mut component = Vec::new();
+                while let Some(member) = stack.pop() {
+                    on_stack[member] = false;
+                    component.push(member);
+                    if member == node {
+                        break;
+                    }
+                }
+                component.reverse();
+                components.push(component);
             }
         }
     }
-    None
+    components
+}
+
+/// The shortest path `start -> ... -> start` inside one component (breadth-first).
+fn shortest_cycle(edges: &[Vec<usize>], members: &FxHashSet<usize>, start: usize) -> Vec<usize> {
+    let mut parent: rustc_hash::FxHashMap<usize, usize> = rustc_hash::FxHashMap::default();
+    let mut queue = std::collections::VecDeque::from([start]);
+    while let Some(node) = queue.pop_front() {
+        for &next in &edges[node] {
+            if next == start {
+                // Walk back from `node` to `start`, then read the path forwards.
+                let mut back = Vec::new();
+                let mut at = node;
+                while at != start {
+                    back.push(at);
+                    at = *parent.get(&at).expect("invariant: every visited node has a parent");
+                }
+                back.reverse();
+                let mut path = vec![start];
+                path.extend(back);
+                path.push(start);
+                return path;
+            }
+            if members.contains(&next) && !parent.contains_key(&next) && next != start {
+                parent.insert(next, node);
+                queue.push_back(next);
+            }
+        }
+    }
+    vec![start, start]
 }
 
 /// The type scheme callers see: from the signature when the return type is written,
@@ -455,12 +566,14 @@ impl<'db> InferCtx<'db> {
                 Ty::Fn { .. } | Ty::Param(_) | Ty::Var(_) => false,
             }
         }
+        // A type with an error in it was already reported (an unknown type name, say);
+        // a second diagnostic would print `{unknown}`.
         for (idx, ty) in params.iter().enumerate() {
-            if !allowed(ty, false) {
+            if !allowed(ty, false) && !ty.contains_error() {
                 self.report(InferDiagnostic::EntryType { site: Site::Param(idx), ty: ty.clone() });
             }
         }
-        if !allowed(ret, false) {
+        if !allowed(ret, false) && !ret.contains_error() {
             self.report(InferDiagnostic::EntryType { site: Site::Ret, ty: ret.clone() });
         }
     }

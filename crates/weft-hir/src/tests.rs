@@ -200,7 +200,7 @@ entry g (xss: [n][m]f32) : [n]f32 =
 entry h (xs: [n]f32) : [n]f32 = to_local xs
 "#,
         expect![[r#"
-            illegal-level `map@thread`: `map@thread` is not allowed in host level; legal here: `map@grid`, `map@group`, `reduce@grid`, `scan@grid`
+            illegal-level `map@thread`: `map@thread` is not allowed at host level; legal here: `map@grid`, `map@group`, `reduce@grid`, `scan@grid`
             illegal-level `reduce@grid`: `reduce@grid` is not allowed in a sequential body (`@grid`, `@thread` or `@seq`); legal here: `@seq` only
             to-local-outside-group `to_local`: `to_local` is only allowed inside the body of a `map@group`
         "#]],
