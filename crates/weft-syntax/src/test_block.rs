@@ -145,11 +145,11 @@ impl Reader<'_> {
     fn eat_word(&mut self, word: &str) -> bool {
         self.skip_space();
         let rest = self.rest();
-        let followed_ok = rest[word.len().min(rest.len())..]
-            .chars()
-            .next()
-            .is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_');
-        if rest.starts_with(word) && followed_ok {
+        // `strip_prefix`, not slicing: `rest` may have a multi-byte character there.
+        let followed_ok = rest.strip_prefix(word).is_some_and(|after| {
+            after.chars().next().is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_')
+        });
+        if followed_ok {
             self.pos += word.len();
             return true;
         }
