@@ -8,8 +8,9 @@
 
 use std::sync::Arc;
 
-use weft_syntax::TextRange;
+use rustc_hash::FxHashMap;
 use weft_syntax::ast::{self, AstNode};
+use weft_syntax::{SyntaxNodePtr, TextRange};
 
 use crate::{Db, Name, SourceFile};
 
@@ -98,27 +99,34 @@ fn push_def(tree: &mut ItemTree, file: SourceFile, name: Name, kind: DefKind) {
 /// The syntax of a declaration in the current text: a pointer (position-dependent,
 /// so only queries whose results hold no positions may read it) and the node.
 pub fn def_ast(db: &dyn Db, loc: &DefLoc) -> Option<ast::Item> {
-    let parse = crate::parse(db, loc.file);
-    let mut seen = 0;
+    let key = (loc.name.clone(), loc.dup, loc.kind == DefKind::TypeAlias);
+    let ptr = def_ptrs(db, loc.file).get(&key)?;
+    let root = crate::parse(db, loc.file).syntax_node();
+    ast::Item::cast(ptr.to_node(&root))
+}
+
+/// Where each declaration of a file is, keyed by name, duplicate index and namespace
+/// (`true` for type aliases). Position-dependent: it changes whenever the file's
+/// text does, but finding a def is then one lookup instead of a walk over the file's
+/// items (which made checking a file quadratic in its number of defs).
+#[salsa::tracked(returns(ref))]
+fn def_ptrs(db: &dyn Db, file: SourceFile) -> Arc<FxHashMap<(Name, u32, bool), SyntaxNodePtr>> {
+    let parse = crate::parse(db, file);
+    let mut ptrs = FxHashMap::default();
+    let mut seen: FxHashMap<(Name, bool), u32> = FxHashMap::default();
     for item in parse.tree().items() {
-        let (name, kind) = match &item {
-            ast::Item::Def(def) => {
-                (def.name(), if def.is_entry() { DefKind::Entry } else { DefKind::Def })
-            }
-            ast::Item::TypeAlias(alias) => (alias.name(), DefKind::TypeAlias),
+        let (name, is_alias) = match &item {
+            ast::Item::Def(def) => (def.name(), false),
+            ast::Item::TypeAlias(alias) => (alias.name(), true),
             ast::Item::Import(_) => continue,
         };
         let Some(name) = name else { continue };
-        let same_namespace = (kind == DefKind::TypeAlias) == (loc.kind == DefKind::TypeAlias);
-        if !same_namespace || name.text() != loc.name.as_str() {
-            continue;
-        }
-        if seen == loc.dup {
-            return Some(item);
-        }
-        seen += 1;
+        let name = Name::new(&name.text());
+        let dup = seen.entry((name.clone(), is_alias)).or_insert(0);
+        ptrs.insert((name, *dup, is_alias), SyntaxNodePtr::new(item.syntax()));
+        *dup += 1;
     }
-    None
+    Arc::new(ptrs)
 }
 
 /// The range of a declaration's name, for diagnostics and go-to-definition.
