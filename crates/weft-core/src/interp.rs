@@ -618,11 +618,9 @@ impl Interp<'_> {
     fn scalar(&self, frame: &Frame, atom: Atom) -> Result<Scalar> {
         match atom {
             Atom::Const(s) => Ok(s),
-            Atom::Var(_) => match self.atom(frame, atom)? {
-                Val::Scalar(s) => Ok(s),
-                Val::Array(_) | Val::Tuple(_) => {
-                    Err(RuntimeError::new("internal error: expected a scalar"))
-                }
+            Atom::Var(v) => match frame.slots.get(slot(v)) {
+                Some(Some(Val::Scalar(s))) => Ok(*s),
+                _ => Err(RuntimeError::new("internal error: expected a scalar")),
             },
         }
     }
@@ -669,7 +667,12 @@ impl Interp<'_> {
         }
     }
 
-    fn apply(&self, frame: &mut Frame, lambda: &Lambda, args: Vec<Val>) -> Result<Val> {
+    fn apply<const N: usize>(
+        &self,
+        frame: &mut Frame,
+        lambda: &Lambda,
+        args: [Val; N],
+    ) -> Result<Val> {
         for (&param, arg) in lambda.params.iter().zip(args) {
             self.bind(frame, param, arg)?;
         }
@@ -760,8 +763,10 @@ impl Interp<'_> {
                 }
                 let mut builder = Builder::new(&lambda.ret, n);
                 for i in 0..n {
-                    let args = arrays.iter().map(|a| elem(a, i)).collect();
-                    let val = self.apply(frame, lambda, args)?;
+                    for (&param, array) in lambda.params.iter().zip(&arrays) {
+                        self.bind(frame, param, elem(array, i))?;
+                    }
+                    let val = self.block(frame, lambda.body)?;
                     builder.push(&val)?;
                 }
                 builder.finish(n, &self.sizer(frame))
@@ -770,7 +775,7 @@ impl Interp<'_> {
                 let array = self.atom(frame, *array)?;
                 let mut acc = self.atom(frame, *neutral)?;
                 for i in 0..outer_len(&array) {
-                    acc = self.apply(frame, lambda, vec![acc, elem(&array, i)])?;
+                    acc = self.apply(frame, lambda, [acc, elem(&array, i)])?;
                 }
                 acc
             }
@@ -780,7 +785,7 @@ impl Interp<'_> {
                 let mut acc = self.atom(frame, *neutral)?;
                 let mut builder = Builder::new(&lambda.ret, n);
                 for i in 0..n {
-                    acc = self.apply(frame, lambda, vec![acc, elem(&array, i)])?;
+                    acc = self.apply(frame, lambda, [acc, elem(&array, i)])?;
                     builder.push(&acc)?;
                 }
                 builder.finish(n, &self.sizer(frame))
@@ -790,7 +795,7 @@ impl Interp<'_> {
                 let mut builder = Builder::new(&lambda.ret, n);
                 for i in 0..n {
                     let idx = Val::Scalar(Scalar::I64(i64::try_from(i).unwrap_or(i64::MAX)));
-                    let val = self.apply(frame, lambda, vec![idx])?;
+                    let val = self.apply(frame, lambda, [idx])?;
                     builder.push(&val)?;
                 }
                 builder.finish(n, &self.sizer(frame))
