@@ -1,0 +1,134 @@
+//! `weft run` and `weft test` through the real binary.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// Runs `weft ARGS` in the workspace root with `stdin`: (stdout, stderr, exit code).
+#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
+fn weft(args: &[&str], stdin: &str) -> (String, String, i32) {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+        .current_dir(workspace_root())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the weft binary runs");
+    child.stdin.take().expect("piped stdin").write_all(stdin.as_bytes()).expect("stdin written");
+    let output = child.wait_with_output().expect("the weft binary ends");
+    (
+        String::from_utf8(output.stdout).expect("utf-8 stdout"),
+        String::from_utf8(output.stderr).expect("utf-8 stderr"),
+        output.status.code().unwrap_or(-1),
+    )
+}
+
+/// A file under the target directory's temp space with `text`.
+fn temp_file(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("weft-run-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("temp file written");
+    path.to_string_lossy().into_owned()
+}
+
+#[test]
+fn all_examples_pass_their_test_blocks() {
+    let (stdout, _, code) = weft(&["test", "examples/"], "");
+    let last = stdout.lines().last().unwrap_or_default();
+    assert!(last.ends_with(" passed, 0 failed"), "{stdout}");
+    assert_eq!(code, 0, "{stdout}");
+}
+
+#[test]
+fn run_reads_stdin_and_prints_results() {
+    let (stdout, stderr, code) =
+        weft(&["run", "examples/sum.weft", "--entry", "sum_i32"], "[1i32, 2i32, 3i32]");
+    assert_eq!((stdout.as_str(), stderr.as_str(), code), ("6i32\n", "", 0));
+}
+
+#[test]
+fn run_prints_a_tuple_result_one_value_per_line() {
+    let (stdout, _, code) =
+        weft(&["run", "examples/views.weft", "--entry", "append"], "[1i32] [2i32]");
+    assert_eq!((stdout.as_str(), code), ("[1i32, 2i32]\n2i64\n", 0));
+}
+
+#[test]
+fn run_time_error_exits_1_with_message_and_position() {
+    let (stdout, stderr, code) =
+        weft(&["run", "examples/views.weft", "--entry", "rotate"], "6i64 [1i32, 2i32]");
+    assert_eq!(stdout, "");
+    assert_eq!(
+        stderr,
+        "error: drop 6 out of bounds for array `xs` of size 2 at examples/views.weft:13:47\n"
+    );
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn run_without_entry_lists_the_entries() {
+    let (_, stderr, code) = weft(&["run", "examples/sum.weft"], "");
+    assert_eq!(
+        stderr,
+        "error: choose an entry point with `--entry NAME`; entries: `sum_i32`, `sum_f64`, `sum_u64`\n"
+    );
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn run_names_the_parameter_of_a_wrong_input() {
+    let (_, stderr, code) = weft(&["run", "examples/sum.weft", "--entry", "sum_i32"], "[1f32]");
+    assert_eq!(
+        stderr,
+        "error: entry `sum_i32`: parameter `xs` expects a value of type []i32, got a value of type [1]f32\n"
+    );
+    assert_eq!(code, 1);
+}
+
+#[test]
+fn run_with_random_inputs() {
+    let (stdout, _, code) =
+        weft(&["run", "examples/sum.weft", "--entry", "sum_u64", "--random", "[3]u64 in 1..2"], "");
+    assert_eq!((stdout.as_str(), code), ("3u64\n", 0));
+}
+
+#[test]
+fn opencl_backend_is_refused_clearly() {
+    let (_, stderr, code) =
+        weft(&["run", "examples/sum.weft", "--entry", "sum_i32", "--backend", "opencl"], "");
+    assert_eq!(
+        stderr,
+        "error: the `opencl` backend is not implemented yet; use `--backend interp`\n"
+    );
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn test_reports_each_failure_and_the_summary() {
+    let path = temp_file(
+        "failing.weft",
+        "-- ==\n-- input { 1i32 }\n-- output { 3i32 }\n-- input { 5i32 }\n-- output { 3i32 }\n-- input { 0i32 }\n-- error: bounds\nentry inc (x: i32) : i32 = 10 / x + 1\n",
+    );
+    let (stdout, _, code) = weft(&["test", &path], "");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{stdout}");
+    assert!(
+        lines[0].starts_with("FAIL ")
+            && lines[0].ends_with(":2: `inc`: value #0: expected 3i32, got 11i32"),
+        "{stdout}"
+    );
+    assert!(
+        lines[1].ends_with(&format!(
+            ":6: `inc`: expected an error matching `bounds`, got: integer division by zero at {path}:8:28"
+        )),
+        "{stdout}"
+    );
+    assert_eq!(lines[2], "1 passed, 2 failed");
+    assert_eq!(code, 1);
+}
