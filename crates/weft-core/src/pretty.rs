@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use rustc_hash::FxHashMap;
 
 use crate::ir::{
-    Atom, BinOp, BlockId, Exp, FnId, Function, IndexItem, Lambda, LoopForm, Program, Space, Type,
+    Atom, CoreSize, BinOp, BlockId, Exp, FnId, Function, IndexItem, Lambda, LoopForm, Program, Space, Type,
     UnOp, VarId, VarKind,
 };
 
@@ -106,24 +106,7 @@ impl Printer<'_> {
         match ty {
             Type::Scalar(s) => s.name().to_owned(),
             Type::Array { size, elem } => {
-                let mut vars = size.vars();
-                vars.sort();
-                for v in &vars {
-                    self.var(*v);
-                }
-                let numbers = &self.numbers;
-                let f = self.f;
-                let size_text = size
-                    .display(&|v: &VarId| {
-                        let n = numbers.get(v).copied().unwrap_or(0);
-                        let var = &f.vars[*v];
-                        match var.kind {
-                            VarKind::Existential => format!("?{n}"),
-                            VarKind::Bound if var.name.as_str().is_empty() => format!("t_{n}"),
-                            VarKind::Bound => format!("{}_{n}", var.name),
-                        }
-                    })
-                    .to_string();
+                let size_text = self.size(size);
                 format!("[{size_text}]{}", self.ty(elem))
             }
             Type::Tuple(elems) => {
@@ -131,6 +114,13 @@ impl Printer<'_> {
                 format!("({})", elems.join(", "))
             }
         }
+    }
+
+    fn size(&mut self, size: &CoreSize) -> String {
+        let mut vars = size.vars();
+        vars.sort();
+        let names: FxHashMap<VarId, String> = vars.into_iter().map(|v| (v, self.var(v))).collect();
+        size.display(&|v: &VarId| names.get(v).cloned().unwrap_or_default()).to_string()
     }
 
     fn indent(&mut self, depth: usize) {
@@ -184,9 +174,7 @@ impl Printer<'_> {
     fn exp(&mut self, exp: &Exp, depth: usize) {
         let text = match exp {
             Exp::Atom(a) => self.atom(*a),
-            Exp::Size(size) => {
-                format!("size {}", self.ty(&Type::array(size.clone(), Type::Tuple(Vec::new()))))
-            }
+            Exp::Size(size) => format!("size {}", self.size(size)),
             Exp::BinOp { op, ty, lhs, rhs } => {
                 format!("{}.{} {} {}", binop_name(*op), ty.name(), self.atom(*lhs), self.atom(*rhs))
             }
