@@ -519,7 +519,17 @@ proptest! {
             symbolic = next_symbolic;
             concrete = next_concrete;
             let instantiated = symbolic.substitute(&mut |name| values(name));
-            prop_assert_eq!(&instantiated, &concrete, "symbolic {}", symbolic);
+            // The stride of a dimension of size 1 is never used: compare address maps.
+            let canon = |l: &L| {
+                let mut l = l.clone();
+                for dim in &mut l.dims {
+                    if dim.shape == c(1) {
+                        dim.stride = c(0);
+                    }
+                }
+                l
+            };
+            prop_assert_eq!(canon(&instantiated), canon(&concrete), "symbolic {}", symbolic);
         }
     }
 }

@@ -1,0 +1,681 @@
+//! Memory annotation: the core IR to the memory IR (the paper's FUN to FUNMEM,
+//! `TransformProgram`/`TransformStm`/`Support`, seed 004 §5, with the digest's fixes).
+//!
+//! Input: a validated core [`Program`]. Output: a [`MemProgram`] that gives every
+//! bound variable a [`MemInfo`]. The rules (digest §5.2, extended to Weft's core):
+//!
+//! - views never allocate: aliases, tuples and projections, `zip`/`unzip`, slices and
+//!   indexing a row, `transpose`, `reverse`, `take`, `drop`, `split`, `unflatten`,
+//!   `replicate` of an array (a stride-0 dimension), `:>` coercions, and `flatten` when
+//!   the two outer dimensions merge ([`crate::Lmad::merge_dims`]);
+//! - `flatten` of a layout that does not merge (a transposed array) is a copy into a
+//!   fresh row-major block, recorded as a [`ForcedCopy`] with the expression's origin;
+//! - constructors allocate a fresh row-major block right before their statement:
+//!   `map`, `generate`, `scan`, `scatter`, `concat`, array literals, `iota`,
+//!   `replicate` of a scalar, and the explicit copies `force`/`to_*`; arrays built
+//!   inside a lambda are allocated inside it (memory expansion hoists them later);
+//! - `if` results keep a block or component that both branches share and that is in
+//!   scope after the `if`; everything else becomes existential (digest P5: the array
+//!   itself is returned, the block is a block, both branches are considered);
+//! - a loop parameter, a call result, a `reduce` result, the parameters of a `reduce`
+//!   or `scan` lambda and the parameters of a non-entry function are existential
+//!   (digest D4: block and LMAD components are loop parameters);
+//! - entry parameters are dense and row-major; an entry result that is not provably
+//!   direct is copied into a fresh row-major block (`TransformProgram`).
+
+use la_arena::{ArenaMap, Idx};
+use rustc_hash::FxHashSet;
+use weft_core::{
+    Atom, BlockId, CoreSize, Exp, ExpId, Function, IndexItem, Lambda, LoopForm, Program, Type,
+    VarId,
+};
+use weft_hir::ScalarTy;
+use weft_size::Size;
+use weft_values::Scalar;
+
+use crate::ir::{
+    ArrayMem, BlockBinding, CopyReason, ExistRole, Existential, ForcedCopy, MemBlock, MemBlockId,
+    MemFunction, MemInfo, MemLmad, MemProgram, MemSize, MemVar, Provenance,
+};
+use crate::lmad::{DimSlice, Lmad, LmadDim};
+
+/// Annotates every function of `program` with memory (no expansion yet: see
+/// [`crate::expand`]).
+pub fn annotate(program: &Program) -> MemProgram {
+    let mut functions = ArenaMap::default();
+    for (fn_id, function) in program.functions.iter() {
+        functions.insert(fn_id, annotate_function(function));
+    }
+    MemProgram { functions }
+}
+
+fn annotate_function(f: &Function) -> MemFunction {
+    let mut ctx = Ctx { f, out: MemFunction::default() };
+    for &param in &f.params {
+        let ty = &f.vars[param].ty;
+        let info = if f.is_entry { ctx.param(param, ty) } else { ctx.exist(param, ty) };
+        ctx.out.bindings.insert(param, info);
+    }
+    ctx.block(f.body);
+    let body_result = ctx.atom_info(f.blocks[f.body].result);
+    ctx.out.result = if f.is_entry {
+        let result_var = match f.blocks[f.body].result {
+            Some(Atom::Var(v)) => Some(v),
+            Some(Atom::Const(_)) | None => None,
+        };
+        ctx.result_copy(&body_result, result_var)
+    } else {
+        body_result
+    };
+    ctx.out
+}
+
+/// The structure of a value of a type: an array of tuples is a tuple of arrays.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ValueShape {
+    Scalar(ScalarTy),
+    Array(Vec<CoreSize>, ScalarTy),
+    Tuple(Vec<ValueShape>),
+}
+
+pub(crate) fn value_shape(ty: &Type) -> ValueShape {
+    fn go(ty: &Type, outer: &mut Vec<CoreSize>) -> ValueShape {
+        match ty {
+            Type::Scalar(s) if outer.is_empty() => ValueShape::Scalar(*s),
+            Type::Scalar(s) => ValueShape::Array(outer.clone(), *s),
+            Type::Array { size, elem } => {
+                outer.push(size.clone());
+                let res = go(elem, outer);
+                outer.pop();
+                res
+            }
+            Type::Tuple(items) => ValueShape::Tuple(items.iter().map(|t| go(t, outer)).collect()),
+        }
+    }
+    go(ty, &mut Vec::new())
+}
+
+/// A core size as a memory size.
+pub(crate) fn mem_size(size: &CoreSize) -> MemSize {
+    size.map_vars(&mut |v| MemVar::Core(*v))
+}
+
+/// The integer value of a scalar constant (sizes and indices).
+#[expect(
+    clippy::cast_possible_wrap,
+    clippy::cast_possible_truncation,
+    reason = "indices wrap like i64"
+)]
+pub(crate) fn scalar_i64(s: Scalar) -> i64 {
+    match s {
+        Scalar::I32(x) => i64::from(x),
+        Scalar::I64(x) => x,
+        Scalar::U32(x) => i64::from(x),
+        Scalar::U64(x) => x as i64,
+        Scalar::F32(x) => x as i64,
+        Scalar::F64(x) => x as i64,
+        Scalar::Bool(b) => i64::from(b),
+    }
+}
+
+fn atom_size(atom: Atom) -> MemSize {
+    match atom {
+        Atom::Var(v) => Size::var(MemVar::Core(v)),
+        Atom::Const(s) => Size::constant(scalar_i64(s)),
+    }
+}
+
+/// The variables and expressions defined inside a block, at any depth.
+pub(crate) fn defined_inside(
+    f: &Function,
+    block: BlockId,
+    vars: &mut FxHashSet<VarId>,
+    exps: &mut FxHashSet<ExpId>,
+) {
+    let mut stack = vec![block];
+    while let Some(block) = stack.pop() {
+        for stmt in &f.blocks[block].stmts {
+            vars.insert(stmt.var);
+            exps.insert(stmt.exp);
+            let mut lambda = |l: &Lambda, stack: &mut Vec<BlockId>| {
+                vars.extend(l.params.iter().copied());
+                stack.push(l.body);
+            };
+            match &f.exps[stmt.exp] {
+                Exp::If { then_branch, else_branch, .. } => {
+                    stack.extend([*then_branch, *else_branch])
+                }
+                Exp::Loop { param, form, body, .. } => {
+                    vars.insert(*param);
+                    match form {
+                        LoopForm::For { index, .. } => {
+                            vars.insert(*index);
+                        }
+                        LoopForm::While { cond } => stack.push(*cond),
+                    }
+                    stack.push(*body);
+                }
+                Exp::Map { lambda: l, .. }
+                | Exp::Reduce { lambda: l, .. }
+                | Exp::Scan { lambda: l, .. }
+                | Exp::Generate { lambda: l, .. } => lambda(l, &mut stack),
+                Exp::Atom(_)
+                | Exp::Size(_)
+                | Exp::BinOp { .. }
+                | Exp::UnOp { .. }
+                | Exp::Convert { .. }
+                | Exp::Math { .. }
+                | Exp::Tuple(_)
+                | Exp::Proj { .. }
+                | Exp::ArrayLit { .. }
+                | Exp::Index { .. }
+                | Exp::Dim { .. }
+                | Exp::Call { .. }
+                | Exp::Scatter { .. }
+                | Exp::Iota { .. }
+                | Exp::Replicate { .. }
+                | Exp::Zip(_)
+                | Exp::Unzip(_)
+                | Exp::Transpose(_)
+                | Exp::Reverse(_)
+                | Exp::Flatten(_)
+                | Exp::Unflatten { .. }
+                | Exp::Split { .. }
+                | Exp::Take { .. }
+                | Exp::Drop { .. }
+                | Exp::Concat(..)
+                | Exp::Materialise { .. }
+                | Exp::Coerce { .. } => {}
+            }
+        }
+    }
+}
+
+struct Ctx<'a> {
+    f: &'a Function,
+    out: MemFunction,
+}
+
+impl Ctx<'_> {
+    fn atom_info(&self, atom: Option<Atom>) -> MemInfo {
+        match atom {
+            Some(Atom::Var(v)) => self.out.bindings.get(v).cloned().unwrap_or_default(),
+            Some(Atom::Const(_)) | None => MemInfo::Scalar,
+        }
+    }
+
+    fn new_block(&mut self, elem: ScalarTy, binding: BlockBinding) -> MemBlockId {
+        self.out.blocks.alloc(MemBlock { elem, binding })
+    }
+
+    /// A fresh row-major block per array leaf of `ty`, allocated before `var`.
+    fn fresh(&mut self, var: VarId, ty: &Type, how: &Provenance) -> MemInfo {
+        self.fresh_shape(var, &value_shape(ty), how)
+    }
+
+    fn fresh_shape(&mut self, var: VarId, shape: &ValueShape, how: &Provenance) -> MemInfo {
+        match shape {
+            ValueShape::Scalar(_) => MemInfo::Scalar,
+            ValueShape::Array(dims, elem) => {
+                let dims: Vec<MemSize> = dims.iter().map(mem_size).collect();
+                let elems = dims.iter().fold(Size::one(), |acc, d| acc.mul(d));
+                let block = self.new_block(
+                    *elem,
+                    BlockBinding::Alloc { before: var, elems, expansions: Vec::new() },
+                );
+                MemInfo::Array(ArrayMem { block, lmad: Lmad::row_major(&dims), how: how.clone() })
+            }
+            ValueShape::Tuple(items) => {
+                MemInfo::Tuple(items.iter().map(|s| self.fresh_shape(var, s, how)).collect())
+            }
+        }
+    }
+
+    fn param(&mut self, param: VarId, ty: &Type) -> MemInfo {
+        self.param_shape(param, &value_shape(ty))
+    }
+
+    fn param_shape(&mut self, param: VarId, shape: &ValueShape) -> MemInfo {
+        match shape {
+            ValueShape::Scalar(_) => MemInfo::Scalar,
+            ValueShape::Array(dims, elem) => {
+                let dims: Vec<MemSize> = dims.iter().map(mem_size).collect();
+                let block = self.new_block(*elem, BlockBinding::Param { param });
+                MemInfo::Array(ArrayMem {
+                    block,
+                    lmad: Lmad::row_major(&dims),
+                    how: Provenance::View,
+                })
+            }
+            ValueShape::Tuple(items) => {
+                MemInfo::Tuple(items.iter().map(|s| self.param_shape(param, s)).collect())
+            }
+        }
+    }
+
+    /// An existential block and LMAD per array leaf of `ty`, fixed by `var`'s value.
+    fn exist(&mut self, var: VarId, ty: &Type) -> MemInfo {
+        self.exist_shape(var, &value_shape(ty))
+    }
+
+    fn exist_shape(&mut self, var: VarId, shape: &ValueShape) -> MemInfo {
+        match shape {
+            ValueShape::Scalar(_) => MemInfo::Scalar,
+            ValueShape::Array(dims, elem) => {
+                let block = self.new_block(*elem, BlockBinding::Existential { var });
+                let offset = self.exist_var(var, ExistRole::Offset);
+                let dims = dims
+                    .iter()
+                    .enumerate()
+                    .map(|(dim_idx, d)| LmadDim {
+                        stride: self.exist_var(
+                            var,
+                            ExistRole::Stride(u32::try_from(dim_idx).unwrap_or(u32::MAX)),
+                        ),
+                        shape: mem_size(d),
+                    })
+                    .collect();
+                MemInfo::Array(ArrayMem {
+                    block,
+                    lmad: Lmad::new(offset, dims),
+                    how: Provenance::Existential,
+                })
+            }
+            ValueShape::Tuple(items) => {
+                MemInfo::Tuple(items.iter().map(|s| self.exist_shape(var, s)).collect())
+            }
+        }
+    }
+
+    fn exist_var(&mut self, var: VarId, role: ExistRole) -> MemSize {
+        Size::var(MemVar::Exist(self.out.exists.alloc(Existential { var, role })))
+    }
+
+    /// A view of `src` with the shape of `ty`: `op` maps each leaf's LMAD; `None`
+    /// from `op` means "not one LMAD", and that leaf is copied.
+    fn view(
+        &mut self,
+        var: VarId,
+        exp: ExpId,
+        src: &MemInfo,
+        ty: &Type,
+        op: &mut dyn FnMut(&MemLmad) -> Option<MemLmad>,
+    ) -> MemInfo {
+        let reason = match &self.f.exps[exp] {
+            Exp::Index { .. } => CopyReason::SliceStrideUnknown,
+            _ => CopyReason::FlattenNotRepresentable,
+        };
+        self.view_shape(var, exp, src, &value_shape(ty), &reason, op)
+    }
+
+    fn view_shape(
+        &mut self,
+        var: VarId,
+        exp: ExpId,
+        src: &MemInfo,
+        shape: &ValueShape,
+        reason: &CopyReason,
+        op: &mut dyn FnMut(&MemLmad) -> Option<MemLmad>,
+    ) -> MemInfo {
+        match (src, shape) {
+            (_, ValueShape::Scalar(_)) => MemInfo::Scalar,
+            (MemInfo::Array(array), ValueShape::Array(dims, _)) => {
+                match op(&array.lmad).filter(|l| l.rank() == dims.len()) {
+                    Some(mut lmad) => {
+                        for (dim, size) in lmad.dims.iter_mut().zip(dims) {
+                            dim.shape = mem_size(size);
+                        }
+                        MemInfo::Array(ArrayMem { block: array.block, lmad, how: Provenance::View })
+                    }
+                    None => self.forced_copy(var, exp, shape, reason.clone()),
+                }
+            }
+            (MemInfo::Tuple(items), ValueShape::Tuple(shapes)) if items.len() == shapes.len() => {
+                MemInfo::Tuple(
+                    items
+                        .iter()
+                        .zip(shapes)
+                        .map(|(i, s)| self.view_shape(var, exp, i, s, reason, op))
+                        .collect(),
+                )
+            }
+            // A scalar source leaf (replicate of a scalar) or a structure mismatch:
+            // materialise.
+            (
+                MemInfo::Scalar | MemInfo::Array(_) | MemInfo::Tuple(_),
+                ValueShape::Array(..) | ValueShape::Tuple(_),
+            ) => self.fresh_shape(var, shape, &Provenance::Fresh),
+        }
+    }
+
+    fn forced_copy(
+        &mut self,
+        var: VarId,
+        exp: ExpId,
+        shape: &ValueShape,
+        reason: CopyReason,
+    ) -> MemInfo {
+        let info = self.fresh_shape(var, shape, &Provenance::Copy(reason.clone()));
+        for leaf in info.leaves() {
+            self.out.forced_copies.push(ForcedCopy {
+                var,
+                block: leaf.block,
+                origin: self.f.origins.get(exp).cloned(),
+                reason: reason.clone(),
+            });
+        }
+        info
+    }
+
+    fn result_copy(&mut self, info: &MemInfo, var: Option<VarId>) -> MemInfo {
+        match info {
+            MemInfo::Scalar => MemInfo::Scalar,
+            MemInfo::Tuple(items) => {
+                MemInfo::Tuple(items.iter().map(|i| self.result_copy(i, var)).collect())
+            }
+            MemInfo::Array(array) if array.lmad.is_direct() => info.clone(),
+            MemInfo::Array(array) => {
+                let elem = self.out.blocks[array.block].elem;
+                let elems = array.lmad.n_elements();
+                let block = self.new_block(elem, BlockBinding::ResultAlloc { elems });
+                let reason = CopyReason::ResultNotDirect;
+                if let Some(var) = var {
+                    self.out.forced_copies.push(ForcedCopy {
+                        var,
+                        block,
+                        origin: None,
+                        reason: reason.clone(),
+                    });
+                }
+                MemInfo::Array(ArrayMem {
+                    block,
+                    lmad: Lmad::row_major(&array.lmad.shape()),
+                    how: Provenance::Copy(reason),
+                })
+            }
+        }
+    }
+
+    fn block(&mut self, block: BlockId) {
+        let f = self.f;
+        for stmt in &f.blocks[block].stmts {
+            let info = self.stmt(stmt.var, stmt.exp);
+            self.out.bindings.insert(stmt.var, info);
+        }
+    }
+
+    fn lambda_params_exist(&mut self, lambda: &Lambda) {
+        for &param in &lambda.params {
+            let info = self.exist(param, &self.f.vars[param].ty);
+            self.out.bindings.insert(param, info);
+        }
+    }
+
+    #[expect(clippy::too_many_lines, reason = "one arm per expression kind")]
+    fn stmt(&mut self, var: VarId, exp_id: ExpId) -> MemInfo {
+        let f = self.f;
+        let ty = &f.vars[var].ty;
+        let info_of = |ctx: &Self, atom: Atom| ctx.atom_info(Some(atom));
+        match &f.exps[exp_id] {
+            Exp::Atom(a) => as_view(&info_of(self, *a)),
+            Exp::Size(_)
+            | Exp::BinOp { .. }
+            | Exp::UnOp { .. }
+            | Exp::Convert { .. }
+            | Exp::Math { .. }
+            | Exp::Dim { .. } => MemInfo::Scalar,
+            Exp::Tuple(atoms) => {
+                MemInfo::Tuple(atoms.iter().map(|&a| as_view(&info_of(self, a))).collect())
+            }
+            Exp::Proj { tuple, index } => match info_of(self, *tuple) {
+                MemInfo::Tuple(items) => {
+                    items.get(*index as usize).map(as_view).unwrap_or_default()
+                }
+                MemInfo::Scalar | MemInfo::Array(_) => MemInfo::Scalar,
+            },
+            Exp::ArrayLit { .. }
+            | Exp::Scatter { .. }
+            | Exp::Iota { .. }
+            | Exp::Concat(..)
+            | Exp::Materialise { .. } => self.fresh(var, ty, &Provenance::Fresh),
+            Exp::Index { array, items } => {
+                let src = info_of(self, *array);
+                let items = items.clone();
+                self.view(var, exp_id, &src, ty, &mut |l| index_lmad(l, &items))
+            }
+            Exp::Call { .. } => self.exist(var, ty),
+            Exp::If { then_branch, else_branch, .. } => self.if_(var, *then_branch, *else_branch),
+            Exp::Loop { param, form, body, .. } => {
+                let info = self.exist(*param, &f.vars[*param].ty);
+                self.out.bindings.insert(*param, info.clone());
+                match form {
+                    LoopForm::For { index, .. } => {
+                        self.out.bindings.insert(*index, MemInfo::Scalar);
+                    }
+                    LoopForm::While { cond } => self.block(*cond),
+                }
+                self.block(*body);
+                info
+            }
+            Exp::Map { lambda, arrays, .. } => {
+                let thread = Size::var(MemVar::Thread(exp_id));
+                for (&param, &array) in lambda.params.iter().zip(arrays) {
+                    let src = info_of(self, array);
+                    let info = self.view(param, exp_id, &src, &f.vars[param].ty, &mut |l| {
+                        (l.rank() > 0).then(|| l.index_outer(&thread))
+                    });
+                    self.out.bindings.insert(param, info);
+                }
+                let info = self.fresh(var, ty, &Provenance::Fresh);
+                self.block(lambda.body);
+                info
+            }
+            Exp::Generate { lambda, .. } => {
+                for &param in &lambda.params {
+                    self.out.bindings.insert(param, MemInfo::Scalar);
+                }
+                let info = self.fresh(var, ty, &Provenance::Fresh);
+                self.block(lambda.body);
+                info
+            }
+            Exp::Reduce { lambda, .. } => {
+                self.lambda_params_exist(lambda);
+                self.block(lambda.body);
+                self.exist(var, ty)
+            }
+            Exp::Scan { lambda, .. } => {
+                self.lambda_params_exist(lambda);
+                let info = self.fresh(var, ty, &Provenance::Fresh);
+                self.block(lambda.body);
+                info
+            }
+            Exp::Replicate { size, value } => {
+                let src = info_of(self, *value);
+                let n = atom_size(*size);
+                self.view(var, exp_id, &src, ty, &mut |l| Some(l.replicate(0, &n)))
+            }
+            Exp::Zip(atoms) => {
+                MemInfo::Tuple(atoms.iter().map(|&a| as_view(&info_of(self, a))).collect())
+            }
+            Exp::Unzip(a) => as_view(&info_of(self, *a)),
+            Exp::Coerce { value, .. } => {
+                let src = info_of(self, *value);
+                self.view(var, exp_id, &src, ty, &mut |l| Some(l.clone()))
+            }
+            Exp::Transpose(a) => {
+                let src = info_of(self, *a);
+                self.view(var, exp_id, &src, ty, &mut |l| (l.rank() >= 2).then(|| l.transpose()))
+            }
+            Exp::Reverse(a) => {
+                let src = info_of(self, *a);
+                self.view(var, exp_id, &src, ty, &mut |l| (l.rank() >= 1).then(|| l.reverse(0)))
+            }
+            Exp::Flatten(a) => {
+                let src = info_of(self, *a);
+                self.view(var, exp_id, &src, ty, &mut |l| {
+                    if l.rank() >= 2 { l.merge_dims(0) } else { None }
+                })
+            }
+            Exp::Unflatten { rows, cols, array } => {
+                let src = info_of(self, *array);
+                let (rows, cols) = (atom_size(*rows), atom_size(*cols));
+                self.view(var, exp_id, &src, ty, &mut |l| {
+                    (l.rank() >= 1).then(|| l.unflatten(0, &rows, &cols))
+                })
+            }
+            Exp::Split { chunk, array } => {
+                let src = info_of(self, *array);
+                let chunk = atom_size(*chunk);
+                self.view(var, exp_id, &src, ty, &mut |l| {
+                    (l.rank() >= 1).then(|| l.split(0, &chunk))
+                })
+            }
+            Exp::Take { count, array } => {
+                let src = info_of(self, *array);
+                let count = atom_size(*count);
+                self.view(var, exp_id, &src, ty, &mut |l| {
+                    (l.rank() >= 1).then(|| l.slice_dim(0, &Size::zero(), &count, &Size::one()))
+                })
+            }
+            Exp::Drop { count, array } => {
+                let src = info_of(self, *array);
+                let count = atom_size(*count);
+                self.view(var, exp_id, &src, ty, &mut |l| {
+                    (l.rank() >= 1).then(|| {
+                        let len = l.dims[0].shape.sub(&count);
+                        l.slice_dim(0, &count, &len, &Size::one())
+                    })
+                })
+            }
+        }
+    }
+
+    /// An `if`: shared, in-scope blocks and components stay; the rest are existential.
+    fn if_(&mut self, var: VarId, then_branch: BlockId, else_branch: BlockId) -> MemInfo {
+        let n_blocks = self.out.blocks.len();
+        let n_exists = self.out.exists.len();
+        self.block(then_branch);
+        self.block(else_branch);
+        let then_info = self.atom_info(self.f.blocks[then_branch].result);
+        let else_info = self.atom_info(self.f.blocks[else_branch].result);
+        let mut vars = FxHashSet::default();
+        let mut exps = FxHashSet::default();
+        defined_inside(self.f, then_branch, &mut vars, &mut exps);
+        defined_inside(self.f, else_branch, &mut vars, &mut exps);
+        let scope = Scope { vars, exps, n_blocks, n_exists };
+        let shape = value_shape(&self.f.vars[var].ty);
+        self.join(var, &then_info, &else_info, &shape, &scope)
+    }
+
+    fn join(
+        &mut self,
+        var: VarId,
+        a: &MemInfo,
+        b: &MemInfo,
+        shape: &ValueShape,
+        scope: &Scope,
+    ) -> MemInfo {
+        match (a, b, shape) {
+            (MemInfo::Array(x), MemInfo::Array(y), ValueShape::Array(dims, elem))
+                if x.lmad.rank() == dims.len() =>
+            {
+                let mut existential = false;
+                let block = if x.block == y.block && idx(x.block) < scope.n_blocks {
+                    x.block
+                } else {
+                    existential = true;
+                    self.new_block(*elem, BlockBinding::Existential { var })
+                };
+                let mut component = |ctx: &mut Self, p: &MemSize, q: &MemSize, role| {
+                    if p == q && scope.contains(p) {
+                        p.clone()
+                    } else {
+                        existential = true;
+                        ctx.exist_var(var, role)
+                    }
+                };
+                let offset = component(self, &x.lmad.offset, &y.lmad.offset, ExistRole::Offset);
+                let mut lmad_dims = Vec::new();
+                for (dim_idx, ((dx, dy), size)) in
+                    x.lmad.dims.iter().zip(&y.lmad.dims).zip(dims).enumerate()
+                {
+                    let role = ExistRole::Stride(u32::try_from(dim_idx).unwrap_or(u32::MAX));
+                    let stride = component(self, &dx.stride, &dy.stride, role);
+                    lmad_dims.push(LmadDim { stride, shape: mem_size(size) });
+                }
+                let how = if existential { Provenance::Existential } else { Provenance::View };
+                MemInfo::Array(ArrayMem { block, lmad: Lmad::new(offset, lmad_dims), how })
+            }
+            (MemInfo::Tuple(xs), MemInfo::Tuple(ys), ValueShape::Tuple(shapes))
+                if xs.len() == shapes.len() && ys.len() == shapes.len() =>
+            {
+                MemInfo::Tuple(
+                    xs.iter()
+                        .zip(ys)
+                        .zip(shapes)
+                        .map(|((x, y), s)| self.join(var, x, y, s, scope))
+                        .collect(),
+                )
+            }
+            (_, _, ValueShape::Scalar(_)) => MemInfo::Scalar,
+            _ => self.exist_shape(var, shape),
+        }
+    }
+}
+
+struct Scope {
+    vars: FxHashSet<VarId>,
+    exps: FxHashSet<ExpId>,
+    n_blocks: usize,
+    n_exists: usize,
+}
+
+impl Scope {
+    /// Whether every variable of `size` is bound outside the branches.
+    fn contains(&self, size: &MemSize) -> bool {
+        size.vars().iter().all(|v| match v {
+            MemVar::Core(v) => !self.vars.contains(v),
+            MemVar::Thread(e) => !self.exps.contains(e),
+            MemVar::Exist(x) => idx(*x) < self.n_exists,
+        })
+    }
+}
+
+pub(crate) fn idx<T>(id: Idx<T>) -> usize {
+    id.into_raw().into_u32() as usize
+}
+
+/// The same memory, as a view (an alias writes nothing).
+fn as_view(info: &MemInfo) -> MemInfo {
+    info.map_arrays(&mut |a| ArrayMem { how: Provenance::View, ..a.clone() })
+}
+
+/// The LMAD of `array[items]` (missing trailing items keep their dimensions); lengths
+/// are fixed afterwards from the result type.
+fn index_lmad(lmad: &MemLmad, items: &[IndexItem]) -> Option<MemLmad> {
+    let mut slices = Vec::new();
+    for (dim, item) in lmad.dims.iter().zip(items) {
+        slices.push(match item {
+            IndexItem::Fix(a) => DimSlice::Fix(atom_size(*a)),
+            IndexItem::Slice { start, stride, .. } => {
+                let step = stride.map_or_else(Size::one, atom_size);
+                let start = match (start, step.as_constant()) {
+                    (Some(a), _) => atom_size(*a),
+                    (None, Some(s)) if s < 0 => dim.shape.sub(&Size::one()),
+                    (None, Some(_)) => Size::zero(),
+                    // The default start depends on the stride's sign, unknown here.
+                    (None, None) => return None,
+                };
+                DimSlice::Range { start, len: dim.shape.clone(), step }
+            }
+        });
+    }
+    for dim in lmad.dims.iter().skip(items.len()) {
+        slices.push(DimSlice::Range {
+            start: Size::zero(),
+            len: dim.shape.clone(),
+            step: Size::one(),
+        });
+    }
+    Some(lmad.slice(&slices))
+}

@@ -1,0 +1,3 @@
+//! Passes over the memory IR, in pipeline order (see [`crate::pipeline`]).
+
+pub mod expand;

@@ -1,0 +1,402 @@
+//! Tests of the memory IR: printed snapshots from Weft source (`check`, `check_cpu`),
+//! forced copies (`check_forced_copies`), the editor query (`check_memory_of`), and the
+//! validity check on every example's test cases (`validity_holds_on_every_example`).
+
+use expect_test::{Expect, expect};
+use weft_core::Program;
+use weft_hir::{RootDatabase, SourceFile};
+use weft_syntax::ast::{self, AstNode as _};
+use weft_syntax::test_block::{TestInput, test_block};
+use weft_values::Value;
+
+use crate::heap::Validity;
+use crate::{ExpandOptions, Target};
+
+fn compile(db: &RootDatabase, file: SourceFile) -> Program {
+    let checked = weft_core::CheckedFile::new(db, file).expect("test source has no errors");
+    let program = weft_core::lower_file(db, checked).expect("test source elaborates");
+    assert_eq!(weft_core::validate(&program), Vec::new());
+    program
+}
+
+fn load(src: &str) -> (RootDatabase, SourceFile) {
+    let mut db = RootDatabase::default();
+    let file = db.set_file("main.weft", src);
+    (db, file)
+}
+
+fn dump(src: &str, options: ExpandOptions) -> String {
+    let (db, file) = load(src);
+    let program = compile(&db, file);
+    let mem = crate::pipeline(&program, options);
+    assert_eq!(crate::validate(&program, &mem), Vec::new());
+    crate::pretty_mem(&program, &mem)
+}
+
+/// The memory IR (GPU layout) of `src`.
+fn check(src: &str, expect: Expect) {
+    expect.assert_eq(&dump(src, ExpandOptions::default()));
+}
+
+/// The memory IR (CPU layout) of `src`.
+fn check_cpu(src: &str, expect: Expect) {
+    expect.assert_eq(&dump(src, ExpandOptions { target: Target::Cpu }));
+}
+
+/// One line per forced copy: the copied variable, its position, and why.
+fn check_forced_copies(src: &str, expect: Expect) {
+    let (db, file) = load(src);
+    let program = compile(&db, file);
+    let mem = crate::pipeline(&program, ExpandOptions::default());
+    let mut out = String::new();
+    for (fn_id, f) in program.functions.iter() {
+        for copy in &mem.functions[fn_id].forced_copies {
+            let position = copy.origin.as_ref().and_then(|o| weft_core::origin_position(&db, o));
+            out.push_str(&format!(
+                "{}: `{}` at {}: {}\n",
+                f.name,
+                if f.vars[copy.var].name.as_str().is_empty() {
+                    "(temporary)"
+                } else {
+                    f.vars[copy.var].name.as_str()
+                },
+                position.unwrap_or_else(|| "the result".to_owned()),
+                copy.reason.message()
+            ));
+        }
+    }
+    expect.assert_eq(&out);
+}
+
+/// The memory of the expression starting at the `$0` marker (`memory_of_binding`).
+fn check_memory_of(src: &str, expect: Expect) {
+    let offset = src.find("$0").expect("fixture has a $0 marker");
+    let text = src.replace("$0", "");
+    let (db, file) = load(&text);
+    let program = compile(&db, file);
+    let mem = crate::pipeline(&program, ExpandOptions::default());
+    let mut origins = Vec::new();
+    for (_, f) in program.functions.iter() {
+        for (exp, origin) in f.origins.iter() {
+            let _ = exp;
+            let def = weft_hir::DefId::new(&db, origin.def.clone());
+            let (_, source_map) = weft_hir::body_with_source_map(&db, def);
+            if let Some(range) = source_map.expr_range(origin.expr)
+                && usize::from(range.start()) == offset
+                && !origins.contains(origin)
+            {
+                origins.push(origin.clone());
+            }
+        }
+    }
+    let mut out = String::new();
+    for origin in &origins {
+        for binding in crate::memory_of_binding(&program, &mem, origin) {
+            out.push_str(&format!("{}: {:?}\n", binding.name, binding.leaves));
+        }
+    }
+    expect.assert_eq(&out);
+}
+
+/// Runs every test case of every entry of `src` on the heap; returns (same, skipped).
+fn check_valid_file(
+    db: &RootDatabase,
+    file: SourceFile,
+    options: ExpandOptions,
+) -> Result<(usize, usize), String> {
+    let program = compile(db, file);
+    let mem = crate::pipeline(&program, options);
+    let errors = crate::validate(&program, &mem);
+    if !errors.is_empty() {
+        return Err(format!("invalid memory IR: {errors:?}"));
+    }
+    let (mut same, mut skipped) = (0, 0);
+    for item in weft_hir::parse(db, file).tree().items() {
+        let ast::Item::Def(def) = item else { continue };
+        if !def.is_entry() {
+            continue;
+        }
+        let name = def.name().map(|n| n.text().to_string()).unwrap_or_default();
+        let Some(entry) =
+            program.entries.iter().copied().find(|&e| program.functions[e].name.as_str() == name)
+        else {
+            continue;
+        };
+        let _ = def.syntax();
+        let (block, _) = test_block(&def);
+        for case in block.map(|b| b.cases).unwrap_or_default() {
+            let inputs: Vec<Value> = match &case.input {
+                TestInput::Values(text) => {
+                    weft_values::parse_values(&text.text).map_err(|e| e.to_string())?
+                }
+                TestInput::Random(text) => {
+                    let specs =
+                        weft_values::parse_random_specs(&text.text).map_err(|e| e.to_string())?;
+                    weft_values::generate_inputs(&specs, 0)
+                }
+            };
+            if inputs.iter().map(Value::len).sum::<usize>() > 4096 {
+                skipped += 1;
+                continue;
+            }
+            match crate::check_validity(&program, &mem, entry, &inputs) {
+                Ok(Validity::Same) => same += 1,
+                Ok(Validity::ReferenceFailed) => skipped += 1,
+                Err(error) => return Err(format!("`{name}`: {error:?}")),
+            }
+        }
+    }
+    Ok((same, skipped))
+}
+
+#[test]
+fn validity_holds_on_every_example() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut paths: Vec<_> = std::fs::read_dir(&root)
+        .expect("examples/ exists")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "weft"))
+        .collect();
+    paths.sort();
+    let mut report = Vec::new();
+    let (mut total_same, mut total_skipped) = (0, 0);
+    for target in [Target::Gpu, Target::Cpu] {
+        for path in &paths {
+            // The CPU layout is checked on the memory examples only, to keep the test fast.
+            let is_memory_example =
+                path.file_name().is_some_and(|n| n.to_string_lossy().starts_with("funmem_"));
+            if target == Target::Cpu && !is_memory_example {
+                continue;
+            }
+            let mut db = RootDatabase::default();
+            let name =
+                path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let text = std::fs::read_to_string(path).expect("example is readable");
+            let file = db.set_file(&format!("examples/{name}"), &text);
+            // Imported library files, as `weft test` loads them.
+            let lib = root.join("lib");
+            if let Ok(entries) = std::fs::read_dir(&lib) {
+                for entry in entries.flatten() {
+                    let lib_name = entry.file_name().to_string_lossy().into_owned();
+                    if let Ok(lib_text) = std::fs::read_to_string(entry.path()) {
+                        db.set_file(&format!("examples/lib/{lib_name}"), &lib_text);
+                    }
+                }
+            }
+            if weft_core::CheckedFile::new(&db, file).is_none() {
+                report.push(format!("{name}: has errors"));
+                continue;
+            }
+            match check_valid_file(&db, file, ExpandOptions { target }) {
+                Ok((same, skipped)) => {
+                    total_same += same;
+                    total_skipped += skipped;
+                }
+                Err(message) => report.push(format!("{name} ({target:?}): {message}")),
+            }
+        }
+    }
+    assert!(report.is_empty(), "validity failures:\n{}", report.join("\n"));
+    assert!(total_same > 100, "only {total_same} cases compared ({total_skipped} skipped)");
+}
+
+#[test]
+fn funmem_branch_example() {
+    check(
+        include_str!("../../../examples/funmem_branch.weft"),
+        expect![[r#"
+            entry main (z_cond_0: bool) (x_size_1: i64) (y_size_2: i64) (k_3: i64) : [k_3]i64 @ ?mem_0 -> {offset: 0; strides: [1]; shape: [k_3]} =
+              let z_4: [?5]i64 @ ?mem_0 -> {offset: 0; strides: [1]; shape: [?5]} = if z_cond_0 then
+                  let mem_1: mem = alloc 8*x_size_1
+                  let t_6: [x_size_1]i64 @ mem_1 -> {offset: 0; strides: [1]; shape: [x_size_1]} = iota x_size_1
+                  in t_6
+                else
+                  let mem_2: mem = alloc 8*y_size_2
+                  let t_7: [y_size_2]i64 @ mem_2 -> {offset: 0; strides: [1]; shape: [y_size_2]} = iota y_size_2
+                  in t_7
+              let t_8: [k_3]i64 @ ?mem_0 -> {offset: 0; strides: [1]; shape: [k_3]} = z_4 :> _
+              in t_8
+        "#]],
+    );
+}
+
+#[test]
+fn funmem_views_example() {
+    check(
+        include_str!("../../../examples/funmem_views.weft"),
+        expect![[r#"
+            entry views (n_0: i64) (m_1: i64) (p_2: i64) (q_3: i64) : i64 =
+              let mem_0: mem = alloc 8*n_0
+              let t_4: [n_0]i64 @ mem_0 -> {offset: 0; strides: [1]; shape: [n_0]} = iota n_0
+              let mem_1: mem = alloc 8*n_0*m_1
+              let mem_2: mem = alloc 8*n_0*m_1 -- expanded over gtid_0 < n_0 (interleaved)
+              let mem_3: mem = alloc 8*n_0*m_1 -- expanded over gtid_0 < n_0 (interleaved)
+              let a_5: [n_0][m_1]i64 @ mem_1 -> {offset: 0; strides: [m_1, 1]; shape: [n_0, m_1]} = map gtid_0 (t_4) \(i_6: i64) : [m_1]i64 ->
+                  let t_7: [m_1]i64 @ mem_2 -> {offset: gtid_0; strides: [n_0]; shape: [m_1]} = iota m_1
+                  let t_8: [m_1]i64 @ mem_3 -> {offset: gtid_0; strides: [n_0]; shape: [m_1]} = map gtid_1 (t_7) \(j_9: i64) : i64 ->
+                      let t_10: i64 = mul.i64 i_6 m_1
+                      let t_11: i64 = add.i64 t_10 j_9
+                      in t_11
+                  in t_8
+              let b_12: [m_1][n_0]i64 @ mem_1 -> {offset: 0; strides: [1, m_1]; shape: [m_1, n_0]} = transpose a_5
+              let c_13: [2][2]i64 @ mem_1 -> {offset: 1; strides: [1, m_1]; shape: [2, 2]} = b_12[1i64:3i64, 0i64:2i64]
+              let t_14: i64 = c_13[p_2, q_3]
+              in t_14
+
+            entry transposed [n_0] [m_1] (a_2: [n_0][m_1]i32 @ mem_0 -> {offset: 0; strides: [m_1, 1]; shape: [n_0, m_1]}) : [m_1][n_0]i32 @ mem_1 -> {offset: 0; strides: [n_0, 1]; shape: [m_1, n_0]} =
+              let t_3: [m_1][n_0]i32 @ mem_0 -> {offset: 0; strides: [1, m_1]; shape: [m_1, n_0]} = transpose a_2
+              in t_3
+              -- result copy: t_3 into mem_1 (alloc 4*n_0*m_1 bytes)
+
+            entry branch [n_0] (c_1: bool) (a_2: [n_0][n_0]i32 @ mem_0 -> {offset: 0; strides: [n_0, 1]; shape: [n_0, n_0]}) : [n_0][n_0]i32 @ mem_1 -> {offset: 0; strides: [n_0, 1]; shape: [n_0, n_0]} =
+              let t_3: [n_0][n_0]i32 @ mem_0 -> {offset: 0; strides: [?ex_0, ?ex_1]; shape: [n_0, n_0]} = if c_1 then
+                  let t_4: [n_0][n_0]i32 @ mem_0 -> {offset: 0; strides: [1, n_0]; shape: [n_0, n_0]} = transpose a_2
+                  in t_4
+                else
+                  in a_2
+              in t_3
+              -- result copy: t_3 into mem_1 (alloc 4*n_0*n_0 bytes)
+
+            entry flatten_transposed [n_0] [m_1] (a_2: [n_0][m_1]i32 @ mem_0 -> {offset: 0; strides: [m_1, 1]; shape: [n_0, m_1]}) : [n_0*m_1]i32 @ mem_1 -> {offset: 0; strides: [1]; shape: [n_0*m_1]} =
+              let t_3: [m_1][n_0]i32 @ mem_0 -> {offset: 0; strides: [1, m_1]; shape: [m_1, n_0]} = transpose a_2
+              let mem_1: mem = alloc 4*n_0*m_1
+              let t_4: [n_0*m_1]i32 @ mem_1 -> {offset: 0; strides: [1]; shape: [n_0*m_1]} = copy flatten t_3
+              in t_4
+        "#]],
+    );
+}
+
+#[test]
+fn funmem_expand_example_gpu_layout_is_interleaved() {
+    check(
+        include_str!("../../../examples/funmem_expand.weft"),
+        expect![[r#"
+            entry per_thread (n_0: i64) (m_1: i64) : [n_0]i64 @ mem_1 -> {offset: 0; strides: [1]; shape: [n_0]} =
+              let mem_0: mem = alloc 8*n_0
+              let t_2: [n_0]i64 @ mem_0 -> {offset: 0; strides: [1]; shape: [n_0]} = iota n_0
+              let mem_1: mem = alloc 8*n_0
+              let mem_2: mem = alloc 8*n_0*m_1 -- expanded over gtid_0 < n_0 (interleaved)
+              let mem_3: mem = alloc 8*n_0*m_1 -- expanded over gtid_0 < n_0 (interleaved)
+              let t_3: [n_0]i64 @ mem_1 -> {offset: 0; strides: [1]; shape: [n_0]} = map gtid_0 (t_2) \(i_4: i64) : i64 ->
+                  let t_5: [m_1]i64 @ mem_2 -> {offset: gtid_0; strides: [n_0]; shape: [m_1]} = iota m_1
+                  let a_6: [m_1]i64 @ mem_3 -> {offset: gtid_0; strides: [n_0]; shape: [m_1]} = map gtid_1 (t_5) \(j_7: i64) : i64 ->
+                      let t_8: i64 = mul.i64 i_4 j_7
+                      in t_8
+                  let t_9: i64 = sub.i64 m_1 1i64
+                  let t_10: i64 = a_6[t_9]
+                  in t_10
+              in t_3
+
+            entry rows (n_0: i64) (m_1: i64) : [n_0][m_1]i64 @ mem_1 -> {offset: 0; strides: [m_1, 1]; shape: [n_0, m_1]} =
+              let mem_0: mem = alloc 8*n_0
+              let t_2: [n_0]i64 @ mem_0 -> {offset: 0; strides: [1]; shape: [n_0]} = iota n_0
+              let mem_1: mem = alloc 8*n_0*m_1
+              let mem_2: mem = alloc 8*n_0*m_1 -- expanded over gtid_0 < n_0 (interleaved)
+              let mem_3: mem = alloc 8*n_0*m_1 -- expanded over gtid_0 < n_0 (interleaved)
+              let t_3: [n_0][m_1]i64 @ mem_1 -> {offset: 0; strides: [m_1, 1]; shape: [n_0, m_1]} = map gtid_0 (t_2) \(i_4: i64) : [m_1]i64 ->
+                  let t_5: [m_1]i64 @ mem_2 -> {offset: gtid_0; strides: [n_0]; shape: [m_1]} = iota m_1
+                  let t_6: [m_1]i64 @ mem_3 -> {offset: gtid_0; strides: [n_0]; shape: [m_1]} = map gtid_1 (t_5) \(j_7: i64) : i64 ->
+                      let t_8: i64 = add.i64 i_4 j_7
+                      in t_8
+                  in t_6
+              in t_3
+        "#]],
+    );
+}
+
+#[test]
+fn funmem_expand_example_cpu_layout_is_chunked() {
+    check_cpu(
+        include_str!("../../../examples/funmem_expand.weft"),
+        expect![[r#"
+            entry per_thread (n_0: i64) (m_1: i64) : [n_0]i64 @ mem_1 -> {offset: 0; strides: [1]; shape: [n_0]} =
+              let mem_0: mem = alloc 8*n_0
+              let t_2: [n_0]i64 @ mem_0 -> {offset: 0; strides: [1]; shape: [n_0]} = iota n_0
+              let mem_1: mem = alloc 8*n_0
+              let mem_2: mem = alloc 8*n_0*m_1 -- expanded over gtid_0 < n_0 (chunked)
+              let mem_3: mem = alloc 8*n_0*m_1 -- expanded over gtid_0 < n_0 (chunked)
+              let t_3: [n_0]i64 @ mem_1 -> {offset: 0; strides: [1]; shape: [n_0]} = map gtid_0 (t_2) \(i_4: i64) : i64 ->
+                  let t_5: [m_1]i64 @ mem_2 -> {offset: m_1*gtid_0; strides: [1]; shape: [m_1]} = iota m_1
+                  let a_6: [m_1]i64 @ mem_3 -> {offset: m_1*gtid_0; strides: [1]; shape: [m_1]} = map gtid_1 (t_5) \(j_7: i64) : i64 ->
+                      let t_8: i64 = mul.i64 i_4 j_7
+                      in t_8
+                  let t_9: i64 = sub.i64 m_1 1i64
+                  let t_10: i64 = a_6[t_9]
+                  in t_10
+              in t_3
+
+            entry rows (n_0: i64) (m_1: i64) : [n_0][m_1]i64 @ mem_1 -> {offset: 0; strides: [m_1, 1]; shape: [n_0, m_1]} =
+              let mem_0: mem = alloc 8*n_0
+              let t_2: [n_0]i64 @ mem_0 -> {offset: 0; strides: [1]; shape: [n_0]} = iota n_0
+              let mem_1: mem = alloc 8*n_0*m_1
+              let mem_2: mem = alloc 8*n_0*m_1 -- expanded over gtid_0 < n_0 (chunked)
+              let mem_3: mem = alloc 8*n_0*m_1 -- expanded over gtid_0 < n_0 (chunked)
+              let t_3: [n_0][m_1]i64 @ mem_1 -> {offset: 0; strides: [m_1, 1]; shape: [n_0, m_1]} = map gtid_0 (t_2) \(i_4: i64) : [m_1]i64 ->
+                  let t_5: [m_1]i64 @ mem_2 -> {offset: m_1*gtid_0; strides: [1]; shape: [m_1]} = iota m_1
+                  let t_6: [m_1]i64 @ mem_3 -> {offset: m_1*gtid_0; strides: [1]; shape: [m_1]} = map gtid_1 (t_5) \(j_7: i64) : i64 ->
+                      let t_8: i64 = add.i64 i_4 j_7
+                      in t_8
+                  in t_6
+              in t_3
+        "#]],
+    );
+}
+
+#[test]
+fn flatten_of_transpose_is_a_forced_copy() {
+    check_forced_copies(
+        r"
+entry f (a: [n][m]i32) : [m*n]i32 = flatten (transpose a)
+entry g (a: [n][m]i32) : [n*m]i32 = flatten a
+",
+        expect![[r#"
+            f: `(temporary)` at main.weft:2:37: `flatten` is not representable as one LMAD here (the outer dimensions do not merge), so the array is copied
+        "#]],
+    );
+}
+
+#[test]
+fn memory_of_binding_reports_views_and_allocations() {
+    check_memory_of(
+        r"
+entry f (a: [n][m]i32) : [m][n]i32 =
+  let b = $0transpose a
+  in map (\r -> map (+1) r) b
+",
+        expect![[r#"
+            b: [LeafMemory { block: "mem_0", lmad: "{offset: 0; strides: [1, m]; shape: [m, n]}", kind: View, bytes: None, copy_reason: None, expanded: [] }]
+        "#]],
+    );
+}
+
+#[test]
+fn paper_gpu_formula_breaks_aliasing_and_the_fixed_one_keeps_it() {
+    // Digest E6: a block of 10 elements, 4 threads, A = 0+{(10:1)}, B = A[5:3].
+    use crate::{Layout, Lmad, MemSize};
+    use weft_size::Size;
+    let c = Size::constant;
+    let a: Lmad<crate::MemVar> = Lmad::row_major(&[c(10)]);
+    let b = a.slice_dim(0, &c(5), &c(3), &c(1));
+    let (y, se): (MemSize, MemSize) = (c(4), c(10));
+    let addr = |l: &Lmad<crate::MemVar>, j: i64| l.index(&[c(j)]).as_constant().expect("constant");
+    for x in 0..4 {
+        let tid = c(x);
+        for layout in [Layout::Interleaved, Layout::Chunked] {
+            let a2 = crate::expand_lmad(&a, &tid, &y, &se, layout);
+            let b2 = crate::expand_lmad(&b, &tid, &y, &se, layout);
+            for j in 0..3 {
+                assert_eq!(addr(&b2, j), addr(&a2, 5 + j), "{layout:?} keeps B[j] = A[5+j]");
+            }
+        }
+        // The paper's printed rule `offset + x`, strides times y (not implemented).
+        let paper = |l: &Lmad<crate::MemVar>| {
+            let mut l = l.clone();
+            l.offset = l.offset.add(&tid);
+            for d in &mut l.dims {
+                d.stride = d.stride.mul(&y);
+            }
+            l
+        };
+        assert_ne!(addr(&paper(&b), 0), addr(&paper(&a), 5), "the paper's rule breaks aliasing");
+    }
+}
