@@ -581,20 +581,29 @@ impl<'db> InferCtx<'db> {
     /// Resolves every recorded type; variables left after defaulting are reported once.
     fn finish_tables(&mut self) {
         let mut unresolved = Vec::new();
-        let exprs: Vec<ExprId> = self.result.expr_tys.iter().map(|(id, _)| id).collect();
-        for expr in exprs {
-            let raw = self.result.expr_tys[expr].clone();
-            let resolved = self.table.resolve(&raw);
-            let finished = self.table.finish(&raw);
-            if resolved != finished && !raw.contains_error() {
-                unresolved.push(expr);
-            }
-            self.result.expr_tys.insert(expr, finished);
+        // Finish everything first and replace afterwards: the finisher's memo is keyed
+        // by the addresses of the types it reads, which must stay alive meanwhile.
+        let mut finisher = unify::Finisher::new(&self.table);
+        let exprs: Vec<(ExprId, Ty)> = self
+            .result
+            .expr_tys
+            .iter()
+            .map(|(expr, raw)| {
+                let (finished, flags) = finisher.finish(raw);
+                if flags.unresolved && !flags.error {
+                    unresolved.push(expr);
+                }
+                (expr, finished)
+            })
+            .collect();
+        let pats: Vec<(PatId, Ty)> =
+            self.result.pat_tys.iter().map(|(pat, raw)| (pat, finisher.finish(raw).0)).collect();
+        drop(finisher);
+        for (expr, ty) in exprs {
+            self.result.expr_tys.insert(expr, ty);
         }
-        let pats: Vec<PatId> = self.result.pat_tys.iter().map(|(id, _)| id).collect();
-        for pat in pats {
-            let finished = self.table.finish(&self.result.pat_tys[pat]);
-            self.result.pat_tys.insert(pat, finished);
+        for (pat, ty) in pats {
+            self.result.pat_tys.insert(pat, ty);
         }
         // One error for the innermost unresolved expression is enough.
         if let Some(first) = unresolved.first() {

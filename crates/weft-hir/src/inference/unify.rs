@@ -97,6 +97,9 @@ pub(crate) enum Mismatch {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Table {
     ty_vars: Vec<(Option<Ty>, Class)>,
+    /// For each unbound variable, how many variables are bound to it (directly or
+    /// not): union by size keeps chains of variables logarithmic.
+    weights: Vec<u32>,
     size_vars: Vec<Option<TySize>>,
     n_unknowns: u32,
     /// The expression whose type fixed each size variable (for messages).
@@ -110,6 +113,7 @@ impl Table {
         let idx =
             u32::try_from(self.ty_vars.len()).expect("invariant: fewer than 2^32 type variables");
         self.ty_vars.push((None, class));
+        self.weights.push(1);
         Ty::Var(idx)
     }
 
@@ -227,6 +231,20 @@ impl Table {
         match (&a, &b) {
             (Ty::Error, _) | (_, Ty::Error) => Ok(()),
             (Ty::Var(x), Ty::Var(y)) if x == y => Ok(()),
+            // Bind the lighter variable to the heavier one (union by size), so chains
+            // of variables stay short: `1 + 1 + ... + 1` would otherwise resolve in
+            // quadratic time.
+            (Ty::Var(x), Ty::Var(y)) => {
+                let weight_x = self.weights.get(*x as usize).copied().unwrap_or(1);
+                let weight_y = self.weights.get(*y as usize).copied().unwrap_or(1);
+                let (light, heavy, light_weight) =
+                    if weight_x <= weight_y { (*x, *y, weight_x) } else { (*y, *x, weight_y) };
+                self.bind(light, &Ty::Var(heavy))?;
+                if let Some(w) = self.weights.get_mut(heavy as usize) {
+                    *w = w.saturating_add(light_weight);
+                }
+                Ok(())
+            }
             (Ty::Var(x), _) => self.bind(*x, &b),
             (_, Ty::Var(y)) => self.bind(*y, &a),
             (Ty::Scalar(x), Ty::Scalar(y)) if x == y => Ok(()),
@@ -340,6 +358,77 @@ impl Table {
                 if has_var { replace_vars(&resolved) } else { resolved }
             }
         }
+    }
+}
+
+/// Resolves many types that share subtrees (`Arc`s), visiting each shared subtree
+/// once: a lambda nested 100,000 levels deep has 100,000 function types that each
+/// contain the next, and resolving each alone would be quadratic.
+pub(crate) struct Finisher<'a> {
+    table: &'a Table,
+    /// Keyed by the address of an `Arc` that stays alive in the caller's tables while
+    /// the finisher exists (the caller replaces them only afterwards).
+    memo: FxHashMap<usize, (Arc<Ty>, Flags)>,
+}
+
+/// What a finished type contained: an inference variable left unresolved (now the
+/// error type), or an error type from an earlier diagnostic.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Flags {
+    pub(crate) unresolved: bool,
+    pub(crate) error: bool,
+}
+
+impl Flags {
+    fn or(self, other: Flags) -> Flags {
+        Flags { unresolved: self.unresolved || other.unresolved, error: self.error || other.error }
+    }
+}
+
+impl<'a> Finisher<'a> {
+    pub(crate) fn new(table: &'a Table) -> Finisher<'a> {
+        Finisher { table, memo: FxHashMap::default() }
+    }
+
+    /// The resolved type, unresolved variables replaced by the error type.
+    pub(crate) fn finish(&mut self, ty: &Ty) -> (Ty, Flags) {
+        match self.table.shallow(ty) {
+            Ty::Var(_) => (Ty::Error, Flags { unresolved: true, error: false }),
+            Ty::Error => (Ty::Error, Flags { unresolved: false, error: true }),
+            Ty::Array { size, elem } => {
+                let (elem, flags) = self.shared(&elem);
+                (Ty::Array { size: self.table.resolve_size(&size), elem }, flags)
+            }
+            Ty::Tuple(elems) => {
+                let mut flags = Flags::default();
+                let elems: Vec<Ty> = elems
+                    .iter()
+                    .map(|e| {
+                        let (e, f) = self.finish(e);
+                        flags = flags.or(f);
+                        e
+                    })
+                    .collect();
+                (Ty::tuple(elems), flags)
+            }
+            Ty::Fn { param, ret } => {
+                let (param, f1) = self.shared(&param);
+                let (ret, f2) = self.shared(&ret);
+                (Ty::Fn { param, ret }, f1.or(f2))
+            }
+            scalar @ (Ty::Scalar(_) | Ty::Param(_)) => (scalar, Flags::default()),
+        }
+    }
+
+    fn shared(&mut self, ty: &Arc<Ty>) -> (Arc<Ty>, Flags) {
+        let key = Arc::as_ptr(ty) as usize;
+        if let Some(hit) = self.memo.get(&key) {
+            return hit.clone();
+        }
+        let (finished, flags) = self.finish(ty);
+        let result = (Arc::new(finished), flags);
+        self.memo.insert(key, result.clone());
+        result
     }
 }
 
