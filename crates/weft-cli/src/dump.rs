@@ -19,6 +19,12 @@ pub(crate) fn run(args: &DumpArgs) -> anyhow::Result<u8> {
                 .map_err(|e| anyhow::anyhow!("internal compiler error in core: {e}"))?;
             weft_core::pretty_program(&program)
         }
+        Stage::Mem => {
+            let program =
+                crate::run::core_program(&db, loaded.file).map_err(|e| anyhow::anyhow!(e))?;
+            let mem = weft_mem::pipeline(&program, weft_mem::ExpandOptions::default());
+            weft_mem::pretty_mem(&program, &mem)
+        }
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(0)

@@ -91,6 +91,7 @@ enum Stage {
     Cst,
     Hir,
     Core,
+    Mem,
 }
 
 fn main() -> ExitCode {
