@@ -36,12 +36,13 @@ pub struct RuntimeError {
 }
 
 impl RuntimeError {
-    fn new(message: impl Into<String>) -> RuntimeError {
-        RuntimeError { message: message.into(), origin: None }
+    fn new(message: impl Into<String>) -> Box<RuntimeError> {
+        Box::new(RuntimeError { message: message.into(), origin: None })
     }
 }
 
-type Result<T> = std::result::Result<T, RuntimeError>;
+/// Errors are boxed so that results stay small on the interpreter's hot path.
+type Result<T> = std::result::Result<T, Box<RuntimeError>>;
 
 /// An interpreter value.
 #[derive(Debug, Clone)]
@@ -73,7 +74,15 @@ impl Arr {
 
 /// Runs an entry point on input values (a tuple parameter takes consecutive values)
 /// and returns its results (a tuple result gives one value per component).
-pub fn run_entry(program: &Program, entry: FnId, inputs: Vec<Value>) -> Result<Vec<Value>> {
+pub fn run_entry(
+    program: &Program,
+    entry: FnId,
+    inputs: Vec<Value>,
+) -> std::result::Result<Vec<Value>, RuntimeError> {
+    run_entry_boxed(program, entry, inputs).map_err(|error| *error)
+}
+
+fn run_entry_boxed(program: &Program, entry: FnId, inputs: Vec<Value>) -> Result<Vec<Value>> {
     let function = &program.functions[entry];
     let mut inputs = inputs.into_iter();
     let mut args = Vec::new();

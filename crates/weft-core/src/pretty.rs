@@ -17,8 +17,8 @@ use std::fmt::Write as _;
 use rustc_hash::FxHashMap;
 
 use crate::ir::{
-    Atom, CoreSize, BinOp, BlockId, Exp, FnId, Function, IndexItem, Lambda, LoopForm, Program, Space, Type,
-    UnOp, VarId, VarKind,
+    Atom, BinOp, BlockId, CoreSize, Exp, FnId, Function, IndexItem, Lambda, LoopForm, Program,
+    Space, Type, UnOp, VarId, VarKind,
 };
 
 /// The whole program: functions in dependency order (callees first), entries last.
