@@ -20,7 +20,7 @@ use weft_core::{
 
 use crate::ir::{
     BlockBinding, CopyReason, ExistId, Layout, MemBlockId, MemFunction, MemInfo, MemLmad,
-    MemProgram, MemSize, MemVar, Provenance,
+    MemProgram, MemSize, MemVar, NotExpandedReason, Provenance,
 };
 use crate::lower::{ValueShape, value_shape};
 
@@ -245,6 +245,14 @@ impl Printer<'_> {
                         };
                         let _ = write!(self.out, " -- expanded over {tid} < {threads} ({layout})");
                     }
+                }
+                for kept in self.mem.not_expanded.iter().filter(|k| k.block == mem_block) {
+                    let why = match kept.reason {
+                        NotExpandedReason::VariantSize => "its size varies per thread",
+                        NotExpandedReason::Nested => "inside a branch or loop of a parallel lambda",
+                        NotExpandedReason::NotAMap => "inside a reduce or scan lambda",
+                    };
+                    let _ = write!(self.out, " -- not expanded: {why}");
                 }
                 self.out.push('\n');
             }

@@ -400,3 +400,77 @@ fn paper_gpu_formula_breaks_aliasing_and_the_fixed_one_keeps_it() {
         assert_ne!(addr(&paper(&b), 0), addr(&paper(&a), 5), "the paper's rule breaks aliasing");
     }
 }
+
+#[test]
+fn views_never_allocate() {
+    check(
+        r"
+entry f (xs: [n]i32) (ys: [n]f32) (k: i64) : ([k]i32, [n-k]f32, [n]i32, [3][n]f32) =
+  let ps = zip xs ys
+  let (a, b) = unzip (reverse ps)
+  in (take k a, drop k b, xs, replicate 3 ys)
+",
+        expect![[r#"
+            entry f [n_0] (xs_1: [n_0]i32 @ mem_0 -> {offset: 0; strides: [1]; shape: [n_0]}) (ys_2: [n_0]f32 @ mem_1 -> {offset: 0; strides: [1]; shape: [n_0]}) (k_3: i64) : ([k_3]i32 @ mem_2 -> {offset: 0; strides: [1]; shape: [k_3]}, [n_0 - k_3]f32 @ mem_3 -> {offset: 0; strides: [1]; shape: [n_0 - k_3]}, [n_0]i32 @ mem_0 -> {offset: 0; strides: [1]; shape: [n_0]}, [3][n_0]f32 @ mem_4 -> {offset: 0; strides: [n_0, 1]; shape: [3, n_0]}) =
+              let ps_4: ([n_0]i32 @ mem_0 -> {offset: 0; strides: [1]; shape: [n_0]}, [n_0]f32 @ mem_1 -> {offset: 0; strides: [1]; shape: [n_0]}) = zip xs_1 ys_2
+              let t_5: ([n_0]i32 @ mem_0 -> {offset: n_0 - 1; strides: [-1]; shape: [n_0]}, [n_0]f32 @ mem_1 -> {offset: n_0 - 1; strides: [-1]; shape: [n_0]}) = reverse ps_4
+              let t_6: ([n_0]i32 @ mem_0 -> {offset: n_0 - 1; strides: [-1]; shape: [n_0]}, [n_0]f32 @ mem_1 -> {offset: n_0 - 1; strides: [-1]; shape: [n_0]}) = unzip t_5
+              let a_7: [n_0]i32 @ mem_0 -> {offset: n_0 - 1; strides: [-1]; shape: [n_0]} = t_6.0
+              let b_8: [n_0]f32 @ mem_1 -> {offset: n_0 - 1; strides: [-1]; shape: [n_0]} = t_6.1
+              let t_9: [k_3]i32 @ mem_0 -> {offset: n_0 - 1; strides: [-1]; shape: [k_3]} = take k_3 a_7
+              let t_10: [n_0 - k_3]f32 @ mem_1 -> {offset: n_0 - k_3 - 1; strides: [-1]; shape: [n_0 - k_3]} = drop k_3 b_8
+              let t_11: [3][n_0]f32 @ mem_1 -> {offset: 0; strides: [0, 1]; shape: [3, n_0]} = replicate 3i64 ys_2
+              let t_12: ([k_3]i32 @ mem_0 -> {offset: n_0 - 1; strides: [-1]; shape: [k_3]}, [n_0 - k_3]f32 @ mem_1 -> {offset: n_0 - k_3 - 1; strides: [-1]; shape: [n_0 - k_3]}, [n_0]i32 @ mem_0 -> {offset: 0; strides: [1]; shape: [n_0]}, [3][n_0]f32 @ mem_1 -> {offset: 0; strides: [0, 1]; shape: [3, n_0]}) = (t_9, t_10, xs_1, t_11)
+              in t_12
+              -- result copy: t_12 into mem_2 (alloc 4*k_3 bytes)
+              -- result copy: t_12 into mem_3 (alloc 4*n_0 - 4*k_3 bytes)
+              -- result copy: t_12 into mem_4 (alloc 12*n_0 bytes)
+        "#]],
+    );
+}
+
+#[test]
+fn allocations_under_a_branch_in_a_lambda_are_not_expanded() {
+    check(
+        r"
+entry f (n: i64) (m: i64) (c: bool) : [n]i64 =
+  map (\i -> if c then reduce (+) 0 (iota m) else i) (iota n)
+",
+        expect![[r#"
+            entry f (n_0: i64) (m_1: i64) (c_2: bool) : [n_0]i64 @ mem_1 -> {offset: 0; strides: [1]; shape: [n_0]} =
+              let mem_0: mem = alloc 8*n_0
+              let t_3: [n_0]i64 @ mem_0 -> {offset: 0; strides: [1]; shape: [n_0]} = iota n_0
+              let mem_1: mem = alloc 8*n_0
+              let t_4: [n_0]i64 @ mem_1 -> {offset: 0; strides: [1]; shape: [n_0]} = map gtid_0 (t_3) \(i_5: i64) : i64 ->
+                  let t_6: i64 = if c_2 then
+                      let mem_2: mem = alloc 8*m_1 -- not expanded: inside a branch or loop of a parallel lambda
+                      let t_7: [m_1]i64 @ mem_2 -> {offset: 0; strides: [1]; shape: [m_1]} = iota m_1
+                      let t_8: i64 = reduce 0i64 t_7 \(x_9: i64) (y_10: i64) : i64 ->
+                          let t_11: i64 = add.i64 x_9 y_10
+                          in t_11
+                      in t_8
+                    else
+                      in i_5
+                  in t_6
+              in t_4
+        "#]],
+    );
+}
+
+#[test]
+fn loop_parameters_have_existential_memory() {
+    check(
+        r"
+entry f (xs: [n]i32) (k: i64) : [n]i32 =
+  loop acc = xs for i < k do reverse acc
+",
+        expect![[r#"
+            entry f [n_0] (xs_1: [n_0]i32 @ mem_0 -> {offset: 0; strides: [1]; shape: [n_0]}) (k_2: i64) : [n_0]i32 @ mem_2 -> {offset: 0; strides: [1]; shape: [n_0]} =
+              let t_3: [n_0]i32 @ ?mem_1 -> {offset: ?ex_0; strides: [?ex_1]; shape: [n_0]} = loop (acc_4: [n_0]i32 @ ?mem_1 -> {offset: ?ex_0; strides: [?ex_1]; shape: [n_0]}) = xs_1 for i_5 < k_2 do
+                  let t_6: [n_0]i32 @ ?mem_1 -> {offset: n_0*?ex_1 + ?ex_0 - ?ex_1; strides: [-?ex_1]; shape: [n_0]} = reverse acc_4
+                  in t_6
+              in t_3
+              -- result copy: t_3 into mem_2 (alloc 4*n_0 bytes)
+        "#]],
+    );
+}
