@@ -325,7 +325,11 @@ fn call(program: &Program, func: FnId, args: Vec<Val>) -> Result<Val> {
     }
     for (&param, arg) in f.params.iter().zip(&args) {
         bind_sizes(f, &mut frame, &f.vars[param].ty, arg, true).map_err(|message| {
-            RuntimeError::new(format!("argument `{}`: {message}", f.vars[param].name))
+            let what = if f.is_entry { "entry" } else { "function" };
+            RuntimeError::new(format!(
+                "{what} `{}`: parameter `{}`: {message}",
+                f.name, f.vars[param].name
+            ))
         })?;
     }
     let interp = Interp { program, f };
@@ -412,7 +416,8 @@ fn bind_sizes(
             let expected = eval_size(frame, size)?;
             if expected != actual_i64 {
                 return Err(format!(
-                    "expected size {expected} in dimension {dim_idx}, got {actual}"
+                    "expected size {expected} (`{}`) in dimension {dim_idx}, got {actual}",
+                    size.display(&|v: &VarId| f.vars[*v].name.to_string())
                 ));
             }
         }

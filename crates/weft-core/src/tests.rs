@@ -252,7 +252,7 @@ entry f (m: i64) (xs: [n]i32) : [m]i32 = xs :> [m]i32
 "#,
         "2i64 [1i32, 2i32, 3i32]",
         expect![[r#"
-            error: size coercion of `xs` failed: expected size 2 in dimension 0, got 3 at test.weft:2:42
+            error: size coercion of `xs` failed: expected size 2 (`m`) in dimension 0, got 3 at test.weft:2:42
         "#]],
     );
 }
@@ -282,6 +282,32 @@ entry f (xs: [n]i32) : [n]i32 = map (twice (*3)) xs
         "[1i32, 2i32]",
         expect![[r#"
             [9i32, 18i32]
+        "#]],
+    );
+}
+
+#[test]
+fn entry_inputs_are_checked_against_parameter_sizes() {
+    check_run(
+        r#"
+entry f (xs: [n]i32) (ys: [n]i32) : [n]i32 = map2 (+) xs ys
+"#,
+        "[1i32, 2i32] [1i32]",
+        expect![[r#"
+            error: entry `f`: parameter `ys`: expected size 2 (`n`) in dimension 0, got 1
+        "#]],
+    );
+}
+
+#[test]
+fn entry_inputs_are_checked_against_parameter_types() {
+    check_run(
+        r#"
+entry f (xs: [n]i32) (y: f32) : [n]i32 = xs
+"#,
+        "[1i32, 2i32]",
+        expect![[r#"
+            error: entry `f`: parameter `y` expects a value of type f32, but no value is left
         "#]],
     );
 }
