@@ -10,7 +10,7 @@
 use std::io::Write as _;
 
 use weft_hir::RootDatabase;
-use weft_syntax::ast::{self, AstNode as _};
+use weft_syntax::ast;
 use weft_syntax::line_index::LineIndex;
 use weft_syntax::test_block::{Expected, TestInput, test_block};
 use weft_values::Value;
@@ -63,7 +63,6 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<u8> {
                     cases.push((name.clone(), case));
                 }
             }
-            let _ = def.syntax();
         }
         if cases.is_empty() {
             continue;
