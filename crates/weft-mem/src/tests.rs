@@ -474,3 +474,78 @@ entry f (xs: [n]i32) (k: i64) : [n]i32 =
         "#]],
     );
 }
+
+/// Runs the validity check on `input` after `corrupt` changed the memory IR.
+fn check_corrupted(
+    src: &str,
+    input: &str,
+    corrupt: fn(&Program, &mut crate::MemProgram),
+    expect: Expect,
+) {
+    let (db, file) = load(src);
+    let program = compile(&db, file);
+    let mut mem = crate::pipeline(&program, ExpandOptions::default());
+    let inputs = weft_values::parse_values(input).expect("valid input");
+    let entry = program.entries[0];
+    let before = crate::check_validity(&program, &mem, entry, &inputs);
+    assert_eq!(before, Ok(Validity::Same), "the uncorrupted program is valid");
+    corrupt(&program, &mut mem);
+    let after = match crate::check_validity(&program, &mem, entry, &inputs) {
+        Ok(validity) => format!("{validity:?}"),
+        Err(crate::ValidityError::Heap(error)) => error.message,
+        Err(crate::ValidityError::Mismatch(message)) => format!("mismatch: {message}"),
+    };
+    expect.assert_eq(&after);
+}
+
+#[test]
+fn validity_check_catches_a_wrong_view_lmad() {
+    check_corrupted(
+        r"
+entry f (a: [n][m]i32) : [m][n]i32 = map (\r -> r) (transpose a)
+",
+        "[[1i32, 2i32, 3i32], [4i32, 5i32, 6i32]]",
+        |program, mem| {
+            for (fn_id, f) in program.functions.iter() {
+                for (var, info) in mem.functions[fn_id].bindings.iter_mut() {
+                    if let crate::MemInfo::Array(array) = info
+                        && f.vars[var].name.as_str().is_empty()
+                        && array.how == crate::Provenance::View
+                        && array.lmad.rank() == 2
+                    {
+                        // Pretend the transpose is dense.
+                        array.lmad = crate::Lmad::row_major(&array.lmad.shape());
+                    }
+                }
+            }
+        },
+        expect![
+            "invalid memory: the annotation says HArr { label: 0, offset: 0, dims: [(3, 2), (2, 1)] } but the value is HArr { label: 0, offset: 0, dims: [(3, 1), (2, 3)] }"
+        ],
+    );
+}
+
+#[test]
+fn validity_check_catches_threads_sharing_expanded_memory() {
+    check_corrupted(
+        r"
+entry f (n: i64) (m: i64) : [n]i64 =
+  map (\i -> let a = map (\j -> i * j) (iota m) in a[m - 1]) (iota n)
+",
+        "3i64 4i64",
+        |_, mem| {
+            for (_, mem_f) in mem.functions.iter_mut() {
+                for (_, info) in mem_f.bindings.iter_mut() {
+                    if let crate::MemInfo::Array(array) = info {
+                        // Forget the thread's part: every thread gets the same addresses.
+                        array.lmad = array.lmad.substitute(&mut |v| match v {
+                            crate::MemVar::Thread(_) => Some(weft_size::Size::zero()),
+                            crate::MemVar::Core(_) | crate::MemVar::Exist(_) => None,
+                        });
+                    }
+                }
+            }
+        },
+        expect!["invalid memory: two iterations write address 0"],
+    );
+}
