@@ -312,6 +312,10 @@ impl Builder {
     }
 }
 
+/// The largest array the interpreter creates from a size (2^31 elements), so that a
+/// wrong size is an error rather than an aborted allocation.
+const MAX_ELEMS: usize = 1 << 31;
+
 /// A function activation: one slot per variable.
 struct Frame {
     slots: Vec<Option<Val>>,
@@ -937,8 +941,14 @@ impl Interp<'_> {
 
     fn count(&self, frame: &Frame, atom: Atom, what: &str) -> Result<usize> {
         let n = self.int(frame, atom)?;
-        usize::try_from(n)
-            .map_err(|_| RuntimeError::new(format!("`{what}` with negative size {n}")))
+        let n = usize::try_from(n)
+            .map_err(|_| RuntimeError::new(format!("`{what}` with negative size {n}")))?;
+        if n > MAX_ELEMS {
+            return Err(RuntimeError::new(format!(
+                "`{what}` of size {n} is too large to interpret"
+            )));
+        }
+        Ok(n)
     }
 
     fn index(&self, frame: &Frame, array: Atom, items: &[IndexItem]) -> Result<Val> {
