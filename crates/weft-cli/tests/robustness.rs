@@ -1,0 +1,68 @@
+//! `weft check` on hostile files (deep nesting, megabyte lines, NUL bytes, invalid
+//! UTF-8, unterminated strings) exits 0 or 1 with diagnostics, never a crash (a
+//! signal, or the exit code 101 of a panic).
+
+use std::path::{Path, PathBuf};
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("weft-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `weft check` on `file` in `dir`; returns the exit code and stdout.
+#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
+fn weft_check(dir: &Path, file: &str) -> (i32, String) {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+        .current_dir(dir)
+        .args(["check", file])
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the weft binary runs");
+    let code = output.status.code();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(code.is_some(), "{file}: killed by a signal ({:?}); stderr: {stderr}", output.status);
+    let code = code.unwrap();
+    assert!(code == 0 || code == 1, "{file}: exit code {code}; stderr: {stderr}");
+    (code, String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+#[test]
+fn hostile_files_exit_0_or_1() {
+    const DEPTH: usize = 100_000;
+    const MB: usize = 1 << 20;
+    let dir = temp_dir("robustness");
+    let cases: Vec<(&str, Vec<u8>, i32)> = vec![
+        (
+            "parens.weft",
+            format!("def x : i32 = {}1{}\n", "(".repeat(DEPTH), ")".repeat(DEPTH)).into(),
+            0,
+        ),
+        ("lets.weft", format!("def x : i32 = {}x\n", "let x = 1 in ".repeat(DEPTH)).into(), 0),
+        (
+            "lambdas.weft",
+            format!("def x : i32 = ({}x){}\n", "\\x -> ".repeat(DEPTH - 1), " 1".repeat(DEPTH - 1))
+                .into(),
+            0,
+        ),
+        (
+            "too_deep.weft",
+            format!("def x : i32 = {}1{}\n", "(".repeat(DEPTH + 1), ")".repeat(DEPTH + 1)).into(),
+            1,
+        ),
+        ("long_sum.weft", format!("def x : i32 = 1{}\n", " + 1".repeat(MB / 4)).into(), 0),
+        ("long_garbage.weft", "+*)([\\".repeat(MB / 6).into(), 1),
+        ("nul.weft", b"def x : i32 = 1\0\0\ndef y : i32 = 2\n".to_vec(), 1),
+        ("invalid_utf8.weft", b"def x : i32 = \xff\xfe 1\n".to_vec(), 1),
+        ("unterminated.weft", b"import \"lib\ndef x : i32 = \"abc".to_vec(), 1),
+    ];
+    for (name, bytes, expected) in cases {
+        std::fs::write(dir.join(name), bytes).unwrap();
+        let (code, stdout) = weft_check(&dir, name);
+        assert_eq!(code, expected, "{name}:\n{}", stdout.chars().take(2000).collect::<String>());
+        if expected == 1 {
+            assert!(stdout.contains("error"), "{name} prints its diagnostics:\n{stdout}");
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
