@@ -722,7 +722,9 @@ impl Interp<'_> {
                 Val::Tuple(mut vals) if (*index as usize) < vals.len() => {
                     vals.swap_remove(*index as usize)
                 }
-                _ => return Err(RuntimeError::new("internal error: projection of a non-tuple")),
+                Val::Tuple(_) | Val::Scalar(_) | Val::Array(_) => {
+                    return Err(RuntimeError::new("internal error: projection of a non-tuple"));
+                }
             },
             Exp::ArrayLit { elems, elem_ty } => {
                 let mut builder = Builder::new(elem_ty, elems.len());
@@ -741,10 +743,13 @@ impl Interp<'_> {
                 let args = args.iter().map(|&a| self.atom(frame, a)).collect::<Result<Vec<_>>>()?;
                 call(self.program, *func, args)?
             }
-            Exp::If { cond, then_branch, else_branch } => match self.scalar(frame, *cond)? {
-                Scalar::Bool(true) => self.block(frame, *then_branch)?,
-                _ => self.block(frame, *else_branch)?,
-            },
+            Exp::If { cond, then_branch, else_branch } => {
+                if matches!(self.scalar(frame, *cond)?, Scalar::Bool(true)) {
+                    self.block(frame, *then_branch)?
+                } else {
+                    self.block(frame, *else_branch)?
+                }
+            }
             Exp::Loop { param, init, form, body } => {
                 let mut acc = self.atom(frame, *init)?;
                 match form {
@@ -760,9 +765,8 @@ impl Interp<'_> {
                     }
                     LoopForm::While { cond } => loop {
                         self.bind(frame, *param, acc.clone())?;
-                        match self.block(frame, *cond)? {
-                            Val::Scalar(Scalar::Bool(true)) => {}
-                            _ => break,
+                        if !matches!(self.block(frame, *cond)?, Val::Scalar(Scalar::Bool(true))) {
+                            break;
                         }
                         acc = self.block(frame, *body)?;
                     },

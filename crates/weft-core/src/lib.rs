@@ -7,6 +7,8 @@
 //! elaboration does not support, [`RuntimeError`] for run-time failures, rendered
 //! with a source position by [`render_error`].
 
+#![warn(clippy::wildcard_enum_match_arm)]
+
 mod interp;
 mod ir;
 mod lower;

@@ -704,7 +704,24 @@ impl Elab<'_> {
                         Type::Scalar(ScalarTy::Bool),
                     ))
                 }
-                _ => {
+                AstBinOp::Eq
+                | AstBinOp::Neq
+                | AstBinOp::Lt
+                | AstBinOp::Le
+                | AstBinOp::Gt
+                | AstBinOp::Ge
+                | AstBinOp::BitOr
+                | AstBinOp::BitXor
+                | AstBinOp::BitAnd
+                | AstBinOp::Shl
+                | AstBinOp::Shr
+                | AstBinOp::Add
+                | AstBinOp::Concat
+                | AstBinOp::Sub
+                | AstBinOp::Mul
+                | AstBinOp::Div
+                | AstBinOp::Rem
+                | AstBinOp::Pow => {
                     let l = self.val(ctx, scope, *lhs)?;
                     let r = self.val(ctx, scope, *rhs)?;
                     val(self.binary(*op, l, r)?)
@@ -973,6 +990,7 @@ impl Elab<'_> {
 
     // ---- application -----------------------------------------------------------------
 
+    #[expect(clippy::wildcard_enum_match_arm, reason = "the other built-ins are handled alike")]
     fn arity(&self, func: &FnVal) -> usize {
         match func {
             FnVal::Lambda { params, .. } => params.len(),
@@ -1068,6 +1086,7 @@ impl Elab<'_> {
         Ok(Lambda { params, body, ret })
     }
 
+    #[expect(clippy::wildcard_enum_match_arm, reason = "the other built-ins are handled alike")]
     fn builtin(
         &mut self,
         builtin: Builtin,
@@ -1134,6 +1153,7 @@ impl Elab<'_> {
         })
     }
 
+    #[expect(clippy::wildcard_enum_match_arm, reason = "the other built-ins are handled alike")]
     fn builtin_first_order(&mut self, builtin: Builtin, atoms: &[Atom]) -> Result<Atom> {
         let origin = self.origin.clone();
         let arg = |idx: usize| -> Result<Atom> {
