@@ -494,17 +494,28 @@ impl<'a> Interp<'a> {
                             ));
                         };
                         let block = &run.mem_f.blocks[array.block];
-                        if matches!(
-                            block.binding,
-                            BlockBinding::Existential { .. } | BlockBinding::Param { .. }
-                        ) {
-                            run.fr.labels.insert(array.block, arr.label);
+                        // An existential block is whatever block the value of its
+                        // defining binding is in (views of it must agree); a parameter's
+                        // block is fixed by the argument, once.
+                        match block.binding {
+                            BlockBinding::Existential { .. }
+                                if array.how == Provenance::Existential =>
+                            {
+                                run.fr.labels.insert(array.block, arr.label);
+                            }
+                            BlockBinding::Param { .. } => {
+                                run.fr.labels.entry(array.block).or_insert(arr.label);
+                            }
+                            BlockBinding::Existential { .. }
+                            | BlockBinding::Alloc { .. }
+                            | BlockBinding::ResultAlloc { .. } => {}
                         }
-                        if let Some(MemVar::Exist(x)) = array.lmad.offset.as_var() {
+                        let defines = array.how == Provenance::Existential;
+                        if defines && let Some(MemVar::Exist(x)) = array.lmad.offset.as_var() {
                             run.fr.sizes.insert(MemVar::Exist(*x), arr.offset);
                         }
                         for (dim, &(_, stride)) in array.lmad.dims.iter().zip(&arr.dims) {
-                            if let Some(MemVar::Exist(x)) = dim.stride.as_var() {
+                            if defines && let Some(MemVar::Exist(x)) = dim.stride.as_var() {
                                 run.fr.sizes.insert(MemVar::Exist(*x), stride);
                             }
                         }

@@ -469,7 +469,10 @@ impl Printer<'_> {
                 };
                 format!("{name} {}", self.atom(*value))
             }
-            Exp::Coerce { value, .. } => format!("{} :> _", self.atom(*value)),
+            Exp::Coerce { value, ty } => {
+                let value = self.atom(*value);
+                format!("{value} :> {}", self.ty(ty, &MemInfo::Scalar))
+            }
         };
         self.out.push_str(&text);
     }

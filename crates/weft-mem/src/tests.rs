@@ -214,7 +214,7 @@ fn funmem_branch_example() {
                   let mem_2: mem = alloc 8*y_size_2
                   let t_7: [y_size_2]i64 @ mem_2 -> {offset: 0; strides: [1]; shape: [y_size_2]} = iota y_size_2
                   in t_7
-              let t_8: [k_3]i64 @ ?mem_0 -> {offset: 0; strides: [1]; shape: [k_3]} = z_4 :> _
+              let t_8: [k_3]i64 @ ?mem_0 -> {offset: 0; strides: [1]; shape: [k_3]} = z_4 :> [k_3]i64
               in t_8
         "#]],
     );
@@ -547,5 +547,75 @@ entry f (n: i64) (m: i64) : [n]i64 =
             }
         },
         expect!["invalid memory: two iterations write address 0"],
+    );
+}
+
+proptest::proptest! {
+    /// Digest §9, property 5: expansion maps thread `x`'s address `a` to one address
+    /// `f_x(a)` for every LMAD in the block (so views keep aliasing their arrays), and
+    /// the per-thread images of `[0, se)` are pairwise disjoint and inside `[0, se·y)`.
+    #[test]
+    fn expansion_is_an_injective_relabelling_of_addresses(
+        rows in 1i64..4,
+        cols in 1i64..4,
+        threads in 1i64..5,
+        view in 0u8..4,
+        start in 0i64..3,
+    ) {
+        use crate::{Layout, Lmad, MemVar};
+        use weft_size::Size;
+        let c = Size::<MemVar>::constant;
+        let se = rows * cols;
+        let base: Lmad<MemVar> = Lmad::row_major(&[c(rows), c(cols)]);
+        let start = start.min(rows - 1);
+        let lmad = match view {
+            0 => base.clone(),
+            1 => base.transpose(),
+            2 => base.reverse(1),
+            _ => base.slice_dim(0, &c(start), &c(rows - start), &c(1)),
+        };
+        let shape: Vec<i64> = lmad.shape().iter().map(|s| s.as_constant().expect("constant")).collect();
+        for layout in [Layout::Interleaved, Layout::Chunked] {
+            let relabel = |x: i64, a: i64| match layout {
+                Layout::Interleaved => a * threads + x,
+                Layout::Chunked => x * se + a,
+            };
+            let mut seen = std::collections::BTreeSet::new();
+            for x in 0..threads {
+                let expanded = crate::expand_lmad(&lmad, &c(x), &c(threads), &c(se), layout);
+                for i in 0..shape[0] {
+                    for j in 0..shape[1] {
+                        let at = |l: &Lmad<MemVar>| l.index(&[c(i), c(j)]).as_constant().expect("constant");
+                        proptest::prop_assert_eq!(at(&expanded), relabel(x, at(&lmad)));
+                    }
+                }
+                for a in 0..se {
+                    let b = relabel(x, a);
+                    proptest::prop_assert!((0..se * threads).contains(&b));
+                    proptest::prop_assert!(seen.insert(b), "threads overlap at {}", b);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn allocations_of_per_thread_size_are_not_expanded() {
+    check(
+        r"
+entry f (xs: [n]i64) : [n]i64 = map (\k -> reduce (+) 0 (iota k)) xs
+",
+        expect![[r#"
+            entry f [n_0] (xs_1: [n_0]i64 @ mem_0 -> {offset: 0; strides: [1]; shape: [n_0]}) : [n_0]i64 @ mem_1 -> {offset: 0; strides: [1]; shape: [n_0]} =
+              let mem_1: mem = alloc 8*n_0
+              let t_2: [n_0]i64 @ mem_1 -> {offset: 0; strides: [1]; shape: [n_0]} = map gtid_0 (xs_1) \(k_3: i64) : i64 ->
+                  let mem_2: mem = alloc 8*k_3 -- not expanded: its size varies per thread
+                  let t_4: [k_3]i64 @ mem_2 -> {offset: 0; strides: [1]; shape: [k_3]} = iota k_3
+                  let t_5: i64 = reduce 0i64 t_4 \(x_6: i64) (y_7: i64) : i64 ->
+                      let t_8: i64 = add.i64 x_6 y_7
+                      in t_8
+                  in t_5
+              in t_2
+        "#]],
     );
 }
