@@ -619,3 +619,16 @@ entry f (xs: [n]i64) : [n]i64 = map (\k -> reduce (+) 0 (iota k)) xs
         "#]],
     );
 }
+
+#[test]
+fn memory_of_binding_reports_fresh_allocations_in_bytes() {
+    check_memory_of(
+        r"
+entry f (a: [n][m]f32) : [n][m]f32 =
+  $0map (\r -> map (\x -> x * 2) (reverse r)) a
+",
+        expect![[r#"
+            : [LeafMemory { block: "mem_1", lmad: "{offset: 0; strides: [m, 1]; shape: [n, m]}", kind: Fresh, bytes: Some("4*n*m"), copy_reason: None, expanded: [] }]
+        "#]],
+    );
+}

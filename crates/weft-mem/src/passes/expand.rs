@@ -20,7 +20,7 @@
 //! [`MemFunction::not_expanded`] with the reason.
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use weft_core::{BlockId, Exp, ExpId, Function, Lambda, LoopForm, Program, Type, VarId};
+use weft_core::{BlockId, Exp, ExpId, Function, Lambda, LoopForm, Program, Type, VarId, VarKind};
 use weft_size::Size;
 
 use crate::ir::{
@@ -212,8 +212,10 @@ impl Ctx<'_> {
                 self.report(block, NotExpandedReason::Nested);
                 continue;
             }
+            // An existential size is bound by a value, possibly one of this thread's:
+            // conservatively variant.
             let variant = elems.vars().iter().any(|v| match v {
-                MemVar::Core(v) => vars.contains(v),
+                MemVar::Core(v) => vars.contains(v) || self.f.vars[*v].kind == VarKind::Existential,
                 MemVar::Thread(e) => exps.contains(e) || *e == soac,
                 MemVar::Exist(_) => true,
             });
