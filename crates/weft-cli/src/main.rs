@@ -15,6 +15,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+// glibc's allocator takes a third of checking time; mimalloc halves that.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Weft: a functional array language for GPUs.
 #[derive(Parser, Debug)]
 #[command(name = "weft", version, about, long_about = None, args_conflicts_with_subcommands = true)]

@@ -6,6 +6,10 @@
 mod workspace;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+
+// The allocator the `weft` binary uses, so the figures are the product's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use weft_hir::{RootDatabase, file_diagnostics};
 
 fn load(files: &[workspace::GeneratedFile]) -> RootDatabase {
