@@ -19,6 +19,8 @@ pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<u8> {
         && std::env::var_os("NO_COLOR").is_none();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
+    let sources: Vec<_> = files.iter().map(|loaded| loaded.file).collect();
+    weft_hir::check_in_parallel(&db, &sources);
     for loaded in &files {
         let mut diagnostics = weft_hir::file_diagnostics(&db, loaded.file).clone();
         if let Some(range) = loaded.invalid_utf8 {
