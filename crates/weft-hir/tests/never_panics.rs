@@ -246,7 +246,7 @@ fn mutated_def() -> impl Strategy<Value = String> {
             let words: Vec<&str> = def.split(' ').collect();
             let at = at % words.len();
             let mut out: Vec<&str> = words.clone();
-            if at % 2 == 0 {
+            if at.is_multiple_of(2) {
                 out[at] = token;
             } else {
                 out.remove(at);
