@@ -4,6 +4,8 @@
 //! long-lived database, so incremental re-checks are exercised too. Deterministic
 //! (a fixed seed; `WEFT_FUZZ_SEED` and `WEFT_FUZZ_ITERS` override) and bounded.
 
+#![expect(clippy::unwrap_used, reason = "a broken checkout should fail the test loudly")]
+
 use std::path::{Path, PathBuf};
 
 use weft_hir::{RootDatabase, file_diagnostics};
