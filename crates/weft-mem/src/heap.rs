@@ -214,17 +214,17 @@ fn zero(ty: ScalarTy) -> Scalar {
     }
 }
 
-fn row_major_indices(shape: &[usize]) -> Vec<Vec<usize>> {
-    let n: usize = shape.iter().product();
-    let mut out = Vec::with_capacity(n);
-    for flat in 0..n {
-        let mut idx = vec![0; shape.len()];
-        let mut rest = flat;
-        for (dim_idx, &size) in shape.iter().enumerate().rev() {
-            idx[dim_idx] = rest % size.max(1);
-            rest /= size.max(1);
+/// The addresses of an array's elements, in row-major order of its indices.
+fn addresses(arr: &HArr) -> Vec<i64> {
+    let mut out = vec![arr.offset];
+    for &(n, stride) in &arr.dims {
+        let mut next = Vec::with_capacity(out.len() * n);
+        for &base in &out {
+            for i in 0..n {
+                next.push(base + to_i64(i) * stride);
+            }
         }
-        out.push(idx);
+        out = next;
     }
     out
 }
@@ -335,10 +335,7 @@ impl<'a> Interp<'a> {
     }
 
     fn read_dense(&self, arr: &HArr) -> Result<Vec<Scalar>> {
-        row_major_indices(&arr.shape())
-            .iter()
-            .map(|idx| self.read(arr.label, Self::addr(arr, idx)))
-            .collect()
+        addresses(arr).into_iter().map(|addr| self.read(arr.label, addr)).collect()
     }
 
     fn to_logical(&self, val: &HVal) -> Result<Logical> {
@@ -540,8 +537,8 @@ impl<'a> Interp<'a> {
                                 "invalid memory: the annotated shape is not the value's",
                             ));
                         }
-                        for (idx, value) in row_major_indices(&shape).iter().zip(data) {
-                            self.write(annotated.label, Self::addr(&annotated, idx), value)?;
+                        for (addr, value) in addresses(&annotated).into_iter().zip(data) {
+                            self.write(annotated.label, addr, value)?;
                         }
                         Ok(HVal::Array(annotated))
                     }
