@@ -17,7 +17,13 @@
 //! the LMADs). SOACs are processed innermost first, so an allocation of an inner lambda
 //! moves to the outer lambda's body and can be expanded again (sizes multiply, offsets
 //! compose as `(a·y_in + x_in)·y_out + x_out`). Allocations that stay are listed in
-//! [`MemFunction::not_expanded`] with the reason.
+//! [`MemFunction::not_expanded`] with the reason: a size that varies per thread (digest
+//! D8), an allocation under a branch or loop of the lambda, or a `reduce`/`scan` lambda
+//! (no thread index).
+//!
+//! A lambda's array result is still copied into row `x` of the SOAC's result (digest E5,
+//! the implicit row copy); memory short-circuiting, which would build it in place, is
+//! not implemented.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use weft_core::{BlockId, Exp, ExpId, Function, Lambda, LoopForm, Program, Type, VarId, VarKind};
