@@ -665,10 +665,25 @@ impl Interp<'_> {
         Ok(())
     }
 
+    #[expect(clippy::wildcard_enum_match_arm, reason = "a fast path; `exp` handles every kind")]
     fn block(&self, frame: &mut Frame, block: BlockId) -> Result<Val> {
         let block = &self.f.blocks[block];
         for stmt in &block.stmts {
-            let val = match self.exp(frame, &self.f.exps[stmt.exp]) {
+            let exp = &self.f.exps[stmt.exp];
+            // Scalar operations, the bulk of SOAC bodies, skip the large `exp` frame.
+            let result = match exp {
+                Exp::BinOp { op, lhs, rhs, .. } => {
+                    match (self.scalar(frame, *lhs), self.scalar(frame, *rhs)) {
+                        (Ok(a), Ok(b)) => binop(*op, a, b).map(Val::Scalar),
+                        (Err(e), _) | (_, Err(e)) => Err(e),
+                    }
+                }
+                Exp::Convert { to, operand, .. } => {
+                    self.scalar(frame, *operand).map(|s| Val::Scalar(convert(s, *to)))
+                }
+                _ => self.exp(frame, exp),
+            };
+            let val = match result {
                 Ok(val) => val,
                 Err(mut error) => {
                     if error.origin.is_none() {
