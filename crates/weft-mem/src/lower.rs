@@ -19,15 +19,16 @@
 //!   itself is returned, the block is a block, both branches are considered);
 //! - a loop parameter, a call result, a `reduce` result, the parameters of a `reduce`
 //!   or `scan` lambda and the parameters of a non-entry function are existential
-//!   (digest D4: block and LMAD components are loop parameters);
+//!   (digest D4: block and LMAD components are loop parameters); a call result whose
+//!   callee returns a direct array keeps an existential block but a row-major LMAD;
 //! - entry parameters are dense and row-major; an entry result that is not provably
 //!   direct is copied into a fresh row-major block (`TransformProgram`).
 
 use la_arena::{ArenaMap, Idx};
 use rustc_hash::FxHashSet;
 use weft_core::{
-    Atom, BlockId, CoreSize, Exp, ExpId, Function, IndexItem, Lambda, LoopForm, Program, Type,
-    VarId,
+    Atom, BlockId, CoreSize, Exp, ExpId, FnId, Function, IndexItem, Lambda, LoopForm, Program,
+    Type, VarId,
 };
 use weft_hir::ScalarTy;
 use weft_size::Size;
@@ -43,14 +44,16 @@ use crate::lmad::{DimSlice, Lmad, LmadDim};
 /// [`crate::expand`]).
 pub fn annotate(program: &Program) -> MemProgram {
     let mut functions = ArenaMap::default();
+    // Callees come before their callers in the arena, so a call sees its callee's result.
     for (fn_id, function) in program.functions.iter() {
-        functions.insert(fn_id, annotate_function(function));
+        let annotated = annotate_function(function, &functions);
+        functions.insert(fn_id, annotated);
     }
     MemProgram { functions }
 }
 
-fn annotate_function(f: &Function) -> MemFunction {
-    let mut ctx = Ctx { f, out: MemFunction::default() };
+fn annotate_function(f: &Function, callees: &ArenaMap<FnId, MemFunction>) -> MemFunction {
+    let mut ctx = Ctx { f, callees, out: MemFunction::default() };
     for &param in &f.params {
         let ty = &f.vars[param].ty;
         let info = if f.is_entry { ctx.param(param, ty) } else { ctx.exist(param, ty) };
@@ -193,6 +196,8 @@ pub(crate) fn defined_inside(
 
 struct Ctx<'a> {
     f: &'a Function,
+    /// The functions annotated so far.
+    callees: &'a ArenaMap<FnId, MemFunction>,
     out: MemFunction,
 }
 
@@ -396,6 +401,31 @@ impl Ctx<'_> {
         }
     }
 
+    /// A call result is in a block chosen by the callee (existential), but where the
+    /// callee returns a direct array its layout is known: row-major at offset 0.
+    fn direct_call_result(&self, info: &MemInfo, callee_result: &MemInfo) -> MemInfo {
+        match (info, callee_result) {
+            (MemInfo::Array(array), MemInfo::Array(callee)) if callee.lmad.is_direct() => {
+                MemInfo::Array(ArrayMem {
+                    lmad: Lmad::row_major(&array.lmad.shape()),
+                    ..array.clone()
+                })
+            }
+            (MemInfo::Tuple(items), MemInfo::Tuple(callee_items))
+                if items.len() == callee_items.len() =>
+            {
+                MemInfo::Tuple(
+                    items
+                        .iter()
+                        .zip(callee_items)
+                        .map(|(i, c)| self.direct_call_result(i, c))
+                        .collect(),
+                )
+            }
+            _ => info.clone(),
+        }
+    }
+
     fn block(&mut self, block: BlockId) {
         let f = self.f;
         for stmt in &f.blocks[block].stmts {
@@ -443,7 +473,13 @@ impl Ctx<'_> {
                 let items = items.clone();
                 self.view(var, exp_id, &src, ty, &mut |l| index_lmad(l, &items))
             }
-            Exp::Call { .. } => self.exist(var, ty),
+            Exp::Call { func, .. } => {
+                let info = self.exist(var, ty);
+                match self.callees.get(*func) {
+                    Some(callee) => self.direct_call_result(&info, &callee.result),
+                    None => info,
+                }
+            }
             Exp::If { then_branch, else_branch, .. } => self.if_(var, *then_branch, *else_branch),
             Exp::Loop { param, form, body, .. } => {
                 let info = self.exist(*param, &f.vars[*param].ty);
