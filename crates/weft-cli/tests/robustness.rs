@@ -2,6 +2,8 @@
 //! UTF-8, unterminated strings) exits 0 or 1 with diagnostics, never a crash (a
 //! signal, or the exit code 101 of a panic).
 
+#![expect(clippy::unwrap_used, reason = "test setup fails loudly")]
+
 use std::path::{Path, PathBuf};
 
 fn temp_dir(name: &str) -> PathBuf {
