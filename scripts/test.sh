@@ -19,5 +19,6 @@ if [ -x editors/vscode/ci.sh ]; then
 fi
 if [ -x editors/nvim/test/run.sh ]; then
   echo "== editors/nvim"
-  editors/nvim/test/run.sh
+  # The headless Neovim test also runs against the real server built above.
+  WEFT_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" editors/nvim/test/run.sh
 fi
