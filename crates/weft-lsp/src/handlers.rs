@@ -449,6 +449,7 @@ pub(crate) fn run_input(
 }
 
 /// The server's text of a document (debug builds only; for tests).
+#[cfg(debug_assertions)]
 pub(crate) fn document_text(analysis: &Analysis, uri: &lsp::Uri) -> Result<Option<String>> {
     Ok(analysis.file_text(&from_proto::path(uri))?.map(|t| t.to_string()))
 }

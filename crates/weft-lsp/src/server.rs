@@ -86,6 +86,7 @@ impl Backend {
         Ok(None)
     }
 
+    #[cfg(debug_assertions)]
     async fn document_text(
         &self,
         params: lsp::TextDocumentIdentifier,
