@@ -13,6 +13,8 @@ echo "== cargo test"
 cargo test --workspace --locked
 echo "== weft check examples/"
 cargo run --quiet --locked -p weft-cli -- check examples/
+echo "== weft test examples/ (reference interpreter)"
+cargo run --quiet --locked -p weft-cli -- test examples/
 if [ -x editors/vscode/ci.sh ]; then
   echo "== editors/vscode"
   editors/vscode/ci.sh
