@@ -642,17 +642,6 @@ impl<'db> InferCtx<'db> {
                 }
                 other => other,
             })
-            // A message about a type that could not be inferred says nothing useful.
-            .filter(|d| match d {
-                InferDiagnostic::TypeMismatch { expected, found, .. } => {
-                    !expected.contains_error() && !found.contains_error()
-                }
-                InferDiagnostic::ClassMismatch { found, .. }
-                | InferDiagnostic::NotAFunction { ty: found, .. }
-                | InferDiagnostic::NotAnArray { ty: found, .. }
-                | InferDiagnostic::NotATuple { ty: found, .. } => !found.contains_error(),
-                _ => true,
-            })
             .collect();
     }
 
