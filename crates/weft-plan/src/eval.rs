@@ -1,0 +1,208 @@
+//! Evaluation of host expressions.
+
+use weft_values::{Scalar, ScalarType};
+
+use crate::{BinOp, Elem, Expr, Var};
+
+/// A host scalar is a Weft scalar.
+pub type HostScalar = Scalar;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EvalError {
+    #[error("host variable v{0} is not bound to a scalar")]
+    Unbound(u32),
+    #[error("integer division by zero")]
+    DivisionByZero,
+    #[error("host expression applies `{op}` to {lhs} and {rhs}")]
+    Mismatch { op: &'static str, lhs: &'static str, rhs: &'static str },
+}
+
+impl Elem {
+    pub fn scalar_type(self) -> ScalarType {
+        match self {
+            Elem::I32 => ScalarType::I32,
+            Elem::I64 => ScalarType::I64,
+            Elem::U32 => ScalarType::U32,
+            Elem::U64 => ScalarType::U64,
+            Elem::F32 => ScalarType::F32,
+            Elem::F64 => ScalarType::F64,
+            Elem::Bool => ScalarType::Bool,
+        }
+    }
+
+    pub fn of_scalar_type(ty: ScalarType) -> Elem {
+        match ty {
+            ScalarType::I32 => Elem::I32,
+            ScalarType::I64 => Elem::I64,
+            ScalarType::U32 => Elem::U32,
+            ScalarType::U64 => Elem::U64,
+            ScalarType::F32 => Elem::F32,
+            ScalarType::F64 => Elem::F64,
+            ScalarType::Bool => Elem::Bool,
+        }
+    }
+}
+
+/// Evaluates `expr`, reading variables through `lookup`.
+pub fn eval(expr: &Expr, lookup: &dyn Fn(Var) -> Option<Scalar>) -> Result<Scalar, EvalError> {
+    Ok(match expr {
+        Expr::I64(v) => Scalar::I64(*v),
+        Expr::Bool(b) => Scalar::Bool(*b),
+        Expr::Var(var) => lookup(*var).ok_or(EvalError::Unbound(var.0))?,
+        Expr::Not(e) => match eval(e, lookup)? {
+            Scalar::Bool(b) => Scalar::Bool(!b),
+            other => return Err(mismatch("!", other, other)),
+        },
+        Expr::Neg(e) => match eval(e, lookup)? {
+            Scalar::I64(v) => Scalar::I64(v.wrapping_neg()),
+            other => return Err(mismatch("-", other, other)),
+        },
+        Expr::Select(c, a, b) => match eval(c, lookup)? {
+            Scalar::Bool(true) => eval(a, lookup)?,
+            Scalar::Bool(false) => eval(b, lookup)?,
+            other => return Err(mismatch("if", other, other)),
+        },
+        Expr::Convert(to, e) => convert(eval(e, lookup)?, *to),
+        Expr::Bin(op, a, b) => {
+            let (a, b) = (eval(a, lookup)?, eval(b, lookup)?);
+            bin(*op, a, b)?
+        }
+    })
+}
+
+fn type_name(s: Scalar) -> &'static str {
+    s.ty().name()
+}
+
+fn mismatch(op: &'static str, a: Scalar, b: Scalar) -> EvalError {
+    EvalError::Mismatch { op, lhs: type_name(a), rhs: type_name(b) }
+}
+
+fn bin(op: BinOp, a: Scalar, b: Scalar) -> Result<Scalar, EvalError> {
+    let name = op_name(op);
+    Ok(match (a, b) {
+        (Scalar::I64(x), Scalar::I64(y)) => match op {
+            BinOp::Add => Scalar::I64(x.wrapping_add(y)),
+            BinOp::Sub => Scalar::I64(x.wrapping_sub(y)),
+            BinOp::Mul => Scalar::I64(x.wrapping_mul(y)),
+            BinOp::Div => {
+                if y == 0 {
+                    return Err(EvalError::DivisionByZero);
+                }
+                Scalar::I64(x.wrapping_div(y))
+            }
+            BinOp::Rem => {
+                if y == 0 {
+                    return Err(EvalError::DivisionByZero);
+                }
+                Scalar::I64(x.wrapping_rem(y))
+            }
+            BinOp::Min => Scalar::I64(x.min(y)),
+            BinOp::Max => Scalar::I64(x.max(y)),
+            BinOp::Eq => Scalar::Bool(x == y),
+            BinOp::Ne => Scalar::Bool(x != y),
+            BinOp::Lt => Scalar::Bool(x < y),
+            BinOp::Le => Scalar::Bool(x <= y),
+            BinOp::Gt => Scalar::Bool(x > y),
+            BinOp::Ge => Scalar::Bool(x >= y),
+            BinOp::And | BinOp::Or => return Err(mismatch(name, a, b)),
+        },
+        (Scalar::Bool(x), Scalar::Bool(y)) => match op {
+            BinOp::And => Scalar::Bool(x && y),
+            BinOp::Or => Scalar::Bool(x || y),
+            BinOp::Eq => Scalar::Bool(x == y),
+            BinOp::Ne => Scalar::Bool(x != y),
+            _ => return Err(mismatch(name, a, b)),
+        },
+        _ => return Err(mismatch(name, a, b)),
+    })
+}
+
+pub(crate) fn op_name(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+        BinOp::Rem => "%",
+        BinOp::Min => "min",
+        BinOp::Max => "max",
+        BinOp::Eq => "==",
+        BinOp::Ne => "!=",
+        BinOp::Lt => "<",
+        BinOp::Le => "<=",
+        BinOp::Gt => ">",
+        BinOp::Ge => ">=",
+        BinOp::And => "&&",
+        BinOp::Or => "||",
+    }
+}
+
+/// Conversions as the interpreter's: integers wrap, floats saturate, NaN gives 0,
+/// booleans are 0 or 1.
+fn convert(s: Scalar, to: Elem) -> Scalar {
+    macro_rules! cast {
+        ($x:expr) => {
+            match to {
+                Elem::I32 => Scalar::I32($x as i32),
+                Elem::I64 => Scalar::I64($x as i64),
+                Elem::U32 => Scalar::U32($x as u32),
+                Elem::U64 => Scalar::U64($x as u64),
+                Elem::F32 => Scalar::F32($x as f32),
+                Elem::F64 => Scalar::F64($x as f64),
+                Elem::Bool => Scalar::Bool(($x as f64) != 0.0),
+            }
+        };
+    }
+    match s {
+        Scalar::I32(x) => cast!(x),
+        Scalar::I64(x) => cast!(x),
+        Scalar::U32(x) => cast!(x),
+        Scalar::U64(x) => cast!(x),
+        Scalar::F32(x) => cast!(x),
+        Scalar::F64(x) => cast!(x),
+        Scalar::Bool(b) => cast!(u8::from(b)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lookup(var: Var) -> Option<Scalar> {
+        (var.0 == 0).then_some(Scalar::I64(10))
+    }
+
+    #[test]
+    fn arithmetic_wraps_and_truncates() {
+        let e = Expr::bin(BinOp::Div, Expr::I64(-7), Expr::I64(2));
+        assert_eq!(eval(&e, &lookup), Ok(Scalar::I64(-3)));
+        let e = Expr::bin(BinOp::Rem, Expr::I64(-7), Expr::I64(2));
+        assert_eq!(eval(&e, &lookup), Ok(Scalar::I64(-1)));
+        let e = Expr::bin(BinOp::Add, Expr::I64(i64::MAX), Expr::I64(1));
+        assert_eq!(eval(&e, &lookup), Ok(Scalar::I64(i64::MIN)));
+        let e = Expr::bin(BinOp::Mul, Expr::Var(Var(0)), Expr::I64(3));
+        assert_eq!(eval(&e, &lookup), Ok(Scalar::I64(30)));
+    }
+
+    #[test]
+    fn errors() {
+        let e = Expr::bin(BinOp::Div, Expr::I64(1), Expr::I64(0));
+        assert_eq!(eval(&e, &lookup), Err(EvalError::DivisionByZero));
+        assert_eq!(eval(&Expr::Var(Var(3)), &lookup), Err(EvalError::Unbound(3)));
+        let e = Expr::bin(BinOp::And, Expr::I64(1), Expr::Bool(true));
+        assert!(matches!(eval(&e, &lookup), Err(EvalError::Mismatch { .. })));
+    }
+
+    #[test]
+    fn conversions_saturate() {
+        let e = Expr::Convert(Elem::I32, Box::new(Expr::I64(1 << 40)));
+        assert_eq!(eval(&e, &lookup), Ok(Scalar::I32(0)));
+        let e = Expr::Select(
+            Box::new(Expr::bin(BinOp::Lt, Expr::Var(Var(0)), Expr::I64(5))),
+            Box::new(Expr::I64(1)),
+            Box::new(Expr::I64(2)),
+        );
+        assert_eq!(eval(&e, &lookup), Ok(Scalar::I64(2)));
+    }
+}
