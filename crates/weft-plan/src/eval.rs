@@ -48,6 +48,7 @@ pub fn eval(expr: &Expr, lookup: &dyn Fn(Var) -> Option<Scalar>) -> Result<Scala
     Ok(match expr {
         Expr::I64(v) => Scalar::I64(*v),
         Expr::Bool(b) => Scalar::Bool(*b),
+        Expr::Lit { elem, bits } => lit(*elem, *bits),
         Expr::Var(var) => lookup(*var).ok_or(EvalError::Unbound(var.0))?,
         Expr::Not(e) => match eval(e, lookup)? {
             Scalar::Bool(b) => Scalar::Bool(!b),
@@ -68,6 +69,33 @@ pub fn eval(expr: &Expr, lookup: &dyn Fn(Var) -> Option<Scalar>) -> Result<Scala
             bin(*op, a, b)?
         }
     })
+}
+
+/// The scalar an [`Expr::Lit`] stands for.
+pub fn lit(elem: Elem, bits: u64) -> Scalar {
+    match elem {
+        Elem::I32 => Scalar::I32(bits as i32),
+        Elem::I64 => Scalar::I64(bits as i64),
+        Elem::U32 => Scalar::U32(bits as u32),
+        Elem::U64 => Scalar::U64(bits),
+        Elem::F32 => Scalar::F32(f32::from_bits(bits as u32)),
+        Elem::F64 => Scalar::F64(f64::from_bits(bits)),
+        Elem::Bool => Scalar::Bool(bits != 0),
+    }
+}
+
+/// The [`Expr::Lit`] of a scalar.
+pub fn lit_of(s: Scalar) -> Expr {
+    let (elem, bits) = match s {
+        Scalar::I32(v) => (Elem::I32, v as i64 as u64),
+        Scalar::I64(v) => (Elem::I64, v as u64),
+        Scalar::U32(v) => (Elem::U32, u64::from(v)),
+        Scalar::U64(v) => (Elem::U64, v),
+        Scalar::F32(v) => (Elem::F32, u64::from(v.to_bits())),
+        Scalar::F64(v) => (Elem::F64, v.to_bits()),
+        Scalar::Bool(b) => (Elem::Bool, u64::from(b)),
+    };
+    Expr::Lit { elem, bits }
 }
 
 fn type_name(s: Scalar) -> &'static str {

@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 mod eval;
 mod print;
 
-pub use crate::eval::{EvalError, HostScalar, eval};
+pub use crate::eval::{EvalError, HostScalar, eval, lit, lit_of};
 pub use crate::print::{expr as print_expr, print_plan};
 
 /// Number of `long` words of the error buffer: code, then two payload words.
@@ -175,6 +175,9 @@ pub enum Arg {
 pub enum Expr {
     I64(i64),
     Bool(bool),
+    /// A constant of any element type, as the bits of its value (floats' IEEE bits,
+    /// integers sign-extended).
+    Lit { elem: Elem, bits: u64 },
     Var(Var),
     Bin(BinOp, Box<Expr>, Box<Expr>),
     Not(Box<Expr>),

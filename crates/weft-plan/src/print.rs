@@ -125,6 +125,7 @@ pub fn expr(e: &Expr) -> String {
     match e {
         Expr::I64(v) => v.to_string(),
         Expr::Bool(b) => b.to_string(),
+        Expr::Lit { elem, bits } => format!("{:?}", crate::eval::lit(*elem, *bits)),
         Expr::Var(var) => format!("v{}", var.0),
         Expr::Bin(op, a, b) => match op {
             crate::BinOp::Min | crate::BinOp::Max => {
