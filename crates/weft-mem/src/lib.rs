@@ -40,7 +40,9 @@ pub use crate::lmad::{DimSlice, Lmad, LmadDim, LmadDisplay};
 pub use crate::lower::annotate;
 pub use crate::passes::expand::{ExpandOptions, Target, expand, expand_lmad};
 pub use crate::pretty::pretty_mem;
-pub use crate::query::{BindingMemory, LeafKind, LeafMemory, memory_of_binding};
+pub use crate::query::{
+    BindingMemory, CopyInfo, LeafKind, LeafMemory, forced_copies, memory_of_binding, memory_of_var,
+};
 pub use crate::validate::{InvariantError, validate};
 
 /// The memory pipeline: annotation, then expansion. In debug builds [`validate`] runs

@@ -43,27 +43,21 @@ fn check_cpu(src: &str, expect: Expect) {
     expect.assert_eq(&dump(src, ExpandOptions { target: Target::Cpu }));
 }
 
-/// One line per forced copy: the copied variable, its position, and why.
+/// One line per forced copy (`forced_copies`): its function, position, size and reason.
 fn check_forced_copies(src: &str, expect: Expect) {
     let (db, file) = load(src);
     let program = compile(&db, file);
     let mem = crate::pipeline(&program, ExpandOptions::default());
     let mut out = String::new();
-    for (fn_id, f) in program.functions.iter() {
-        for copy in &mem.functions[fn_id].forced_copies {
-            let position = copy.origin.as_ref().and_then(|o| weft_core::origin_position(&db, o));
-            out.push_str(&format!(
-                "{}: `{}` at {}: {}\n",
-                f.name,
-                if f.vars[copy.var].name.as_str().is_empty() {
-                    "(temporary)"
-                } else {
-                    f.vars[copy.var].name.as_str()
-                },
-                position.unwrap_or_else(|| "the result".to_owned()),
-                copy.reason.message()
-            ));
-        }
+    for copy in crate::forced_copies(&program, &mem) {
+        let position = copy.origin.as_ref().and_then(|o| weft_core::origin_position(&db, o));
+        out.push_str(&format!(
+            "{}: at {}: {} bytes: {}\n",
+            program.functions[copy.function].name,
+            position.unwrap_or_else(|| "the result".to_owned()),
+            copy.bytes.as_deref().unwrap_or("?"),
+            copy.reason.message()
+        ));
     }
     expect.assert_eq(&out);
 }
@@ -344,14 +338,17 @@ fn funmem_expand_example_cpu_layout_is_chunked() {
 }
 
 #[test]
-fn flatten_of_transpose_is_a_forced_copy() {
+fn flatten_of_a_transpose_and_a_transposed_entry_result_are_forced_copies() {
     check_forced_copies(
         r"
 entry f (a: [n][m]i32) : [m*n]i32 = flatten (transpose a)
 entry g (a: [n][m]i32) : [n*m]i32 = flatten a
+entry h (a: [n][m]f64) : [m][n]f64 = transpose a
+entry k (a: [n][m]f64) : [n][m]f64 = a
 ",
         expect![[r#"
-            f: `(temporary)` at main.weft:2:37: `flatten` is not representable as one LMAD here (the outer dimensions do not merge), so the array is copied
+            f: at main.weft:2:37: 4*n*m bytes: `flatten` is not representable as one LMAD here (the outer dimensions do not merge), so the array is copied
+            h: at main.weft:4:38: 8*n*m bytes: an entry result must be row-major at offset 0, so it is copied
         "#]],
     );
 }
@@ -365,7 +362,7 @@ entry f (a: [n][m]i32) : [m][n]i32 =
   in map (\r -> map (+1) r) b
 ",
         expect![[r#"
-            b: [LeafMemory { block: "mem_0", lmad: "{offset: 0; strides: [1, m]; shape: [m, n]}", kind: View, bytes: None, copy_reason: None, expanded: [] }]
+            b: [LeafMemory { block: "mem_0", owner: Some("a"), lmad: "{offset: 0; strides: [1, m]; shape: [m, n]}", kind: View, bytes: None, copy_reason: None, expanded: [] }]
         "#]],
     );
 }
@@ -629,7 +626,7 @@ entry f (a: [n][m]f32) : [n][m]f32 =
   $0map (\r -> map (\x -> x * 2) (reverse r)) a
 ",
         expect![[r#"
-            : [LeafMemory { block: "mem_1", lmad: "{offset: 0; strides: [m, 1]; shape: [n, m]}", kind: Fresh, bytes: Some("4*n*m"), copy_reason: None, expanded: [] }]
+            : [LeafMemory { block: "mem_1", owner: None, lmad: "{offset: 0; strides: [m, 1]; shape: [n, m]}", kind: Fresh, bytes: Some("4*n*m"), copy_reason: None, expanded: [] }]
         "#]],
     );
 }
