@@ -1,8 +1,17 @@
-//! Diagnostics of a file: exactly `weft_hir::file_diagnostics` (what `weft check`
-//! prints), with file ids turned into paths.
+//! Diagnostics of a file: `weft_hir::file_diagnostics` (syntax, names, imports, types,
+//! sizes, levels) and the memory layer's information diagnostics, one file per code
+//! under `diagnostics/`. [`check_file`] is the list `weft check` prints; the language
+//! server publishes the same list with file ids turned into paths.
+//!
+//! Memory diagnostics exist only for files without errors (a file with errors has no
+//! memory layout), so they never echo an error.
 
-use weft_hir::{RootDatabase, Severity};
+mod forced_copy;
+
+use weft_hir::{Db, RootDatabase, Severity, SourceFile};
 use weft_syntax::TextRange;
+
+use crate::memory::file_memory;
 
 /// A diagnostic ready to show.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,14 +33,35 @@ pub struct RelatedInfo {
     pub message: String,
 }
 
+/// Every diagnostic of `file`, sorted by position: what `weft check` prints and the
+/// language server publishes.
+pub fn check_file(db: &dyn Db, file: SourceFile) -> Vec<weft_hir::Diagnostic> {
+    let mut out = weft_hir::file_diagnostics(db, file).clone();
+    let memory = memory_diagnostics(db, file);
+    if !memory.is_empty() {
+        out.extend(memory.iter().cloned());
+        out.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
+    }
+    out
+}
+
+/// The information diagnostics of the memory layer.
+#[salsa::tracked(returns(ref))]
+fn memory_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<weft_hir::Diagnostic> {
+    match file_memory(db, file) {
+        Some(memory) => forced_copy::forced_copies(db, file, memory),
+        None => Vec::new(),
+    }
+}
+
 pub(crate) fn diagnostics(db: &RootDatabase, path: &str) -> Vec<Diagnostic> {
     let Some(file) = db.file(path) else { return Vec::new() };
-    weft_hir::file_diagnostics(db, file)
-        .iter()
+    check_file(db, file)
+        .into_iter()
         .map(|d| Diagnostic {
             code: d.code,
             severity: d.severity,
-            message: d.message.clone(),
+            message: d.message,
             range: d.range,
             related: d
                 .related
@@ -42,7 +72,7 @@ pub(crate) fn diagnostics(db: &RootDatabase, path: &str) -> Vec<Diagnostic> {
                     message: r.message.clone(),
                 })
                 .collect(),
-            help: d.help.clone(),
+            help: d.help,
         })
         .collect()
 }
@@ -62,6 +92,34 @@ def g (x: f32) : f32 = x
 "#,
             expect![[r#"
                 27..30 error[type-mismatch]: type mismatch: expected `i32`, but `1.5` is a float
+            "#]],
+        );
+    }
+
+    #[test]
+    fn forced_copies_are_information_with_the_reason_and_size() {
+        check_diagnostics(
+            r#"
+entry f (a: [n][m]i32) : [m*n]i32 = flatten (transpose a)
+entry g (a: [n][m]i32) : [n*m]i32 = flatten a
+entry h (a: [n][m]f64) : [m][n]f64 = transpose a
+"#,
+            expect![[r#"
+                36..57 info[forced-copy]: `flatten` is not representable as one LMAD here (the outer dimensions do not merge), so the array is copied (4*n*m bytes)
+                141..152 info[forced-copy]: an entry result must be row-major at offset 0, so it is copied (8*n*m bytes)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn file_with_errors_has_no_memory_diagnostics() {
+        check_diagnostics(
+            r#"
+entry f (a: [n][m]i32) : [m*n]i32 = flatten (transpose a)
+entry g (a: [n][m]i32) : [n]i32 = map (\r -> r[0] + true) a
+"#,
+            expect![[r#"
+                110..114 error[type-mismatch]: type mismatch: expected `i32`, but `true` has type `bool`
             "#]],
         );
     }

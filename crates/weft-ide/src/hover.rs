@@ -1,12 +1,18 @@
 //! Hover: the type (with sizes) of the name or expression under the cursor, in a
 //! markdown ```` ```weft ```` block; for defs their scheme and doc comment, for
-//! built-ins their scheme and one-line description.
+//! built-ins their scheme and one-line description. An array binding also shows its
+//! memory (weft-mem): the block and LMAD as `weft dump --ir mem` prints them, and
+//! whether it is a view (no copy) or a fresh allocation with its size in bytes.
 
-use weft_hir::{DefId, DefKind, RootDatabase, def_scheme, infer, pretty_scheme, signature};
+use weft_hir::{
+    DefId, DefKind, DefLoc, PatId, RootDatabase, Ty, def_scheme, infer, pretty_scheme, signature,
+};
+use weft_mem::{BindingMemory, LeafKind, LeafMemory};
 use weft_syntax::TextRange;
 
 use crate::FilePosition;
 use crate::classify::{Definition, classify_at, enclosing_def};
+use crate::memory::{PatMemory, memory_of_pat};
 
 /// What to show, and the range it is about.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,7 +45,14 @@ fn describe(db: &RootDatabase, definition: &Definition) -> Option<String> {
             let (body, _) = weft_hir::body_with_source_map(db, id);
             let weft_hir::Pat::Bind { name } = &body.pats[*pat] else { return None };
             let ty = infer(db, id).pat_ty(*pat);
-            Some(code_block(&format!("{name} : {ty}")))
+            let mut out = code_block(&format!("{name} : {ty}"));
+            if contains_array(&ty)
+                && let Some(memory) = memory_section(db, def, *pat)
+            {
+                out.push_str("\n\n");
+                out.push_str(&memory);
+            }
+            Some(out)
         }
         Definition::SizeParam { name, .. } => {
             Some(format!("{}\n\nsize parameter", code_block(&format!("{name} : i64"))))
@@ -69,6 +82,74 @@ fn describe(db: &RootDatabase, definition: &Definition) -> Option<String> {
             builtin.description()
         )),
     }
+}
+
+fn contains_array(ty: &Ty) -> bool {
+    match ty {
+        Ty::Array { .. } => true,
+        Ty::Tuple(items) => items.iter().any(contains_array),
+        Ty::Scalar(_) | Ty::Fn { .. } | Ty::Param(_) | Ty::Var(_) | Ty::Error => false,
+    }
+}
+
+/// `**Memory**: `mem_0 -> {offset: ..}`, view of `xs` (no copy)`, one line per array
+/// of a tuple; nothing when the file has no memory layout (it has errors).
+fn memory_section(db: &RootDatabase, def: &DefLoc, pat: PatId) -> Option<String> {
+    let found = match memory_of_pat(db, def, pat) {
+        PatMemory::Unknown => return None,
+        PatMemory::NotReached => {
+            return Some(format!(
+                "**Memory**: not laid out: no entry of this file uses `{}` (memory is laid out \
+                 per use, after specialisation)",
+                def.name
+            ));
+        }
+        PatMemory::Found(found) => found,
+    };
+    let first: &BindingMemory = found.first()?;
+    let mut out = match first.leaves.as_slice() {
+        [] => return None,
+        [leaf] => format!("**Memory**: {}", describe_leaf(leaf)),
+        leaves => {
+            let mut out = "**Memory**:".to_owned();
+            for leaf in leaves {
+                out.push_str("\n- ");
+                out.push_str(&describe_leaf(leaf));
+            }
+            out
+        }
+    };
+    if found.len() > 1 {
+        out.push_str(&format!(
+            "\n\n(one of {} layouts: `{}` is specialised or inlined per use)",
+            found.len(),
+            def.name
+        ));
+    }
+    Some(out)
+}
+
+fn describe_leaf(leaf: &LeafMemory) -> String {
+    let bytes = |b: &Option<String>| b.as_deref().map_or(String::new(), |b| format!(": {b} bytes"));
+    let how = match leaf.kind {
+        LeafKind::Input => "the entry's input (no copy)".to_owned(),
+        LeafKind::View => match &leaf.owner {
+            Some(owner) => format!("view of `{owner}` (no copy)"),
+            None => "view (no copy)".to_owned(),
+        },
+        LeafKind::Fresh => {
+            let mut how = format!("fresh allocation{}", bytes(&leaf.bytes));
+            if !leaf.expanded.is_empty() {
+                how.push_str(&format!(" ({})", leaf.expanded.join(", ")));
+            }
+            how
+        }
+        LeafKind::Copy => format!("fresh allocation (forced copy){}", bytes(&leaf.bytes)),
+        LeafKind::Existential => {
+            "memory chosen at run time (by the caller, a branch, a loop or a call)".to_owned()
+        }
+    };
+    format!("`{} -> {}`, {how}", leaf.block, leaf.lmad)
 }
 
 fn code_block(code: &str) -> String {
@@ -107,6 +188,8 @@ def f [n] (xs: [n]f32) : [n]f32 =
                 ```weft
                 ys : [n]f32
                 ```
+
+                **Memory**: not laid out: no entry of this file uses `f` (memory is laid out per use, after specialisation)
             "#]],
         );
     }
@@ -191,6 +274,233 @@ def sum (xs: [n]f32) : f32 = reduce (+) 0f32 x$0s
                 ```weft
                 xs : [n]f32
                 ```
+
+                **Memory**: not laid out: no entry of this file uses `sum` (memory is laid out per use, after specialisation)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn transposed_binding_is_a_view_of_its_operand() {
+        check(
+            r#"
+entry f (a: [n][m]i32) : [m][n]i32 =
+  let b$0 = transpose a
+  in map (\r -> map (+1) r) b
+"#,
+            expect![[r#"
+                main.weft:43..44 "b"
+                ```weft
+                b : [m][n]i32
+                ```
+
+                **Memory**: `mem_0 -> {offset: 0; strides: [1, m]; shape: [m, n]}`, view of `a` (no copy)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn mapped_binding_is_a_fresh_allocation_in_bytes() {
+        check(
+            r#"
+entry f (a: [n][m]f32) : [n][m]f32 =
+  let b$0 = map (\r -> map (\x -> x * 2f32) r) a
+  in b
+"#,
+            expect![[r#"
+                main.weft:43..44 "b"
+                ```weft
+                b : [n][m]f32
+                ```
+
+                **Memory**: `mem_1 -> {offset: 0; strides: [m, 1]; shape: [n, m]}`, fresh allocation: 4*n*m bytes
+            "#]],
+        );
+    }
+
+    #[test]
+    fn flattened_transpose_is_a_forced_copy() {
+        check(
+            r#"
+entry f (a: [n][m]i32) : [m*n]i32 =
+  let fl$0at = flatten (transpose a)
+  in flat
+"#,
+            expect![[r#"
+                main.weft:42..46 "flat"
+                ```weft
+                flat : [m*n]i32
+                ```
+
+                **Memory**: `mem_1 -> {offset: 0; strides: [1]; shape: [n*m]}`, fresh allocation (forced copy): 4*n*m bytes
+            "#]],
+        );
+    }
+
+    #[test]
+    fn entry_parameter_is_the_input() {
+        check(
+            r#"
+entry f (a$0: [n][m]i32) : [n*m]i32 = flatten a
+"#,
+            expect![[r#"
+                main.weft:9..10 "a"
+                ```weft
+                a : [n][m]i32
+                ```
+
+                **Memory**: `mem_0 -> {offset: 0; strides: [m, 1]; shape: [n, m]}`, the entry's input (no copy)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn lambda_parameter_is_a_row_view() {
+        check(
+            r#"
+entry f (a: [n][m]f32) : [n]f32 = map (\r$0 -> reduce (+) 0f32 r) a
+"#,
+            expect![[r#"
+                main.weft:40..41 "r"
+                ```weft
+                r : [m]f32
+                ```
+
+                **Memory**: `mem_0 -> {offset: m*gtid; strides: [1]; shape: [m]}`, view of `a` (no copy)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn tuple_pattern_shows_each_component() {
+        check(
+            r#"
+entry f (xs: [n]i32) (ys: [n]f32) : [n]f32 =
+  let (a, b$0) = unzip (reverse (zip xs ys))
+  in b
+"#,
+            expect![[r#"
+                main.weft:55..56 "b"
+                ```weft
+                b : [n]f32
+                ```
+
+                **Memory**: `mem_1 -> {offset: n - 1; strides: [-1]; shape: [n]}`, view of `ys` (no copy)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn use_of_an_alias_shows_the_aliased_memory() {
+        check(
+            r#"
+entry f (xs: [n]i32) : [n]i32 =
+  let ys = reverse xs
+  let zs = ys
+  in z$0s
+"#,
+            expect![[r#"
+                main.weft:73..75 "zs"
+                ```weft
+                zs : [n]i32
+                ```
+
+                **Memory**: `mem_0 -> {offset: n - 1; strides: [-1]; shape: [n]}`, view of `xs` (no copy)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn def_parameter_memory_is_chosen_by_the_caller() {
+        check(
+            r#"
+def firsts [n] [m] (a$0: [n][m]i32) : [n]i32 = map (\r -> r[0]) a
+entry f (a: [n][m]i32) : [m]i32 = firsts (transpose a)
+"#,
+            expect![[r#"
+                main.weft:20..21 "a"
+                ```weft
+                a : [n][m]i32
+                ```
+
+                **Memory**: `mem_0 -> {offset: ?; strides: [?, ?]; shape: [n, m]}`, memory chosen at run time (by the caller, a branch, a loop or a call)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn def_used_by_no_entry_is_not_laid_out() {
+        check(
+            r#"
+def double [n] (xs: [n]f32) : [n]f32 =
+  let ys$0 = map (\x -> x * 2f32) xs
+  in ys
+"#,
+            expect![[r#"
+                main.weft:45..47 "ys"
+                ```weft
+                ys : [n]f32
+                ```
+
+                **Memory**: not laid out: no entry of this file uses `double` (memory is laid out per use, after specialisation)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn file_with_errors_shows_the_type_without_memory() {
+        check(
+            r#"
+entry f (a: [n][m]i32) : [m][n]i32 =
+  let b$0 = transpose a
+  in b
+def broken (x: i32) : i32 = x + true
+"#,
+            expect![[r#"
+                main.weft:43..44 "b"
+                ```weft
+                b : [m][n]i32
+                ```
+            "#]],
+        );
+    }
+
+    #[test]
+    fn allocation_in_a_map_lambda_shows_its_expansion() {
+        check(
+            r#"
+entry f (a: [n][m]f32) : [n]f32 =
+  map (\r -> let s$0 = map (\x -> x * 2f32) r in reduce (+) 0f32 s) a
+"#,
+            expect![[r#"
+                main.weft:51..52 "s"
+                ```weft
+                s : [m]f32
+                ```
+
+                **Memory**: `mem_2 -> {offset: gtid; strides: [n]; shape: [m]}`, fresh allocation: 4*n*m bytes (interleaved over gtid < n)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn def_inlined_twice_shows_one_of_its_layouts() {
+        check(
+            r#"
+def rev 'a [n] (f: a -> a) (xs: [n]a) : [n]a =
+  let ys$0 = reverse xs
+  in map f ys
+entry e (a: [n]f32) (b: [n]i32) : ([n]f32, [n]i32) = (rev (\x -> x) a, rev (\x -> x) b)
+"#,
+            expect![[r#"
+                main.weft:53..55 "ys"
+                ```weft
+                ys : [n]a
+                ```
+
+                **Memory**: `mem_0 -> {offset: n - 1; strides: [-1]; shape: [n]}`, view of `a` (no copy)
+
+                (one of 2 layouts: `rev` is specialised or inlined per use)
             "#]],
         );
     }

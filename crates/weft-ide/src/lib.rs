@@ -10,7 +10,8 @@
 //! caught here), and the caller answers "content modified". Every feature works on
 //! files with syntax or type errors elsewhere: it uses what parsed and inferred.
 //!
-//! One feature per file; `classify.rs` answers "what is this name" for all of them.
+//! One feature per file; `classify.rs` answers "what is this name" for all of them, and
+//! `memory.rs` "where does this binding live" (the memory IR of the file's entries).
 
 mod annotate_type;
 mod classify;
@@ -22,6 +23,7 @@ mod folding_ranges;
 mod goto_definition;
 mod hover;
 mod inlay_hints;
+mod memory;
 mod references;
 mod rename;
 mod semantic_tokens;
@@ -40,7 +42,7 @@ use weft_syntax::line_index::LineIndex;
 pub use crate::annotate_type::Assist;
 pub use crate::code_lens::Runnable;
 pub use crate::completion::{CompletionItem, CompletionKind};
-pub use crate::diagnostics::{Diagnostic, RelatedInfo};
+pub use crate::diagnostics::{Diagnostic, RelatedInfo, check_file};
 pub use crate::document_symbols::{StructureNode, SymbolKind};
 pub use crate::folding_ranges::{Fold, FoldKind};
 pub use crate::hover::HoverResult;

@@ -1,0 +1,58 @@
+//! The `forced-copy` information diagnostic: where the memory layer had to copy an
+//! array because its layout is not one LMAD of the operand's memory, or because an
+//! entry result must be row-major, with the reason and the size of the copy.
+
+use weft_hir::{Db, DefId, Severity, SourceFile};
+
+use crate::memory::FileMemory;
+
+// Diagnostic: forced-copy
+//
+// Shown (as information) where an array is copied although the program asks for no
+// copy: `flatten` of a layout whose outer dimensions do not merge (a transposed array),
+// a slice with a variable stride and no start, or an entry result that is not
+// row-major at offset 0. The message gives the reason and the size of the copy in
+// bytes, symbolic in the sizes (`4*n*m bytes`). Each file reports the copies in its own
+// code, as its own entries use it; a copy inside an imported def is not reported.
+pub(super) fn forced_copies(
+    db: &dyn Db,
+    file: SourceFile,
+    memory: &FileMemory,
+) -> Vec<weft_hir::Diagnostic> {
+    let mut out: Vec<weft_hir::Diagnostic> = Vec::new();
+    for copy in weft_mem::forced_copies(&memory.program, &memory.mem) {
+        let function = &memory.program.functions[copy.function];
+        let (def, range) = match &copy.origin {
+            Some(origin) => {
+                let id = DefId::new(db, origin.def.clone());
+                (&origin.def, weft_hir::body_with_source_map(db, id).1.expr_range(origin.expr))
+            }
+            None => {
+                let id = DefId::new(db, function.def.clone());
+                (&function.def, weft_hir::body_with_source_map(db, id).1.name_range)
+            }
+        };
+        let Some(range) = range else { continue };
+        if def.file != file {
+            continue;
+        }
+        let message = match &copy.bytes {
+            Some(bytes) => format!("{} ({bytes} bytes)", copy.reason.message()),
+            None => copy.reason.message().to_owned(),
+        };
+        // A def inlined or specialised several times copies at each use: one message.
+        if out.iter().any(|d| d.range == range && d.message == message) {
+            continue;
+        }
+        out.push(weft_hir::Diagnostic {
+            code: "forced-copy",
+            severity: Severity::Info,
+            message,
+            file,
+            range,
+            related: Vec::new(),
+            help: None,
+        });
+    }
+    out
+}

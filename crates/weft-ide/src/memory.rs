@@ -1,0 +1,422 @@
+//! The memory layout of a file's entries (weft-mem, seed 004), for the memory section
+//! of hovers and the forced-copy diagnostics.
+//!
+//! [`file_memory`] is a salsa query: it elaborates a file without errors to the core
+//! IR, annotates it with memory and expands it (as `weft dump --ir mem` prints it). It
+//! reads only position-independent queries (the error check goes through
+//! [`checked_file`], which backdates), so an edit that moves text re-runs nothing here,
+//! and an edit inside a def re-runs it once for the whole file. A file with errors, or
+//! one that elaboration does not support, has no memory layout.
+//!
+//! [`memory_of_pat`] finds the core variables a HIR binding became: the core IR keeps
+//! the HIR expression each statement came from (`Origin`), not the pattern, so a
+//! binding is found through its binding site: a def parameter by position, a `let` by
+//! the statement that computes its value, a lambda parameter through the SOAC call that
+//! takes the lambda, a loop parameter through its loop; tuple patterns follow the
+//! projections of the bound value.
+
+use std::sync::Arc;
+
+use la_arena::ArenaMap;
+use weft_core::{Atom, BlockId, CheckedFile, Exp, FnId, Function, Origin, Program, VarId};
+use weft_hir::{Body, Db, DefId, DefLoc, Expr, ExprId, Name, Pat, PatId, Resolution, SourceFile};
+use weft_mem::{BindingMemory, ExpandOptions, MemProgram};
+
+/// A file's entries in the core IR with their memory annotation.
+#[derive(Debug, PartialEq)]
+pub(crate) struct FileMemory {
+    pub(crate) program: Program,
+    pub(crate) mem: MemProgram,
+}
+
+/// The memory layout of `file`'s entries; `None` when the file has errors, elaboration
+/// does not support it, or an IR fails validation (an internal bug: the hover and the
+/// diagnostics then stay silent rather than wrong).
+#[salsa::tracked(returns(ref))]
+pub(crate) fn file_memory(db: &dyn Db, file: SourceFile) -> Option<Arc<FileMemory>> {
+    let checked = checked_file(db, file).as_ref()?.0;
+    let program = weft_core::lower_file(db, checked).ok()?;
+    if !weft_core::validate(&program).is_empty() {
+        return None;
+    }
+    let annotated = weft_mem::annotate(&program);
+    if !weft_mem::validate(&program, &annotated).is_empty() {
+        return None;
+    }
+    let mem = weft_mem::expand(&program, &annotated, ExpandOptions::default());
+    if !weft_mem::validate(&program, &mem).is_empty() {
+        return None;
+    }
+    Some(Arc::new(FileMemory { program, mem }))
+}
+
+/// [`CheckedFile`] compared by its file, so that [`file_memory`] depends on "the file
+/// has no errors" and not on the diagnostics' ranges.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Checked(CheckedFile);
+
+impl PartialEq for Checked {
+    fn eq(&self, other: &Checked) -> bool {
+        self.0.file() == other.0.file()
+    }
+}
+
+impl Eq for Checked {}
+
+/// `Some` when `file` has no error diagnostics.
+#[salsa::tracked(returns(ref))]
+pub(crate) fn checked_file(db: &dyn Db, file: SourceFile) -> Option<Checked> {
+    CheckedFile::new(db, file).map(Checked)
+}
+
+/// What is known of the memory of a binding.
+#[derive(Debug)]
+pub(crate) enum PatMemory {
+    /// The file has no memory layout (errors, or a construct elaboration lacks), or the
+    /// binding's value comes from where the lookup cannot follow (an inlined def's
+    /// parameter is its argument at each call).
+    Unknown,
+    /// No entry of the file uses the binding's def, so it has no layout (memory is laid
+    /// out per use, after specialisation).
+    NotReached,
+    /// One result per distinct layout (a def is specialised or inlined per use).
+    Found(Vec<BindingMemory>),
+}
+
+/// The memory of the binding `pat` of def `loc`.
+pub(crate) fn memory_of_pat(db: &dyn Db, loc: &DefLoc, pat: PatId) -> PatMemory {
+    let Some(file_memory) = file_memory(db, loc.file) else { return PatMemory::Unknown };
+    let body = weft_hir::body(db, DefId::new(db, loc.clone()));
+    let lookup = Lookup { loc, body, program: &file_memory.program, parents: pat_parents(body) };
+    let mut found: Vec<BindingMemory> = Vec::new();
+    for (function, var) in lookup.vars_of_pat(pat, 0) {
+        if let Some(memory) =
+            weft_mem::memory_of_var(&file_memory.program, &file_memory.mem, function, var)
+            && !found.iter().any(|m| m.leaves == memory.leaves)
+        {
+            found.push(memory);
+        }
+    }
+    if !found.is_empty() {
+        return PatMemory::Found(found);
+    }
+    let reached = file_memory
+        .program
+        .functions
+        .iter()
+        .any(|(_, f)| &f.def == loc || f.origins.iter().any(|(_, origin)| &origin.def == loc));
+    if reached { PatMemory::Unknown } else { PatMemory::NotReached }
+}
+
+/// How deep `let x = y` aliases are followed.
+const MAX_ALIAS_DEPTH: u32 = 32;
+
+struct Lookup<'a> {
+    loc: &'a DefLoc,
+    body: &'a Body,
+    program: &'a Program,
+    /// For a pattern inside a tuple or ascription pattern: the enclosing pattern, and
+    /// the tuple index (`None` through an ascription).
+    parents: ArenaMap<PatId, (PatId, Option<u32>)>,
+}
+
+/// Where the outermost pattern of a binding is bound.
+enum Site {
+    Param(usize),
+    Let { value: ExprId },
+    LambdaParam { lambda: ExprId, idx: usize },
+    Loop { loop_: ExprId },
+}
+
+impl Lookup<'_> {
+    /// The core variables `pat` is bound to, in every function.
+    fn vars_of_pat(&self, pat: PatId, depth: u32) -> Vec<(FnId, VarId)> {
+        // Climb to the outermost pattern, recording the tuple path down to `pat`.
+        let mut path = Vec::new();
+        let mut top = pat;
+        while let Some(&(parent, index)) = self.parents.get(top) {
+            path.extend(index);
+            top = parent;
+        }
+        path.reverse();
+        let Some(site) = self.site(top) else { return Vec::new() };
+        let roots = match site {
+            Site::Param(idx) => self
+                .program
+                .functions
+                .iter()
+                .filter(|(_, f)| &f.def == self.loc)
+                .filter_map(|(id, f)| f.params.get(idx).map(|&var| (id, var)))
+                .collect(),
+            Site::Let { value } => {
+                let name = match (&self.body.pats[pat], path.is_empty()) {
+                    (Pat::Bind { name }, true) => Some(name),
+                    _ => None,
+                };
+                self.vars_of_expr(value, name, depth)
+            }
+            Site::LambdaParam { lambda, idx } => self.lambda_params(lambda, idx),
+            Site::Loop { loop_ } => self.loop_params(loop_),
+        };
+        roots
+            .into_iter()
+            .filter_map(|(function, root)| {
+                let f = &self.program.functions[function];
+                path.iter()
+                    .try_fold(root, |var, &index| projection(f, var, index))
+                    .map(|v| (function, v))
+            })
+            .collect()
+    }
+
+    fn site(&self, top: PatId) -> Option<Site> {
+        if let Some(idx) = self.body.params.iter().position(|&p| p == top) {
+            return Some(Site::Param(idx));
+        }
+        self.body.exprs.iter().find_map(|(expr, e)| match e {
+            Expr::Let { pat, value, .. } if *pat == top => Some(Site::Let { value: *value }),
+            Expr::Lambda { params, .. } => params
+                .iter()
+                .position(|&p| p == top)
+                .map(|idx| Site::LambdaParam { lambda: expr, idx }),
+            Expr::Loop { pat, .. } if *pat == top => Some(Site::Loop { loop_: expr }),
+            Expr::Missing
+            | Expr::Literal(_)
+            | Expr::Path { .. }
+            | Expr::Tuple(_)
+            | Expr::Array(_)
+            | Expr::Call { .. }
+            | Expr::Binary { .. }
+            | Expr::Unary { .. }
+            | Expr::OpSection(_)
+            | Expr::LeftSection { .. }
+            | Expr::RightSection { .. }
+            | Expr::Let { .. }
+            | Expr::If { .. }
+            | Expr::Loop { .. }
+            | Expr::Index { .. }
+            | Expr::Proj { .. }
+            | Expr::Ascribe { .. }
+            | Expr::Coerce { .. } => None,
+        })
+    }
+
+    /// The variables holding the value of `expr`: an alias follows the binding it
+    /// names; otherwise the value is a statement that came from `expr` in the outermost
+    /// block holding such statements (nested blocks are lambda bodies and branches
+    /// elaborated on the way): those that a `let` named `name` (a def inlined twice into
+    /// one function gives two), else the last one.
+    fn vars_of_expr(&self, expr: ExprId, name: Option<&Name>, depth: u32) -> Vec<(FnId, VarId)> {
+        match &self.body.exprs[expr] {
+            Expr::Path { res: Resolution::Local(pat), .. } if depth < MAX_ALIAS_DEPTH => {
+                return self.vars_of_pat(*pat, depth + 1);
+            }
+            Expr::Let { body, .. } if depth < MAX_ALIAS_DEPTH => {
+                return self.vars_of_expr(*body, name, depth + 1);
+            }
+            Expr::Ascribe { expr: inner, .. } if depth < MAX_ALIAS_DEPTH => {
+                return self.vars_of_expr(*inner, name, depth + 1);
+            }
+            _ => {}
+        }
+        let origin = Origin { def: self.loc.clone(), expr };
+        let mut out = Vec::new();
+        for (id, f) in self.program.functions.iter() {
+            let mut outermost: Vec<VarId> = Vec::new();
+            let mut outermost_depth = usize::MAX;
+            walk_stmts(f, &mut |block_depth, stmt| {
+                if f.origins.get(stmt.exp) != Some(&origin) || block_depth > outermost_depth {
+                    return;
+                }
+                if block_depth < outermost_depth {
+                    outermost.clear();
+                    outermost_depth = block_depth;
+                }
+                outermost.push(stmt.var);
+            });
+            let named: Vec<VarId> = outermost
+                .iter()
+                .copied()
+                .filter(|&var| name.is_some_and(|name| &f.vars[var].name == name))
+                .collect();
+            if named.is_empty() {
+                out.extend(outermost.last().map(|&var| (id, var)));
+            } else {
+                out.extend(named.into_iter().map(|var| (id, var)));
+            }
+        }
+        out
+    }
+
+    /// Parameter `idx` of the core lambdas made from the HIR lambda `lambda`: the SOACs
+    /// whose call takes it as an argument.
+    fn lambda_params(&self, lambda: ExprId, idx: usize) -> Vec<(FnId, VarId)> {
+        let takes_lambda = |call: ExprId| match &self.body.exprs[call] {
+            Expr::Call { callee, args } => {
+                args.contains(&lambda)
+                    || matches!(&self.body.exprs[*callee], Expr::Call { args, .. } if args.contains(&lambda))
+            }
+            _ => false,
+        };
+        let mut out = Vec::new();
+        for (id, f) in self.program.functions.iter() {
+            walk_stmts(f, &mut |_, stmt| {
+                let Some(origin) = f.origins.get(stmt.exp) else { return };
+                if &origin.def != self.loc || !takes_lambda(origin.expr) {
+                    return;
+                }
+                if let (Some(core_lambda), _) = nested(&f.exps[stmt.exp])
+                    && let Some(&var) = core_lambda.params.get(idx)
+                {
+                    out.push((id, var));
+                }
+            });
+        }
+        out
+    }
+
+    fn loop_params(&self, loop_: ExprId) -> Vec<(FnId, VarId)> {
+        let origin = Origin { def: self.loc.clone(), expr: loop_ };
+        let mut out = Vec::new();
+        for (id, f) in self.program.functions.iter() {
+            walk_stmts(f, &mut |_, stmt| {
+                if let Exp::Loop { param, .. } = &f.exps[stmt.exp]
+                    && f.origins.get(stmt.exp) == Some(&origin)
+                {
+                    out.push((id, *param));
+                }
+            });
+        }
+        out
+    }
+}
+
+/// The parent of every pattern nested in a tuple or ascription pattern.
+fn pat_parents(body: &Body) -> ArenaMap<PatId, (PatId, Option<u32>)> {
+    let mut parents = ArenaMap::default();
+    for (id, pat) in body.pats.iter() {
+        match pat {
+            Pat::Tuple(items) => {
+                for (idx, &item) in items.iter().enumerate() {
+                    if let Ok(idx) = u32::try_from(idx) {
+                        parents.insert(item, (id, Some(idx)));
+                    }
+                }
+            }
+            Pat::Ascribed { pat: inner, .. } => {
+                parents.insert(*inner, (id, None));
+            }
+            Pat::Missing | Pat::Bind { .. } | Pat::Wild => {}
+        }
+    }
+    parents
+}
+
+/// The variable bound to component `index` of the tuple `var`.
+fn projection(f: &Function, var: VarId, index: u32) -> Option<VarId> {
+    let mut found = None;
+    walk_stmts(f, &mut |_, stmt| {
+        if found.is_none()
+            && let Exp::Proj { tuple: Atom::Var(tuple), index: i } = &f.exps[stmt.exp]
+            && *tuple == var
+            && *i == index
+        {
+            found = Some(stmt.var);
+        }
+    });
+    found
+}
+
+/// The lambda of a SOAC and the blocks nested in an expression.
+fn nested(exp: &Exp) -> (Option<&weft_core::Lambda>, Vec<BlockId>) {
+    match exp {
+        Exp::If { then_branch, else_branch, .. } => (None, vec![*then_branch, *else_branch]),
+        Exp::Loop { form: weft_core::LoopForm::While { cond }, body, .. } => {
+            (None, vec![*cond, *body])
+        }
+        Exp::Loop { form: weft_core::LoopForm::For { .. }, body, .. } => (None, vec![*body]),
+        Exp::Map { lambda, .. }
+        | Exp::Reduce { lambda, .. }
+        | Exp::Scan { lambda, .. }
+        | Exp::Generate { lambda, .. } => (Some(lambda), vec![lambda.body]),
+        Exp::Atom(_)
+        | Exp::Size(_)
+        | Exp::BinOp { .. }
+        | Exp::UnOp { .. }
+        | Exp::Convert { .. }
+        | Exp::Math { .. }
+        | Exp::Tuple(_)
+        | Exp::Proj { .. }
+        | Exp::ArrayLit { .. }
+        | Exp::Index { .. }
+        | Exp::Dim { .. }
+        | Exp::Call { .. }
+        | Exp::Scatter { .. }
+        | Exp::Iota { .. }
+        | Exp::Replicate { .. }
+        | Exp::Zip(_)
+        | Exp::Unzip(_)
+        | Exp::Transpose(_)
+        | Exp::Reverse(_)
+        | Exp::Flatten(_)
+        | Exp::Unflatten { .. }
+        | Exp::Split { .. }
+        | Exp::Take { .. }
+        | Exp::Drop { .. }
+        | Exp::Concat(..)
+        | Exp::Materialise { .. }
+        | Exp::Coerce { .. } => (None, Vec::new()),
+    }
+}
+
+/// Visits every statement of `f` in order with the depth of its block (the body is 0),
+/// with an explicit stack (bodies can nest deeply).
+fn walk_stmts(f: &Function, visit: &mut impl FnMut(usize, &weft_core::Stmt)) {
+    let mut stack: Vec<(BlockId, usize)> = vec![(f.body, 0)];
+    while let Some((block, depth)) = stack.pop() {
+        let mut inner = Vec::new();
+        for stmt in &f.blocks[block].stmts {
+            visit(depth, stmt);
+            inner.extend(nested(&f.exps[stmt.exp]).1);
+        }
+        stack.extend(inner.into_iter().rev().map(|b| (b, depth + 1)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use weft_hir::RootDatabase;
+
+    const SRC: &str = r"
+entry f (a: [n][m]i32) : [m*n]i32 = flatten (transpose a)
+entry g (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
+";
+
+    /// The memory queries that executed while `edit` ran and diagnostics were read.
+    fn memory_queries_after(edit: &str) -> Vec<String> {
+        let mut db = RootDatabase::default();
+        let file = db.set_file("main.weft", SRC);
+        assert_eq!(crate::check_file(&db, file).len(), 1);
+        db.enable_log();
+        db.set_file("main.weft", edit);
+        let _ = crate::check_file(&db, file);
+        db.take_log()
+            .into_iter()
+            .filter(|e| e.starts_with("file_memory(") || e.starts_with("memory_diagnostics("))
+            .collect()
+    }
+
+    #[test]
+    fn moving_text_does_not_recompute_the_memory_layout() {
+        let queries = memory_queries_after(&format!("-- a comment\n{SRC}"));
+        assert!(queries.iter().all(|q| !q.starts_with("file_memory(")), "{queries:?}");
+        assert_eq!(queries.len(), 1, "the diagnostics' ranges are recomputed: {queries:?}");
+    }
+
+    #[test]
+    fn editing_a_body_recomputes_the_memory_layout_once() {
+        let queries = memory_queries_after(&SRC.replace("x + 1f32", "x + 2f32"));
+        let layouts = queries.iter().filter(|q| q.starts_with("file_memory(")).count();
+        assert_eq!(layouts, 1, "{queries:?}");
+    }
+}
