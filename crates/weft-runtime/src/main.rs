@@ -1,0 +1,3 @@
+//! The `weft-runner` binary (in progress).
+
+fn main() {}
