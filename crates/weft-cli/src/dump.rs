@@ -25,6 +25,40 @@ pub(crate) fn run(args: &DumpArgs) -> anyhow::Result<u8> {
             let mem = weft_mem::pipeline(&program, weft_mem::ExpandOptions::default());
             weft_mem::pretty_mem(&program, &mem)
         }
+        Stage::Kernels | Stage::Imperative | Stage::Opencl => {
+            let program =
+                crate::run::core_program(&db, loaded.file).map_err(|e| anyhow::anyhow!(e))?;
+            let mut text = String::new();
+            for &entry in &program.entries {
+                let compiled = crate::opencl::compile(&db, &program, entry, weft_lower::Options::default());
+                let compiled = match compiled {
+                    Ok(c) => c,
+                    Err(message) => {
+                        text.push_str(&format!("entry `{}`: {message}\n\n", program.functions[entry].name));
+                        continue;
+                    }
+                };
+                match args.ir {
+                    Stage::Kernels => {
+                        text.push_str(&weft_plan::print_plan(&compiled.plan));
+                        for k in &compiled.kernels {
+                            text.push_str(&format!("  kernel {}: {}\n", k.name, k.doc));
+                        }
+                    }
+                    Stage::Imperative => {
+                        for k in &compiled.kernels {
+                            text.push_str(&weft_lower::print_kernel_imp(k));
+                        }
+                    }
+                    _ => {
+                        text.push_str(&weft_plan::print_plan(&compiled.plan));
+                        text.push_str(&compiled.plan.source);
+                    }
+                }
+                text.push('\n');
+            }
+            text
+        }
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(0)

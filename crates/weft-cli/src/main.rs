@@ -7,8 +7,10 @@
 mod check;
 mod dump;
 mod fmt;
+mod opencl;
 mod run;
 mod test;
+mod test_opencl;
 mod workspace;
 
 use std::process::ExitCode;
@@ -73,7 +75,9 @@ enum Format {
 #[derive(clap::Args, Debug)]
 struct DumpArgs {
     /// The stage to print: `cst` (the concrete syntax tree), `hir` (every def's type
-    /// and every binding's inferred type) or `core` (the elaborated core IR).
+    /// and every binding's inferred type), `core` (the elaborated core IR), `mem`
+    /// (memory blocks and LMADs), `kernels` (each entry's host plan and kernel list),
+    /// `imperative` (kernels in the imperative IR) or `opencl` (the OpenCL C).
     #[arg(long, value_enum)]
     ir: Stage,
     /// The file to print.
@@ -96,6 +100,12 @@ enum Stage {
     Hir,
     Core,
     Mem,
+    /// Every entry's kernels (imperative IR) and host plan.
+    Kernels,
+    /// Every entry's kernels in the imperative IR (DPIA-style).
+    Imperative,
+    /// Every entry's OpenCL C program and host plan.
+    Opencl,
 }
 
 fn main() -> ExitCode {

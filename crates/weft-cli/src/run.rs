@@ -21,9 +21,9 @@ use crate::workspace::load;
 #[derive(ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) enum Backend {
     /// The reference interpreter over the core IR.
-    #[default]
     Interp,
-    /// Generated OpenCL (not implemented yet).
+    /// Generated OpenCL kernels, run by `weft-runner` on an OpenCL device.
+    #[default]
     Opencl,
 }
 
@@ -35,8 +35,21 @@ pub(crate) struct RunArgs {
     #[arg(long)]
     entry: Option<String>,
     /// What runs the program.
-    #[arg(long, value_enum, default_value_t = Backend::Interp)]
+    #[arg(long, value_enum, default_value_t = Backend::Opencl)]
     backend: Backend,
+    /// The OpenCL device: `gpu`, `cpu` or `PLATFORM:DEVICE` (default: `WEFT_DEVICE`,
+    /// else the first GPU, else the first CPU device).
+    #[arg(long, value_name = "D")]
+    device: Option<String>,
+    /// Print each kernel's time (OpenCL profiling) to stderr.
+    #[arg(long)]
+    timing: bool,
+    /// Compile without bounds, division and size checks in kernels.
+    #[arg(long = "unsafe")]
+    unchecked: bool,
+    /// Stop a run that takes longer than this many seconds.
+    #[arg(long, default_value_t = 600)]
+    timeout: u64,
     /// Read the inputs from `.npy` files, one per value, in parameter order.
     #[arg(long = "input", value_name = "X.npy")]
     inputs: Vec<String>,
@@ -49,16 +62,6 @@ pub(crate) struct RunArgs {
     /// Write the (single) result to this `.npy` file instead of printing it.
     #[arg(long, value_name = "Y.npy")]
     output: Option<String>,
-}
-
-/// Refuses backends that do not exist yet.
-pub(crate) fn check_backend(backend: Backend) -> anyhow::Result<()> {
-    match backend {
-        Backend::Interp => Ok(()),
-        Backend::Opencl => {
-            bail!("the `opencl` backend is not implemented yet; use `--backend interp`")
-        }
-    }
 }
 
 /// The core program of a file, or a message for the user: errors in the file, or an
@@ -112,7 +115,6 @@ pub(crate) fn choose_entry(program: &Program, name: Option<&str>) -> Result<FnId
 }
 
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<u8> {
-    check_backend(args.backend)?;
     let (db, files) = load(std::slice::from_ref(&args.file))?;
     let Some(loaded) = files.first() else { bail!("`{}` is not a .weft file", args.file) };
     let program = match core_program(&db, loaded.file) {
@@ -129,6 +131,9 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<u8> {
             return Ok(2);
         }
     };
+    if args.backend == Backend::Opencl {
+        return run_opencl(&db, &program, entry, args);
+    }
     let inputs = read_inputs(args)?;
     let results = match weft_core::run_entry(&program, entry, inputs) {
         Ok(results) => results,
@@ -188,4 +193,62 @@ fn read_inputs(args: &RunArgs) -> anyhow::Result<Vec<Value>> {
 #[expect(clippy::print_stderr, reason = "run-time errors go to stderr")]
 pub(crate) fn print_error(message: &str) {
     eprintln!("error: {message}");
+}
+
+/// `weft run --backend opencl`: compiles the entry and runs its plan in `weft-runner`.
+fn run_opencl(db: &RootDatabase, program: &Program, entry: FnId, args: &RunArgs) -> anyhow::Result<u8> {
+    let options = weft_lower::Options { checks: !args.unchecked, ..weft_lower::Options::default() };
+    let compiled = match crate::opencl::compile(db, program, entry, options) {
+        Ok(c) => c,
+        Err(message) => {
+            print_error(&message);
+            return Ok(1);
+        }
+    };
+    let plan = crate::opencl::write_plan(&compiled.plan)?;
+    let mut runner_args = vec!["run".to_owned(), "--plan".to_owned(), plan.path().display().to_string()];
+    if let Some(device) = &args.device {
+        runner_args.extend(["--device".to_owned(), device.clone()]);
+    }
+    for input in &args.inputs {
+        runner_args.extend(["--input".to_owned(), input.clone()]);
+    }
+    for spec in &args.random {
+        runner_args.extend(["--random".to_owned(), spec.clone()]);
+    }
+    if !args.random.is_empty() {
+        runner_args.extend(["--seed".to_owned(), args.seed.to_string()]);
+    }
+    if args.timing {
+        runner_args.push("--timing".to_owned());
+    }
+    let stdin = if args.inputs.is_empty() && args.random.is_empty() {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).context("cannot read the inputs from stdin")?;
+        text
+    } else {
+        String::new()
+    };
+    let out = crate::opencl::run_runner(&runner_args, &stdin, std::time::Duration::from_secs(args.timeout))?;
+    if out.timed_out {
+        print_error(&format!("the run took longer than {} s (`--timeout`) and was stopped", args.timeout));
+        return Ok(1);
+    }
+    let results = out.stdout;
+    match &args.output {
+        Some(path) if out.status == Some(0) => {
+            let values = weft_values::parse_values(&results).map_err(|e| anyhow::anyhow!("the runner printed bad values: {e}"))?;
+            let [result] = values.as_slice() else {
+                bail!("`--output` takes one result, but the entry returns {}", values.len())
+            };
+            std::fs::write(path, weft_values::write_npy(result)).with_context(|| format!("cannot write `{path}`"))?;
+        }
+        _ => std::io::stdout().lock().write_all(results.as_bytes())?,
+    }
+    std::io::stderr().lock().write_all(out.stderr.as_bytes())?;
+    Ok(match out.status {
+        Some(0) => 0,
+        Some(1) => 1,
+        _ => 2,
+    })
 }

@@ -15,24 +15,27 @@ use weft_syntax::line_index::LineIndex;
 use weft_syntax::test_block::{Expected, TestInput, test_block};
 use weft_values::Value;
 
-use crate::run::{Backend, check_backend, core_program};
+use crate::run::{Backend, core_program};
 use crate::workspace::load;
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct TestArgs {
-    /// What runs the programs.
+    /// What runs the programs. With `opencl`, `random input` cases are compared with
+    /// the reference interpreter (differential testing).
     #[arg(long, value_enum, default_value_t = Backend::Interp)]
     backend: Backend,
+    /// The OpenCL device (`gpu`, `cpu`, `PLATFORM:DEVICE`).
+    #[arg(long, value_name = "D")]
+    device: Option<String>,
     /// Files or directories to test.
     #[arg(required = true, value_name = "PATHS")]
     paths: Vec<String>,
 }
 
 /// The seed of `random input` cases.
-const SEED: u64 = 0;
+pub(crate) const SEED: u64 = 0;
 
 pub(crate) fn run(args: &TestArgs) -> anyhow::Result<u8> {
-    check_backend(args.backend)?;
     let (db, files) = load(&args.paths)?;
     let mut passed = 0usize;
     let mut failures: Vec<String> = Vec::new();
@@ -76,6 +79,17 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<u8> {
                 continue;
             }
         };
+        if args.backend == Backend::Opencl {
+            let results = crate::test_opencl::run_cases(&db, &program, &cases, args.device.as_deref())?;
+            for ((name, case), result) in cases.iter().zip(results) {
+                let location = format!("{path}:{}: `{name}`", line_of(case.range.start()));
+                match result {
+                    Ok(()) => passed += 1,
+                    Err(message) => failures.push(format!("{location}: {message}")),
+                }
+            }
+            continue;
+        }
         for (name, case) in cases {
             let location = format!("{path}:{}: `{name}`", line_of(case.range.start()));
             match run_case(&db, &program, &name, &case) {

@@ -1,0 +1,140 @@
+//! The OpenCL backend from the command line: compiling entries to host plans and
+//! running them in the `weft-runner` process (ARCHITECTURE.md: running code is out of
+//! process, so `weft check` and `weft lsp` never load OpenCL).
+
+use std::io::{Read as _, Write as _};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use weft_core::{FnId, Program};
+use weft_hir::RootDatabase;
+use weft_opencl::Compiled;
+
+/// Compiles one entry, or says why not (with the source position).
+pub(crate) fn compile(
+    db: &RootDatabase,
+    program: &Program,
+    entry: FnId,
+    options: weft_lower::Options,
+) -> Result<Compiled, String> {
+    let position = |origin: &weft_core::Origin| weft_core::origin_position(db, origin);
+    weft_opencl::compile_entry(program, entry, &position, options).map_err(|error| {
+        match error.origin.as_ref().and_then(|o| weft_core::origin_position(db, o)) {
+            Some(p) => format!("{p}: {}", error.message),
+            None => error.message.clone(),
+        }
+    })
+}
+
+/// Where `weft-runner` is: `$WEFT_RUNNER`, else beside this executable, else on PATH.
+pub(crate) fn runner_path() -> PathBuf {
+    if let Some(path) = std::env::var_os("WEFT_RUNNER") {
+        return PathBuf::from(path);
+    }
+    if let Ok(exe) = std::env::current_exe()
+        && let Some(dir) = exe.parent()
+    {
+        let candidate = dir.join("weft-runner");
+        if candidate.exists() {
+            return candidate;
+        }
+    }
+    PathBuf::from("weft-runner")
+}
+
+/// What a runner invocation gave.
+pub(crate) struct RunnerOutput {
+    pub(crate) status: Option<i32>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) timed_out: bool,
+}
+
+/// Runs `weft-runner ARGS` with `stdin`, killing it after `timeout`.
+pub(crate) fn run_runner(args: &[String], stdin: &str, timeout: Duration) -> anyhow::Result<RunnerOutput> {
+    let path = runner_path();
+    let mut child = Command::new(&path)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| anyhow::anyhow!("cannot start the OpenCL runner `{}`: {e} (build it with `cargo build -p weft-runtime`, or set WEFT_RUNNER)", path.display()))?;
+    let mut input = child.stdin.take();
+    let stdin = stdin.to_owned();
+    let writer = std::thread::spawn(move || {
+        if let Some(pipe) = input.as_mut() {
+            let _ = pipe.write_all(stdin.as_bytes());
+        }
+        drop(input);
+    });
+    let mut out_pipe = child.stdout.take();
+    let mut err_pipe = child.stderr.take();
+    let out_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(p) = out_pipe.as_mut() {
+            let _ = p.read_to_string(&mut s);
+        }
+        s
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        if let Some(p) = err_pipe.as_mut() {
+            let _ = p.read_to_string(&mut s);
+        }
+        s
+    });
+    let start = Instant::now();
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status.code();
+        }
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            timed_out = true;
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let _ = writer.join();
+    let stdout = out_reader.join().unwrap_or_default();
+    let stderr = err_reader.join().unwrap_or_default();
+    Ok(RunnerOutput { status, stdout, stderr, timed_out })
+}
+
+/// Writes a plan to a temporary file for the runner.
+pub(crate) fn write_plan(plan: &weft_plan::Plan) -> anyhow::Result<tempfile_path::TempPath> {
+    tempfile_path::TempPath::with_contents(&plan.to_json())
+}
+
+/// A file deleted when dropped (no extra dependency for one temporary file).
+pub(crate) mod tempfile_path {
+    use std::path::{Path, PathBuf};
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+    pub(crate) struct TempPath(PathBuf);
+
+    impl TempPath {
+        pub(crate) fn with_contents(text: &str) -> anyhow::Result<TempPath> {
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let path = std::env::temp_dir().join(format!("weft-plan-{}-{n}.json", std::process::id()));
+            std::fs::write(&path, text)?;
+            Ok(TempPath(path))
+        }
+
+        pub(crate) fn path(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for TempPath {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+}

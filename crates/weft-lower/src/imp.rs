@@ -1,0 +1,429 @@
+//! The imperative IR (DPIA's, seed 003): kernels as commands over scalar expressions,
+//! with parallel loops per level, allocations in an address space, barriers, and
+//! checked failures. `weft dump --ir imperative` prints it; `weft-opencl` prints it as
+//! OpenCL C.
+//!
+//! Expressions are built through smart constructors that fold constants and drop
+//! neutral operands (`i*1 + 0` is `i`): that is the index simplification.
+
+use std::fmt::{self, Write};
+use std::rc::Rc;
+
+use weft_plan::{Elem, ParamKind};
+
+/// An OpenCL address space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AddrSpace {
+    Global,
+    Local,
+    Private,
+    Constant,
+}
+
+impl AddrSpace {
+    pub fn name(self) -> &'static str {
+        match self {
+            AddrSpace::Global => "global",
+            AddrSpace::Local => "local",
+            AddrSpace::Private => "private",
+            AddrSpace::Constant => "constant",
+        }
+    }
+}
+
+/// A C operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum COp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Rem,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    And,
+    Or,
+    BitAnd,
+    BitOr,
+    BitXor,
+    Shl,
+    Shr,
+}
+
+impl COp {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            COp::Add => "+",
+            COp::Sub => "-",
+            COp::Mul => "*",
+            COp::Div => "/",
+            COp::Rem => "%",
+            COp::Eq => "==",
+            COp::Ne => "!=",
+            COp::Lt => "<",
+            COp::Le => "<=",
+            COp::Gt => ">",
+            COp::Ge => ">=",
+            COp::And => "&&",
+            COp::Or => "||",
+            COp::BitAnd => "&",
+            COp::BitOr => "|",
+            COp::BitXor => "^",
+            COp::Shl => "<<",
+            COp::Shr => ">>",
+        }
+    }
+
+    fn precedence(self) -> u8 {
+        match self {
+            COp::Mul | COp::Div | COp::Rem => 10,
+            COp::Add | COp::Sub => 9,
+            COp::Shl | COp::Shr => 8,
+            COp::Lt | COp::Le | COp::Gt | COp::Ge => 7,
+            COp::Eq | COp::Ne => 6,
+            COp::BitAnd => 5,
+            COp::BitXor => 4,
+            COp::BitOr => 3,
+            COp::And => 2,
+            COp::Or => 1,
+        }
+    }
+}
+
+/// A scalar expression. Cheap to clone (shared subtrees).
+#[derive(Debug, Clone, PartialEq)]
+pub enum CExpr {
+    /// A variable or parameter.
+    Var(Rc<str>),
+    /// A `long` constant.
+    Int(i64),
+    /// A literal of another type, already in C syntax (`1.5f`, `true`).
+    Lit(Rc<str>),
+    Bin(COp, Rc<CExpr>, Rc<CExpr>),
+    Not(Rc<CExpr>),
+    Neg(Rc<CExpr>),
+    /// A call of a built-in or helper function.
+    Call(Rc<str>, Vec<CExpr>),
+    /// `ptr[index]`.
+    Load(Rc<str>, Rc<CExpr>),
+    Select(Rc<CExpr>, Rc<CExpr>, Rc<CExpr>),
+    Cast(Elem, Rc<CExpr>),
+}
+
+impl CExpr {
+    pub fn var(name: &str) -> CExpr {
+        CExpr::Var(Rc::from(name))
+    }
+
+    pub fn lit(text: &str) -> CExpr {
+        CExpr::Lit(Rc::from(text))
+    }
+
+    pub fn call(name: &str, args: Vec<CExpr>) -> CExpr {
+        CExpr::Call(Rc::from(name), args)
+    }
+
+    pub fn load(ptr: &str, index: CExpr) -> CExpr {
+        CExpr::Load(Rc::from(ptr), Rc::new(index))
+    }
+
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            CExpr::Int(v) => Some(*v),
+            _ => None,
+        }
+    }
+
+    /// `a op b` with constant folding of `long` arithmetic and neutral elements.
+    pub fn bin(op: COp, a: CExpr, b: CExpr) -> CExpr {
+        match (op, a.as_int(), b.as_int()) {
+            (COp::Add, Some(x), Some(y)) => return CExpr::Int(x.wrapping_add(y)),
+            (COp::Sub, Some(x), Some(y)) => return CExpr::Int(x.wrapping_sub(y)),
+            (COp::Mul, Some(x), Some(y)) => return CExpr::Int(x.wrapping_mul(y)),
+            (COp::Div, Some(x), Some(y)) if y != 0 => return CExpr::Int(x.wrapping_div(y)),
+            (COp::Rem, Some(x), Some(y)) if y != 0 => return CExpr::Int(x.wrapping_rem(y)),
+            (COp::Add, Some(0), _) => return b,
+            (COp::Add | COp::Sub, _, Some(0)) => return a,
+            (COp::Mul, Some(1), _) => return b,
+            (COp::Mul | COp::Div, _, Some(1)) => return a,
+            (COp::Mul, Some(0), _) | (COp::Mul, _, Some(0)) => return CExpr::Int(0),
+            (COp::Add, _, Some(y)) if y < 0 => {
+                return CExpr::Bin(COp::Sub, Rc::new(a), Rc::new(CExpr::Int(-y)));
+            }
+            (COp::Mul, _, Some(-1)) => return CExpr::neg(a),
+            _ => {}
+        }
+        if op == COp::Sub && a == b {
+            return CExpr::Int(0);
+        }
+        CExpr::Bin(op, Rc::new(a), Rc::new(b))
+    }
+
+    pub fn add(a: CExpr, b: CExpr) -> CExpr {
+        CExpr::bin(COp::Add, a, b)
+    }
+
+    pub fn sub(a: CExpr, b: CExpr) -> CExpr {
+        CExpr::bin(COp::Sub, a, b)
+    }
+
+    pub fn mul(a: CExpr, b: CExpr) -> CExpr {
+        CExpr::bin(COp::Mul, a, b)
+    }
+
+    pub fn neg(a: CExpr) -> CExpr {
+        match a {
+            CExpr::Int(v) => CExpr::Int(v.wrapping_neg()),
+            CExpr::Neg(inner) => (*inner).clone(),
+            other => CExpr::Neg(Rc::new(other)),
+        }
+    }
+
+    pub fn not(a: CExpr) -> CExpr {
+        CExpr::Not(Rc::new(a))
+    }
+
+    pub fn select(c: CExpr, a: CExpr, b: CExpr) -> CExpr {
+        if a == b {
+            return a;
+        }
+        CExpr::Select(Rc::new(c), Rc::new(a), Rc::new(b))
+    }
+
+    pub fn cast(elem: Elem, a: CExpr) -> CExpr {
+        CExpr::Cast(elem, Rc::new(a))
+    }
+
+    /// Whether printing this twice costs nothing (no need for a temporary).
+    pub fn is_trivial(&self) -> bool {
+        matches!(self, CExpr::Var(_) | CExpr::Int(_) | CExpr::Lit(_))
+    }
+}
+
+/// A parallel loop's level (DPIA's parfor per level of the OpenCL hierarchy).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParLevel {
+    /// Over all work-items of the NDRange, dimension `dim` (mapGlobal).
+    Grid(u32),
+    /// Over the work-groups (mapWorkgroup).
+    Group,
+    /// Over the work-items of one work-group (mapLocal).
+    Thread,
+}
+
+/// A command.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cmd {
+    /// `T name = init;` in private memory.
+    Decl { name: Rc<str>, elem: Elem, init: Option<CExpr> },
+    /// `T name[len]` in `space` (private or local), a fixed size.
+    Array { name: Rc<str>, elem: Elem, space: AddrSpace, len: i64 },
+    Assign { name: Rc<str>, value: CExpr },
+    /// `ptr[index] = value`.
+    Store { ptr: Rc<str>, index: CExpr, value: CExpr },
+    If { cond: CExpr, then_cmds: Vec<Cmd>, else_cmds: Vec<Cmd> },
+    /// `for (long var = 0; var < bound; var++)`, with the source line it comes from.
+    For { var: Rc<str>, bound: CExpr, body: Vec<Cmd>, comment: Option<String> },
+    /// A parallel loop: each iteration runs on one unit of `level`, strided when the
+    /// bound exceeds the units.
+    ParFor { level: ParLevel, var: Rc<str>, bound: CExpr, body: Vec<Cmd>, comment: Option<String> },
+    /// `while (true) { cond_cmds; if (!cond) break; body }`.
+    While { cond_cmds: Vec<Cmd>, cond: CExpr, body: Vec<Cmd> },
+    /// A work-group barrier on local memory.
+    Barrier,
+    /// Records run-time error `code` (first writer wins) with two payload words.
+    Fail { code: u32, a: CExpr, b: CExpr },
+    Comment(String),
+    /// Raw statement text for runtime helpers the printer cannot express otherwise.
+    Raw(String),
+}
+
+/// A kernel of the imperative IR.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelImp {
+    pub name: String,
+    /// The parameters after the error buffer.
+    pub params: Vec<(String, ParamKind)>,
+    pub body: Vec<Cmd>,
+    /// The work-group size the kernel was written for, if it needs one.
+    pub local_size: Option<u32>,
+    /// One line saying what the kernel computes and from where.
+    pub doc: String,
+}
+
+impl fmt::Display for CExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write_expr(f, self, 0)
+    }
+}
+
+fn write_expr(f: &mut fmt::Formatter<'_>, e: &CExpr, outer: u8) -> fmt::Result {
+    match e {
+        CExpr::Var(name) => f.write_str(name),
+        CExpr::Int(v) => {
+            if *v == i64::MIN {
+                f.write_str("(-9223372036854775807L - 1)")
+            } else if *v < 0 {
+                write!(f, "({v})")
+            } else {
+                write!(f, "{v}")
+            }
+        }
+        CExpr::Lit(text) => f.write_str(text),
+        CExpr::Bin(op, a, b) => {
+            let p = op.precedence();
+            let paren = p <= outer;
+            if paren {
+                f.write_str("(")?;
+            }
+            write_expr(f, a, p - 1)?;
+            write!(f, " {} ", op.symbol())?;
+            write_expr(f, b, p)?;
+            if paren {
+                f.write_str(")")?;
+            }
+            Ok(())
+        }
+        CExpr::Not(a) => {
+            f.write_str("!")?;
+            write_expr(f, a, 20)
+        }
+        CExpr::Neg(a) => {
+            f.write_str("-")?;
+            write_expr(f, a, 20)
+        }
+        CExpr::Call(name, args) => {
+            write!(f, "{name}(")?;
+            for (i, arg) in args.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write_expr(f, arg, 0)?;
+            }
+            f.write_str(")")
+        }
+        CExpr::Load(ptr, index) => {
+            write!(f, "{ptr}[")?;
+            write_expr(f, index, 0)?;
+            f.write_str("]")
+        }
+        CExpr::Select(c, a, b) => {
+            f.write_str("(")?;
+            write_expr(f, c, 1)?;
+            f.write_str(" ? ")?;
+            write_expr(f, a, 1)?;
+            f.write_str(" : ")?;
+            write_expr(f, b, 1)?;
+            f.write_str(")")
+        }
+        CExpr::Cast(elem, a) => {
+            write!(f, "({})", c_type(*elem))?;
+            write_expr(f, a, 20)
+        }
+    }
+}
+
+/// The OpenCL C type of an element.
+pub fn c_type(elem: Elem) -> &'static str {
+    match elem {
+        Elem::I32 => "int",
+        Elem::I64 => "long",
+        Elem::U32 => "uint",
+        Elem::U64 => "ulong",
+        Elem::F32 => "float",
+        Elem::F64 => "double",
+        Elem::Bool => "uchar",
+    }
+}
+
+/// Prints commands in the imperative IR's own notation (DPIA-like: `parfor@level`,
+/// `new`), for `weft dump --ir imperative`.
+pub fn print_kernel_imp(kernel: &KernelImp) -> String {
+    let mut out = String::new();
+    let params: Vec<String> = kernel
+        .params
+        .iter()
+        .map(|(name, kind)| match kind {
+            ParamKind::Buffer(elem) => format!("{name}: global {}[]", elem.name()),
+            ParamKind::Scalar(elem) => format!("{name}: {}", elem.name()),
+            ParamKind::Local(elem) => format!("{name}: local {}[]", elem.name()),
+        })
+        .collect();
+    let _ = writeln!(out, "-- {}", kernel.doc);
+    let local = kernel.local_size.map(|l| format!(" @local_size({l})")).unwrap_or_default();
+    let _ = writeln!(out, "kernel {}({}){local} {{", kernel.name, params.join(", "));
+    print_cmds(&mut out, &kernel.body, 1);
+    out.push_str("}\n");
+    out
+}
+
+fn print_cmds(out: &mut String, cmds: &[Cmd], depth: usize) {
+    let pad = "  ".repeat(depth);
+    for cmd in cmds {
+        match cmd {
+            Cmd::Decl { name, elem, init } => match init {
+                Some(init) => {
+                    let _ = writeln!(out, "{pad}new private {}: {} := {init}", name, elem.name());
+                }
+                None => {
+                    let _ = writeln!(out, "{pad}new private {}: {}", name, elem.name());
+                }
+            },
+            Cmd::Array { name, elem, space, len } => {
+                let _ = writeln!(out, "{pad}new {} {}: [{len}]{}", space.name(), name, elem.name());
+            }
+            Cmd::Assign { name, value } => {
+                let _ = writeln!(out, "{pad}{name} := {value}");
+            }
+            Cmd::Store { ptr, index, value } => {
+                let _ = writeln!(out, "{pad}{ptr}[{index}] := {value}");
+            }
+            Cmd::If { cond, then_cmds, else_cmds } => {
+                let _ = writeln!(out, "{pad}if {cond} then");
+                print_cmds(out, then_cmds, depth + 1);
+                if !else_cmds.is_empty() {
+                    let _ = writeln!(out, "{pad}else");
+                    print_cmds(out, else_cmds, depth + 1);
+                }
+            }
+            Cmd::For { var, bound, body, comment } => {
+                let comment = comment.as_ref().map(|c| format!("  -- {c}")).unwrap_or_default();
+                let _ = writeln!(out, "{pad}for {var} < {bound} do{comment}");
+                print_cmds(out, body, depth + 1);
+            }
+            Cmd::ParFor { level, var, bound, body, comment } => {
+                let level = match level {
+                    ParLevel::Grid(d) => format!("grid.{d}"),
+                    ParLevel::Group => "group".to_owned(),
+                    ParLevel::Thread => "thread".to_owned(),
+                };
+                let comment = comment.as_ref().map(|c| format!("  -- {c}")).unwrap_or_default();
+                let _ = writeln!(out, "{pad}parfor@{level} {var} < {bound} do{comment}");
+                print_cmds(out, body, depth + 1);
+            }
+            Cmd::While { cond_cmds, cond, body } => {
+                let _ = writeln!(out, "{pad}while");
+                print_cmds(out, cond_cmds, depth + 1);
+                let _ = writeln!(out, "{pad}  test {cond}");
+                let _ = writeln!(out, "{pad}do");
+                print_cmds(out, body, depth + 1);
+            }
+            Cmd::Barrier => {
+                let _ = writeln!(out, "{pad}barrier");
+            }
+            Cmd::Fail { code, a, b } => {
+                let _ = writeln!(out, "{pad}fail {code} ({a}, {b})");
+            }
+            Cmd::Comment(text) => {
+                let _ = writeln!(out, "{pad}-- {text}");
+            }
+            Cmd::Raw(text) => {
+                let _ = writeln!(out, "{pad}{text}");
+            }
+        }
+    }
+}

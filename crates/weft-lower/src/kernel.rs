@@ -1,0 +1,1413 @@
+//! The kernel builder: emits the imperative IR for core IR code running inside one
+//! work-item (DPIA's translation of sequential and per-thread code), with host values
+//! imported as kernel parameters on demand.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use rustc_hash::FxHashMap;
+use weft_core::{
+    Atom, BinOp, BlockId, CoreSize, Exp, ExpId, FnId, IndexItem, LoopForm, Origin, Program,
+    Type, UnOp, VarId,
+};
+use weft_hir::{MathFn, ScalarTy};
+use weft_plan::{Arg, Elem, ErrorSite, Expr, ParamKind, Var};
+use weft_values::Scalar;
+
+use crate::arr::{Mem, View};
+use crate::imp::{COp, CExpr, Cmd, KernelImp};
+use crate::val::{HArr, HEnv, HScalar, HVal, KArr, KVal, PullFn, PullSrc, Res};
+use crate::LowerError;
+
+/// State shared by the host lowering and every kernel builder of one entry.
+pub(crate) struct Shared {
+    pub(crate) errors: Vec<ErrorSite>,
+    /// Names of host variables, for readable kernel parameters.
+    pub(crate) var_names: FxHashMap<Var, String>,
+    pub(crate) checks: bool,
+}
+
+/// A kernel-level environment: the variables bound in the kernel, then (for code that
+/// came from the host level) the host environment whose values are imported on use.
+#[derive(Clone, Default)]
+pub(crate) struct KEnv {
+    pub(crate) vars: FxHashMap<VarId, KVal>,
+    pub(crate) host: Option<Rc<HEnv>>,
+}
+
+pub(crate) struct Kb<'p> {
+    pub(crate) program: &'p Program,
+    pub(crate) position: &'p dyn Fn(&Origin) -> Option<String>,
+    pub(crate) shared: Rc<RefCell<Shared>>,
+    pub(crate) params: Vec<(String, ParamKind)>,
+    pub(crate) args: Vec<Arg>,
+    buffers: FxHashMap<Var, Rc<str>>,
+    scalars: Vec<(Expr, Elem, CExpr)>,
+    cmds: Vec<Vec<Cmd>>,
+    fresh: u32,
+    /// Whether a failing work-item may return at once (no barriers in the kernel).
+    pub(crate) can_return: bool,
+}
+
+pub(crate) fn elem_of(ty: ScalarTy) -> Elem {
+    match ty {
+        ScalarTy::I32 => Elem::I32,
+        ScalarTy::I64 => Elem::I64,
+        ScalarTy::U32 => Elem::U32,
+        ScalarTy::U64 => Elem::U64,
+        ScalarTy::F32 => Elem::F32,
+        ScalarTy::F64 => Elem::F64,
+        ScalarTy::Bool => Elem::Bool,
+    }
+}
+
+/// The scalar leaves of a full-depth element type, in order.
+pub(crate) fn leaves(ty: &Type) -> Res<Vec<Elem>> {
+    match ty {
+        Type::Scalar(s) => Ok(vec![elem_of(*s)]),
+        Type::Tuple(parts) => {
+            let mut out = Vec::new();
+            for part in parts {
+                out.extend(leaves(part)?);
+            }
+            Ok(out)
+        }
+        Type::Array { .. } => Err(LowerError::unsupported(
+            "arrays of tuples that contain arrays",
+            None,
+        )),
+    }
+}
+
+/// The element type at full depth and the rank of an array type.
+pub(crate) fn elem_and_rank(ty: &Type) -> (Type, usize) {
+    match ty {
+        Type::Array { elem, .. } => {
+            let (e, r) = elem_and_rank(elem);
+            (e, r + 1)
+        }
+        other => (other.clone(), 0),
+    }
+}
+
+pub(crate) fn literal(s: Scalar) -> CExpr {
+    match s {
+        Scalar::I32(v) => {
+            if v == i32::MIN {
+                CExpr::lit("(-2147483647 - 1)")
+            } else if v < 0 {
+                CExpr::Lit(Rc::from(format!("({v})")))
+            } else {
+                CExpr::Lit(Rc::from(v.to_string()))
+            }
+        }
+        Scalar::I64(v) => CExpr::Int(v),
+        Scalar::U32(v) => CExpr::Lit(Rc::from(format!("{v}u"))),
+        Scalar::U64(v) => CExpr::Lit(Rc::from(format!("{v}ul"))),
+        Scalar::F32(v) => {
+            if v.is_nan() {
+                CExpr::lit("NAN")
+            } else if v.is_infinite() {
+                CExpr::lit(if v > 0.0 { "INFINITY" } else { "(-INFINITY)" })
+            } else {
+                CExpr::Lit(Rc::from(format!("{v:e}f").replace("e", "e").as_str()))
+            }
+        }
+        Scalar::F64(v) => {
+            if v.is_nan() {
+                CExpr::lit("((double)NAN)")
+            } else if v.is_infinite() {
+                CExpr::lit(if v > 0.0 { "((double)INFINITY)" } else { "(-(double)INFINITY)" })
+            } else {
+                CExpr::Lit(Rc::from(format!("{v:e}").as_str()))
+            }
+        }
+        Scalar::Bool(b) => CExpr::lit(if b { "1" } else { "0" }),
+    }
+}
+
+fn sanitize(name: &str) -> String {
+    let mut out: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .collect();
+    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, 'v');
+    }
+    out
+}
+
+impl<'p> Kb<'p> {
+    pub(crate) fn new(
+        program: &'p Program,
+        position: &'p dyn Fn(&Origin) -> Option<String>,
+        shared: Rc<RefCell<Shared>>,
+    ) -> Kb<'p> {
+        Kb {
+            program,
+            position,
+            shared,
+            params: Vec::new(),
+            args: Vec::new(),
+            buffers: FxHashMap::default(),
+            scalars: Vec::new(),
+            cmds: vec![Vec::new()],
+            fresh: 0,
+            can_return: true,
+        }
+    }
+
+    pub(crate) fn finish(mut self, name: String, doc: String, local_size: Option<u32>) -> (KernelImp, Vec<Arg>) {
+        let body = self.cmds.pop().unwrap_or_default();
+        (KernelImp { name, params: self.params, body, local_size, doc }, self.args)
+    }
+
+    // ---- emission helpers ----
+
+    pub(crate) fn emit(&mut self, cmd: Cmd) {
+        if let Some(top) = self.cmds.last_mut() {
+            top.push(cmd);
+        }
+    }
+
+    pub(crate) fn push(&mut self) {
+        self.cmds.push(Vec::new());
+    }
+
+    pub(crate) fn pop(&mut self) -> Vec<Cmd> {
+        self.cmds.pop().unwrap_or_default()
+    }
+
+    pub(crate) fn fresh_name(&mut self, hint: &str) -> Rc<str> {
+        self.fresh += 1;
+        Rc::from(format!("{}_{}", sanitize(hint), self.fresh))
+    }
+
+    /// Binds a value to a fresh private variable unless it is trivial.
+    pub(crate) fn tmp(&mut self, hint: &str, elem: Elem, value: CExpr) -> CExpr {
+        if value.is_trivial() {
+            return value;
+        }
+        let name = self.fresh_name(hint);
+        self.emit(Cmd::Decl { name: name.clone(), elem, init: Some(value) });
+        CExpr::Var(name)
+    }
+
+    /// A declared, uninitialised private variable.
+    pub(crate) fn decl(&mut self, hint: &str, elem: Elem, init: Option<CExpr>) -> CExpr {
+        let name = self.fresh_name(hint);
+        self.emit(Cmd::Decl { name: name.clone(), elem, init });
+        CExpr::Var(name)
+    }
+
+    /// Registers a run-time error and returns its code.
+    pub(crate) fn error_site(&mut self, message: String, origin: Option<&Origin>) -> u32 {
+        let position = origin.and_then(|o| (self.position)(o));
+        let mut shared = self.shared.borrow_mut();
+        shared.errors.push(ErrorSite { message, position });
+        shared.errors.len() as u32
+    }
+
+    pub(crate) fn checks(&self) -> bool {
+        self.shared.borrow().checks
+    }
+
+    /// Fails with `code` unless `ok`; a work-item that may return does so.
+    pub(crate) fn check(&mut self, ok: CExpr, code: u32, a: CExpr, b: CExpr) {
+        let mut then_cmds = vec![Cmd::Fail { code, a, b }];
+        if self.can_return {
+            then_cmds.push(Cmd::Raw("return;".to_owned()));
+        }
+        self.emit(Cmd::If { cond: CExpr::not(ok), then_cmds, else_cmds: Vec::new() });
+    }
+
+    // ---- parameters ----
+
+    pub(crate) fn buffer_param(&mut self, buf: Var, elem: Elem) -> Rc<str> {
+        if let Some(name) = self.buffers.get(&buf) {
+            return name.clone();
+        }
+        let hint = self.shared.borrow().var_names.get(&buf).cloned().unwrap_or_else(|| "buf".to_owned());
+        let name: Rc<str> = Rc::from(format!("{}_{}", sanitize(&hint), buf.0));
+        self.params.push((name.to_string(), ParamKind::Buffer(elem)));
+        self.args.push(Arg::Buffer(buf));
+        self.buffers.insert(buf, name.clone());
+        name
+    }
+
+    pub(crate) fn local_param(&mut self, hint: &str, elem: Elem, len: Expr) -> Rc<str> {
+        let name = self.fresh_name(hint);
+        self.params.push((name.to_string(), ParamKind::Local(elem)));
+        self.args.push(Arg::Local { elem, len });
+        name
+    }
+
+    pub(crate) fn import_expr(&mut self, e: &Expr, elem: Elem) -> CExpr {
+        match e {
+            Expr::I64(v) if elem == Elem::I64 => return CExpr::Int(*v),
+            Expr::Bool(b) => return CExpr::lit(if *b { "1" } else { "0" }),
+            Expr::Lit { elem: e, bits } if *e == elem => return literal(weft_plan::lit(*e, *bits)),
+            _ => {}
+        }
+        if let Some((_, _, c)) = self.scalars.iter().find(|(x, el, _)| x == e && *el == elem) {
+            return c.clone();
+        }
+        let hint = match e {
+            Expr::Var(v) => self.shared.borrow().var_names.get(v).cloned().unwrap_or_else(|| "s".to_owned()),
+            _ => "s".to_owned(),
+        };
+        let name = self.fresh_name(&hint);
+        self.params.push((name.to_string(), ParamKind::Scalar(elem)));
+        self.args.push(Arg::Scalar { value: e.clone(), elem });
+        let c = CExpr::Var(name);
+        self.scalars.push((e.clone(), elem, c.clone()));
+        c
+    }
+
+    pub(crate) fn import_index(&mut self, e: &Expr) -> CExpr {
+        self.import_expr(e, Elem::I64)
+    }
+
+    pub(crate) fn import_val(&mut self, v: &HVal) -> Res<KVal> {
+        Ok(match v {
+            HVal::Scalar(HScalar::Host(e, elem)) => KVal::Scalar(self.import_expr(e, *elem), *elem),
+            HVal::Scalar(HScalar::Device(buf, elem)) => {
+                let ptr = self.buffer_param(*buf, *elem);
+                KVal::Scalar(CExpr::load(&ptr, CExpr::Int(0)), *elem)
+            }
+            HVal::Arr(a) => KVal::Arr(self.import_arr(a)?),
+            HVal::Tuple(parts) => {
+                KVal::Tuple(parts.iter().map(|p| self.import_val(p)).collect::<Res<_>>()?)
+            }
+        })
+    }
+
+    pub(crate) fn import_arr(&mut self, a: &HArr) -> Res<KArr> {
+        Ok(match a {
+            HArr::Mem(m) => {
+                let buf = self.buffer_param(m.buf, m.elem);
+                KArr::Mem(Mem {
+                    buf,
+                    elem: m.elem,
+                    offset: self.import_index(&m.offset),
+                    strides: m.strides.iter().map(|s| self.import_index(s)).collect(),
+                    shape: m.shape.iter().map(|s| self.import_index(s)).collect(),
+                })
+            }
+            HArr::Zip(parts) => {
+                KArr::Zip(parts.iter().map(|p| self.import_arr(p)).collect::<Res<_>>()?)
+            }
+            HArr::Pull(p) => {
+                let shape: Vec<CExpr> = p.base_shape.iter().map(|s| self.import_index(s)).collect();
+                let mut arr = self.import_pull(&p.src, shape)?;
+                for view in &p.views {
+                    let view = self.import_view(view);
+                    arr = self.view(&arr, &view);
+                }
+                arr
+            }
+        })
+    }
+
+    fn import_view(&mut self, v: &View<Expr>) -> View<CExpr> {
+        match v {
+            View::Fix { dim, index } => View::Fix { dim: *dim, index: self.import_index(index) },
+            View::Slice { dim, start, len, stride } => View::Slice {
+                dim: *dim,
+                start: self.import_index(start),
+                len: self.import_index(len),
+                stride: self.import_index(stride),
+            },
+            View::Transpose => View::Transpose,
+            View::Unflatten { rows, cols } => View::Unflatten {
+                rows: self.import_index(rows),
+                cols: self.import_index(cols),
+            },
+            View::Flatten => View::Flatten,
+        }
+    }
+
+    fn import_pull(&mut self, src: &PullSrc, shape: Vec<CExpr>) -> Res<KArr> {
+        let f: PullFn = match src {
+            PullSrc::Map { func, lambda, env, arrays } => {
+                let arrays: Vec<KArr> = arrays.iter().map(|a| self.import_arr(a)).collect::<Res<_>>()?;
+                let env = KEnv { vars: FxHashMap::default(), host: Some(env.clone()) };
+                let (func, lambda) = (*func, lambda.clone());
+                Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
+                    let mut env = env.clone();
+                    for (param, arr) in lambda.params.iter().zip(&arrays) {
+                        let elem = kb.index(arr, &idx[..1])?;
+                        env.vars.insert(*param, elem);
+                    }
+                    let result = kb.block(func, &mut env, lambda.body)?;
+                    kb.index_val(&result, &idx[1..])
+                })
+            }
+            PullSrc::Generate { func, lambda, env } => {
+                let env = KEnv { vars: FxHashMap::default(), host: Some(env.clone()) };
+                let (func, lambda) = (*func, lambda.clone());
+                Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
+                    let mut env = env.clone();
+                    if let Some(param) = lambda.params.first() {
+                        env.vars.insert(*param, KVal::Scalar(idx[0].clone(), Elem::I64));
+                    }
+                    let result = kb.block(func, &mut env, lambda.body)?;
+                    kb.index_val(&result, &idx[1..])
+                })
+            }
+            PullSrc::Iota(elem) => {
+                let elem = *elem;
+                Rc::new(move |_kb: &mut Kb<'_>, idx: &[CExpr]| {
+                    let v = if elem == Elem::I64 { idx[0].clone() } else { CExpr::cast(elem, idx[0].clone()) };
+                    Ok(KVal::Scalar(v, elem))
+                })
+            }
+            PullSrc::Replicate(value) => {
+                let value = self.import_val(value)?;
+                Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| kb.index_val(&value, &idx[1..]))
+            }
+            PullSrc::Lit(elems) => {
+                let elems: Vec<KVal> = elems.iter().map(|e| self.import_val(e)).collect::<Res<_>>()?;
+                Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
+                    let mut vals = Vec::new();
+                    for e in &elems {
+                        vals.push(kb.index_val(e, &idx[1..])?);
+                    }
+                    let mut result = vals.last().cloned().ok_or_else(|| LowerError::internal("empty array literal indexed"))?;
+                    for (k, v) in vals.iter().enumerate().rev().skip(1) {
+                        let cond = CExpr::bin(COp::Eq, idx[0].clone(), CExpr::Int(k as i64));
+                        result = select_val(&cond, v, &result);
+                    }
+                    Ok(result)
+                })
+            }
+            PullSrc::Concat(a, b) => {
+                let a = self.import_arr(a)?;
+                let b = self.import_arr(b)?;
+                let na = a.shape()[0].clone();
+                Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
+                    let cond = CExpr::bin(COp::Lt, idx[0].clone(), na.clone());
+                    let mut rest = idx.to_vec();
+                    rest[0] = CExpr::sub(idx[0].clone(), na.clone());
+                    let (a, b) = (a.clone(), b.clone());
+                    let idx = idx.to_vec();
+                    kb.branch(
+                        cond,
+                        &mut |kb: &mut Kb<'_>| kb.index(&a, &idx),
+                        &mut |kb: &mut Kb<'_>| kb.index(&b, &rest),
+                    )
+                })
+            }
+        };
+        Ok(KArr::Pull { shape, f })
+    }
+
+    // ---- arrays ----
+
+    /// A view of a kernel array; memory layouts that cannot express it read through a
+    /// pull array instead (no copy either way).
+    pub(crate) fn view(&mut self, arr: &KArr, view: &View<CExpr>) -> KArr {
+        if let Some(v) = arr.view(view) {
+            return v;
+        }
+        let pulled = mem_as_pull(arr);
+        pulled.view(view).unwrap_or(pulled)
+    }
+
+    /// The element (or sub-array) at an index prefix.
+    pub(crate) fn index(&mut self, arr: &KArr, idx: &[CExpr]) -> Res<KVal> {
+        let rank = arr.shape().len();
+        if idx.len() < rank {
+            let mut a = arr.clone();
+            for i in idx {
+                a = self.view(&a, &View::Fix { dim: 0, index: i.clone() });
+            }
+            return Ok(KVal::Arr(a));
+        }
+        match arr {
+            KArr::Mem(m) => {
+                let addr = m.address(idx);
+                Ok(KVal::Scalar(CExpr::load(&m.buf, addr), m.elem))
+            }
+            KArr::Zip(parts) => {
+                Ok(KVal::Tuple(parts.iter().map(|p| self.index(p, idx)).collect::<Res<_>>()?))
+            }
+            KArr::Pull { f, .. } => {
+                let f = f.clone();
+                f(self, idx)
+            }
+        }
+    }
+
+    pub(crate) fn index_val(&mut self, v: &KVal, idx: &[CExpr]) -> Res<KVal> {
+        if idx.is_empty() {
+            return Ok(v.clone());
+        }
+        match v {
+            KVal::Arr(a) => self.index(a, idx),
+            KVal::Tuple(parts) => {
+                Ok(KVal::Tuple(parts.iter().map(|p| self.index_val(p, idx)).collect::<Res<_>>()?))
+            }
+            KVal::Scalar(..) => Err(LowerError::internal("indexing a scalar")),
+        }
+    }
+
+    /// Stores `value` (a scalar, tuple or array) at `dest[prefix..]`.
+    pub(crate) fn write(&mut self, dest: &KArr, prefix: &[CExpr], value: &KVal) -> Res<()> {
+        match value {
+            KVal::Scalar(v, _) => match dest {
+                KArr::Mem(m) => {
+                    let addr = m.address(prefix);
+                    let v = if m.elem == Elem::Bool { CExpr::cast(Elem::Bool, v.clone()) } else { v.clone() };
+                    self.emit(Cmd::Store { ptr: m.buf.clone(), index: addr, value: v });
+                    Ok(())
+                }
+                _ => Err(LowerError::internal("scalar stored into a non-memory array")),
+            },
+            KVal::Tuple(parts) => match dest {
+                KArr::Zip(dests) if dests.len() == parts.len() => {
+                    for (d, p) in dests.iter().zip(parts) {
+                        self.write(d, prefix, p)?;
+                    }
+                    Ok(())
+                }
+                _ => Err(LowerError::internal("tuple stored into a non-zip array")),
+            },
+            KVal::Arr(src) => {
+                let shape = src.shape();
+                let Some(n) = shape.first().cloned() else { return Err(LowerError::internal("rank-0 array")) };
+                let i = self.fresh_name("i");
+                self.push();
+                let elem = self.index(src, &[CExpr::Var(i.clone())])?;
+                let mut prefix2 = prefix.to_vec();
+                prefix2.push(CExpr::Var(i.clone()));
+                self.write(dest, &prefix2, &elem)?;
+                let body = self.pop();
+                self.emit(Cmd::For { var: i, bound: n, body, comment: None });
+                Ok(())
+            }
+        }
+    }
+
+    /// Runs one of two computations into fresh variables (an `if` whose branches both
+    /// produce scalars).
+    pub(crate) fn branch(
+        &mut self,
+        cond: CExpr,
+        then_f: &mut dyn FnMut(&mut Kb<'_>) -> Res<KVal>,
+        else_f: &mut dyn FnMut(&mut Kb<'_>) -> Res<KVal>,
+    ) -> Res<KVal> {
+        self.push();
+        let t = then_f(self)?;
+        let mut then_cmds = self.pop();
+        self.push();
+        let e = else_f(self)?;
+        let mut else_cmds = self.pop();
+        let result = self.declare_like(&t)?;
+        assign_into(&mut then_cmds, &result, &t)?;
+        assign_into(&mut else_cmds, &result, &e)?;
+        self.emit(Cmd::If { cond, then_cmds, else_cmds });
+        Ok(result)
+    }
+
+    /// Fresh variables shaped like a scalar or tuple value.
+    pub(crate) fn declare_like(&mut self, v: &KVal) -> Res<KVal> {
+        Ok(match v {
+            KVal::Scalar(_, elem) => KVal::Scalar(self.decl("r", *elem, None), *elem),
+            KVal::Tuple(parts) => {
+                KVal::Tuple(parts.iter().map(|p| self.declare_like(p)).collect::<Res<_>>()?)
+            }
+            KVal::Arr(_) => {
+                return Err(LowerError::unsupported(
+                    "an array-valued `if` or loop inside a kernel (its result needs memory of a size known in advance)",
+                    None,
+                ));
+            }
+        })
+    }
+
+    /// Assigns `value` to variables from [`Kb::declare_like`], through temporaries so
+    /// that a value reading the variables sees their old contents.
+    pub(crate) fn assign(&mut self, vars: &KVal, value: &KVal) -> Res<()> {
+        let mut cmds = Vec::new();
+        let staged = self.stage(value)?;
+        assign_into(&mut cmds, vars, &staged)?;
+        for c in cmds {
+            self.emit(c);
+        }
+        Ok(())
+    }
+
+    fn stage(&mut self, v: &KVal) -> Res<KVal> {
+        Ok(match v {
+            KVal::Scalar(e, elem) => {
+                if matches!(e, CExpr::Int(_) | CExpr::Lit(_)) {
+                    v.clone()
+                } else {
+                    KVal::Scalar(self.decl("n", *elem, Some(e.clone())), *elem)
+                }
+            }
+            KVal::Tuple(parts) => KVal::Tuple(parts.iter().map(|p| self.stage(p)).collect::<Res<_>>()?),
+            KVal::Arr(_) => return Err(LowerError::internal("staging an array")),
+        })
+    }
+
+    // ---- core IR ----
+
+    pub(crate) fn lookup(&mut self, env: &mut KEnv, var: VarId) -> Res<KVal> {
+        if let Some(v) = env.vars.get(&var) {
+            return Ok(v.clone());
+        }
+        if let Some(host) = env.host.clone()
+            && let Some(hv) = host.get(&var)
+        {
+            let kv = self.import_val(hv)?;
+            env.vars.insert(var, kv.clone());
+            return Ok(kv);
+        }
+        Err(LowerError::internal(format!("variable {var:?} is not bound in the kernel")))
+    }
+
+    pub(crate) fn atom(&mut self, f: FnId, env: &mut KEnv, atom: &Atom) -> Res<KVal> {
+        let _ = f;
+        match atom {
+            Atom::Var(v) => self.lookup(env, *v),
+            Atom::Const(s) => Ok(KVal::Scalar(literal(*s), elem_of(scalar_ty_of(*s)))),
+        }
+    }
+
+    fn scalar(&mut self, f: FnId, env: &mut KEnv, atom: &Atom) -> Res<(CExpr, Elem)> {
+        match self.atom(f, env, atom)? {
+            KVal::Scalar(e, elem) => Ok((e, elem)),
+            _ => Err(LowerError::internal("expected a scalar")),
+        }
+    }
+
+    /// An integer atom as a `long`.
+    fn int(&mut self, f: FnId, env: &mut KEnv, atom: &Atom) -> Res<CExpr> {
+        let (e, elem) = self.scalar(f, env, atom)?;
+        Ok(if elem == Elem::I64 { e } else { CExpr::cast(Elem::I64, e) })
+    }
+
+    fn array(&mut self, f: FnId, env: &mut KEnv, atom: &Atom) -> Res<KArr> {
+        match self.atom(f, env, atom)? {
+            KVal::Arr(a) => Ok(a),
+            _ => Err(LowerError::internal("expected an array")),
+        }
+    }
+
+    pub(crate) fn size(&mut self, env: &mut KEnv, size: &CoreSize) -> Res<CExpr> {
+        let mut total = CExpr::Int(0);
+        for term in size.terms() {
+            let mut prod = CExpr::Int(term.coeff());
+            for atom in term.monomial().atoms() {
+                let factor = match atom {
+                    weft_size::Atom::Var(v) => match self.lookup(env, *v)? {
+                        KVal::Scalar(e, Elem::I64) => e,
+                        KVal::Scalar(e, _) => CExpr::cast(Elem::I64, e),
+                        _ => return Err(LowerError::internal("a size that is not a scalar")),
+                    },
+                    weft_size::Atom::Div(p, q) => {
+                        let p = self.size(env, p)?;
+                        let q = self.size(env, q)?;
+                        CExpr::bin(COp::Div, p, q)
+                    }
+                };
+                prod = CExpr::mul(prod, factor);
+            }
+            total = CExpr::add(total, prod);
+        }
+        Ok(total)
+    }
+
+    /// Binds size variables of `ty` not yet bound from the shape of `val`.
+    pub(crate) fn bind_sizes(&mut self, env: &mut KEnv, ty: &Type, val: &KVal) {
+        match (ty, val) {
+            (Type::Array { .. }, KVal::Arr(arr)) => {
+                let shape = arr.shape();
+                let mut t = ty;
+                for dim in shape {
+                    let Type::Array { size, elem } = t else { break };
+                    if let Some(v) = size.as_var()
+                        && !env.vars.contains_key(v)
+                        && !env.host.as_ref().is_some_and(|h| h.contains_key(v))
+                    {
+                        env.vars.insert(*v, KVal::Scalar(dim.clone(), Elem::I64));
+                    }
+                    t = elem;
+                }
+            }
+            (Type::Tuple(tys), KVal::Tuple(vals)) => {
+                for (t, v) in tys.iter().zip(vals) {
+                    self.bind_sizes(env, t, v);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    pub(crate) fn block(&mut self, f: FnId, env: &mut KEnv, block: BlockId) -> Res<KVal> {
+        let function = &self.program.functions[f];
+        let b = &function.blocks[block];
+        for stmt in &b.stmts {
+            let val = self.exp(f, env, stmt.exp, stmt.var)?;
+            let ty = &self.program.functions[f].vars[stmt.var].ty;
+            self.bind_sizes(env, ty, &val);
+            env.vars.insert(stmt.var, val);
+        }
+        match &b.result {
+            Some(atom) => self.atom(f, env, atom),
+            None => Ok(KVal::Tuple(Vec::new())),
+        }
+    }
+
+    fn origin(&self, f: FnId, exp: ExpId) -> Option<Origin> {
+        self.program.functions[f].origins.get(exp).cloned()
+    }
+
+    fn var_name(&self, f: FnId, atom: &Atom) -> String {
+        match atom {
+            Atom::Var(v) => self.program.functions[f].vars[*v].name.to_string(),
+            Atom::Const(_) => "literal".to_owned(),
+        }
+    }
+
+    /// Emits one expression; `var` is the variable it binds (for names and types).
+    pub(crate) fn exp(&mut self, f: FnId, env: &mut KEnv, exp: ExpId, var: VarId) -> Res<KVal> {
+        let program = self.program;
+        let function = &program.functions[f];
+        let hint = function.vars[var].name.to_string();
+        let ty = &function.vars[var].ty;
+        let origin = self.origin(f, exp);
+        match &function.exps[exp] {
+            Exp::Atom(a) => self.atom(f, env, a),
+            Exp::Size(s) => Ok(KVal::Scalar(self.size(env, s)?, Elem::I64)),
+            Exp::BinOp { op, ty: sty, lhs, rhs } => {
+                let (a, _) = self.scalar(f, env, lhs)?;
+                let (b, _) = self.scalar(f, env, rhs)?;
+                let elem = elem_of(*sty);
+                let (value, out) = self.binop(*op, elem, a, b, origin.as_ref());
+                Ok(KVal::Scalar(self.tmp(&hint, out, value), out))
+            }
+            Exp::UnOp { op, ty: sty, operand } => {
+                let (a, _) = self.scalar(f, env, operand)?;
+                let elem = elem_of(*sty);
+                let value = unop(*op, elem, a);
+                Ok(KVal::Scalar(self.tmp(&hint, elem, value), elem))
+            }
+            Exp::Convert { from, to, operand } => {
+                let (a, _) = self.scalar(f, env, operand)?;
+                let value = convert(elem_of(*from), elem_of(*to), a);
+                Ok(KVal::Scalar(self.tmp(&hint, elem_of(*to), value), elem_of(*to)))
+            }
+            Exp::Math { ty: sty, func, args } => {
+                let mut cargs = Vec::new();
+                for a in args {
+                    cargs.push(self.scalar(f, env, a)?.0);
+                }
+                let (value, out) = math(elem_of(*sty), *func, cargs);
+                Ok(KVal::Scalar(self.tmp(&hint, out, value), out))
+            }
+            Exp::Tuple(parts) => {
+                Ok(KVal::Tuple(parts.iter().map(|p| self.atom(f, env, p)).collect::<Res<_>>()?))
+            }
+            Exp::Proj { tuple, index } => match self.atom(f, env, tuple)? {
+                KVal::Tuple(parts) => parts
+                    .get(*index as usize)
+                    .cloned()
+                    .ok_or_else(|| LowerError::internal("projection out of range")),
+                KVal::Arr(KArr::Zip(parts)) => parts
+                    .get(*index as usize)
+                    .cloned()
+                    .map(KVal::Arr)
+                    .ok_or_else(|| LowerError::internal("projection out of range")),
+                _ => Err(LowerError::internal("projection of a non-tuple")),
+            },
+            Exp::ArrayLit { elems, elem_ty } => {
+                let vals: Vec<KVal> = elems.iter().map(|e| self.atom(f, env, e)).collect::<Res<_>>()?;
+                let mut shape = vec![CExpr::Int(vals.len() as i64)];
+                if let Some(KVal::Arr(first)) = vals.first() {
+                    shape.extend(first.shape());
+                } else if let Type::Array { .. } = elem_ty {
+                    return Err(LowerError::unsupported("an empty array literal of arrays in a kernel", origin.as_ref()));
+                }
+                let f: PullFn = Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
+                    let mut picked = Vec::new();
+                    for v in &vals {
+                        picked.push(kb.index_val(v, &idx[1..])?);
+                    }
+                    let mut result = picked.last().cloned().ok_or_else(|| LowerError::internal("empty literal indexed"))?;
+                    for (k, v) in picked.iter().enumerate().rev().skip(1) {
+                        let cond = CExpr::bin(COp::Eq, idx[0].clone(), CExpr::Int(k as i64));
+                        result = select_val(&cond, v, &result);
+                    }
+                    Ok(result)
+                });
+                Ok(KVal::Arr(KArr::Pull { shape, f }))
+            }
+            Exp::Index { array, items } => {
+                let name = self.var_name(f, array);
+                let mut arr = self.array(f, env, array)?;
+                let mut dim = 0;
+                for item in items {
+                    let shape = arr.shape();
+                    let n = shape[dim].clone();
+                    match item {
+                        IndexItem::Fix(i) => {
+                            let i = self.int(f, env, i)?;
+                            let i = self.tmp("i", Elem::I64, i);
+                            if self.checks() {
+                                let code = self.error_site(format!("index {{0}} out of bounds for array `{name}` of size {{1}}"), origin.as_ref());
+                                let ok = CExpr::bin(COp::And, CExpr::bin(COp::Le, CExpr::Int(0), i.clone()), CExpr::bin(COp::Lt, i.clone(), n.clone()));
+                                self.check(ok, code, i.clone(), n.clone());
+                            }
+                            arr = self.view(&arr, &View::Fix { dim, index: i });
+                        }
+                        IndexItem::Slice { start, end, stride } => {
+                            let stride = match stride {
+                                Some(s) => self.int(f, env, s)?,
+                                None => CExpr::Int(1),
+                            };
+                            let stride = self.tmp("stride", Elem::I64, stride);
+                            let start = match start {
+                                Some(s) => Some(self.int(f, env, s)?),
+                                None => None,
+                            };
+                            let end = match end {
+                                Some(e) => Some(self.int(f, env, e)?),
+                                None => None,
+                            };
+                            let (s, len) = self.slice_bounds(&name, n, start, end, stride.clone(), origin.as_ref());
+                            arr = self.view(&arr, &View::Slice { dim, start: s, len, stride });
+                            dim += 1;
+                        }
+                    }
+                }
+                if arr.shape().is_empty() {
+                    let v = self.index(&arr, &[])?;
+                    return Ok(self.bind_loaded(&hint, v));
+                }
+                Ok(KVal::Arr(arr))
+            }
+            Exp::Dim { array, dim } => {
+                let arr = self.array(f, env, array)?;
+                Ok(KVal::Scalar(arr.shape()[*dim as usize].clone(), Elem::I64))
+            }
+            Exp::Call { func, args } => {
+                let callee = &program.functions[*func];
+                let mut cenv = KEnv::default();
+                for (param, arg) in callee.params.iter().zip(args) {
+                    let v = self.atom(f, env, arg)?;
+                    cenv.vars.insert(*param, v);
+                }
+                for param in &callee.params {
+                    let v = cenv.vars[param].clone();
+                    self.bind_sizes(&mut cenv, &callee.vars[*param].ty, &v);
+                }
+                self.block(*func, &mut cenv, callee.body)
+            }
+            Exp::If { cond, then_branch, else_branch } => {
+                let (c, _) = self.scalar(f, env, cond)?;
+                let (tb, eb) = (*then_branch, *else_branch);
+                let mut env_t = env.clone();
+                let mut env_e = env.clone();
+                self.branch(
+                    c,
+                    &mut |kb: &mut Kb<'_>| kb.block(f, &mut env_t, tb),
+                    &mut |kb: &mut Kb<'_>| kb.block(f, &mut env_e, eb),
+                )
+            }
+            Exp::Loop { param, init, form, body } => {
+                let init = self.atom(f, env, init)?;
+                let vars = self.declare_like(&init)?;
+                self.assign(&vars, &init)?;
+                let mut benv = env.clone();
+                benv.vars.insert(*param, vars.clone());
+                match form {
+                    LoopForm::For { index, bound } => {
+                        let (bound, belem) = self.scalar(f, env, bound)?;
+                        let i = self.fresh_name(function.vars[*index].name.as_str());
+                        benv.vars.insert(*index, KVal::Scalar(CExpr::Var(i.clone()), belem));
+                        self.push();
+                        let r = self.block(f, &mut benv, *body)?;
+                        self.assign(&vars, &r)?;
+                        let cmds = self.pop();
+                        let bound = if belem == Elem::I64 { bound } else { CExpr::cast(Elem::I64, bound) };
+                        self.emit(Cmd::For { var: i, bound, body: cmds, comment: self.comment(origin.as_ref()) });
+                    }
+                    LoopForm::While { cond } => {
+                        let mut cenv = benv.clone();
+                        self.push();
+                        let c = self.block(f, &mut cenv, *cond)?;
+                        let cond_cmds = self.pop();
+                        let KVal::Scalar(c, _) = c else { return Err(LowerError::internal("loop condition")) };
+                        self.push();
+                        let r = self.block(f, &mut benv, *body)?;
+                        self.assign(&vars, &r)?;
+                        let cmds = self.pop();
+                        self.emit(Cmd::While { cond_cmds, cond: c, body: cmds });
+                    }
+                }
+                Ok(vars)
+            }
+            Exp::Map { lambda, arrays, .. } => {
+                let arrays: Vec<KArr> = arrays.iter().map(|a| self.array(f, env, a)).collect::<Res<_>>()?;
+                let mut shape = vec![arrays[0].shape()[0].clone()];
+                let (_, rank) = elem_and_rank(&lambda.ret);
+                let ret_shape = self.type_shape(env, &lambda.ret, rank)?;
+                shape.extend(ret_shape);
+                let lambda = lambda.clone();
+                let env2 = env.clone();
+                let pf: PullFn = Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
+                    let mut env = env2.clone();
+                    for (param, arr) in lambda.params.iter().zip(&arrays) {
+                        let elem = kb.index(arr, &idx[..1])?;
+                        env.vars.insert(*param, elem);
+                    }
+                    let result = kb.block(f, &mut env, lambda.body)?;
+                    kb.index_val(&result, &idx[1..])
+                });
+                Ok(KVal::Arr(KArr::Pull { shape, f: pf }))
+            }
+            Exp::Generate { size, lambda, .. } => {
+                let n = self.int(f, env, size)?;
+                let (_, rank) = elem_and_rank(&lambda.ret);
+                let mut shape = vec![n];
+                shape.extend(self.type_shape(env, &lambda.ret, rank)?);
+                let lambda = lambda.clone();
+                let env2 = env.clone();
+                let pf: PullFn = Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
+                    let mut env = env2.clone();
+                    if let Some(p) = lambda.params.first() {
+                        env.vars.insert(*p, KVal::Scalar(idx[0].clone(), Elem::I64));
+                    }
+                    let result = kb.block(f, &mut env, lambda.body)?;
+                    kb.index_val(&result, &idx[1..])
+                });
+                Ok(KVal::Arr(KArr::Pull { shape, f: pf }))
+            }
+            Exp::Reduce { lambda, neutral, array, .. } => {
+                let arr = self.array(f, env, array)?;
+                let ne = self.atom(f, env, neutral)?;
+                let acc = self.declare_like(&ne)?;
+                self.assign(&acc, &ne)?;
+                let n = arr.shape()[0].clone();
+                let i = self.fresh_name("i");
+                self.push();
+                let x = self.index(&arr, &[CExpr::Var(i.clone())])?;
+                let mut lenv = env.clone();
+                lenv.vars.insert(lambda.params[0], acc.clone());
+                lenv.vars.insert(lambda.params[1], x);
+                let r = self.block(f, &mut lenv, lambda.body)?;
+                self.assign(&acc, &r)?;
+                let body = self.pop();
+                self.emit(Cmd::For { var: i, bound: n, body, comment: self.comment(origin.as_ref()) });
+                Ok(acc)
+            }
+            Exp::Scan { lambda, neutral, array, .. } => {
+                let arr = self.array(f, env, array)?;
+                let n = arr.shape()[0].clone();
+                let Some(len) = n.as_int() else {
+                    return Err(LowerError::unsupported("a `scan` of a size not known at compile time inside a kernel", origin.as_ref()));
+                };
+                let (elem_ty, _) = elem_and_rank(ty);
+                let out = self.private_array(&hint, &elem_ty, len)?;
+                let ne = self.atom(f, env, neutral)?;
+                let acc = self.declare_like(&ne)?;
+                self.assign(&acc, &ne)?;
+                let i = self.fresh_name("i");
+                self.push();
+                let x = self.index(&arr, &[CExpr::Var(i.clone())])?;
+                let mut lenv = env.clone();
+                lenv.vars.insert(lambda.params[0], acc.clone());
+                lenv.vars.insert(lambda.params[1], x);
+                let r = self.block(f, &mut lenv, lambda.body)?;
+                self.assign(&acc, &r)?;
+                self.write(&out, &[CExpr::Var(i.clone())], &acc)?;
+                let body = self.pop();
+                self.emit(Cmd::For { var: i, bound: n, body, comment: self.comment(origin.as_ref()) });
+                Ok(KVal::Arr(out))
+            }
+            Exp::Scatter { .. } => Err(LowerError::unsupported("`scatter` inside a kernel", origin.as_ref())),
+            Exp::Iota { size } => {
+                let n = self.int(f, env, size)?;
+                let (elem_ty, _) = elem_and_rank(ty);
+                let elem = match elem_ty { Type::Scalar(s) => elem_of(s), _ => Elem::I64 };
+                let pf: PullFn = Rc::new(move |_kb: &mut Kb<'_>, idx: &[CExpr]| {
+                    let v = if elem == Elem::I64 { idx[0].clone() } else { CExpr::cast(elem, idx[0].clone()) };
+                    Ok(KVal::Scalar(v, elem))
+                });
+                Ok(KVal::Arr(KArr::Pull { shape: vec![n], f: pf }))
+            }
+            Exp::Replicate { size, value } => {
+                let n = self.int(f, env, size)?;
+                let v = self.atom(f, env, value)?;
+                let mut shape = vec![n];
+                if let KVal::Arr(a) = &v {
+                    shape.extend(a.shape());
+                }
+                let pf: PullFn = Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| kb.index_val(&v, &idx[1..]));
+                Ok(KVal::Arr(KArr::Pull { shape, f: pf }))
+            }
+            Exp::Zip(parts) => {
+                let mut arrs = Vec::new();
+                for p in parts {
+                    match self.array(f, env, p)? {
+                        KArr::Zip(inner) => arrs.extend(inner),
+                        other => arrs.push(other),
+                    }
+                }
+                Ok(KVal::Arr(KArr::Zip(arrs)))
+            }
+            Exp::Unzip(a) => {
+                let arr = self.array(f, env, a)?;
+                let Type::Tuple(parts) = ty else { return Err(LowerError::internal("unzip type")) };
+                self.unzip(arr, parts.len())
+            }
+            Exp::Transpose(a) => {
+                let arr = self.array(f, env, a)?;
+                Ok(KVal::Arr(self.view(&arr, &View::Transpose)))
+            }
+            Exp::Reverse(a) => {
+                let arr = self.array(f, env, a)?;
+                let n = arr.shape()[0].clone();
+                let view = View::Slice { dim: 0, start: CExpr::sub(n.clone(), CExpr::Int(1)), len: n, stride: CExpr::Int(-1) };
+                Ok(KVal::Arr(self.view(&arr, &view)))
+            }
+            Exp::Flatten(a) => {
+                let arr = self.array(f, env, a)?;
+                Ok(KVal::Arr(self.view(&arr, &View::Flatten)))
+            }
+            Exp::Unflatten { rows, cols, array } => {
+                let name = self.var_name(f, array);
+                let arr = self.array(f, env, array)?;
+                let r = self.int(f, env, rows)?;
+                let c = self.int(f, env, cols)?;
+                let n = arr.shape()[0].clone();
+                if self.checks() {
+                    let code = self.error_site(format!("cannot unflatten array `{name}` of size {{0}} into rows of {{1}} (size mismatch)"), origin.as_ref());
+                    let ok = CExpr::bin(COp::And, CExpr::bin(COp::Ge, r.clone(), CExpr::Int(0)), CExpr::bin(COp::Eq, CExpr::mul(r.clone(), c.clone()), n.clone()));
+                    self.check(ok, code, n, c.clone());
+                }
+                Ok(KVal::Arr(self.view(&arr, &View::Unflatten { rows: r, cols: c })))
+            }
+            Exp::Split { chunk, array } => {
+                let name = self.var_name(f, array);
+                let arr = self.array(f, env, array)?;
+                let k = self.int(f, env, chunk)?;
+                let n = arr.shape()[0].clone();
+                if self.checks() {
+                    let code = self.error_site(format!("cannot split array `{name}`: size {{0}} is not divisible by {{1}}"), origin.as_ref());
+                    let ok = CExpr::bin(COp::And, CExpr::bin(COp::Gt, k.clone(), CExpr::Int(0)), CExpr::bin(COp::Eq, CExpr::bin(COp::Rem, n.clone(), CExpr::select(CExpr::bin(COp::Gt, k.clone(), CExpr::Int(0)), k.clone(), CExpr::Int(1))), CExpr::Int(0)));
+                    self.check(ok, code, n.clone(), k.clone());
+                }
+                let rows = CExpr::bin(COp::Div, n, CExpr::select(CExpr::bin(COp::Gt, k.clone(), CExpr::Int(0)), k.clone(), CExpr::Int(1)));
+                Ok(KVal::Arr(self.view(&arr, &View::Unflatten { rows, cols: k })))
+            }
+            Exp::Take { count, array } | Exp::Drop { count, array } => {
+                let is_take = matches!(&function.exps[exp], Exp::Take { .. });
+                let name = self.var_name(f, array);
+                let arr = self.array(f, env, array)?;
+                let k = self.int(f, env, count)?;
+                let k = self.tmp("k", Elem::I64, k);
+                let n = arr.shape()[0].clone();
+                if self.checks() {
+                    let what = if is_take { "take" } else { "drop" };
+                    let code = self.error_site(format!("{what} {{0}} out of bounds for array `{name}` of size {{1}}"), origin.as_ref());
+                    let ok = CExpr::bin(COp::And, CExpr::bin(COp::Le, CExpr::Int(0), k.clone()), CExpr::bin(COp::Le, k.clone(), n.clone()));
+                    self.check(ok, code, k.clone(), n.clone());
+                }
+                let view = if is_take {
+                    View::Slice { dim: 0, start: CExpr::Int(0), len: k, stride: CExpr::Int(1) }
+                } else {
+                    View::Slice { dim: 0, start: k.clone(), len: CExpr::sub(n, k), stride: CExpr::Int(1) }
+                };
+                Ok(KVal::Arr(self.view(&arr, &view)))
+            }
+            Exp::Concat(a, b) => {
+                let a = self.array(f, env, a)?;
+                let b = self.array(f, env, b)?;
+                let mut shape = a.shape();
+                let na = shape[0].clone();
+                shape[0] = CExpr::add(na.clone(), b.shape()[0].clone());
+                let pf: PullFn = Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
+                    let cond = CExpr::bin(COp::Lt, idx[0].clone(), na.clone());
+                    let mut rest = idx.to_vec();
+                    rest[0] = CExpr::sub(idx[0].clone(), na.clone());
+                    let idx = idx.to_vec();
+                    let (a, b) = (a.clone(), b.clone());
+                    kb.branch(cond, &mut |kb: &mut Kb<'_>| kb.index(&a, &idx), &mut |kb: &mut Kb<'_>| kb.index(&b, &rest))
+                });
+                Ok(KVal::Arr(KArr::Pull { shape, f: pf }))
+            }
+            Exp::Materialise { space, value } => {
+                let v = self.atom(f, env, value)?;
+                match (space, &v) {
+                    (weft_core::Space::Private, KVal::Arr(arr)) => {
+                        let shape = arr.shape();
+                        let total: Option<i64> = shape.iter().map(CExpr::as_int).product();
+                        match total {
+                            Some(len) if len <= 4096 => {
+                                let (elem_ty, _) = elem_and_rank(ty);
+                                let out = self.private_array_shaped(&hint, &elem_ty, shape)?;
+                                self.write(&out, &[], &v)?;
+                                Ok(KVal::Arr(out))
+                            }
+                            _ => Err(LowerError::unsupported("`to_private` of an array whose size is not a small constant", origin.as_ref())),
+                        }
+                    }
+                    _ => Ok(v),
+                }
+            }
+            Exp::Coerce { value, ty: target } => {
+                let name = self.var_name(f, value);
+                let v = self.atom(f, env, value)?;
+                if let KVal::Arr(arr) = &v {
+                    let shape = arr.shape();
+                    let mut t = target;
+                    let mut d = 0;
+                    while let Type::Array { size, elem } = t {
+                        if d >= shape.len() {
+                            break;
+                        }
+                        let want = self.size(env, size)?;
+                        if want != shape[d] && self.checks() {
+                            let code = self.error_site(format!("size coercion of `{name}` failed: size {{0}} does not match {{1}}"), origin.as_ref());
+                            self.check(CExpr::bin(COp::Eq, shape[d].clone(), want.clone()), code, shape[d].clone(), want);
+                        }
+                        t = elem;
+                        d += 1;
+                    }
+                }
+                Ok(v)
+            }
+        }
+    }
+
+    fn bind_loaded(&mut self, hint: &str, v: KVal) -> KVal {
+        match v {
+            KVal::Scalar(e, elem) => KVal::Scalar(self.tmp(hint, elem, e), elem),
+            KVal::Tuple(parts) => KVal::Tuple(parts.into_iter().map(|p| self.bind_loaded(hint, p)).collect()),
+            other => other,
+        }
+    }
+
+    pub(crate) fn comment(&self, origin: Option<&Origin>) -> Option<String> {
+        origin.and_then(|o| (self.position)(o))
+    }
+
+    /// The inner dimensions of a lambda's result type, evaluated in `env`.
+    pub(crate) fn type_shape(&mut self, env: &mut KEnv, ty: &Type, rank: usize) -> Res<Vec<CExpr>> {
+        let mut out = Vec::new();
+        let mut t = ty;
+        for _ in 0..rank {
+            let Type::Array { size, elem } = t else { break };
+            out.push(self.size(env, size)?);
+            t = elem;
+        }
+        Ok(out)
+    }
+
+    fn unzip(&mut self, arr: KArr, n: usize) -> Res<KVal> {
+        match arr {
+            KArr::Zip(parts) => Ok(KVal::Tuple(parts.into_iter().map(KVal::Arr).collect())),
+            KArr::Pull { shape, f } => {
+                let mut out = Vec::new();
+                for k in 0..n {
+                    let f = f.clone();
+                    let pf: PullFn = Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| match f(kb, idx)? {
+                        KVal::Tuple(parts) => parts.get(k).cloned().ok_or_else(|| LowerError::internal("unzip")),
+                        _ => Err(LowerError::internal("unzip of a non-tuple")),
+                    });
+                    out.push(KVal::Arr(KArr::Pull { shape: shape.clone(), f: pf }));
+                }
+                Ok(KVal::Tuple(out))
+            }
+            KArr::Mem(_) => Err(LowerError::internal("unzip of a scalar array")),
+        }
+    }
+
+    fn private_array(&mut self, hint: &str, elem_ty: &Type, len: i64) -> Res<KArr> {
+        self.private_array_shaped(hint, elem_ty, vec![CExpr::Int(len)])
+    }
+
+    fn private_array_shaped(&mut self, hint: &str, elem_ty: &Type, shape: Vec<CExpr>) -> Res<KArr> {
+        let total: i64 = shape.iter().map(|s| s.as_int().unwrap_or(1)).product();
+        let mut parts = Vec::new();
+        for elem in leaves(elem_ty)? {
+            let name = self.fresh_name(hint);
+            self.emit(Cmd::Array { name: name.clone(), elem, space: crate::imp::AddrSpace::Private, len: total.max(1) });
+            parts.push(KArr::Mem(Mem::fresh(name, elem, shape.clone())));
+        }
+        Ok(if parts.len() == 1 { parts.pop().unwrap_or_else(|| unreachable_arr()) } else { KArr::Zip(parts) })
+    }
+
+    /// Start and length of a slice, with its bounds check (the interpreter's rules).
+    fn slice_bounds(
+        &mut self,
+        name: &str,
+        n: CExpr,
+        start: Option<CExpr>,
+        end: Option<CExpr>,
+        stride: CExpr,
+        origin: Option<&Origin>,
+    ) -> (CExpr, CExpr) {
+        let positive = CExpr::bin(COp::Gt, stride.clone(), CExpr::Int(0));
+        let pos_const = stride.as_int().map(|s| s > 0);
+        let s_default = match pos_const {
+            Some(true) => CExpr::Int(0),
+            Some(false) => CExpr::sub(n.clone(), CExpr::Int(1)),
+            None => CExpr::select(positive.clone(), CExpr::Int(0), CExpr::sub(n.clone(), CExpr::Int(1))),
+        };
+        let e_default = match pos_const {
+            Some(true) => n.clone(),
+            Some(false) => CExpr::Int(-1),
+            None => CExpr::select(positive.clone(), n.clone(), CExpr::Int(-1)),
+        };
+        let s = self.tmp("start", Elem::I64, start.unwrap_or(s_default));
+        let e = self.tmp("end", Elem::I64, end.unwrap_or(e_default));
+        let ok_pos = CExpr::bin(COp::And, CExpr::bin(COp::And, CExpr::bin(COp::Le, CExpr::Int(0), s.clone()), CExpr::bin(COp::Le, e.clone(), n.clone())), CExpr::bin(COp::Le, s.clone(), e.clone()));
+        let ok_neg = CExpr::bin(COp::And, CExpr::bin(COp::And, CExpr::bin(COp::Lt, s.clone(), n.clone()), CExpr::bin(COp::Ge, e.clone(), CExpr::Int(-1))), CExpr::bin(COp::Ge, s.clone(), e.clone()));
+        let ok = match pos_const {
+            Some(true) => ok_pos,
+            Some(false) => ok_neg,
+            None => CExpr::select(positive.clone(), ok_pos, CExpr::bin(COp::And, CExpr::bin(COp::Ne, stride.clone(), CExpr::Int(0)), ok_neg)),
+        };
+        if self.checks() {
+            let code = self.error_site(format!("slice out of bounds for array `{name}` of size {{1}} (start {{0}})"), origin);
+            self.check(ok, code, s.clone(), n);
+        }
+        // len = ceil(|e - s| / |stride|)
+        let span_pos = CExpr::sub(e.clone(), s.clone());
+        let len_pos = CExpr::bin(COp::Div, CExpr::add(span_pos, CExpr::sub(stride.clone(), CExpr::Int(1))), stride.clone());
+        let span_neg = CExpr::sub(s.clone(), e);
+        let neg_stride = CExpr::neg(stride.clone());
+        let len_neg = CExpr::bin(COp::Div, CExpr::add(span_neg, CExpr::sub(neg_stride.clone(), CExpr::Int(1))), neg_stride);
+        let len = match pos_const {
+            Some(true) => len_pos,
+            Some(false) => len_neg,
+            None => CExpr::select(positive, len_pos, CExpr::select(CExpr::bin(COp::Ne, stride, CExpr::Int(0)), len_neg, CExpr::Int(0))),
+        };
+        let len = self.tmp("len", Elem::I64, len);
+        (s, len)
+    }
+
+    pub(crate) fn binop(&mut self, op: BinOp, elem: Elem, a: CExpr, b: CExpr, origin: Option<&Origin>) -> (CExpr, Elem) {
+        let int = matches!(elem, Elem::I32 | Elem::I64 | Elem::U32 | Elem::U64);
+        let cmp = |o: COp| (CExpr::bin(o, a.clone(), b.clone()), Elem::Bool);
+        match op {
+            BinOp::Eq => cmp(COp::Eq),
+            BinOp::Neq => cmp(COp::Ne),
+            BinOp::Lt => cmp(COp::Lt),
+            BinOp::Le => cmp(COp::Le),
+            BinOp::Gt => cmp(COp::Gt),
+            BinOp::Ge => cmp(COp::Ge),
+            BinOp::BitAnd => (CExpr::bin(COp::BitAnd, a, b), elem),
+            BinOp::BitOr => (CExpr::bin(COp::BitOr, a, b), elem),
+            BinOp::BitXor => (CExpr::bin(COp::BitXor, a, b), elem),
+            BinOp::Add | BinOp::Sub | BinOp::Mul if int => {
+                let o = match op { BinOp::Add => COp::Add, BinOp::Sub => COp::Sub, _ => COp::Mul };
+                (wrapping(elem, o, a, b), elem)
+            }
+            BinOp::Add => (CExpr::bin(COp::Add, a, b), elem),
+            BinOp::Sub => (CExpr::bin(COp::Sub, a, b), elem),
+            BinOp::Mul => (CExpr::bin(COp::Mul, a, b), elem),
+            BinOp::Div | BinOp::Rem if int => {
+                let code = self.error_site("integer division by zero".to_owned(), origin);
+                let name = if op == BinOp::Div { "weft_div" } else { "weft_rem" };
+                (CExpr::call(&format!("{name}_{}", crate::imp::c_type(elem)), vec![CExpr::var("weft_err"), CExpr::Int(i64::from(code)), a, b]), elem)
+            }
+            BinOp::Div => (CExpr::bin(COp::Div, a, b), elem),
+            BinOp::Rem => (CExpr::call("fmod", vec![a, b]), elem),
+            BinOp::Pow if int => (CExpr::call(&format!("weft_pow_{}", crate::imp::c_type(elem)), vec![a, b]), elem),
+            BinOp::Pow => (CExpr::call("pow", vec![a, b]), elem),
+            BinOp::Shl | BinOp::Shr => {
+                let bits = if matches!(elem, Elem::I64 | Elem::U64) { 63 } else { 31 };
+                let amount = CExpr::bin(COp::BitAnd, CExpr::cast(Elem::U32, b), CExpr::lit(&format!("{bits}u")));
+                if op == BinOp::Shl {
+                    let unsigned = unsigned_of(elem);
+                    (CExpr::cast(elem, CExpr::bin(COp::Shl, CExpr::cast(unsigned, a), amount)), elem)
+                } else {
+                    (CExpr::bin(COp::Shr, a, amount), elem)
+                }
+            }
+        }
+    }
+}
+
+fn unreachable_arr() -> KArr {
+    KArr::Zip(Vec::new())
+}
+
+fn unsigned_of(elem: Elem) -> Elem {
+    match elem {
+        Elem::I32 | Elem::U32 => Elem::U32,
+        Elem::I64 | Elem::U64 => Elem::U64,
+        other => other,
+    }
+}
+
+/// Signed overflow is undefined in C: signed arithmetic goes through the unsigned type.
+fn wrapping(elem: Elem, op: COp, a: CExpr, b: CExpr) -> CExpr {
+    let u = unsigned_of(elem);
+    if u == elem {
+        return CExpr::bin(op, a, b);
+    }
+    // Index arithmetic on `long` values known not to overflow stays readable.
+    if elem == Elem::I64 && (a.as_int().is_some() || b.as_int().is_some()) && op != COp::Mul {
+        return CExpr::bin(op, a, b);
+    }
+    CExpr::cast(elem, CExpr::bin(op, CExpr::cast(u, a), CExpr::cast(u, b)))
+}
+
+fn unop(op: UnOp, elem: Elem, a: CExpr) -> CExpr {
+    match (op, elem) {
+        (UnOp::Neg, Elem::F32 | Elem::F64) => CExpr::neg(a),
+        (UnOp::Neg, _) => wrapping(elem, COp::Sub, CExpr::Int(0), a).pipe_neg_fix(elem),
+        (UnOp::Not, Elem::Bool) => CExpr::cast(Elem::Bool, CExpr::not(a)),
+        (UnOp::Not, _) => CExpr::call("~", vec![a]),
+    }
+}
+
+trait NegFix {
+    fn pipe_neg_fix(self, elem: Elem) -> CExpr;
+}
+
+impl NegFix for CExpr {
+    /// `0 - a` with a constant left operand is not routed through unsigned arithmetic
+    /// by [`wrapping`]; negation must be, for `-INT_MIN`.
+    fn pipe_neg_fix(self, elem: Elem) -> CExpr {
+        match &self {
+            CExpr::Bin(COp::Sub, z, a) if z.as_int() == Some(0) => {
+                let u = unsigned_of(elem);
+                if u == elem {
+                    self
+                } else {
+                    CExpr::cast(elem, CExpr::bin(COp::Sub, CExpr::lit("0"), CExpr::cast(u, (**a).clone())))
+                }
+            }
+            CExpr::Neg(a) => {
+                let u = unsigned_of(elem);
+                if u == elem {
+                    CExpr::bin(COp::Sub, CExpr::lit("0"), (**a).clone())
+                } else {
+                    CExpr::cast(elem, CExpr::bin(COp::Sub, CExpr::lit("0"), CExpr::cast(u, (**a).clone())))
+                }
+            }
+            _ => self,
+        }
+    }
+}
+
+fn convert(from: Elem, to: Elem, a: CExpr) -> CExpr {
+    if from == to {
+        return a;
+    }
+    let float_from = matches!(from, Elem::F32 | Elem::F64);
+    match to {
+        Elem::Bool => CExpr::cast(Elem::Bool, CExpr::bin(COp::Ne, a, CExpr::Int(0))),
+        Elem::I32 | Elem::I64 | Elem::U32 | Elem::U64 if float_from => {
+            CExpr::call(&format!("convert_{}_sat", crate::imp::c_type(to)), vec![a])
+        }
+        _ => CExpr::cast(to, a),
+    }
+}
+
+fn math(elem: Elem, func: MathFn, args: Vec<CExpr>) -> (CExpr, Elem) {
+    let float = matches!(elem, Elem::F32 | Elem::F64);
+    let f32_ = elem == Elem::F32;
+    let call = |name: &str| (CExpr::call(name, args.clone()), elem);
+    match func {
+        MathFn::Sqrt => call("sqrt"),
+        MathFn::Exp => call("exp"),
+        MathFn::Log => call("log"),
+        MathFn::Sin => call("sin"),
+        MathFn::Cos => call("cos"),
+        MathFn::Tan => call("tan"),
+        MathFn::Tanh => call("tanh"),
+        MathFn::Floor => call("floor"),
+        MathFn::Ceil => call("ceil"),
+        MathFn::Abs if float => call("fabs"),
+        MathFn::Abs => (CExpr::cast(elem, CExpr::call("abs", args.clone())), elem),
+        MathFn::Min if float => call("fmin"),
+        MathFn::Max if float => call("fmax"),
+        MathFn::Min => call("min"),
+        MathFn::Max => call("max"),
+        MathFn::Pow if float => call("pow"),
+        MathFn::Pow => (CExpr::call(&format!("weft_pow_{}", crate::imp::c_type(elem)), args.clone()), elem),
+        MathFn::IsNan => (CExpr::cast(Elem::Bool, CExpr::call("isnan", args.clone())), Elem::Bool),
+        MathFn::Nan => (CExpr::lit(if f32_ { "NAN" } else { "((double)NAN)" }), elem),
+        MathFn::Inf => (CExpr::lit(if f32_ { "INFINITY" } else { "((double)INFINITY)" }), elem),
+        MathFn::Pi => (CExpr::lit(if f32_ { "M_PI_F" } else { "M_PI" }), elem),
+        MathFn::Highest => (CExpr::lit(match elem {
+            Elem::F32 => "FLT_MAX",
+            Elem::F64 => "DBL_MAX",
+            Elem::I32 => "INT_MAX",
+            Elem::I64 => "LONG_MAX",
+            Elem::U32 => "UINT_MAX",
+            Elem::U64 => "ULONG_MAX",
+            Elem::Bool => "1",
+        }), elem),
+        MathFn::Lowest => (CExpr::lit(match elem {
+            Elem::F32 => "(-FLT_MAX)",
+            Elem::F64 => "(-DBL_MAX)",
+            Elem::I32 => "INT_MIN",
+            Elem::I64 => "LONG_MIN",
+            Elem::U32 => "0u",
+            Elem::U64 => "0ul",
+            Elem::Bool => "0",
+        }), elem),
+    }
+}
+
+pub(crate) fn scalar_ty_of(s: Scalar) -> ScalarTy {
+    match s {
+        Scalar::I32(_) => ScalarTy::I32,
+        Scalar::I64(_) => ScalarTy::I64,
+        Scalar::U32(_) => ScalarTy::U32,
+        Scalar::U64(_) => ScalarTy::U64,
+        Scalar::F32(_) => ScalarTy::F32,
+        Scalar::F64(_) => ScalarTy::F64,
+        Scalar::Bool(_) => ScalarTy::Bool,
+    }
+}
+
+/// `cond ? a : b` on scalars and tuples of scalars.
+pub(crate) fn select_val(cond: &CExpr, a: &KVal, b: &KVal) -> KVal {
+    match (a, b) {
+        (KVal::Scalar(x, elem), KVal::Scalar(y, _)) => KVal::Scalar(CExpr::select(cond.clone(), x.clone(), y.clone()), *elem),
+        (KVal::Tuple(xs), KVal::Tuple(ys)) => KVal::Tuple(xs.iter().zip(ys).map(|(x, y)| select_val(cond, x, y)).collect()),
+        _ => a.clone(),
+    }
+}
+
+fn assign_into(cmds: &mut Vec<Cmd>, vars: &KVal, value: &KVal) -> Res<()> {
+    match (vars, value) {
+        (KVal::Scalar(CExpr::Var(name), _), KVal::Scalar(v, _)) => {
+            cmds.push(Cmd::Assign { name: name.clone(), value: v.clone() });
+            Ok(())
+        }
+        (KVal::Tuple(vs), KVal::Tuple(xs)) if vs.len() == xs.len() => {
+            for (v, x) in vs.iter().zip(xs) {
+                assign_into(cmds, v, x)?;
+            }
+            Ok(())
+        }
+        _ => Err(LowerError::internal("assignment of mismatched values")),
+    }
+}
+
+/// A memory array read through a pull array (for views its layout cannot express).
+fn mem_as_pull(arr: &KArr) -> KArr {
+    match arr {
+        KArr::Zip(parts) => KArr::Zip(parts.iter().map(mem_as_pull).collect()),
+        KArr::Pull { .. } => arr.clone(),
+        KArr::Mem(m) => {
+            let m = m.clone();
+            let f: PullFn = Rc::new(move |_kb: &mut Kb<'_>, idx: &[CExpr]| {
+                Ok(KVal::Scalar(CExpr::load(&m.buf, m.address(idx)), m.elem))
+            });
+            KArr::Pull { shape: arr.shape(), f }
+        }
+    }
+}

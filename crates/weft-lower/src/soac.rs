@@ -1,0 +1,376 @@
+//! Parallel strategies for reductions, scans and scatters at the host level.
+//!
+//! - `reduce`: two stages. Stage one runs `G` work-groups of `WG` work-items; each
+//!   work-item folds its share of the input privately, then the group combines the
+//!   work-items' values in a tree in local memory and writes one partial result.
+//!   Stage two runs the same code on the `G` partials in one group. Commutative
+//!   operators (`+`, `*`, `min`, `max`, bitwise) read the input interleaved (coalesced);
+//!   others give each work-item a contiguous share and combine in order.
+//! - `scan`: three stages (reduce per group, exclusive scan of the partials in one
+//!   work-item, scan per group in tiles of `WG` with a carry). Indices are `long`, so
+//!   sizes past 2^31 elements work.
+//! - `scatter`: a copy of the destination, then one work-item per index.
+
+use rustc_hash::FxHashMap;
+use std::rc::Rc;
+use weft_core::{Atom, BinOp, Exp, FnId, Lambda, Origin, Type};
+use weft_plan::{BinOp as HOp, Elem, Expr, Step};
+
+use crate::arr::{IExpr, Mem};
+use crate::host::Lowerer;
+use crate::imp::{COp, CExpr, Cmd, ParLevel};
+use crate::kernel::{KEnv, Kb, elem_and_rank};
+use crate::val::{HArr, HEnv, HScalar, HVal, KArr, KVal, Res};
+
+const MAX_GROUPS: i64 = 1024;
+
+fn gid(f: &str) -> CExpr {
+    CExpr::cast(Elem::I64, CExpr::call(f, vec![CExpr::lit("0")]))
+}
+
+/// Whether the operator is one of the built-in commutative ones applied to its two
+/// parameters.
+fn commutative(program: &weft_core::Program, f: FnId, lambda: &Lambda) -> bool {
+    let function = &program.functions[f];
+    let b = &function.blocks[lambda.body];
+    let [stmt] = b.stmts.as_slice() else { return false };
+    if b.result != Some(Atom::Var(stmt.var)) || lambda.params.len() != 2 {
+        return false;
+    }
+    let (p, q) = (Atom::Var(lambda.params[0]), Atom::Var(lambda.params[1]));
+    let params_ok = |a: &Atom, b: &Atom| (*a == p && *b == q) || (*a == q && *b == p);
+    match &function.exps[stmt.exp] {
+        Exp::BinOp { op, lhs, rhs, .. } => {
+            matches!(op, BinOp::Add | BinOp::Mul | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor) && params_ok(lhs, rhs)
+        }
+        Exp::Math { func, args, .. } => {
+            matches!(func, weft_hir::MathFn::Min | weft_hir::MathFn::Max) && args.len() == 2 && params_ok(&args[0], &args[1])
+        }
+        _ => false,
+    }
+}
+
+/// Applies the operator lambda to two values inside a kernel.
+fn apply(kb: &mut Kb<'_>, f: FnId, lambda: &Lambda, host: &Rc<HEnv>, a: KVal, b: KVal) -> Res<KVal> {
+    let mut env = KEnv { vars: FxHashMap::default(), host: Some(host.clone()) };
+    env.vars.insert(lambda.params[0], a);
+    env.vars.insert(lambda.params[1], b);
+    let r = kb.block(f, &mut env, lambda.body)?;
+    Ok(r)
+}
+
+fn scalar_leaves(v: &KVal, out: &mut Vec<(CExpr, Elem)>) {
+    match v {
+        KVal::Scalar(e, elem) => out.push((e.clone(), *elem)),
+        KVal::Tuple(parts) => parts.iter().for_each(|p| scalar_leaves(p, out)),
+        KVal::Arr(_) => {}
+    }
+}
+
+/// Rebuilds a value of `like`'s structure from leaves.
+fn rebuild(like: &KVal, leaves: &mut impl Iterator<Item = (CExpr, Elem)>) -> KVal {
+    match like {
+        KVal::Scalar(..) => {
+            let (e, elem) = leaves.next().unwrap_or((CExpr::Int(0), Elem::I64));
+            KVal::Scalar(e, elem)
+        }
+        KVal::Tuple(parts) => KVal::Tuple(parts.iter().map(|p| rebuild(p, leaves)).collect()),
+        KVal::Arr(_) => like.clone(),
+    }
+}
+
+fn hval_leaves(v: &HVal, out: &mut Vec<Elem>) -> Res<()> {
+    match v {
+        HVal::Scalar(HScalar::Host(_, e) | HScalar::Device(_, e)) => out.push(*e),
+        HVal::Tuple(parts) => {
+            for p in parts {
+                hval_leaves(p, out)?;
+            }
+        }
+        HVal::Arr(_) => {
+            return Err(crate::LowerError::unsupported("a reduction or scan whose elements are arrays", None));
+        }
+    }
+    Ok(())
+}
+
+fn rebuild_h(like: &HVal, leaves: &mut impl Iterator<Item = HVal>) -> HVal {
+    match like {
+        HVal::Scalar(_) => leaves.next().unwrap_or(HVal::Tuple(Vec::new())),
+        HVal::Tuple(parts) => HVal::Tuple(parts.iter().map(|p| rebuild_h(p, leaves)).collect()),
+        HVal::Arr(_) => like.clone(),
+    }
+}
+
+impl<'p> Lowerer<'p> {
+    fn let_var(&mut self, name: &str, value: Expr) -> Expr {
+        let v = self.new_var(name);
+        self.step(Step::Let { var: v, value });
+        Expr::Var(v)
+    }
+
+    fn group_count(&mut self, n: &Expr) -> Expr {
+        let wg = i64::from(self.options.work_group);
+        let g = Expr::bin(HOp::Div, Expr::add(n.clone(), Expr::I64(wg - 1)), Expr::I64(wg));
+        let g = Expr::bin(HOp::Max, Expr::I64(1), Expr::bin(HOp::Min, g, Expr::I64(MAX_GROUPS)));
+        self.let_var("groups", g)
+    }
+
+    pub(crate) fn reduce(&mut self, f: FnId, lambda: &Lambda, ne: HVal, arr: HArr, origin: Option<&Origin>, env: &HEnv) -> Res<HVal> {
+        let n = arr.shape()[0].clone();
+        let groups = self.group_count(&n);
+        let comm = commutative(self.program, f, lambda);
+        let host = Rc::new(env.clone());
+        let partial = self.reduce_stage(f, lambda, &host, &ne, &arr, n, groups.clone(), comm, origin, "reduce_partials")?;
+        let total = self.reduce_stage(f, lambda, &host, &ne, &partial, groups, Expr::I64(1), comm, origin, "reduce_total")?;
+        let mut elems = Vec::new();
+        hval_leaves(&ne, &mut elems)?;
+        let bufs: Vec<HVal> = match &total {
+            HArr::Mem(m) => vec![HVal::Scalar(HScalar::Device(m.buf, m.elem))],
+            HArr::Zip(parts) => parts
+                .iter()
+                .filter_map(|p| if let HArr::Mem(m) = p { Some(HVal::Scalar(HScalar::Device(m.buf, m.elem))) } else { None })
+                .collect(),
+            HArr::Pull(_) => Vec::new(),
+        };
+        Ok(rebuild_h(&ne, &mut bufs.into_iter()))
+    }
+
+    /// One stage: `groups` partial results of the reduction of `arr` (length `n`).
+    #[expect(clippy::too_many_arguments, reason = "one stage's whole description")]
+    fn reduce_stage(
+        &mut self,
+        f: FnId,
+        lambda: &Lambda,
+        host: &Rc<HEnv>,
+        ne: &HVal,
+        arr: &HArr,
+        n: Expr,
+        groups: Expr,
+        comm: bool,
+        origin: Option<&Origin>,
+        kind: &str,
+    ) -> Res<HArr> {
+        let wg = i64::from(self.options.work_group);
+        let mut elems = Vec::new();
+        hval_leaves(ne, &mut elems)?;
+        let ty = Type::Tuple(elems.iter().map(|e| Type::Scalar(crate::kernel::scalar_ty_of(weft_plan::lit(*e, 0)))).collect());
+        let out = self.alloc(&ty, vec![groups.clone()], "partial")?;
+        let mut kb = self.kb();
+        kb.can_return = false;
+        let src = kb.import_arr(arr)?;
+        let kn = kb.import_index(&n);
+        let ne_k = kb.import_val(ne)?;
+        let dst = kb.import_arr(&out)?;
+        let locals: Vec<Rc<str>> = elems.iter().map(|e| kb.local_param("red", *e, Expr::I64(wg))).collect();
+        let t = kb.tmp("t", Elem::I64, gid("get_local_id"));
+        let g = kb.tmp("g", Elem::I64, gid("get_group_id"));
+        let acc = kb.declare_like(&ne_k)?;
+        kb.assign(&acc, &ne_k)?;
+        let i = kb.fresh_name("i");
+        kb.push();
+        let x = kb.index(&src, &[CExpr::Var(i.clone())])?;
+        let r = apply(&mut kb, f, lambda, host, acc.clone(), x)?;
+        kb.assign(&acc, &r)?;
+        let body = kb.pop();
+        let comment = kb.comment(origin);
+        if comm {
+            kb.emit(Cmd::ParFor { level: ParLevel::Grid(0), var: i, bound: kn, body, comment });
+        } else {
+            let gsize = gid("get_global_size");
+            let per = kb.tmp("per", Elem::I64, CExpr::bin(COp::Div, CExpr::add(kn.clone(), CExpr::sub(gsize.clone(), CExpr::Int(1))), gsize));
+            let start = kb.tmp("start", Elem::I64, CExpr::mul(gid("get_global_id"), per.clone()));
+            let end = kb.tmp("end", Elem::I64, CExpr::call("min", vec![CExpr::add(start.clone(), per), kn]));
+            let k = kb.fresh_name("k");
+            let body = vec![Cmd::Decl { name: i, elem: Elem::I64, init: Some(CExpr::add(start.clone(), CExpr::Var(k.clone()))) }]
+                .into_iter()
+                .chain(body)
+                .collect();
+            kb.emit(Cmd::For { var: k, bound: CExpr::sub(end, start), body, comment });
+        }
+        let mut acc_leaves = Vec::new();
+        scalar_leaves(&acc, &mut acc_leaves);
+        for (l, (v, _)) in locals.iter().zip(&acc_leaves) {
+            kb.emit(Cmd::Store { ptr: l.clone(), index: t.clone(), value: v.clone() });
+        }
+        kb.emit(Cmd::Barrier);
+        let load = |kb: &mut Kb<'_>, at: CExpr| -> KVal {
+            let leaves: Vec<(CExpr, Elem)> = locals.iter().zip(&elems).map(|(l, e)| (CExpr::load(l, at.clone()), *e)).collect();
+            let _ = kb;
+            rebuild(&ne_k, &mut leaves.into_iter())
+        };
+        let mut s = if comm { wg / 2 } else { 1 };
+        while if comm { s > 0 } else { s < wg } {
+            let (cond, partner) = if comm {
+                (CExpr::bin(COp::Lt, t.clone(), CExpr::Int(s)), CExpr::add(t.clone(), CExpr::Int(s)))
+            } else {
+                (
+                    CExpr::bin(COp::Eq, CExpr::bin(COp::Rem, t.clone(), CExpr::Int(2 * s)), CExpr::Int(0)),
+                    CExpr::add(t.clone(), CExpr::Int(s)),
+                )
+            };
+            kb.push();
+            let a = load(&mut kb, t.clone());
+            let b = load(&mut kb, partner);
+            let r = apply(&mut kb, f, lambda, host, a, b)?;
+            let mut rl = Vec::new();
+            scalar_leaves(&r, &mut rl);
+            for (l, (v, _)) in locals.iter().zip(rl) {
+                kb.emit(Cmd::Store { ptr: l.clone(), index: t.clone(), value: v });
+            }
+            let then_cmds = kb.pop();
+            kb.emit(Cmd::If { cond, then_cmds, else_cmds: Vec::new() });
+            kb.emit(Cmd::Barrier);
+            s = if comm { s / 2 } else { s * 2 };
+        }
+        kb.push();
+        let total = load(&mut kb, CExpr::Int(0));
+        kb.write(&dst, &[g], &total)?;
+        let then_cmds = kb.pop();
+        kb.emit(Cmd::If { cond: CExpr::bin(COp::Eq, t, CExpr::Int(0)), then_cmds, else_cmds: Vec::new() });
+        let doc = format!(
+            "{}: {} work-groups of {wg} fold {} and combine in local memory",
+            kind.replace('_', " "),
+            if groups == Expr::I64(1) { "one" } else { "up to 1024" },
+            if comm { "interleaved elements (commutative operator)" } else { "contiguous shares in order" }
+        );
+        let global = vec![Expr::mul(groups, Expr::I64(wg))];
+        self.launch(kb, kind, doc, global, Some(vec![Expr::I64(wg)]));
+        Ok(out)
+    }
+
+    pub(crate) fn scan(&mut self, f: FnId, lambda: &Lambda, ne: HVal, arr: HArr, ty: &Type, origin: Option<&Origin>, env: &HEnv) -> Res<HArr> {
+        let wg = i64::from(self.options.work_group);
+        let n = arr.shape()[0].clone();
+        let groups = self.group_count(&n);
+        let host = Rc::new(env.clone());
+        // Stage 1: each group's total, in order.
+        let partial = self.reduce_stage(f, lambda, &host, &ne, &arr, n.clone(), groups.clone(), false, origin, "scan_partials")?;
+        // Stage 2: exclusive scan of the partials, in one work-item.
+        {
+            let mut kb = self.kb();
+            let p = kb.import_arr(&partial)?;
+            let kg = kb.import_index(&groups);
+            let ne_k = kb.import_val(&ne)?;
+            let carry = kb.declare_like(&ne_k)?;
+            kb.assign(&carry, &ne_k)?;
+            let i = kb.fresh_name("g");
+            kb.push();
+            let x = kb.index(&p, &[CExpr::Var(i.clone())])?;
+            let x = kb.declare_like(&x).and_then(|v| kb.assign(&v, &x).map(|()| v))?;
+            kb.write(&p, &[CExpr::Var(i.clone())], &carry)?;
+            let r = apply(&mut kb, f, lambda, &host, carry.clone(), x)?;
+            kb.assign(&carry, &r)?;
+            let body = kb.pop();
+            kb.emit(Cmd::For { var: i, bound: kg, body, comment: None });
+            self.launch(kb, "scan_carries", "scan carries: exclusive scan of the groups' totals (one work-item)".to_owned(), vec![Expr::I64(1)], None);
+        }
+        // Stage 3: each group scans its range in tiles, starting from its carry.
+        let (elem_ty, _) = elem_and_rank(ty);
+        let out = self.alloc(&elem_ty, vec![n.clone()], "scanned")?;
+        let per = self.let_var("per", Expr::bin(HOp::Div, Expr::add(n.clone(), Expr::sub(Expr::mul(groups.clone(), Expr::I64(wg)), Expr::I64(1))), Expr::mul(groups.clone(), Expr::I64(wg))));
+        let mut kb = self.kb();
+        kb.can_return = false;
+        let src = kb.import_arr(&arr)?;
+        let p = kb.import_arr(&partial)?;
+        let dst = kb.import_arr(&out)?;
+        let kn = kb.import_index(&n);
+        let kper = kb.import_index(&per);
+        let ne_k = kb.import_val(&ne)?;
+        let mut elems = Vec::new();
+        hval_leaves(&ne, &mut elems)?;
+        let locals: Vec<Rc<str>> = elems.iter().map(|e| kb.local_param("tile", *e, Expr::I64(wg))).collect();
+        let t = kb.tmp("t", Elem::I64, gid("get_local_id"));
+        let g = kb.tmp("g", Elem::I64, gid("get_group_id"));
+        let gstart = kb.tmp("gstart", Elem::I64, CExpr::mul(CExpr::mul(g.clone(), CExpr::Int(wg)), kper.clone()));
+        let gend = kb.tmp("gend", Elem::I64, CExpr::call("min", vec![CExpr::add(gstart.clone(), CExpr::mul(CExpr::Int(wg), kper)), kn]));
+        let c0 = kb.index(&p, &[g])?;
+        let carry = kb.declare_like(&c0)?;
+        kb.assign(&carry, &c0)?;
+        let k = kb.fresh_name("tile");
+        kb.push();
+        let i = kb.tmp("i", Elem::I64, CExpr::add(CExpr::add(gstart.clone(), CExpr::mul(CExpr::Var(k.clone()), CExpr::Int(wg))), t.clone()));
+        let in_range = CExpr::bin(COp::Lt, i.clone(), gend.clone());
+        let (src2, i2, ne2) = (src.clone(), i.clone(), ne_k.clone());
+        let x = kb.branch(in_range.clone(), &mut |kb: &mut Kb<'_>| kb.index(&src2, &[i2.clone()]), &mut |_kb: &mut Kb<'_>| Ok(ne2.clone()))?;
+        let mut xl = Vec::new();
+        scalar_leaves(&x, &mut xl);
+        for (l, (v, _)) in locals.iter().zip(&xl) {
+            kb.emit(Cmd::Store { ptr: l.clone(), index: t.clone(), value: v.clone() });
+        }
+        kb.emit(Cmd::Barrier);
+        let load = |at: CExpr| -> KVal {
+            let leaves: Vec<(CExpr, Elem)> = locals.iter().zip(&elems).map(|(l, e)| (CExpr::load(l, at.clone()), *e)).collect();
+            rebuild(&ne_k, &mut leaves.into_iter())
+        };
+        let mut s = 1;
+        while s < wg {
+            let earlier = load(CExpr::select(CExpr::bin(COp::Ge, t.clone(), CExpr::Int(s)), CExpr::sub(t.clone(), CExpr::Int(s)), CExpr::Int(0)));
+            let v = kb.declare_like(&earlier)?;
+            kb.assign(&v, &earlier)?;
+            kb.emit(Cmd::Barrier);
+            kb.push();
+            let r = apply(&mut kb, f, lambda, &host, v, load(t.clone()))?;
+            let mut rl = Vec::new();
+            scalar_leaves(&r, &mut rl);
+            for (l, (val, _)) in locals.iter().zip(rl) {
+                kb.emit(Cmd::Store { ptr: l.clone(), index: t.clone(), value: val });
+            }
+            let then_cmds = kb.pop();
+            kb.emit(Cmd::If { cond: CExpr::bin(COp::Ge, t.clone(), CExpr::Int(s)), then_cmds, else_cmds: Vec::new() });
+            kb.emit(Cmd::Barrier);
+            s *= 2;
+        }
+        kb.push();
+        let y = apply(&mut kb, f, lambda, &host, carry.clone(), load(t.clone()))?;
+        kb.write(&dst, &[i.clone()], &y)?;
+        let then_cmds = kb.pop();
+        kb.emit(Cmd::If { cond: in_range, then_cmds, else_cmds: Vec::new() });
+        let last = load(CExpr::Int(wg - 1));
+        let last = kb.declare_like(&last).and_then(|v| kb.assign(&v, &last).map(|()| v))?;
+        let nc = apply(&mut kb, f, lambda, &host, carry.clone(), last)?;
+        kb.assign(&carry, &nc)?;
+        kb.emit(Cmd::Barrier);
+        let body = kb.pop();
+        let tiles = CExpr::bin(COp::Div, CExpr::add(CExpr::sub(gend, gstart), CExpr::Int(wg - 1)), CExpr::Int(wg));
+        let comment = kb.comment(origin);
+        kb.emit(Cmd::For { var: k, bound: tiles, body, comment });
+        let doc = format!("scan: each work-group scans its range in tiles of {wg} in local memory, from its carry");
+        self.launch(kb, "scan", doc, vec![Expr::mul(groups, Expr::I64(wg))], Some(vec![Expr::I64(wg)]));
+        Ok(out)
+    }
+
+    pub(crate) fn scatter(&mut self, dest: HArr, indices: HArr, values: HArr, origin: Option<&Origin>) -> Res<HArr> {
+        let out = self.copy_to_fresh(&dest, "scattered")?;
+        let m = indices.shape()[0].clone();
+        let mut kb = self.kb();
+        let dst = kb.import_arr(&out)?;
+        let idx = kb.import_arr(&indices)?;
+        let vals = kb.import_arr(&values)?;
+        let n = dst.shape()[0].clone();
+        let i = kb.fresh_name("i");
+        kb.push();
+        let KVal::Scalar(j, jelem) = kb.index(&idx, &[CExpr::Var(i.clone())])? else {
+            return Err(crate::LowerError::internal("scatter index"));
+        };
+        let j = if jelem == Elem::I64 { j } else { CExpr::cast(Elem::I64, j) };
+        let j = kb.tmp("j", Elem::I64, j);
+        kb.push();
+        let v = kb.index(&vals, &[CExpr::Var(i.clone())])?;
+        kb.write(&dst, &[j.clone()], &v)?;
+        let then_cmds = kb.pop();
+        kb.emit(Cmd::If {
+            cond: CExpr::bin(COp::And, CExpr::bin(COp::Le, CExpr::Int(0), j.clone()), CExpr::bin(COp::Lt, j, n)),
+            then_cmds,
+            else_cmds: Vec::new(),
+        });
+        let body = kb.pop();
+        let comment = kb.comment(origin);
+        let km = kb.import_index(&m);
+        kb.emit(Cmd::ParFor { level: ParLevel::Grid(0), var: i, bound: km, body, comment });
+        self.launch(kb, "scatter", "scatter: one work-item per index; out-of-range indices are ignored".to_owned(), vec![m], Some(vec![Expr::I64(256)]));
+        let _ = Mem::<Expr, weft_plan::Var>::fresh;
+        let _: Option<KArr> = None;
+        Ok(out)
+    }
+}

@@ -1,0 +1,230 @@
+//! Staged values: what a core variable is at the host level ([`HVal`]) and inside a
+//! kernel ([`KVal`]).
+//!
+//! Arrays are memory (a buffer and an LMAD), zips of arrays (an array of tuples is a
+//! tuple of arrays), or *pull arrays*: a recipe that computes any element on demand.
+//! Pull arrays are how producers fuse into consumers (FCL's pull arrays, DPIA's
+//! functional representation): a `map` at the host level stays a recipe until a
+//! consumer needs memory, and its body is then emitted inside the consumer's kernel.
+
+use std::rc::Rc;
+
+use rustc_hash::FxHashMap;
+use weft_core::{FnId, Lambda, Type, VarId};
+use weft_plan::{Elem, Expr, Var};
+
+use crate::arr::{Mem, View, view_shape};
+use crate::imp::CExpr;
+use crate::kernel::Kb;
+use crate::LowerError;
+
+pub(crate) type Res<T> = Result<T, LowerError>;
+
+/// The host-level environment of one function activation.
+pub(crate) type HEnv = FxHashMap<VarId, HVal>;
+
+#[derive(Clone, Debug)]
+pub(crate) enum HVal {
+    Scalar(HScalar),
+    Arr(HArr),
+    Tuple(Vec<HVal>),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum HScalar {
+    /// Known on the host: `i64`/`bool` arithmetic over host variables, or a host
+    /// variable of any type.
+    Host(Expr, Elem),
+    /// In element 0 of a one-element device buffer.
+    Device(Var, Elem),
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum HArr {
+    Mem(Mem<Expr, Var>),
+    Zip(Vec<HArr>),
+    Pull(Rc<HPull>),
+}
+
+/// A host-level pull array: a source and the views applied to it since.
+#[derive(Debug)]
+pub(crate) struct HPull {
+    pub(crate) base_shape: Vec<Expr>,
+    pub(crate) shape: Vec<Expr>,
+    /// The element type at full depth (a scalar or a tuple of scalars).
+    pub(crate) elem_ty: Type,
+    pub(crate) src: PullSrc,
+    pub(crate) views: Vec<View<Expr>>,
+}
+
+#[derive(Debug)]
+pub(crate) enum PullSrc {
+    Map { func: FnId, lambda: Lambda, env: Rc<HEnv>, arrays: Vec<HArr> },
+    Generate { func: FnId, lambda: Lambda, env: Rc<HEnv> },
+    Iota(Elem),
+    Replicate(HVal),
+    Lit(Vec<HVal>),
+    Concat(HArr, HArr),
+}
+
+impl PullSrc {
+    /// Whether computing an element costs more than a load (worth materialising when
+    /// the array is used more than once).
+    pub(crate) fn is_expensive(&self) -> bool {
+        match self {
+            PullSrc::Map { .. } | PullSrc::Generate { .. } => true,
+            PullSrc::Concat(a, b) => a.has_expensive_pull() || b.has_expensive_pull(),
+            PullSrc::Iota(_) | PullSrc::Replicate(_) | PullSrc::Lit(_) => false,
+        }
+    }
+}
+
+impl HArr {
+    pub(crate) fn shape(&self) -> Vec<Expr> {
+        match self {
+            HArr::Mem(m) => m.shape.clone(),
+            HArr::Zip(parts) => parts.first().map(HArr::shape).unwrap_or_default(),
+            HArr::Pull(p) => p.shape.clone(),
+        }
+    }
+
+    pub(crate) fn has_expensive_pull(&self) -> bool {
+        match self {
+            HArr::Mem(_) => false,
+            HArr::Zip(parts) => parts.iter().any(HArr::has_expensive_pull),
+            HArr::Pull(p) => p.src.is_expensive(),
+        }
+    }
+
+    pub(crate) fn is_mem(&self) -> bool {
+        match self {
+            HArr::Mem(_) => true,
+            HArr::Zip(parts) => parts.iter().all(HArr::is_mem),
+            HArr::Pull(_) => false,
+        }
+    }
+
+    /// A view; `None` when a memory layout cannot express it (the caller copies).
+    pub(crate) fn view(&self, view: &View<Expr>) -> Option<HArr> {
+        Some(match self {
+            HArr::Mem(m) => HArr::Mem(m.view(view)?),
+            HArr::Zip(parts) => {
+                HArr::Zip(parts.iter().map(|p| p.view(view)).collect::<Option<Vec<_>>>()?)
+            }
+            HArr::Pull(p) => {
+                let mut views = p.views.clone();
+                views.push(view.clone());
+                HArr::Pull(Rc::new(HPull {
+                    base_shape: p.base_shape.clone(),
+                    shape: view_shape(&p.shape, view),
+                    elem_ty: p.elem_ty.clone(),
+                    src: p.src.clone_src(),
+                    views,
+                }))
+            }
+        })
+    }
+}
+
+impl PullSrc {
+    fn clone_src(&self) -> PullSrc {
+        match self {
+            PullSrc::Map { func, lambda, env, arrays } => PullSrc::Map {
+                func: *func,
+                lambda: lambda.clone(),
+                env: env.clone(),
+                arrays: arrays.clone(),
+            },
+            PullSrc::Generate { func, lambda, env } => {
+                PullSrc::Generate { func: *func, lambda: lambda.clone(), env: env.clone() }
+            }
+            PullSrc::Iota(e) => PullSrc::Iota(*e),
+            PullSrc::Replicate(v) => PullSrc::Replicate(v.clone()),
+            PullSrc::Lit(v) => PullSrc::Lit(v.clone()),
+            PullSrc::Concat(a, b) => PullSrc::Concat(a.clone(), b.clone()),
+        }
+    }
+}
+
+/// A value inside a kernel.
+#[derive(Clone, Debug)]
+pub(crate) enum KVal {
+    Scalar(CExpr, Elem),
+    Arr(KArr),
+    Tuple(Vec<KVal>),
+}
+
+/// Computes the element at a full index of a pull array, emitting commands.
+pub(crate) type PullFn = Rc<dyn Fn(&mut Kb<'_>, &[CExpr]) -> Res<KVal>>;
+
+#[derive(Clone)]
+pub(crate) enum KArr {
+    Mem(Mem<CExpr, Rc<str>>),
+    Zip(Vec<KArr>),
+    Pull { shape: Vec<CExpr>, f: PullFn },
+}
+
+impl std::fmt::Debug for KArr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KArr::Mem(m) => write!(f, "Mem({m:?})"),
+            KArr::Zip(parts) => write!(f, "Zip({parts:?})"),
+            KArr::Pull { shape, .. } => write!(f, "Pull({shape:?})"),
+        }
+    }
+}
+
+impl KArr {
+    pub(crate) fn shape(&self) -> Vec<CExpr> {
+        match self {
+            KArr::Mem(m) => m.shape.clone(),
+            KArr::Zip(parts) => parts.first().map(KArr::shape).unwrap_or_default(),
+            KArr::Pull { shape, .. } => shape.clone(),
+        }
+    }
+
+    /// A view of the array (pull arrays compose the index function).
+    pub(crate) fn view(&self, view: &View<CExpr>) -> Option<KArr> {
+        Some(match self {
+            KArr::Mem(m) => KArr::Mem(m.view(view)?),
+            KArr::Zip(parts) => {
+                KArr::Zip(parts.iter().map(|p| p.view(view)).collect::<Option<Vec<_>>>()?)
+            }
+            KArr::Pull { shape, f } => {
+                let inner = f.clone();
+                let old_shape = shape.clone();
+                let new_shape = view_shape(shape, view);
+                let view = view.clone();
+                let f: PullFn = Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
+                    let mut full: Vec<CExpr> = idx.to_vec();
+                    match &view {
+                        View::Fix { dim, index } => full.insert(*dim, index.clone()),
+                        View::Slice { dim, start, stride, .. } => {
+                            full[*dim] = CExpr::add(
+                                start.clone(),
+                                CExpr::mul(full[*dim].clone(), stride.clone()),
+                            );
+                        }
+                        View::Transpose => full.swap(0, 1),
+                        View::Unflatten { cols, .. } => {
+                            let i = CExpr::add(
+                                CExpr::mul(full[0].clone(), cols.clone()),
+                                full[1].clone(),
+                            );
+                            full.splice(0..2, [i]);
+                        }
+                        View::Flatten => {
+                            let cols = old_shape[1].clone();
+                            let k = full[0].clone();
+                            let i = CExpr::bin(crate::imp::COp::Div, k.clone(), cols.clone());
+                            let j = CExpr::bin(crate::imp::COp::Rem, k, cols);
+                            full.splice(0..1, [i, j]);
+                        }
+                    }
+                    inner(kb, &full)
+                });
+                KArr::Pull { shape: new_shape, f }
+            }
+        })
+    }
+}
