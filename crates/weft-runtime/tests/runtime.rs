@@ -157,6 +157,29 @@ fn wrong_input_shapes_and_types_are_refused() {
 }
 
 #[test]
+fn host_division_by_zero_and_out_of_memory_are_clear_errors() {
+    let plan = plans::sizes();
+    let mut runtime = runtime();
+    expect![[r#"
+        3i64
+    "#]]
+    .assert_eq(&run(&mut runtime, &plan, "3i64"));
+    expect![[r#"
+        error (exit 1): integer division by zero in a size computation
+    "#]]
+    .assert_eq(&run(&mut runtime, &plan, "0i64"));
+    let message = run(&mut runtime, &plan, "35184372088832i64");
+    assert!(
+        message.starts_with(
+            "error (exit 2): out of device memory: cannot allocate 256.0 TiB (281474976710656 \
+             bytes) for a buffer of 35184372088832 f64 elements (the device's largest \
+             allocation is "
+        ),
+        "{message}"
+    );
+}
+
+#[test]
 fn a_build_failure_carries_the_log_and_the_source_line() {
     let error = runtime()
         .run_plan(

@@ -335,3 +335,18 @@ __kernel void broken(__global long* weft_err, __global float* xs) {
     p.outputs = vec![row(0, Elem::F32, v(1))];
     p
 }
+
+/// `sizes (n: i64)`: divides by `n` on the host when `n == 0`, else allocates `n`
+/// `f64`s; returns `n`.
+pub(crate) fn sizes() -> Plan {
+    let mut p = plan("sizes", "", Vec::new());
+    p.source.clear();
+    p.inputs = vec![Input::Scalar { var: Var(0), elem: Elem::I64 }];
+    p.steps = vec![Step::If {
+        cond: bin(BinOp::Eq, v(0), i(0)),
+        then_steps: vec![Step::Let { var: Var(1), value: bin(BinOp::Div, i(1), v(0)) }],
+        else_steps: vec![Step::Alloc { var: Var(2), elem: Elem::F64, len: v(0) }],
+    }];
+    p.outputs = vec![Output::Host { value: v(0), elem: Elem::I64 }];
+    p
+}

@@ -1,0 +1,259 @@
+//! The `weft-runner` binary as `weft run`, `weft test` and `weft bench` spawn it:
+//! output formats and exit codes.
+
+#![expect(clippy::unwrap_used, reason = "test helpers fail loudly on a broken setup")]
+
+mod plans;
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::{Output, Stdio};
+
+use expect_test::{Expect, expect};
+use weft_plan::Plan;
+
+/// Writes `plan` to a JSON file under the target's temporary directory.
+fn plan_file(name: &str, plan: &Plan) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("weft-runner-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, plan.to_json()).unwrap();
+    path
+}
+
+#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
+fn runner(args: &[&str], stdin: &str) -> Output {
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_weft-runner"))
+        .args(args)
+        .env("POCL_CACHE_DIR", plans::pocl_cache_dir())
+        .env_remove("WEFT_DEVICE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("weft-runner starts");
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().expect("weft-runner runs")
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "exit {}\n--- stdout\n{}--- stderr\n{}",
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn check(args: &[&str], stdin: &str, expect: Expect) {
+    expect.assert_eq(&text(&runner(args, stdin)));
+}
+
+#[test]
+fn run_reads_stdin_and_prints_one_value_per_line() {
+    let plan = plan_file("maps", &plans::maps());
+    check(
+        &["run", "--plan", plan.to_str().unwrap()],
+        "[1f32, 2f32] [3i64] empty([0]bool)",
+        expect![[r#"
+            exit 0
+            --- stdout
+            [3.0f32, 5.0f32]
+            [9i64]
+            empty([0]bool)
+            --- stderr
+        "#]],
+    );
+}
+
+#[test]
+fn run_reports_a_kernel_error_with_exit_1() {
+    let plan = plan_file("gather", &plans::gather());
+    check(
+        &["run", "--plan", plan.to_str().unwrap()],
+        "[1f32, 2f32] [0i64, -1i64]",
+        expect![[r#"
+            exit 1
+            --- stdout
+            --- stderr
+            error: gather.weft:2:20: index -1 out of bounds for array of size 2
+        "#]],
+    );
+}
+
+#[test]
+fn run_json_carries_results_and_timings_or_the_error() {
+    let plan = plan_file("gather-json", &plans::gather());
+    let path = plan.to_str().unwrap();
+    let output = runner(&["run", "--plan", path, "--json"], "[1f32, 2f32] [1i64]");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let object: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(object["ok"], "[2.0f32]\n");
+    assert_eq!(object["kernels"][0]["kernel"], "gather");
+    assert!(object["kernels"][0]["ns"].is_u64());
+    assert!(object["wall_ns"].is_u64());
+    check(
+        &["run", "--plan", path, "--json"],
+        "[1f32] [1i64]",
+        expect![[r#"
+            exit 1
+            --- stdout
+            {"error":"gather.weft:2:20: index 1 out of bounds for array of size 1","exit":1}
+            --- stderr
+        "#]],
+    );
+}
+
+#[test]
+fn run_writes_npy_files_and_times_kernels() {
+    let plan = plan_file("iterate-npy", &plans::iterate());
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("weft-runner-tests/npy-out");
+    let _ = std::fs::remove_dir_all(&dir);
+    let output = runner(
+        &[
+            "run",
+            "--plan",
+            plan.to_str().unwrap(),
+            "--random",
+            "[4]i64 in 0..10",
+            "--random",
+            "i64 in 1..2",
+            "--output-dir",
+            dir.to_str().unwrap(),
+            "--timing",
+        ],
+        "",
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert!(output.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("kernel add_one: ") && stderr.contains("(1 launch)"), "{stderr}");
+    let value = weft_values::read_npy(&std::fs::read(dir.join("result_0.npy")).unwrap()).unwrap();
+    assert_eq!(value.shape(), [4]);
+}
+
+#[test]
+fn batch_builds_once_and_answers_every_case() {
+    let plan = plan_file("gather-batch", &plans::gather());
+    let cases = serde_json::json!({
+        "cases": ["[1f32, 2f32] [1i64, 0i64]", "[1f32] [3i64]", "[1f32] [0i64, 0i64, 0i64]", "[1f32", "[1f32]"]
+    });
+    check(
+        &["batch", "--plan", plan.to_str().unwrap()],
+        &cases.to_string(),
+        expect![[r#"
+            exit 0
+            --- stdout
+            {"ok":"[2.0f32, 1.0f32]\n"}
+            {"error":"gather.weft:2:20: index 3 out of bounds for array of size 1","exit":1}
+            {"error":"gather.weft:2:5: size error: 3 indices for an array of 1 elements","exit":1}
+            {"error":"cannot read the inputs: 1:6: expected `,` or `]`, found end of input","exit":2}
+            {"error":"entry `gather` takes 2 inputs, but 1 was given","exit":1}
+            --- stderr
+        "#]],
+    );
+}
+
+#[test]
+fn a_build_failure_prints_the_log_and_the_source() {
+    let plan = plan_file("broken", &plans::broken());
+    let output = runner(&["run", "--plan", plan.to_str().unwrap()], "[1f32]");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("error: cannot build the OpenCL program for `"), "{stderr}");
+    assert!(stderr.contains("undeclared_thing"), "{stderr}");
+    assert!(stderr.contains("> 5 |   xs[i] = undeclared_thing;"), "{stderr}");
+}
+
+#[test]
+fn usage_and_device_errors_exit_2() {
+    let plan = plan_file("maps-usage", &plans::maps());
+    let path = plan.to_str().unwrap();
+    check(
+        &["run", "--plan", path, "--device", "fast"],
+        "",
+        expect![[r#"
+            exit 2
+            --- stdout
+            --- stderr
+            error: invalid device `fast`: expected `gpu`, `cpu` or `PLATFORM:DEVICE` (indices as `weft-runner devices` lists them, e.g. `0:1`)
+        "#]],
+    );
+    check(
+        &["run", "--plan", path, "--device", "7:0"],
+        "",
+        expect![[r#"
+            exit 2
+            --- stdout
+            --- stderr
+            error: no OpenCL platform 7; devices: 0:0 cpu `pthread-haswell-AMD EPYC`
+        "#]],
+    );
+    check(
+        &["run", "--plan", "/nonexistent/plan.json"],
+        "",
+        expect![[r#"
+            exit 2
+            --- stdout
+            --- stderr
+            error: cannot read the plan `/nonexistent/plan.json`: No such file or directory (os error 2)
+        "#]],
+    );
+    assert_eq!(runner(&["frobnicate"], "").status.code(), Some(2));
+}
+
+#[test]
+fn devices_lists_indices_and_the_default() {
+    let output = runner(&["devices"], "");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.starts_with("platform 0: "), "{stdout}");
+    assert!(stdout.contains("  0:0  ") && stdout.contains("(default)"), "{stdout}");
+}
+
+#[test]
+fn no_icd_is_a_clear_error_not_a_panic() {
+    let empty = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("weft-runner-tests/no-vendors");
+    std::fs::create_dir_all(&empty).unwrap();
+    #[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_weft-runner"))
+        .arg("devices")
+        .env("OCL_ICD_VENDORS", &empty)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.starts_with("error: no OpenCL platform found"), "{stderr}");
+    assert!(stderr.contains("pocl-opencl-icd ocl-icd-opencl-dev"), "{stderr}");
+}
+
+#[test]
+fn bench_json_has_per_kernel_statistics() {
+    let plan = plan_file("iterate-bench", &plans::iterate());
+    let output = runner(
+        &[
+            "bench",
+            "--plan",
+            plan.to_str().unwrap(),
+            "--random",
+            "[16]i64 in 0..10",
+            "--random",
+            "i64 in 2..3",
+            "--warmup",
+            "1",
+            "--reps",
+            "3",
+            "--json",
+        ],
+        "",
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let object: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(object["entry"], "iterate");
+    assert_eq!(object["reps"], 3);
+    assert_eq!(object["kernels"][0]["kernel"], "add_one");
+    assert_eq!(object["kernels"][0]["launches"], 2);
+    for key in ["median", "min", "max"] {
+        assert!(object["total_kernel_ns"][key].is_u64(), "{object}");
+    }
+}
