@@ -228,7 +228,7 @@ impl<'p> Kb<'p> {
             return name.clone();
         }
         let hint = self.shared.borrow().var_names.get(&buf).cloned().unwrap_or_else(|| "buf".to_owned());
-        let name: Rc<str> = Rc::from(format!("{}_{}", sanitize(&hint), buf.0));
+        let name = self.fresh_name(&hint);
         self.params.push((name.to_string(), ParamKind::Buffer(elem)));
         self.args.push(Arg::Buffer(buf));
         self.buffers.insert(buf, name.clone());
@@ -1331,8 +1331,11 @@ fn math(elem: Elem, func: MathFn, args: Vec<CExpr>) -> (CExpr, Elem) {
         MathFn::Abs => (CExpr::cast(elem, CExpr::call("abs", args.clone())), elem),
         MathFn::Min if float => call("fmin"),
         MathFn::Max if float => call("fmax"),
-        MathFn::Min => call("min"),
-        MathFn::Max => call("max"),
+        // Integer literals are `int` in C: cast both operands, or `min(0, x)` is ambiguous.
+        MathFn::Min | MathFn::Max => {
+            let name = if func == MathFn::Min { "min" } else { "max" };
+            (CExpr::call(name, args.iter().map(|a| CExpr::cast(elem, a.clone())).collect()), elem)
+        }
         MathFn::Pow if float => call("pow"),
         MathFn::Pow => (CExpr::call(&format!("weft_pow_{}", crate::imp::c_type(elem)), args.clone()), elem),
         MathFn::IsNan => (CExpr::cast(Elem::Bool, CExpr::call("isnan", args.clone())), Elem::Bool),
