@@ -40,6 +40,8 @@ enum Command {
     /// Directories are searched for `.weft` files. Exits with 0 when there are no
     /// errors, 1 when there are, and 2 for usage or I/O problems.
     Check(CheckArgs),
+    /// Compile a file's entries to OpenCL: `ENTRY.cl` and the host plan `ENTRY.plan.json`.
+    Build(BuildArgs),
     /// Print an intermediate representation of a file.
     Dump(DumpArgs),
     /// Format `.weft` files in place (files with syntax errors are left alone).
@@ -85,6 +87,21 @@ struct DumpArgs {
 }
 
 #[derive(clap::Args, Debug)]
+struct BuildArgs {
+    /// The file to compile.
+    file: String,
+    /// The output directory (created if missing).
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    out: String,
+    /// Compile only this entry.
+    #[arg(long)]
+    entry: Option<String>,
+    /// Compile without bounds, division and size checks in kernels.
+    #[arg(long = "unsafe")]
+    unchecked: bool,
+}
+
+#[derive(clap::Args, Debug)]
 struct FmtArgs {
     /// Only report files that would change (exit 1 if any).
     #[arg(long)]
@@ -119,6 +136,7 @@ fn run(cli: Cli) -> u8 {
         (Some(paths), None) => check::run(&CheckArgs { paths, ..CheckArgs::default() }),
         (None, Some(Command::Check(args))) => check::run(&args),
         (None, Some(Command::Dump(args))) => dump::run(&args),
+        (None, Some(Command::Build(args))) => opencl::build(&args),
         (None, Some(Command::Fmt(args))) => fmt::run(&args),
         (None, Some(Command::Lsp)) => weft_lsp::run_stdio().map(|()| 0),
         (None, Some(Command::Run(args))) => run::run(&args),

@@ -138,3 +138,45 @@ pub(crate) mod tempfile_path {
         }
     }
 }
+
+/// `weft build FILE -o DIR`: every entry's OpenCL program and host plan.
+pub(crate) fn build(args: &crate::BuildArgs) -> anyhow::Result<u8> {
+    let (db, files) = crate::workspace::load(std::slice::from_ref(&args.file))?;
+    let Some(loaded) = files.first() else { anyhow::bail!("`{}` is not a .weft file", args.file) };
+    let program = match crate::run::core_program(&db, loaded.file) {
+        Ok(p) => p,
+        Err(message) => {
+            crate::run::print_error(&message);
+            return Ok(1);
+        }
+    };
+    let entries: Vec<FnId> = match &args.entry {
+        Some(name) => match crate::run::choose_entry(&program, Some(name)) {
+            Ok(e) => vec![e],
+            Err(message) => {
+                crate::run::print_error(&message);
+                return Ok(2);
+            }
+        },
+        None => program.entries.clone(),
+    };
+    std::fs::create_dir_all(&args.out)?;
+    let options = weft_lower::Options { checks: !args.unchecked, ..weft_lower::Options::default() };
+    let mut failed = false;
+    for entry in entries {
+        let name = program.functions[entry].name.to_string();
+        match compile(&db, &program, entry, options) {
+            Ok(compiled) => {
+                let dir = std::path::Path::new(&args.out);
+                std::fs::write(dir.join(format!("{name}.cl")), &compiled.plan.source)?;
+                std::fs::write(dir.join(format!("{name}.plan.json")), compiled.plan.to_json())?;
+                crate::dump::print_status(&format!("built `{name}`: {} kernels -> {}/{name}.plan.json", compiled.kernels.len(), args.out));
+            }
+            Err(message) => {
+                crate::run::print_error(&format!("entry `{name}`: {message}"));
+                failed = true;
+            }
+        }
+    }
+    Ok(u8::from(failed))
+}
