@@ -206,3 +206,6 @@ fn cmds(out: &mut String, list: &[Cmd], depth: usize) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
