@@ -45,6 +45,45 @@ pub fn check_file(db: &dyn Db, file: SourceFile) -> Vec<weft_hir::Diagnostic> {
     out
 }
 
+/// Computes [`check_file`]'s queries for every file, spread over the machine's cores
+/// (as `weft_hir::check_in_parallel`, whose thread handling this mirrors, does for the
+/// HIR diagnostics alone). Afterwards the results are memoized in `db`.
+pub fn check_in_parallel(db: &RootDatabase, files: &[SourceFile]) {
+    let compute = |db: &RootDatabase, file: SourceFile| {
+        weft_hir::file_diagnostics(db, file);
+        memory_diagnostics(db, file);
+    };
+    let n_threads =
+        std::thread::available_parallelism().map_or(1, |n| n.get()).min(files.len().max(1));
+    if n_threads <= 1 {
+        for &file in files {
+            compute(db, file);
+        }
+        return;
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..n_threads {
+            let db = db.clone();
+            let next = &next;
+            let spawned = std::thread::Builder::new()
+                .name("weft-check".to_owned())
+                .stack_size(weft_syntax::LARGE_STACK_BYTES)
+                .spawn_scoped(scope, move || {
+                    while let Some(&file) =
+                        files.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+                    {
+                        compute(&db, file);
+                    }
+                });
+            if spawned.is_err() {
+                // No thread could be made: the caller's reads compute what is missing.
+                break;
+            }
+        }
+    });
+}
+
 /// The information diagnostics of the memory layer.
 #[salsa::tracked(returns(ref))]
 fn memory_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<weft_hir::Diagnostic> {

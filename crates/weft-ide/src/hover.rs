@@ -130,7 +130,10 @@ fn memory_section(db: &RootDatabase, def: &DefLoc, pat: PatId) -> Option<String>
 }
 
 fn describe_leaf(leaf: &LeafMemory) -> String {
-    let bytes = |b: &Option<String>| b.as_deref().map_or(String::new(), |b| format!(": {b} bytes"));
+    let bytes = |b: &Option<String>| {
+        b.as_deref()
+            .map_or(" (its size is known at run time)".to_owned(), |b| format!(": {b} bytes"))
+    };
     let how = match leaf.kind {
         LeafKind::Input => "the entry's input (no copy)".to_owned(),
         LeafKind::View => match &leaf.owner {

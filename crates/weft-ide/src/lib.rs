@@ -42,7 +42,7 @@ use weft_syntax::line_index::LineIndex;
 pub use crate::annotate_type::Assist;
 pub use crate::code_lens::Runnable;
 pub use crate::completion::{CompletionItem, CompletionKind};
-pub use crate::diagnostics::{Diagnostic, RelatedInfo, check_file};
+pub use crate::diagnostics::{Diagnostic, RelatedInfo, check_file, check_in_parallel};
 pub use crate::document_symbols::{StructureNode, SymbolKind};
 pub use crate::folding_ranges::{Fold, FoldKind};
 pub use crate::hover::HoverResult;

@@ -12,7 +12,8 @@
 use weft_core::{FnId, Function, Origin, Program, VarId, VarKind};
 
 use crate::ir::{
-    BlockBinding, CopyReason, Layout, MemFunction, MemProgram, MemSize, MemVar, Provenance,
+    BlockBinding, CopyReason, ForcedCopy, Layout, MemFunction, MemProgram, MemSize, MemVar,
+    Provenance,
 };
 use crate::lower::idx;
 
@@ -41,7 +42,8 @@ pub struct LeafMemory {
     pub lmad: String,
     /// How the binding got its memory.
     pub kind: LeafKind,
-    /// The allocation's size in bytes, for a fresh allocation or a copy.
+    /// The allocation's size in bytes, for a fresh allocation or a copy (`None` when it
+    /// depends on a value without a source name).
     pub bytes: Option<String>,
     /// Why a copy was needed.
     pub copy_reason: Option<&'static str>,
@@ -73,7 +75,8 @@ pub struct CopyInfo {
     /// result (`None` when the result is a parameter or a constant).
     pub origin: Option<Origin>,
     pub reason: CopyReason,
-    /// The size of the copy in bytes (`4*n*m`), with source names.
+    /// The size of the copy in bytes (`4*n*m`), with source names; `None` when it
+    /// depends on a value without one. The leaves of a tuple are counted together.
     pub bytes: Option<String>,
 }
 
@@ -115,14 +118,23 @@ pub fn forced_copies(program: &Program, mem: &MemProgram) -> Vec<CopyInfo> {
     let mut out = Vec::new();
     for (fn_id, f) in program.functions.iter() {
         let Some(mem_f) = mem.functions.get(fn_id) else { continue };
+        // One copy per binding: the leaves of a tuple are copied together.
+        let mut merged: Vec<(VarId, &ForcedCopy, Option<MemSize>)> = Vec::new();
         for copy in &mem_f.forced_copies {
-            let origin = copy.origin.clone().or_else(|| defining_origin(f, copy.var));
             let bytes = mem_f.blocks[copy.block].bytes();
+            match merged.last_mut() {
+                Some((var, first, total)) if *var == copy.var && first.reason == copy.reason => {
+                    *total = total.as_ref().zip(bytes.as_ref()).map(|(a, b)| a.add(b));
+                }
+                Some(_) | None => merged.push((copy.var, copy, bytes)),
+            }
+        }
+        for (var, copy, bytes) in merged {
             out.push(CopyInfo {
                 function: fn_id,
-                origin,
+                origin: copy.origin.clone().or_else(|| defining_origin(f, var)),
                 reason: copy.reason.clone(),
-                bytes: bytes.map(|b| display_size(f, &b)),
+                bytes: bytes.and_then(|b| display_bytes(f, &b)),
             });
         }
     }
@@ -138,26 +150,32 @@ fn defining_origin(f: &Function, var: VarId) -> Option<Origin> {
         .and_then(|stmt| f.origins.get(stmt.exp).cloned())
 }
 
-/// A memory variable's source name.
+/// A memory variable's source name; `?` for a value known only at run time (an
+/// unknown size, a temporary, an existential LMAD component).
 fn source_name(f: &Function, v: &MemVar) -> String {
     match v {
         MemVar::Core(c) => match f.vars[*c].kind {
-            VarKind::Bound => f.vars[*c].name.to_string(),
-            VarKind::Existential => "?".to_owned(),
+            VarKind::Bound if !f.vars[*c].name.as_str().is_empty() => f.vars[*c].name.to_string(),
+            VarKind::Bound | VarKind::Existential => "?".to_owned(),
         },
         MemVar::Thread(_) => "gtid".to_owned(),
         MemVar::Exist(_) => "?".to_owned(),
     }
 }
 
-fn display_size(f: &Function, size: &MemSize) -> String {
-    size.display(&|v| source_name(f, v)).to_string()
+/// A size in bytes with source names, or `None` when it depends on a value without a
+/// source name (a `?` in a byte count would read as one unknown, not several).
+fn display_bytes(f: &Function, size: &MemSize) -> Option<String> {
+    size.vars()
+        .iter()
+        .all(|v| source_name(f, v) != "?")
+        .then(|| size.display(&|v| source_name(f, v)).to_string())
 }
 
 fn var_memory(fn_id: FnId, f: &Function, mem_f: &MemFunction, var: VarId) -> Option<BindingMemory> {
     let info = mem_f.bindings.get(var)?;
     let name_of = |v: &MemVar| source_name(f, v);
-    let size = |s: &MemSize| display_size(f, s);
+    let size = |s: &MemSize| s.display(&name_of).to_string();
     let var_name =
         |v: VarId| Some(f.vars[v].name.as_str()).filter(|n| !n.is_empty()).map(str::to_owned);
     let leaves = info
@@ -177,7 +195,9 @@ fn var_memory(fn_id: FnId, f: &Function, mem_f: &MemFunction, var: VarId) -> Opt
                 Provenance::Existential => (LeafKind::Existential, None),
             };
             let bytes = match kind {
-                LeafKind::Fresh | LeafKind::Copy => block_data.bytes().map(|b| size(&b)),
+                LeafKind::Fresh | LeafKind::Copy => {
+                    block_data.bytes().and_then(|b| display_bytes(f, &b))
+                }
                 LeafKind::Input | LeafKind::View | LeafKind::Existential => None,
             };
             let (owner, expanded) = match &block_data.binding {

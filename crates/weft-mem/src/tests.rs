@@ -354,6 +354,20 @@ entry k (a: [n][m]f64) : [n][m]f64 = a
 }
 
 #[test]
+fn a_tuple_result_is_one_copy_and_sizes_of_temporaries_are_not_printed() {
+    check_forced_copies(
+        r"
+entry pieces (a: i64) (b: i64) (xs: [n]i32) : ([b-a]i32, [n-a]i32) = (xs[a:b], xs[a:])
+entry border (m: [r][c]i32) : [r-2][c-2]i32 = m[1:r-1, 1:c-1]
+",
+        expect![[r#"
+            pieces: at main.weft:2:70: 4*n + 4*b - 8*a bytes: an entry result must be row-major at offset 0, so it is copied
+            border: at main.weft:3:47: ? bytes: an entry result must be row-major at offset 0, so it is copied
+        "#]],
+    );
+}
+
+#[test]
 fn memory_of_binding_reports_views_and_allocations() {
     check_memory_of(
         r"

@@ -38,7 +38,7 @@ pub(super) fn forced_copies(
         }
         let message = match &copy.bytes {
             Some(bytes) => format!("{} ({bytes} bytes)", copy.reason.message()),
-            None => copy.reason.message().to_owned(),
+            None => format!("{} (its size is known at run time)", copy.reason.message()),
         };
         // A def inlined or specialised several times copies at each use: one message.
         if out.iter().any(|d| d.range == range && d.message == message) {
