@@ -216,8 +216,15 @@ impl Owner {
         let analysis = self.host.analysis();
         self.pool.spawn(move || {
             for (path, uri, version) in targets {
-                let Ok(Some(diagnostics)) = crate::handlers::diagnostics(&analysis, &path) else {
-                    return;
+                // A bug that panics (the default hook logs it on stderr) must not take
+                // the pool's thread with it: the document keeps its last diagnostics.
+                let computed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    crate::handlers::diagnostics(&analysis, &path)
+                }));
+                let diagnostics = match computed {
+                    Ok(Ok(Some(diagnostics))) => diagnostics,
+                    Ok(Ok(None) | Err(_)) => return,
+                    Err(_panic) => continue,
                 };
                 if generation.load(Ordering::SeqCst) != expected {
                     return;
