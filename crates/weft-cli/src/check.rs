@@ -20,9 +20,9 @@ pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let sources: Vec<_> = files.iter().map(|loaded| loaded.file).collect();
-    weft_hir::check_in_parallel(&db, &sources);
+    weft_ide::check_in_parallel(&db, &sources);
     for loaded in &files {
-        let mut diagnostics = weft_hir::file_diagnostics(&db, loaded.file).clone();
+        let mut diagnostics = weft_ide::check_file(&db, loaded.file);
         if let Some(range) = loaded.invalid_utf8 {
             // The replacement characters are reported once, as invalid UTF-8.
             diagnostics.retain(|d| !(d.code == "syntax-error" && d.message.contains('\u{fffd}')));
