@@ -205,7 +205,8 @@ impl<'p> Lowerer<'p> {
             HVal::Scalar(HScalar::Host(e, elem)) => out.push(Output::Host { value: e.clone(), elem: *elem }),
             HVal::Scalar(HScalar::Device(buf, elem)) => out.push(Output::Array { buf: *buf, elem: *elem, offset: Expr::I64(0), strides: vec![], shape: vec![] }),
             HVal::Arr(a) => {
-                let a = self.materialise(a, "result")?;
+                // Results leave in row-major order, so the host reads them in one piece.
+                let a = self.materialise_fresh(a, "result")?;
                 self.array_outputs(&a, out)?;
             }
         }
@@ -385,7 +386,7 @@ impl<'p> Lowerer<'p> {
                     // No element to read: an empty buffer.
                     return Ok(HVal::Arr(self.alloc(&full, shape, "empty")?));
                 }
-                Ok(HVal::Arr(pull(shape.clone(), shape, full, PullSrc::Lit(vals))))
+                Ok(HVal::Arr(pull(shape.clone(), shape, full, PullSrc::Lit(vals), origin.as_ref())))
             }
             Exp::Index { array, items } => {
                 let (_, rank) = elem_and_rank(ty);
@@ -494,7 +495,7 @@ impl<'p> Lowerer<'p> {
                 shape.extend(self.lambda_shape(env, &lambda.ret)?);
                 let (full, _) = elem_and_rank(&lambda.ret);
                 let src = PullSrc::Map { func: f, lambda: lambda.clone(), env: Rc::new(env.clone()), arrays: arrs };
-                Ok(HVal::Arr(pull(shape.clone(), shape, full, src)))
+                Ok(HVal::Arr(pull(shape.clone(), shape, full, src, origin.as_ref())))
             }
             Exp::Generate { size, lambda, .. } => {
                 let n = self.host_int(env, size)?;
@@ -502,7 +503,7 @@ impl<'p> Lowerer<'p> {
                 shape.extend(self.lambda_shape(env, &lambda.ret)?);
                 let (full, _) = elem_and_rank(&lambda.ret);
                 let src = PullSrc::Generate { func: f, lambda: lambda.clone(), env: Rc::new(env.clone()) };
-                Ok(HVal::Arr(pull(shape.clone(), shape, full, src)))
+                Ok(HVal::Arr(pull(shape.clone(), shape, full, src, origin.as_ref())))
             }
             Exp::Reduce { lambda, neutral, array, .. } => {
                 let arr = self.array(env, array)?;
@@ -524,7 +525,7 @@ impl<'p> Lowerer<'p> {
                 let n = self.host_int(env, size)?;
                 let (full, _) = elem_and_rank(ty);
                 let elem = match &full { Type::Scalar(s) => elem_of(*s), _ => Elem::I64 };
-                Ok(HVal::Arr(pull(vec![n.clone()], vec![n], full, PullSrc::Iota(elem))))
+                Ok(HVal::Arr(pull(vec![n.clone()], vec![n], full, PullSrc::Iota(elem), origin.as_ref())))
             }
             Exp::Replicate { size, value } => {
                 let n = self.host_int(env, size)?;
@@ -534,7 +535,7 @@ impl<'p> Lowerer<'p> {
                     shape.extend(a.shape());
                 }
                 let (full, _) = elem_and_rank(ty);
-                Ok(HVal::Arr(pull(shape.clone(), shape, full, PullSrc::Replicate(v))))
+                Ok(HVal::Arr(pull(shape.clone(), shape, full, PullSrc::Replicate(v), origin.as_ref())))
             }
             Exp::Zip(parts) => {
                 let mut arrs = Vec::new();
@@ -607,7 +608,7 @@ impl<'p> Lowerer<'p> {
                 let mut shape = a.shape();
                 shape[0] = Expr::add(shape[0].clone(), b.shape()[0].clone());
                 let (full, _) = elem_and_rank(ty);
-                Ok(HVal::Arr(pull(shape.clone(), shape, full, PullSrc::Concat(a, b))))
+                Ok(HVal::Arr(pull(shape.clone(), shape, full, PullSrc::Concat(a, b), origin.as_ref())))
             }
             Exp::Materialise { space, value } => {
                 let v = self.atom(env, value)?;
@@ -699,11 +700,14 @@ impl<'p> Lowerer<'p> {
     /// Runs one scalar statement in a kernel of one work-item.
     fn scalar_kernel(&mut self, f: FnId, env: &HEnv, exp: ExpId, var: VarId) -> Res<HVal> {
         let mut kb = self.kb();
+        if let Some(o) = self.origin(f, exp) {
+            kb.note(&o, "one work-item (a scalar computed on the device)");
+        }
         let mut kenv = KEnv { vars: FxHashMap::default(), host: Some(Rc::new(env.clone())) };
         let v = kb.exp(f, &mut kenv, exp, var)?;
         let name = self.program.functions[f].vars[var].name.to_string();
         let out = self.store_scalars(&mut kb, &v, &name)?;
-        let doc = format!("computes `{name}` (one work-item){}", self.origin(f, exp).and_then(|o| (self.position)(&o)).map(|p| format!(", {p}")).unwrap_or_default());
+        let doc = format!("computes `{name}` (one work-item){}", kb.comment(self.origin(f, exp).as_ref()).map(|p| format!(", {p}")).unwrap_or_default());
         self.launch(kb, "scalar", doc, vec![Expr::I64(1)], None);
         Ok(out)
     }
@@ -772,10 +776,16 @@ impl<'p> Lowerer<'p> {
         let elem_ty = self.elem_type_of(a);
         let out = self.alloc(&elem_ty, shape.clone(), name)?;
         let mut kb = self.kb();
-        let src = kb.import_arr(a)?;
-        let dst = kb.import_arr(&out)?;
         let rank = shape.len();
         let two_d = rank >= 2 && cheap_rows(self.program, a);
+        if let HArr::Pull(p) = a
+            && let Some(o) = &p.origin
+        {
+            let role = if two_d { "@grid: one work-item per element (2-D NDRange)" } else { "@grid: one work-item per element" };
+            kb.note(o, role);
+        }
+        let src = kb.import_arr(a)?;
+        let dst = kb.import_arr(&out)?;
         let kshape = src.shape();
         let (global, local, kind) = if two_d {
             let i = kb.fresh_name("i");
@@ -892,8 +902,8 @@ fn mem_leaves(a: &HArr) -> Vec<Mem<Expr, Var>> {
     }
 }
 
-pub(crate) fn pull(base_shape: Vec<Expr>, shape: Vec<Expr>, elem_ty: Type, src: PullSrc) -> HArr {
-    HArr::Pull(Rc::new(HPull { base_shape, shape, elem_ty, src, views: Vec::new() }))
+pub(crate) fn pull(base_shape: Vec<Expr>, shape: Vec<Expr>, elem_ty: Type, src: PullSrc, origin: Option<&Origin>) -> HArr {
+    HArr::Pull(Rc::new(HPull { base_shape, shape, elem_ty, src, views: Vec::new(), origin: origin.cloned() }))
 }
 
 fn scalar_of_elem(e: Elem) -> weft_hir::ScalarTy {

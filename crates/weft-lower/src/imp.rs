@@ -253,6 +253,9 @@ pub struct KernelImp {
     pub local_size: Option<u32>,
     /// One line saying what the kernel computes and from where.
     pub doc: String,
+    /// The source expressions the kernel computes, each with its strategy in words
+    /// (what the editor's hover shows).
+    pub origins: Vec<(weft_core::Origin, String)>,
 }
 
 impl fmt::Display for CExpr {

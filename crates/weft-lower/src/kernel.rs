@@ -47,6 +47,8 @@ pub(crate) struct Kb<'p> {
     fresh: u32,
     /// Whether a failing work-item may return at once (no barriers in the kernel).
     pub(crate) can_return: bool,
+    /// Source expressions this kernel computes, with how.
+    origins: Vec<(Origin, String)>,
 }
 
 pub(crate) fn elem_of(ty: ScalarTy) -> Elem {
@@ -154,15 +156,23 @@ impl<'p> Kb<'p> {
             cmds: vec![Vec::new()],
             fresh: 0,
             can_return: true,
+            origins: Vec::new(),
         }
     }
 
     pub(crate) fn finish(mut self, name: String, doc: String, local_size: Option<u32>) -> (KernelImp, Vec<Arg>) {
         let body = self.cmds.pop().unwrap_or_default();
-        (KernelImp { name, params: self.params, body, local_size, doc }, self.args)
+        (KernelImp { name, params: self.params, body, local_size, doc, origins: self.origins }, self.args)
     }
 
     // ---- emission helpers ----
+
+    /// Records that this kernel computes the source expression `origin`, and how.
+    pub(crate) fn note(&mut self, origin: &Origin, role: &str) {
+        if !self.origins.iter().any(|(o, _)| o == origin) {
+            self.origins.push((origin.clone(), role.to_owned()));
+        }
+    }
 
     pub(crate) fn emit(&mut self, cmd: Cmd) {
         if let Some(top) = self.cmds.last_mut() {
@@ -298,6 +308,9 @@ impl<'p> Kb<'p> {
                 KArr::Zip(parts.iter().map(|p| self.import_arr(p)).collect::<Res<_>>()?)
             }
             HArr::Pull(p) => {
+                if let Some(o) = &p.origin {
+                    self.note(o, "fused into this kernel (a pull array: no memory)");
+                }
                 let shape: Vec<CExpr> = p.base_shape.iter().map(|s| self.import_index(s)).collect();
                 let mut arr = self.import_pull(&p.src, shape)?;
                 for view in &p.views {
@@ -679,6 +692,15 @@ impl<'p> Kb<'p> {
         let hint = function.vars[var].name.to_string();
         let ty = &function.vars[var].ty;
         let origin = self.origin(f, exp);
+        if let Some(o) = &origin {
+            let role = match &function.exps[exp] {
+                Exp::Map { .. } | Exp::Generate { .. } | Exp::Reduce { .. } | Exp::Scan { .. } | Exp::Loop { .. } => {
+                    "@seq: a sequential loop in each work-item"
+                }
+                _ => "computed in each work-item",
+            };
+            self.note(o, role);
+        }
         match &function.exps[exp] {
             Exp::Atom(a) => self.atom(f, env, a),
             Exp::Size(s) => Ok(KVal::Scalar(self.size(env, s)?, Elem::I64)),
@@ -1092,8 +1114,11 @@ impl<'p> Kb<'p> {
         }
     }
 
+    /// `file:line` of a source expression, for comments in generated code. No column:
+    /// writing a strategy annotation into the source (the editor's "Make strategy
+    /// explicit") moves columns but not lines, and must not change the kernels.
     pub(crate) fn comment(&self, origin: Option<&Origin>) -> Option<String> {
-        origin.and_then(|o| (self.position)(o))
+        origin.and_then(|o| (self.position)(o)).map(|p| strip_column(&p))
     }
 
     /// The inner dimensions of a lambda's result type, evaluated in `env`.
@@ -1412,5 +1437,13 @@ fn mem_as_pull(arr: &KArr) -> KArr {
             });
             KArr::Pull { shape: arr.shape(), f }
         }
+    }
+}
+
+/// `path:line:col` without `:col`.
+pub(crate) fn strip_column(position: &str) -> String {
+    match position.rsplit_once(':') {
+        Some((head, col)) if col.chars().all(|c| c.is_ascii_digit()) && head.contains(':') => head.to_owned(),
+        _ => position.to_owned(),
     }
 }

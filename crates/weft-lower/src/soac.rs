@@ -158,6 +158,10 @@ impl<'p> Lowerer<'p> {
         let out = self.alloc(&ty, vec![groups.clone()], "partial")?;
         let mut kb = self.kb();
         kb.can_return = false;
+        if let Some(o) = origin {
+            let role = if groups == Expr::I64(1) { "@grid: multi-stage reduction (second stage)" } else { "@grid: multi-stage reduction (work-group trees in local memory, then one group)" };
+            kb.note(o, role);
+        }
         let src = kb.import_arr(arr)?;
         let kn = kb.import_index(&n);
         let ne_k = kb.import_val(ne)?;
@@ -271,6 +275,9 @@ impl<'p> Lowerer<'p> {
         let per = self.let_var("per", Expr::bin(HOp::Div, Expr::add(n.clone(), Expr::sub(Expr::mul(groups.clone(), Expr::I64(wg)), Expr::I64(1))), Expr::mul(groups.clone(), Expr::I64(wg))));
         let mut kb = self.kb();
         kb.can_return = false;
+        if let Some(o) = origin {
+            kb.note(o, "@grid: three-stage scan (group totals, their scan, tiles in local memory)");
+        }
         let src = kb.import_arr(&arr)?;
         let p = kb.import_arr(&partial)?;
         let dst = kb.import_arr(&out)?;
@@ -344,6 +351,9 @@ impl<'p> Lowerer<'p> {
         let out = self.copy_to_fresh(&dest, "scattered")?;
         let m = indices.shape()[0].clone();
         let mut kb = self.kb();
+        if let Some(o) = origin {
+            kb.note(o, "@grid: one work-item per index");
+        }
         let dst = kb.import_arr(&out)?;
         let idx = kb.import_arr(&indices)?;
         let vals = kb.import_arr(&values)?;

@@ -55,6 +55,8 @@ pub(crate) struct HPull {
     pub(crate) elem_ty: Type,
     pub(crate) src: PullSrc,
     pub(crate) views: Vec<View<Expr>>,
+    /// The source expression that made the array (for the editor).
+    pub(crate) origin: Option<weft_core::Origin>,
 }
 
 #[derive(Debug)]
@@ -120,6 +122,7 @@ impl HArr {
                     elem_ty: p.elem_ty.clone(),
                     src: p.src.clone_src(),
                     views,
+                    origin: p.origin.clone(),
                 }))
             }
         })

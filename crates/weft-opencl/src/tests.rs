@@ -69,7 +69,7 @@ fn map_reduce_fuses_into_a_two_stage_reduction() {
           new private g_7: i64 := (long)get_group_id(0)
           new private r_8: f32
           r_8 := 0e0f
-          parfor@grid.0 i_9 < n_1 do  -- main.weft:1:30
+          parfor@grid.0 i_9 < n_1 do  -- main.weft:1
             new private v_10: f32 := xs_2[i_9] * xs_2[i_9]
             new private v_11: f32 := r_8 + v_10
             new private n_12: f32 := v_11
@@ -117,7 +117,7 @@ fn map_reduce_fuses_into_a_two_stage_reduction() {
           new private g_6: i64 := (long)get_group_id(0)
           new private r_7: f32
           r_7 := 0e0f
-          parfor@grid.0 i_8 < groups_2 do  -- main.weft:1:30
+          parfor@grid.0 i_8 < groups_2 do  -- main.weft:1
             new private v_9: f32 := r_7 + partial_1[i_8]
             new private n_10: f32 := v_9
             r_7 := n_10
@@ -179,7 +179,7 @@ fn matmul_is_a_two_dimensional_ndrange() {
                 for (long i_6 = get_global_id(1); i_6 < n_1; i_6 += get_global_size(1)) {
                   float r_9;
                   r_9 = 0e0f;
-                  for (long i_10 = 0; i_10 < xs_4; i_10++) { // main.weft:1:43
+                  for (long i_10 = 0; i_10 < xs_4; i_10++) { // main.weft:1
                     float v_11 = a_3[i_6 * xs_4 + i_10] * b_8[j_7 + i_10 * ys_2];
                     float v_12 = r_9 + v_11;
                     float n_13 = v_12;
@@ -196,7 +196,7 @@ fn matmul_is_a_two_dimensional_ndrange() {
 #[test]
 fn indexing_is_bounds_checked() {
     check_kernel("entry f (xs: [n]i32) (i: i64) : i32 = xs[i] / xs[0]", expect![[r#"
-        // computes `` (one work-item), main.weft:1:39
+        // computes `` (one work-item), main.weft:1
         __kernel void f_scalar_0(
             __global long* weft_err,
             __global const int* restrict xs_1,
@@ -210,7 +210,7 @@ fn indexing_is_bounds_checked() {
           int v_4 = xs_1[i_3];
           v_5[0] = v_4;
         }
-        // computes `` (one work-item), main.weft:1:47
+        // computes `` (one work-item), main.weft:1
         __kernel void f_scalar_1(
             __global long* weft_err,
             __global const int* restrict xs_1,
@@ -223,7 +223,7 @@ fn indexing_is_bounds_checked() {
           int v_3 = xs_1[0];
           v_4[0] = v_3;
         }
-        // computes `` (one work-item), main.weft:1:39
+        // computes `` (one work-item), main.weft:1
         __kernel void f_scalar_2(
             __global long* weft_err,
             __global const int* restrict v_1,
