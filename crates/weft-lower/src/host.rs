@@ -105,6 +105,14 @@ impl<'p> Lowerer<'p> {
         v
     }
 
+    pub(crate) fn push_steps(&mut self) {
+        self.steps.push(Vec::new());
+    }
+
+    pub(crate) fn pop_steps(&mut self) -> Vec<Step> {
+        self.steps.pop().unwrap_or_default()
+    }
+
     pub(crate) fn step(&mut self, step: Step) {
         if let Some(top) = self.steps.last_mut() {
             top.push(step);
@@ -321,7 +329,7 @@ impl<'p> Lowerer<'p> {
         Ok(total)
     }
 
-    fn origin(&self, f: FnId, exp: ExpId) -> Option<Origin> {
+    pub(crate) fn origin(&self, f: FnId, exp: ExpId) -> Option<Origin> {
         self.program.functions[f].origins.get(exp).cloned()
     }
 
@@ -775,6 +783,26 @@ impl<'p> Lowerer<'p> {
         let shape = a.shape();
         let elem_ty = self.elem_type_of(a);
         let out = self.alloc(&elem_ty, shape.clone(), name)?;
+        if let HArr::Mem(m) = a
+            && crate::tiles::is_transposed(m)
+            && let HArr::Mem(dst) = &out
+        {
+            self.transpose_tiled(m, dst, name)?;
+            return Ok(out);
+        }
+        if let Some(rows) = crate::tiles::segmented_reduce(self.program, a) {
+            if let Some(len) = self.row_length(&rows) {
+                self.rows_reduce(a, &rows, &out, len, name)?;
+                return Ok(out);
+            }
+        }
+        self.copy_kernel(a, &out, name)?;
+        Ok(out)
+    }
+
+    /// The grid kernel of [`Lowerer::copy_to_fresh`].
+    pub(crate) fn copy_kernel(&mut self, a: &HArr, out: &HArr, name: &str) -> Res<()> {
+        let shape = a.shape();
         let mut kb = self.kb();
         let rank = shape.len();
         let two_d = rank >= 2 && cheap_rows(self.program, a);
@@ -785,7 +813,7 @@ impl<'p> Lowerer<'p> {
             kb.note(o, role);
         }
         let src = kb.import_arr(a)?;
-        let dst = kb.import_arr(&out)?;
+        let dst = kb.import_arr(out)?;
         let kshape = src.shape();
         let (global, local, kind) = if two_d {
             let i = kb.fresh_name("i");
@@ -808,7 +836,7 @@ impl<'p> Lowerer<'p> {
         };
         let doc = format!("materialises `{name}`: {}", if two_d { "one work-item per element (2-D NDRange)" } else { "one work-item per row" });
         self.launch(kb, kind, doc, global, local);
-        Ok(out)
+        Ok(())
     }
 
     // ---- slots: where `if` and `loop` results meet ----

@@ -20,6 +20,7 @@ mod host;
 pub mod imp;
 mod kernel;
 mod soac;
+mod tiles;
 mod val;
 #[cfg(test)]
 mod tests;

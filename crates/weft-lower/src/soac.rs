@@ -30,7 +30,7 @@ fn gid(f: &str) -> CExpr {
 
 /// Whether the operator is one of the built-in commutative ones applied to its two
 /// parameters.
-fn commutative(program: &weft_core::Program, f: FnId, lambda: &Lambda) -> bool {
+pub(crate) fn commutative(program: &weft_core::Program, f: FnId, lambda: &Lambda) -> bool {
     let function = &program.functions[f];
     let b = &function.blocks[lambda.body];
     let [stmt] = b.stmts.as_slice() else { return false };

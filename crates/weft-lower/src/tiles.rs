@@ -1,0 +1,236 @@
+//! Strategies that read through local memory:
+//!
+//! - a transposed copy (a 2-D memory array whose inner dimension is not contiguous)
+//!   goes through 32×33 tiles in local memory, so that both the reads and the writes
+//!   of neighbouring work-items are neighbouring addresses (FCL's shared-memory
+//!   transpose);
+//! - a segmented reduction (a `map` whose body ends in a `reduce` over a row, with a
+//!   commutative operator) has two kernels: one row per work-item, and one row per
+//!   work-group (the work-items stride over the row, coalesced, and combine in a tree).
+//!   The host picks per run by the row length: per work-group from 256 elements on.
+
+use std::rc::Rc;
+
+use rustc_hash::FxHashMap;
+use weft_core::{Atom, Exp, FnId, Lambda, Program};
+use weft_plan::{BinOp as HOp, Elem, Expr, Step, Var};
+
+use crate::arr::{IExpr, Mem};
+use crate::host::Lowerer;
+use crate::imp::{COp, CExpr, Cmd, ParLevel};
+use crate::kernel::KEnv;
+use crate::val::{HArr, HEnv, KVal, PullSrc, Res};
+
+const TILE: i64 = 32;
+/// Rows at least this long are reduced by a whole work-group.
+const GROUP_ROW_THRESHOLD: i64 = 256;
+
+/// A 2-D memory array read with unit stride along its outer dimension only.
+pub(crate) fn is_transposed(m: &Mem<Expr, Var>) -> bool {
+    m.shape.len() == 2 && m.strides[0].as_int() == Some(1) && m.strides[1].as_int() != Some(1)
+}
+
+/// The parts of a segmented reduction: a map over rows whose body ends in a reduce.
+pub(crate) struct Rows {
+    pub(crate) func: FnId,
+    pub(crate) lambda: Lambda,
+    pub(crate) env: Rc<HEnv>,
+    pub(crate) arrays: Vec<HArr>,
+    /// Index of the final `reduce` statement in the lambda's body.
+    pub(crate) reduce_stmt: usize,
+}
+
+pub(crate) fn segmented_reduce(program: &Program, a: &HArr) -> Option<Rows> {
+    let HArr::Pull(p) = a else { return None };
+    if !p.views.is_empty() || p.shape.len() != 1 {
+        return None;
+    }
+    let PullSrc::Map { func, lambda, env, arrays } = &p.src else { return None };
+    let function = &program.functions[*func];
+    let body = &function.blocks[lambda.body];
+    let last = body.stmts.last()?;
+    if body.result != Some(Atom::Var(last.var)) {
+        return None;
+    }
+    let Exp::Reduce { lambda: op, .. } = &function.exps[last.exp] else { return None };
+    if !crate::soac::commutative(program, *func, op) || function.vars[last.var].ty.as_scalar().is_none() {
+        return None;
+    }
+    Some(Rows { func: *func, lambda: lambda.clone(), env: env.clone(), arrays: arrays.clone(), reduce_stmt: body.stmts.len() - 1 })
+}
+
+fn lid(d: u32) -> CExpr {
+    CExpr::cast(Elem::I64, CExpr::call("get_local_id", vec![CExpr::Int(i64::from(d))]))
+}
+
+fn group_id(d: u32) -> CExpr {
+    CExpr::cast(Elem::I64, CExpr::call("get_group_id", vec![CExpr::Int(i64::from(d))]))
+}
+
+impl<'p> Lowerer<'p> {
+    pub(crate) fn transpose_tiled(&mut self, src: &Mem<Expr, Var>, dst: &Mem<Expr, Var>, name: &str) -> Res<()> {
+        let mut kb = self.kb();
+        kb.can_return = false;
+        let s = kb.import_arr(&HArr::Mem(src.clone()))?;
+        let d = kb.import_arr(&HArr::Mem(dst.clone()))?;
+        let (crate::val::KArr::Mem(s), crate::val::KArr::Mem(d)) = (s, d) else {
+            return Err(crate::LowerError::internal("tiled transpose of a non-memory array"));
+        };
+        let tile = kb.local_param("tile", src.elem, Expr::I64(TILE * (TILE + 1)));
+        let (rows, cols) = (s.shape[0].clone(), s.shape[1].clone());
+        let tx = kb.tmp("tx", Elem::I64, lid(0));
+        let ty = kb.tmp("ty", Elem::I64, lid(1));
+        let bc = kb.tmp("col0", Elem::I64, CExpr::mul(group_id(0), CExpr::Int(TILE)));
+        let br = kb.tmp("row0", Elem::I64, CExpr::mul(group_id(1), CExpr::Int(TILE)));
+        // Read: work-item tx reads row br+tx (contiguous in the source), columns bc+ty+k.
+        let mut load = Vec::new();
+        let mut store = Vec::new();
+        for k in (0..TILE).step_by(8) {
+            let r = CExpr::add(br.clone(), tx.clone());
+            let c = CExpr::add(bc.clone(), CExpr::add(ty.clone(), CExpr::Int(k)));
+            let ok = CExpr::bin(COp::And, CExpr::bin(COp::Lt, r.clone(), rows.clone()), CExpr::bin(COp::Lt, c.clone(), cols.clone()));
+            let at = CExpr::add(CExpr::mul(CExpr::add(ty.clone(), CExpr::Int(k)), CExpr::Int(TILE + 1)), tx.clone());
+            load.push(Cmd::If { cond: ok, then_cmds: vec![Cmd::Store { ptr: tile.clone(), index: at, value: CExpr::load(&s.buf, s.address(&[r, c])) }], else_cmds: vec![] });
+            // Write: work-item tx writes column bc+tx (contiguous in the result), rows br+ty+k.
+            let r = CExpr::add(br.clone(), CExpr::add(ty.clone(), CExpr::Int(k)));
+            let c = CExpr::add(bc.clone(), tx.clone());
+            let ok = CExpr::bin(COp::And, CExpr::bin(COp::Lt, r.clone(), rows.clone()), CExpr::bin(COp::Lt, c.clone(), cols.clone()));
+            let at = CExpr::add(CExpr::mul(tx.clone(), CExpr::Int(TILE + 1)), CExpr::add(ty.clone(), CExpr::Int(k)));
+            store.push(Cmd::If { cond: ok, then_cmds: vec![Cmd::Store { ptr: d.buf.clone(), index: d.address(&[r, c]), value: CExpr::load(&tile, at) }], else_cmds: vec![] });
+        }
+        for c in load {
+            kb.emit(c);
+        }
+        kb.emit(Cmd::Barrier);
+        for c in store {
+            kb.emit(c);
+        }
+        let round = |e: Expr, to: i64| Expr::mul(Expr::div(Expr::add(e, Expr::I64(to - 1)), Expr::I64(to)), Expr::I64(to));
+        let rows_h = src.shape[0].clone();
+        let cols_h = src.shape[1].clone();
+        let global = vec![round(cols_h, TILE), Expr::div(Expr::mul(round(rows_h, TILE), Expr::I64(8)), Expr::I64(TILE))];
+        let doc = format!("materialises `{name}`, a transposed view: {TILE}x{TILE} tiles through local memory, coalesced reads and writes");
+        self.launch(kb, "transpose", doc, global, Some(vec![Expr::I64(TILE), Expr::I64(8)]));
+        Ok(())
+    }
+
+    /// The length of the rows reduced, on the host, if it is known there.
+    pub(crate) fn row_length(&mut self, rows: &Rows) -> Option<Expr> {
+        let function = &self.program.functions[rows.func];
+        let stmt = function.blocks[rows.lambda.body].stmts[rows.reduce_stmt];
+        let Exp::Reduce { array, .. } = &function.exps[stmt.exp] else { return None };
+        let Atom::Var(v) = array else { return None };
+        let size = function.vars[*v].ty.outer_size()?.clone();
+        if let Some(c) = size.as_constant() {
+            // Short constant rows: one row per work-item needs no choice.
+            return (c >= GROUP_ROW_THRESHOLD).then_some(Expr::I64(c));
+        }
+        let mut env = (*rows.env).clone();
+        self.push_steps();
+        let len = self.host_size(&mut env, &size).ok();
+        let steps = self.pop_steps();
+        // Only a size computable without device reads qualifies.
+        if steps.is_empty() { len } else { None }
+    }
+
+    /// Both kernels of a segmented reduction and the host's choice between them.
+    pub(crate) fn rows_reduce(&mut self, a: &HArr, rows: &Rows, out: &HArr, len: Expr, name: &str) -> Res<()> {
+        let wg = i64::from(self.options.work_group);
+        let n = a.shape()[0].clone();
+        self.push_steps();
+        self.group_rows_kernel(rows, out, n.clone(), name)?;
+        let then_steps = self.pop_steps();
+        self.push_steps();
+        self.copy_kernel(a, out, name)?;
+        let else_steps = self.pop_steps();
+        let _ = wg;
+        self.step(Step::If { cond: Expr::bin(HOp::Ge, len, Expr::I64(GROUP_ROW_THRESHOLD)), then_steps, else_steps });
+        Ok(())
+    }
+
+    fn group_rows_kernel(&mut self, rows: &Rows, out: &HArr, n: Expr, name: &str) -> Res<()> {
+        let wg = i64::from(self.options.work_group);
+        let program = self.program;
+        let function = &program.functions[rows.func];
+        let body = &function.blocks[rows.lambda.body];
+        let last = body.stmts[rows.reduce_stmt];
+        let Exp::Reduce { lambda: op, neutral, array, .. } = &function.exps[last.exp] else {
+            return Err(crate::LowerError::internal("segmented reduce"));
+        };
+        let mut kb = self.kb();
+        kb.can_return = false;
+        if let Some(o) = self.origin(rows.func, last.exp) {
+            kb.note(&o, "@group: one row per work-group, a tree in local memory (long rows)");
+        }
+        let arrays: Vec<_> = rows.arrays.iter().map(|a| kb.import_arr(a)).collect::<Res<_>>()?;
+        let dst = kb.import_arr(out)?;
+        let kn = kb.import_index(&n);
+        let elem = match function.vars[last.var].ty.as_scalar() {
+            Some(s) => crate::kernel::elem_of(s),
+            None => return Err(crate::LowerError::internal("segmented reduce of a non-scalar")),
+        };
+        let local = kb.local_param("red", elem, Expr::I64(wg));
+        let t = kb.tmp("t", Elem::I64, lid(0));
+        let g = kb.fresh_name("row");
+        kb.push();
+        let mut env = KEnv { vars: FxHashMap::default(), host: Some(rows.env.clone()) };
+        for (param, arr) in rows.lambda.params.iter().zip(&arrays) {
+            let v = kb.index(arr, &[CExpr::Var(g.clone())])?;
+            env.vars.insert(*param, v);
+        }
+        for stmt in &body.stmts[..rows.reduce_stmt] {
+            let v = kb.exp(rows.func, &mut env, stmt.exp, stmt.var)?;
+            let ty = &function.vars[stmt.var].ty;
+            kb.bind_sizes(&mut env, ty, &v);
+            env.vars.insert(stmt.var, v);
+        }
+        let KVal::Arr(row) = kb.atom(rows.func, &mut env, array)? else {
+            return Err(crate::LowerError::internal("segmented reduce input"));
+        };
+        let ne = kb.atom(rows.func, &mut env, neutral)?;
+        let acc = kb.declare_like(&ne)?;
+        kb.assign(&acc, &ne)?;
+        let i = kb.fresh_name("i");
+        kb.push();
+        let x = kb.index(&row, &[CExpr::Var(i.clone())])?;
+        let mut lenv = env.clone();
+        lenv.vars.insert(op.params[0], acc.clone());
+        lenv.vars.insert(op.params[1], x);
+        let r = kb.block(rows.func, &mut lenv, op.body)?;
+        kb.assign(&acc, &r)?;
+        let inner = kb.pop();
+        let len = row.shape()[0].clone();
+        kb.emit(Cmd::ParFor { level: ParLevel::Thread, var: i, bound: len, body: inner, comment: None });
+        let KVal::Scalar(accv, _) = &acc else { return Err(crate::LowerError::internal("accumulator")) };
+        kb.emit(Cmd::Store { ptr: local.clone(), index: t.clone(), value: accv.clone() });
+        kb.emit(Cmd::Barrier);
+        let mut s = wg / 2;
+        while s > 0 {
+            kb.push();
+            let a = KVal::Scalar(CExpr::load(&local, t.clone()), elem);
+            let b = KVal::Scalar(CExpr::load(&local, CExpr::add(t.clone(), CExpr::Int(s))), elem);
+            let mut oenv = env.clone();
+            oenv.vars.insert(op.params[0], a);
+            oenv.vars.insert(op.params[1], b);
+            let r = kb.block(rows.func, &mut oenv, op.body)?;
+            if let KVal::Scalar(v, _) = r {
+                kb.emit(Cmd::Store { ptr: local.clone(), index: t.clone(), value: v });
+            }
+            let then_cmds = kb.pop();
+            kb.emit(Cmd::If { cond: CExpr::bin(COp::Lt, t.clone(), CExpr::Int(s)), then_cmds, else_cmds: vec![] });
+            kb.emit(Cmd::Barrier);
+            s /= 2;
+        }
+        kb.push();
+        kb.write(&dst, &[CExpr::Var(g.clone())], &KVal::Scalar(CExpr::load(&local, CExpr::Int(0)), elem))?;
+        let then_cmds = kb.pop();
+        kb.emit(Cmd::If { cond: CExpr::bin(COp::Eq, t.clone(), CExpr::Int(0)), then_cmds, else_cmds: vec![] });
+        kb.emit(Cmd::Barrier);
+        let row_body = kb.pop();
+        kb.emit(Cmd::ParFor { level: ParLevel::Group, var: g, bound: kn, body: row_body, comment: None });
+        let groups = Expr::bin(HOp::Max, Expr::I64(1), Expr::bin(HOp::Min, n, Expr::I64(65536)));
+        let doc = format!("materialises `{name}`: one row per work-group of {wg}, coalesced reads, a tree in local memory");
+        self.launch(kb, "rows", doc, vec![Expr::mul(groups, Expr::I64(wg))], Some(vec![Expr::I64(wg)]));
+        Ok(())
+    }
+}
