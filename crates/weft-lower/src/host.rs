@@ -496,11 +496,14 @@ impl<'p> Lowerer<'p> {
                 }
                 Ok(slot_val(&slot))
             }
-            Exp::Map { lambda, arrays, .. } => {
+            Exp::Map { level, lambda, arrays } => {
                 let arrs: Vec<HArr> = arrays.iter().map(|a| self.array(env, a)).collect::<Res<_>>()?;
                 let n = arrs[0].shape()[0].clone();
                 let mut shape = vec![n.clone()];
                 shape.extend(self.lambda_shape(env, &lambda.ret)?);
+                if *level == Some(weft_hir::Level::Group) {
+                    return self.group_map(f, env, lambda, arrs, shape, &name, origin.as_ref()).map(HVal::Arr);
+                }
                 let (full, _) = elem_and_rank(&lambda.ret);
                 let src = PullSrc::Map { func: f, lambda: lambda.clone(), env: Rc::new(env.clone()), arrays: arrs };
                 Ok(HVal::Arr(pull(shape.clone(), shape, full, src, origin.as_ref())))

@@ -146,6 +146,12 @@ impl CExpr {
             (COp::Mul, Some(x), Some(y)) => return CExpr::Int(x.wrapping_mul(y)),
             (COp::Div, Some(x), Some(y)) if y != 0 => return CExpr::Int(x.wrapping_div(y)),
             (COp::Rem, Some(x), Some(y)) if y != 0 => return CExpr::Int(x.wrapping_rem(y)),
+            (COp::Lt, Some(x), Some(y)) => return CExpr::Int(i64::from(x < y)),
+            (COp::Le, Some(x), Some(y)) => return CExpr::Int(i64::from(x <= y)),
+            (COp::Gt, Some(x), Some(y)) => return CExpr::Int(i64::from(x > y)),
+            (COp::Ge, Some(x), Some(y)) => return CExpr::Int(i64::from(x >= y)),
+            (COp::Eq, Some(x), Some(y)) => return CExpr::Int(i64::from(x == y)),
+            (COp::Ne, Some(x), Some(y)) => return CExpr::Int(i64::from(x != y)),
             (COp::Add, Some(0), _) => return b,
             (COp::Add | COp::Sub, _, Some(0)) => return a,
             (COp::Mul, Some(1), _) => return b,
@@ -190,6 +196,9 @@ impl CExpr {
     pub fn select(c: CExpr, a: CExpr, b: CExpr) -> CExpr {
         if a == b {
             return a;
+        }
+        if let Some(c) = c.as_int() {
+            return if c != 0 { a } else { b };
         }
         CExpr::Select(Rc::new(c), Rc::new(a), Rc::new(b))
     }
@@ -301,11 +310,17 @@ fn write_expr(f: &mut fmt::Formatter<'_>, e: &CExpr, outer: u8) -> fmt::Result {
         }
         CExpr::Call(name, args) => {
             write!(f, "{name}(")?;
+            // `min(0, x)` with a `long` x is ambiguous in OpenCL C: index constants in
+            // overloaded built-ins are `long` literals.
+            let overloaded = matches!(&**name, "min" | "max");
             for (i, arg) in args.iter().enumerate() {
                 if i > 0 {
                     f.write_str(", ")?;
                 }
-                write_expr(f, arg, 0)?;
+                match arg {
+                    CExpr::Int(v) if overloaded && *v != i64::MIN => write!(f, "{v}L")?,
+                    _ => write_expr(f, arg, 0)?,
+                }
             }
             f.write_str(")")
         }

@@ -49,6 +49,11 @@ pub(crate) struct Kb<'p> {
     pub(crate) can_return: bool,
     /// Source expressions this kernel computes, with how.
     origins: Vec<(Origin, String)>,
+    /// Inside the body of a `map@group`: code runs on every work-item of the group
+    /// alike, and `@thread`/`@group` combinators cooperate (`group.rs`).
+    pub(crate) in_group: bool,
+    /// The work-group size of cooperative code.
+    pub(crate) work_group: i64,
 }
 
 pub(crate) fn elem_of(ty: ScalarTy) -> Elem {
@@ -157,6 +162,8 @@ impl<'p> Kb<'p> {
             fresh: 0,
             can_return: true,
             origins: Vec::new(),
+            in_group: false,
+            work_group: 256,
         }
     }
 
@@ -589,7 +596,7 @@ impl<'p> Kb<'p> {
         }
     }
 
-    fn scalar(&mut self, f: FnId, env: &mut KEnv, atom: &Atom) -> Res<(CExpr, Elem)> {
+    pub(crate) fn scalar(&mut self, f: FnId, env: &mut KEnv, atom: &Atom) -> Res<(CExpr, Elem)> {
         match self.atom(f, env, atom)? {
             KVal::Scalar(e, elem) => Ok((e, elem)),
             _ => Err(LowerError::internal("expected a scalar")),
@@ -602,7 +609,7 @@ impl<'p> Kb<'p> {
         Ok(if elem == Elem::I64 { e } else { CExpr::cast(Elem::I64, e) })
     }
 
-    fn array(&mut self, f: FnId, env: &mut KEnv, atom: &Atom) -> Res<KArr> {
+    pub(crate) fn array(&mut self, f: FnId, env: &mut KEnv, atom: &Atom) -> Res<KArr> {
         match self.atom(f, env, atom)? {
             KVal::Arr(a) => Ok(a),
             _ => Err(LowerError::internal("expected an array")),
@@ -871,6 +878,22 @@ impl<'p> Kb<'p> {
                     }
                 }
                 Ok(vars)
+            }
+            Exp::Map { level: Some(weft_hir::Level::Thread), lambda, arrays } if self.in_group => {
+                self.thread_map(f, env, lambda, arrays, ty, &hint, origin.as_ref())
+            }
+            Exp::Reduce { level: Some(weft_hir::Level::Group), lambda, neutral, array } if self.in_group => {
+                self.group_reduce(f, env, lambda, neutral, array, origin.as_ref())
+            }
+            Exp::Scan { level: Some(weft_hir::Level::Group), lambda, neutral, array } if self.in_group => {
+                self.group_scan(f, env, lambda, neutral, array, ty, &hint, origin.as_ref())
+            }
+            Exp::Materialise { space: weft_core::Space::Local, value } if self.in_group => {
+                let v = self.atom(f, env, value)?;
+                match v {
+                    KVal::Arr(arr) => Ok(KVal::Arr(self.to_local(env, arr, ty, &hint, origin.as_ref())?)),
+                    other => Ok(other),
+                }
             }
             Exp::Map { lambda, arrays, .. } => {
                 let arrays: Vec<KArr> = arrays.iter().map(|a| self.array(f, env, a)).collect::<Res<_>>()?;
@@ -1156,7 +1179,7 @@ impl<'p> Kb<'p> {
         self.private_array_shaped(hint, elem_ty, vec![CExpr::Int(len)])
     }
 
-    fn private_array_shaped(&mut self, hint: &str, elem_ty: &Type, shape: Vec<CExpr>) -> Res<KArr> {
+    pub(crate) fn private_array_shaped(&mut self, hint: &str, elem_ty: &Type, shape: Vec<CExpr>) -> Res<KArr> {
         let total: i64 = shape.iter().map(|s| s.as_int().unwrap_or(1)).product();
         let mut parts = Vec::new();
         for elem in leaves(elem_ty)? {

@@ -16,6 +16,7 @@
 //! "defs stay OpenCL functions", recorded in docs/architecture.md).
 
 mod arr;
+mod group;
 mod host;
 pub mod imp;
 mod kernel;

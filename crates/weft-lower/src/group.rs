@@ -1,0 +1,331 @@
+//! Explicit work-group strategies (LANGUAGE.md §6): the body of a `map@group` runs on
+//! every work-item of one work-group; inside it `map@thread` spreads iterations over
+//! the group's work-items, `reduce@group` and `scan@group` cooperate through local
+//! memory, and `to_local` copies into local memory cooperatively. Every cooperative
+//! phase ends with a barrier, in uniform control flow. The levels are kept as written
+//! (DPIA's strategy preservation): nothing here re-levels a combinator.
+//!
+//! Arrays that cross work-items (the result of `map@thread`, `to_local`,
+//! `scan@group`) live in local memory; their sizes must be known on the host, since
+//! local buffers are kernel arguments sized at launch (hoisted allocations, not
+//! multiplied by the number of groups).
+
+use rustc_hash::FxHashMap;
+use weft_core::{Atom, CoreSize, FnId, Lambda, Origin, Type};
+use weft_plan::{Elem, Expr};
+
+use crate::arr::{IExpr, Mem};
+use crate::host::Lowerer;
+use crate::imp::{COp, CExpr, Cmd, ParLevel};
+use crate::kernel::{KEnv, Kb, elem_and_rank, leaves};
+use crate::val::{HArr, HVal, KArr, KVal, Res};
+use crate::LowerError;
+
+fn lid() -> CExpr {
+    CExpr::cast(Elem::I64, CExpr::call("get_local_id", vec![CExpr::Int(0)]))
+}
+
+fn scalar_leaves(v: &KVal, out: &mut Vec<(CExpr, Elem)>) {
+    match v {
+        KVal::Scalar(e, elem) => out.push((e.clone(), *elem)),
+        KVal::Tuple(parts) => parts.iter().for_each(|p| scalar_leaves(p, out)),
+        KVal::Arr(_) => {}
+    }
+}
+
+fn rebuild(like: &KVal, leaves: &mut impl Iterator<Item = (CExpr, Elem)>) -> KVal {
+    match like {
+        KVal::Scalar(..) => {
+            let (e, elem) = leaves.next().unwrap_or((CExpr::Int(0), Elem::I64));
+            KVal::Scalar(e, elem)
+        }
+        KVal::Tuple(parts) => KVal::Tuple(parts.iter().map(|p| rebuild(p, leaves)).collect()),
+        KVal::Arr(_) => like.clone(),
+    }
+}
+
+impl Kb<'_> {
+    /// A size as a host expression, when every variable in it is known on the host.
+    fn host_size(&self, env: &KEnv, size: &CoreSize) -> Option<Expr> {
+        let mut total = Expr::I64(0);
+        for term in size.terms() {
+            let mut prod = Expr::I64(term.coeff());
+            for atom in term.monomial().atoms() {
+                let factor = match atom {
+                    weft_size::Atom::Var(v) => match env.host.as_ref()?.get(v)? {
+                        HVal::Scalar(crate::val::HScalar::Host(e, Elem::I64)) => e.clone(),
+                        _ => return None,
+                    },
+                    weft_size::Atom::Div(p, q) => Expr::div(self.host_size(env, p)?, self.host_size(env, q)?),
+                };
+                prod = Expr::mul(prod, factor);
+            }
+            total = Expr::add(total, prod);
+        }
+        Some(total)
+    }
+
+    /// Local buffers for an array of type `ty` (one per leaf), row-major.
+    fn local_array(&mut self, env: &KEnv, ty: &Type, shape: Vec<CExpr>, hint: &str, origin: Option<&Origin>) -> Res<KArr> {
+        let (elem_ty, rank) = elem_and_rank(ty);
+        let mut len = Expr::I64(1);
+        let mut t = ty;
+        for _ in 0..rank {
+            let Type::Array { size, elem } = t else { break };
+            let Some(h) = self.host_size(env, size) else {
+                return Err(LowerError::unsupported("an array in local memory whose size is not known when the kernel is launched", origin));
+            };
+            len = Expr::mul(len, h);
+            t = elem;
+        }
+        let mut parts = Vec::new();
+        for elem in leaves(&elem_ty)? {
+            let name = self.local_param(hint, elem, len.clone());
+            parts.push(KArr::Mem(Mem::fresh(name, elem, shape.clone())));
+        }
+        Ok(if parts.len() == 1 { parts.remove(0) } else { KArr::Zip(parts) })
+    }
+
+    /// Every work-item writes its share of `src` into `dst`; then a barrier.
+    fn cooperative_write(&mut self, dst: &KArr, prefix: &[CExpr], src: &KArr, comment: Option<String>) -> Res<()> {
+        let n = src.shape()[0].clone();
+        let i = self.fresh_name("i");
+        self.push();
+        let v = self.index(src, &[CExpr::Var(i.clone())])?;
+        let mut at = prefix.to_vec();
+        at.push(CExpr::Var(i.clone()));
+        self.write(dst, &at, &v)?;
+        let body = self.pop();
+        self.emit(Cmd::ParFor { level: ParLevel::Thread, var: i, bound: n, body, comment });
+        self.emit(Cmd::Barrier);
+        Ok(())
+    }
+
+    pub(crate) fn to_local(&mut self, env: &KEnv, arr: KArr, ty: &Type, hint: &str, origin: Option<&Origin>) -> Res<KArr> {
+        if let Some(o) = origin {
+            self.note(o, "to_local: copied into local memory by the work-group's work-items");
+        }
+        let dst = self.local_array(env, ty, arr.shape(), hint, origin)?;
+        let comment = self.comment(origin);
+        self.cooperative_write(&dst, &[], &arr, comment)?;
+        Ok(dst)
+    }
+
+    /// `map@thread` in a group: each work-item computes its iterations into local memory.
+    pub(crate) fn thread_map(&mut self, f: FnId, env: &mut KEnv, lambda: &Lambda, arrays: &[Atom], ty: &Type, hint: &str, origin: Option<&Origin>) -> Res<KVal> {
+        if let Some(o) = origin {
+            self.note(o, "@thread: one iteration per work-item of the group, results in local memory");
+        }
+        let arrays: Vec<KArr> = arrays.iter().map(|a| self.array(f, env, a)).collect::<Res<_>>()?;
+        let n = arrays[0].shape()[0].clone();
+        let (_, rank) = elem_and_rank(&lambda.ret);
+        let mut shape = vec![n.clone()];
+        shape.extend(self.type_shape(env, &lambda.ret, rank)?);
+        let dst = self.local_array(env, ty, shape, hint, origin)?;
+        let i = self.fresh_name("i");
+        self.push();
+        let mut lenv = env.clone();
+        for (p, a) in lambda.params.iter().zip(&arrays) {
+            let v = self.index(a, &[CExpr::Var(i.clone())])?;
+            lenv.vars.insert(*p, v);
+        }
+        // Inside one iteration the work-item is on its own.
+        let was = std::mem::replace(&mut self.in_group, false);
+        let r = self.block(f, &mut lenv, lambda.body);
+        self.in_group = was;
+        let r = r?;
+        self.write(&dst, &[CExpr::Var(i.clone())], &r)?;
+        let body = self.pop();
+        let comment = self.comment(origin);
+        self.emit(Cmd::ParFor { level: ParLevel::Thread, var: i, bound: n, body, comment });
+        self.emit(Cmd::Barrier);
+        Ok(KVal::Arr(dst))
+    }
+
+    fn apply(&mut self, f: FnId, env: &KEnv, lambda: &Lambda, a: KVal, b: KVal) -> Res<KVal> {
+        let mut lenv = env.clone();
+        lenv.vars.insert(lambda.params[0], a);
+        lenv.vars.insert(lambda.params[1], b);
+        self.block(f, &mut lenv, lambda.body)
+    }
+
+    fn scratch(&mut self, like: &KVal, hint: &str) -> Vec<(std::rc::Rc<str>, Elem)> {
+        let mut ls = Vec::new();
+        scalar_leaves(like, &mut ls);
+        let wg = self.work_group;
+        ls.into_iter().map(|(_, e)| (self.local_param(hint, e, Expr::I64(wg)), e)).collect()
+    }
+
+    /// `reduce@group`: each work-item folds a contiguous share (so any associative
+    /// operator works), then an ordered tree in local memory; every work-item gets the
+    /// result.
+    pub(crate) fn group_reduce(&mut self, f: FnId, env: &mut KEnv, lambda: &Lambda, neutral: &Atom, array: &Atom, origin: Option<&Origin>) -> Res<KVal> {
+        if let Some(o) = origin {
+            self.note(o, "@group: the work-group's work-items fold shares, then a tree in local memory");
+        }
+        let arr = self.array(f, env, array)?;
+        let ne = self.atom(f, env, neutral)?;
+        let wg = self.work_group;
+        let n = arr.shape()[0].clone();
+        let t = self.tmp("t", Elem::I64, lid());
+        let per = self.tmp("per", Elem::I64, CExpr::bin(COp::Div, CExpr::add(n.clone(), CExpr::Int(wg - 1)), CExpr::Int(wg)));
+        let start = self.tmp("start", Elem::I64, CExpr::mul(t.clone(), per.clone()));
+        let end = self.tmp("end", Elem::I64, CExpr::call("min", vec![CExpr::add(start.clone(), per), n]));
+        let acc = self.declare_like(&ne)?;
+        self.assign(&acc, &ne)?;
+        let k = self.fresh_name("k");
+        self.push();
+        let i = self.tmp("i", Elem::I64, CExpr::add(start.clone(), CExpr::Var(k.clone())));
+        let x = self.index(&arr, &[i])?;
+        let r = self.apply(f, env, lambda, acc.clone(), x)?;
+        self.assign(&acc, &r)?;
+        let body = self.pop();
+        let comment = self.comment(origin);
+        self.emit(Cmd::For { var: k, bound: CExpr::call("max", vec![CExpr::Int(0), CExpr::sub(end, start)]), body, comment });
+        let locals = self.scratch(&ne, "red");
+        let mut al = Vec::new();
+        scalar_leaves(&acc, &mut al);
+        for ((l, _), (v, _)) in locals.iter().zip(&al) {
+            self.emit(Cmd::Store { ptr: l.clone(), index: t.clone(), value: v.clone() });
+        }
+        self.emit(Cmd::Barrier);
+        let load = |at: CExpr| -> KVal {
+            let ls: Vec<(CExpr, Elem)> = locals.iter().map(|(l, e)| (CExpr::load(l, at.clone()), *e)).collect();
+            rebuild(&ne, &mut ls.into_iter())
+        };
+        let mut s = 1;
+        while s < wg {
+            self.push();
+            let r = self.apply(f, env, lambda, load(t.clone()), load(CExpr::add(t.clone(), CExpr::Int(s))))?;
+            let mut rl = Vec::new();
+            scalar_leaves(&r, &mut rl);
+            for ((l, _), (v, _)) in locals.iter().zip(rl) {
+                self.emit(Cmd::Store { ptr: l.clone(), index: t.clone(), value: v });
+            }
+            let then_cmds = self.pop();
+            let cond = CExpr::bin(COp::Eq, CExpr::bin(COp::Rem, t.clone(), CExpr::Int(2 * s)), CExpr::Int(0));
+            self.emit(Cmd::If { cond, then_cmds, else_cmds: vec![] });
+            self.emit(Cmd::Barrier);
+            s *= 2;
+        }
+        let result = self.declare_like(&ne)?;
+        self.assign(&result, &load(CExpr::Int(0)))?;
+        // The scratch is reused by the next cooperative phase.
+        self.emit(Cmd::Barrier);
+        Ok(result)
+    }
+
+    /// `scan@group`: tiles of one element per work-item, a scan in local memory, and a
+    /// carry between tiles; the result is in local memory.
+    #[expect(clippy::too_many_arguments, reason = "the scan's parts")]
+    pub(crate) fn group_scan(&mut self, f: FnId, env: &mut KEnv, lambda: &Lambda, neutral: &Atom, array: &Atom, ty: &Type, hint: &str, origin: Option<&Origin>) -> Res<KVal> {
+        if let Some(o) = origin {
+            self.note(o, "@group: a scan in local memory, in tiles of one element per work-item");
+        }
+        let arr = self.array(f, env, array)?;
+        let ne = self.atom(f, env, neutral)?;
+        let wg = self.work_group;
+        let n = arr.shape()[0].clone();
+        let dst = self.local_array(env, ty, vec![n.clone()], hint, origin)?;
+        let locals = self.scratch(&ne, "tile");
+        let t = self.tmp("t", Elem::I64, lid());
+        let carry = self.declare_like(&ne)?;
+        self.assign(&carry, &ne)?;
+        let load = |at: CExpr| -> KVal {
+            let ls: Vec<(CExpr, Elem)> = locals.iter().map(|(l, e)| (CExpr::load(l, at.clone()), *e)).collect();
+            rebuild(&ne, &mut ls.into_iter())
+        };
+        let k = self.fresh_name("tile");
+        self.push();
+        let i = self.tmp("i", Elem::I64, CExpr::add(CExpr::mul(CExpr::Var(k.clone()), CExpr::Int(wg)), t.clone()));
+        let in_range = CExpr::bin(COp::Lt, i.clone(), n.clone());
+        let (arr2, i2, ne2) = (arr.clone(), i.clone(), ne.clone());
+        let x = self.branch(in_range.clone(), &mut |kb: &mut Kb<'_>| kb.index(&arr2, &[i2.clone()]), &mut |_kb: &mut Kb<'_>| Ok(ne2.clone()))?;
+        let mut xl = Vec::new();
+        scalar_leaves(&x, &mut xl);
+        for ((l, _), (v, _)) in locals.iter().zip(&xl) {
+            self.emit(Cmd::Store { ptr: l.clone(), index: t.clone(), value: v.clone() });
+        }
+        self.emit(Cmd::Barrier);
+        let mut s = 1;
+        while s < wg {
+            let earlier = load(CExpr::select(CExpr::bin(COp::Ge, t.clone(), CExpr::Int(s)), CExpr::sub(t.clone(), CExpr::Int(s)), CExpr::Int(0)));
+            let v = self.declare_like(&earlier)?;
+            self.assign(&v, &earlier)?;
+            self.emit(Cmd::Barrier);
+            self.push();
+            let r = self.apply(f, env, lambda, v, load(t.clone()))?;
+            let mut rl = Vec::new();
+            scalar_leaves(&r, &mut rl);
+            for ((l, _), (val, _)) in locals.iter().zip(rl) {
+                self.emit(Cmd::Store { ptr: l.clone(), index: t.clone(), value: val });
+            }
+            let then_cmds = self.pop();
+            self.emit(Cmd::If { cond: CExpr::bin(COp::Ge, t.clone(), CExpr::Int(s)), then_cmds, else_cmds: vec![] });
+            self.emit(Cmd::Barrier);
+            s *= 2;
+        }
+        self.push();
+        let y = self.apply(f, env, lambda, carry.clone(), load(t.clone()))?;
+        self.write(&dst, &[i.clone()], &y)?;
+        let then_cmds = self.pop();
+        self.emit(Cmd::If { cond: in_range, then_cmds, else_cmds: vec![] });
+        let last = load(CExpr::Int(wg - 1));
+        let last = { let v = self.declare_like(&last)?; self.assign(&v, &last)?; v };
+        let nc = self.apply(f, env, lambda, carry.clone(), last)?;
+        self.assign(&carry, &nc)?;
+        self.emit(Cmd::Barrier);
+        let body = self.pop();
+        let tiles = CExpr::bin(COp::Div, CExpr::add(n, CExpr::Int(wg - 1)), CExpr::Int(wg));
+        let comment = self.comment(origin);
+        self.emit(Cmd::For { var: k, bound: tiles, body, comment });
+        Ok(KVal::Arr(dst))
+    }
+}
+
+impl Lowerer<'_> {
+    /// `map@group` at the host level: one work-group per iteration.
+    pub(crate) fn group_map(&mut self, f: FnId, env: &crate::val::HEnv, lambda: &Lambda, arrays: Vec<HArr>, shape: Vec<Expr>, name: &str, origin: Option<&Origin>) -> Res<HArr> {
+        let wg = i64::from(self.options.work_group);
+        let (elem_ty, _) = elem_and_rank(&lambda.ret);
+        let out = self.alloc(&elem_ty, shape.clone(), name)?;
+        let mut kb = self.kb();
+        kb.can_return = false;
+        kb.work_group = wg;
+        if let Some(o) = origin {
+            kb.note(o, "@group: one iteration per work-group");
+        }
+        let arrs: Vec<KArr> = arrays.iter().map(|a| kb.import_arr(a)).collect::<Res<_>>()?;
+        let dst = kb.import_arr(&out)?;
+        let kn = kb.import_index(&shape[0]);
+        let g = kb.fresh_name("grp");
+        kb.push();
+        let mut kenv = KEnv { vars: FxHashMap::default(), host: Some(std::rc::Rc::new(env.clone())) };
+        for (p, a) in lambda.params.iter().zip(&arrs) {
+            let v = kb.index(a, &[CExpr::Var(g.clone())])?;
+            kenv.vars.insert(*p, v);
+        }
+        kb.in_group = true;
+        let r = kb.block(f, &mut kenv, lambda.body)?;
+        match &r {
+            KVal::Arr(a) => {
+                let a = a.clone();
+                kb.cooperative_write(&dst, &[CExpr::Var(g.clone())], &a, None)?;
+            }
+            _ => {
+                kb.push();
+                kb.write(&dst, &[CExpr::Var(g.clone())], &r)?;
+                let then_cmds = kb.pop();
+                kb.emit(Cmd::If { cond: CExpr::bin(COp::Eq, lid(), CExpr::Int(0)), then_cmds, else_cmds: vec![] });
+                kb.emit(Cmd::Barrier);
+            }
+        }
+        let body = kb.pop();
+        let comment = kb.comment(origin);
+        kb.emit(Cmd::ParFor { level: ParLevel::Group, var: g, bound: kn, body, comment });
+        let groups = Expr::bin(weft_plan::BinOp::Max, Expr::I64(1), Expr::bin(weft_plan::BinOp::Min, shape[0].clone(), Expr::I64(65536)));
+        let doc = format!("map@group `{name}`: one iteration per work-group of {wg}");
+        self.launch(kb, "group", doc, vec![Expr::mul(groups, Expr::I64(wg))], Some(vec![Expr::I64(wg)]));
+        Ok(out)
+    }
+}
