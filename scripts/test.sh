@@ -15,6 +15,9 @@ echo "== weft check examples/"
 cargo run --quiet --locked -p weft-cli -- check examples/
 echo "== weft test examples/ (reference interpreter)"
 cargo run --quiet --locked -p weft-cli -- test examples/
+echo "== weft test --backend opencl examples/ (compiled kernels on POCL against the interpreter)"
+cargo build --quiet --locked -p weft-cli -p weft-runtime
+"${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" test --backend opencl --device cpu examples/
 if [ -x editors/vscode/ci.sh ]; then
   echo "== editors/vscode"
   editors/vscode/ci.sh

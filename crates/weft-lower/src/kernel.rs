@@ -951,9 +951,34 @@ impl<'p> Kb<'p> {
             }
             Exp::Scan { lambda, neutral, array, .. } => {
                 let arr = self.array(f, env, array)?;
+                let neutral_atom = *neutral;
                 let n = arr.shape()[0].clone();
-                let Some(len) = n.as_int() else {
-                    return Err(LowerError::unsupported("a `scan` of a size not known at compile time inside a kernel", origin.as_ref()));
+                let Some(len) = n.as_int().filter(|&l| l <= 4096) else {
+                    // No private memory of a size known in advance: element i is the fold of
+                    // elements 0..=i, recomputed where it is read (quadratic, but correct).
+                    if let Some(o) = &origin {
+                        self.note(o, "@seq scan without memory: each element is recomputed as a fold (its size is not a small constant)");
+                    }
+                    let lambda = lambda.clone();
+                    let env2 = env.clone();
+                    let pf: PullFn = Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
+                        let mut env = env2.clone();
+                        let ne = kb.atom(f, &mut env, &neutral_atom)?;
+                        let acc = kb.declare_like(&ne)?;
+                        kb.assign(&acc, &ne)?;
+                        let k = kb.fresh_name("k");
+                        kb.push();
+                        let x = kb.index(&arr, &[CExpr::Var(k.clone())])?;
+                        let mut lenv = env.clone();
+                        lenv.vars.insert(lambda.params[0], acc.clone());
+                        lenv.vars.insert(lambda.params[1], x);
+                        let r = kb.block(f, &mut lenv, lambda.body)?;
+                        kb.assign(&acc, &r)?;
+                        let body = kb.pop();
+                        kb.emit(Cmd::For { var: k, bound: CExpr::add(idx[0].clone(), CExpr::Int(1)), body, comment: None });
+                        kb.index_val(&acc, &idx[1..])
+                    });
+                    return Ok(KVal::Arr(KArr::Pull { shape: vec![n], f: pf }));
                 };
                 let (elem_ty, _) = elem_and_rank(ty);
                 let out = self.private_array(&hint, &elem_ty, len)?;
