@@ -30,11 +30,15 @@ pub(crate) fn run(args: &DumpArgs) -> anyhow::Result<u8> {
                 crate::run::core_program(&db, loaded.file).map_err(|e| anyhow::anyhow!(e))?;
             let mut text = String::new();
             for &entry in &program.entries {
-                let compiled = crate::opencl::compile(&db, &program, entry, weft_lower::Options::default());
+                let compiled =
+                    crate::opencl::compile(&db, &program, entry, weft_lower::Options::default());
                 let compiled = match compiled {
                     Ok(c) => c,
                     Err(message) => {
-                        text.push_str(&format!("entry `{}`: {message}\n\n", program.functions[entry].name));
+                        text.push_str(&format!(
+                            "entry `{}`: {message}\n\n",
+                            program.functions[entry].name
+                        ));
                         continue;
                     }
                 };

@@ -52,7 +52,11 @@ pub(crate) struct RunnerOutput {
 }
 
 /// Runs `weft-runner ARGS` with `stdin`, killing it after `timeout`.
-pub(crate) fn run_runner(args: &[String], stdin: &str, timeout: Duration) -> anyhow::Result<RunnerOutput> {
+pub(crate) fn run_runner(
+    args: &[String],
+    stdin: &str,
+    timeout: Duration,
+) -> anyhow::Result<RunnerOutput> {
     let path = runner_path();
     let mut child = Command::new(&path)
         .args(args)
@@ -122,7 +126,8 @@ pub(crate) mod tempfile_path {
     impl TempPath {
         pub(crate) fn with_contents(text: &str) -> anyhow::Result<TempPath> {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let path = std::env::temp_dir().join(format!("weft-plan-{}-{n}.json", std::process::id()));
+            let path =
+                std::env::temp_dir().join(format!("weft-plan-{}-{n}.json", std::process::id()));
             std::fs::write(&path, text)?;
             Ok(TempPath(path))
         }
@@ -170,7 +175,11 @@ pub(crate) fn build(args: &crate::BuildArgs) -> anyhow::Result<u8> {
                 let dir = std::path::Path::new(&args.out);
                 std::fs::write(dir.join(format!("{name}.cl")), &compiled.plan.source)?;
                 std::fs::write(dir.join(format!("{name}.plan.json")), compiled.plan.to_json())?;
-                crate::dump::print_status(&format!("built `{name}`: {} kernels -> {}/{name}.plan.json", compiled.kernels.len(), args.out));
+                crate::dump::print_status(&format!(
+                    "built `{name}`: {} kernels -> {}/{name}.plan.json",
+                    compiled.kernels.len(),
+                    args.out
+                ));
             }
             Err(message) => {
                 crate::run::print_error(&format!("entry `{name}`: {message}"));

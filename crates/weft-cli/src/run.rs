@@ -196,7 +196,12 @@ pub(crate) fn print_error(message: &str) {
 }
 
 /// `weft run --backend opencl`: compiles the entry and runs its plan in `weft-runner`.
-fn run_opencl(db: &RootDatabase, program: &Program, entry: FnId, args: &RunArgs) -> anyhow::Result<u8> {
+fn run_opencl(
+    db: &RootDatabase,
+    program: &Program,
+    entry: FnId,
+    args: &RunArgs,
+) -> anyhow::Result<u8> {
     let options = weft_lower::Options { checks: !args.unchecked, ..weft_lower::Options::default() };
     let compiled = match crate::opencl::compile(db, program, entry, options) {
         Ok(c) => c,
@@ -206,7 +211,8 @@ fn run_opencl(db: &RootDatabase, program: &Program, entry: FnId, args: &RunArgs)
         }
     };
     let plan = crate::opencl::write_plan(&compiled.plan)?;
-    let mut runner_args = vec!["run".to_owned(), "--plan".to_owned(), plan.path().display().to_string()];
+    let mut runner_args =
+        vec!["run".to_owned(), "--plan".to_owned(), plan.path().display().to_string()];
     if let Some(device) = &args.device {
         runner_args.extend(["--device".to_owned(), device.clone()]);
     }
@@ -229,19 +235,28 @@ fn run_opencl(db: &RootDatabase, program: &Program, entry: FnId, args: &RunArgs)
     } else {
         String::new()
     };
-    let out = crate::opencl::run_runner(&runner_args, &stdin, std::time::Duration::from_secs(args.timeout))?;
+    let out = crate::opencl::run_runner(
+        &runner_args,
+        &stdin,
+        std::time::Duration::from_secs(args.timeout),
+    )?;
     if out.timed_out {
-        print_error(&format!("the run took longer than {} s (`--timeout`) and was stopped", args.timeout));
+        print_error(&format!(
+            "the run took longer than {} s (`--timeout`) and was stopped",
+            args.timeout
+        ));
         return Ok(1);
     }
     let results = out.stdout;
     match &args.output {
         Some(path) if out.status == Some(0) => {
-            let values = weft_values::parse_values(&results).map_err(|e| anyhow::anyhow!("the runner printed bad values: {e}"))?;
+            let values = weft_values::parse_values(&results)
+                .map_err(|e| anyhow::anyhow!("the runner printed bad values: {e}"))?;
             let [result] = values.as_slice() else {
                 bail!("`--output` takes one result, but the entry returns {}", values.len())
             };
-            std::fs::write(path, weft_values::write_npy(result)).with_context(|| format!("cannot write `{path}`"))?;
+            std::fs::write(path, weft_values::write_npy(result))
+                .with_context(|| format!("cannot write `{path}`"))?;
         }
         _ => std::io::stdout().lock().write_all(results.as_bytes())?,
     }

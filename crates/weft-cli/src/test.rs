@@ -80,7 +80,8 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<u8> {
             }
         };
         if args.backend == Backend::Opencl {
-            let results = crate::test_opencl::run_cases(&db, &program, &cases, args.device.as_deref())?;
+            let results =
+                crate::test_opencl::run_cases(&db, &program, &cases, args.device.as_deref())?;
             for ((name, case), result) in cases.iter().zip(results) {
                 let location = format!("{path}:{}: `{name}`", line_of(case.range.start()));
                 match result {

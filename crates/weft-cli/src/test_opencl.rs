@@ -34,20 +34,23 @@ pub(crate) fn run_cases(
                 continue;
             }
         };
-        let compiled = match crate::opencl::compile(db, program, entry, weft_lower::Options::default()) {
-            Ok(c) => c,
-            Err(m) => {
-                for &i in &indices {
-                    results[i] = Some(Err(format!("cannot compile for OpenCL: {m}")));
+        let compiled =
+            match crate::opencl::compile(db, program, entry, weft_lower::Options::default()) {
+                Ok(c) => c,
+                Err(m) => {
+                    for &i in &indices {
+                        results[i] = Some(Err(format!("cannot compile for OpenCL: {m}")));
+                    }
+                    continue;
                 }
-                continue;
-            }
-        };
+            };
         let mut inputs: Vec<Vec<Value>> = Vec::new();
         let mut texts = Vec::new();
         for &i in &indices {
             let values = match &cases[i].1.input {
-                TestInput::Values(text) => weft_values::parse_values(&text.text).unwrap_or_default(),
+                TestInput::Values(text) => {
+                    weft_values::parse_values(&text.text).unwrap_or_default()
+                }
                 TestInput::Random(text) => weft_values::parse_random_specs(&text.text)
                     .map(|specs| weft_values::generate_inputs(&specs, crate::test::SEED))
                     .unwrap_or_default(),
@@ -56,7 +59,8 @@ pub(crate) fn run_cases(
             inputs.push(values);
         }
         let plan = crate::opencl::write_plan(&compiled.plan)?;
-        let mut args = vec!["batch".to_owned(), "--plan".to_owned(), plan.path().display().to_string()];
+        let mut args =
+            vec!["batch".to_owned(), "--plan".to_owned(), plan.path().display().to_string()];
         if let Some(d) = device {
             args.extend(["--device".to_owned(), d.to_owned()]);
         }
@@ -65,7 +69,9 @@ pub(crate) fn run_cases(
         let lines: Vec<&str> = out.stdout.lines().collect();
         for (k, &i) in indices.iter().enumerate() {
             let result = match lines.get(k) {
-                None if out.timed_out => Err(format!("the OpenCL run took longer than {BATCH_TIMEOUT} s")),
+                None if out.timed_out => {
+                    Err(format!("the OpenCL run took longer than {BATCH_TIMEOUT} s"))
+                }
                 None => Err(format!("the OpenCL runner gave no result: {}", out.stderr.trim())),
                 Some(line) => judge(program, entry, &cases[i].1, &inputs[k], line),
             };
@@ -75,30 +81,45 @@ pub(crate) fn run_cases(
     Ok(results.into_iter().map(|r| r.unwrap_or_else(|| Err("not run".to_owned()))).collect())
 }
 
-fn judge(program: &Program, entry: weft_core::FnId, case: &TestCase, inputs: &[Value], line: &str) -> Result<(), String> {
-    let json: serde_json::Value = serde_json::from_str(line).map_err(|e| format!("bad runner output: {e}"))?;
-    let got = match (json.get("ok").and_then(|v| v.as_str()), json.get("error").and_then(|v| v.as_str())) {
-        (Some(text), _) => Ok(weft_values::parse_values(text).map_err(|e| format!("runner printed bad values: {e}"))?),
-        (None, Some(message)) => Err(message.to_owned()),
-        _ => return Err(format!("bad runner output: {line}")),
-    };
+fn judge(
+    program: &Program,
+    entry: weft_core::FnId,
+    case: &TestCase,
+    inputs: &[Value],
+    line: &str,
+) -> Result<(), String> {
+    let json: serde_json::Value =
+        serde_json::from_str(line).map_err(|e| format!("bad runner output: {e}"))?;
+    let got =
+        match (json.get("ok").and_then(|v| v.as_str()), json.get("error").and_then(|v| v.as_str()))
+        {
+            (Some(text), _) => Ok(weft_values::parse_values(text)
+                .map_err(|e| format!("runner printed bad values: {e}"))?),
+            (None, Some(message)) => Err(message.to_owned()),
+            _ => return Err(format!("bad runner output: {line}")),
+        };
     match (&case.expected, got) {
         (Expected::Output(text), Ok(got)) => {
-            let want = weft_values::parse_values(&text.text).map_err(|e| format!("bad output: {e}"))?;
+            let want =
+                weft_values::parse_values(&text.text).map_err(|e| format!("bad output: {e}"))?;
             weft_values::compare_all(&got, &want).map_err(|m| m.to_string())
         }
         (Expected::Runs, Ok(got)) => match weft_core::run_entry(program, entry, inputs.to_vec()) {
-            Ok(want) => weft_values::compare_all(&got, &want).map_err(|m| format!("OpenCL differs from the interpreter: {m}")),
+            Ok(want) => weft_values::compare_all(&got, &want)
+                .map_err(|m| format!("OpenCL differs from the interpreter: {m}")),
             Err(e) => Err(format!("the interpreter failed ({}) but OpenCL ran", e.message)),
         },
-        (Expected::Output(_) | Expected::Runs, Err(message)) => Err(format!("run-time error: {message}")),
+        (Expected::Output(_) | Expected::Runs, Err(message)) => {
+            Err(format!("run-time error: {message}"))
+        }
         (Expected::Error(pattern), Ok(got)) => Err(format!(
             "expected an error matching `{}`, got {}",
             pattern.text.trim(),
             weft_values::print_values(&got).trim_end().replace('\n', " ")
         )),
         (Expected::Error(pattern), Err(message)) => {
-            let regex = regex::Regex::new(pattern.text.trim()).map_err(|e| format!("bad error regex: {e}"))?;
+            let regex = regex::Regex::new(pattern.text.trim())
+                .map_err(|e| format!("bad error regex: {e}"))?;
             if regex.is_match(&message) {
                 Ok(())
             } else {

@@ -4,7 +4,7 @@
 
 use weft_plan::{BinOp, Elem, Expr};
 
-use crate::imp::{COp, CExpr};
+use crate::imp::{CExpr, COp};
 
 /// Index arithmetic common to host expressions and kernel expressions.
 pub(crate) trait IExpr: Clone + PartialEq + std::fmt::Debug {
@@ -148,14 +148,12 @@ impl<E: IExpr, B: Clone> Mem<E, B> {
         let mut out = self.clone();
         match view {
             View::Fix { dim, index } => {
-                out.offset =
-                    E::add(out.offset, E::mul(index.clone(), out.strides[*dim].clone()));
+                out.offset = E::add(out.offset, E::mul(index.clone(), out.strides[*dim].clone()));
                 out.strides.remove(*dim);
                 out.shape.remove(*dim);
             }
             View::Slice { dim, start, len, stride } => {
-                out.offset =
-                    E::add(out.offset, E::mul(start.clone(), out.strides[*dim].clone()));
+                out.offset = E::add(out.offset, E::mul(start.clone(), out.strides[*dim].clone()));
                 out.strides[*dim] = E::mul(out.strides[*dim].clone(), stride.clone());
                 out.shape[*dim] = len.clone();
             }
@@ -171,8 +169,7 @@ impl<E: IExpr, B: Clone> Mem<E, B> {
             View::Flatten => {
                 let inner = E::mul(out.strides[1].clone(), out.shape[1].clone());
                 // A dimension of extent 1 may have any stride.
-                let contiguous =
-                    inner == out.strides[0] || out.shape[0].as_int() == Some(1);
+                let contiguous = inner == out.strides[0] || out.shape[0].as_int() == Some(1);
                 if !contiguous {
                     return None;
                 }

@@ -14,12 +14,12 @@ use rustc_hash::FxHashMap;
 use weft_core::{Atom, CoreSize, FnId, Lambda, Origin, Type};
 use weft_plan::{Elem, Expr};
 
+use crate::LowerError;
 use crate::arr::{IExpr, Mem};
 use crate::host::Lowerer;
-use crate::imp::{COp, CExpr, Cmd, ParLevel};
+use crate::imp::{CExpr, COp, Cmd, ParLevel};
 use crate::kernel::{KEnv, Kb, elem_and_rank, leaves};
 use crate::val::{HArr, HVal, KArr, KVal, Res};
-use crate::LowerError;
 
 fn lid() -> CExpr {
     CExpr::cast(Elem::I64, CExpr::call("get_local_id", vec![CExpr::Int(0)]))
@@ -56,7 +56,9 @@ impl Kb<'_> {
                         HVal::Scalar(crate::val::HScalar::Host(e, Elem::I64)) => e.clone(),
                         _ => return None,
                     },
-                    weft_size::Atom::Div(p, q) => Expr::div(self.host_size(env, p)?, self.host_size(env, q)?),
+                    weft_size::Atom::Div(p, q) => {
+                        Expr::div(self.host_size(env, p)?, self.host_size(env, q)?)
+                    }
                 };
                 prod = Expr::mul(prod, factor);
             }
@@ -66,14 +68,24 @@ impl Kb<'_> {
     }
 
     /// Local buffers for an array of type `ty` (one per leaf), row-major.
-    fn local_array(&mut self, env: &KEnv, ty: &Type, shape: Vec<CExpr>, hint: &str, origin: Option<&Origin>) -> Res<KArr> {
+    fn local_array(
+        &mut self,
+        env: &KEnv,
+        ty: &Type,
+        shape: Vec<CExpr>,
+        hint: &str,
+        origin: Option<&Origin>,
+    ) -> Res<KArr> {
         let (elem_ty, rank) = elem_and_rank(ty);
         let mut len = Expr::I64(1);
         let mut t = ty;
         for _ in 0..rank {
             let Type::Array { size, elem } = t else { break };
             let Some(h) = self.host_size(env, size) else {
-                return Err(LowerError::unsupported("an array in local memory whose size is not known when the kernel is launched", origin));
+                return Err(LowerError::unsupported(
+                    "an array in local memory whose size is not known when the kernel is launched",
+                    origin,
+                ));
             };
             len = Expr::mul(len, h);
             t = elem;
@@ -87,7 +99,13 @@ impl Kb<'_> {
     }
 
     /// Every work-item writes its share of `src` into `dst`; then a barrier.
-    fn cooperative_write(&mut self, dst: &KArr, prefix: &[CExpr], src: &KArr, comment: Option<String>) -> Res<()> {
+    fn cooperative_write(
+        &mut self,
+        dst: &KArr,
+        prefix: &[CExpr],
+        src: &KArr,
+        comment: Option<String>,
+    ) -> Res<()> {
         let n = src.shape()[0].clone();
         let i = self.fresh_name("i");
         self.push();
@@ -101,7 +119,15 @@ impl Kb<'_> {
         Ok(())
     }
 
-    pub(crate) fn to_local(&mut self, env: &KEnv, arr: KArr, ty: &Type, hint: &str, origin: Option<&Origin>) -> Res<KArr> {
+    #[expect(clippy::wrong_self_convention, reason = "`to_local` is the source construct's name")]
+    pub(crate) fn to_local(
+        &mut self,
+        env: &KEnv,
+        arr: KArr,
+        ty: &Type,
+        hint: &str,
+        origin: Option<&Origin>,
+    ) -> Res<KArr> {
         if let Some(o) = origin {
             self.note(o, "to_local: copied into local memory by the work-group's work-items");
         }
@@ -112,9 +138,22 @@ impl Kb<'_> {
     }
 
     /// `map@thread` in a group: each work-item computes its iterations into local memory.
-    pub(crate) fn thread_map(&mut self, f: FnId, env: &mut KEnv, lambda: &Lambda, arrays: &[Atom], ty: &Type, hint: &str, origin: Option<&Origin>) -> Res<KVal> {
+    #[expect(clippy::too_many_arguments, reason = "the combinator's parts")]
+    pub(crate) fn thread_map(
+        &mut self,
+        f: FnId,
+        env: &mut KEnv,
+        lambda: &Lambda,
+        arrays: &[Atom],
+        ty: &Type,
+        hint: &str,
+        origin: Option<&Origin>,
+    ) -> Res<KVal> {
         if let Some(o) = origin {
-            self.note(o, "@thread: one iteration per work-item of the group, results in local memory");
+            self.note(
+                o,
+                "@thread: one iteration per work-item of the group, results in local memory",
+            );
         }
         let arrays: Vec<KArr> = arrays.iter().map(|a| self.array(f, env, a)).collect::<Res<_>>()?;
         let n = arrays[0].shape()[0].clone();
@@ -159,18 +198,34 @@ impl Kb<'_> {
     /// `reduce@group`: each work-item folds a contiguous share (so any associative
     /// operator works), then an ordered tree in local memory; every work-item gets the
     /// result.
-    pub(crate) fn group_reduce(&mut self, f: FnId, env: &mut KEnv, lambda: &Lambda, neutral: &Atom, array: &Atom, origin: Option<&Origin>) -> Res<KVal> {
+    pub(crate) fn group_reduce(
+        &mut self,
+        f: FnId,
+        env: &mut KEnv,
+        lambda: &Lambda,
+        neutral: &Atom,
+        array: &Atom,
+        origin: Option<&Origin>,
+    ) -> Res<KVal> {
         if let Some(o) = origin {
-            self.note(o, "@group: the work-group's work-items fold shares, then a tree in local memory");
+            self.note(
+                o,
+                "@group: the work-group's work-items fold shares, then a tree in local memory",
+            );
         }
         let arr = self.array(f, env, array)?;
         let ne = self.atom(f, env, neutral)?;
         let wg = self.work_group;
         let n = arr.shape()[0].clone();
         let t = self.tmp("t", Elem::I64, lid());
-        let per = self.tmp("per", Elem::I64, CExpr::bin(COp::Div, CExpr::add(n.clone(), CExpr::Int(wg - 1)), CExpr::Int(wg)));
+        let per = self.tmp(
+            "per",
+            Elem::I64,
+            CExpr::bin(COp::Div, CExpr::add(n.clone(), CExpr::Int(wg - 1)), CExpr::Int(wg)),
+        );
         let start = self.tmp("start", Elem::I64, CExpr::mul(t.clone(), per.clone()));
-        let end = self.tmp("end", Elem::I64, CExpr::call("min", vec![CExpr::add(start.clone(), per), n]));
+        let end =
+            self.tmp("end", Elem::I64, CExpr::call("min", vec![CExpr::add(start.clone(), per), n]));
         let acc = self.declare_like(&ne)?;
         self.assign(&acc, &ne)?;
         let k = self.fresh_name("k");
@@ -181,7 +236,12 @@ impl Kb<'_> {
         self.assign(&acc, &r)?;
         let body = self.pop();
         let comment = self.comment(origin);
-        self.emit(Cmd::For { var: k, bound: CExpr::call("max", vec![CExpr::Int(0), CExpr::sub(end, start)]), body, comment });
+        self.emit(Cmd::For {
+            var: k,
+            bound: CExpr::call("max", vec![CExpr::Int(0), CExpr::sub(end, start)]),
+            body,
+            comment,
+        });
         let locals = self.scratch(&ne, "red");
         let mut al = Vec::new();
         scalar_leaves(&acc, &mut al);
@@ -190,20 +250,31 @@ impl Kb<'_> {
         }
         self.emit(Cmd::Barrier);
         let load = |at: CExpr| -> KVal {
-            let ls: Vec<(CExpr, Elem)> = locals.iter().map(|(l, e)| (CExpr::load(l, at.clone()), *e)).collect();
+            let ls: Vec<(CExpr, Elem)> =
+                locals.iter().map(|(l, e)| (CExpr::load(l, at.clone()), *e)).collect();
             rebuild(&ne, &mut ls.into_iter())
         };
         let mut s = 1;
         while s < wg {
             self.push();
-            let r = self.apply(f, env, lambda, load(t.clone()), load(CExpr::add(t.clone(), CExpr::Int(s))))?;
+            let r = self.apply(
+                f,
+                env,
+                lambda,
+                load(t.clone()),
+                load(CExpr::add(t.clone(), CExpr::Int(s))),
+            )?;
             let mut rl = Vec::new();
             scalar_leaves(&r, &mut rl);
             for ((l, _), (v, _)) in locals.iter().zip(rl) {
                 self.emit(Cmd::Store { ptr: l.clone(), index: t.clone(), value: v });
             }
             let then_cmds = self.pop();
-            let cond = CExpr::bin(COp::Eq, CExpr::bin(COp::Rem, t.clone(), CExpr::Int(2 * s)), CExpr::Int(0));
+            let cond = CExpr::bin(
+                COp::Eq,
+                CExpr::bin(COp::Rem, t.clone(), CExpr::Int(2 * s)),
+                CExpr::Int(0),
+            );
             self.emit(Cmd::If { cond, then_cmds, else_cmds: vec![] });
             self.emit(Cmd::Barrier);
             s *= 2;
@@ -218,7 +289,17 @@ impl Kb<'_> {
     /// `scan@group`: tiles of one element per work-item, a scan in local memory, and a
     /// carry between tiles; the result is in local memory.
     #[expect(clippy::too_many_arguments, reason = "the scan's parts")]
-    pub(crate) fn group_scan(&mut self, f: FnId, env: &mut KEnv, lambda: &Lambda, neutral: &Atom, array: &Atom, ty: &Type, hint: &str, origin: Option<&Origin>) -> Res<KVal> {
+    pub(crate) fn group_scan(
+        &mut self,
+        f: FnId,
+        env: &mut KEnv,
+        lambda: &Lambda,
+        neutral: &Atom,
+        array: &Atom,
+        ty: &Type,
+        hint: &str,
+        origin: Option<&Origin>,
+    ) -> Res<KVal> {
         if let Some(o) = origin {
             self.note(o, "@group: a scan in local memory, in tiles of one element per work-item");
         }
@@ -232,15 +313,24 @@ impl Kb<'_> {
         let carry = self.declare_like(&ne)?;
         self.assign(&carry, &ne)?;
         let load = |at: CExpr| -> KVal {
-            let ls: Vec<(CExpr, Elem)> = locals.iter().map(|(l, e)| (CExpr::load(l, at.clone()), *e)).collect();
+            let ls: Vec<(CExpr, Elem)> =
+                locals.iter().map(|(l, e)| (CExpr::load(l, at.clone()), *e)).collect();
             rebuild(&ne, &mut ls.into_iter())
         };
         let k = self.fresh_name("tile");
         self.push();
-        let i = self.tmp("i", Elem::I64, CExpr::add(CExpr::mul(CExpr::Var(k.clone()), CExpr::Int(wg)), t.clone()));
+        let i = self.tmp(
+            "i",
+            Elem::I64,
+            CExpr::add(CExpr::mul(CExpr::Var(k.clone()), CExpr::Int(wg)), t.clone()),
+        );
         let in_range = CExpr::bin(COp::Lt, i.clone(), n.clone());
         let (arr2, i2, ne2) = (arr.clone(), i.clone(), ne.clone());
-        let x = self.branch(in_range.clone(), &mut |kb: &mut Kb<'_>| kb.index(&arr2, &[i2.clone()]), &mut |_kb: &mut Kb<'_>| Ok(ne2.clone()))?;
+        let x = self.branch(
+            in_range.clone(),
+            &mut |kb: &mut Kb<'_>| kb.index(&arr2, std::slice::from_ref(&i2)),
+            &mut |_kb: &mut Kb<'_>| Ok(ne2.clone()),
+        )?;
         let mut xl = Vec::new();
         scalar_leaves(&x, &mut xl);
         for ((l, _), (v, _)) in locals.iter().zip(&xl) {
@@ -249,7 +339,11 @@ impl Kb<'_> {
         self.emit(Cmd::Barrier);
         let mut s = 1;
         while s < wg {
-            let earlier = load(CExpr::select(CExpr::bin(COp::Ge, t.clone(), CExpr::Int(s)), CExpr::sub(t.clone(), CExpr::Int(s)), CExpr::Int(0)));
+            let earlier = load(CExpr::select(
+                CExpr::bin(COp::Ge, t.clone(), CExpr::Int(s)),
+                CExpr::sub(t.clone(), CExpr::Int(s)),
+                CExpr::Int(0),
+            ));
             let v = self.declare_like(&earlier)?;
             self.assign(&v, &earlier)?;
             self.emit(Cmd::Barrier);
@@ -261,17 +355,25 @@ impl Kb<'_> {
                 self.emit(Cmd::Store { ptr: l.clone(), index: t.clone(), value: val });
             }
             let then_cmds = self.pop();
-            self.emit(Cmd::If { cond: CExpr::bin(COp::Ge, t.clone(), CExpr::Int(s)), then_cmds, else_cmds: vec![] });
+            self.emit(Cmd::If {
+                cond: CExpr::bin(COp::Ge, t.clone(), CExpr::Int(s)),
+                then_cmds,
+                else_cmds: vec![],
+            });
             self.emit(Cmd::Barrier);
             s *= 2;
         }
         self.push();
         let y = self.apply(f, env, lambda, carry.clone(), load(t.clone()))?;
-        self.write(&dst, &[i.clone()], &y)?;
+        self.write(&dst, std::slice::from_ref(&i), &y)?;
         let then_cmds = self.pop();
         self.emit(Cmd::If { cond: in_range, then_cmds, else_cmds: vec![] });
         let last = load(CExpr::Int(wg - 1));
-        let last = { let v = self.declare_like(&last)?; self.assign(&v, &last)?; v };
+        let last = {
+            let v = self.declare_like(&last)?;
+            self.assign(&v, &last)?;
+            v
+        };
         let nc = self.apply(f, env, lambda, carry.clone(), last)?;
         self.assign(&carry, &nc)?;
         self.emit(Cmd::Barrier);
@@ -285,7 +387,17 @@ impl Kb<'_> {
 
 impl Lowerer<'_> {
     /// `map@group` at the host level: one work-group per iteration.
-    pub(crate) fn group_map(&mut self, f: FnId, env: &crate::val::HEnv, lambda: &Lambda, arrays: Vec<HArr>, shape: Vec<Expr>, name: &str, origin: Option<&Origin>) -> Res<HArr> {
+    #[expect(clippy::too_many_arguments, reason = "the combinator's parts")]
+    pub(crate) fn group_map(
+        &mut self,
+        f: FnId,
+        env: &crate::val::HEnv,
+        lambda: &Lambda,
+        arrays: Vec<HArr>,
+        shape: Vec<Expr>,
+        name: &str,
+        origin: Option<&Origin>,
+    ) -> Res<HArr> {
         let wg = i64::from(self.options.work_group);
         let (elem_ty, _) = elem_and_rank(&lambda.ret);
         let out = self.alloc(&elem_ty, shape.clone(), name)?;
@@ -300,7 +412,8 @@ impl Lowerer<'_> {
         let kn = kb.import_index(&shape[0]);
         let g = kb.fresh_name("grp");
         kb.push();
-        let mut kenv = KEnv { vars: FxHashMap::default(), host: Some(std::rc::Rc::new(env.clone())) };
+        let mut kenv =
+            KEnv { vars: FxHashMap::default(), host: Some(std::rc::Rc::new(env.clone())) };
         for (p, a) in lambda.params.iter().zip(&arrs) {
             let v = kb.index(a, &[CExpr::Var(g.clone())])?;
             kenv.vars.insert(*p, v);
@@ -316,16 +429,30 @@ impl Lowerer<'_> {
                 kb.push();
                 kb.write(&dst, &[CExpr::Var(g.clone())], &r)?;
                 let then_cmds = kb.pop();
-                kb.emit(Cmd::If { cond: CExpr::bin(COp::Eq, lid(), CExpr::Int(0)), then_cmds, else_cmds: vec![] });
+                kb.emit(Cmd::If {
+                    cond: CExpr::bin(COp::Eq, lid(), CExpr::Int(0)),
+                    then_cmds,
+                    else_cmds: vec![],
+                });
                 kb.emit(Cmd::Barrier);
             }
         }
         let body = kb.pop();
         let comment = kb.comment(origin);
         kb.emit(Cmd::ParFor { level: ParLevel::Group, var: g, bound: kn, body, comment });
-        let groups = Expr::bin(weft_plan::BinOp::Max, Expr::I64(1), Expr::bin(weft_plan::BinOp::Min, shape[0].clone(), Expr::I64(65536)));
+        let groups = Expr::bin(
+            weft_plan::BinOp::Max,
+            Expr::I64(1),
+            Expr::bin(weft_plan::BinOp::Min, shape[0].clone(), Expr::I64(65536)),
+        );
         let doc = format!("map@group `{name}`: one iteration per work-group of {wg}");
-        self.launch(kb, "group", doc, vec![Expr::mul(groups, Expr::I64(wg))], Some(vec![Expr::I64(wg)]));
+        self.launch(
+            kb,
+            "group",
+            doc,
+            vec![Expr::mul(groups, Expr::I64(wg))],
+            Some(vec![Expr::I64(wg)]),
+        );
         Ok(out)
     }
 }

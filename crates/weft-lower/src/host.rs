@@ -6,14 +6,17 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
-use weft_core::{Atom, BinOp, BlockId, CoreSize, Exp, ExpId, FnId, IndexItem, LoopForm, Origin, Program, Type, VarId, VarKind};
+use weft_core::{
+    Atom, BinOp, BlockId, CoreSize, Exp, ExpId, FnId, IndexItem, LoopForm, Origin, Program, Type,
+    VarId, VarKind,
+};
 use weft_plan::{BinOp as HOp, Elem, ErrorSite, Expr, Input, Output, Step, Var};
 
+use crate::LowerError;
 use crate::arr::{Mem, View};
 use crate::imp::{CExpr, Cmd, KernelImp, ParLevel};
 use crate::kernel::{KEnv, Kb, Shared, elem_and_rank, elem_of, leaves, scalar_ty_of};
 use crate::val::{HArr, HEnv, HPull, HScalar, HVal, KVal, PullSrc, Res};
-use crate::LowerError;
 
 /// Choices the caller makes.
 #[derive(Debug, Clone, Copy)]
@@ -62,7 +65,11 @@ pub fn lower_entry(
     options: Options,
 ) -> Result<Lowered, LowerError> {
     let function = &program.functions[entry];
-    let shared = Rc::new(RefCell::new(Shared { errors: Vec::new(), var_names: FxHashMap::default(), checks: options.checks }));
+    let shared = Rc::new(RefCell::new(Shared {
+        errors: Vec::new(),
+        var_names: FxHashMap::default(),
+        checks: options.checks,
+    }));
     let mut l = Lowerer {
         program,
         position,
@@ -81,20 +88,44 @@ pub fn lower_entry(
     for &param in &function.params {
         let ty = function.vars[param].ty.clone();
         let name = function.vars[param].name.to_string();
-        let val = l.input(&ty, &name, &function.size_params, &mut size_vars, &mut env, &mut inputs, &mut deferred)?;
+        let val = l.input(
+            &ty,
+            &name,
+            &function.size_params,
+            &mut size_vars,
+            &mut env,
+            &mut inputs,
+            &mut deferred,
+        )?;
         env.insert(param, val);
     }
     for (dim, size) in deferred {
         let want = l.host_size(&mut env, &size)?;
-        let code = l.error_site("size mismatch: an input dimension is {0}, but the parameter's type says {1}".to_owned(), None);
-        l.step(Step::Check { cond: Expr::bin(HOp::Eq, Expr::Var(dim), want.clone()), error: code, payload: vec![Expr::Var(dim), want] });
+        let code = l.error_site(
+            "size mismatch: an input dimension is {0}, but the parameter's type says {1}"
+                .to_owned(),
+            None,
+        );
+        l.step(Step::Check {
+            cond: Expr::bin(HOp::Eq, Expr::Var(dim), want.clone()),
+            error: code,
+            payload: vec![Expr::Var(dim), want],
+        });
     }
     let result = l.block(entry, &mut env, function.body)?;
     let mut outputs = Vec::new();
     l.outputs(&result, &mut outputs)?;
     let steps = l.steps.pop().unwrap_or_default();
     let errors = l.shared.borrow().errors.clone();
-    Ok(Lowered { entry: l.entry_name, kernels: l.kernels, inputs, steps, outputs, errors, n_vars: l.n_vars })
+    Ok(Lowered {
+        entry: l.entry_name,
+        kernels: l.kernels,
+        inputs,
+        steps,
+        outputs,
+        errors,
+        n_vars: l.n_vars,
+    })
 }
 
 impl<'p> Lowerer<'p> {
@@ -131,15 +162,27 @@ impl<'p> Lowerer<'p> {
     }
 
     /// Adds a kernel and its launch.
-    pub(crate) fn launch(&mut self, kb: Kb<'p>, kind: &str, doc: String, global: Vec<Expr>, local: Option<Vec<Expr>>) {
+    pub(crate) fn launch(
+        &mut self,
+        kb: Kb<'p>,
+        kind: &str,
+        doc: String,
+        global: Vec<Expr>,
+        local: Option<Vec<Expr>>,
+    ) {
         let name = format!("{}_{}_{}", sanitize_name(&self.entry_name), kind, self.kernels.len());
-        let local_size = local.as_ref().map(|l| l.iter().filter_map(|e| if let Expr::I64(v) = e { Some(*v as u32) } else { None }).product());
+        let local_size = local.as_ref().map(|l| {
+            l.iter()
+                .filter_map(|e| if let Expr::I64(v) = e { Some(*v as u32) } else { None })
+                .product()
+        });
         let (kernel, args) = kb.finish(name, doc, local_size);
         let index = self.kernels.len() as u32;
         self.kernels.push(kernel);
         self.step(Step::Launch { kernel: index, global, local, args });
     }
 
+    #[expect(clippy::too_many_arguments, reason = "the state input binding threads through")]
     fn input(
         &mut self,
         ty: &Type,
@@ -159,14 +202,25 @@ impl<'p> Lowerer<'p> {
             Type::Tuple(parts) => {
                 let mut vals = Vec::new();
                 for p in parts {
-                    vals.push(self.input(p, name, size_params, size_vars, env, inputs, deferred)?);
+                    vals.push(self.input(
+                        p,
+                        name,
+                        size_params,
+                        size_vars,
+                        env,
+                        inputs,
+                        deferred,
+                    )?);
                 }
                 HVal::Tuple(vals)
             }
             Type::Array { .. } => {
                 let (elem_ty, rank) = elem_and_rank(ty);
                 let Type::Scalar(s) = elem_ty else {
-                    return Err(LowerError::unsupported("entry parameters that are arrays of tuples", None));
+                    return Err(LowerError::unsupported(
+                        "entry parameters that are arrays of tuples",
+                        None,
+                    ));
                 };
                 let mut dims = Vec::new();
                 let mut t = ty;
@@ -178,7 +232,10 @@ impl<'p> Lowerer<'p> {
                             None => {
                                 let v = self.new_var(&self.program_var_name(sv));
                                 size_vars.insert(*sv, v);
-                                env.insert(*sv, HVal::Scalar(HScalar::Host(Expr::Var(v), Elem::I64)));
+                                env.insert(
+                                    *sv,
+                                    HVal::Scalar(HScalar::Host(Expr::Var(v), Elem::I64)),
+                                );
                                 v
                             }
                         },
@@ -193,14 +250,24 @@ impl<'p> Lowerer<'p> {
                 }
                 let buf = self.new_var(name);
                 inputs.push(Input::Array { buf, elem: elem_of(s), dims: dims.clone() });
-                HVal::Arr(HArr::Mem(Mem::fresh(buf, elem_of(s), dims.into_iter().map(Expr::Var).collect())))
+                HVal::Arr(HArr::Mem(Mem::fresh(
+                    buf,
+                    elem_of(s),
+                    dims.into_iter().map(Expr::Var).collect(),
+                )))
             }
         })
     }
 
     fn program_var_name(&self, v: &VarId) -> String {
         // Size parameters belong to the entry; their names are the source's.
-        self.program.functions.iter().find_map(|(_, f)| f.vars.iter().find(|(id, _)| id == v).map(|(_, var)| var.name.to_string())).unwrap_or_else(|| "n".to_owned())
+        self.program
+            .functions
+            .iter()
+            .find_map(|(_, f)| {
+                f.vars.iter().find(|(id, _)| id == v).map(|(_, var)| var.name.to_string())
+            })
+            .unwrap_or_else(|| "n".to_owned())
     }
 
     fn outputs(&mut self, v: &HVal, out: &mut Vec<Output>) -> Res<()> {
@@ -210,8 +277,16 @@ impl<'p> Lowerer<'p> {
                     self.outputs(p, out)?;
                 }
             }
-            HVal::Scalar(HScalar::Host(e, elem)) => out.push(Output::Host { value: e.clone(), elem: *elem }),
-            HVal::Scalar(HScalar::Device(buf, elem)) => out.push(Output::Array { buf: *buf, elem: *elem, offset: Expr::I64(0), strides: vec![], shape: vec![] }),
+            HVal::Scalar(HScalar::Host(e, elem)) => {
+                out.push(Output::Host { value: e.clone(), elem: *elem })
+            }
+            HVal::Scalar(HScalar::Device(buf, elem)) => out.push(Output::Array {
+                buf: *buf,
+                elem: *elem,
+                offset: Expr::I64(0),
+                strides: vec![],
+                shape: vec![],
+            }),
             HVal::Arr(a) => {
                 // Results leave in row-major order, so the host reads them in one piece.
                 let a = self.materialise_fresh(a, "result")?;
@@ -223,7 +298,13 @@ impl<'p> Lowerer<'p> {
 
     fn array_outputs(&mut self, a: &HArr, out: &mut Vec<Output>) -> Res<()> {
         match a {
-            HArr::Mem(m) => out.push(Output::Array { buf: m.buf, elem: m.elem, offset: m.offset.clone(), strides: m.strides.clone(), shape: m.shape.clone() }),
+            HArr::Mem(m) => out.push(Output::Array {
+                buf: m.buf,
+                elem: m.elem,
+                offset: m.offset.clone(),
+                strides: m.strides.clone(),
+                shape: m.shape.clone(),
+            }),
             HArr::Zip(parts) => {
                 for p in parts {
                     self.array_outputs(p, out)?;
@@ -272,8 +353,13 @@ impl<'p> Lowerer<'p> {
 
     pub(crate) fn atom(&mut self, env: &HEnv, atom: &Atom) -> Res<HVal> {
         match atom {
-            Atom::Var(v) => env.get(v).cloned().ok_or_else(|| LowerError::internal(format!("host variable {v:?} unbound"))),
-            Atom::Const(s) => Ok(HVal::Scalar(HScalar::Host(weft_plan::lit_of(*s), elem_of(scalar_ty_of(*s))))),
+            Atom::Var(v) => env
+                .get(v)
+                .cloned()
+                .ok_or_else(|| LowerError::internal(format!("host variable {v:?} unbound"))),
+            Atom::Const(s) => {
+                Ok(HVal::Scalar(HScalar::Host(weft_plan::lit_of(*s), elem_of(scalar_ty_of(*s)))))
+            }
         }
     }
 
@@ -312,7 +398,12 @@ impl<'p> Lowerer<'p> {
             for atom in term.monomial().atoms() {
                 let factor = match atom {
                     weft_size::Atom::Var(v) => {
-                        let val = env.get(v).cloned().ok_or_else(|| LowerError::unsupported("a size that is only known inside a kernel", None))?;
+                        let val = env.get(v).cloned().ok_or_else(|| {
+                            LowerError::unsupported(
+                                "a size that is only known inside a kernel",
+                                None,
+                            )
+                        })?;
                         let (e, elem) = self.host_scalar(&val)?;
                         to_i64(e, elem)
                     }
@@ -361,21 +452,43 @@ impl<'p> Lowerer<'p> {
                 if let (Some(x), Some(y)) = (host_known(&a), host_known(&b)) {
                     let hop = host_op(*op, elem_of(*sty)).unwrap_or(HOp::Add);
                     if matches!(hop, HOp::Div | HOp::Rem) {
-                        self.check(Expr::bin(HOp::Ne, y.clone(), Expr::I64(0)), "integer division by zero".to_owned(), origin.as_ref(), vec![]);
+                        self.check(
+                            Expr::bin(HOp::Ne, y.clone(), Expr::I64(0)),
+                            "integer division by zero".to_owned(),
+                            origin.as_ref(),
+                            vec![],
+                        );
                     }
-                    let out = if matches!(op, BinOp::Eq | BinOp::Neq | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge) { Elem::Bool } else { elem_of(*sty) };
+                    let out = if matches!(
+                        op,
+                        BinOp::Eq | BinOp::Neq | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge
+                    ) {
+                        Elem::Bool
+                    } else {
+                        elem_of(*sty)
+                    };
                     return Ok(HVal::Scalar(HScalar::Host(Expr::bin(hop, x, y), out)));
                 }
                 self.scalar_kernel(f, env, exp, var)
             }
-            Exp::Tuple(parts) => Ok(HVal::Tuple(parts.iter().map(|p| self.atom(env, p)).collect::<Res<_>>()?)),
+            Exp::Tuple(parts) => {
+                Ok(HVal::Tuple(parts.iter().map(|p| self.atom(env, p)).collect::<Res<_>>()?))
+            }
             Exp::Proj { tuple, index } => match self.atom(env, tuple)? {
-                HVal::Tuple(parts) => parts.get(*index as usize).cloned().ok_or_else(|| LowerError::internal("projection")),
-                HVal::Arr(HArr::Zip(parts)) => parts.get(*index as usize).cloned().map(HVal::Arr).ok_or_else(|| LowerError::internal("projection")),
+                HVal::Tuple(parts) => parts
+                    .get(*index as usize)
+                    .cloned()
+                    .ok_or_else(|| LowerError::internal("projection")),
+                HVal::Arr(HArr::Zip(parts)) => parts
+                    .get(*index as usize)
+                    .cloned()
+                    .map(HVal::Arr)
+                    .ok_or_else(|| LowerError::internal("projection")),
                 _ => Err(LowerError::internal("projection of a non-tuple")),
             },
             Exp::ArrayLit { elems, elem_ty } => {
-                let vals: Vec<HVal> = elems.iter().map(|e| self.atom(env, e)).collect::<Res<_>>()?;
+                let vals: Vec<HVal> =
+                    elems.iter().map(|e| self.atom(env, e)).collect::<Res<_>>()?;
                 let mut shape = vec![Expr::I64(vals.len() as i64)];
                 match vals.first() {
                     Some(HVal::Arr(a)) => shape.extend(a.shape()),
@@ -399,7 +512,9 @@ impl<'p> Lowerer<'p> {
             Exp::Index { array, items } => {
                 let (_, rank) = elem_and_rank(ty);
                 let arr = self.array(env, array)?;
-                if rank == 0 || !arr.is_mem() && items.iter().all(|i| matches!(i, IndexItem::Fix(_))) {
+                if rank == 0
+                    || !arr.is_mem() && items.iter().all(|i| matches!(i, IndexItem::Fix(_)))
+                {
                     return self.scalar_kernel(f, env, exp, var);
                 }
                 let aname = var_name(array);
@@ -410,15 +525,42 @@ impl<'p> Lowerer<'p> {
                     match item {
                         IndexItem::Fix(i) => {
                             let i = self.host_int(env, i)?;
-                            let ok = Expr::bin(HOp::And, Expr::bin(HOp::Le, Expr::I64(0), i.clone()), Expr::bin(HOp::Lt, i.clone(), n.clone()));
-                            self.check(ok, format!("index {{0}} out of bounds for array `{aname}` of size {{1}}"), origin.as_ref(), vec![i.clone(), n]);
+                            let ok = Expr::bin(
+                                HOp::And,
+                                Expr::bin(HOp::Le, Expr::I64(0), i.clone()),
+                                Expr::bin(HOp::Lt, i.clone(), n.clone()),
+                            );
+                            self.check(
+                                ok,
+                                format!(
+                                    "index {{0}} out of bounds for array `{aname}` of size {{1}}"
+                                ),
+                                origin.as_ref(),
+                                vec![i.clone(), n],
+                            );
                             arr = self.view(&arr, &View::Fix { dim, index: i })?;
                         }
                         IndexItem::Slice { start, end, stride } => {
-                            let stride = match stride { Some(s) => self.host_int(env, s)?, None => Expr::I64(1) };
-                            let start = match start { Some(s) => Some(self.host_int(env, s)?), None => None };
-                            let end = match end { Some(e) => Some(self.host_int(env, e)?), None => None };
-                            let (s, len) = self.slice_bounds(&aname, n, start, end, stride.clone(), origin.as_ref());
+                            let stride = match stride {
+                                Some(s) => self.host_int(env, s)?,
+                                None => Expr::I64(1),
+                            };
+                            let start = match start {
+                                Some(s) => Some(self.host_int(env, s)?),
+                                None => None,
+                            };
+                            let end = match end {
+                                Some(e) => Some(self.host_int(env, e)?),
+                                None => None,
+                            };
+                            let (s, len) = self.slice_bounds(
+                                &aname,
+                                n,
+                                start,
+                                end,
+                                stride.clone(),
+                                origin.as_ref(),
+                            );
                             arr = self.view(&arr, &View::Slice { dim, start: s, len, stride })?;
                             dim += 1;
                         }
@@ -462,7 +604,8 @@ impl<'p> Lowerer<'p> {
             }
             Exp::Loop { param, init, form, body } => {
                 let init = self.atom(env, init)?;
-                let slot = self.make_slot(&function.vars[*param].ty, function.vars[*param].name.as_str())?;
+                let slot =
+                    self.make_slot(&function.vars[*param].ty, function.vars[*param].name.as_str())?;
                 self.assign_slot(&slot, &init)?;
                 let mut benv = env.clone();
                 let pval = slot_val(&slot);
@@ -470,16 +613,27 @@ impl<'p> Lowerer<'p> {
                 benv.insert(*param, pval);
                 match form {
                     LoopForm::For { index, bound } => {
-                        let (bound, belem) = { let b = self.atom(env, bound)?; self.host_scalar(&b)? };
+                        let (bound, belem) = {
+                            let b = self.atom(env, bound)?;
+                            self.host_scalar(&b)?
+                        };
                         let ivar = self.new_var(function.vars[*index].name.as_str());
                         // The runner counts in i64; an index of another type is converted.
-                        let ival = if belem == Elem::I64 { Expr::Var(ivar) } else { Expr::Convert(belem, Box::new(Expr::Var(ivar))) };
+                        let ival = if belem == Elem::I64 {
+                            Expr::Var(ivar)
+                        } else {
+                            Expr::Convert(belem, Box::new(Expr::Var(ivar)))
+                        };
                         benv.insert(*index, HVal::Scalar(HScalar::Host(ival, belem)));
                         self.steps.push(Vec::new());
                         let r = self.block(f, &mut benv, *body)?;
                         self.assign_slot(&slot, &r)?;
                         let body_steps = self.steps.pop().unwrap_or_default();
-                        self.step(Step::For { index: ivar, bound: to_i64(bound, belem), body: body_steps });
+                        self.step(Step::For {
+                            index: ivar,
+                            bound: to_i64(bound, belem),
+                            body: body_steps,
+                        });
                     }
                     LoopForm::While { cond } => {
                         self.steps.push(Vec::new());
@@ -497,15 +651,23 @@ impl<'p> Lowerer<'p> {
                 Ok(slot_val(&slot))
             }
             Exp::Map { level, lambda, arrays } => {
-                let arrs: Vec<HArr> = arrays.iter().map(|a| self.array(env, a)).collect::<Res<_>>()?;
+                let arrs: Vec<HArr> =
+                    arrays.iter().map(|a| self.array(env, a)).collect::<Res<_>>()?;
                 let n = arrs[0].shape()[0].clone();
                 let mut shape = vec![n.clone()];
                 shape.extend(self.lambda_shape(env, &lambda.ret)?);
                 if *level == Some(weft_hir::Level::Group) {
-                    return self.group_map(f, env, lambda, arrs, shape, &name, origin.as_ref()).map(HVal::Arr);
+                    return self
+                        .group_map(f, env, lambda, arrs, shape, &name, origin.as_ref())
+                        .map(HVal::Arr);
                 }
                 let (full, _) = elem_and_rank(&lambda.ret);
-                let src = PullSrc::Map { func: f, lambda: lambda.clone(), env: Rc::new(env.clone()), arrays: arrs };
+                let src = PullSrc::Map {
+                    func: f,
+                    lambda: lambda.clone(),
+                    env: Rc::new(env.clone()),
+                    arrays: arrs,
+                };
                 Ok(HVal::Arr(pull(shape.clone(), shape, full, src, origin.as_ref())))
             }
             Exp::Generate { size, lambda, .. } => {
@@ -513,7 +675,11 @@ impl<'p> Lowerer<'p> {
                 let mut shape = vec![n];
                 shape.extend(self.lambda_shape(env, &lambda.ret)?);
                 let (full, _) = elem_and_rank(&lambda.ret);
-                let src = PullSrc::Generate { func: f, lambda: lambda.clone(), env: Rc::new(env.clone()) };
+                let src = PullSrc::Generate {
+                    func: f,
+                    lambda: lambda.clone(),
+                    env: Rc::new(env.clone()),
+                };
                 Ok(HVal::Arr(pull(shape.clone(), shape, full, src, origin.as_ref())))
             }
             Exp::Reduce { lambda, neutral, array, .. } => {
@@ -535,8 +701,17 @@ impl<'p> Lowerer<'p> {
             Exp::Iota { size } => {
                 let n = self.host_int(env, size)?;
                 let (full, _) = elem_and_rank(ty);
-                let elem = match &full { Type::Scalar(s) => elem_of(*s), _ => Elem::I64 };
-                Ok(HVal::Arr(pull(vec![n.clone()], vec![n], full, PullSrc::Iota(elem), origin.as_ref())))
+                let elem = match &full {
+                    Type::Scalar(s) => elem_of(*s),
+                    _ => Elem::I64,
+                };
+                Ok(HVal::Arr(pull(
+                    vec![n.clone()],
+                    vec![n],
+                    full,
+                    PullSrc::Iota(elem),
+                    origin.as_ref(),
+                )))
             }
             Exp::Replicate { size, value } => {
                 let n = self.host_int(env, size)?;
@@ -546,7 +721,13 @@ impl<'p> Lowerer<'p> {
                     shape.extend(a.shape());
                 }
                 let (full, _) = elem_and_rank(ty);
-                Ok(HVal::Arr(pull(shape.clone(), shape, full, PullSrc::Replicate(v), origin.as_ref())))
+                Ok(HVal::Arr(pull(
+                    shape.clone(),
+                    shape,
+                    full,
+                    PullSrc::Replicate(v),
+                    origin.as_ref(),
+                )))
             }
             Exp::Zip(parts) => {
                 let mut arrs = Vec::new();
@@ -573,7 +754,15 @@ impl<'p> Lowerer<'p> {
             Exp::Reverse(a) => {
                 let arr = self.array(env, a)?;
                 let n = arr.shape()[0].clone();
-                Ok(HVal::Arr(self.view(&arr, &View::Slice { dim: 0, start: Expr::sub(n.clone(), Expr::I64(1)), len: n, stride: Expr::I64(-1) })?))
+                Ok(HVal::Arr(self.view(
+                    &arr,
+                    &View::Slice {
+                        dim: 0,
+                        start: Expr::sub(n.clone(), Expr::I64(1)),
+                        len: n,
+                        stride: Expr::I64(-1),
+                    },
+                )?))
             }
             Exp::Flatten(a) => {
                 let arr = self.array(env, a)?;
@@ -584,7 +773,11 @@ impl<'p> Lowerer<'p> {
                 let r = self.host_int(env, rows)?;
                 let c = self.host_int(env, cols)?;
                 let n = arr.shape()[0].clone();
-                let ok = Expr::bin(HOp::And, Expr::bin(HOp::Ge, r.clone(), Expr::I64(0)), Expr::bin(HOp::Eq, Expr::mul(r.clone(), c.clone()), n.clone()));
+                let ok = Expr::bin(
+                    HOp::And,
+                    Expr::bin(HOp::Ge, r.clone(), Expr::I64(0)),
+                    Expr::bin(HOp::Eq, Expr::mul(r.clone(), c.clone()), n.clone()),
+                );
                 self.check(ok, format!("cannot unflatten array `{}` of size {{0}} into rows of {{1}} (size mismatch)", var_name(array)), origin.as_ref(), vec![n, c.clone()]);
                 Ok(HVal::Arr(self.view(&arr, &View::Unflatten { rows: r, cols: c })?))
             }
@@ -592,9 +785,29 @@ impl<'p> Lowerer<'p> {
                 let arr = self.array(env, array)?;
                 let k = self.host_int(env, chunk)?;
                 let n = arr.shape()[0].clone();
-                let safe_k = Expr::Select(Box::new(Expr::bin(HOp::Gt, k.clone(), Expr::I64(0))), Box::new(k.clone()), Box::new(Expr::I64(1)));
-                let ok = Expr::bin(HOp::And, Expr::bin(HOp::Gt, k.clone(), Expr::I64(0)), Expr::bin(HOp::Eq, Expr::bin(HOp::Rem, n.clone(), safe_k.clone()), Expr::I64(0)));
-                self.check(ok, format!("cannot split array `{}`: size {{0}} is not divisible by {{1}}", var_name(array)), origin.as_ref(), vec![n.clone(), k.clone()]);
+                let safe_k = Expr::Select(
+                    Box::new(Expr::bin(HOp::Gt, k.clone(), Expr::I64(0))),
+                    Box::new(k.clone()),
+                    Box::new(Expr::I64(1)),
+                );
+                let ok = Expr::bin(
+                    HOp::And,
+                    Expr::bin(HOp::Gt, k.clone(), Expr::I64(0)),
+                    Expr::bin(
+                        HOp::Eq,
+                        Expr::bin(HOp::Rem, n.clone(), safe_k.clone()),
+                        Expr::I64(0),
+                    ),
+                );
+                self.check(
+                    ok,
+                    format!(
+                        "cannot split array `{}`: size {{0}} is not divisible by {{1}}",
+                        var_name(array)
+                    ),
+                    origin.as_ref(),
+                    vec![n.clone(), k.clone()],
+                );
                 let rows = Expr::div(n, if k.as_int().is_some() { k.clone() } else { safe_k });
                 Ok(HVal::Arr(self.view(&arr, &View::Unflatten { rows, cols: k })?))
             }
@@ -604,12 +817,29 @@ impl<'p> Lowerer<'p> {
                 let k = self.host_int(env, count)?;
                 let n = arr.shape()[0].clone();
                 let what = if is_take { "take" } else { "drop" };
-                let ok = Expr::bin(HOp::And, Expr::bin(HOp::Le, Expr::I64(0), k.clone()), Expr::bin(HOp::Le, k.clone(), n.clone()));
-                self.check(ok, format!("{what} {{0}} out of bounds for array `{}` of size {{1}}", var_name(array)), origin.as_ref(), vec![k.clone(), n.clone()]);
+                let ok = Expr::bin(
+                    HOp::And,
+                    Expr::bin(HOp::Le, Expr::I64(0), k.clone()),
+                    Expr::bin(HOp::Le, k.clone(), n.clone()),
+                );
+                self.check(
+                    ok,
+                    format!(
+                        "{what} {{0}} out of bounds for array `{}` of size {{1}}",
+                        var_name(array)
+                    ),
+                    origin.as_ref(),
+                    vec![k.clone(), n.clone()],
+                );
                 let view = if is_take {
                     View::Slice { dim: 0, start: Expr::I64(0), len: k, stride: Expr::I64(1) }
                 } else {
-                    View::Slice { dim: 0, start: k.clone(), len: Expr::sub(n, k), stride: Expr::I64(1) }
+                    View::Slice {
+                        dim: 0,
+                        start: k.clone(),
+                        len: Expr::sub(n, k),
+                        stride: Expr::I64(1),
+                    }
                 };
                 Ok(HVal::Arr(self.view(&arr, &view)?))
             }
@@ -619,12 +849,23 @@ impl<'p> Lowerer<'p> {
                 let mut shape = a.shape();
                 shape[0] = Expr::add(shape[0].clone(), b.shape()[0].clone());
                 let (full, _) = elem_and_rank(ty);
-                Ok(HVal::Arr(pull(shape.clone(), shape, full, PullSrc::Concat(a, b), origin.as_ref())))
+                Ok(HVal::Arr(pull(
+                    shape.clone(),
+                    shape,
+                    full,
+                    PullSrc::Concat(a, b),
+                    origin.as_ref(),
+                )))
             }
             Exp::Materialise { space, value } => {
                 let v = self.atom(env, value)?;
                 match (space, v) {
-                    (weft_core::Space::Local | weft_core::Space::Private, _) => Err(LowerError::unsupported("`to_local`/`to_private` at the host level", origin.as_ref())),
+                    (weft_core::Space::Local | weft_core::Space::Private, _) => {
+                        Err(LowerError::unsupported(
+                            "`to_local`/`to_private` at the host level",
+                            origin.as_ref(),
+                        ))
+                    }
                     (_, HVal::Arr(a)) => Ok(HVal::Arr(self.materialise(&a, &name)?)),
                     (_, other) => Ok(other),
                 }
@@ -643,7 +884,10 @@ impl<'p> Lowerer<'p> {
                             && !env.contains_key(sv)
                             && self.program.functions[f].vars[*sv].kind == VarKind::Existential
                         {
-                            env.insert(*sv, HVal::Scalar(HScalar::Host(shape[d].clone(), Elem::I64)));
+                            env.insert(
+                                *sv,
+                                HVal::Scalar(HScalar::Host(shape[d].clone(), Elem::I64)),
+                            );
                         } else {
                             let want = self.host_size(env, size)?;
                             if want != shape[d] {
@@ -669,7 +913,9 @@ impl<'p> Lowerer<'p> {
         let mut t = ret;
         for _ in 0..rank {
             let Type::Array { size, elem } = t else { break };
-            out.push(self.host_size(env, size).map_err(|_| LowerError::unsupported("a map whose rows have sizes computed inside the map", None))?);
+            out.push(self.host_size(env, size).map_err(|_| {
+                LowerError::unsupported("a map whose rows have sizes computed inside the map", None)
+            })?);
             t = elem;
         }
         Ok(out)
@@ -684,25 +930,65 @@ impl<'p> Lowerer<'p> {
         copy.view(view).ok_or_else(|| LowerError::internal("a view of a fresh array"))
     }
 
-    fn slice_bounds(&mut self, name: &str, n: Expr, start: Option<Expr>, end: Option<Expr>, stride: Expr, origin: Option<&Origin>) -> (Expr, Expr) {
+    fn slice_bounds(
+        &mut self,
+        name: &str,
+        n: Expr,
+        start: Option<Expr>,
+        end: Option<Expr>,
+        stride: Expr,
+        origin: Option<&Origin>,
+    ) -> (Expr, Expr) {
         use crate::arr::IExpr;
         let sel = |c: Expr, a: Expr, b: Expr| Expr::Select(Box::new(c), Box::new(a), Box::new(b));
         let positive = Expr::bin(HOp::Gt, stride.clone(), Expr::I64(0));
-        let s = start.unwrap_or_else(|| sel(positive.clone(), Expr::I64(0), Expr::sub(n.clone(), Expr::I64(1))));
+        let s = start.unwrap_or_else(|| {
+            sel(positive.clone(), Expr::I64(0), Expr::sub(n.clone(), Expr::I64(1)))
+        });
         let e = end.unwrap_or_else(|| sel(positive.clone(), n.clone(), Expr::I64(-1)));
         let (sv, ev) = (self.new_var("start"), self.new_var("end"));
         self.step(Step::Let { var: sv, value: s });
         self.step(Step::Let { var: ev, value: e });
         let (s, e) = (Expr::Var(sv), Expr::Var(ev));
         let and = |a, b| Expr::bin(HOp::And, a, b);
-        let ok_pos = and(and(Expr::bin(HOp::Le, Expr::I64(0), s.clone()), Expr::bin(HOp::Le, e.clone(), n.clone())), Expr::bin(HOp::Le, s.clone(), e.clone()));
-        let ok_neg = and(and(Expr::bin(HOp::Lt, s.clone(), n.clone()), Expr::bin(HOp::Ge, e.clone(), Expr::I64(-1))), Expr::bin(HOp::Ge, s.clone(), e.clone()));
-        let ok = sel(positive.clone(), ok_pos, and(Expr::bin(HOp::Ne, stride.clone(), Expr::I64(0)), ok_neg));
-        self.check(ok, format!("slice out of bounds for array `{name}` of size {{1}} (start {{0}})"), origin, vec![s.clone(), n]);
-        let safe = sel(Expr::bin(HOp::Eq, stride.clone(), Expr::I64(0)), Expr::I64(1), stride.clone());
-        let len_pos = Expr::bin(HOp::Div, Expr::add(Expr::sub(e.clone(), s.clone()), Expr::sub(safe.clone(), Expr::I64(1))), safe.clone());
+        let ok_pos = and(
+            and(
+                Expr::bin(HOp::Le, Expr::I64(0), s.clone()),
+                Expr::bin(HOp::Le, e.clone(), n.clone()),
+            ),
+            Expr::bin(HOp::Le, s.clone(), e.clone()),
+        );
+        let ok_neg = and(
+            and(
+                Expr::bin(HOp::Lt, s.clone(), n.clone()),
+                Expr::bin(HOp::Ge, e.clone(), Expr::I64(-1)),
+            ),
+            Expr::bin(HOp::Ge, s.clone(), e.clone()),
+        );
+        let ok = sel(
+            positive.clone(),
+            ok_pos,
+            and(Expr::bin(HOp::Ne, stride.clone(), Expr::I64(0)), ok_neg),
+        );
+        self.check(
+            ok,
+            format!("slice out of bounds for array `{name}` of size {{1}} (start {{0}})"),
+            origin,
+            vec![s.clone(), n],
+        );
+        let safe =
+            sel(Expr::bin(HOp::Eq, stride.clone(), Expr::I64(0)), Expr::I64(1), stride.clone());
+        let len_pos = Expr::bin(
+            HOp::Div,
+            Expr::add(Expr::sub(e.clone(), s.clone()), Expr::sub(safe.clone(), Expr::I64(1))),
+            safe.clone(),
+        );
         let neg = Expr::Neg(Box::new(safe.clone()));
-        let len_neg = Expr::bin(HOp::Div, Expr::add(Expr::sub(s.clone(), e), Expr::sub(neg.clone(), Expr::I64(1))), neg);
+        let len_neg = Expr::bin(
+            HOp::Div,
+            Expr::add(Expr::sub(s.clone(), e), Expr::sub(neg.clone(), Expr::I64(1))),
+            neg,
+        );
         let lv = self.new_var("len");
         self.step(Step::Let { var: lv, value: sel(positive, len_pos, len_neg) });
         (s, Expr::Var(lv))
@@ -718,7 +1004,10 @@ impl<'p> Lowerer<'p> {
         let v = kb.exp(f, &mut kenv, exp, var)?;
         let name = self.program.functions[f].vars[var].name.to_string();
         let out = self.store_scalars(&mut kb, &v, &name)?;
-        let doc = format!("computes `{name}` (one work-item){}", kb.comment(self.origin(f, exp).as_ref()).map(|p| format!(", {p}")).unwrap_or_default());
+        let doc = format!(
+            "computes `{name}` (one work-item){}",
+            kb.comment(self.origin(f, exp).as_ref()).map(|p| format!(", {p}")).unwrap_or_default()
+        );
         self.launch(kb, "scalar", doc, vec![Expr::I64(1)], None);
         Ok(out)
     }
@@ -729,11 +1018,17 @@ impl<'p> Lowerer<'p> {
                 let buf = self.new_var(name);
                 self.step(Step::Alloc { var: buf, elem: *elem, len: Expr::I64(1) });
                 let ptr = kb.buffer_param(buf, *elem);
-                let value = if *elem == Elem::Bool { CExpr::cast(Elem::Bool, e.clone()) } else { e.clone() };
+                let value = if *elem == Elem::Bool {
+                    CExpr::cast(Elem::Bool, e.clone())
+                } else {
+                    e.clone()
+                };
                 kb.emit(Cmd::Store { ptr, index: CExpr::Int(0), value });
                 HVal::Scalar(HScalar::Device(buf, *elem))
             }
-            KVal::Tuple(parts) => HVal::Tuple(parts.iter().map(|p| self.store_scalars(kb, p, name)).collect::<Res<_>>()?),
+            KVal::Tuple(parts) => HVal::Tuple(
+                parts.iter().map(|p| self.store_scalars(kb, p, name)).collect::<Res<_>>()?,
+            ),
             KVal::Arr(_) => return Err(LowerError::internal("a scalar kernel returning an array")),
         })
     }
@@ -757,7 +1052,9 @@ impl<'p> Lowerer<'p> {
             return Ok(a.clone());
         }
         if let HArr::Zip(parts) = a {
-            return Ok(HArr::Zip(parts.iter().map(|p| self.materialise(p, name)).collect::<Res<_>>()?));
+            return Ok(HArr::Zip(
+                parts.iter().map(|p| self.materialise(p, name)).collect::<Res<_>>()?,
+            ));
         }
         self.copy_to_fresh(a, name)
     }
@@ -766,7 +1063,9 @@ impl<'p> Lowerer<'p> {
     pub(crate) fn materialise_fresh(&mut self, a: &HArr, name: &str) -> Res<HArr> {
         match a {
             HArr::Mem(m) if m.is_row_major() => Ok(a.clone()),
-            HArr::Zip(parts) => Ok(HArr::Zip(parts.iter().map(|p| self.materialise_fresh(p, name)).collect::<Res<_>>()?)),
+            HArr::Zip(parts) => Ok(HArr::Zip(
+                parts.iter().map(|p| self.materialise_fresh(p, name)).collect::<Res<_>>()?,
+            )),
             _ => self.copy_to_fresh(a, name),
         }
     }
@@ -793,11 +1092,11 @@ impl<'p> Lowerer<'p> {
             self.transpose_tiled(m, dst, name)?;
             return Ok(out);
         }
-        if let Some(rows) = crate::tiles::segmented_reduce(self.program, a) {
-            if let Some(len) = self.row_length(&rows) {
-                self.rows_reduce(a, &rows, &out, len, name)?;
-                return Ok(out);
-            }
+        if let Some(rows) = crate::tiles::segmented_reduce(self.program, a)
+            && let Some(len) = self.row_length(&rows)
+        {
+            self.rows_reduce(a, &rows, &out, len, name)?;
+            return Ok(out);
         }
         self.copy_kernel(a, &out, name)?;
         Ok(out)
@@ -812,7 +1111,11 @@ impl<'p> Lowerer<'p> {
         if let HArr::Pull(p) = a
             && let Some(o) = &p.origin
         {
-            let role = if two_d { "@grid: one work-item per element (2-D NDRange)" } else { "@grid: one work-item per element" };
+            let role = if two_d {
+                "@grid: one work-item per element (2-D NDRange)"
+            } else {
+                "@grid: one work-item per element"
+            };
             kb.note(o, role);
         }
         let src = kb.import_arr(a)?;
@@ -825,19 +1128,44 @@ impl<'p> Lowerer<'p> {
             let v = kb.index(&src, &[CExpr::Var(i.clone()), CExpr::Var(j.clone())])?;
             kb.write(&dst, &[CExpr::Var(i.clone()), CExpr::Var(j.clone())], &v)?;
             let inner = kb.pop();
-            let outer = vec![Cmd::ParFor { level: ParLevel::Grid(1), var: i, bound: kshape[0].clone(), body: inner, comment: None }];
-            kb.emit(Cmd::ParFor { level: ParLevel::Grid(0), var: j, bound: kshape[1].clone(), body: outer, comment: None });
-            (vec![shape[1].clone(), shape[0].clone()], Some(vec![Expr::I64(32), Expr::I64(8)]), "map2d")
+            let outer = vec![Cmd::ParFor {
+                level: ParLevel::Grid(1),
+                var: i,
+                bound: kshape[0].clone(),
+                body: inner,
+                comment: None,
+            }];
+            kb.emit(Cmd::ParFor {
+                level: ParLevel::Grid(0),
+                var: j,
+                bound: kshape[1].clone(),
+                body: outer,
+                comment: None,
+            });
+            (
+                vec![shape[1].clone(), shape[0].clone()],
+                Some(vec![Expr::I64(32), Expr::I64(8)]),
+                "map2d",
+            )
         } else {
             let i = kb.fresh_name("i");
             kb.push();
             let v = kb.index(&src, &[CExpr::Var(i.clone())])?;
             kb.write(&dst, &[CExpr::Var(i.clone())], &v)?;
             let body = kb.pop();
-            kb.emit(Cmd::ParFor { level: ParLevel::Grid(0), var: i, bound: kshape[0].clone(), body, comment: None });
+            kb.emit(Cmd::ParFor {
+                level: ParLevel::Grid(0),
+                var: i,
+                bound: kshape[0].clone(),
+                body,
+                comment: None,
+            });
             (vec![shape[0].clone()], Some(vec![Expr::I64(256)]), "map")
         };
-        let doc = format!("materialises `{name}`: {}", if two_d { "one work-item per element (2-D NDRange)" } else { "one work-item per row" });
+        let doc = format!(
+            "materialises `{name}`: {}",
+            if two_d { "one work-item per element (2-D NDRange)" } else { "one work-item per row" }
+        );
         self.launch(kb, kind, doc, global, local);
         Ok(())
     }
@@ -847,7 +1175,9 @@ impl<'p> Lowerer<'p> {
     fn make_slot(&mut self, ty: &Type, name: &str) -> Res<Slot> {
         Ok(match ty {
             Type::Scalar(s) => Slot::Scalar(self.new_var(name), elem_of(*s)),
-            Type::Tuple(parts) => Slot::Tuple(parts.iter().map(|p| self.make_slot(p, name)).collect::<Res<_>>()?),
+            Type::Tuple(parts) => {
+                Slot::Tuple(parts.iter().map(|p| self.make_slot(p, name)).collect::<Res<_>>()?)
+            }
             Type::Array { .. } => {
                 let (full, rank) = elem_and_rank(ty);
                 let leaves = leaves(&full)?.into_iter().map(|e| (self.new_var(name), e)).collect();
@@ -919,7 +1249,8 @@ fn slot_val(slot: &Slot) -> HVal {
         Slot::Tuple(parts) => HVal::Tuple(parts.iter().map(slot_val).collect()),
         Slot::Arr { leaves, dims } => {
             let shape: Vec<Expr> = dims.iter().map(|d| Expr::Var(*d)).collect();
-            let mut parts: Vec<HArr> = leaves.iter().map(|(v, e)| HArr::Mem(Mem::fresh(*v, *e, shape.clone()))).collect();
+            let mut parts: Vec<HArr> =
+                leaves.iter().map(|(v, e)| HArr::Mem(Mem::fresh(*v, *e, shape.clone()))).collect();
             HVal::Arr(if parts.len() == 1 { parts.remove(0) } else { HArr::Zip(parts) })
         }
     }
@@ -933,8 +1264,21 @@ fn mem_leaves(a: &HArr) -> Vec<Mem<Expr, Var>> {
     }
 }
 
-pub(crate) fn pull(base_shape: Vec<Expr>, shape: Vec<Expr>, elem_ty: Type, src: PullSrc, origin: Option<&Origin>) -> HArr {
-    HArr::Pull(Rc::new(HPull { base_shape, shape, elem_ty, src, views: Vec::new(), origin: origin.cloned() }))
+pub(crate) fn pull(
+    base_shape: Vec<Expr>,
+    shape: Vec<Expr>,
+    elem_ty: Type,
+    src: PullSrc,
+    origin: Option<&Origin>,
+) -> HArr {
+    HArr::Pull(Rc::new(HPull {
+        base_shape,
+        shape,
+        elem_ty,
+        src,
+        views: Vec::new(),
+        origin: origin.cloned(),
+    }))
 }
 
 fn scalar_of_elem(e: Elem) -> weft_hir::ScalarTy {
@@ -1028,7 +1372,8 @@ fn cheap_rows(program: &Program, a: &HArr) -> bool {
         HArr::Zip(parts) => parts.iter().all(|p| cheap_rows(program, p)),
         HArr::Pull(p) => match &p.src {
             PullSrc::Map { func, lambda, arrays, .. } => {
-                arrays.iter().all(|a| cheap_rows(program, a)) && light_block(program, *func, lambda.body)
+                arrays.iter().all(|a| cheap_rows(program, a))
+                    && light_block(program, *func, lambda.body)
             }
             PullSrc::Generate { func, lambda, .. } => light_block(program, *func, lambda.body),
             PullSrc::Iota(_) | PullSrc::Replicate(_) | PullSrc::Lit(_) => true,
@@ -1042,12 +1387,22 @@ fn light_block(program: &Program, f: FnId, block: BlockId) -> bool {
     function.blocks[block].stmts.iter().all(|s| {
         !matches!(
             function.exps[s.exp],
-            Exp::Reduce { .. } | Exp::Scan { .. } | Exp::Loop { .. } | Exp::If { .. } | Exp::Scatter { .. } | Exp::Call { .. }
+            Exp::Reduce { .. }
+                | Exp::Scan { .. }
+                | Exp::Loop { .. }
+                | Exp::If { .. }
+                | Exp::Scatter { .. }
+                | Exp::Call { .. }
         )
     })
 }
 
-fn count_block(function: &weft_core::Function, block: BlockId, weight: u32, counts: &mut FxHashMap<VarId, u32>) {
+fn count_block(
+    function: &weft_core::Function,
+    block: BlockId,
+    weight: u32,
+    counts: &mut FxHashMap<VarId, u32>,
+) {
     let b = &function.blocks[block];
     let add = |a: &Atom, w: u32, counts: &mut FxHashMap<VarId, u32>| {
         if let Atom::Var(v) = a {
@@ -1074,16 +1429,25 @@ fn exp_atoms(exp: &Exp) -> Vec<Atom> {
         for item in items {
             match item {
                 IndexItem::Fix(a) => out.push(*a),
-                IndexItem::Slice { start, end, stride } => out.extend([start, end, stride].into_iter().flatten().copied()),
+                IndexItem::Slice { start, end, stride } => {
+                    out.extend([start, end, stride].into_iter().flatten().copied())
+                }
             }
         }
     };
     match exp {
-        Exp::Atom(a) | Exp::Unzip(a) | Exp::Transpose(a) | Exp::Reverse(a) | Exp::Flatten(a) | Exp::Iota { size: a } => out.push(*a),
+        Exp::Atom(a)
+        | Exp::Unzip(a)
+        | Exp::Transpose(a)
+        | Exp::Reverse(a)
+        | Exp::Flatten(a)
+        | Exp::Iota { size: a } => out.push(*a),
         Exp::Size(_) => {}
         Exp::BinOp { lhs, rhs, .. } => out.extend([*lhs, *rhs]),
         Exp::UnOp { operand, .. } | Exp::Convert { operand, .. } => out.push(*operand),
-        Exp::Math { args, .. } | Exp::Tuple(args) | Exp::Call { args, .. } | Exp::Zip(args) => out.extend(args.iter().copied()),
+        Exp::Math { args, .. } | Exp::Tuple(args) | Exp::Call { args, .. } | Exp::Zip(args) => {
+            out.extend(args.iter().copied())
+        }
         Exp::ArrayLit { elems, .. } => out.extend(elems.iter().copied()),
         Exp::Proj { tuple, .. } => out.push(*tuple),
         Exp::Index { array, items: its } => {
@@ -1099,12 +1463,17 @@ fn exp_atoms(exp: &Exp) -> Vec<Atom> {
             }
         }
         Exp::Map { arrays, .. } => out.extend(arrays.iter().copied()),
-        Exp::Reduce { neutral, array, .. } | Exp::Scan { neutral, array, .. } => out.extend([*neutral, *array]),
+        Exp::Reduce { neutral, array, .. } | Exp::Scan { neutral, array, .. } => {
+            out.extend([*neutral, *array])
+        }
         Exp::Generate { size, .. } => out.push(*size),
         Exp::Scatter { dest, indices, values } => out.extend([*dest, *indices, *values]),
         Exp::Replicate { size, value } => out.extend([*size, *value]),
         Exp::Unflatten { rows, cols, array } => out.extend([*rows, *cols, *array]),
-        Exp::Split { chunk: a, array: b } | Exp::Take { count: a, array: b } | Exp::Drop { count: a, array: b } | Exp::Concat(a, b) => out.extend([*a, *b]),
+        Exp::Split { chunk: a, array: b }
+        | Exp::Take { count: a, array: b }
+        | Exp::Drop { count: a, array: b }
+        | Exp::Concat(a, b) => out.extend([*a, *b]),
         Exp::Materialise { value, .. } | Exp::Coerce { value, .. } => out.push(*value),
     }
     out
@@ -1113,7 +1482,9 @@ fn exp_atoms(exp: &Exp) -> Vec<Atom> {
 /// Nested blocks of an expression; `true` for those that run once per element.
 fn exp_blocks(exp: &Exp) -> Vec<(BlockId, bool)> {
     match exp {
-        Exp::If { then_branch, else_branch, .. } => vec![(*then_branch, false), (*else_branch, false)],
+        Exp::If { then_branch, else_branch, .. } => {
+            vec![(*then_branch, false), (*else_branch, false)]
+        }
         Exp::Loop { form, body, .. } => {
             let mut v = vec![(*body, true)];
             if let LoopForm::While { cond } = form {
@@ -1121,7 +1492,10 @@ fn exp_blocks(exp: &Exp) -> Vec<(BlockId, bool)> {
             }
             v
         }
-        Exp::Map { lambda, .. } | Exp::Reduce { lambda, .. } | Exp::Scan { lambda, .. } | Exp::Generate { lambda, .. } => vec![(lambda.body, true)],
+        Exp::Map { lambda, .. }
+        | Exp::Reduce { lambda, .. }
+        | Exp::Scan { lambda, .. }
+        | Exp::Generate { lambda, .. } => vec![(lambda.body, true)],
         _ => Vec::new(),
     }
 }

@@ -114,6 +114,10 @@ pub enum CExpr {
     Cast(Elem, Rc<CExpr>),
 }
 
+#[expect(
+    clippy::should_implement_trait,
+    reason = "smart constructors that fold constants, not arithmetic on values"
+)]
 impl CExpr {
     pub fn var(name: &str) -> CExpr {
         CExpr::Var(Rc::from(name))
@@ -228,24 +232,63 @@ pub enum ParLevel {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cmd {
     /// `T name = init;` in private memory.
-    Decl { name: Rc<str>, elem: Elem, init: Option<CExpr> },
+    Decl {
+        name: Rc<str>,
+        elem: Elem,
+        init: Option<CExpr>,
+    },
     /// `T name[len]` in `space` (private or local), a fixed size.
-    Array { name: Rc<str>, elem: Elem, space: AddrSpace, len: i64 },
-    Assign { name: Rc<str>, value: CExpr },
+    Array {
+        name: Rc<str>,
+        elem: Elem,
+        space: AddrSpace,
+        len: i64,
+    },
+    Assign {
+        name: Rc<str>,
+        value: CExpr,
+    },
     /// `ptr[index] = value`.
-    Store { ptr: Rc<str>, index: CExpr, value: CExpr },
-    If { cond: CExpr, then_cmds: Vec<Cmd>, else_cmds: Vec<Cmd> },
+    Store {
+        ptr: Rc<str>,
+        index: CExpr,
+        value: CExpr,
+    },
+    If {
+        cond: CExpr,
+        then_cmds: Vec<Cmd>,
+        else_cmds: Vec<Cmd>,
+    },
     /// `for (long var = 0; var < bound; var++)`, with the source line it comes from.
-    For { var: Rc<str>, bound: CExpr, body: Vec<Cmd>, comment: Option<String> },
+    For {
+        var: Rc<str>,
+        bound: CExpr,
+        body: Vec<Cmd>,
+        comment: Option<String>,
+    },
     /// A parallel loop: each iteration runs on one unit of `level`, strided when the
     /// bound exceeds the units.
-    ParFor { level: ParLevel, var: Rc<str>, bound: CExpr, body: Vec<Cmd>, comment: Option<String> },
+    ParFor {
+        level: ParLevel,
+        var: Rc<str>,
+        bound: CExpr,
+        body: Vec<Cmd>,
+        comment: Option<String>,
+    },
     /// `while (true) { cond_cmds; if (!cond) break; body }`.
-    While { cond_cmds: Vec<Cmd>, cond: CExpr, body: Vec<Cmd> },
+    While {
+        cond_cmds: Vec<Cmd>,
+        cond: CExpr,
+        body: Vec<Cmd>,
+    },
     /// A work-group barrier on local memory.
     Barrier,
     /// Records run-time error `code` (first writer wins) with two payload words.
-    Fail { code: u32, a: CExpr, b: CExpr },
+    Fail {
+        code: u32,
+        a: CExpr,
+        b: CExpr,
+    },
     Comment(String),
     /// Raw statement text for runtime helpers the printer cannot express otherwise.
     Raw(String),

@@ -7,17 +7,17 @@ use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 use weft_core::{
-    Atom, BinOp, BlockId, CoreSize, Exp, ExpId, FnId, IndexItem, LoopForm, Origin, Program,
-    Type, UnOp, VarId,
+    Atom, BinOp, BlockId, CoreSize, Exp, ExpId, FnId, IndexItem, LoopForm, Origin, Program, Type,
+    UnOp, VarId,
 };
 use weft_hir::{MathFn, ScalarTy};
 use weft_plan::{Arg, Elem, ErrorSite, Expr, ParamKind, Var};
 use weft_values::Scalar;
 
-use crate::arr::{Mem, View};
-use crate::imp::{COp, CExpr, Cmd, KernelImp};
-use crate::val::{HArr, HEnv, HScalar, HVal, KArr, KVal, PullFn, PullSrc, Res};
 use crate::LowerError;
+use crate::arr::{Mem, View};
+use crate::imp::{CExpr, COp, Cmd, KernelImp};
+use crate::val::{HArr, HEnv, HScalar, HVal, KArr, KVal, PullFn, PullSrc, Res};
 
 /// State shared by the host lowering and every kernel builder of one entry.
 pub(crate) struct Shared {
@@ -79,10 +79,9 @@ pub(crate) fn leaves(ty: &Type) -> Res<Vec<Elem>> {
             }
             Ok(out)
         }
-        Type::Array { .. } => Err(LowerError::unsupported(
-            "arrays of tuples that contain arrays",
-            None,
-        )),
+        Type::Array { .. } => {
+            Err(LowerError::unsupported("arrays of tuples that contain arrays", None))
+        }
     }
 }
 
@@ -134,10 +133,8 @@ pub(crate) fn literal(s: Scalar) -> CExpr {
 }
 
 fn sanitize(name: &str) -> String {
-    let mut out: String = name
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
-        .collect();
+    let mut out: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
     if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
         out.insert(0, 'v');
     }
@@ -167,9 +164,17 @@ impl<'p> Kb<'p> {
         }
     }
 
-    pub(crate) fn finish(mut self, name: String, doc: String, local_size: Option<u32>) -> (KernelImp, Vec<Arg>) {
+    pub(crate) fn finish(
+        mut self,
+        name: String,
+        doc: String,
+        local_size: Option<u32>,
+    ) -> (KernelImp, Vec<Arg>) {
         let body = self.cmds.pop().unwrap_or_default();
-        (KernelImp { name, params: self.params, body, local_size, doc, origins: self.origins }, self.args)
+        (
+            KernelImp { name, params: self.params, body, local_size, doc, origins: self.origins },
+            self.args,
+        )
     }
 
     // ---- emission helpers ----
@@ -244,7 +249,8 @@ impl<'p> Kb<'p> {
         if let Some(name) = self.buffers.get(&buf) {
             return name.clone();
         }
-        let hint = self.shared.borrow().var_names.get(&buf).cloned().unwrap_or_else(|| "buf".to_owned());
+        let hint =
+            self.shared.borrow().var_names.get(&buf).cloned().unwrap_or_else(|| "buf".to_owned());
         let name = self.fresh_name(&hint);
         self.params.push((name.to_string(), ParamKind::Buffer(elem)));
         self.args.push(Arg::Buffer(buf));
@@ -270,7 +276,9 @@ impl<'p> Kb<'p> {
             return c.clone();
         }
         let hint = match e {
-            Expr::Var(v) => self.shared.borrow().var_names.get(v).cloned().unwrap_or_else(|| "s".to_owned()),
+            Expr::Var(v) => {
+                self.shared.borrow().var_names.get(v).cloned().unwrap_or_else(|| "s".to_owned())
+            }
             _ => "s".to_owned(),
         };
         let name = self.fresh_name(&hint);
@@ -339,10 +347,9 @@ impl<'p> Kb<'p> {
                 stride: self.import_index(stride),
             },
             View::Transpose => View::Transpose,
-            View::Unflatten { rows, cols } => View::Unflatten {
-                rows: self.import_index(rows),
-                cols: self.import_index(cols),
-            },
+            View::Unflatten { rows, cols } => {
+                View::Unflatten { rows: self.import_index(rows), cols: self.import_index(cols) }
+            }
             View::Flatten => View::Flatten,
         }
     }
@@ -350,7 +357,8 @@ impl<'p> Kb<'p> {
     fn import_pull(&mut self, src: &PullSrc, shape: Vec<CExpr>) -> Res<KArr> {
         let f: PullFn = match src {
             PullSrc::Map { func, lambda, env, arrays } => {
-                let arrays: Vec<KArr> = arrays.iter().map(|a| self.import_arr(a)).collect::<Res<_>>()?;
+                let arrays: Vec<KArr> =
+                    arrays.iter().map(|a| self.import_arr(a)).collect::<Res<_>>()?;
                 let env = KEnv { vars: FxHashMap::default(), host: Some(env.clone()) };
                 let (func, lambda) = (*func, lambda.clone());
                 Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
@@ -378,7 +386,11 @@ impl<'p> Kb<'p> {
             PullSrc::Iota(elem) => {
                 let elem = *elem;
                 Rc::new(move |_kb: &mut Kb<'_>, idx: &[CExpr]| {
-                    let v = if elem == Elem::I64 { idx[0].clone() } else { CExpr::cast(elem, idx[0].clone()) };
+                    let v = if elem == Elem::I64 {
+                        idx[0].clone()
+                    } else {
+                        CExpr::cast(elem, idx[0].clone())
+                    };
                     Ok(KVal::Scalar(v, elem))
                 })
             }
@@ -387,13 +399,17 @@ impl<'p> Kb<'p> {
                 Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| kb.index_val(&value, &idx[1..]))
             }
             PullSrc::Lit(elems) => {
-                let elems: Vec<KVal> = elems.iter().map(|e| self.import_val(e)).collect::<Res<_>>()?;
+                let elems: Vec<KVal> =
+                    elems.iter().map(|e| self.import_val(e)).collect::<Res<_>>()?;
                 Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
                     let mut vals = Vec::new();
                     for e in &elems {
                         vals.push(kb.index_val(e, &idx[1..])?);
                     }
-                    let mut result = vals.last().cloned().ok_or_else(|| LowerError::internal("empty array literal indexed"))?;
+                    let mut result = vals
+                        .last()
+                        .cloned()
+                        .ok_or_else(|| LowerError::internal("empty array literal indexed"))?;
                     for (k, v) in vals.iter().enumerate().rev().skip(1) {
                         let cond = CExpr::bin(COp::Eq, idx[0].clone(), CExpr::Int(k as i64));
                         result = select_val(&cond, v, &result);
@@ -478,7 +494,11 @@ impl<'p> Kb<'p> {
             KVal::Scalar(v, _) => match dest {
                 KArr::Mem(m) => {
                     let addr = m.address(prefix);
-                    let v = if m.elem == Elem::Bool { CExpr::cast(Elem::Bool, v.clone()) } else { v.clone() };
+                    let v = if m.elem == Elem::Bool {
+                        CExpr::cast(Elem::Bool, v.clone())
+                    } else {
+                        v.clone()
+                    };
                     self.emit(Cmd::Store { ptr: m.buf.clone(), index: addr, value: v });
                     Ok(())
                 }
@@ -495,7 +515,9 @@ impl<'p> Kb<'p> {
             },
             KVal::Arr(src) => {
                 let shape = src.shape();
-                let Some(n) = shape.first().cloned() else { return Err(LowerError::internal("rank-0 array")) };
+                let Some(n) = shape.first().cloned() else {
+                    return Err(LowerError::internal("rank-0 array"));
+                };
                 let i = self.fresh_name("i");
                 self.push();
                 let elem = self.index(src, &[CExpr::Var(i.clone())])?;
@@ -567,7 +589,9 @@ impl<'p> Kb<'p> {
                     KVal::Scalar(self.decl("n", *elem, Some(e.clone())), *elem)
                 }
             }
-            KVal::Tuple(parts) => KVal::Tuple(parts.iter().map(|p| self.stage(p)).collect::<Res<_>>()?),
+            KVal::Tuple(parts) => {
+                KVal::Tuple(parts.iter().map(|p| self.stage(p)).collect::<Res<_>>()?)
+            }
             KVal::Arr(_) => return Err(LowerError::internal("staging an array")),
         })
     }
@@ -701,9 +725,11 @@ impl<'p> Kb<'p> {
         let origin = self.origin(f, exp);
         if let Some(o) = &origin {
             let role = match &function.exps[exp] {
-                Exp::Map { .. } | Exp::Generate { .. } | Exp::Reduce { .. } | Exp::Scan { .. } | Exp::Loop { .. } => {
-                    "@seq: a sequential loop in each work-item"
-                }
+                Exp::Map { .. }
+                | Exp::Generate { .. }
+                | Exp::Reduce { .. }
+                | Exp::Scan { .. }
+                | Exp::Loop { .. } => "@seq: a sequential loop in each work-item",
                 _ => "computed in each work-item",
             };
             self.note(o, role);
@@ -753,19 +779,26 @@ impl<'p> Kb<'p> {
                 _ => Err(LowerError::internal("projection of a non-tuple")),
             },
             Exp::ArrayLit { elems, elem_ty } => {
-                let vals: Vec<KVal> = elems.iter().map(|e| self.atom(f, env, e)).collect::<Res<_>>()?;
+                let vals: Vec<KVal> =
+                    elems.iter().map(|e| self.atom(f, env, e)).collect::<Res<_>>()?;
                 let mut shape = vec![CExpr::Int(vals.len() as i64)];
                 if let Some(KVal::Arr(first)) = vals.first() {
                     shape.extend(first.shape());
                 } else if let Type::Array { .. } = elem_ty {
-                    return Err(LowerError::unsupported("an empty array literal of arrays in a kernel", origin.as_ref()));
+                    return Err(LowerError::unsupported(
+                        "an empty array literal of arrays in a kernel",
+                        origin.as_ref(),
+                    ));
                 }
                 let f: PullFn = Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
                     let mut picked = Vec::new();
                     for v in &vals {
                         picked.push(kb.index_val(v, &idx[1..])?);
                     }
-                    let mut result = picked.last().cloned().ok_or_else(|| LowerError::internal("empty literal indexed"))?;
+                    let mut result = picked
+                        .last()
+                        .cloned()
+                        .ok_or_else(|| LowerError::internal("empty literal indexed"))?;
                     for (k, v) in picked.iter().enumerate().rev().skip(1) {
                         let cond = CExpr::bin(COp::Eq, idx[0].clone(), CExpr::Int(k as i64));
                         result = select_val(&cond, v, &result);
@@ -786,8 +819,17 @@ impl<'p> Kb<'p> {
                             let i = self.int(f, env, i)?;
                             let i = self.tmp("i", Elem::I64, i);
                             if self.checks() {
-                                let code = self.error_site(format!("index {{0}} out of bounds for array `{name}` of size {{1}}"), origin.as_ref());
-                                let ok = CExpr::bin(COp::And, CExpr::bin(COp::Le, CExpr::Int(0), i.clone()), CExpr::bin(COp::Lt, i.clone(), n.clone()));
+                                let code = self.error_site(
+                                    format!(
+                                        "index {{0}} out of bounds for array `{name}` of size {{1}}"
+                                    ),
+                                    origin.as_ref(),
+                                );
+                                let ok = CExpr::bin(
+                                    COp::And,
+                                    CExpr::bin(COp::Le, CExpr::Int(0), i.clone()),
+                                    CExpr::bin(COp::Lt, i.clone(), n.clone()),
+                                );
                                 self.check(ok, code, i.clone(), n.clone());
                             }
                             arr = self.view(&arr, &View::Fix { dim, index: i });
@@ -806,7 +848,14 @@ impl<'p> Kb<'p> {
                                 Some(e) => Some(self.int(f, env, e)?),
                                 None => None,
                             };
-                            let (s, len) = self.slice_bounds(&name, n, start, end, stride.clone(), origin.as_ref());
+                            let (s, len) = self.slice_bounds(
+                                &name,
+                                n,
+                                start,
+                                end,
+                                stride.clone(),
+                                origin.as_ref(),
+                            );
                             arr = self.view(&arr, &View::Slice { dim, start: s, len, stride });
                             dim += 1;
                         }
@@ -861,15 +910,23 @@ impl<'p> Kb<'p> {
                         let r = self.block(f, &mut benv, *body)?;
                         self.assign(&vars, &r)?;
                         let cmds = self.pop();
-                        let bound = if belem == Elem::I64 { bound } else { CExpr::cast(Elem::I64, bound) };
-                        self.emit(Cmd::For { var: i, bound, body: cmds, comment: self.comment(origin.as_ref()) });
+                        let bound =
+                            if belem == Elem::I64 { bound } else { CExpr::cast(Elem::I64, bound) };
+                        self.emit(Cmd::For {
+                            var: i,
+                            bound,
+                            body: cmds,
+                            comment: self.comment(origin.as_ref()),
+                        });
                     }
                     LoopForm::While { cond } => {
                         let mut cenv = benv.clone();
                         self.push();
                         let c = self.block(f, &mut cenv, *cond)?;
                         let cond_cmds = self.pop();
-                        let KVal::Scalar(c, _) = c else { return Err(LowerError::internal("loop condition")) };
+                        let KVal::Scalar(c, _) = c else {
+                            return Err(LowerError::internal("loop condition"));
+                        };
                         self.push();
                         let r = self.block(f, &mut benv, *body)?;
                         self.assign(&vars, &r)?;
@@ -882,21 +939,28 @@ impl<'p> Kb<'p> {
             Exp::Map { level: Some(weft_hir::Level::Thread), lambda, arrays } if self.in_group => {
                 self.thread_map(f, env, lambda, arrays, ty, &hint, origin.as_ref())
             }
-            Exp::Reduce { level: Some(weft_hir::Level::Group), lambda, neutral, array } if self.in_group => {
+            Exp::Reduce { level: Some(weft_hir::Level::Group), lambda, neutral, array }
+                if self.in_group =>
+            {
                 self.group_reduce(f, env, lambda, neutral, array, origin.as_ref())
             }
-            Exp::Scan { level: Some(weft_hir::Level::Group), lambda, neutral, array } if self.in_group => {
+            Exp::Scan { level: Some(weft_hir::Level::Group), lambda, neutral, array }
+                if self.in_group =>
+            {
                 self.group_scan(f, env, lambda, neutral, array, ty, &hint, origin.as_ref())
             }
             Exp::Materialise { space: weft_core::Space::Local, value } if self.in_group => {
                 let v = self.atom(f, env, value)?;
                 match v {
-                    KVal::Arr(arr) => Ok(KVal::Arr(self.to_local(env, arr, ty, &hint, origin.as_ref())?)),
+                    KVal::Arr(arr) => {
+                        Ok(KVal::Arr(self.to_local(env, arr, ty, &hint, origin.as_ref())?))
+                    }
                     other => Ok(other),
                 }
             }
             Exp::Map { lambda, arrays, .. } => {
-                let arrays: Vec<KArr> = arrays.iter().map(|a| self.array(f, env, a)).collect::<Res<_>>()?;
+                let arrays: Vec<KArr> =
+                    arrays.iter().map(|a| self.array(f, env, a)).collect::<Res<_>>()?;
                 let mut shape = vec![arrays[0].shape()[0].clone()];
                 let (_, rank) = elem_and_rank(&lambda.ret);
                 let ret_shape = self.type_shape(env, &lambda.ret, rank)?;
@@ -946,7 +1010,12 @@ impl<'p> Kb<'p> {
                 let r = self.block(f, &mut lenv, lambda.body)?;
                 self.assign(&acc, &r)?;
                 let body = self.pop();
-                self.emit(Cmd::For { var: i, bound: n, body, comment: self.comment(origin.as_ref()) });
+                self.emit(Cmd::For {
+                    var: i,
+                    bound: n,
+                    body,
+                    comment: self.comment(origin.as_ref()),
+                });
                 Ok(acc)
             }
             Exp::Scan { lambda, neutral, array, .. } => {
@@ -975,7 +1044,12 @@ impl<'p> Kb<'p> {
                         let r = kb.block(f, &mut lenv, lambda.body)?;
                         kb.assign(&acc, &r)?;
                         let body = kb.pop();
-                        kb.emit(Cmd::For { var: k, bound: CExpr::add(idx[0].clone(), CExpr::Int(1)), body, comment: None });
+                        kb.emit(Cmd::For {
+                            var: k,
+                            bound: CExpr::add(idx[0].clone(), CExpr::Int(1)),
+                            body,
+                            comment: None,
+                        });
                         kb.index_val(&acc, &idx[1..])
                     });
                     return Ok(KVal::Arr(KArr::Pull { shape: vec![n], f: pf }));
@@ -995,16 +1069,30 @@ impl<'p> Kb<'p> {
                 self.assign(&acc, &r)?;
                 self.write(&out, &[CExpr::Var(i.clone())], &acc)?;
                 let body = self.pop();
-                self.emit(Cmd::For { var: i, bound: n, body, comment: self.comment(origin.as_ref()) });
+                self.emit(Cmd::For {
+                    var: i,
+                    bound: n,
+                    body,
+                    comment: self.comment(origin.as_ref()),
+                });
                 Ok(KVal::Arr(out))
             }
-            Exp::Scatter { .. } => Err(LowerError::unsupported("`scatter` inside a kernel", origin.as_ref())),
+            Exp::Scatter { .. } => {
+                Err(LowerError::unsupported("`scatter` inside a kernel", origin.as_ref()))
+            }
             Exp::Iota { size } => {
                 let n = self.int(f, env, size)?;
                 let (elem_ty, _) = elem_and_rank(ty);
-                let elem = match elem_ty { Type::Scalar(s) => elem_of(s), _ => Elem::I64 };
+                let elem = match elem_ty {
+                    Type::Scalar(s) => elem_of(s),
+                    _ => Elem::I64,
+                };
                 let pf: PullFn = Rc::new(move |_kb: &mut Kb<'_>, idx: &[CExpr]| {
-                    let v = if elem == Elem::I64 { idx[0].clone() } else { CExpr::cast(elem, idx[0].clone()) };
+                    let v = if elem == Elem::I64 {
+                        idx[0].clone()
+                    } else {
+                        CExpr::cast(elem, idx[0].clone())
+                    };
                     Ok(KVal::Scalar(v, elem))
                 });
                 Ok(KVal::Arr(KArr::Pull { shape: vec![n], f: pf }))
@@ -1016,7 +1104,8 @@ impl<'p> Kb<'p> {
                 if let KVal::Arr(a) = &v {
                     shape.extend(a.shape());
                 }
-                let pf: PullFn = Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| kb.index_val(&v, &idx[1..]));
+                let pf: PullFn =
+                    Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| kb.index_val(&v, &idx[1..]));
                 Ok(KVal::Arr(KArr::Pull { shape, f: pf }))
             }
             Exp::Zip(parts) => {
@@ -1041,7 +1130,12 @@ impl<'p> Kb<'p> {
             Exp::Reverse(a) => {
                 let arr = self.array(f, env, a)?;
                 let n = arr.shape()[0].clone();
-                let view = View::Slice { dim: 0, start: CExpr::sub(n.clone(), CExpr::Int(1)), len: n, stride: CExpr::Int(-1) };
+                let view = View::Slice {
+                    dim: 0,
+                    start: CExpr::sub(n.clone(), CExpr::Int(1)),
+                    len: n,
+                    stride: CExpr::Int(-1),
+                };
                 Ok(KVal::Arr(self.view(&arr, &view)))
             }
             Exp::Flatten(a) => {
@@ -1056,7 +1150,11 @@ impl<'p> Kb<'p> {
                 let n = arr.shape()[0].clone();
                 if self.checks() {
                     let code = self.error_site(format!("cannot unflatten array `{name}` of size {{0}} into rows of {{1}} (size mismatch)"), origin.as_ref());
-                    let ok = CExpr::bin(COp::And, CExpr::bin(COp::Ge, r.clone(), CExpr::Int(0)), CExpr::bin(COp::Eq, CExpr::mul(r.clone(), c.clone()), n.clone()));
+                    let ok = CExpr::bin(
+                        COp::And,
+                        CExpr::bin(COp::Ge, r.clone(), CExpr::Int(0)),
+                        CExpr::bin(COp::Eq, CExpr::mul(r.clone(), c.clone()), n.clone()),
+                    );
                     self.check(ok, code, n, c.clone());
                 }
                 Ok(KVal::Arr(self.view(&arr, &View::Unflatten { rows: r, cols: c })))
@@ -1067,11 +1165,40 @@ impl<'p> Kb<'p> {
                 let k = self.int(f, env, chunk)?;
                 let n = arr.shape()[0].clone();
                 if self.checks() {
-                    let code = self.error_site(format!("cannot split array `{name}`: size {{0}} is not divisible by {{1}}"), origin.as_ref());
-                    let ok = CExpr::bin(COp::And, CExpr::bin(COp::Gt, k.clone(), CExpr::Int(0)), CExpr::bin(COp::Eq, CExpr::bin(COp::Rem, n.clone(), CExpr::select(CExpr::bin(COp::Gt, k.clone(), CExpr::Int(0)), k.clone(), CExpr::Int(1))), CExpr::Int(0)));
+                    let code = self.error_site(
+                        format!(
+                            "cannot split array `{name}`: size {{0}} is not divisible by {{1}}"
+                        ),
+                        origin.as_ref(),
+                    );
+                    let ok = CExpr::bin(
+                        COp::And,
+                        CExpr::bin(COp::Gt, k.clone(), CExpr::Int(0)),
+                        CExpr::bin(
+                            COp::Eq,
+                            CExpr::bin(
+                                COp::Rem,
+                                n.clone(),
+                                CExpr::select(
+                                    CExpr::bin(COp::Gt, k.clone(), CExpr::Int(0)),
+                                    k.clone(),
+                                    CExpr::Int(1),
+                                ),
+                            ),
+                            CExpr::Int(0),
+                        ),
+                    );
                     self.check(ok, code, n.clone(), k.clone());
                 }
-                let rows = CExpr::bin(COp::Div, n, CExpr::select(CExpr::bin(COp::Gt, k.clone(), CExpr::Int(0)), k.clone(), CExpr::Int(1)));
+                let rows = CExpr::bin(
+                    COp::Div,
+                    n,
+                    CExpr::select(
+                        CExpr::bin(COp::Gt, k.clone(), CExpr::Int(0)),
+                        k.clone(),
+                        CExpr::Int(1),
+                    ),
+                );
                 Ok(KVal::Arr(self.view(&arr, &View::Unflatten { rows, cols: k })))
             }
             Exp::Take { count, array } | Exp::Drop { count, array } => {
@@ -1083,14 +1210,26 @@ impl<'p> Kb<'p> {
                 let n = arr.shape()[0].clone();
                 if self.checks() {
                     let what = if is_take { "take" } else { "drop" };
-                    let code = self.error_site(format!("{what} {{0}} out of bounds for array `{name}` of size {{1}}"), origin.as_ref());
-                    let ok = CExpr::bin(COp::And, CExpr::bin(COp::Le, CExpr::Int(0), k.clone()), CExpr::bin(COp::Le, k.clone(), n.clone()));
+                    let code = self.error_site(
+                        format!("{what} {{0}} out of bounds for array `{name}` of size {{1}}"),
+                        origin.as_ref(),
+                    );
+                    let ok = CExpr::bin(
+                        COp::And,
+                        CExpr::bin(COp::Le, CExpr::Int(0), k.clone()),
+                        CExpr::bin(COp::Le, k.clone(), n.clone()),
+                    );
                     self.check(ok, code, k.clone(), n.clone());
                 }
                 let view = if is_take {
                     View::Slice { dim: 0, start: CExpr::Int(0), len: k, stride: CExpr::Int(1) }
                 } else {
-                    View::Slice { dim: 0, start: k.clone(), len: CExpr::sub(n, k), stride: CExpr::Int(1) }
+                    View::Slice {
+                        dim: 0,
+                        start: k.clone(),
+                        len: CExpr::sub(n, k),
+                        stride: CExpr::Int(1),
+                    }
                 };
                 Ok(KVal::Arr(self.view(&arr, &view)))
             }
@@ -1106,7 +1245,11 @@ impl<'p> Kb<'p> {
                     rest[0] = CExpr::sub(idx[0].clone(), na.clone());
                     let idx = idx.to_vec();
                     let (a, b) = (a.clone(), b.clone());
-                    kb.branch(cond, &mut |kb: &mut Kb<'_>| kb.index(&a, &idx), &mut |kb: &mut Kb<'_>| kb.index(&b, &rest))
+                    kb.branch(
+                        cond,
+                        &mut |kb: &mut Kb<'_>| kb.index(&a, &idx),
+                        &mut |kb: &mut Kb<'_>| kb.index(&b, &rest),
+                    )
                 });
                 Ok(KVal::Arr(KArr::Pull { shape, f: pf }))
             }
@@ -1123,7 +1266,10 @@ impl<'p> Kb<'p> {
                                 self.write(&out, &[], &v)?;
                                 Ok(KVal::Arr(out))
                             }
-                            _ => Err(LowerError::unsupported("`to_private` of an array whose size is not a small constant", origin.as_ref())),
+                            _ => Err(LowerError::unsupported(
+                                "`to_private` of an array whose size is not a small constant",
+                                origin.as_ref(),
+                            )),
                         }
                     }
                     _ => Ok(v),
@@ -1143,7 +1289,12 @@ impl<'p> Kb<'p> {
                         let want = self.size(env, size)?;
                         if want != shape[d] && self.checks() {
                             let code = self.error_site(format!("size coercion of `{name}` failed: size {{0}} does not match {{1}}"), origin.as_ref());
-                            self.check(CExpr::bin(COp::Eq, shape[d].clone(), want.clone()), code, shape[d].clone(), want);
+                            self.check(
+                                CExpr::bin(COp::Eq, shape[d].clone(), want.clone()),
+                                code,
+                                shape[d].clone(),
+                                want,
+                            );
                         }
                         t = elem;
                         d += 1;
@@ -1157,7 +1308,9 @@ impl<'p> Kb<'p> {
     fn bind_loaded(&mut self, hint: &str, v: KVal) -> KVal {
         match v {
             KVal::Scalar(e, elem) => KVal::Scalar(self.tmp(hint, elem, e), elem),
-            KVal::Tuple(parts) => KVal::Tuple(parts.into_iter().map(|p| self.bind_loaded(hint, p)).collect()),
+            KVal::Tuple(parts) => {
+                KVal::Tuple(parts.into_iter().map(|p| self.bind_loaded(hint, p)).collect())
+            }
             other => other,
         }
     }
@@ -1188,10 +1341,13 @@ impl<'p> Kb<'p> {
                 let mut out = Vec::new();
                 for k in 0..n {
                     let f = f.clone();
-                    let pf: PullFn = Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| match f(kb, idx)? {
-                        KVal::Tuple(parts) => parts.get(k).cloned().ok_or_else(|| LowerError::internal("unzip")),
-                        _ => Err(LowerError::internal("unzip of a non-tuple")),
-                    });
+                    let pf: PullFn =
+                        Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| match f(kb, idx)? {
+                            KVal::Tuple(parts) => {
+                                parts.get(k).cloned().ok_or_else(|| LowerError::internal("unzip"))
+                            }
+                            _ => Err(LowerError::internal("unzip of a non-tuple")),
+                        });
                     out.push(KVal::Arr(KArr::Pull { shape: shape.clone(), f: pf }));
                 }
                 Ok(KVal::Tuple(out))
@@ -1204,15 +1360,29 @@ impl<'p> Kb<'p> {
         self.private_array_shaped(hint, elem_ty, vec![CExpr::Int(len)])
     }
 
-    pub(crate) fn private_array_shaped(&mut self, hint: &str, elem_ty: &Type, shape: Vec<CExpr>) -> Res<KArr> {
+    pub(crate) fn private_array_shaped(
+        &mut self,
+        hint: &str,
+        elem_ty: &Type,
+        shape: Vec<CExpr>,
+    ) -> Res<KArr> {
         let total: i64 = shape.iter().map(|s| s.as_int().unwrap_or(1)).product();
         let mut parts = Vec::new();
         for elem in leaves(elem_ty)? {
             let name = self.fresh_name(hint);
-            self.emit(Cmd::Array { name: name.clone(), elem, space: crate::imp::AddrSpace::Private, len: total.max(1) });
+            self.emit(Cmd::Array {
+                name: name.clone(),
+                elem,
+                space: crate::imp::AddrSpace::Private,
+                len: total.max(1),
+            });
             parts.push(KArr::Mem(Mem::fresh(name, elem, shape.clone())));
         }
-        Ok(if parts.len() == 1 { parts.pop().unwrap_or_else(|| unreachable_arr()) } else { KArr::Zip(parts) })
+        Ok(if parts.len() == 1 {
+            parts.pop().unwrap_or_else(unreachable_arr)
+        } else {
+            KArr::Zip(parts)
+        })
     }
 
     /// Start and length of a slice, with its bounds check (the interpreter's rules).
@@ -1230,7 +1400,9 @@ impl<'p> Kb<'p> {
         let s_default = match pos_const {
             Some(true) => CExpr::Int(0),
             Some(false) => CExpr::sub(n.clone(), CExpr::Int(1)),
-            None => CExpr::select(positive.clone(), CExpr::Int(0), CExpr::sub(n.clone(), CExpr::Int(1))),
+            None => {
+                CExpr::select(positive.clone(), CExpr::Int(0), CExpr::sub(n.clone(), CExpr::Int(1)))
+            }
         };
         let e_default = match pos_const {
             Some(true) => n.clone(),
@@ -1239,33 +1411,75 @@ impl<'p> Kb<'p> {
         };
         let s = self.tmp("start", Elem::I64, start.unwrap_or(s_default));
         let e = self.tmp("end", Elem::I64, end.unwrap_or(e_default));
-        let ok_pos = CExpr::bin(COp::And, CExpr::bin(COp::And, CExpr::bin(COp::Le, CExpr::Int(0), s.clone()), CExpr::bin(COp::Le, e.clone(), n.clone())), CExpr::bin(COp::Le, s.clone(), e.clone()));
-        let ok_neg = CExpr::bin(COp::And, CExpr::bin(COp::And, CExpr::bin(COp::Lt, s.clone(), n.clone()), CExpr::bin(COp::Ge, e.clone(), CExpr::Int(-1))), CExpr::bin(COp::Ge, s.clone(), e.clone()));
+        let ok_pos = CExpr::bin(
+            COp::And,
+            CExpr::bin(
+                COp::And,
+                CExpr::bin(COp::Le, CExpr::Int(0), s.clone()),
+                CExpr::bin(COp::Le, e.clone(), n.clone()),
+            ),
+            CExpr::bin(COp::Le, s.clone(), e.clone()),
+        );
+        let ok_neg = CExpr::bin(
+            COp::And,
+            CExpr::bin(
+                COp::And,
+                CExpr::bin(COp::Lt, s.clone(), n.clone()),
+                CExpr::bin(COp::Ge, e.clone(), CExpr::Int(-1)),
+            ),
+            CExpr::bin(COp::Ge, s.clone(), e.clone()),
+        );
         let ok = match pos_const {
             Some(true) => ok_pos,
             Some(false) => ok_neg,
-            None => CExpr::select(positive.clone(), ok_pos, CExpr::bin(COp::And, CExpr::bin(COp::Ne, stride.clone(), CExpr::Int(0)), ok_neg)),
+            None => CExpr::select(
+                positive.clone(),
+                ok_pos,
+                CExpr::bin(COp::And, CExpr::bin(COp::Ne, stride.clone(), CExpr::Int(0)), ok_neg),
+            ),
         };
         if self.checks() {
-            let code = self.error_site(format!("slice out of bounds for array `{name}` of size {{1}} (start {{0}})"), origin);
+            let code = self.error_site(
+                format!("slice out of bounds for array `{name}` of size {{1}} (start {{0}})"),
+                origin,
+            );
             self.check(ok, code, s.clone(), n);
         }
         // len = ceil(|e - s| / |stride|)
         let span_pos = CExpr::sub(e.clone(), s.clone());
-        let len_pos = CExpr::bin(COp::Div, CExpr::add(span_pos, CExpr::sub(stride.clone(), CExpr::Int(1))), stride.clone());
+        let len_pos = CExpr::bin(
+            COp::Div,
+            CExpr::add(span_pos, CExpr::sub(stride.clone(), CExpr::Int(1))),
+            stride.clone(),
+        );
         let span_neg = CExpr::sub(s.clone(), e);
         let neg_stride = CExpr::neg(stride.clone());
-        let len_neg = CExpr::bin(COp::Div, CExpr::add(span_neg, CExpr::sub(neg_stride.clone(), CExpr::Int(1))), neg_stride);
+        let len_neg = CExpr::bin(
+            COp::Div,
+            CExpr::add(span_neg, CExpr::sub(neg_stride.clone(), CExpr::Int(1))),
+            neg_stride,
+        );
         let len = match pos_const {
             Some(true) => len_pos,
             Some(false) => len_neg,
-            None => CExpr::select(positive, len_pos, CExpr::select(CExpr::bin(COp::Ne, stride, CExpr::Int(0)), len_neg, CExpr::Int(0))),
+            None => CExpr::select(
+                positive,
+                len_pos,
+                CExpr::select(CExpr::bin(COp::Ne, stride, CExpr::Int(0)), len_neg, CExpr::Int(0)),
+            ),
         };
         let len = self.tmp("len", Elem::I64, len);
         (s, len)
     }
 
-    pub(crate) fn binop(&mut self, op: BinOp, elem: Elem, a: CExpr, b: CExpr, origin: Option<&Origin>) -> (CExpr, Elem) {
+    pub(crate) fn binop(
+        &mut self,
+        op: BinOp,
+        elem: Elem,
+        a: CExpr,
+        b: CExpr,
+        origin: Option<&Origin>,
+    ) -> (CExpr, Elem) {
         let int = matches!(elem, Elem::I32 | Elem::I64 | Elem::U32 | Elem::U64);
         let cmp = |o: COp| (CExpr::bin(o, a.clone(), b.clone()), Elem::Bool);
         match op {
@@ -1279,7 +1493,11 @@ impl<'p> Kb<'p> {
             BinOp::BitOr => (CExpr::bin(COp::BitOr, a, b), elem),
             BinOp::BitXor => (CExpr::bin(COp::BitXor, a, b), elem),
             BinOp::Add | BinOp::Sub | BinOp::Mul if int => {
-                let o = match op { BinOp::Add => COp::Add, BinOp::Sub => COp::Sub, _ => COp::Mul };
+                let o = match op {
+                    BinOp::Add => COp::Add,
+                    BinOp::Sub => COp::Sub,
+                    _ => COp::Mul,
+                };
                 (wrapping(elem, o, a, b), elem)
             }
             BinOp::Add => (CExpr::bin(COp::Add, a, b), elem),
@@ -1288,18 +1506,33 @@ impl<'p> Kb<'p> {
             BinOp::Div | BinOp::Rem if int => {
                 let code = self.error_site("integer division by zero".to_owned(), origin);
                 let name = if op == BinOp::Div { "weft_div" } else { "weft_rem" };
-                (CExpr::call(&format!("{name}_{}", crate::imp::c_type(elem)), vec![CExpr::var("weft_err"), CExpr::Int(i64::from(code)), a, b]), elem)
+                (
+                    CExpr::call(
+                        &format!("{name}_{}", crate::imp::c_type(elem)),
+                        vec![CExpr::var("weft_err"), CExpr::Int(i64::from(code)), a, b],
+                    ),
+                    elem,
+                )
             }
             BinOp::Div => (CExpr::bin(COp::Div, a, b), elem),
             BinOp::Rem => (CExpr::call("fmod", vec![a, b]), elem),
-            BinOp::Pow if int => (CExpr::call(&format!("weft_pow_{}", crate::imp::c_type(elem)), vec![a, b]), elem),
+            BinOp::Pow if int => {
+                (CExpr::call(&format!("weft_pow_{}", crate::imp::c_type(elem)), vec![a, b]), elem)
+            }
             BinOp::Pow => (CExpr::call("pow", vec![a, b]), elem),
             BinOp::Shl | BinOp::Shr => {
                 let bits = if matches!(elem, Elem::I64 | Elem::U64) { 63 } else { 31 };
-                let amount = CExpr::bin(COp::BitAnd, CExpr::cast(Elem::U32, b), CExpr::lit(&format!("{bits}u")));
+                let amount = CExpr::bin(
+                    COp::BitAnd,
+                    CExpr::cast(Elem::U32, b),
+                    CExpr::lit(&format!("{bits}u")),
+                );
                 if op == BinOp::Shl {
                     let unsigned = unsigned_of(elem);
-                    (CExpr::cast(elem, CExpr::bin(COp::Shl, CExpr::cast(unsigned, a), amount)), elem)
+                    (
+                        CExpr::cast(elem, CExpr::bin(COp::Shl, CExpr::cast(unsigned, a), amount)),
+                        elem,
+                    )
                 } else {
                     (CExpr::bin(COp::Shr, a, amount), elem)
                 }
@@ -1356,7 +1589,10 @@ impl NegFix for CExpr {
                 if u == elem {
                     self
                 } else {
-                    CExpr::cast(elem, CExpr::bin(COp::Sub, CExpr::lit("0"), CExpr::cast(u, (**a).clone())))
+                    CExpr::cast(
+                        elem,
+                        CExpr::bin(COp::Sub, CExpr::lit("0"), CExpr::cast(u, (**a).clone())),
+                    )
                 }
             }
             CExpr::Neg(a) => {
@@ -1364,7 +1600,10 @@ impl NegFix for CExpr {
                 if u == elem {
                     CExpr::bin(COp::Sub, CExpr::lit("0"), (**a).clone())
                 } else {
-                    CExpr::cast(elem, CExpr::bin(COp::Sub, CExpr::lit("0"), CExpr::cast(u, (**a).clone())))
+                    CExpr::cast(
+                        elem,
+                        CExpr::bin(COp::Sub, CExpr::lit("0"), CExpr::cast(u, (**a).clone())),
+                    )
                 }
             }
             _ => self,
@@ -1410,29 +1649,37 @@ fn math(elem: Elem, func: MathFn, args: Vec<CExpr>) -> (CExpr, Elem) {
             (CExpr::call(name, args.iter().map(|a| CExpr::cast(elem, a.clone())).collect()), elem)
         }
         MathFn::Pow if float => call("pow"),
-        MathFn::Pow => (CExpr::call(&format!("weft_pow_{}", crate::imp::c_type(elem)), args.clone()), elem),
+        MathFn::Pow => {
+            (CExpr::call(&format!("weft_pow_{}", crate::imp::c_type(elem)), args.clone()), elem)
+        }
         MathFn::IsNan => (CExpr::cast(Elem::Bool, CExpr::call("isnan", args.clone())), Elem::Bool),
         MathFn::Nan => (CExpr::lit(if f32_ { "NAN" } else { "((double)NAN)" }), elem),
         MathFn::Inf => (CExpr::lit(if f32_ { "INFINITY" } else { "((double)INFINITY)" }), elem),
         MathFn::Pi => (CExpr::lit(if f32_ { "M_PI_F" } else { "M_PI" }), elem),
-        MathFn::Highest => (CExpr::lit(match elem {
-            Elem::F32 => "FLT_MAX",
-            Elem::F64 => "DBL_MAX",
-            Elem::I32 => "INT_MAX",
-            Elem::I64 => "LONG_MAX",
-            Elem::U32 => "UINT_MAX",
-            Elem::U64 => "ULONG_MAX",
-            Elem::Bool => "1",
-        }), elem),
-        MathFn::Lowest => (CExpr::lit(match elem {
-            Elem::F32 => "(-FLT_MAX)",
-            Elem::F64 => "(-DBL_MAX)",
-            Elem::I32 => "INT_MIN",
-            Elem::I64 => "LONG_MIN",
-            Elem::U32 => "0u",
-            Elem::U64 => "0ul",
-            Elem::Bool => "0",
-        }), elem),
+        MathFn::Highest => (
+            CExpr::lit(match elem {
+                Elem::F32 => "FLT_MAX",
+                Elem::F64 => "DBL_MAX",
+                Elem::I32 => "INT_MAX",
+                Elem::I64 => "LONG_MAX",
+                Elem::U32 => "UINT_MAX",
+                Elem::U64 => "ULONG_MAX",
+                Elem::Bool => "1",
+            }),
+            elem,
+        ),
+        MathFn::Lowest => (
+            CExpr::lit(match elem {
+                Elem::F32 => "(-FLT_MAX)",
+                Elem::F64 => "(-DBL_MAX)",
+                Elem::I32 => "INT_MIN",
+                Elem::I64 => "LONG_MIN",
+                Elem::U32 => "0u",
+                Elem::U64 => "0ul",
+                Elem::Bool => "0",
+            }),
+            elem,
+        ),
     }
 }
 
@@ -1451,8 +1698,12 @@ pub(crate) fn scalar_ty_of(s: Scalar) -> ScalarTy {
 /// `cond ? a : b` on scalars and tuples of scalars.
 pub(crate) fn select_val(cond: &CExpr, a: &KVal, b: &KVal) -> KVal {
     match (a, b) {
-        (KVal::Scalar(x, elem), KVal::Scalar(y, _)) => KVal::Scalar(CExpr::select(cond.clone(), x.clone(), y.clone()), *elem),
-        (KVal::Tuple(xs), KVal::Tuple(ys)) => KVal::Tuple(xs.iter().zip(ys).map(|(x, y)| select_val(cond, x, y)).collect()),
+        (KVal::Scalar(x, elem), KVal::Scalar(y, _)) => {
+            KVal::Scalar(CExpr::select(cond.clone(), x.clone(), y.clone()), *elem)
+        }
+        (KVal::Tuple(xs), KVal::Tuple(ys)) => {
+            KVal::Tuple(xs.iter().zip(ys).map(|(x, y)| select_val(cond, x, y)).collect())
+        }
         _ => a.clone(),
     }
 }
@@ -1491,7 +1742,9 @@ fn mem_as_pull(arr: &KArr) -> KArr {
 /// `path:line:col` without `:col`.
 pub(crate) fn strip_column(position: &str) -> String {
     match position.rsplit_once(':') {
-        Some((head, col)) if col.chars().all(|c| c.is_ascii_digit()) && head.contains(':') => head.to_owned(),
+        Some((head, col)) if col.chars().all(|c| c.is_ascii_digit()) && head.contains(':') => {
+            head.to_owned()
+        }
         _ => position.to_owned(),
     }
 }

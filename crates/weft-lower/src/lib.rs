@@ -21,10 +21,10 @@ mod host;
 pub mod imp;
 mod kernel;
 mod soac;
-mod tiles;
-mod val;
 #[cfg(test)]
 mod tests;
+mod tiles;
+mod val;
 
 use std::fmt;
 
@@ -52,7 +52,11 @@ impl LowerError {
     }
 
     pub(crate) fn internal(message: impl Into<String>) -> LowerError {
-        LowerError { message: format!("internal compiler error: {}", message.into()), origin: None, unsupported: false }
+        LowerError {
+            message: format!("internal compiler error: {}", message.into()),
+            origin: None,
+            unsupported: false,
+        }
     }
 }
 

@@ -18,7 +18,7 @@ use weft_plan::{BinOp as HOp, Elem, Expr, Step};
 
 use crate::arr::{IExpr, Mem};
 use crate::host::Lowerer;
-use crate::imp::{COp, CExpr, Cmd, ParLevel};
+use crate::imp::{CExpr, COp, Cmd, ParLevel};
 use crate::kernel::{KEnv, Kb, elem_and_rank};
 use crate::val::{HArr, HEnv, HScalar, HVal, KArr, KVal, Res};
 
@@ -41,17 +41,27 @@ pub(crate) fn commutative(program: &weft_core::Program, f: FnId, lambda: &Lambda
     let params_ok = |a: &Atom, b: &Atom| (*a == p && *b == q) || (*a == q && *b == p);
     match &function.exps[stmt.exp] {
         Exp::BinOp { op, lhs, rhs, .. } => {
-            matches!(op, BinOp::Add | BinOp::Mul | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor) && params_ok(lhs, rhs)
+            matches!(op, BinOp::Add | BinOp::Mul | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor)
+                && params_ok(lhs, rhs)
         }
         Exp::Math { func, args, .. } => {
-            matches!(func, weft_hir::MathFn::Min | weft_hir::MathFn::Max) && args.len() == 2 && params_ok(&args[0], &args[1])
+            matches!(func, weft_hir::MathFn::Min | weft_hir::MathFn::Max)
+                && args.len() == 2
+                && params_ok(&args[0], &args[1])
         }
         _ => false,
     }
 }
 
 /// Applies the operator lambda to two values inside a kernel.
-fn apply(kb: &mut Kb<'_>, f: FnId, lambda: &Lambda, host: &Rc<HEnv>, a: KVal, b: KVal) -> Res<KVal> {
+fn apply(
+    kb: &mut Kb<'_>,
+    f: FnId,
+    lambda: &Lambda,
+    host: &Rc<HEnv>,
+    a: KVal,
+    b: KVal,
+) -> Res<KVal> {
     let mut env = KEnv { vars: FxHashMap::default(), host: Some(host.clone()) };
     env.vars.insert(lambda.params[0], a);
     env.vars.insert(lambda.params[1], b);
@@ -88,7 +98,10 @@ fn hval_leaves(v: &HVal, out: &mut Vec<Elem>) -> Res<()> {
             }
         }
         HVal::Arr(_) => {
-            return Err(crate::LowerError::unsupported("a reduction or scan whose elements are arrays", None));
+            return Err(crate::LowerError::unsupported(
+                "a reduction or scan whose elements are arrays",
+                None,
+            ));
         }
     }
     Ok(())
@@ -116,20 +129,56 @@ impl<'p> Lowerer<'p> {
         self.let_var("groups", g)
     }
 
-    pub(crate) fn reduce(&mut self, f: FnId, lambda: &Lambda, ne: HVal, arr: HArr, origin: Option<&Origin>, env: &HEnv) -> Res<HVal> {
+    pub(crate) fn reduce(
+        &mut self,
+        f: FnId,
+        lambda: &Lambda,
+        ne: HVal,
+        arr: HArr,
+        origin: Option<&Origin>,
+        env: &HEnv,
+    ) -> Res<HVal> {
         let n = arr.shape()[0].clone();
         let groups = self.group_count(&n);
         let comm = commutative(self.program, f, lambda);
         let host = Rc::new(env.clone());
-        let partial = self.reduce_stage(f, lambda, &host, &ne, &arr, n, groups.clone(), comm, origin, "reduce_partials")?;
-        let total = self.reduce_stage(f, lambda, &host, &ne, &partial, groups, Expr::I64(1), comm, origin, "reduce_total")?;
+        let partial = self.reduce_stage(
+            f,
+            lambda,
+            &host,
+            &ne,
+            &arr,
+            n,
+            groups.clone(),
+            comm,
+            origin,
+            "reduce_partials",
+        )?;
+        let total = self.reduce_stage(
+            f,
+            lambda,
+            &host,
+            &ne,
+            &partial,
+            groups,
+            Expr::I64(1),
+            comm,
+            origin,
+            "reduce_total",
+        )?;
         let mut elems = Vec::new();
         hval_leaves(&ne, &mut elems)?;
         let bufs: Vec<HVal> = match &total {
             HArr::Mem(m) => vec![HVal::Scalar(HScalar::Device(m.buf, m.elem))],
             HArr::Zip(parts) => parts
                 .iter()
-                .filter_map(|p| if let HArr::Mem(m) = p { Some(HVal::Scalar(HScalar::Device(m.buf, m.elem))) } else { None })
+                .filter_map(|p| {
+                    if let HArr::Mem(m) = p {
+                        Some(HVal::Scalar(HScalar::Device(m.buf, m.elem)))
+                    } else {
+                        None
+                    }
+                })
                 .collect(),
             HArr::Pull(_) => Vec::new(),
         };
@@ -154,19 +203,29 @@ impl<'p> Lowerer<'p> {
         let wg = i64::from(self.options.work_group);
         let mut elems = Vec::new();
         hval_leaves(ne, &mut elems)?;
-        let ty = Type::Tuple(elems.iter().map(|e| Type::Scalar(crate::kernel::scalar_ty_of(weft_plan::lit(*e, 0)))).collect());
+        let ty = Type::Tuple(
+            elems
+                .iter()
+                .map(|e| Type::Scalar(crate::kernel::scalar_ty_of(weft_plan::lit(*e, 0))))
+                .collect(),
+        );
         let out = self.alloc(&ty, vec![groups.clone()], "partial")?;
         let mut kb = self.kb();
         kb.can_return = false;
         if let Some(o) = origin {
-            let role = if groups == Expr::I64(1) { "@grid: multi-stage reduction (second stage)" } else { "@grid: multi-stage reduction (work-group trees in local memory, then one group)" };
+            let role = if groups == Expr::I64(1) {
+                "@grid: multi-stage reduction (second stage)"
+            } else {
+                "@grid: multi-stage reduction (work-group trees in local memory, then one group)"
+            };
             kb.note(o, role);
         }
         let src = kb.import_arr(arr)?;
         let kn = kb.import_index(&n);
         let ne_k = kb.import_val(ne)?;
         let dst = kb.import_arr(&out)?;
-        let locals: Vec<Rc<str>> = elems.iter().map(|e| kb.local_param("red", *e, Expr::I64(wg))).collect();
+        let locals: Vec<Rc<str>> =
+            elems.iter().map(|e| kb.local_param("red", *e, Expr::I64(wg))).collect();
         let t = kb.tmp("t", Elem::I64, gid("get_local_id"));
         let g = kb.tmp("g", Elem::I64, gid("get_group_id"));
         let acc = kb.declare_like(&ne_k)?;
@@ -182,14 +241,30 @@ impl<'p> Lowerer<'p> {
             kb.emit(Cmd::ParFor { level: ParLevel::Grid(0), var: i, bound: kn, body, comment });
         } else {
             let gsize = gid("get_global_size");
-            let per = kb.tmp("per", Elem::I64, CExpr::bin(COp::Div, CExpr::add(kn.clone(), CExpr::sub(gsize.clone(), CExpr::Int(1))), gsize));
+            let per = kb.tmp(
+                "per",
+                Elem::I64,
+                CExpr::bin(
+                    COp::Div,
+                    CExpr::add(kn.clone(), CExpr::sub(gsize.clone(), CExpr::Int(1))),
+                    gsize,
+                ),
+            );
             let start = kb.tmp("start", Elem::I64, CExpr::mul(gid("get_global_id"), per.clone()));
-            let end = kb.tmp("end", Elem::I64, CExpr::call("min", vec![CExpr::add(start.clone(), per), kn]));
+            let end = kb.tmp(
+                "end",
+                Elem::I64,
+                CExpr::call("min", vec![CExpr::add(start.clone(), per), kn]),
+            );
             let k = kb.fresh_name("k");
-            let body = vec![Cmd::Decl { name: i, elem: Elem::I64, init: Some(CExpr::add(start.clone(), CExpr::Var(k.clone()))) }]
-                .into_iter()
-                .chain(body)
-                .collect();
+            let body = vec![Cmd::Decl {
+                name: i,
+                elem: Elem::I64,
+                init: Some(CExpr::add(start.clone(), CExpr::Var(k.clone()))),
+            }]
+            .into_iter()
+            .chain(body)
+            .collect();
             kb.emit(Cmd::For { var: k, bound: CExpr::sub(end, start), body, comment });
         }
         let mut acc_leaves = Vec::new();
@@ -199,17 +274,25 @@ impl<'p> Lowerer<'p> {
         }
         kb.emit(Cmd::Barrier);
         let load = |kb: &mut Kb<'_>, at: CExpr| -> KVal {
-            let leaves: Vec<(CExpr, Elem)> = locals.iter().zip(&elems).map(|(l, e)| (CExpr::load(l, at.clone()), *e)).collect();
+            let leaves: Vec<(CExpr, Elem)> =
+                locals.iter().zip(&elems).map(|(l, e)| (CExpr::load(l, at.clone()), *e)).collect();
             let _ = kb;
             rebuild(&ne_k, &mut leaves.into_iter())
         };
         let mut s = if comm { wg / 2 } else { 1 };
         while if comm { s > 0 } else { s < wg } {
             let (cond, partner) = if comm {
-                (CExpr::bin(COp::Lt, t.clone(), CExpr::Int(s)), CExpr::add(t.clone(), CExpr::Int(s)))
+                (
+                    CExpr::bin(COp::Lt, t.clone(), CExpr::Int(s)),
+                    CExpr::add(t.clone(), CExpr::Int(s)),
+                )
             } else {
                 (
-                    CExpr::bin(COp::Eq, CExpr::bin(COp::Rem, t.clone(), CExpr::Int(2 * s)), CExpr::Int(0)),
+                    CExpr::bin(
+                        COp::Eq,
+                        CExpr::bin(COp::Rem, t.clone(), CExpr::Int(2 * s)),
+                        CExpr::Int(0),
+                    ),
                     CExpr::add(t.clone(), CExpr::Int(s)),
                 )
             };
@@ -231,25 +314,54 @@ impl<'p> Lowerer<'p> {
         let total = load(&mut kb, CExpr::Int(0));
         kb.write(&dst, &[g], &total)?;
         let then_cmds = kb.pop();
-        kb.emit(Cmd::If { cond: CExpr::bin(COp::Eq, t, CExpr::Int(0)), then_cmds, else_cmds: Vec::new() });
+        kb.emit(Cmd::If {
+            cond: CExpr::bin(COp::Eq, t, CExpr::Int(0)),
+            then_cmds,
+            else_cmds: Vec::new(),
+        });
         let doc = format!(
             "{}: {} work-groups of {wg} fold {} and combine in local memory",
             kind.replace('_', " "),
             if groups == Expr::I64(1) { "one" } else { "up to 1024" },
-            if comm { "interleaved elements (commutative operator)" } else { "contiguous shares in order" }
+            if comm {
+                "interleaved elements (commutative operator)"
+            } else {
+                "contiguous shares in order"
+            }
         );
         let global = vec![Expr::mul(groups, Expr::I64(wg))];
         self.launch(kb, kind, doc, global, Some(vec![Expr::I64(wg)]));
         Ok(out)
     }
 
-    pub(crate) fn scan(&mut self, f: FnId, lambda: &Lambda, ne: HVal, arr: HArr, ty: &Type, origin: Option<&Origin>, env: &HEnv) -> Res<HArr> {
+    #[expect(clippy::too_many_arguments, reason = "the combinator's parts")]
+    pub(crate) fn scan(
+        &mut self,
+        f: FnId,
+        lambda: &Lambda,
+        ne: HVal,
+        arr: HArr,
+        ty: &Type,
+        origin: Option<&Origin>,
+        env: &HEnv,
+    ) -> Res<HArr> {
         let wg = i64::from(self.options.work_group);
         let n = arr.shape()[0].clone();
         let groups = self.group_count(&n);
         let host = Rc::new(env.clone());
         // Stage 1: each group's total, in order.
-        let partial = self.reduce_stage(f, lambda, &host, &ne, &arr, n.clone(), groups.clone(), false, origin, "scan_partials")?;
+        let partial = self.reduce_stage(
+            f,
+            lambda,
+            &host,
+            &ne,
+            &arr,
+            n.clone(),
+            groups.clone(),
+            false,
+            origin,
+            "scan_partials",
+        )?;
         // Stage 2: exclusive scan of the partials, in one work-item.
         {
             let mut kb = self.kb();
@@ -267,12 +379,28 @@ impl<'p> Lowerer<'p> {
             kb.assign(&carry, &r)?;
             let body = kb.pop();
             kb.emit(Cmd::For { var: i, bound: kg, body, comment: None });
-            self.launch(kb, "scan_carries", "scan carries: exclusive scan of the groups' totals (one work-item)".to_owned(), vec![Expr::I64(1)], None);
+            self.launch(
+                kb,
+                "scan_carries",
+                "scan carries: exclusive scan of the groups' totals (one work-item)".to_owned(),
+                vec![Expr::I64(1)],
+                None,
+            );
         }
         // Stage 3: each group scans its range in tiles, starting from its carry.
         let (elem_ty, _) = elem_and_rank(ty);
         let out = self.alloc(&elem_ty, vec![n.clone()], "scanned")?;
-        let per = self.let_var("per", Expr::bin(HOp::Div, Expr::add(n.clone(), Expr::sub(Expr::mul(groups.clone(), Expr::I64(wg)), Expr::I64(1))), Expr::mul(groups.clone(), Expr::I64(wg))));
+        let per = self.let_var(
+            "per",
+            Expr::bin(
+                HOp::Div,
+                Expr::add(
+                    n.clone(),
+                    Expr::sub(Expr::mul(groups.clone(), Expr::I64(wg)), Expr::I64(1)),
+                ),
+                Expr::mul(groups.clone(), Expr::I64(wg)),
+            ),
+        );
         let mut kb = self.kb();
         kb.can_return = false;
         if let Some(o) = origin {
@@ -286,20 +414,43 @@ impl<'p> Lowerer<'p> {
         let ne_k = kb.import_val(&ne)?;
         let mut elems = Vec::new();
         hval_leaves(&ne, &mut elems)?;
-        let locals: Vec<Rc<str>> = elems.iter().map(|e| kb.local_param("tile", *e, Expr::I64(wg))).collect();
+        let locals: Vec<Rc<str>> =
+            elems.iter().map(|e| kb.local_param("tile", *e, Expr::I64(wg))).collect();
         let t = kb.tmp("t", Elem::I64, gid("get_local_id"));
         let g = kb.tmp("g", Elem::I64, gid("get_group_id"));
-        let gstart = kb.tmp("gstart", Elem::I64, CExpr::mul(CExpr::mul(g.clone(), CExpr::Int(wg)), kper.clone()));
-        let gend = kb.tmp("gend", Elem::I64, CExpr::call("min", vec![CExpr::add(gstart.clone(), CExpr::mul(CExpr::Int(wg), kper)), kn]));
+        let gstart = kb.tmp(
+            "gstart",
+            Elem::I64,
+            CExpr::mul(CExpr::mul(g.clone(), CExpr::Int(wg)), kper.clone()),
+        );
+        let gend = kb.tmp(
+            "gend",
+            Elem::I64,
+            CExpr::call(
+                "min",
+                vec![CExpr::add(gstart.clone(), CExpr::mul(CExpr::Int(wg), kper)), kn],
+            ),
+        );
         let c0 = kb.index(&p, &[g])?;
         let carry = kb.declare_like(&c0)?;
         kb.assign(&carry, &c0)?;
         let k = kb.fresh_name("tile");
         kb.push();
-        let i = kb.tmp("i", Elem::I64, CExpr::add(CExpr::add(gstart.clone(), CExpr::mul(CExpr::Var(k.clone()), CExpr::Int(wg))), t.clone()));
+        let i = kb.tmp(
+            "i",
+            Elem::I64,
+            CExpr::add(
+                CExpr::add(gstart.clone(), CExpr::mul(CExpr::Var(k.clone()), CExpr::Int(wg))),
+                t.clone(),
+            ),
+        );
         let in_range = CExpr::bin(COp::Lt, i.clone(), gend.clone());
         let (src2, i2, ne2) = (src.clone(), i.clone(), ne_k.clone());
-        let x = kb.branch(in_range.clone(), &mut |kb: &mut Kb<'_>| kb.index(&src2, &[i2.clone()]), &mut |_kb: &mut Kb<'_>| Ok(ne2.clone()))?;
+        let x = kb.branch(
+            in_range.clone(),
+            &mut |kb: &mut Kb<'_>| kb.index(&src2, std::slice::from_ref(&i2)),
+            &mut |_kb: &mut Kb<'_>| Ok(ne2.clone()),
+        )?;
         let mut xl = Vec::new();
         scalar_leaves(&x, &mut xl);
         for (l, (v, _)) in locals.iter().zip(&xl) {
@@ -307,12 +458,17 @@ impl<'p> Lowerer<'p> {
         }
         kb.emit(Cmd::Barrier);
         let load = |at: CExpr| -> KVal {
-            let leaves: Vec<(CExpr, Elem)> = locals.iter().zip(&elems).map(|(l, e)| (CExpr::load(l, at.clone()), *e)).collect();
+            let leaves: Vec<(CExpr, Elem)> =
+                locals.iter().zip(&elems).map(|(l, e)| (CExpr::load(l, at.clone()), *e)).collect();
             rebuild(&ne_k, &mut leaves.into_iter())
         };
         let mut s = 1;
         while s < wg {
-            let earlier = load(CExpr::select(CExpr::bin(COp::Ge, t.clone(), CExpr::Int(s)), CExpr::sub(t.clone(), CExpr::Int(s)), CExpr::Int(0)));
+            let earlier = load(CExpr::select(
+                CExpr::bin(COp::Ge, t.clone(), CExpr::Int(s)),
+                CExpr::sub(t.clone(), CExpr::Int(s)),
+                CExpr::Int(0),
+            ));
             let v = kb.declare_like(&earlier)?;
             kb.assign(&v, &earlier)?;
             kb.emit(Cmd::Barrier);
@@ -324,13 +480,17 @@ impl<'p> Lowerer<'p> {
                 kb.emit(Cmd::Store { ptr: l.clone(), index: t.clone(), value: val });
             }
             let then_cmds = kb.pop();
-            kb.emit(Cmd::If { cond: CExpr::bin(COp::Ge, t.clone(), CExpr::Int(s)), then_cmds, else_cmds: Vec::new() });
+            kb.emit(Cmd::If {
+                cond: CExpr::bin(COp::Ge, t.clone(), CExpr::Int(s)),
+                then_cmds,
+                else_cmds: Vec::new(),
+            });
             kb.emit(Cmd::Barrier);
             s *= 2;
         }
         kb.push();
         let y = apply(&mut kb, f, lambda, &host, carry.clone(), load(t.clone()))?;
-        kb.write(&dst, &[i.clone()], &y)?;
+        kb.write(&dst, std::slice::from_ref(&i), &y)?;
         let then_cmds = kb.pop();
         kb.emit(Cmd::If { cond: in_range, then_cmds, else_cmds: Vec::new() });
         let last = load(CExpr::Int(wg - 1));
@@ -339,15 +499,33 @@ impl<'p> Lowerer<'p> {
         kb.assign(&carry, &nc)?;
         kb.emit(Cmd::Barrier);
         let body = kb.pop();
-        let tiles = CExpr::bin(COp::Div, CExpr::add(CExpr::sub(gend, gstart), CExpr::Int(wg - 1)), CExpr::Int(wg));
+        let tiles = CExpr::bin(
+            COp::Div,
+            CExpr::add(CExpr::sub(gend, gstart), CExpr::Int(wg - 1)),
+            CExpr::Int(wg),
+        );
         let comment = kb.comment(origin);
         kb.emit(Cmd::For { var: k, bound: tiles, body, comment });
-        let doc = format!("scan: each work-group scans its range in tiles of {wg} in local memory, from its carry");
-        self.launch(kb, "scan", doc, vec![Expr::mul(groups, Expr::I64(wg))], Some(vec![Expr::I64(wg)]));
+        let doc = format!(
+            "scan: each work-group scans its range in tiles of {wg} in local memory, from its carry"
+        );
+        self.launch(
+            kb,
+            "scan",
+            doc,
+            vec![Expr::mul(groups, Expr::I64(wg))],
+            Some(vec![Expr::I64(wg)]),
+        );
         Ok(out)
     }
 
-    pub(crate) fn scatter(&mut self, dest: HArr, indices: HArr, values: HArr, origin: Option<&Origin>) -> Res<HArr> {
+    pub(crate) fn scatter(
+        &mut self,
+        dest: HArr,
+        indices: HArr,
+        values: HArr,
+        origin: Option<&Origin>,
+    ) -> Res<HArr> {
         let out = self.copy_to_fresh(&dest, "scattered")?;
         let m = indices.shape()[0].clone();
         let mut kb = self.kb();
@@ -367,10 +545,14 @@ impl<'p> Lowerer<'p> {
         let j = kb.tmp("j", Elem::I64, j);
         kb.push();
         let v = kb.index(&vals, &[CExpr::Var(i.clone())])?;
-        kb.write(&dst, &[j.clone()], &v)?;
+        kb.write(&dst, std::slice::from_ref(&j), &v)?;
         let then_cmds = kb.pop();
         kb.emit(Cmd::If {
-            cond: CExpr::bin(COp::And, CExpr::bin(COp::Le, CExpr::Int(0), j.clone()), CExpr::bin(COp::Lt, j, n)),
+            cond: CExpr::bin(
+                COp::And,
+                CExpr::bin(COp::Le, CExpr::Int(0), j.clone()),
+                CExpr::bin(COp::Lt, j, n),
+            ),
             then_cmds,
             else_cmds: Vec::new(),
         });
@@ -378,7 +560,13 @@ impl<'p> Lowerer<'p> {
         let comment = kb.comment(origin);
         let km = kb.import_index(&m);
         kb.emit(Cmd::ParFor { level: ParLevel::Grid(0), var: i, bound: km, body, comment });
-        self.launch(kb, "scatter", "scatter: one work-item per index; out-of-range indices are ignored".to_owned(), vec![m], Some(vec![Expr::I64(256)]));
+        self.launch(
+            kb,
+            "scatter",
+            "scatter: one work-item per index; out-of-range indices are ignored".to_owned(),
+            vec![m],
+            Some(vec![Expr::I64(256)]),
+        );
         let _ = Mem::<Expr, weft_plan::Var>::fresh;
         let _: Option<KArr> = None;
         Ok(out)

@@ -17,7 +17,7 @@ use weft_plan::{BinOp as HOp, Elem, Expr, Step, Var};
 
 use crate::arr::{IExpr, Mem};
 use crate::host::Lowerer;
-use crate::imp::{COp, CExpr, Cmd, ParLevel};
+use crate::imp::{CExpr, COp, Cmd, ParLevel};
 use crate::kernel::KEnv;
 use crate::val::{HArr, HEnv, KVal, PullSrc, Res};
 
@@ -53,10 +53,18 @@ pub(crate) fn segmented_reduce(program: &Program, a: &HArr) -> Option<Rows> {
         return None;
     }
     let Exp::Reduce { lambda: op, .. } = &function.exps[last.exp] else { return None };
-    if !crate::soac::commutative(program, *func, op) || function.vars[last.var].ty.as_scalar().is_none() {
+    if !crate::soac::commutative(program, *func, op)
+        || function.vars[last.var].ty.as_scalar().is_none()
+    {
         return None;
     }
-    Some(Rows { func: *func, lambda: lambda.clone(), env: env.clone(), arrays: arrays.clone(), reduce_stmt: body.stmts.len() - 1 })
+    Some(Rows {
+        func: *func,
+        lambda: lambda.clone(),
+        env: env.clone(),
+        arrays: arrays.clone(),
+        reduce_stmt: body.stmts.len() - 1,
+    })
 }
 
 fn lid(d: u32) -> CExpr {
@@ -68,7 +76,12 @@ fn group_id(d: u32) -> CExpr {
 }
 
 impl<'p> Lowerer<'p> {
-    pub(crate) fn transpose_tiled(&mut self, src: &Mem<Expr, Var>, dst: &Mem<Expr, Var>, name: &str) -> Res<()> {
+    pub(crate) fn transpose_tiled(
+        &mut self,
+        src: &Mem<Expr, Var>,
+        dst: &Mem<Expr, Var>,
+        name: &str,
+    ) -> Res<()> {
         let mut kb = self.kb();
         kb.can_return = false;
         let s = kb.import_arr(&HArr::Mem(src.clone()))?;
@@ -88,15 +101,45 @@ impl<'p> Lowerer<'p> {
         for k in (0..TILE).step_by(8) {
             let r = CExpr::add(br.clone(), tx.clone());
             let c = CExpr::add(bc.clone(), CExpr::add(ty.clone(), CExpr::Int(k)));
-            let ok = CExpr::bin(COp::And, CExpr::bin(COp::Lt, r.clone(), rows.clone()), CExpr::bin(COp::Lt, c.clone(), cols.clone()));
-            let at = CExpr::add(CExpr::mul(CExpr::add(ty.clone(), CExpr::Int(k)), CExpr::Int(TILE + 1)), tx.clone());
-            load.push(Cmd::If { cond: ok, then_cmds: vec![Cmd::Store { ptr: tile.clone(), index: at, value: CExpr::load(&s.buf, s.address(&[r, c])) }], else_cmds: vec![] });
+            let ok = CExpr::bin(
+                COp::And,
+                CExpr::bin(COp::Lt, r.clone(), rows.clone()),
+                CExpr::bin(COp::Lt, c.clone(), cols.clone()),
+            );
+            let at = CExpr::add(
+                CExpr::mul(CExpr::add(ty.clone(), CExpr::Int(k)), CExpr::Int(TILE + 1)),
+                tx.clone(),
+            );
+            load.push(Cmd::If {
+                cond: ok,
+                then_cmds: vec![Cmd::Store {
+                    ptr: tile.clone(),
+                    index: at,
+                    value: CExpr::load(&s.buf, s.address(&[r, c])),
+                }],
+                else_cmds: vec![],
+            });
             // Write: work-item tx writes column bc+tx (contiguous in the result), rows br+ty+k.
             let r = CExpr::add(br.clone(), CExpr::add(ty.clone(), CExpr::Int(k)));
             let c = CExpr::add(bc.clone(), tx.clone());
-            let ok = CExpr::bin(COp::And, CExpr::bin(COp::Lt, r.clone(), rows.clone()), CExpr::bin(COp::Lt, c.clone(), cols.clone()));
-            let at = CExpr::add(CExpr::mul(tx.clone(), CExpr::Int(TILE + 1)), CExpr::add(ty.clone(), CExpr::Int(k)));
-            store.push(Cmd::If { cond: ok, then_cmds: vec![Cmd::Store { ptr: d.buf.clone(), index: d.address(&[r, c]), value: CExpr::load(&tile, at) }], else_cmds: vec![] });
+            let ok = CExpr::bin(
+                COp::And,
+                CExpr::bin(COp::Lt, r.clone(), rows.clone()),
+                CExpr::bin(COp::Lt, c.clone(), cols.clone()),
+            );
+            let at = CExpr::add(
+                CExpr::mul(tx.clone(), CExpr::Int(TILE + 1)),
+                CExpr::add(ty.clone(), CExpr::Int(k)),
+            );
+            store.push(Cmd::If {
+                cond: ok,
+                then_cmds: vec![Cmd::Store {
+                    ptr: d.buf.clone(),
+                    index: d.address(&[r, c]),
+                    value: CExpr::load(&tile, at),
+                }],
+                else_cmds: vec![],
+            });
         }
         for c in load {
             kb.emit(c);
@@ -105,11 +148,18 @@ impl<'p> Lowerer<'p> {
         for c in store {
             kb.emit(c);
         }
-        let round = |e: Expr, to: i64| Expr::mul(Expr::div(Expr::add(e, Expr::I64(to - 1)), Expr::I64(to)), Expr::I64(to));
+        let round = |e: Expr, to: i64| {
+            Expr::mul(Expr::div(Expr::add(e, Expr::I64(to - 1)), Expr::I64(to)), Expr::I64(to))
+        };
         let rows_h = src.shape[0].clone();
         let cols_h = src.shape[1].clone();
-        let global = vec![round(cols_h, TILE), Expr::div(Expr::mul(round(rows_h, TILE), Expr::I64(8)), Expr::I64(TILE))];
-        let doc = format!("materialises `{name}`, a transposed view: {TILE}x{TILE} tiles through local memory, coalesced reads and writes");
+        let global = vec![
+            round(cols_h, TILE),
+            Expr::div(Expr::mul(round(rows_h, TILE), Expr::I64(8)), Expr::I64(TILE)),
+        ];
+        let doc = format!(
+            "materialises `{name}`, a transposed view: {TILE}x{TILE} tiles through local memory, coalesced reads and writes"
+        );
         self.launch(kb, "transpose", doc, global, Some(vec![Expr::I64(TILE), Expr::I64(8)]));
         Ok(())
     }
@@ -134,7 +184,14 @@ impl<'p> Lowerer<'p> {
     }
 
     /// Both kernels of a segmented reduction and the host's choice between them.
-    pub(crate) fn rows_reduce(&mut self, a: &HArr, rows: &Rows, out: &HArr, len: Expr, name: &str) -> Res<()> {
+    pub(crate) fn rows_reduce(
+        &mut self,
+        a: &HArr,
+        rows: &Rows,
+        out: &HArr,
+        len: Expr,
+        name: &str,
+    ) -> Res<()> {
         let wg = i64::from(self.options.work_group);
         let n = a.shape()[0].clone();
         self.push_steps();
@@ -144,7 +201,11 @@ impl<'p> Lowerer<'p> {
         self.copy_kernel(a, out, name)?;
         let else_steps = self.pop_steps();
         let _ = wg;
-        self.step(Step::If { cond: Expr::bin(HOp::Ge, len, Expr::I64(GROUP_ROW_THRESHOLD)), then_steps, else_steps });
+        self.step(Step::If {
+            cond: Expr::bin(HOp::Ge, len, Expr::I64(GROUP_ROW_THRESHOLD)),
+            then_steps,
+            else_steps,
+        });
         Ok(())
     }
 
@@ -200,8 +261,16 @@ impl<'p> Lowerer<'p> {
         kb.assign(&acc, &r)?;
         let inner = kb.pop();
         let len = row.shape()[0].clone();
-        kb.emit(Cmd::ParFor { level: ParLevel::Thread, var: i, bound: len, body: inner, comment: None });
-        let KVal::Scalar(accv, _) = &acc else { return Err(crate::LowerError::internal("accumulator")) };
+        kb.emit(Cmd::ParFor {
+            level: ParLevel::Thread,
+            var: i,
+            bound: len,
+            body: inner,
+            comment: None,
+        });
+        let KVal::Scalar(accv, _) = &acc else {
+            return Err(crate::LowerError::internal("accumulator"));
+        };
         kb.emit(Cmd::Store { ptr: local.clone(), index: t.clone(), value: accv.clone() });
         kb.emit(Cmd::Barrier);
         let mut s = wg / 2;
@@ -217,20 +286,46 @@ impl<'p> Lowerer<'p> {
                 kb.emit(Cmd::Store { ptr: local.clone(), index: t.clone(), value: v });
             }
             let then_cmds = kb.pop();
-            kb.emit(Cmd::If { cond: CExpr::bin(COp::Lt, t.clone(), CExpr::Int(s)), then_cmds, else_cmds: vec![] });
+            kb.emit(Cmd::If {
+                cond: CExpr::bin(COp::Lt, t.clone(), CExpr::Int(s)),
+                then_cmds,
+                else_cmds: vec![],
+            });
             kb.emit(Cmd::Barrier);
             s /= 2;
         }
         kb.push();
-        kb.write(&dst, &[CExpr::Var(g.clone())], &KVal::Scalar(CExpr::load(&local, CExpr::Int(0)), elem))?;
+        kb.write(
+            &dst,
+            &[CExpr::Var(g.clone())],
+            &KVal::Scalar(CExpr::load(&local, CExpr::Int(0)), elem),
+        )?;
         let then_cmds = kb.pop();
-        kb.emit(Cmd::If { cond: CExpr::bin(COp::Eq, t.clone(), CExpr::Int(0)), then_cmds, else_cmds: vec![] });
+        kb.emit(Cmd::If {
+            cond: CExpr::bin(COp::Eq, t.clone(), CExpr::Int(0)),
+            then_cmds,
+            else_cmds: vec![],
+        });
         kb.emit(Cmd::Barrier);
         let row_body = kb.pop();
-        kb.emit(Cmd::ParFor { level: ParLevel::Group, var: g, bound: kn, body: row_body, comment: None });
+        kb.emit(Cmd::ParFor {
+            level: ParLevel::Group,
+            var: g,
+            bound: kn,
+            body: row_body,
+            comment: None,
+        });
         let groups = Expr::bin(HOp::Max, Expr::I64(1), Expr::bin(HOp::Min, n, Expr::I64(65536)));
-        let doc = format!("materialises `{name}`: one row per work-group of {wg}, coalesced reads, a tree in local memory");
-        self.launch(kb, "rows", doc, vec![Expr::mul(groups, Expr::I64(wg))], Some(vec![Expr::I64(wg)]));
+        let doc = format!(
+            "materialises `{name}`: one row per work-group of {wg}, coalesced reads, a tree in local memory"
+        );
+        self.launch(
+            kb,
+            "rows",
+            doc,
+            vec![Expr::mul(groups, Expr::I64(wg))],
+            Some(vec![Expr::I64(wg)]),
+        );
         Ok(())
     }
 }

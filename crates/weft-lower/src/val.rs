@@ -13,10 +13,10 @@ use rustc_hash::FxHashMap;
 use weft_core::{FnId, Lambda, Type, VarId};
 use weft_plan::{Elem, Expr, Var};
 
+use crate::LowerError;
 use crate::arr::{Mem, View, view_shape};
 use crate::imp::CExpr;
 use crate::kernel::Kb;
-use crate::LowerError;
 
 pub(crate) type Res<T> = Result<T, LowerError>;
 

@@ -6,7 +6,7 @@
 //! per kernel, with parameters named after the source, `const` on buffers the kernel
 //! only reads, and a comment with the source position on each loop.
 
-use std::collections::HashSet;
+use rustc_hash::FxHashSet as HashSet;
 use std::fmt::Write;
 
 use weft_core::{FnId, Origin, Program};
@@ -35,7 +35,11 @@ pub fn compile_entry(
         .iter()
         .map(|k| Kernel {
             name: k.name.clone(),
-            params: k.params.iter().map(|(name, kind)| KernelParam { name: name.clone(), kind: *kind }).collect(),
+            params: k
+                .params
+                .iter()
+                .map(|(name, kind)| KernelParam { name: name.clone(), kind: *kind })
+                .collect(),
         })
         .collect();
     let plan = Plan {
@@ -67,8 +71,17 @@ void weft_fail(__global long* weft_err, long code, long a, long b) {
 /// Integer division, remainder and power with Weft's semantics: division by zero
 /// fails, `MIN / -1` wraps, negative exponents give 0.
 fn int_helpers(out: &mut String) {
-    for (t, u, signed) in [("int", "uint", true), ("long", "ulong", true), ("uint", "uint", false), ("ulong", "ulong", false)] {
-        let wrap_neg = if signed { format!("if (b == -1) return ({t})(({u})0 - ({u})a);\n  ") } else { String::new() };
+    for (t, u, signed) in [
+        ("int", "uint", true),
+        ("long", "ulong", true),
+        ("uint", "uint", false),
+        ("ulong", "ulong", false),
+    ] {
+        let wrap_neg = if signed {
+            format!("if (b == -1) return ({t})(({u})0 - ({u})a);\n  ")
+        } else {
+            String::new()
+        };
         let rem_neg = if signed { "if (b == -1) return 0;\n  ".to_owned() } else { String::new() };
         let neg_exp = if signed { "if (b < 0) return 0;\n  ".to_owned() } else { String::new() };
         let _ = write!(
@@ -113,7 +126,7 @@ fn written(cmds: &[Cmd], out: &mut HashSet<String>) {
 
 /// One kernel as OpenCL C.
 pub fn print_kernel(k: &KernelImp) -> String {
-    let mut stores = HashSet::new();
+    let mut stores = HashSet::default();
     written(&k.body, &mut stores);
     let mut out = String::new();
     let _ = writeln!(out, "// {}", k.doc);
@@ -169,18 +182,30 @@ fn cmds(out: &mut String, list: &[Cmd], depth: usize) {
             }
             Cmd::For { var, bound, body, comment } => {
                 let comment = comment.as_ref().map(|c| format!(" // {c}")).unwrap_or_default();
-                let _ = writeln!(out, "{pad}for (long {var} = 0; {var} < {bound}; {var}++) {{{comment}");
+                let _ = writeln!(
+                    out,
+                    "{pad}for (long {var} = 0; {var} < {bound}; {var}++) {{{comment}"
+                );
                 cmds(out, body, depth + 1);
                 let _ = writeln!(out, "{pad}}}");
             }
             Cmd::ParFor { level, var, bound, body, comment } => {
                 let (id, size) = match level {
-                    ParLevel::Grid(d) => (format!("get_global_id({d})"), format!("get_global_size({d})")),
-                    ParLevel::Group => ("get_group_id(0)".to_owned(), "get_num_groups(0)".to_owned()),
-                    ParLevel::Thread => ("get_local_id(0)".to_owned(), "get_local_size(0)".to_owned()),
+                    ParLevel::Grid(d) => {
+                        (format!("get_global_id({d})"), format!("get_global_size({d})"))
+                    }
+                    ParLevel::Group => {
+                        ("get_group_id(0)".to_owned(), "get_num_groups(0)".to_owned())
+                    }
+                    ParLevel::Thread => {
+                        ("get_local_id(0)".to_owned(), "get_local_size(0)".to_owned())
+                    }
                 };
                 let comment = comment.as_ref().map(|c| format!(" // {c}")).unwrap_or_default();
-                let _ = writeln!(out, "{pad}for (long {var} = {id}; {var} < {bound}; {var} += {size}) {{{comment}");
+                let _ = writeln!(
+                    out,
+                    "{pad}for (long {var} = {id}; {var} < {bound}; {var} += {size}) {{{comment}"
+                );
                 cmds(out, body, depth + 1);
                 let _ = writeln!(out, "{pad}}}");
             }
@@ -195,7 +220,8 @@ fn cmds(out: &mut String, list: &[Cmd], depth: usize) {
                 let _ = writeln!(out, "{pad}barrier(CLK_LOCAL_MEM_FENCE);");
             }
             Cmd::Fail { code, a, b } => {
-                let _ = writeln!(out, "{pad}weft_fail(weft_err, {code}, (long)({a}), (long)({b}));");
+                let _ =
+                    writeln!(out, "{pad}weft_fail(weft_err, {code}, (long)({a}), (long)({b}));");
             }
             Cmd::Comment(text) => {
                 let _ = writeln!(out, "{pad}// {text}");

@@ -12,7 +12,8 @@ fn compiled(src: &str) -> crate::Compiled {
     let program = weft_core::lower_file(&db, checked).expect("test source elaborates");
     let entry = program.entries[0];
     let position = |o: &weft_core::Origin| weft_core::origin_position(&db, o);
-    crate::compile_entry(&program, entry, &position, weft_lower::Options::default()).expect("compiles")
+    crate::compile_entry(&program, entry, &position, weft_lower::Options::default())
+        .expect("compiles")
 }
 
 fn check_plan(src: &str, expect: Expect) {
@@ -54,7 +55,9 @@ fn map_fuses_into_map_and_views_are_free() {
 
 #[test]
 fn map_reduce_fuses_into_a_two_stage_reduction() {
-    check_plan("entry f (xs: [n]f32) : f32 = reduce (+) 0 (map (\\x -> x * x) xs)", expect![[r#"
+    check_plan(
+        "entry f (xs: [n]f32) : f32 = reduce (+) 0 (map (\\x -> x * x) xs)",
+        expect![[r#"
         host plan for entry `f`
           input v1: [v0]f32
           v2 = max(1, min(((v0 + 255) / 256), 1024))
@@ -158,7 +161,8 @@ fn map_reduce_fuses_into_a_two_stage_reduction() {
           if t_5 == 0 then
             partial_3[g_6] := red_4[0]
         }
-    "#]]);
+    "#]],
+    );
 }
 
 #[test]
@@ -195,7 +199,9 @@ fn matmul_is_a_two_dimensional_ndrange() {
 
 #[test]
 fn indexing_is_bounds_checked() {
-    check_kernel("entry f (xs: [n]i32) (i: i64) : i32 = xs[i] / xs[0]", expect![[r#"
+    check_kernel(
+        "entry f (xs: [n]i32) (i: i64) : i32 = xs[i] / xs[0]",
+        expect![[r#"
         // computes `` (one work-item), main.weft:1
         __kernel void f_scalar_0(
             __global long* weft_err,
@@ -232,5 +238,6 @@ fn indexing_is_bounds_checked() {
           int v_3 = weft_div_int(weft_err, 3, v_1[0], v_2[0]);
           v_4[0] = v_3;
         }
-    "#]]);
+    "#]],
+    );
 }

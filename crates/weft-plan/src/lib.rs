@@ -139,23 +139,59 @@ pub enum Output {
 #[serde(rename_all = "snake_case")]
 pub enum Step {
     /// `var = value` (host arithmetic).
-    Let { var: Var, value: Expr },
+    Let {
+        var: Var,
+        value: Expr,
+    },
     /// Fails with `error` (its payload the values of `payload`) unless `cond` holds.
-    Check { cond: Expr, error: u32, payload: Vec<Expr> },
+    Check {
+        cond: Expr,
+        error: u32,
+        payload: Vec<Expr>,
+    },
     /// A fresh device buffer of `len` elements (contents undefined), bound to `var`.
-    Alloc { var: Var, elem: Elem, len: Expr },
+    Alloc {
+        var: Var,
+        elem: Elem,
+        len: Expr,
+    },
     /// Binds `var` to the buffer `from` refers to (no copy).
-    Alias { var: Var, from: Var },
+    Alias {
+        var: Var,
+        from: Var,
+    },
     /// Launches `kernels[kernel]` over an NDRange of `global` work-items (rounded up
     /// by the runner to a multiple of `local` when `local` is given).
-    Launch { kernel: u32, global: Vec<Expr>, local: Option<Vec<Expr>>, args: Vec<Arg> },
+    Launch {
+        kernel: u32,
+        global: Vec<Expr>,
+        local: Option<Vec<Expr>>,
+        args: Vec<Arg>,
+    },
     /// Reads element `index` of buffer `buf` to the host into `var`.
-    Read { var: Var, buf: Var, elem: Elem, index: Expr },
-    If { cond: Expr, then_steps: Vec<Step>, else_steps: Vec<Step> },
+    Read {
+        var: Var,
+        buf: Var,
+        elem: Elem,
+        index: Expr,
+    },
+    If {
+        cond: Expr,
+        then_steps: Vec<Step>,
+        else_steps: Vec<Step>,
+    },
     /// `for index in 0..bound`.
-    For { index: Var, bound: Expr, body: Vec<Step> },
+    For {
+        index: Var,
+        bound: Expr,
+        body: Vec<Step>,
+    },
     /// Runs `cond_steps`, stops unless `cond` holds, runs `body`, repeats.
-    While { cond_steps: Vec<Step>, cond: Expr, body: Vec<Step> },
+    While {
+        cond_steps: Vec<Step>,
+        cond: Expr,
+        body: Vec<Step>,
+    },
 }
 
 /// A kernel argument.
@@ -163,9 +199,15 @@ pub enum Step {
 #[serde(rename_all = "snake_case")]
 pub enum Arg {
     Buffer(Var),
-    Scalar { value: Expr, elem: Elem },
+    Scalar {
+        value: Expr,
+        elem: Elem,
+    },
     /// A `__local` buffer of `len` elements per work-group.
-    Local { elem: Elem, len: Expr },
+    Local {
+        elem: Elem,
+        len: Expr,
+    },
 }
 
 /// A host expression: arithmetic on host scalars. Integer arithmetic wraps like the
@@ -177,7 +219,10 @@ pub enum Expr {
     Bool(bool),
     /// A constant of any element type, as the bits of its value (floats' IEEE bits,
     /// integers sign-extended).
-    Lit { elem: Elem, bits: u64 },
+    Lit {
+        elem: Elem,
+        bits: u64,
+    },
     Var(Var),
     Bin(BinOp, Box<Expr>, Box<Expr>),
     Not(Box<Expr>),

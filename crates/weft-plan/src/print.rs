@@ -94,8 +94,14 @@ fn steps(out: &mut String, plan: &Plan, steps_: &[Step], depth: usize) {
                 );
             }
             Step::Read { var, buf, elem, index } => {
-                let _ =
-                    writeln!(out, "{pad}v{} = read {} v{}[{}]", var.0, elem.name(), buf.0, expr(index));
+                let _ = writeln!(
+                    out,
+                    "{pad}v{} = read {} v{}[{}]",
+                    var.0,
+                    elem.name(),
+                    buf.0,
+                    expr(index)
+                );
             }
             Step::If { cond, then_steps, else_steps } => {
                 let _ = writeln!(out, "{pad}if {} {{", expr(cond));
