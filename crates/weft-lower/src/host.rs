@@ -1092,6 +1092,11 @@ impl<'p> Lowerer<'p> {
             self.transpose_tiled(m, dst, name)?;
             return Ok(out);
         }
+        if let Some(nest) = crate::matmul::matmul_nest(self.program, a)
+            && self.matmul_tiled(&nest, &out, name)?
+        {
+            return Ok(out);
+        }
         if let Some(rows) = crate::tiles::segmented_reduce(self.program, a)
             && let Some(len) = self.row_length(&rows)
         {
@@ -1423,7 +1428,7 @@ fn count_block(
     }
 }
 
-fn exp_atoms(exp: &Exp) -> Vec<Atom> {
+pub(crate) fn exp_atoms(exp: &Exp) -> Vec<Atom> {
     let mut out = Vec::new();
     let items = |items: &[IndexItem], out: &mut Vec<Atom>| {
         for item in items {

@@ -20,6 +20,7 @@ mod group;
 mod host;
 pub mod imp;
 mod kernel;
+mod matmul;
 mod soac;
 #[cfg(test)]
 mod tests;
