@@ -76,26 +76,10 @@ fn is_writable(ty: &Ty) -> bool {
 mod tests {
     use expect_test::{Expect, expect};
 
-    use crate::FileRange;
-    use crate::tests::fixture;
+    use crate::tests::check_assist;
 
     fn check(text: &str, expect: Expect) {
-        let fixture = fixture(text);
-        let range = FileRange {
-            path: fixture.position.path.clone(),
-            range: weft_syntax::TextRange::empty(fixture.position.offset),
-        };
-        let mut actual = String::new();
-        for assist in fixture.analysis.assists(&range).unwrap() {
-            for (path, edits) in &assist.edit.edits {
-                let mut text = fixture.text(path).to_owned();
-                for edit in edits.iter().rev() {
-                    text.replace_range(std::ops::Range::<usize>::from(edit.range), &edit.insert);
-                }
-                actual.push_str(&format!("{}\n{text}", assist.label));
-            }
-        }
-        expect.assert_eq(&actual);
+        check_assist(text, "insert_type_annotation", expect);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! Code lens "Run": one per `entry`, with the first `input { ... }` of its test
 //! block as the input to feed `weft run` (no input: the entry is run without stdin).
 
-use weft_hir::{DefKind, RootDatabase, def_ast};
+use weft_hir::{DefKind, DefLoc, RootDatabase, def_ast};
 use weft_syntax::TextRange;
 use weft_syntax::ast;
 use weft_syntax::test_block::{TestInput, test_block};
@@ -26,18 +26,36 @@ pub(crate) fn runnables(db: &RootDatabase, path: &str) -> Vec<Runnable> {
             continue;
         }
         let Some(range) = data.source_map.name_range else { continue };
-        let input = match def_ast(db, &data.loc) {
-            Some(ast::Item::Def(def)) => test_block(&def).0.and_then(|block| {
-                block.cases.into_iter().find_map(|case| match case.input {
-                    TestInput::Values(values) => Some(values.text),
-                    TestInput::Random(_) => None,
-                })
-            }),
-            _ => None,
-        };
+        let input = test_inputs(db, &data.loc).values;
         out.push(Runnable { entry: data.loc.name.as_str().to_owned(), range, input });
     }
     out
+}
+
+/// The first inputs of each kind in the test block above an entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct TestInputs {
+    /// The text between the braces of the first `input { ... }`.
+    pub(crate) values: Option<String>,
+    /// The text between the braces of the first `random input { ... }`.
+    pub(crate) random: Option<String>,
+}
+
+pub(crate) fn test_inputs(db: &RootDatabase, loc: &DefLoc) -> TestInputs {
+    let mut inputs = TestInputs::default();
+    let Some(ast::Item::Def(def)) = def_ast(db, loc) else { return inputs };
+    let Some(block) = test_block(&def).0 else { return inputs };
+    for case in block.cases {
+        match case.input {
+            TestInput::Values(values) => {
+                inputs.values.get_or_insert(values.text);
+            }
+            TestInput::Random(specs) => {
+                inputs.random.get_or_insert(specs.text);
+            }
+        }
+    }
+    inputs
 }
 
 #[cfg(test)]

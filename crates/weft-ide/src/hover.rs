@@ -2,16 +2,20 @@
 //! markdown ```` ```weft ```` block; for defs their scheme and doc comment, for
 //! built-ins their scheme and one-line description. An array binding also shows its
 //! memory (weft-mem): the block and LMAD as `weft dump --ir mem` prints them, and
-//! whether it is a view (no copy) or a fresh allocation with its size in bytes.
+//! whether it is a view (no copy) or a fresh allocation with its size in bytes. A
+//! built-in's call or any other expression also shows the kernels computing it, with
+//! the role it has in each (the strategy the compiler chose, or "fused").
 
 use weft_hir::{
-    DefId, DefKind, DefLoc, PatId, RootDatabase, Ty, def_scheme, infer, pretty_scheme, signature,
+    DefId, DefKind, DefLoc, ExprId, PatId, RootDatabase, Ty, def_scheme, infer, pretty_scheme,
+    signature,
 };
 use weft_mem::{BindingMemory, LeafKind, LeafMemory};
 use weft_syntax::TextRange;
 
 use crate::FilePosition;
-use crate::classify::{Definition, classify_at, enclosing_def};
+use crate::classify::{DefData, Definition, classify_at, enclosing_def};
+use crate::kernels::{call_chain, kernels_computing};
 use crate::memory::{PatMemory, memory_of_pat};
 
 /// What to show, and the range it is about.
@@ -24,10 +28,19 @@ pub struct HoverResult {
 pub(crate) fn hover(db: &RootDatabase, position: &FilePosition) -> Option<HoverResult> {
     let file = db.file(&position.path)?;
     if let Some((token, definition)) = classify_at(db, file, position.offset) {
-        let markdown = describe(db, &definition)?;
+        let mut markdown = describe(db, &definition)?;
+        // A built-in's call (`map f xs`): the kernels computing it.
+        if let Definition::Builtin(_) = definition
+            && let Some(data) = enclosing_def(db, file, position.offset)
+            && let Some(path) = data.source_map.expr_at(token.text_range())
+            && let Some(kernels) = kernel_section(db, &data, path)
+        {
+            markdown.push_str("\n\n");
+            markdown.push_str(&kernels);
+        }
         return Some(HoverResult { range: token.text_range(), markdown });
     }
-    // Any other expression: its type.
+    // Any other expression: its type, and the kernels computing it.
     let data = enclosing_def(db, file, position.offset)?;
     let expr = data.source_map.expr_at(TextRange::empty(position.offset))?;
     let range = data.source_map.expr_range(expr)?;
@@ -35,7 +48,45 @@ pub(crate) fn hover(db: &RootDatabase, position: &FilePosition) -> Option<HoverR
     if ty.is_error() {
         return None;
     }
-    Some(HoverResult { range, markdown: code_block(&ty.to_string()) })
+    let mut markdown = code_block(&ty.to_string());
+    if let Some(kernels) = kernel_section(db, &data, expr) {
+        markdown.push_str("\n\n");
+        markdown.push_str(&kernels);
+    }
+    Some(HoverResult { range, markdown })
+}
+
+/// How many kernel lines a hover shows at most.
+const MAX_KERNEL_LINES: usize = 4;
+
+/// `**Kernel**: `NAME` — ROLE`, one line per kernel computing `expr` (or the call it
+/// is the function of), with the entry when the kernels come from several; nothing
+/// when no kernel computes it (a file with errors, a def no entry uses). This compiles
+/// the file's entries (once per edit of a body, never for diagnostics).
+fn kernel_section(db: &RootDatabase, data: &DefData, expr: ExprId) -> Option<String> {
+    let chain = call_chain(&data.body, expr);
+    let uses = kernels_computing(db, &data.loc, &|e| chain.contains(&e));
+    let mut lines: Vec<(&str, &str, &str)> = Vec::new();
+    for use_ in &uses {
+        let line = (use_.entry.as_str(), use_.kernel.as_str(), use_.role.as_str());
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    let first_entry = lines.first()?.0;
+    let several_entries = lines.iter().any(|(entry, _, _)| *entry != first_entry);
+    let mut out: Vec<String> = lines
+        .iter()
+        .take(MAX_KERNEL_LINES)
+        .map(|(entry, kernel, role)| {
+            let entry = if several_entries { format!(" (entry `{entry}`)") } else { String::new() };
+            format!("**Kernel**: `{kernel}`{entry} — {role}")
+        })
+        .collect();
+    if lines.len() > MAX_KERNEL_LINES {
+        out.push(format!("**Kernel**: … and {} more", lines.len() - MAX_KERNEL_LINES));
+    }
+    Some(out.join("\n\n"))
 }
 
 fn describe(db: &RootDatabase, definition: &Definition) -> Option<String> {
@@ -229,6 +280,10 @@ entry main (xs: [3]f32) : f32 = red$0uce (+) 0f32 xs
                 ```
 
                 combines all elements with an associative operator and its neutral element
+
+                **Kernel**: `main_reduce_partials_0` — @grid: multi-stage reduction (work-group trees in local memory, then one group)
+
+                **Kernel**: `main_reduce_total_1` — @grid: multi-stage reduction (second stage)
             "#]],
         );
     }
@@ -244,6 +299,8 @@ entry main (xs: [3]f32) : [3]f32 = map (\x -> x $0+ 1f32) xs
                 ```weft
                 f32
                 ```
+
+                **Kernel**: `main_map_0` — computed in each work-item
             "#]],
         );
     }
@@ -504,6 +561,125 @@ entry e (a: [n]f32) (b: [n]i32) : ([n]f32, [n]i32) = (rev (\x -> x) a, rev (\x -
                 **Memory**: `mem_0 -> {offset: n - 1; strides: [-1]; shape: [n]}`, view of `a` (no copy)
 
                 (one of 2 layouts: `rev` is specialised or inlined per use)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn combinator_shows_the_kernel_computing_it() {
+        check(
+            r#"
+entry f (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
+"#,
+            expect![[r#"
+                main.weft:32..35 "map"
+                ```weft
+                map : (a -> r) -> [n]a -> [n]r
+                ```
+
+                applies a function to every element
+
+                **Kernel**: `f_map_0` — @grid: one work-item per element
+            "#]],
+        );
+    }
+
+    #[test]
+    fn fused_producer_shows_its_consumer_kernel() {
+        check(
+            r#"
+entry dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (ma$0p2 (*) xs ys)
+"#,
+            expect![[r#"
+                main.weft:61..65 "map2"
+                ```weft
+                map2 : (a -> b -> r) -> [n]a -> [n]b -> [n]r
+                ```
+
+                applies a function to the elements of several arrays of one size, pairwise
+
+                **Kernel**: `dot_reduce_partials_0` — fused into this kernel (a pull array: no memory)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn multi_stage_reduction_shows_both_stages() {
+        check(
+            r#"
+entry sum (xs: [n]f32) : f32 = red$0uce (+) 0f32 xs
+"#,
+            expect![[r#"
+                main.weft:31..37 "reduce"
+                ```weft
+                reduce : (a -> a -> a) -> a -> [n]a -> a
+                ```
+
+                combines all elements with an associative operator and its neutral element
+
+                **Kernel**: `sum_reduce_partials_0` — @grid: multi-stage reduction (work-group trees in local memory, then one group)
+
+                **Kernel**: `sum_reduce_total_1` — @grid: multi-stage reduction (second stage)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn expression_in_a_kernel_shows_its_role() {
+        check(
+            r#"
+entry f (a: [n][m]f32) : [n]f32 = map (\r -> reduce (+) 0f32 (map (\x -> x $0* x) r)) a
+"#,
+            expect![[r#"
+                main.weft:73..78 "x * x"
+                ```weft
+                f32
+                ```
+
+                **Kernel**: `f_rows_0` — computed in each work-item
+
+                **Kernel**: `f_map_1` — computed in each work-item
+            "#]],
+        );
+    }
+
+    #[test]
+    fn def_used_by_two_entries_names_them() {
+        check(
+            r#"
+def sq (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * x) xs
+entry a (xs: [n]f32) : [n]f32 = sq xs
+entry b (xs: [n]f32) : f32 = reduce (+) 0f32 (sq xs)
+"#,
+            expect![[r#"
+                main.weft:31..34 "map"
+                ```weft
+                map : (a -> r) -> [n]a -> [n]r
+                ```
+
+                applies a function to every element
+
+                **Kernel**: `a_map_0` (entry `a`) — @grid: one work-item per element
+
+                **Kernel**: `b_reduce_partials_0` (entry `b`) — fused into this kernel (a pull array: no memory)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn no_kernels_in_a_file_with_errors() {
+        check(
+            r#"
+entry f (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
+def broken (x: i32) : i32 = x + true
+"#,
+            expect![[r#"
+                main.weft:32..35 "map"
+                ```weft
+                map : (a -> r) -> [n]a -> [n]r
+                ```
+
+                applies a function to every element
             "#]],
         );
     }

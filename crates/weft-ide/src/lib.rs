@@ -10,8 +10,10 @@
 //! caught here), and the caller answers "content modified". Every feature works on
 //! files with syntax or type errors elsewhere: it uses what parsed and inferred.
 //!
-//! One feature per file; `classify.rs` answers "what is this name" for all of them, and
-//! `memory.rs` "where does this binding live" (the memory IR of the file's entries).
+//! One feature per file; `classify.rs` answers "what is this name" for all of them,
+//! `program.rs` gives a file's core program, `memory.rs` "where does this binding live"
+//! (the memory IR of the file's entries) and `kernels.rs` "which kernels compute this
+//! expression, and how" (the OpenCL back end, compiled only when a feature asks).
 
 mod annotate_type;
 mod classify;
@@ -21,13 +23,18 @@ mod diagnostics;
 mod document_symbols;
 mod folding_ranges;
 mod goto_definition;
+mod gpu_run;
 mod hover;
 mod inlay_hints;
+mod kernels;
 mod memory;
+mod program;
 mod references;
 mod rename;
 mod semantic_tokens;
+mod show_kernel;
 mod signature_help;
+mod strategy;
 #[cfg(test)]
 mod tests;
 mod workspace_symbols;
@@ -45,9 +52,11 @@ pub use crate::completion::{CompletionItem, CompletionKind};
 pub use crate::diagnostics::{Diagnostic, RelatedInfo, check_file, check_in_parallel};
 pub use crate::document_symbols::{StructureNode, SymbolKind};
 pub use crate::folding_ranges::{Fold, FoldKind};
+pub use crate::gpu_run::{GpuInput, GpuRun};
 pub use crate::hover::HoverResult;
 pub use crate::inlay_hints::{InlayHint, InlayKind};
 pub use crate::semantic_tokens::{HighlightModifier, HighlightTag, HighlightedRange};
+pub use crate::show_kernel::KernelView;
 pub use crate::signature_help::SignatureHelp;
 pub use crate::workspace_symbols::WorkspaceSymbol;
 pub use salsa::Cancelled;
@@ -231,7 +240,23 @@ impl Analysis {
 
     /// Code actions applicable at `range`.
     pub fn assists(&self, range: &FileRange) -> Cancellable<Vec<Assist>> {
-        self.with_db(|db| annotate_type::assists(db, range))
+        self.with_db(|db| {
+            let mut out = annotate_type::assists(db, range);
+            out.extend(strategy::assists(db, range));
+            out
+        })
+    }
+
+    /// The OpenCL of the kernels computing the code at `position`, or of a whole entry
+    /// when it is on the entry's name; `None` where no kernel computes anything.
+    pub fn show_kernel(&self, position: &FilePosition) -> Cancellable<Option<KernelView>> {
+        self.with_db(|db| show_kernel::show_kernel(db, position))
+    }
+
+    /// Entry `entry` of `path` compiled for a run in `weft-runner`, with the inputs of
+    /// its test block, or why it cannot run.
+    pub fn gpu_run(&self, path: &str, entry: &str) -> Cancellable<Result<GpuRun, String>> {
+        self.with_db(|db| gpu_run::gpu_run(db, path, entry))
     }
 
     /// The entries of a file, for "Run" code lenses.

@@ -1,12 +1,11 @@
 //! The memory layout of a file's entries (weft-mem, seed 004), for the memory section
 //! of hovers and the forced-copy diagnostics.
 //!
-//! [`file_memory`] is a salsa query: it elaborates a file without errors to the core
-//! IR, annotates it with memory and expands it (as `weft dump --ir mem` prints it). It
-//! reads only position-independent queries (the error check goes through
-//! [`checked_file`], which backdates), so an edit that moves text re-runs nothing here,
-//! and an edit inside a def re-runs it once for the whole file. A file with errors, or
-//! one that elaboration does not support, has no memory layout.
+//! [`file_memory`] is a salsa query: it annotates the core program of a file without
+//! errors ([`file_program`]) with memory and expands it (as `weft dump --ir mem` prints
+//! it). It reads only position-independent queries, so an edit that moves text re-runs
+//! nothing here, and an edit inside a def re-runs it once for the whole file. A file
+//! with errors, or one that elaboration does not support, has no memory layout.
 //!
 //! [`memory_of_pat`] finds the core variables a HIR binding became: the core IR keeps
 //! the HIR expression each statement came from (`Origin`), not the pattern, so a
@@ -18,30 +17,29 @@
 use std::sync::Arc;
 
 use la_arena::ArenaMap;
-use weft_core::{Atom, BlockId, CheckedFile, Exp, FnId, Function, Origin, Program, VarId};
+use weft_core::{Atom, BlockId, Exp, FnId, Function, Origin, Program, VarId};
 use weft_hir::{Body, Db, DefId, DefLoc, Expr, ExprId, Name, Pat, PatId, Resolution, SourceFile};
 use weft_mem::{BindingMemory, ExpandOptions, MemProgram};
+
+use crate::program::file_program;
 
 /// A file's entries in the core IR with their memory annotation.
 #[derive(Debug, PartialEq)]
 pub(crate) struct FileMemory {
-    pub(crate) program: Program,
+    pub(crate) program: Arc<Program>,
     pub(crate) mem: MemProgram,
 }
 
-/// The memory layout of `file`'s entries; `None` when the file has errors or
-/// elaboration does not support it. In debug builds (tests) each IR is validated, and
-/// one that fails gives `None`: an internal bug then leaves the hover and the
-/// diagnostics silent rather than wrong, and never panics (STYLE.md §5 validates in
-/// tests and debug builds only; release builds skip it, a fifth of the cost).
+/// The memory layout of `file`'s entries; `None` when the file has no core program
+/// ([`file_program`]: errors, or a construct elaboration lacks). In debug builds (tests)
+/// each memory IR is validated, and one that fails gives `None`: an internal bug then
+/// leaves the hover and the diagnostics silent rather than wrong, and never panics
+/// (STYLE.md §5 validates in tests and debug builds only; release builds skip it, a
+/// fifth of the cost).
 #[salsa::tracked(returns(ref))]
 pub(crate) fn file_memory(db: &dyn Db, file: SourceFile) -> Option<Arc<FileMemory>> {
-    let checked = checked_file(db, file).as_ref()?.0;
-    let program = weft_core::lower_file(db, checked).ok()?;
+    let program = Arc::clone(file_program(db, file).as_ref()?);
     let validate = cfg!(debug_assertions);
-    if validate && !weft_core::validate(&program).is_empty() {
-        return None;
-    }
     let annotated = weft_mem::annotate(&program);
     if validate && !weft_mem::validate(&program, &annotated).is_empty() {
         return None;
@@ -51,25 +49,6 @@ pub(crate) fn file_memory(db: &dyn Db, file: SourceFile) -> Option<Arc<FileMemor
         return None;
     }
     Some(Arc::new(FileMemory { program, mem }))
-}
-
-/// [`CheckedFile`] compared by its file, so that [`file_memory`] depends on "the file
-/// has no errors" and not on the diagnostics' ranges.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Checked(CheckedFile);
-
-impl PartialEq for Checked {
-    fn eq(&self, other: &Checked) -> bool {
-        self.0.file() == other.0.file()
-    }
-}
-
-impl Eq for Checked {}
-
-/// `Some` when `file` has no error diagnostics.
-#[salsa::tracked(returns(ref))]
-pub(crate) fn checked_file(db: &dyn Db, file: SourceFile) -> Option<Checked> {
-    CheckedFile::new(db, file).map(Checked)
 }
 
 /// What is known of the memory of a binding.

@@ -75,3 +75,27 @@ pub(crate) fn show_file_ranges(fixture: &Fixture, ranges: &[FileRange]) -> Strin
     }
     out
 }
+
+/// Applies the assist `id` offered at the cursor and shows its label and the edited
+/// files; nothing when it is not offered.
+pub(crate) fn check_assist(text: &str, id: &str, expect: Expect) {
+    let fixture = fixture(text);
+    let range = FileRange {
+        path: fixture.position.path.clone(),
+        range: TextRange::empty(fixture.position.offset),
+    };
+    let mut actual = String::new();
+    for assist in fixture.analysis.assists(&range).unwrap() {
+        if assist.id != id {
+            continue;
+        }
+        for (path, edits) in &assist.edit.edits {
+            let mut text = fixture.text(path).to_owned();
+            for edit in edits.iter().rev() {
+                text.replace_range(std::ops::Range::<usize>::from(edit.range), &edit.insert);
+            }
+            let _ = write!(actual, "{}\n{text}", assist.label);
+        }
+    }
+    expect.assert_eq(&actual);
+}

@@ -1,0 +1,317 @@
+//! The kernels of a file's entries (weft-lower, printed by weft-opencl), for the kernel
+//! lines of hovers, "Show generated kernel", "Run on GPU" and "Make strategy explicit".
+//!
+//! [`file_kernels`] is a salsa query: it compiles every entry of a file without errors
+//! ([`file_program`]) and keeps, per kernel, its name and the source expressions it
+//! computes with their roles (`KernelImp::origins`: `Origin`s, no ranges). It compiles
+//! without source positions, so like [`file_program`] it is position-independent:
+//! moving text re-runs nothing, and an edit in a body re-runs it once for the file. It
+//! runs only when one of the features above asks, never for diagnostics, so typing
+//! never waits for the back end.
+//!
+//! The OpenCL text, whose comments name source lines, and the host plan, whose error
+//! messages name positions, are compiled again with positions by [`compile_entry`], for
+//! the explicit requests that show or run them.
+//!
+//! The back end is called under `catch_unwind`: a bug in it leaves these features
+//! silent (or says the entry cannot be compiled) instead of killing the request.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use la_arena::ArenaMap;
+use rustc_hash::FxHashMap;
+use weft_core::{FnId, Origin, Program};
+use weft_hir::{
+    Body, Builtin, Db, DefId, DefLoc, Expr, ExprId, Level, Resolution, RootDatabase, SourceFile,
+};
+use weft_opencl::Compiled;
+
+use crate::classify::{Definition, search_scope};
+use crate::program::file_program;
+
+/// The kernels of every entry of a file, in the order of `Program::entries`.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct FileKernels {
+    pub(crate) entries: Vec<EntryKernels>,
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct EntryKernels {
+    pub(crate) name: String,
+    /// The kernels in launch-site order, or why the entry cannot be compiled.
+    pub(crate) kernels: Result<Vec<KernelSummary>, CompileError>,
+}
+
+/// What a kernel computes, without its code.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct KernelSummary {
+    pub(crate) name: String,
+    /// The source expressions it computes, each with its strategy in words.
+    pub(crate) origins: Vec<(Origin, String)>,
+}
+
+/// Why the back end refused an entry (a construct it lacks, or an internal error).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CompileError {
+    pub(crate) message: String,
+    pub(crate) origin: Option<Origin>,
+}
+
+/// The kernels of `file`'s entries; `None` when the file has no core program (errors).
+#[salsa::tracked(returns(ref))]
+pub(crate) fn file_kernels(db: &dyn Db, file: SourceFile) -> Option<Arc<FileKernels>> {
+    let program = file_program(db, file).as_ref()?;
+    let entries = program
+        .entries
+        .iter()
+        .map(|&entry| {
+            let kernels = compile_quietly(program, entry, &|_| None).map(|compiled| {
+                compiled
+                    .kernels
+                    .into_iter()
+                    .map(|k| KernelSummary { name: k.name, origins: k.origins })
+                    .collect()
+            });
+            EntryKernels { name: program.functions[entry].name.to_string(), kernels }
+        })
+        .collect();
+    Some(Arc::new(FileKernels { entries }))
+}
+
+/// Compiles one entry; a panic of the back end becomes an error. `position` must not
+/// read the database, or a cancellation would be caught here too (see [`compile_entry`]).
+fn compile_quietly(
+    program: &Program,
+    entry: FnId,
+    position: &dyn Fn(&Origin) -> Option<String>,
+) -> Result<Compiled, CompileError> {
+    let compiled = std::panic::catch_unwind(AssertUnwindSafe(|| {
+        weft_opencl::compile_entry(program, entry, position, weft_lower::Options::default())
+    }));
+    match compiled {
+        Ok(Ok(compiled)) => Ok(compiled),
+        Ok(Err(error)) => Err(CompileError { message: error.message, origin: error.origin }),
+        Err(_panic) => Err(CompileError {
+            message: "internal compiler error: the OpenCL back end panicked".to_owned(),
+            origin: None,
+        }),
+    }
+}
+
+/// Entry `entry` of `file` compiled with source positions (comments in kernels,
+/// messages of run-time errors), or why it cannot be; `None` when the file has errors
+/// or no such entry.
+pub(crate) fn compile_entry(
+    db: &dyn Db,
+    file: SourceFile,
+    entry: &str,
+) -> Option<Result<Compiled, String>> {
+    let program = file_program(db, file).as_ref()?;
+    let id = entry_id(program, entry)?;
+    // Positions read the database, so they are computed before the back end runs
+    // (under `catch_unwind`, which must not swallow a salsa cancellation).
+    let mut positions: FxHashMap<Origin, String> = FxHashMap::default();
+    for (_, function) in program.functions.iter() {
+        for (_, origin) in function.origins.iter() {
+            if !positions.contains_key(origin)
+                && let Some(position) = origin_position(db, origin)
+            {
+                positions.insert(origin.clone(), position);
+            }
+        }
+    }
+    let position = |origin: &Origin| positions.get(origin).cloned();
+    Some(compile_quietly(program, id, &position).map_err(|error| render_error(db, &error)))
+}
+
+/// `FILE:LINE:COL: message`, as `weft build` prints it.
+pub(crate) fn render_error(db: &dyn Db, error: &CompileError) -> String {
+    match error.origin.as_ref().and_then(|o| origin_position(db, o)) {
+        Some(position) => format!("{position}: {}", error.message),
+        None => error.message.clone(),
+    }
+}
+
+/// The function of the entry named `name`.
+pub(crate) fn entry_id(program: &Program, name: &str) -> Option<FnId> {
+    program.entries.iter().copied().find(|&id| program.functions[id].name.as_str() == name)
+}
+
+/// `path:line:col` (1-based, columns in characters) of a source expression, as
+/// `weft_core::origin_position` writes it, through the cached line index.
+fn origin_position(db: &dyn Db, origin: &Origin) -> Option<String> {
+    let (_, source_map) = weft_hir::body_with_source_map(db, DefId::new(db, origin.def.clone()));
+    let range = source_map.expr_range(origin.expr)?;
+    let file = origin.def.file;
+    let line_col = crate::line_index(db, file).to_chars(file.text(db), range.start());
+    Some(format!("{}:{}:{}", file.path(db), line_col.line + 1, line_col.col + 1))
+}
+
+/// A kernel that computes a source expression, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KernelUse {
+    /// The file whose entry launches the kernel.
+    pub(crate) file: SourceFile,
+    pub(crate) entry: String,
+    /// The kernel's position in its entry's list, and its name.
+    pub(crate) kernel_idx: usize,
+    pub(crate) kernel: String,
+    pub(crate) origin: Origin,
+    pub(crate) role: String,
+}
+
+/// Every kernel that computes an expression of `def` accepted by `wanted`, in every
+/// file that can use `def` (its own file first, then by path), in entry and kernel
+/// order.
+pub(crate) fn kernels_computing(
+    db: &RootDatabase,
+    def: &DefLoc,
+    wanted: &dyn Fn(ExprId) -> bool,
+) -> Vec<KernelUse> {
+    let mut files = search_scope(db, &Definition::Def(def.clone()));
+    files.sort_by_key(|&file| (file != def.file, file.path(db).clone()));
+    let mut out = Vec::new();
+    for file in files {
+        let Some(kernels) = file_kernels(db, file) else { continue };
+        for entry in &kernels.entries {
+            let Ok(list) = &entry.kernels else { continue };
+            for (kernel_idx, kernel) in list.iter().enumerate() {
+                for (origin, role) in &kernel.origins {
+                    if origin.def == *def && wanted(origin.expr) {
+                        out.push(KernelUse {
+                            file,
+                            entry: entry.name.clone(),
+                            kernel_idx,
+                            kernel: kernel.name.clone(),
+                            origin: origin.clone(),
+                            role: role.clone(),
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A call of a combinator that takes a level (`map`, `map2..5`, `generate`, `reduce`,
+/// `scan`): the path naming it and the calls that apply it.
+#[derive(Debug, Clone)]
+pub(crate) struct CombinatorCall {
+    pub(crate) path: ExprId,
+    pub(crate) level: Option<Level>,
+    /// The calls applying the path, innermost first (`(map f) xs` has two; the core IR
+    /// names the saturated one as the origin).
+    pub(crate) calls: Vec<ExprId>,
+}
+
+impl CombinatorCall {
+    /// Whether `expr` is the path or one of the calls.
+    pub(crate) fn covers(&self, expr: ExprId) -> bool {
+        self.path == expr || self.calls.contains(&expr)
+    }
+}
+
+/// Whether `builtin` accepts a level annotation (LANGUAGE.md §6).
+pub(crate) fn takes_level(builtin: Builtin) -> bool {
+    matches!(builtin, Builtin::Map(_) | Builtin::Reduce | Builtin::Scan | Builtin::Generate)
+}
+
+/// Every combinator call of a body, in arena order.
+pub(crate) fn combinator_calls(body: &Body) -> Vec<CombinatorCall> {
+    let callers = callers(body);
+    let mut out = Vec::new();
+    for (id, expr) in body.exprs.iter() {
+        let Expr::Path { res: Resolution::Builtin(builtin), level, .. } = expr else { continue };
+        if !takes_level(*builtin) {
+            continue;
+        }
+        let calls = enclosing_calls(&callers, id);
+        if !calls.is_empty() {
+            out.push(CombinatorCall { path: id, level: *level, calls });
+        }
+    }
+    out
+}
+
+/// `expr` and the calls that apply it, innermost first: the expressions that stand
+/// for one call of a function in the origins of kernels.
+pub(crate) fn call_chain(body: &Body, expr: ExprId) -> Vec<ExprId> {
+    let mut chain = vec![expr];
+    chain.extend(enclosing_calls(&callers(body), expr));
+    chain
+}
+
+/// The call of which each expression is the callee.
+fn callers(body: &Body) -> ArenaMap<ExprId, ExprId> {
+    let mut caller: ArenaMap<ExprId, ExprId> = ArenaMap::default();
+    for (id, expr) in body.exprs.iter() {
+        if let Expr::Call { callee, .. } = expr {
+            caller.insert(*callee, id);
+        }
+    }
+    caller
+}
+
+fn enclosing_calls(callers: &ArenaMap<ExprId, ExprId>, expr: ExprId) -> Vec<ExprId> {
+    let mut calls = Vec::new();
+    let mut current = expr;
+    while let Some(&call) = callers.get(current) {
+        // A callee has one caller and calls nest outwards, so this ends; the bound
+        // guards against a malformed body.
+        if calls.contains(&call) {
+            break;
+        }
+        calls.push(call);
+        current = call;
+    }
+    calls
+}
+
+#[cfg(test)]
+mod tests {
+    use weft_hir::RootDatabase;
+
+    const SRC: &str = r"
+entry f (xs: [n]f32) : f32 = reduce (+) 0f32 (map (\x -> x * 2f32) xs)
+entry g (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
+";
+
+    /// The `file_kernels` queries that executed while `after` ran, after `edit`.
+    fn kernel_queries(edit: &str, after: impl Fn(&RootDatabase, weft_hir::SourceFile)) -> usize {
+        let mut db = RootDatabase::default();
+        let file = db.set_file("main.weft", SRC);
+        assert!(super::file_kernels(&db, file).is_some());
+        db.enable_log();
+        db.set_file("main.weft", edit);
+        after(&db, file);
+        db.take_log().iter().filter(|e| e.starts_with("file_kernels(")).count()
+    }
+
+    #[test]
+    fn diagnostics_never_compile_kernels() {
+        let edited = SRC.replace("x + 1f32", "x + 2f32");
+        let n = kernel_queries(&edited, |db, file| {
+            let _ = crate::check_file(db, file);
+        });
+        assert_eq!(n, 0);
+    }
+
+    #[test]
+    fn moving_text_does_not_recompile_kernels() {
+        let n = kernel_queries(&format!("-- a comment\n{SRC}"), |db, file| {
+            let _ = super::file_kernels(db, file);
+        });
+        assert_eq!(n, 0);
+    }
+
+    #[test]
+    fn editing_a_body_recompiles_the_file_once() {
+        let n = kernel_queries(&SRC.replace("x + 1f32", "x + 2f32"), |db, file| {
+            let _ = super::file_kernels(db, file);
+            let _ = super::file_kernels(db, file);
+        });
+        assert_eq!(n, 1);
+    }
+}

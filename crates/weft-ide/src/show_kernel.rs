@@ -1,0 +1,352 @@
+//! "Show generated kernel": the OpenCL C of the kernels that compute the code under the
+//! cursor, or of a whole entry when the cursor is on its name.
+//!
+//! The kernels are found through [`file_kernels`] (the source expressions each kernel
+//! computes, `KernelImp::origins`): among the expressions of the def under the cursor
+//! that some kernel computes, the innermost one whose range holds the cursor wins, and
+//! every kernel computing it is shown (a reduction has two stages, a def called by two
+//! entries is compiled in each). On a def's name: every kernel computing part of it.
+//! The text is compiled again with source positions ([`compile_entry`]) and printed
+//! by `weft_opencl::print_kernel`, whose first line is the kernel's doc line; a comment
+//! above each kernel names its entry and the role of the expression in it.
+
+use std::fmt::Write as _;
+
+use rustc_hash::FxHashSet;
+use weft_hir::{DefKind, DefLoc, RootDatabase, SourceFile};
+use weft_syntax::{TextRange, TextSize};
+
+use crate::FilePosition;
+use crate::classify::{DefData, Definition, classify_at, enclosing_def};
+use crate::kernels::{KernelUse, combinator_calls, compile_entry, kernels_computing};
+
+/// An entry compiled with positions, or why it cannot be (`None`: it is gone).
+type Compiled = Result<weft_opencl::Compiled, String>;
+
+/// Generated code to show in a read-only editor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelView {
+    /// A name for the virtual document, a relative path ending in `.cl`
+    /// (`dot/dot.cl` for entry `dot` of `dot.weft`).
+    pub name: String,
+    pub text: String,
+}
+
+pub(crate) fn show_kernel(db: &RootDatabase, position: &FilePosition) -> Option<KernelView> {
+    let file = db.file(&position.path)?;
+    if let Some((token, Definition::Def(loc))) = classify_at(db, file, position.offset) {
+        return match loc.kind {
+            DefKind::Entry if loc.file == file || token.text() == loc.name.as_str() => {
+                whole_entry(db, &loc)
+            }
+            DefKind::Def => {
+                let uses = kernels_computing(db, &loc, &|_| true);
+                let title = format!("every kernel computing part of `{}`", loc.name);
+                kernels_text(db, &title, &uses)
+            }
+            DefKind::Entry | DefKind::TypeAlias => None,
+        };
+    }
+    let data = enclosing_def(db, file, position.offset)?;
+    let (uses, range) = innermost_uses(db, &data, position.offset)?;
+    let text = file.text(db);
+    let whole = text.get(std::ops::Range::<usize>::from(range)).unwrap_or("?");
+    let first_line = whole.lines().next().unwrap_or("");
+    let short: String = first_line.chars().take(60).collect();
+    let ellipsis = if short.len() < whole.len() { " …" } else { "" };
+    let line = crate::line_index(db, file).to_chars(text, range.start()).line + 1;
+    let title = format!("the kernels computing `{short}{ellipsis}` ({}:{line})", file.path(db));
+    kernels_text(db, &title, &uses)
+}
+
+/// The kernels computing the innermost expression of `data` that holds `offset` and
+/// that some kernel computes, with that expression's range.
+fn innermost_uses(
+    db: &RootDatabase,
+    data: &DefData,
+    offset: TextSize,
+) -> Option<(Vec<KernelUse>, TextRange)> {
+    let all = kernels_computing(db, &data.loc, &|_| true);
+    let calls = combinator_calls(&data.body);
+    // A combinator's path or inner call counts as its saturated call.
+    let range_of = |use_: &KernelUse| {
+        let expr = use_.origin.expr;
+        let expr = calls
+            .iter()
+            .find(|c| c.covers(expr))
+            .and_then(|c| c.calls.last().copied())
+            .unwrap_or(expr);
+        data.source_map.expr_range(expr)
+    };
+    let best = all
+        .iter()
+        .filter_map(range_of)
+        .filter(|range| range.contains_inclusive(offset))
+        .min_by_key(|range| range.len())?;
+    let uses: Vec<KernelUse> = all.iter().filter(|u| range_of(u) == Some(best)).cloned().collect();
+    Some((uses, best))
+}
+
+fn whole_entry(db: &RootDatabase, loc: &DefLoc) -> Option<KernelView> {
+    let compiled = compile_entry(db, loc.file, loc.name.as_str())?;
+    let name = format!("{}/{}.cl", file_stem(db, loc.file), loc.name);
+    let text = match compiled {
+        Ok(compiled) => format!(
+            "// Weft: the OpenCL program of entry `{}` ({}), {} kernel{}\n\n{}",
+            loc.name,
+            loc.file.path(db),
+            compiled.kernels.len(),
+            if compiled.kernels.len() == 1 { "" } else { "s" },
+            compiled.plan.source
+        ),
+        Err(message) => {
+            format!("// Weft: entry `{}` cannot be compiled:\n// {message}\n", loc.name)
+        }
+    };
+    Some(KernelView { name, text })
+}
+
+/// The text of every kernel in `uses` (each once), under a title.
+fn kernels_text(db: &RootDatabase, title: &str, uses: &[KernelUse]) -> Option<KernelView> {
+    let first = uses.first()?;
+    let mut text = format!("// Weft: {title}\n");
+    let mut shown: FxHashSet<(SourceFile, &str, usize)> = FxHashSet::default();
+    let mut compiled: Vec<(SourceFile, &str, Option<Compiled>)> = Vec::new();
+    for use_ in uses {
+        if !shown.insert((use_.file, use_.entry.as_str(), use_.kernel_idx)) {
+            continue;
+        }
+        let idx = match compiled.iter().position(|(f, e, _)| *f == use_.file && *e == use_.entry) {
+            Some(idx) => idx,
+            None => {
+                compiled.push((use_.file, &use_.entry, compile_entry(db, use_.file, &use_.entry)));
+                compiled.len() - 1
+            }
+        };
+        let _ = write!(
+            text,
+            "\n// kernel `{}` of entry `{}` ({}): {}\n",
+            use_.kernel,
+            use_.entry,
+            use_.file.path(db),
+            use_.role
+        );
+        match &compiled[idx].2 {
+            Some(Ok(entry)) => match entry.kernels.get(use_.kernel_idx) {
+                Some(kernel) if kernel.name == use_.kernel => {
+                    text.push_str(&weft_opencl::print_kernel(kernel));
+                }
+                // The file changed between the two compilations (an edit cancels this
+                // read, so this is only a back end that is not deterministic).
+                _ => text.push_str("// (this kernel is no longer generated)\n"),
+            },
+            Some(Err(message)) => {
+                let _ = writeln!(text, "// cannot be compiled: {message}");
+            }
+            None => text.push_str("// (this entry is no longer compiled)\n"),
+        }
+    }
+    let name = format!("{}/{}/{}.cl", file_stem(db, first.file), first.entry, first.kernel);
+    Some(KernelView { name, text })
+}
+
+/// The file name without folders and extension, for virtual document names.
+fn file_stem(db: &RootDatabase, file: SourceFile) -> String {
+    let path = file.path(db);
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem = name.strip_suffix(".weft").unwrap_or(name);
+    stem.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{Expect, expect};
+
+    use crate::tests::fixture;
+
+    fn check(text: &str, expect: Expect) {
+        let fixture = fixture(text);
+        let actual = match fixture.analysis.show_kernel(&fixture.position).unwrap() {
+            Some(view) => format!("{}\n{}", view.name, view.text),
+            None => "no kernel\n".to_owned(),
+        };
+        expect.assert_eq(&actual);
+    }
+
+    #[test]
+    fn map_shows_its_grid_kernel() {
+        check(
+            r#"
+entry f (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
+"#,
+            expect![[r#"
+                main/f/f_map_0.cl
+                // Weft: the kernels computing `map (\x -> x * 2f32) xs` (main.weft:1)
+
+                // kernel `f_map_0` of entry `f` (main.weft): @grid: one work-item per element
+                // materialises `result`: one work-item per row
+                __kernel void f_map_0(
+                    __global long* weft_err,
+                    long n_1,
+                    __global const float* restrict xs_2,
+                    __global float* restrict result_3) {
+                  for (long i_4 = get_global_id(0); i_4 < n_1; i_4 += get_global_size(0)) {
+                    float v_5 = xs_2[i_4] * 2e0f;
+                    result_3[i_4] = v_5;
+                  }
+                }
+            "#]],
+        );
+    }
+
+    #[test]
+    fn entry_name_shows_the_whole_program() {
+        let fixture = fixture(
+            r#"
+entry s$0um (xs: [n]f32) : f32 = reduce (+) 0f32 xs
+"#,
+        );
+        let view = fixture.analysis.show_kernel(&fixture.position).unwrap().unwrap();
+        // The comments and kernel heads of the program (its prelude included).
+        let outline: Vec<&str> = view
+            .text
+            .lines()
+            .filter(|line| line.starts_with("//") || line.starts_with("__kernel"))
+            .collect();
+        expect![[r#"
+            main/sum.cl
+            // Weft: the OpenCL program of entry `sum` (main.weft), 2 kernels
+            // Generated by the Weft compiler.
+            // Records run-time error `code` with its payload; the first failing work-item wins.
+            // reduce partials: up to 1024 work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory
+            __kernel void sum_reduce_partials_0(
+            // reduce total: one work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory
+            __kernel void sum_reduce_total_1(
+        "#]].assert_eq(&format!("{}\n{}\n", view.name, outline.join("\n")));
+    }
+
+    #[test]
+    fn fused_producer_shows_its_consumer() {
+        check(
+            r#"
+entry dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (ma$0p2 (*) xs ys)
+"#,
+            expect![[r#"
+                main/dot/dot_reduce_partials_0.cl
+                // Weft: the kernels computing `map2 (*) xs ys` (main.weft:1)
+
+                // kernel `dot_reduce_partials_0` of entry `dot` (main.weft): fused into this kernel (a pull array: no memory)
+                // reduce partials: up to 1024 work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory
+                __kernel void dot_reduce_partials_0(
+                    __global long* weft_err,
+                    long n_1,
+                    __global const float* restrict xs_2,
+                    __global const float* restrict ys_3,
+                    __global float* restrict partial_4,
+                    long groups_5,
+                    __local float* red_6) {
+                  long t_7 = (long)get_local_id(0);
+                  long g_8 = (long)get_group_id(0);
+                  float r_9;
+                  r_9 = 0e0f;
+                  for (long i_10 = get_global_id(0); i_10 < n_1; i_10 += get_global_size(0)) { // main.weft:1
+                    float v_11 = xs_2[i_10] * ys_3[i_10];
+                    float v_12 = r_9 + v_11;
+                    float n_13 = v_12;
+                    r_9 = n_13;
+                  }
+                  red_6[t_7] = r_9;
+                  barrier(CLK_LOCAL_MEM_FENCE);
+                  if (t_7 < 128) {
+                    float v_14 = red_6[t_7] + red_6[t_7 + 128];
+                    red_6[t_7] = v_14;
+                  }
+                  barrier(CLK_LOCAL_MEM_FENCE);
+                  if (t_7 < 64) {
+                    float v_15 = red_6[t_7] + red_6[t_7 + 64];
+                    red_6[t_7] = v_15;
+                  }
+                  barrier(CLK_LOCAL_MEM_FENCE);
+                  if (t_7 < 32) {
+                    float v_16 = red_6[t_7] + red_6[t_7 + 32];
+                    red_6[t_7] = v_16;
+                  }
+                  barrier(CLK_LOCAL_MEM_FENCE);
+                  if (t_7 < 16) {
+                    float v_17 = red_6[t_7] + red_6[t_7 + 16];
+                    red_6[t_7] = v_17;
+                  }
+                  barrier(CLK_LOCAL_MEM_FENCE);
+                  if (t_7 < 8) {
+                    float v_18 = red_6[t_7] + red_6[t_7 + 8];
+                    red_6[t_7] = v_18;
+                  }
+                  barrier(CLK_LOCAL_MEM_FENCE);
+                  if (t_7 < 4) {
+                    float v_19 = red_6[t_7] + red_6[t_7 + 4];
+                    red_6[t_7] = v_19;
+                  }
+                  barrier(CLK_LOCAL_MEM_FENCE);
+                  if (t_7 < 2) {
+                    float v_20 = red_6[t_7] + red_6[t_7 + 2];
+                    red_6[t_7] = v_20;
+                  }
+                  barrier(CLK_LOCAL_MEM_FENCE);
+                  if (t_7 < 1) {
+                    float v_21 = red_6[t_7] + red_6[t_7 + 1];
+                    red_6[t_7] = v_21;
+                  }
+                  barrier(CLK_LOCAL_MEM_FENCE);
+                  if (t_7 == 0) {
+                    partial_4[g_8] = red_6[0];
+                  }
+                }
+            "#]],
+        );
+    }
+
+    #[test]
+    fn def_used_by_an_entry_of_another_file() {
+        check(
+            r#"
+--- /lib.weft
+def double (xs: [n]f32) : [n]f32 = ma$0p (\x -> x + x) xs
+--- /main.weft
+import "lib"
+entry e (xs: [n]f32) : [n]f32 = double xs
+"#,
+            expect![[r#"
+                main/e/e_map_0.cl
+                // Weft: the kernels computing `map (\x -> x + x) xs` (lib.weft:1)
+
+                // kernel `e_map_0` of entry `e` (main.weft): @grid: one work-item per element
+                // materialises `result`: one work-item per row
+                __kernel void e_map_0(
+                    __global long* weft_err,
+                    long n_1,
+                    __global const float* restrict xs_2,
+                    __global float* restrict result_3) {
+                  for (long i_4 = get_global_id(0); i_4 < n_1; i_4 += get_global_size(0)) {
+                    float v_5 = xs_2[i_4] + xs_2[i_4];
+                    result_3[i_4] = v_5;
+                  }
+                }
+            "#]],
+        );
+    }
+
+    #[test]
+    fn nothing_in_a_file_with_errors() {
+        check(
+            r#"
+entry f (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
+def broken (x: i32) : i32 = x + true
+"#,
+            expect![[r#"
+                no kernel
+            "#]],
+        );
+    }
+}

@@ -1,0 +1,535 @@
+//! Code action "Make strategy explicit": on the name of an entry or def, writes the
+//! levels the compiler chose into the source (LANGUAGE.md §6, "a code action writes it
+//! into the source"): `map` becomes `map@grid`, `reduce` inside it `reduce@seq`.
+//!
+//! The level of each unannotated combinator comes from the roles the back end gives the
+//! expressions its kernels compute ([`kernels_computing`], over every entry of every
+//! file that can use the def): a role `@grid: ...` (one work-item per element, a
+//! multi-stage reduction or scan) gives `@grid`, `@group: ...` `@group`, `@thread: ...`
+//! `@thread` and `@seq: ...` (a loop in each work-item) `@seq`; a host-level producer
+//! "fused into this kernel" runs in its consumer's grid and gets `@grid` (LANGUAGE.md
+//! §6: annotated producers and consumers at the same level still fuse). A combinator
+//! whose uses disagree (a def called at host level by one entry and inside a kernel by
+//! another, or a strategy the host picks at run time), or that no kernel names, is
+//! left alone, as is every annotated one. Annotations that would break §6's legality
+//! rules (only `@grid`/`@group` at host level, only `@seq` inside a `@grid` body, ...)
+//! are dropped, so the edited file type-checks; the test over `examples/` checks that
+//! it also compiles to the same OpenCL.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use weft_hir::{
+    Body, Builtin, DefKind, Expr, ExprId, IndexItem, Level, LoopForm, RootDatabase, SourceFile,
+};
+use weft_syntax::TextRange;
+
+use crate::annotate_type::Assist;
+use crate::classify::{DefData, enclosing_def};
+use crate::kernels::{KernelUse, combinator_calls, kernels_computing};
+use crate::{FileRange, SourceChange, TextEdit};
+
+pub(crate) fn assists(db: &RootDatabase, range: &FileRange) -> Vec<Assist> {
+    let Some(file) = db.file(&range.path) else { return Vec::new() };
+    let Some(data) = enclosing_def(db, file, range.range.start()) else { return Vec::new() };
+    let (Some(name_range), Some(def_range)) =
+        (data.source_map.name_range, data.source_map.def_range)
+    else {
+        return Vec::new();
+    };
+    // Offered on the declaration's head, up to the end of its name.
+    let head = TextRange::new(def_range.start(), name_range.end());
+    if !head.contains_inclusive(range.range.start()) || data.loc.kind == DefKind::TypeAlias {
+        return Vec::new();
+    }
+    let levels = chosen_levels(db, &data);
+    if levels.is_empty() {
+        return Vec::new();
+    }
+    let text = file.text(db);
+    let mut edits: Vec<TextEdit> = Vec::new();
+    for (path, level) in levels {
+        let Some(path_range) = data.source_map.expr_range(path) else { continue };
+        let written = text.get(std::ops::Range::<usize>::from(path_range)).unwrap_or("");
+        let Expr::Path { name, .. } = &data.body.exprs[path] else { continue };
+        // Only a bare name (`map`, not `(map)`): the level is glued to it.
+        if written != name.as_str() {
+            continue;
+        }
+        edits.push(TextEdit {
+            range: TextRange::empty(path_range.end()),
+            insert: format!("@{}", level.name()),
+        });
+    }
+    if edits.is_empty() {
+        return Vec::new();
+    }
+    edits.sort_by_key(|e| e.range.start());
+    let n_edits = edits.len();
+    let mut edit = SourceChange::default();
+    edit.edits.insert(range.path.clone(), edits);
+    vec![Assist {
+        id: "make_strategy_explicit",
+        label: format!(
+            "Make strategy explicit ({n_edits} level{})",
+            if n_edits == 1 { "" } else { "s" }
+        ),
+        target: name_range,
+        edit,
+    }]
+}
+
+/// The level to write on each unannotated combinator of a def (by the expression of
+/// its path), legal where it stands.
+fn chosen_levels(db: &RootDatabase, data: &DefData) -> Vec<(ExprId, Level)> {
+    let uses = kernels_computing(db, &data.loc, &|_| true);
+    let mut by_expr: FxHashMap<ExprId, Vec<&KernelUse>> = FxHashMap::default();
+    for use_ in &uses {
+        by_expr.entry(use_.origin.expr).or_default().push(use_);
+    }
+    // The ranges of the nests each kernel runs as a two-dimensional NDRange: their inner
+    // combinator is the second grid dimension, which no annotation expresses (only `@seq`
+    // is legal in a `@grid` body), so the back end's `@seq` role for it is not written.
+    let mut two_d: FxHashMap<(SourceFile, &str, usize), Vec<TextRange>> = FxHashMap::default();
+    for use_ in &uses {
+        if use_.role.contains("2-D NDRange")
+            && let Some(range) = data.source_map.expr_range(use_.origin.expr)
+        {
+            two_d.entry((use_.file, use_.entry.as_str(), use_.kernel_idx)).or_default().push(range);
+        }
+    }
+    let level_of_use = |use_: &KernelUse| {
+        let level = level_of_role(&use_.role);
+        let range = data.source_map.expr_range(use_.origin.expr);
+        let in_2d_nest =
+            two_d.get(&(use_.file, use_.entry.as_str(), use_.kernel_idx)).is_some_and(|nests| {
+                nests.iter().any(|nest| range.is_some_and(|r| *nest != r && nest.contains_range(r)))
+            });
+        if level == Some(Level::Seq) && in_2d_nest { None } else { level }
+    };
+    let mut proposed: FxHashMap<ExprId, Level> = FxHashMap::default();
+    for call in combinator_calls(&data.body) {
+        if call.level.is_some() {
+            continue;
+        }
+        let roles = std::iter::once(call.path)
+            .chain(call.calls.iter().copied())
+            .filter_map(|expr| by_expr.get(&expr))
+            .flatten()
+            .map(|use_| level_of_use(use_));
+        let mut agreed: Option<Option<Level>> = None;
+        for level in roles {
+            agreed = match agreed {
+                None => Some(level),
+                Some(previous) if previous == level => Some(previous),
+                Some(_) => Some(None),
+            };
+        }
+        if let Some(Some(level)) = agreed {
+            proposed.insert(call.path, level);
+        }
+    }
+    let Some(root) = data.body.root else { return Vec::new() };
+    let start = if data.loc.kind == DefKind::Entry { Context::Host } else { Context::AnyLevel };
+    // Dropping an illegal annotation makes its body take the enclosing context, which
+    // can make another one illegal: repeat until none is (each round drops one or more).
+    loop {
+        let illegal = illegal_levels(&data.body, root, start, &proposed);
+        if illegal.is_empty() {
+            break;
+        }
+        proposed.retain(|path, _| !illegal.contains(path));
+    }
+    let mut out: Vec<(ExprId, Level)> = proposed.into_iter().collect();
+    out.sort_by_key(|(path, _)| path.into_raw());
+    out
+}
+
+/// The level a kernel's role for an expression stands for; `None` for a role that
+/// names none (a scalar computed in each work-item).
+fn level_of_role(role: &str) -> Option<Level> {
+    if role.starts_with("fused into this kernel") {
+        return Some(Level::Grid);
+    }
+    let name = role.strip_prefix('@')?.split(|c: char| !c.is_ascii_alphabetic()).next()?;
+    Level::from_name(name)
+}
+
+/// Where a combinator stands (weft-hir's `levels.rs`, which reports violations).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Context {
+    /// The top of a `def`: called from a level not known here.
+    AnyLevel,
+    Host,
+    /// Directly in the body of a `map@group`.
+    Group,
+    /// In the body of `@grid`, `@thread`, `@seq`, or a reduce/scan operator.
+    Sequential,
+}
+
+impl Context {
+    fn allows(self, builtin: Builtin, level: Level) -> bool {
+        let is_map = matches!(builtin, Builtin::Map(_) | Builtin::Generate);
+        match self {
+            Context::AnyLevel => true,
+            Context::Host => match level {
+                Level::Grid => true,
+                Level::Group => is_map,
+                Level::Thread | Level::Seq => false,
+            },
+            Context::Group => match level {
+                Level::Thread => is_map,
+                Level::Group => !is_map,
+                Level::Seq => true,
+                Level::Grid => false,
+            },
+            Context::Sequential => level == Level::Seq,
+        }
+    }
+
+    fn enter(builtin: Builtin, level: Level) -> Context {
+        match (builtin, level) {
+            (Builtin::Map(_) | Builtin::Generate, Level::Group) => Context::Group,
+            _ => Context::Sequential,
+        }
+    }
+}
+
+/// The proposed annotations that would be illegal where they stand, given the
+/// annotations already written and the proposed ones.
+fn illegal_levels(
+    body: &Body,
+    root: ExprId,
+    start: Context,
+    proposed: &FxHashMap<ExprId, Level>,
+) -> FxHashSet<ExprId> {
+    let level_of = |path: ExprId| -> Option<(Builtin, Level)> {
+        match &body.exprs[path] {
+            Expr::Path { res: weft_hir::Resolution::Builtin(builtin), level, .. } => {
+                level.or_else(|| proposed.get(&path).copied()).map(|level| (*builtin, level))
+            }
+            _ => None,
+        }
+    };
+    let mut illegal = FxHashSet::default();
+    // An explicit stack: bodies may nest deeply.
+    let mut stack: Vec<(ExprId, Context)> = vec![(root, start)];
+    while let Some((expr, context)) = stack.pop() {
+        if let Expr::Call { callee, args } = &body.exprs[expr]
+            && let Some((builtin, level)) = level_of(*callee)
+        {
+            if !context.allows(builtin, level) && proposed.contains_key(callee) {
+                illegal.insert(*callee);
+            }
+            let inner = Context::enter(builtin, level);
+            for (idx, &arg) in args.iter().enumerate() {
+                let arg_context = if Some(idx) == builtin.function_arg() { inner } else { context };
+                stack.push((arg, arg_context));
+            }
+            continue;
+        }
+        for child in children(&body.exprs[expr]) {
+            stack.push((child, context));
+        }
+    }
+    illegal
+}
+
+fn children(expr: &Expr) -> Vec<ExprId> {
+    match expr {
+        Expr::Missing | Expr::Literal(_) | Expr::Path { .. } | Expr::OpSection(_) => Vec::new(),
+        Expr::Tuple(items) | Expr::Array(items) => items.clone(),
+        Expr::Call { callee, args } => {
+            std::iter::once(*callee).chain(args.iter().copied()).collect()
+        }
+        Expr::Binary { lhs, rhs, .. } => vec![*lhs, *rhs],
+        Expr::Unary { operand, .. } => vec![*operand],
+        Expr::Lambda { body, .. } => vec![*body],
+        Expr::LeftSection { lhs: e, .. } | Expr::RightSection { rhs: e, .. } => vec![*e],
+        Expr::Let { value, body, .. } => vec![*value, *body],
+        Expr::If { cond, then_branch, else_branch } => vec![*cond, *then_branch, *else_branch],
+        Expr::Loop { init, form, body, .. } => {
+            let bound = match form {
+                LoopForm::For { bound, .. } => *bound,
+                LoopForm::While { cond } => *cond,
+            };
+            vec![*init, bound, *body]
+        }
+        Expr::Index { base, items } => {
+            let mut out = vec![*base];
+            for item in items {
+                match item {
+                    IndexItem::Index(e) => out.push(*e),
+                    IndexItem::Slice { start, end, stride } => {
+                        out.extend([start, end, stride].into_iter().flatten().copied());
+                    }
+                }
+            }
+            out
+        }
+        Expr::Proj { base, .. } => vec![*base],
+        Expr::Ascribe { expr, .. } | Expr::Coerce { expr, .. } => vec![*expr],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write as _;
+    use std::path::Path;
+
+    use expect_test::{Expect, expect};
+
+    use crate::tests::check_assist;
+    use crate::{
+        Analysis, AnalysisHost, Change, FilePosition, FileRange, Severity, SymbolKind, TextRange,
+    };
+
+    fn check(text: &str, expect: Expect) {
+        check_assist(text, "make_strategy_explicit", expect);
+    }
+
+    #[test]
+    fn host_map_becomes_grid_and_its_inner_reduce_seq() {
+        check(
+            r#"
+entry row_s$0ums (a: [n][m]f32) : [n]f32 = map (\r -> reduce (+) 0f32 r) a
+"#,
+            expect![[r#"
+                Make strategy explicit (1 level)
+                entry row_sums (a: [n][m]f32) : [n]f32 = map@grid (\r -> reduce (+) 0f32 r) a
+            "#]],
+        );
+    }
+
+    #[test]
+    fn fused_producer_gets_grid_like_its_consumer() {
+        check(
+            r#"
+entry $0dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (map2 (*) xs ys)
+"#,
+            expect![[r#"
+                Make strategy explicit (2 levels)
+                entry dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce@grid (+) 0f32 (map2@grid (*) xs ys)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn annotated_combinators_are_left_alone() {
+        check(
+            r#"
+entry $0f (a: [n][m]f32) : [n]f32 = map@grid (\r -> reduce (+) 0f32 r) a
+"#,
+            expect![[""]],
+        );
+    }
+
+    #[test]
+    fn def_called_at_two_levels_is_left_alone() {
+        check(
+            r#"
+def $0double (xs: [n]f32) : [n]f32 = map (\x -> x + x) xs
+entry top (xs: [n]f32) : [n]f32 = double xs
+entry nested (a: [n][m]f32) : [n][m]f32 = map (\r -> double r) a
+"#,
+            expect![[""]],
+        );
+    }
+
+    #[test]
+    fn def_called_from_another_file_at_host_level() {
+        check(
+            r#"
+--- /lib.weft
+def $0double (xs: [n]f32) : [n]f32 = map (\x -> x + x) xs
+--- /main.weft
+import "lib"
+entry e (xs: [n]f32) : [n]f32 = double xs
+"#,
+            expect![[r#"
+                Make strategy explicit (1 level)
+                def double (xs: [n]f32) : [n]f32 = map@grid (\x -> x + x) xs
+            "#]],
+        );
+    }
+
+    #[test]
+    fn not_offered_in_a_body() {
+        check(
+            r#"
+entry f (a: [n][m]f32) : [n]f32 = map (\r -> red$0uce (+) 0f32 r) a
+"#,
+            expect![[""]],
+        );
+    }
+
+    /// Examples where making the strategy explicit cannot keep the kernels, and why.
+    /// Each must fail as described; every other example must pass.
+    const EXCEPTIONS: &[(&str, &str)] = &[];
+
+    fn weft_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        let mut entries: Vec<_> =
+            std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                weft_files(&path, out);
+            } else if path.extension().is_some_and(|e| e == "weft") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// The OpenCL program of every entry of `path` ("Show generated kernel" on the
+    /// entry's name), by entry.
+    fn programs(analysis: &Analysis, path: &str) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for runnable in analysis.runnables(path).unwrap() {
+            let position = FilePosition { path: path.to_owned(), offset: runnable.range.start() };
+            let text = analysis
+                .show_kernel(&position)
+                .unwrap()
+                .map_or_else(|| "no program (the file has errors)".to_owned(), |view| view.text);
+            out.push((runnable.entry, text));
+        }
+        out
+    }
+
+    /// Applies "Make strategy explicit" on every entry and def of `path`, one after the
+    /// other as a user would; returns the levels written (`name@level` at `line`).
+    fn make_all_explicit(host: &mut AnalysisHost, path: &str) -> Vec<String> {
+        let mut written = Vec::new();
+        let n_symbols = host.analysis().document_symbols(path).unwrap().len();
+        for idx in 0..n_symbols {
+            let analysis = host.analysis();
+            let symbols = analysis.document_symbols(path).unwrap();
+            let symbol = &symbols[idx];
+            if !matches!(symbol.kind, SymbolKind::Function | SymbolKind::Entry) {
+                continue;
+            }
+            let range = FileRange {
+                path: path.to_owned(),
+                range: TextRange::empty(symbol.focus_range.start()),
+            };
+            let assists = analysis.assists(&range).unwrap();
+            let Some(assist) = assists.iter().find(|a| a.id == "make_strategy_explicit") else {
+                continue;
+            };
+            let mut text = analysis.file_text(path).unwrap().unwrap().to_string();
+            let index = analysis.line_index(path).unwrap().unwrap();
+            let mut levels = Vec::new();
+            for edit in assist.edit.edits[path].iter().rev() {
+                let line = index.to_chars(&text, edit.range.start()).line + 1;
+                let word_start = text[..usize::from(edit.range.start())]
+                    .rfind(|c: char| !c.is_ascii_alphanumeric())
+                    .map_or(0, |i| i + 1);
+                let word = &text[word_start..usize::from(edit.range.start())];
+                levels.push(format!("{word}{} (line {line})", edit.insert));
+                text.replace_range(std::ops::Range::<usize>::from(edit.range), &edit.insert);
+            }
+            levels.reverse();
+            written.push(format!("{} {}", symbol.name, levels.join(", ")));
+            drop(analysis);
+            let mut change = Change::default();
+            change.set_file(path, text);
+            host.apply_change(change);
+        }
+        written
+    }
+
+    #[test]
+    fn examples_keep_their_kernels_when_the_strategy_is_made_explicit() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+        let mut paths = Vec::new();
+        weft_files(&root, &mut paths);
+        let mut host = AnalysisHost::new();
+        let mut change = Change::default();
+        let mut names = Vec::new();
+        for path in &paths {
+            let name = format!("examples/{}", path.strip_prefix(&root).unwrap().display());
+            change.set_file(name.clone(), std::fs::read_to_string(path).unwrap());
+            names.push(name);
+        }
+        host.apply_change(change);
+        let mut report = String::new();
+        for name in &names {
+            // Every file's programs: an edit of a def can change the files importing it.
+            let before: Vec<_> = names.iter().map(|n| programs(&host.analysis(), n)).collect();
+            let written = make_all_explicit(&mut host, name);
+            let analysis = host.analysis();
+            let mut failures = Vec::new();
+            for (other, before) in names.iter().zip(&before) {
+                let errors: Vec<String> = analysis
+                    .diagnostics(other)
+                    .unwrap()
+                    .into_iter()
+                    .filter(|d| d.severity == Severity::Error)
+                    .map(|d| format!("{other}: {}", d.message))
+                    .collect();
+                failures.extend(errors);
+                for ((entry, was), (_, now)) in before.iter().zip(programs(&analysis, other)) {
+                    if *was != now {
+                        failures.push(format!("{other}: entry `{entry}` compiles to other OpenCL"));
+                    }
+                }
+            }
+            let exception = EXCEPTIONS.iter().find(|(file, _)| file == name);
+            match (exception, failures.is_empty()) {
+                (None, true) => {}
+                (None, false) => panic!("{name}: {failures:#?}"),
+                (Some((_, why)), false) => {
+                    let _ = writeln!(report, "{name}: EXCEPTION ({why})");
+                    continue;
+                }
+                (Some(_), true) => panic!("{name} is listed as an exception but passes"),
+            }
+            if written.is_empty() {
+                let _ = writeln!(report, "{name}: nothing to write");
+            } else {
+                let _ = writeln!(report, "{name}: {}", written.join("; "));
+            }
+        }
+        expect![[r#"
+            examples/aliases.weft: nearest_point reduce@grid (line 20), map2@grid (line 22)
+            examples/bits.weft: gray map@grid (line 9); gray_inverse map@grid (line 16); nonzero_mask reduce@grid (line 25), map2@grid (line 25); signed_shifts map@grid (line 62), map@grid (line 62), map@grid (line 62)
+            examples/blocked.weft: nothing to write
+            examples/compact.weft: compact_positive map@grid (line 14), reduce@grid (line 16), map2@grid (line 17); partition_positive map@grid (line 26), map@grid (line 27), map3@grid (line 29)
+            examples/conversions.weft: to_fixed map@grid (line 9); from_fixed map@grid (line 14); int_conversions map@grid (line 21), map@grid (line 21), map@grid (line 21), map@grid (line 21); count_true reduce@grid (line 28), map@grid (line 28), reduce@grid (line 29), map2@grid (line 29)
+            examples/dot_blocked.weft: nothing to write
+            examples/funmem_branch.weft: nothing to write
+            examples/funmem_expand.weft: per_thread map@grid (line 10), map@seq (line 11); rows map@grid (line 20)
+            examples/funmem_views.weft: views map@grid (line 14), map@seq (line 14)
+            examples/gemv.weft: gemv map2@grid (line 12)
+            examples/grid.weft: grid generate@grid (line 9)
+            examples/higher_order.weft: quadruple map@grid (line 20); shifted_squares map@grid (line 25); halvings map@grid (line 32); row_maxima map@grid (line 44)
+            examples/histogram.weft: histogram_par map@grid (line 23), map@seq (line 23)
+            examples/horner.weft: horner map@grid (line 12); power_sum map@grid (line 19), map2@seq (line 19)
+            examples/integer_math.weft: gcd map2@grid (line 10); powers map@grid (line 16); lcg map@grid (line 23), map@grid (line 24)
+            examples/kmeans.weft: kmeans_step map2@grid (line 22), map@grid (line 24), reduce@seq (line 25), map3@seq (line 26), map5@grid (line 28)
+            examples/lib/linalg.weft: dotf reduce@grid (line 5), map2@grid (line 5); identity generate@grid (line 14); matmul_i64 map@grid (line 18)
+            examples/literals.weft: nothing to write
+            examples/logic.weft: is_sorted reduce@grid (line 13), map2@grid (line 13); negate_all map@grid (line 18); in_band map@grid (line 25), map@grid (line 25); safe_quotients map2@grid (line 32); divmod map2@grid (line 41); compare map2@grid (line 47), map2@grid (line 47), map2@grid (line 47), map2@grid (line 47)
+            examples/mandelbrot.weft: mandelbrot generate@grid (line 14)
+            examples/matmul.weft: matmul map@grid (line 15)
+            examples/matmul_variants.weft: mm_bt map@grid (line 16); mm_inline map@grid (line 24); mm_i64 map@grid (line 32); mm_maxplus map@grid (line 40); mm_batched map2@grid (line 46)
+            examples/matrix_power.weft: nothing to write
+            examples/mean_variance.weft: mean reduce@grid (line 5); mean_variance reduce@grid (line 15), map@grid (line 15); zscore reduce@grid (line 27), reduce@grid (line 28), map@grid (line 28), map@grid (line 29)
+            examples/memory.weft: square_range map@grid (line 11), reduce@grid (line 12), reduce@grid (line 12); normalise reduce@grid (line 19), map@grid (line 20)
+            examples/nbody.weft: accel map@grid (line 15), reduce@seq (line 16), map@seq (line 17); kinetic_energy reduce@grid (line 30), map3@grid (line 30)
+            examples/popcount.weft: popcount_loop map@grid (line 10); popcount_swar map@grid (line 17); popcount_bits map@grid (line 28)
+            examples/prefix_sum.weft: nothing to write
+            examples/reverse.weft: flip_rows map@grid (line 20); is_palindrome reduce@grid (line 30), map2@grid (line 30)
+            examples/row_sums.weft: nothing to write
+            examples/saxpy.weft: saxpy map2@grid (line 12); axpy_vec map3@grid (line 26)
+            examples/scalar_math.weft: activations map@grid (line 30), map@grid (line 31); rotate map2@grid (line 40); clamp map@grid (line 45); weighted_lerp map4@grid (line 52)
+            examples/scale.weft: scale map@grid (line 12)
+            examples/sections.weft: int_sections map@grid (line 13), map@grid (line 13), map@grid (line 13); reciprocals map@grid (line 18); combine map2@grid (line 24), map2@grid (line 24); minus_one map@grid (line 30), map@grid (line 30), map@grid (line 30)
+            examples/slicing.weft: window_sums generate@grid (line 32), reduce@seq (line 32)
+            examples/softmax.weft: softmax reduce@grid (line 13), map@grid (line 14), reduce@grid (line 15), map@grid (line 16); log_softmax reduce@grid (line 22), reduce@grid (line 23), map@grid (line 23), map@grid (line 24)
+            examples/sort.weft: oets generate@grid (line 20)
+            examples/stencil.weft: blur generate@grid (line 15)
+            examples/sum.weft: sum_i32 reduce@grid (line 13); sum_u64 reduce@grid (line 28)
+            examples/tiled_transpose.weft: transpose_tiled map@grid (line 21), map@grid (line 27)
+            examples/tuples.weft: argmax reduce@grid (line 20); minmax reduce@grid (line 29), map@grid (line 30); swap_pairs map@grid (line 36); dist2_from map2@grid (line 43)
+            examples/views.weft: pair_sums map@grid (line 21)
+        "#]].assert_eq(&report);
+    }
+}
