@@ -4,6 +4,7 @@
 //! deeply in the parser and checker). Exit codes: 0 success, 1 errors in the program,
 //! 2 usage or I/O problems.
 
+mod bench;
 mod check;
 mod dump;
 mod fmt;
@@ -42,6 +43,11 @@ enum Command {
     Check(CheckArgs),
     /// Compile a file's entries to OpenCL: `ENTRY.cl` and the host plan `ENTRY.plan.json`.
     Build(BuildArgs),
+    /// Time entries on an OpenCL device: median and spread of the kernel time, GB/s.
+    ///
+    /// Entries are benchmarked on the inputs of their `-- bench: SPECS [flops=EXPR]`
+    /// comment line (or `--entry NAME --random SPEC ...`); others are skipped.
+    Bench(bench::BenchArgs),
     /// Print an intermediate representation of a file.
     Dump(DumpArgs),
     /// Format `.weft` files in place (files with syntax errors are left alone).
@@ -137,6 +143,7 @@ fn run(cli: Cli) -> u8 {
         (None, Some(Command::Check(args))) => check::run(&args),
         (None, Some(Command::Dump(args))) => dump::run(&args),
         (None, Some(Command::Build(args))) => opencl::build(&args),
+        (None, Some(Command::Bench(args))) => bench::run(&args),
         (None, Some(Command::Fmt(args))) => fmt::run(&args),
         (None, Some(Command::Lsp)) => weft_lsp::run_stdio().map(|()| 0),
         (None, Some(Command::Run(args))) => run::run(&args),

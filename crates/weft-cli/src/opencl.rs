@@ -52,6 +52,7 @@ pub(crate) struct RunnerOutput {
 }
 
 /// Runs `weft-runner ARGS` with `stdin`, killing it after `timeout`.
+#[expect(clippy::disallowed_methods, reason = "the runner module is the one that spawns processes")]
 pub(crate) fn run_runner(
     args: &[String],
     stdin: &str,

@@ -10,6 +10,9 @@
 //! -- error: out of bounds
 //! ```
 //!
+//! A `-- bench: SPECS` line (the inputs `weft bench` draws, docs/cli.md) may sit among
+//! the block's lines; it is not a case, and the block skips it.
+//!
 //! The block lives in the comment tokens that the parser attaches to the declaration.
 //! This module finds the cases and the source range of each value text; it does not
 //! parse the values themselves (that is `weft-values`' job), so the syntax crate stays
@@ -195,6 +198,10 @@ impl Reader<'_> {
                 return;
             }
             let start = self.pos;
+            if self.rest().starts_with("bench:") {
+                self.skip_line();
+                continue;
+            }
             let input = if self.eat_word("random") {
                 if !self.eat_word("input") {
                     self.error(start, self.pos, "expected `input` after `random`");

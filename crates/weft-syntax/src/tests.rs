@@ -449,6 +449,17 @@ fn doc_comment_and_test_block_are_read() {
     assert!(matches!(body, ast::Expr::IndexExpr(_)), "{}", body.syntax());
 }
 
+#[test]
+fn bench_lines_are_neither_test_cases_nor_docs() {
+    let src = "-- | Identity.\n-- bench: i32\n-- ==\n-- input { 1i32 }\n-- output { 1i32 }\n-- bench: i32 flops=1\nentry f (x: i32) : i32 = x";
+    let parse = parse(src);
+    let def = parse.tree().defs().next().unwrap();
+    assert_eq!(def.doc_comment().as_deref(), Some("Identity."));
+    let (block, errors) = test_block(&def);
+    assert_eq!(block.unwrap().cases.len(), 1);
+    assert_eq!(errors, []);
+}
+
 fn nested(depth: usize, open: &str, close: &str, inner: &str) -> String {
     format!("def x = {}{inner}{}", open.repeat(depth), close.repeat(depth))
 }

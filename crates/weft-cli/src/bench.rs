@@ -1,0 +1,788 @@
+//! `weft bench PATHS`: times entries on an OpenCL device (ARCHITECTURE.md, "Command
+//! line"; docs/cli.md).
+//!
+//! An entry is benchmarked when a `-- bench: SPECS [flops=EXPR]` comment line sits
+//! among the comments above it: `SPECS` are random-input specs as in test blocks
+//! (`f32 [67108864]f32 [67108864]f32`), one per parameter value, and `EXPR` a product
+//! of integers (`2*4096*4096*4096`), the entry's floating-point operations. Entries
+//! without the line are skipped with a note (a test block's `random input` sizes are
+//! too small to time). `--entry NAME --random SPEC ...` replaces the line for one entry.
+//!
+//! Each entry is compiled once, and its plan runs in one `weft-runner bench` process
+//! (out of process, like `weft run`): warm-up runs, then repeated runs timed with
+//! OpenCL profiling events. The report per entry is the median and the minimum and
+//! maximum over the runs of the entry's total kernel time, the same per kernel, and
+//! the achieved rate: GB/s counts every input and output once (bytes of the specs
+//! plus bytes of the results, as `bench/torch_ref.py` counts PyTorch's), and GFLOP/s
+//! divides the line's `flops`. Output sizes come from the plan's host arithmetic over
+//! the input shapes; when they depend on a value computed on the device, the rate is
+//! left out. `--json` prints one object per entry per line.
+//!
+//! Exit codes: 0 when every benchmarked entry ran, 1 when one could not be compiled or
+//! failed at run time (or its file has errors, or its `-- bench:` line is malformed),
+//! 2 for usage, I/O and device problems.
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal as _, Write as _};
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::json;
+use weft_hir::RootDatabase;
+use weft_syntax::ast;
+use weft_syntax::line_index::LineIndex;
+use weft_values::RandomSpec;
+
+use crate::workspace::load;
+
+#[derive(clap::Args, Debug)]
+pub(crate) struct BenchArgs {
+    /// The OpenCL device: `gpu`, `cpu` or `PLATFORM:DEVICE` (default: `WEFT_DEVICE`,
+    /// else the first GPU, else the first CPU device).
+    #[arg(long, value_name = "D")]
+    device: Option<String>,
+    /// Print one JSON object per entry per line (and no progress bar).
+    #[arg(long)]
+    json: bool,
+    /// Runs before the measured ones.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    warmup: u64,
+    /// Measured runs.
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    reps: u64,
+    /// Benchmark only the entries of this name.
+    #[arg(long, value_name = "NAME")]
+    entry: Option<String>,
+    /// The inputs of `--entry`, one spec per value (`[1000]f32`, `i64 in 1..10`),
+    /// instead of its `-- bench:` line.
+    #[arg(long = "random", value_name = "SPEC", requires = "entry")]
+    random: Vec<String>,
+    /// The floating-point operations of `--entry` with `--random` (`2*4096*4096*4096`).
+    #[arg(long, value_name = "EXPR", requires = "random")]
+    flops: Option<String>,
+    /// Seed of the random inputs.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Compile without bounds, division and size checks in kernels.
+    #[arg(long = "unsafe")]
+    unchecked: bool,
+    /// Stop an entry's runs when they take longer than this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    timeout: u64,
+    /// Files or directories to benchmark.
+    #[arg(required = true, value_name = "PATHS")]
+    paths: Vec<String>,
+}
+
+/// What a `-- bench:` line says.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct BenchLine {
+    /// One spec per input value, in parameter order.
+    pub(crate) inputs: Vec<RandomSpec>,
+    /// Floating-point operations of one run, when given.
+    pub(crate) flops: Option<u64>,
+}
+
+/// A malformed `-- bench:` line: a byte offset into the text after `bench:`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct BenchLineError {
+    pub(crate) offset: usize,
+    pub(crate) message: String,
+}
+
+/// Parses the text after `bench:`: random-input specs and at most one `flops=EXPR`
+/// (anywhere among them), where `EXPR` is a product of decimal integers.
+pub(crate) fn parse_bench_line(text: &str) -> Result<BenchLine, BenchLineError> {
+    // `flops=...` is blanked out rather than removed, so that the offsets of spec
+    // errors stay offsets into `text`.
+    let mut specs_text = text.to_owned();
+    let mut flops = None;
+    let mut search_from = 0;
+    while let Some(found) = text[search_from..].find("flops=") {
+        let start = search_from + found;
+        let end = text[start..].find(char::is_whitespace).map_or(text.len(), |len| start + len);
+        search_from = end;
+        let at_word_start = text[..start].chars().next_back().is_none_or(char::is_whitespace);
+        if !at_word_start {
+            continue;
+        }
+        if flops.is_some() {
+            return Err(BenchLineError { offset: start, message: "`flops=` given twice".into() });
+        }
+        let expr_start = start + "flops=".len();
+        flops = Some(eval_product(&text[expr_start..end], expr_start)?);
+        specs_text.replace_range(start..end, &" ".repeat(end - start));
+    }
+    let inputs = weft_values::parse_random_specs(&specs_text).map_err(|error| BenchLineError {
+        offset: error.offset,
+        message: error.kind.to_string(),
+    })?;
+    if inputs.is_empty() {
+        let offset = text.len() - text.trim_start().len();
+        return Err(BenchLineError {
+            offset,
+            message: "expected the inputs' random specs (`[1000]f32 [1000]f32`)".into(),
+        });
+    }
+    Ok(BenchLine { inputs, flops })
+}
+
+/// `2*4096*4096`: a product of decimal integers (`_` may separate digits).
+fn eval_product(expr: &str, offset: usize) -> Result<u64, BenchLineError> {
+    if expr.is_empty() {
+        return Err(BenchLineError {
+            offset,
+            message: "expected a product of integers after `flops=`".into(),
+        });
+    }
+    let mut product: u64 = 1;
+    let mut factor_start = offset;
+    for factor in expr.split('*') {
+        let digits = factor.replace('_', "");
+        let valid = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+        let value = digits.parse::<u64>().ok().filter(|_| valid).ok_or_else(|| BenchLineError {
+            offset: factor_start,
+            message: format!("expected an integer in `flops=`, found `{factor}`"),
+        })?;
+        product = product.checked_mul(value).ok_or_else(|| BenchLineError {
+            offset,
+            message: format!("`flops={expr}` does not fit in 64 bits"),
+        })?;
+        factor_start += factor.len() + 1;
+    }
+    Ok(product)
+}
+
+/// One entry found under `PATHS`.
+struct Target {
+    file: weft_hir::SourceFile,
+    path: String,
+    entry: String,
+    /// `FILE:LINE` of the entry, for notes.
+    location: String,
+    inputs: Inputs,
+}
+
+/// Where an entry's inputs come from.
+enum Inputs {
+    Line(BenchLine),
+    /// No `-- bench:` line: the entry is skipped.
+    Missing,
+    /// A malformed line: where (`FILE:LINE:COLUMN`) and what.
+    Malformed {
+        at: String,
+        message: String,
+    },
+}
+
+/// What one entry's benchmark gave.
+enum Outcome {
+    Measured(Measurement),
+    Skipped(String),
+    /// Why, where (`FILE:LINE:COLUMN` when not the entry's `FILE:LINE`), and the exit
+    /// code it implies (1 or 2).
+    Failed {
+        message: String,
+        at: Option<String>,
+        code: u8,
+    },
+}
+
+impl Outcome {
+    fn failed(message: impl Into<String>, code: u8) -> Outcome {
+        Outcome::Failed { message: message.into(), at: None, code }
+    }
+}
+
+/// The runner's statistics, with the rates.
+struct Measurement {
+    device: String,
+    inputs: Vec<String>,
+    warmup: u64,
+    reps: u64,
+    bytes: Option<u64>,
+    flops: Option<u64>,
+    total: Stats,
+    wall: Stats,
+    kernels: Vec<KernelStats>,
+}
+
+#[derive(Clone, Copy)]
+struct Stats {
+    median: u64,
+    min: u64,
+    max: u64,
+}
+
+struct KernelStats {
+    kernel: String,
+    launches: u64,
+    ns: Stats,
+}
+
+pub(crate) fn run(args: &BenchArgs) -> anyhow::Result<u8> {
+    let override_line = override_line(args)?;
+    let (db, files) = load(&args.paths)?;
+    let targets = find_targets(&db, &files, args.entry.as_deref(), override_line.as_ref());
+    if let (Some(name), true) = (&args.entry, targets.is_empty()) {
+        bail!("no entry `{name}` in {}", args.paths.join(", "));
+    }
+    let n_runs = targets.iter().filter(|t| matches!(t.inputs, Inputs::Line(_))).count();
+    let bar = progress_bar(args, n_runs);
+    let mut report = Report { json: args.json, device: None, header_done: false, file: None };
+    let mut programs: Vec<(weft_hir::SourceFile, Result<weft_core::Program, String>)> = Vec::new();
+    let mut exit = 0;
+    for target in &targets {
+        let outcome = match &target.inputs {
+            Inputs::Missing => Outcome::Skipped("no `-- bench:` line".to_owned()),
+            Inputs::Malformed { at, message } => {
+                Outcome::Failed { message: message.clone(), at: Some(at.clone()), code: 1 }
+            }
+            Inputs::Line(line) => {
+                bar.set_message(format!("{} ({})", target.entry, target.path));
+                let program = match programs.iter().find(|(file, _)| *file == target.file) {
+                    Some((_, program)) => program,
+                    None => {
+                        let program = crate::run::core_program(&db, target.file);
+                        programs.push((target.file, program));
+                        &programs.last().expect("invariant: just pushed").1
+                    }
+                };
+                let outcome = match program {
+                    Ok(program) => bench_entry(&db, program, target, line, args)?,
+                    Err(message) => Outcome::failed(message.clone(), 1),
+                };
+                bar.inc(1);
+                outcome
+            }
+        };
+        if let Outcome::Failed { code, .. } = &outcome {
+            exit = exit.max(*code);
+        }
+        bar.suspend(|| report.print(target, &outcome))?;
+    }
+    bar.finish_and_clear();
+    if n_runs == 0 && exit == 0 {
+        bail!(
+            "no entry to benchmark: add a `-- bench: SPECS` line above an entry, or give \
+             `--entry NAME --random SPEC ...`"
+        );
+    }
+    Ok(exit)
+}
+
+/// The inputs `--random` and `--flops` give, if any.
+fn override_line(args: &BenchArgs) -> anyhow::Result<Option<BenchLine>> {
+    if args.random.is_empty() {
+        return Ok(None);
+    }
+    let inputs = args
+        .random
+        .iter()
+        .map(|spec| {
+            weft_values::parse_random_spec(spec)
+                .map_err(|e| anyhow::anyhow!("bad random spec `{spec}`: {e}"))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let flops = match &args.flops {
+        Some(expr) => Some(
+            eval_product(expr, 0)
+                .map_err(|e| anyhow::anyhow!("bad `--flops {expr}`: {}", e.message))?,
+        ),
+        None => None,
+    };
+    Ok(Some(BenchLine { inputs, flops }))
+}
+
+/// Every entry of `files` (named `only`, when given) and its inputs.
+fn find_targets(
+    db: &RootDatabase,
+    files: &[crate::workspace::Loaded],
+    only: Option<&str>,
+    override_line: Option<&BenchLine>,
+) -> Vec<Target> {
+    let mut targets = Vec::new();
+    for loaded in files {
+        let file = loaded.file;
+        let path = file.path(db).clone();
+        let text = file.text(db);
+        let line_index = LineIndex::new(text);
+        for item in weft_hir::parse(db, file).tree().items() {
+            let ast::Item::Def(def) = item else { continue };
+            if !def.is_entry() {
+                continue;
+            }
+            let Some(name) = def.name().map(|n| n.text().to_string()) else { continue };
+            if only.is_some_and(|only| only != name) {
+                continue;
+            }
+            let position = |offset| {
+                let pos = line_index.to_chars(text, offset);
+                (pos.line + 1, pos.col + 1)
+            };
+            let name_offset =
+                def.name().and_then(|n| n.ident_token()).map(|t| t.text_range().start());
+            let (line, _) = position(name_offset.unwrap_or_default());
+            let inputs = match override_line {
+                Some(line) => Inputs::Line(line.clone()),
+                None => bench_comment(&def, &path, &position),
+            };
+            targets.push(Target {
+                file,
+                path: path.clone(),
+                entry: name,
+                location: format!("{path}:{line}"),
+                inputs,
+            });
+        }
+    }
+    targets
+}
+
+/// The inputs of the `-- bench:` line among `def`'s leading comments.
+fn bench_comment(
+    def: &ast::Def,
+    path: &str,
+    position: &dyn Fn(weft_syntax::TextSize) -> (u32, u32),
+) -> Inputs {
+    let mut found = None;
+    for comment in def.leading_comments() {
+        let body = comment.text().strip_prefix("--").unwrap_or(comment.text());
+        let Some(rest) = body.trim_start().strip_prefix("bench:") else { continue };
+        let rest_offset = comment.text().len() - rest.len();
+        let start = comment.text_range().start();
+        let at = |offset: usize| {
+            let offset = u32::try_from(rest_offset + offset).unwrap_or(u32::MAX);
+            let (line, column) = position(start + weft_syntax::TextSize::from(offset));
+            format!("{path}:{line}:{column}")
+        };
+        if found.is_some() {
+            return Inputs::Malformed { at: at(0), message: "a second `-- bench:` line".into() };
+        }
+        found = Some(match parse_bench_line(rest) {
+            Ok(line) => Inputs::Line(line),
+            Err(error) => Inputs::Malformed {
+                at: at(error.offset),
+                message: format!("malformed `-- bench:` line: {}", error.message),
+            },
+        });
+    }
+    found.unwrap_or(Inputs::Missing)
+}
+
+fn progress_bar(args: &BenchArgs, len: usize) -> ProgressBar {
+    if args.json || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(
+        Some(u64::try_from(len).unwrap_or(u64::MAX)),
+        ProgressDrawTarget::stderr(),
+    );
+    let style = ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} {elapsed} {msg}")
+        .expect("invariant: a valid progress template")
+        .progress_chars("=> ");
+    bar.set_style(style);
+    bar.enable_steady_tick(Duration::from_millis(100));
+    bar
+}
+
+/// Compiles one entry and runs `weft-runner bench` on its plan.
+fn bench_entry(
+    db: &RootDatabase,
+    program: &weft_core::Program,
+    target: &Target,
+    line: &BenchLine,
+    args: &BenchArgs,
+) -> anyhow::Result<Outcome> {
+    let entry = match crate::run::choose_entry(program, Some(&target.entry)) {
+        Ok(entry) => entry,
+        Err(message) => return Ok(Outcome::failed(message, 1)),
+    };
+    let options = weft_lower::Options { checks: !args.unchecked, ..weft_lower::Options::default() };
+    let compiled = match crate::opencl::compile(db, program, entry, options) {
+        Ok(compiled) => compiled,
+        Err(message) => return Ok(Outcome::failed(message, 1)),
+    };
+    let plan_file = crate::opencl::write_plan(&compiled.plan)?;
+    let mut runner_args = vec![
+        "bench".to_owned(),
+        "--plan".to_owned(),
+        plan_file.path().display().to_string(),
+        "--warmup".to_owned(),
+        args.warmup.to_string(),
+        "--reps".to_owned(),
+        args.reps.to_string(),
+        "--seed".to_owned(),
+        args.seed.to_string(),
+        "--json".to_owned(),
+    ];
+    if let Some(device) = &args.device {
+        runner_args.extend(["--device".to_owned(), device.clone()]);
+    }
+    for spec in &line.inputs {
+        runner_args.extend(["--random".to_owned(), spec.to_string()]);
+    }
+    let out = crate::opencl::run_runner(&runner_args, "", Duration::from_secs(args.timeout))?;
+    if out.timed_out {
+        let message =
+            format!("the runs took longer than {} s (`--timeout`) and were stopped", args.timeout);
+        return Ok(Outcome::failed(message, 1));
+    }
+    let json: serde_json::Value = match serde_json::from_str(out.stdout.trim()) {
+        Ok(json) => json,
+        Err(_) => {
+            let status = out.status.map_or("a signal".to_owned(), |code| format!("exit {code}"));
+            let message =
+                format!("the OpenCL runner gave no result ({status}): {}", out.stderr.trim());
+            return Ok(Outcome::failed(message, 2));
+        }
+    };
+    if let Some(message) = json.get("error").and_then(|e| e.as_str()) {
+        let code = json.get("exit").and_then(serde_json::Value::as_u64) == Some(1);
+        return Ok(Outcome::failed(message.to_owned(), if code { 1 } else { 2 }));
+    }
+    let measurement = read_measurement(&json, line, &compiled.plan)
+        .with_context(|| format!("bad output from the OpenCL runner: {}", out.stdout.trim()))?;
+    Ok(Outcome::Measured(measurement))
+}
+
+fn read_measurement(
+    json: &serde_json::Value,
+    line: &BenchLine,
+    plan: &weft_plan::Plan,
+) -> anyhow::Result<Measurement> {
+    let number = |value: &serde_json::Value, key: &str| {
+        value.get(key).and_then(serde_json::Value::as_u64).with_context(|| format!("no `{key}`"))
+    };
+    let stats = |value: &serde_json::Value, key: &str| -> anyhow::Result<Stats> {
+        let stats = value.get(key).with_context(|| format!("no `{key}`"))?;
+        Ok(Stats {
+            median: number(stats, "median")?,
+            min: number(stats, "min")?,
+            max: number(stats, "max")?,
+        })
+    };
+    let kernels = json
+        .get("kernels")
+        .and_then(serde_json::Value::as_array)
+        .context("no `kernels`")?
+        .iter()
+        .map(|kernel| {
+            Ok(KernelStats {
+                kernel: kernel.get("kernel").and_then(|k| k.as_str()).unwrap_or("?").to_owned(),
+                launches: number(kernel, "launches")?,
+                ns: stats(kernel, "ns")?,
+            })
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let input_bytes = line.inputs.iter().map(|spec| value_bytes(&spec.ty)).sum::<Option<u64>>();
+    let bytes = input_bytes.zip(output_bytes(plan, &line.inputs)).map(|(i, o)| i.saturating_add(o));
+    Ok(Measurement {
+        device: json.get("device").and_then(|d| d.as_str()).unwrap_or("?").to_owned(),
+        inputs: line.inputs.iter().map(ToString::to_string).collect(),
+        warmup: number(json, "warmup")?,
+        reps: number(json, "reps")?,
+        bytes,
+        flops: line.flops,
+        total: stats(json, "total_kernel_ns")?,
+        wall: stats(json, "wall_ns")?,
+        kernels,
+    })
+}
+
+fn value_bytes(ty: &weft_values::ValueType) -> Option<u64> {
+    let elem = u64::try_from(ty.elem.size_in_bytes()).ok()?;
+    ty.shape.iter().try_fold(elem, |acc, &dim| acc.checked_mul(u64::try_from(dim).ok()?))
+}
+
+/// The bytes of the entry's results on these inputs, from the plan's host arithmetic:
+/// input shapes bind the size variables, then the `Let`s outside control flow run.
+/// `None` when a result's shape depends on anything else (a value read back from the
+/// device, a loop).
+fn output_bytes(plan: &weft_plan::Plan, inputs: &[RandomSpec]) -> Option<u64> {
+    use weft_plan::{Expr, Output, Step, Var};
+    use weft_values::Scalar;
+
+    if plan.inputs.len() != inputs.len() {
+        return None;
+    }
+    let mut vars: BTreeMap<Var, Scalar> = BTreeMap::new();
+    for (input, spec) in plan.inputs.iter().zip(inputs) {
+        if let weft_plan::Input::Array { dims, .. } = input {
+            for (var, &dim) in dims.iter().zip(&spec.ty.shape) {
+                vars.insert(*var, Scalar::I64(i64::try_from(dim).ok()?));
+            }
+        }
+    }
+    // Variables (re)bound inside control flow, or read from the device, are unknown.
+    let mut unknown = Vec::new();
+    let mut stack: Vec<(&Step, bool)> = plan.steps.iter().map(|step| (step, false)).collect();
+    while let Some((step, nested)) = stack.pop() {
+        match step {
+            Step::Let { var, .. } if nested => unknown.push(*var),
+            Step::Read { var, .. } => unknown.push(*var),
+            Step::If { then_steps, else_steps, .. } => {
+                stack.extend(then_steps.iter().chain(else_steps).map(|s| (s, true)));
+            }
+            Step::For { index, body, .. } => {
+                unknown.push(*index);
+                stack.extend(body.iter().map(|s| (s, true)));
+            }
+            Step::While { cond_steps, body, .. } => {
+                stack.extend(cond_steps.iter().chain(body).map(|s| (s, true)));
+            }
+            Step::Let { .. }
+            | Step::Check { .. }
+            | Step::Alloc { .. }
+            | Step::Alias { .. }
+            | Step::Launch { .. } => {}
+        }
+    }
+    for step in &plan.steps {
+        if let Step::Let { var, value } = step
+            && !unknown.contains(var)
+            && let Ok(scalar) = weft_plan::eval(value, &|v| vars.get(&v).copied())
+        {
+            vars.insert(*var, scalar);
+        }
+    }
+    let dim = |expr: &Expr| match weft_plan::eval(expr, &|v| vars.get(&v).copied()) {
+        Ok(Scalar::I64(n)) => u64::try_from(n).ok(),
+        _ => None,
+    };
+    let mut total: u64 = 0;
+    for output in &plan.outputs {
+        let bytes = match output {
+            Output::Host { elem, .. } => u64::try_from(elem.size_in_bytes()).ok()?,
+            Output::Array { elem, shape, .. } => {
+                shape.iter().try_fold(u64::try_from(elem.size_in_bytes()).ok()?, |acc, d| {
+                    acc.checked_mul(dim(d)?)
+                })?
+            }
+        };
+        total = total.checked_add(bytes)?;
+    }
+    Some(total)
+}
+
+/// Prints outcomes as a table or JSON lines.
+struct Report {
+    json: bool,
+    /// The device of the last measurement printed (its line is printed on changes).
+    device: Option<String>,
+    header_done: bool,
+    /// The file of the last entry printed in the table.
+    file: Option<String>,
+}
+
+const NAME_WIDTH: usize = 36;
+
+impl Report {
+    fn print(&mut self, target: &Target, outcome: &Outcome) -> anyhow::Result<()> {
+        if self.json {
+            let line = match outcome {
+                Outcome::Measured(m) => measurement_json(target, m),
+                Outcome::Skipped(reason) => {
+                    json!({ "file": target.path, "entry": target.entry, "skipped": reason })
+                }
+                Outcome::Failed { message, at, code } => json!({
+                    "file": target.path,
+                    "entry": target.entry,
+                    "error": message,
+                    "at": at.as_ref().unwrap_or(&target.location),
+                    "exit": code,
+                }),
+            };
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{line}")?;
+            return Ok(out.flush()?);
+        }
+        match outcome {
+            Outcome::Skipped(reason) => self
+                .note(&format!("{}: entry `{}` skipped: {reason}", target.location, target.entry)),
+            Outcome::Failed { message, at, .. } => {
+                let at = at.as_ref().unwrap_or(&target.location);
+                let mut err = std::io::stderr().lock();
+                Ok(writeln!(err, "error: {at}: entry `{}`: {message}", target.entry)?)
+            }
+            Outcome::Measured(m) => self.table_rows(target, m),
+        }
+    }
+
+    fn note(&self, message: &str) -> anyhow::Result<()> {
+        Ok(writeln!(std::io::stderr().lock(), "note: {message}")?)
+    }
+
+    fn table_rows(&mut self, target: &Target, m: &Measurement) -> anyhow::Result<()> {
+        let mut out = std::io::stdout().lock();
+        if self.device.as_deref() != Some(m.device.as_str()) {
+            writeln!(
+                out,
+                "device: {}; {} warm-up runs, {} measured runs; kernel times from OpenCL \
+                 profiling events (median, min–max)",
+                m.device, m.warmup, m.reps
+            )?;
+            self.device = Some(m.device.clone());
+        }
+        if !self.header_done {
+            writeln!(
+                out,
+                "{:<NAME_WIDTH$} {:>11} {:>21} {:>10} {:>10}",
+                "entry", "median", "min–max", "GB/s", "GFLOP/s"
+            )?;
+            self.header_done = true;
+        }
+        if self.file.as_deref() != Some(target.path.as_str()) {
+            writeln!(out, "{}", target.path)?;
+            self.file = Some(target.path.clone());
+        }
+        let rate = |amount: Option<u64>| {
+            rate_per_ns(amount, m.total.median)
+                .map_or("–".to_owned(), |rate| format!("{rate:.1}"))
+        };
+        writeln!(
+            out,
+            "  {:<width$} {:>11} {:>21} {:>10} {:>10}",
+            target.entry,
+            ms(m.total.median),
+            spread(m.total),
+            rate(m.bytes),
+            rate(m.flops),
+            width = NAME_WIDTH - 2,
+        )?;
+        for kernel in &m.kernels {
+            let name = format!("{} ×{}", kernel.kernel, kernel.launches);
+            writeln!(
+                out,
+                "    {name:<width$} {:>11} {:>21}",
+                ms(kernel.ns.median),
+                spread(kernel.ns),
+                width = NAME_WIDTH - 4,
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// `amount` per nanosecond: bytes/ns is GB/s, flops/ns is GFLOP/s.
+fn rate_per_ns(amount: Option<u64>, ns: u64) -> Option<f64> {
+    amount.filter(|_| ns > 0).map(|amount| amount as f64 / ns as f64)
+}
+
+fn ms(ns: u64) -> String {
+    format!("{:.3} ms", ns as f64 / 1e6)
+}
+
+fn spread(stats: Stats) -> String {
+    format!("{:.3}–{:.3} ms", stats.min as f64 / 1e6, stats.max as f64 / 1e6)
+}
+
+fn stats_json(stats: Stats) -> serde_json::Value {
+    json!({ "median": stats.median, "min": stats.min, "max": stats.max })
+}
+
+fn measurement_json(target: &Target, m: &Measurement) -> serde_json::Value {
+    let kernels: Vec<_> = m
+        .kernels
+        .iter()
+        .map(|k| json!({ "kernel": k.kernel, "launches": k.launches, "ns": stats_json(k.ns) }))
+        .collect();
+    json!({
+        "file": target.path,
+        "entry": target.entry,
+        "device": m.device,
+        "inputs": m.inputs,
+        "warmup": m.warmup,
+        "reps": m.reps,
+        "bytes": m.bytes,
+        "flops": m.flops,
+        "total_kernel_ns": stats_json(m.total),
+        "wall_ns": stats_json(m.wall),
+        "gb_per_s": rate_per_ns(m.bytes, m.total.median),
+        "gflop_per_s": rate_per_ns(m.flops, m.total.median),
+        "kernels": kernels,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use expect_test::{Expect, expect};
+
+    use super::parse_bench_line;
+
+    fn check(text: &str, expect: Expect) {
+        let actual = match parse_bench_line(text) {
+            Ok(line) => {
+                let specs: Vec<String> = line.inputs.iter().map(ToString::to_string).collect();
+                format!("inputs: {}; flops: {:?}", specs.join(" | "), line.flops)
+            }
+            Err(error) => format!("error at {}: {}", error.offset, error.message),
+        };
+        expect.assert_eq(&actual);
+    }
+
+    #[test]
+    fn specs_one_per_input() {
+        check(
+            " f32 [67108864]f32 [67108864]f32",
+            expect!["inputs: f32 | [67108864]f32 | [67108864]f32; flops: None"],
+        );
+    }
+
+    #[test]
+    fn specs_with_ranges() {
+        check(
+            " [8][4]i64 in 1..10 bool",
+            expect!["inputs: [8][4]i64 in 1i64..10i64 | bool; flops: None"],
+        );
+    }
+
+    #[test]
+    fn flops_is_a_product_anywhere_on_the_line() {
+        check(
+            " [4096][4096]f32 flops=2*4096*4096*4096 [4096][4096]f32",
+            expect!["inputs: [4096][4096]f32 | [4096][4096]f32; flops: Some(137438953472)"],
+        );
+        check(" [10]f32 flops=1_000", expect!["inputs: [10]f32; flops: Some(1000)"]);
+    }
+
+    #[test]
+    fn bad_factor_is_reported_at_its_offset() {
+        check(
+            " [10]f32 flops=2*n",
+            expect!["error at 17: expected an integer in `flops=`, found `n`"],
+        );
+        check(
+            " [10]f32 flops=",
+            expect!["error at 15: expected a product of integers after `flops=`"],
+        );
+    }
+
+    #[test]
+    fn flops_overflow_and_repetition_are_errors() {
+        check(
+            " f32 flops=4294967296*4294967296",
+            expect!["error at 11: `flops=4294967296*4294967296` does not fit in 64 bits"],
+        );
+        check(" f32 flops=1 flops=2", expect!["error at 13: `flops=` given twice"]);
+    }
+
+    #[test]
+    fn spec_errors_keep_their_offset() {
+        check(
+            " flops=2 [10]x32",
+            expect![
+                "error at 13: unsupported type `x32`: values are of type i32, i64, u32, u64, f32, f64 or bool"
+            ],
+        );
+    }
+
+    #[test]
+    fn no_specs_is_an_error() {
+        check(
+            "  flops=2",
+            expect!["error at 2: expected the inputs' random specs (`[1000]f32 [1000]f32`)"],
+        );
+    }
+}
