@@ -390,11 +390,32 @@ pub(crate) fn code_actions(
             ..lsp::CodeAction::default()
         }));
     }
+    // On an entry's name: run it on the GPU (a command, executed by the server).
+    for runnable in analysis.runnables(&file.path)? {
+        if runnable.range.contains_inclusive(range.range.start()) {
+            out.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
+                title: format!("Run `{}` on GPU", runnable.entry),
+                command: Some(run_on_gpu_command(&params.text_document.uri, &runnable.entry)),
+                ..lsp::CodeAction::default()
+            }));
+        }
+    }
     Ok(Some(out))
 }
 
-/// Name of the server command behind "Run" lenses (editors/README.md).
+/// Names of the server's commands (editors/README.md): `weft.server.*`, never a name the
+/// VS Code client registers itself (`weft.*`).
 pub(crate) const RUN_ENTRY: &str = "weft.server.runEntry";
+pub(crate) const RUN_ON_GPU: &str = "weft.server.runOnGpu";
+pub(crate) const SHOW_KERNEL: &str = "weft.server.showKernel";
+
+fn run_on_gpu_command(uri: &lsp::Uri, entry: &str) -> lsp::Command {
+    lsp::Command {
+        title: "▶ Run on GPU".to_owned(),
+        command: RUN_ON_GPU.to_owned(),
+        arguments: Some(vec![serde_json::json!({ "uri": uri.as_str(), "entry": entry })]),
+    }
+}
 
 pub(crate) fn code_lenses(
     analysis: &Analysis,
@@ -402,23 +423,57 @@ pub(crate) fn code_lenses(
 ) -> Result<Option<Vec<lsp::CodeLens>>> {
     let Some(file) = File::get(analysis, &params.text_document.uri)? else { return Ok(None) };
     let conv = file.conv();
-    let lenses = analysis
-        .runnables(&file.path)?
-        .into_iter()
-        .map(|runnable| lsp::CodeLens {
-            range: conv.range(runnable.range),
-            command: Some(lsp::Command {
-                title: "▶ Run".to_owned(),
-                command: RUN_ENTRY.to_owned(),
-                arguments: Some(vec![serde_json::json!({
-                    "uri": params.text_document.uri.as_str(),
-                    "entry": runnable.entry,
-                })]),
-            }),
-            data: None,
-        })
-        .collect();
+    let uri = &params.text_document.uri;
+    let mut lenses = Vec::new();
+    for runnable in analysis.runnables(&file.path)? {
+        let range = conv.range(runnable.range);
+        let lens =
+            |command: lsp::Command| lsp::CodeLens { range, command: Some(command), data: None };
+        lenses.push(lens(lsp::Command {
+            title: "▶ Run".to_owned(),
+            command: RUN_ENTRY.to_owned(),
+            arguments: Some(vec![serde_json::json!({
+                "uri": uri.as_str(),
+                "entry": runnable.entry,
+            })]),
+        }));
+        lenses.push(lens(run_on_gpu_command(uri, &runnable.entry)));
+        lenses.push(lens(lsp::Command {
+            title: "Show kernels".to_owned(),
+            command: SHOW_KERNEL.to_owned(),
+            arguments: Some(vec![serde_json::json!({
+                "textDocument": { "uri": uri.as_str() },
+                "position": range.start,
+            })]),
+        }));
+    }
     Ok(Some(lenses))
+}
+
+/// `weft/showKernel` (and the `weft.server.showKernel` command): `{ uri, text }` with a
+/// `weft-kernel:///` URI, or `null` where no kernel computes the code.
+pub(crate) fn show_kernel(
+    analysis: &Analysis,
+    params: &lsp::TextDocumentPositionParams,
+) -> Result<Option<serde_json::Value>> {
+    let Some(file) = File::get(analysis, &params.text_document.uri)? else { return Ok(None) };
+    let Some(view) = analysis.show_kernel(&file.position(params.position))? else {
+        return Ok(None);
+    };
+    Ok(Some(serde_json::json!({
+        "uri": format!("weft-kernel:///{}", view.name),
+        "text": view.text,
+    })))
+}
+
+/// What "Run on GPU" needs from the snapshot: the entry's host plan and inputs, or why
+/// it cannot run.
+pub(crate) fn gpu_run(
+    analysis: &Analysis,
+    uri: &lsp::Uri,
+    entry: &str,
+) -> Result<std::result::Result<weft_ide::GpuRun, String>> {
+    Ok(analysis.gpu_run(&from_proto::path(uri), entry)?)
 }
 
 pub(crate) fn formatting(

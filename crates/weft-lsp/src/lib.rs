@@ -12,7 +12,10 @@
 //!   unwinds with `Cancelled`); they are answered with ContentModified (-32801).
 //! - Diagnostics are published after edits settle (a short debounce) for every
 //!   open document, the edited one first.
-//! - "Run" ([`runner`]) spawns `weft run` with a time limit, holding no snapshot.
+//! - "Run" ([`runner`]) spawns `weft run` with a time limit, holding no snapshot;
+//!   "Run on GPU" compiles the entry's host plan in a read (a snapshot), then, with the
+//!   snapshot dropped, spawns `weft-runner` on a blocking thread: the server never
+//!   links OpenCL, and a hung kernel only costs the runner its time limit.
 //! - After `exit` the process ends at once.
 
 mod from_proto;
@@ -21,6 +24,8 @@ mod main_loop;
 mod pool;
 mod runner;
 mod server;
+#[cfg(test)]
+mod tests;
 mod to_proto;
 mod transport;
 
@@ -31,6 +36,13 @@ pub(crate) struct Config {
     pub(crate) diagnostics_delay: std::time::Duration,
     /// Time limit of a "Run" of an entry.
     pub(crate) run_timeout: std::time::Duration,
+    /// Time limit of a "Run on GPU".
+    pub(crate) gpu_run_timeout: std::time::Duration,
+    /// The `weft-runner` executable; `None`: `$WEFT_RUNNER`, beside the server, on PATH.
+    pub(crate) runner_path: Option<std::path::PathBuf>,
+    /// The OpenCL device of "Run on GPU" (`gpu`, `cpu`, `P:D`); `None`: the runner's
+    /// default (`$WEFT_DEVICE`, else the first GPU, else the first CPU device).
+    pub(crate) device: Option<String>,
 }
 
 impl Default for Config {
@@ -38,6 +50,9 @@ impl Default for Config {
         Config {
             diagnostics_delay: std::time::Duration::from_millis(25),
             run_timeout: std::time::Duration::from_secs(10),
+            gpu_run_timeout: std::time::Duration::from_secs(30),
+            runner_path: None,
+            device: None,
         }
     }
 }
@@ -49,6 +64,15 @@ impl Config {
         }
         if let Some(secs) = options.get("runTimeoutSecs").and_then(serde_json::Value::as_u64) {
             self.run_timeout = std::time::Duration::from_secs(secs);
+        }
+        if let Some(secs) = options.get("gpuRunTimeoutSecs").and_then(serde_json::Value::as_u64) {
+            self.gpu_run_timeout = std::time::Duration::from_secs(secs);
+        }
+        if let Some(path) = options.get("runnerPath").and_then(serde_json::Value::as_str) {
+            self.runner_path = (!path.is_empty()).then(|| std::path::PathBuf::from(path));
+        }
+        if let Some(device) = options.get("device").and_then(serde_json::Value::as_str) {
+            self.device = (!device.is_empty()).then(|| device.to_owned());
         }
     }
 }

@@ -1,11 +1,17 @@
-//! Running an entry for the editor's "Run": spawns `weft run FILE --entry NAME` (the
-//! current executable) with the test block's input on stdin and a time limit. The
-//! only module of the server that starts processes.
+//! Running entries for the editor, out of process (ARCHITECTURE.md): "Run" spawns
+//! `weft run FILE --entry NAME` (the current executable, the reference interpreter)
+//! with the test block's input on stdin; "Run on GPU" writes the entry's host plan to a
+//! temporary file and spawns `weft-runner run --plan P --json` (docs/runtime.md), which
+//! links OpenCL so that the server does not. Both have a time limit, after which the
+//! child is killed. The only module of the server that starts processes.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+use weft_ide::{GpuInput, GpuRun};
 
 /// The result of a run, in the shape the editor clients expect (editors/README.md).
 #[derive(Debug, Clone, serde::Serialize)]
@@ -91,9 +97,8 @@ pub(crate) fn run_entry(
     result
 }
 
-#[expect(clippy::disallowed_methods, reason = "the runner module is the one that spawns processes")]
 fn spawn(exe: &Path, file: &Path, entry: &str) -> std::io::Result<std::process::Child> {
-    std::process::Command::new(exe)
+    command(exe)
         .arg("run")
         .arg(file)
         .arg("--entry")
@@ -115,4 +120,435 @@ fn read_in_background(mut pipe: impl Read + Send + 'static) -> std::thread::Join
 /// The `weft` executable to run: this process's own.
 pub(crate) fn current_exe() -> Option<PathBuf> {
     std::env::current_exe().ok()
+}
+
+/// The result of a run on the GPU: the fields of [`RunResult`] (what the clients show)
+/// and the runner's measurements.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct GpuRunResult {
+    pub(crate) ok: bool,
+    pub(crate) entry: String,
+    /// The first result values, each cut at [`MAX_VALUE_CHARS`].
+    pub(crate) values: Vec<String>,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    /// One line: the values or the error, and the measured times.
+    pub(crate) message: String,
+    /// The runner process's lifetime (program build included).
+    pub(crate) time_ms: u64,
+    pub(crate) device: Option<String>,
+    /// The sum of the kernel launches' times (OpenCL profiling events).
+    pub(crate) kernel_ns: Option<u64>,
+    /// From the upload of the inputs to the results on the host.
+    pub(crate) wall_ns: Option<u64>,
+    /// One per launch, in order.
+    pub(crate) kernels: Vec<KernelTime>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct KernelTime {
+    pub(crate) kernel: String,
+    pub(crate) ns: u64,
+}
+
+/// How many result values a GPU run shows, and how long each may be.
+const MAX_VALUES: usize = 8;
+const MAX_VALUE_CHARS: usize = 200;
+/// How much of the runner's stderr is kept.
+const MAX_STDERR_CHARS: usize = 4000;
+
+impl GpuRunResult {
+    /// A run that could not start (no plan, no runner, no inputs).
+    pub(crate) fn failed(entry: &str, message: String) -> GpuRunResult {
+        GpuRunResult {
+            ok: false,
+            entry: entry.to_owned(),
+            values: Vec::new(),
+            stdout: String::new(),
+            stderr: String::new(),
+            message,
+            time_ms: 0,
+            device: None,
+            kernel_ns: None,
+            wall_ns: None,
+            kernels: Vec::new(),
+        }
+    }
+}
+
+/// Settings of a GPU run.
+#[derive(Debug, Clone)]
+pub(crate) struct GpuRunOptions {
+    pub(crate) runner: PathBuf,
+    /// `--device` (else the runner reads `WEFT_DEVICE`, else picks the first GPU).
+    pub(crate) device: Option<String>,
+    pub(crate) timeout: Duration,
+}
+
+/// Runs a compiled entry in `weft-runner`; never panics, errors become `ok: false`.
+pub(crate) fn run_on_gpu(run: &GpuRun, options: &GpuRunOptions) -> GpuRunResult {
+    let plan = match TempPlan::write(&run.plan_json) {
+        Ok(plan) => plan,
+        Err(error) => {
+            return GpuRunResult::failed(
+                &run.entry,
+                format!("cannot write the host plan of `{}`: {error}", run.entry),
+            );
+        }
+    };
+    let mut args: Vec<String> =
+        vec!["run".into(), "--plan".into(), plan.0.display().to_string(), "--json".into()];
+    if let Some(device) = &options.device {
+        args.extend(["--device".to_owned(), device.clone()]);
+    }
+    let stdin = match &run.input {
+        GpuInput::None => String::new(),
+        GpuInput::Values(text) => text.clone(),
+        GpuInput::Random(specs) => {
+            for spec in specs {
+                args.extend(["--random".to_owned(), spec.clone()]);
+            }
+            String::new()
+        }
+    };
+    let start = Instant::now();
+    let output = run_process(&options.runner, &args, &stdin, options.timeout);
+    let time_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+    drop(plan);
+    let output = match output {
+        Ok(output) => output,
+        Err(error) => {
+            return GpuRunResult::failed(
+                &run.entry,
+                format!(
+                    "cannot start the OpenCL runner `{}`: {error} (build it with `cargo build \
+                     -p weft-runtime`, or set `runnerPath` or WEFT_RUNNER)",
+                    options.runner.display()
+                ),
+            );
+        }
+    };
+    gpu_result(&run.entry, output, time_ms, options.timeout)
+}
+
+/// What a child process gave.
+struct ProcessOutput {
+    /// `None` when it was killed at the time limit (or by a signal).
+    status: Option<std::process::ExitStatus>,
+    timed_out: bool,
+    stdout: String,
+    stderr: String,
+}
+
+/// Interprets the runner's `--json` line (docs/runtime.md).
+fn gpu_result(entry: &str, output: ProcessOutput, time_ms: u64, timeout: Duration) -> GpuRunResult {
+    let mut result = GpuRunResult::failed(entry, String::new());
+    result.time_ms = time_ms;
+    result.stderr = truncate(&output.stderr, MAX_STDERR_CHARS);
+    if output.timed_out {
+        result.message = format!(
+            "`{entry}` on GPU was stopped after {} s (the time limit, `gpuRunTimeoutSecs`)",
+            timeout.as_secs()
+        );
+        return result;
+    }
+    let line = output.stdout.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let json: Option<serde_json::Value> = serde_json::from_str(line).ok();
+    let Some(json) = json else {
+        let status = output.status.map_or("killed".to_owned(), |s| s.to_string());
+        let first = output.stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("no output");
+        result.message = format!("the OpenCL runner failed ({status}): {first}");
+        result.stdout = truncate(&output.stdout, MAX_STDERR_CHARS);
+        return result;
+    };
+    if let Some(error) = json.get("error").and_then(serde_json::Value::as_str) {
+        let exit = json.get("exit").and_then(serde_json::Value::as_u64).unwrap_or(2);
+        let kind = if exit == 1 { "run-time error" } else { "cannot run" };
+        let first = error.lines().next().unwrap_or(error);
+        result.message = format!("`{entry}` on GPU: {kind}: {first}");
+        result.stderr = truncate(error, MAX_STDERR_CHARS);
+        return result;
+    }
+    let text = json.get("ok").and_then(serde_json::Value::as_str).unwrap_or("");
+    let all: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    result.values = all.iter().take(MAX_VALUES).map(|v| truncate(v, MAX_VALUE_CHARS)).collect();
+    if all.len() > MAX_VALUES {
+        result.values.push(format!("… ({} more values)", all.len() - MAX_VALUES));
+    }
+    result.device = json.get("device").and_then(serde_json::Value::as_str).map(str::to_owned);
+    result.wall_ns = json.get("wall_ns").and_then(serde_json::Value::as_u64);
+    result.kernels = json
+        .get("kernels")
+        .and_then(|k| serde_json::from_value::<Vec<KernelTime>>(k.clone()).ok())
+        .unwrap_or_default();
+    let kernel_ns = result.kernels.iter().fold(0u64, |sum, k| sum.saturating_add(k.ns));
+    result.kernel_ns = Some(kernel_ns);
+    result.ok = true;
+    let shown = all.first().map_or("no values".to_owned(), |v| truncate(v, 80));
+    let more =
+        if all.len() > 1 { format!(" (and {} more values)", all.len() - 1) } else { String::new() };
+    let launches = result.kernels.len();
+    let device = result.device.as_deref().map_or(String::new(), |d| format!(" on {d}"));
+    result.message = format!(
+        "`{entry}`{device}: {shown}{more}; kernels {} ({launches} launch{}), wall {}",
+        format_ns(kernel_ns),
+        if launches == 1 { "" } else { "es" },
+        result.wall_ns.map_or("?".to_owned(), format_ns),
+    );
+    result
+}
+
+/// `850 ns`, `12.3 µs`, `4.56 ms`, `1.23 s`.
+pub(crate) fn format_ns(ns: u64) -> String {
+    #[expect(clippy::cast_precision_loss, reason = "a duration shown with 3 digits")]
+    let value = ns as f64;
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{:.1} µs", value / 1e3)
+    } else if ns < 1_000_000_000 {
+        format!("{:.2} ms", value / 1e6)
+    } else {
+        format!("{:.2} s", value / 1e9)
+    }
+}
+
+/// `text` cut at `max` characters, with `…` when it was longer.
+fn truncate(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((idx, _)) => format!("{}…", &text[..idx]),
+        None => text.to_owned(),
+    }
+}
+
+/// Runs `program ARGS` with `stdin`, killing it after `timeout`.
+fn run_process(
+    program: &Path,
+    args: &[String],
+    stdin: &str,
+    timeout: Duration,
+) -> std::io::Result<ProcessOutput> {
+    let mut child = command(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    if let Some(mut pipe) = child.stdin.take() {
+        let input = stdin.to_owned();
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(input.as_bytes());
+        });
+    }
+    let stdout = child.stdout.take().map(read_in_background);
+    let stderr = child.stderr.take().map(read_in_background);
+    let start = Instant::now();
+    let (status, timed_out) = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break (Some(status), false),
+            Ok(None) if start.elapsed() >= timeout => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break (None, true);
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break (None, false);
+            }
+        }
+    };
+    let stdout = stdout.and_then(|h| h.join().ok()).unwrap_or_default();
+    let stderr = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
+    Ok(ProcessOutput { status, timed_out, stdout, stderr })
+}
+
+#[expect(clippy::disallowed_methods, reason = "the runner module is the one that spawns processes")]
+fn command(program: &Path) -> std::process::Command {
+    std::process::Command::new(program)
+}
+
+/// The `weft-runner` to use: the `runnerPath` setting, else `$WEFT_RUNNER`, else the one
+/// beside this executable, else `weft-runner` on PATH (as `weft run --backend opencl`).
+pub(crate) fn runner_path(setting: Option<&Path>) -> PathBuf {
+    if let Some(path) = setting {
+        return path.to_owned();
+    }
+    if let Some(path) = std::env::var_os("WEFT_RUNNER") {
+        return PathBuf::from(path);
+    }
+    if let Some(dir) = current_exe().as_deref().and_then(Path::parent) {
+        let candidate = dir.join(format!("weft-runner{}", std::env::consts::EXE_SUFFIX));
+        if candidate.exists() {
+            return candidate;
+        }
+    }
+    PathBuf::from("weft-runner")
+}
+
+/// A host plan in a temporary file, deleted when dropped.
+struct TempPlan(PathBuf);
+
+static PLAN_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl TempPlan {
+    fn write(json: &str) -> std::io::Result<TempPlan> {
+        let n = PLAN_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let path =
+            std::env::temp_dir().join(format!("weft-lsp-plan-{}-{n}.json", std::process::id()));
+        std::fs::write(&path, json)?;
+        Ok(TempPlan(path))
+    }
+}
+
+impl Drop for TempPlan {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use expect_test::{Expect, expect};
+
+    use super::{ProcessOutput, gpu_result};
+
+    fn check(stdout: &str, stderr: &str, expect: Expect) {
+        let output = ProcessOutput {
+            status: None,
+            timed_out: false,
+            stdout: stdout.to_owned(),
+            stderr: stderr.to_owned(),
+        };
+        let result = gpu_result("e", output, 5, Duration::from_secs(30));
+        let json = serde_json::to_string_pretty(&result).unwrap();
+        expect.assert_eq(&format!("{json}\n"));
+    }
+
+    #[test]
+    fn values_and_kernel_times_are_summarised() {
+        let values: Vec<String> = (0..10).map(|i| format!("{i}i32")).collect();
+        let stdout = serde_json::json!({
+            "ok": values.join("\n") + "\n",
+            "wall_ns": 2_500_000,
+            "kernels": [{"kernel": "e_map_0", "ns": 12_000}, {"kernel": "e_map_0", "ns": 800}],
+            "device": "cpu-haswell (POCL)",
+        });
+        check(
+            &stdout.to_string(),
+            "",
+            expect![[r#"
+            {
+              "ok": true,
+              "entry": "e",
+              "values": [
+                "0i32",
+                "1i32",
+                "2i32",
+                "3i32",
+                "4i32",
+                "5i32",
+                "6i32",
+                "7i32",
+                "… (2 more values)"
+              ],
+              "stdout": "",
+              "stderr": "",
+              "message": "`e` on cpu-haswell (POCL): 0i32 (and 9 more values); kernels 12.8 µs (2 launches), wall 2.50 ms",
+              "timeMs": 5,
+              "device": "cpu-haswell (POCL)",
+              "kernelNs": 12800,
+              "wallNs": 2500000,
+              "kernels": [
+                {
+                  "kernel": "e_map_0",
+                  "ns": 12000
+                },
+                {
+                  "kernel": "e_map_0",
+                  "ns": 800
+                }
+              ]
+            }
+        "#]],
+        );
+    }
+
+    #[test]
+    fn long_values_are_cut() {
+        let long = format!("[{}]", vec!["1f32"; 100].join(", "));
+        let stdout = serde_json::json!({"ok": long, "wall_ns": 10, "kernels": [], "device": "d"});
+        check(
+            &stdout.to_string(),
+            "",
+            expect![[r#"
+            {
+              "ok": true,
+              "entry": "e",
+              "values": [
+                "[1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1…"
+              ],
+              "stdout": "",
+              "stderr": "",
+              "message": "`e` on d: [1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1…; kernels 0 ns (0 launches), wall 10 ns",
+              "timeMs": 5,
+              "device": "d",
+              "kernelNs": 0,
+              "wallNs": 10,
+              "kernels": []
+            }
+        "#]],
+        );
+    }
+
+    #[test]
+    fn runner_errors_are_reported() {
+        let stdout = r#"{"error": "main.weft:3:5: index 7 out of bounds for size 3", "exit": 1}"#;
+        check(
+            stdout,
+            "",
+            expect![[r#"
+            {
+              "ok": false,
+              "entry": "e",
+              "values": [],
+              "stdout": "",
+              "stderr": "main.weft:3:5: index 7 out of bounds for size 3",
+              "message": "`e` on GPU: run-time error: main.weft:3:5: index 7 out of bounds for size 3",
+              "timeMs": 5,
+              "device": null,
+              "kernelNs": null,
+              "wallNs": null,
+              "kernels": []
+            }
+        "#]],
+        );
+    }
+
+    #[test]
+    fn a_crash_reports_stderr() {
+        check(
+            "",
+            "thread 'main' panicked at ...\nmore\n",
+            expect![[r#"
+            {
+              "ok": false,
+              "entry": "e",
+              "values": [],
+              "stdout": "",
+              "stderr": "thread 'main' panicked at ...\nmore\n",
+              "message": "the OpenCL runner failed (killed): thread 'main' panicked at ...",
+              "timeMs": 5,
+              "device": null,
+              "kernelNs": null,
+              "wallNs": null,
+              "kernels": []
+            }
+        "#]],
+        );
+    }
 }

@@ -14,7 +14,7 @@ use tower_lsp_server::jsonrpc::{self, ErrorCode};
 use tower_lsp_server::{Client, LanguageServer, LspService, Server, UriExt as _};
 use weft_ide::Analysis;
 
-use crate::handlers::{self, HandlerError, RUN_ENTRY};
+use crate::handlers::{self, HandlerError, RUN_ENTRY, RUN_ON_GPU, SHOW_KERNEL};
 use crate::main_loop::Task;
 use crate::to_proto;
 
@@ -81,9 +81,55 @@ impl Backend {
         }
     }
 
-    async fn show_kernel(&self, _params: Value) -> jsonrpc::Result<Option<Value>> {
-        // Kernels come with the OpenCL back end; until then there is nothing to show.
-        Ok(None)
+    /// `weft/showKernel`: the OpenCL of the kernels computing the code at a position.
+    async fn show_kernel(
+        &self,
+        params: lsp::TextDocumentPositionParams,
+    ) -> jsonrpc::Result<Option<Value>> {
+        self.read(move |analysis| handlers::show_kernel(analysis, &params)).await
+    }
+
+    /// `weft.server.showKernel [{ textDocument, position }]` (the "Show kernels" lens).
+    async fn show_kernel_command(&self, arguments: Vec<Value>) -> jsonrpc::Result<Option<Value>> {
+        let argument = arguments.into_iter().next().unwrap_or(Value::Null);
+        let params: lsp::TextDocumentPositionParams = serde_json::from_value(argument)
+            .map_err(|_| jsonrpc::Error::invalid_params("expected [{ textDocument, position }]"))?;
+        self.show_kernel(params).await
+    }
+
+    /// `weft.server.runOnGpu [{ uri, entry }]`: compiles the entry in a read (the snapshot
+    /// is dropped before the run), runs its plan in `weft-runner` on a blocking thread,
+    /// shows a summary with `window/showMessage` and answers the whole result.
+    async fn run_on_gpu(&self, arguments: Vec<Value>) -> jsonrpc::Result<Option<Value>> {
+        let argument = arguments.into_iter().next().unwrap_or(Value::Null);
+        let uri =
+            argument.get("uri").and_then(Value::as_str).and_then(|s| s.parse::<lsp::Uri>().ok());
+        let entry = argument.get("entry").and_then(Value::as_str).map(str::to_owned);
+        let (Some(uri), Some(entry)) = (uri, entry) else {
+            return Err(jsonrpc::Error::invalid_params("expected [{ uri, entry }]"));
+        };
+        let lookup_entry = entry.clone();
+        let planned =
+            self.read(move |analysis| handlers::gpu_run(analysis, &uri, &lookup_entry)).await?;
+        let result = match planned {
+            Err(message) => crate::runner::GpuRunResult::failed(&entry, message),
+            Ok(run) => {
+                let options = {
+                    let config = self.config.lock().map(|c| c.clone()).unwrap_or_default();
+                    crate::runner::GpuRunOptions {
+                        runner: crate::runner::runner_path(config.runner_path.as_deref()),
+                        device: config.device,
+                        timeout: config.gpu_run_timeout,
+                    }
+                };
+                tokio::task::spawn_blocking(move || crate::runner::run_on_gpu(&run, &options))
+                    .await
+                    .map_err(|_| jsonrpc::Error::internal_error())?
+            }
+        };
+        let kind = if result.ok { lsp::MessageType::INFO } else { lsp::MessageType::ERROR };
+        self.client.show_message(kind, format!("Weft: {}", result.message)).await;
+        Ok(Some(serde_json::to_value(result).unwrap_or(Value::Null)))
     }
 
     #[cfg(debug_assertions)]
@@ -173,7 +219,7 @@ fn capabilities() -> lsp::ServerCapabilities {
         code_lens_provider: Some(lsp::CodeLensOptions { resolve_provider: Some(false) }),
         document_formatting_provider: Some(lsp::OneOf::Left(true)),
         execute_command_provider: Some(lsp::ExecuteCommandOptions {
-            commands: vec![RUN_ENTRY.to_owned()],
+            commands: vec![RUN_ENTRY.to_owned(), RUN_ON_GPU.to_owned(), SHOW_KERNEL.to_owned()],
             ..lsp::ExecuteCommandOptions::default()
         }),
         ..lsp::ServerCapabilities::default()
@@ -359,10 +405,12 @@ impl LanguageServer for Backend {
         &self,
         params: lsp::ExecuteCommandParams,
     ) -> jsonrpc::Result<Option<Value>> {
-        if params.command == RUN_ENTRY {
-            return self.run_entry(params.arguments).await;
+        match params.command.as_str() {
+            RUN_ENTRY => return self.run_entry(params.arguments).await,
+            RUN_ON_GPU => return self.run_on_gpu(params.arguments).await,
+            SHOW_KERNEL => return self.show_kernel_command(params.arguments).await,
+            _ => {}
         }
-        let _ = &self.client;
         Err(jsonrpc::Error::invalid_params(format!("unknown command `{}`", params.command)))
     }
 }

@@ -1,0 +1,281 @@
+//! End-to-end tests of the server over an in-process byte stream: the whole server
+//! (framing, tower-lsp-server, the owner thread, the pool, the runner module) driven by a
+//! small JSON-RPC client. `weft-runner` is a stand-in shell script, so that the tests need
+//! no OpenCL (crates/weft-cli/tests/lsp.rs drives the real `weft lsp` binary over stdio).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, DuplexStream};
+
+/// How long a test waits for any one message.
+const WAIT: Duration = Duration::from_secs(60);
+
+struct Client {
+    to_server: DuplexStream,
+    from_server: BufReader<DuplexStream>,
+    next_id: i64,
+    /// Notifications received while waiting for responses.
+    notifications: Vec<Value>,
+}
+
+impl Client {
+    fn start() -> Client {
+        let (client_out, server_in) = tokio::io::duplex(1 << 20);
+        let (server_out, client_in) = tokio::io::duplex(1 << 20);
+        tokio::spawn(crate::server::serve(server_in, server_out));
+        Client {
+            to_server: client_out,
+            from_server: BufReader::new(client_in),
+            next_id: 0,
+            notifications: Vec::new(),
+        }
+    }
+
+    async fn send(&mut self, message: Value) {
+        let body = message.to_string();
+        let framed = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+        self.to_server.write_all(framed.as_bytes()).await.unwrap();
+    }
+
+    async fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({ "jsonrpc": "2.0", "method": method, "params": params })).await;
+    }
+
+    async fn receive(&mut self) -> Value {
+        let read = async {
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                self.from_server.read_line(&mut line).await.unwrap();
+                let line = line.trim();
+                if line.is_empty() {
+                    break;
+                }
+                if let Some(value) = line.strip_prefix("Content-Length:") {
+                    length = value.trim().parse().unwrap();
+                }
+            }
+            let mut body = vec![0; length];
+            self.from_server.read_exact(&mut body).await.unwrap();
+            serde_json::from_slice(&body).unwrap()
+        };
+        tokio::time::timeout(WAIT, read).await.expect("the server answers in time")
+    }
+
+    /// Sends a request and returns its result (requests from the server get `null`).
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })).await;
+        loop {
+            let message = self.receive().await;
+            if message.get("id") == Some(&json!(id)) && message.get("method").is_none() {
+                assert!(message.get("error").is_none(), "{method}: {message}");
+                return message["result"].clone();
+            }
+            if message.get("method").is_some() && message.get("id").is_some() {
+                let id = message["id"].clone();
+                self.send(json!({ "jsonrpc": "2.0", "id": id, "result": null })).await;
+                continue;
+            }
+            self.notifications.push(message);
+        }
+    }
+
+    async fn initialize(&mut self, options: Value) {
+        let params = json!({ "capabilities": {}, "initializationOptions": options });
+        self.request("initialize", params).await;
+        self.notify("initialized", json!({})).await;
+    }
+
+    async fn open(&mut self, uri: &str, text: &str) {
+        let document = json!({ "uri": uri, "languageId": "weft", "version": 1, "text": text });
+        self.notify("textDocument/didOpen", json!({ "textDocument": document })).await;
+    }
+
+    async fn shutdown(mut self) {
+        self.request("shutdown", Value::Null).await;
+        self.notify("exit", Value::Null).await;
+    }
+
+    /// The `window/showMessage` notifications received so far.
+    fn messages(&self) -> Vec<String> {
+        self.notifications
+            .iter()
+            .filter(|n| n["method"] == "window/showMessage")
+            .map(|n| {
+                format!("{}: {}", n["params"]["type"], n["params"]["message"].as_str().unwrap())
+            })
+            .collect()
+    }
+}
+
+/// A folder of its own for one test.
+fn test_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("weft-lsp-test-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A stand-in `weft-runner`: checks its arguments and the plan, and answers `--json`
+/// with the input it read (one value) and made-up times.
+fn fake_runner(dir: &Path) -> PathBuf {
+    let path = dir.join("fake-weft-runner");
+    std::fs::write(
+        &path,
+        r#"#!/bin/sh
+if [ "$1" != run ] || [ "$2" != --plan ] || [ "$4" != --json ]; then
+  echo '{"error": "fake runner: unexpected arguments", "exit": 2}'; exit 2
+fi
+grep -q '"source"' "$3" || { echo '{"error": "fake runner: not a plan", "exit": 2}'; exit 2; }
+input=$(cat | tr -d '\n')
+printf '{"ok": "%s\\n", "wall_ns": 1500000, "kernels": [{"kernel": "k0", "ns": 700}, {"kernel": "k1", "ns": 300}], "device": "fake device"}\n' "$input"
+"#,
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    path
+}
+
+const MAIN: &str = r#"-- ==
+-- input { [1f32, 2f32, 3f32] }
+-- output { [2f32, 4f32, 6f32] }
+entry double (xs: [n]f32) : [n]f32 = map (\x -> x * 2f32) xs
+"#;
+
+fn position(line: u32, character: u32) -> Value {
+    json!({ "line": line, "character": character })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kernels_lenses_actions_and_a_gpu_run() {
+    let dir = test_dir("session");
+    let runner = fake_runner(&dir);
+    let uri = format!("file://{}/main.weft", dir.display());
+    let mut client = Client::start();
+    client.initialize(json!({ "runnerPath": runner, "diagnosticsDelayMs": 0 })).await;
+    client.open(&uri, MAIN).await;
+    let doc = json!({ "uri": uri });
+
+    // The server lists its commands under names the VS Code client never registers.
+    let lenses = client.request("textDocument/codeLens", json!({ "textDocument": doc })).await;
+    let titles: Vec<String> = lenses
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| format!("{} {}", l["command"]["title"], l["command"]["command"]))
+        .collect();
+    assert_eq!(
+        titles,
+        [
+            r#""▶ Run" "weft.server.runEntry""#,
+            r#""▶ Run on GPU" "weft.server.runOnGpu""#,
+            r#""Show kernels" "weft.server.showKernel""#,
+        ]
+    );
+
+    // Show generated kernel on `map`, and the whole program through the lens's command.
+    let on_map = json!({ "textDocument": doc, "position": position(3, 38) });
+    let kernel = client.request("weft/showKernel", on_map.clone()).await;
+    assert_eq!(kernel["uri"], "weft-kernel:///main/double/double_map_0.cl");
+    let text = kernel["text"].as_str().unwrap();
+    assert!(text.contains("__kernel void double_map_0("), "{text}");
+    let lens_command = &lenses[2]["command"];
+    let program = client
+        .request(
+            "workspace/executeCommand",
+            json!({ "command": lens_command["command"], "arguments": lens_command["arguments"] }),
+        )
+        .await;
+    assert_eq!(program["uri"], "weft-kernel:///main/double.cl");
+    assert!(program["text"].as_str().unwrap().contains("// Generated by the Weft compiler."));
+
+    // Hover on `map`: the kernel computing it.
+    let hover = client.request("textDocument/hover", on_map).await;
+    let markdown = hover["contents"]["value"].as_str().unwrap();
+    assert!(
+        markdown.ends_with("**Kernel**: `double_map_0` — @grid: one work-item per element"),
+        "{markdown}"
+    );
+
+    // Code actions on the entry's name: make the strategy explicit, run on GPU.
+    let on_name = json!({ "start": position(3, 8), "end": position(3, 8) });
+    let actions = client
+        .request(
+            "textDocument/codeAction",
+            json!({ "textDocument": doc, "range": on_name, "context": { "diagnostics": [] } }),
+        )
+        .await;
+    let actions = actions.as_array().unwrap();
+    assert_eq!(actions[0]["title"], "Make strategy explicit (1 level)");
+    let edit = &actions[0]["edit"]["changes"][&uri][0];
+    assert_eq!(edit["newText"], "@grid");
+    assert_eq!(edit["range"]["start"], position(3, 40));
+    assert_eq!(actions[1]["title"], "Run `double` on GPU");
+
+    // Run on GPU through the action's command: the plan goes to the runner, the test
+    // block's input on its stdin; the summary comes back and as a message.
+    let command = &actions[1]["command"];
+    let result = client
+        .request(
+            "workspace/executeCommand",
+            json!({ "command": command["command"], "arguments": command["arguments"] }),
+        )
+        .await;
+    assert_eq!(result["ok"], true, "{result}");
+    assert_eq!(result["values"], json!([" [1f32, 2f32, 3f32] "]));
+    assert_eq!(result["kernelNs"], 1000);
+    let message = "`double` on fake device:  [1f32, 2f32, 3f32] ; kernels 1.0 µs (2 launches), \
+                   wall 1.50 ms";
+    assert_eq!(result["message"], message);
+    // The notification may follow the response.
+    while client.messages().is_empty() {
+        let notification = client.receive().await;
+        client.notifications.push(notification);
+    }
+    assert_eq!(client.messages(), [format!("3: Weft: {message}")]);
+    client.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gpu_run_errors_are_messages() {
+    let dir = test_dir("errors");
+    let uri = format!("file://{}/main.weft", dir.display());
+    let missing = dir.join("no-such-runner");
+    let mut client = Client::start();
+    client.initialize(json!({ "runnerPath": missing, "diagnosticsDelayMs": 0 })).await;
+    let source = format!("{MAIN}entry plain (xs: [n]f32) : [n]f32 = xs\n");
+    client.open(&uri, &source).await;
+    let run = |entry: &str| json!({ "command": "weft.server.runOnGpu", "arguments": [{ "uri": uri, "entry": entry }] });
+    let no_runner = client.request("workspace/executeCommand", run("double")).await;
+    assert_eq!(no_runner["ok"], false);
+    let message = no_runner["message"].as_str().unwrap();
+    assert!(message.starts_with("cannot start the OpenCL runner"), "{message}");
+    let no_input = client.request("workspace/executeCommand", run("plain")).await;
+    assert_eq!(
+        no_input["message"],
+        "`plain` has no inputs to run with: add a test block above it with `-- input { ... }` \
+         or `-- random input { ... }`"
+    );
+    let no_entry = client.request("workspace/executeCommand", run("nope")).await;
+    assert_eq!(no_entry["ok"], false);
+    while client.messages().len() < 3 {
+        let notification = client.receive().await;
+        client.notifications.push(notification);
+    }
+    // Errors are shown as error messages (type 1).
+    assert!(
+        client.messages().iter().all(|m| m.starts_with("1: Weft: ")),
+        "{:?}",
+        client.messages()
+    );
+    client.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
