@@ -248,7 +248,7 @@ fn gpu_result(entry: &str, output: ProcessOutput, time_ms: u64, timeout: Duratio
     result.stderr = truncate(&output.stderr, MAX_STDERR_CHARS);
     if output.timed_out {
         result.message = format!(
-            "`{entry}` on GPU was stopped after {} s (the time limit, `gpuRunTimeoutSecs`)",
+            "`{entry}` (OpenCL) was stopped after {} s (the time limit, `gpuRunTimeoutSecs`)",
             timeout.as_secs()
         );
         return result;
@@ -266,7 +266,7 @@ fn gpu_result(entry: &str, output: ProcessOutput, time_ms: u64, timeout: Duratio
         let exit = json.get("exit").and_then(serde_json::Value::as_u64).unwrap_or(2);
         let kind = if exit == 1 { "run-time error" } else { "cannot run" };
         let first = error.lines().next().unwrap_or(error);
-        result.message = format!("`{entry}` on GPU: {kind}: {first}");
+        result.message = format!("`{entry}` (OpenCL): {kind}: {first}");
         result.stderr = truncate(error, MAX_STDERR_CHARS);
         return result;
     }
@@ -512,20 +512,20 @@ mod tests {
             stdout,
             "",
             expect![[r#"
-            {
-              "ok": false,
-              "entry": "e",
-              "values": [],
-              "stdout": "",
-              "stderr": "main.weft:3:5: index 7 out of bounds for size 3",
-              "message": "`e` on GPU: run-time error: main.weft:3:5: index 7 out of bounds for size 3",
-              "timeMs": 5,
-              "device": null,
-              "kernelNs": null,
-              "wallNs": null,
-              "kernels": []
-            }
-        "#]],
+                {
+                  "ok": false,
+                  "entry": "e",
+                  "values": [],
+                  "stdout": "",
+                  "stderr": "main.weft:3:5: index 7 out of bounds for size 3",
+                  "message": "`e` (OpenCL): run-time error: main.weft:3:5: index 7 out of bounds for size 3",
+                  "timeMs": 5,
+                  "device": null,
+                  "kernelNs": null,
+                  "wallNs": null,
+                  "kernels": []
+                }
+            "#]],
         );
     }
 

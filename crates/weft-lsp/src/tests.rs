@@ -119,13 +119,24 @@ fn test_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// A stand-in `weft-runner`: checks its arguments and the plan, and answers `--json`
-/// with the input it read (one value) and made-up times.
-fn fake_runner(dir: &Path) -> PathBuf {
-    let path = dir.join("fake-weft-runner");
-    std::fs::write(
-        &path,
-        r#"#!/bin/sh
+/// Stand-in runners, written once before any test starts a process: a script written
+/// while another thread forks can fail to start with "text file busy".
+struct Runners {
+    /// Checks its arguments and the plan, and answers `--json` with the input it read
+    /// (one value) and made-up times.
+    fake: PathBuf,
+    /// Never answers.
+    hanging: PathBuf,
+}
+
+fn runners() -> &'static Runners {
+    static RUNNERS: std::sync::OnceLock<Runners> = std::sync::OnceLock::new();
+    RUNNERS.get_or_init(|| {
+        let dir = test_dir("runners");
+        let fake = dir.join("fake-weft-runner");
+        write_script(
+            &fake,
+            r#"#!/bin/sh
 if [ "$1" != run ] || [ "$2" != --plan ] || [ "$4" != --json ]; then
   echo '{"error": "fake runner: unexpected arguments", "exit": 2}'; exit 2
 fi
@@ -133,14 +144,20 @@ grep -q '"source"' "$3" || { echo '{"error": "fake runner: not a plan", "exit": 
 input=$(cat | tr -d '\n')
 printf '{"ok": "%s\\n", "wall_ns": 1500000, "kernels": [{"kernel": "k0", "ns": 700}, {"kernel": "k1", "ns": 300}], "device": "fake device"}\n' "$input"
 "#,
-    )
-    .unwrap();
+        );
+        let hanging = dir.join("hanging-runner");
+        write_script(&hanging, "#!/bin/sh\nexec sleep 30\n");
+        Runners { fake, hanging }
+    })
+}
+
+fn write_script(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt as _;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
-    path
 }
 
 const MAIN: &str = r#"-- ==
@@ -155,8 +172,8 @@ fn position(line: u32, character: u32) -> Value {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kernels_lenses_actions_and_a_gpu_run() {
+    let runner = &runners().fake;
     let dir = test_dir("session");
-    let runner = fake_runner(&dir);
     let uri = format!("file://{}/main.weft", dir.display());
     let mut client = Client::start();
     client.initialize(json!({ "runnerPath": runner, "diagnosticsDelayMs": 0 })).await;
@@ -246,6 +263,7 @@ async fn kernels_lenses_actions_and_a_gpu_run() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn gpu_run_errors_are_messages() {
+    let _ = runners();
     let dir = test_dir("errors");
     let uri = format!("file://{}/main.weft", dir.display());
     let missing = dir.join("no-such-runner");
@@ -275,6 +293,32 @@ async fn gpu_run_errors_are_messages() {
         client.messages().iter().all(|m| m.starts_with("1: Weft: ")),
         "{:?}",
         client.messages()
+    );
+    client.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gpu_run_is_stopped_at_the_time_limit() {
+    let runner = &runners().hanging;
+    let dir = test_dir("timeout");
+    let uri = format!("file://{}/main.weft", dir.display());
+    let mut client = Client::start();
+    let options = json!({ "runnerPath": runner, "gpuRunTimeoutSecs": 1, "diagnosticsDelayMs": 0 });
+    client.initialize(options).await;
+    client.open(&uri, MAIN).await;
+    let start = std::time::Instant::now();
+    let arguments = json!([{ "uri": uri, "entry": "double" }]);
+    let result = client
+        .request(
+            "workspace/executeCommand",
+            json!({ "command": "weft.server.runOnGpu", "arguments": arguments }),
+        )
+        .await;
+    assert!(start.elapsed() < Duration::from_secs(20));
+    assert_eq!(
+        result["message"],
+        "`double` (OpenCL) was stopped after 1 s (the time limit, `gpuRunTimeoutSecs`)"
     );
     client.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
