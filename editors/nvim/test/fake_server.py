@@ -8,7 +8,8 @@ Standard library only. Speaks LSP over stdio (Content-Length framed JSON-RPC):
   "fake-server: <N> lines" (N = the document's line count)
 - textDocument/hover: "`WORD` (fake hover)" for the word under the position
 - textDocument/definition: the first `def WORD` / `entry WORD` in the document
-- workspace/executeCommand weft.server.runEntry {uri, entry}: a run result
+- workspace/executeCommand weft.server.runEntry {uri, entry}: a run result;
+  weft.server.runOnGpu {uri, entry}: a GPU run result, and a window/showMessage
 - weft/showKernel: {uri: "weft-kernel:///NAME.cl", text: an OpenCL kernel}
 - shutdown / exit
 
@@ -117,7 +118,8 @@ def handle(msg):
                 "textDocumentSync": {"openClose": True, "change": 1},
                 "hoverProvider": True,
                 "definitionProvider": True,
-                "executeCommandProvider": {"commands": ["weft.server.runEntry"]},
+                "executeCommandProvider": {"commands": ["weft.server.runEntry",
+                                                        "weft.server.runOnGpu"]},
             },
             "serverInfo": {"name": "weft-fake-server", "version": "0"},
         })
@@ -163,6 +165,13 @@ def handle(msg):
             arg = (params.get("arguments") or [{}])[0]
             reply(msg, {"ok": True, "entry": arg.get("entry"), "values": ["32f32"],
                         "message": f"fake run of {arg.get('entry')}", "timeMs": 1.5})
+        elif params.get("command") == "weft.server.runOnGpu":
+            arg = (params.get("arguments") or [{}])[0]
+            message = f"fake GPU run of {arg.get('entry')}: kernels 1.0 µs (2 launches)"
+            send({"method": "window/showMessage", "params": {"type": 3, "message": message}})
+            reply(msg, {"ok": True, "entry": arg.get("entry"), "values": ["32f32"],
+                        "message": message, "timeMs": 40, "kernelNs": 1000,
+                        "device": "fake device"})
         else:
             reply(msg, error={"code": -32602, "message": f"unknown command {params.get('command')}"})
     elif method == "weft/showKernel":

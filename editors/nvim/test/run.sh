@@ -40,6 +40,7 @@ export WEFT_EXPECT_DIAGNOSTIC="fake-server: 11 lines"
 export WEFT_HOVER_POS="10:21" WEFT_EXPECT_HOVER='`sq` (fake hover)'
 export WEFT_DEFINITION_POS="10:21" WEFT_EXPECT_DEFINITION="dot.weft:7:5"
 export WEFT_RUN_POS="10:17" WEFT_EXPECT_RUN="fake run of norm2"
+export WEFT_GPU_RUN_POS="5:7" WEFT_EXPECT_GPU_RUN="fake GPU run of dot: kernels 1.0 µs"
 export WEFT_KERNEL_POS="5:7" WEFT_EXPECT_KERNEL="__kernel void dot("
 export WEFT_TEST_RESTART=1
 
@@ -63,7 +64,8 @@ fi
 rm -f "$log"
 
 # The real server, when a built `weft` is at hand (WEFT_BIN, else target/{debug,release}/weft):
-# diagnostics, hover and definition on the same fixture.
+# diagnostics, hover, definition and the generated program of an entry on the same
+# fixture; and :WeftRunGpu when a `weft-runner` beside it finds an OpenCL device.
 repo=$(cd "$plugin/../.." && pwd)
 weft_bin=${WEFT_BIN:-}
 for candidate in "$repo/target/debug/weft" "$repo/target/release/weft"; do
@@ -72,12 +74,20 @@ done
 if [ -n "$weft_bin" ] && "$weft_bin" lsp --help >/dev/null 2>&1; then
   echo "== editors/nvim: real server $weft_bin"
   (
-    unset WEFT_RUN_POS WEFT_EXPECT_RUN WEFT_KERNEL_POS WEFT_EXPECT_KERNEL WEFT_TEST_FILE2
+    unset WEFT_RUN_POS WEFT_EXPECT_RUN WEFT_GPU_RUN_POS WEFT_EXPECT_GPU_RUN WEFT_TEST_FILE2
     export WEFT_LSP_CMD="$weft_bin lsp"
     export WEFT_EXPECT_DIAGNOSTIC=NONE
     export WEFT_HOVER_POS="10:21" WEFT_EXPECT_HOVER='def sq : f32 -> f32'
     export WEFT_DEFINITION_POS="10:21" WEFT_EXPECT_DEFINITION="7:5"
+    export WEFT_KERNEL_POS="5:7" WEFT_EXPECT_KERNEL='// Weft: the OpenCL program of entry `dot`'
     export WEFT_TEST_RESTART=0
+    runner="$(dirname "$weft_bin")/weft-runner"
+    if [ -x "$runner" ] && "$runner" devices >/dev/null 2>&1; then
+      export POCL_CACHE_DIR="${POCL_CACHE_DIR:-$repo/target/pocl-cache}"
+      export WEFT_GPU_RUN_POS="5:7" WEFT_EXPECT_GPU_RUN='32.0f32'
+    else
+      echo "SKIP :WeftRunGpu against the real server: no weft-runner with an OpenCL device beside $weft_bin"
+    fi
     run_nvim
   ) || status=1
 else

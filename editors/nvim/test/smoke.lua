@@ -18,6 +18,7 @@
 --   WEFT_EXPECT_DEFINITION  LINE:COL (1-based) where the definition must start; may be
 --                           prefixed by a file name it must end with: other.weft:3:7
 --   WEFT_RUN_POS            LINE:COL for :WeftRun;  WEFT_EXPECT_RUN  text in its buffer
+--   WEFT_GPU_RUN_POS        LINE:COL for :WeftRunGpu;  WEFT_EXPECT_GPU_RUN  text in its buffer
 --   WEFT_KERNEL_POS         LINE:COL for :WeftShowKernel;  WEFT_EXPECT_KERNEL  text in it
 --   WEFT_TEST_RESTART       1 = check that :WeftRestart starts a new client
 --
@@ -122,7 +123,7 @@ local function main()
   check("commentstring is '-- %s'", vim.bo.commentstring == '-- %s', vim.bo.commentstring)
   check("iskeyword has the prime (')", vim.fn.matchstr("x' + 1", '\\k\\+') == "x'", vim.bo.iskeyword)
   check('syntax is loaded', vim.b.current_syntax == 'weft', vim.inspect(vim.b.current_syntax))
-  for _, c in ipairs({ 'WeftRun', 'WeftShowKernel', 'WeftRestart' }) do
+  for _, c in ipairs({ 'WeftRun', 'WeftRunGpu', 'WeftShowKernel', 'WeftRestart' }) do
     check(':' .. c .. ' exists', vim.fn.exists(':' .. c) == 2)
   end
 
@@ -147,7 +148,9 @@ local function main()
     vim.inspect(client.config.cmd) .. ' vs ' .. vim.inspect(cmd))
   check('on_attach was called', #attached > 0 and attached[1].bufnr == bufnr)
   check('server commands are handled in the client',
-    type(client.commands['weft.server.runEntry']) == 'function')
+    type(client.commands['weft.server.runEntry']) == 'function'
+      and type(client.commands['weft.server.runOnGpu']) == 'function'
+      and type(client.commands['weft.server.showKernel']) == 'function')
   if env.WEFT_EXPECT_ROOT and env.WEFT_EXPECT_ROOT ~= '' then
     local want = vim.fn.fnamemodify(env.WEFT_EXPECT_ROOT, ':p'):gsub('/$', '')
     check('client root is ' .. want, client.config.root_dir == want, client.config.root_dir)
@@ -239,21 +242,31 @@ local function main()
     check('definition at ' .. env.WEFT_DEFINITION_POS .. ' is ' .. want, ok, detail)
   end
 
-  -- :WeftRun
-  if env.WEFT_RUN_POS and env.WEFT_RUN_POS ~= '' then
-    set_cursor(env.WEFT_RUN_POS)
+  -- :WeftRun and :WeftRunGpu
+  local function check_run(command, spec, want)
+    set_cursor(spec)
     local win = vim.api.nvim_get_current_win()
-    vim.cmd('WeftRun')
-    local want = env.WEFT_EXPECT_RUN or ''
+    local b = vim.fn.bufnr('weft://run')
+    if b ~= -1 then
+      vim.api.nvim_buf_delete(b, { force = true })
+    end
+    vim.cmd(command)
     local shown = vim.wait(timeout, function()
       local b = vim.fn.bufnr('weft://run')
       return b ~= -1 and table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n'):find(want, 1, true) ~= nil
     end, 20)
-    local b = vim.fn.bufnr('weft://run')
+    b = vim.fn.bufnr('weft://run')
     local text = b ~= -1 and table.concat(vim.api.nvim_buf_get_lines(b, 0, -1, false), '\n') or '(no buffer)'
-    check(':WeftRun shows ' .. vim.inspect(want), shown, 'got ' .. vim.inspect(text))
-    check(':WeftRun buffer is read-only', b ~= -1 and not vim.api.nvim_buf_get_option(b, 'modifiable'))
+    check(':' .. command .. ' shows ' .. vim.inspect(want), shown, 'got ' .. vim.inspect(text))
+    check(':' .. command .. ' buffer is read-only', b ~= -1 and not vim.api.nvim_buf_get_option(b, 'modifiable'))
     vim.api.nvim_set_current_win(win)
+    vim.api.nvim_win_set_buf(win, bufnr)
+  end
+  if env.WEFT_RUN_POS and env.WEFT_RUN_POS ~= '' then
+    check_run('WeftRun', env.WEFT_RUN_POS, env.WEFT_EXPECT_RUN or '')
+  end
+  if env.WEFT_GPU_RUN_POS and env.WEFT_GPU_RUN_POS ~= '' then
+    check_run('WeftRunGpu', env.WEFT_GPU_RUN_POS, env.WEFT_EXPECT_GPU_RUN or '')
   end
 
   -- :WeftShowKernel

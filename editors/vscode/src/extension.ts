@@ -29,6 +29,7 @@ import { entriesOf, entryAt } from './entries';
 export const KERNEL_SCHEME = 'weft-kernel';
 const SERVER_COMMAND_PREFIX = 'weft.server.';
 const RUN_ENTRY_SERVER_COMMAND = 'weft.server.runEntry';
+const RUN_ON_GPU_SERVER_COMMAND = 'weft.server.runOnGpu';
 /** Internal, not in package.json: runs a `weft.server.*` command the client did not register. */
 const DISPATCH_COMMAND = 'weft.internal.executeServerCommand';
 
@@ -45,7 +46,10 @@ export const ShowKernelRequest = new RequestType<ShowKernelParams, ShowKernelRes
   'weft/showKernel',
 );
 
-/** What `weft.server.runEntry` may return: plain text, or this object. */
+/**
+ * What `weft.server.runEntry` and `weft.server.runOnGpu` may return: plain text, or
+ * this object (a GPU run adds the device and the measured kernel times).
+ */
 export interface RunEntryResult {
   ok?: boolean;
   entry?: string;
@@ -54,6 +58,9 @@ export interface RunEntryResult {
   stderr?: string;
   message?: string;
   timeMs?: number;
+  device?: string | null;
+  kernelNs?: number | null;
+  kernels?: { kernel: string; ns: number }[];
 }
 
 let client: LanguageClient | undefined;
@@ -71,11 +78,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     kernels,
     vscode.workspace.registerTextDocumentContentProvider(KERNEL_SCHEME, kernels),
     vscode.commands.registerCommand('weft.restartServer', restartServer),
-    vscode.commands.registerCommand('weft.runEntry', runEntry),
+    vscode.commands.registerCommand('weft.runEntry', () => runEntry(RUN_ENTRY_SERVER_COMMAND)),
+    vscode.commands.registerCommand('weft.runEntryOnGpu', () => runEntry(RUN_ON_GPU_SERVER_COMMAND)),
     vscode.commands.registerCommand('weft.showGeneratedKernel', showGeneratedKernel),
     vscode.commands.registerCommand(DISPATCH_COMMAND, dispatchServerCommand),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
-      if (e.affectsConfiguration('weft.server')) {
+      if (e.affectsConfiguration('weft.server') || e.affectsConfiguration('weft.runner')) {
         await restartServer();
       }
     }),
@@ -101,8 +109,28 @@ function serverOptions(): ServerOptions {
   return { run: executable, debug: executable };
 }
 
+/** The server's settings (docs/lsp.md), sent as `initializationOptions`. */
+export function initializationOptions(): Record<string, unknown> {
+  const config = vscode.workspace.getConfiguration('weft');
+  const options: Record<string, unknown> = {};
+  const runner = config.get<string>('runner.path');
+  if (runner) {
+    options.runnerPath = runner;
+  }
+  const device = config.get<string>('runner.device');
+  if (device) {
+    options.device = device;
+  }
+  const timeout = config.get<number>('runner.timeoutSecs');
+  if (typeof timeout === 'number' && timeout > 0) {
+    options.gpuRunTimeoutSecs = timeout;
+  }
+  return options;
+}
+
 function clientOptions(): LanguageClientOptions {
   return {
+    initializationOptions: initializationOptions(),
     documentSelector: [
       { scheme: 'file', language: 'weft' },
       { scheme: 'untitled', language: 'weft' },
@@ -231,7 +259,8 @@ async function runningClient(): Promise<LanguageClient | undefined> {
 
 // ------------------------------------------------------------------------------ run entry
 
-async function runEntry(): Promise<void> {
+/** Runs the entry under the cursor with `weft.server.runEntry` or `weft.server.runOnGpu`. */
+async function runEntry(serverCommand: string): Promise<void> {
   const editor = vscode.window.activeTextEditor;
   if (!editor || editor.document.languageId !== 'weft') {
     void vscode.window.showWarningMessage('Weft: open a .weft file to run one of its entries.');
@@ -261,12 +290,13 @@ async function runEntry(): Promise<void> {
     return;
   }
   const args = [{ uri: c.code2ProtocolConverter.asUri(doc.uri), entry }];
+  const where = serverCommand === RUN_ON_GPU_SERVER_COMMAND ? ' on GPU' : '';
   runOutput.show(true);
-  runOutput.appendLine(`▶ ${entry} (${vscode.workspace.asRelativePath(doc.uri)})`);
+  runOutput.appendLine(`▶ ${entry}${where} (${vscode.workspace.asRelativePath(doc.uri)})`);
   try {
     const result = await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Window, title: `Weft: running ${entry}` },
-      () => c.sendRequest(ExecuteCommandRequest.type, { command: RUN_ENTRY_SERVER_COMMAND, arguments: args }),
+      { location: vscode.ProgressLocation.Window, title: `Weft: running ${entry}${where}` },
+      () => c.sendRequest(ExecuteCommandRequest.type, { command: serverCommand, arguments: args }),
     );
     appendRunResult(result);
   } catch (err) {
@@ -311,10 +341,11 @@ function presentServerResult(command: string, args: unknown[], result: unknown):
     void openKernel(result);
     return;
   }
-  if (command === RUN_ENTRY_SERVER_COMMAND) {
+  if (command === RUN_ENTRY_SERVER_COMMAND || command === RUN_ON_GPU_SERVER_COMMAND) {
     const first = args[0] as { entry?: string } | undefined;
+    const where = command === RUN_ON_GPU_SERVER_COMMAND ? ' on GPU' : '';
     runOutput.show(true);
-    runOutput.appendLine(`▶ ${first?.entry ?? command}`);
+    runOutput.appendLine(`▶ ${first?.entry ?? command}${where}`);
     appendRunResult(result);
     return;
   }

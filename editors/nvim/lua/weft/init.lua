@@ -1,5 +1,5 @@
 -- Weft for Neovim: starts `weft lsp` with the built-in LSP client and adds the
--- commands :WeftRun, :WeftShowKernel, :WeftRestart (and :WeftFormat).
+-- commands :WeftRun, :WeftRunGpu, :WeftShowKernel, :WeftRestart (and :WeftFormat).
 --
 -- Works on Neovim 0.7 (vim.lsp.start_client, the API Debian ships) and later. Anything
 -- newer than 0.7 is guarded with vim.fn.has('nvim-0.x').
@@ -15,6 +15,7 @@ local M = {}
 local uv = vim.uv or vim.loop
 
 local RUN_ENTRY = 'weft.server.runEntry'
+local RUN_ON_GPU = 'weft.server.runOnGpu'
 local SHOW_KERNEL = 'weft/showKernel'
 
 local defaults = {
@@ -226,6 +227,14 @@ local function show_run_result(entry, result)
   return M.scratch('weft://run', M.format_run_result(entry, result), 'weftrun')
 end
 
+-- The label of a run in the weft://run buffer.
+local function run_label(command, entry)
+  if command == RUN_ON_GPU then
+    return entry .. ' on GPU'
+  end
+  return entry
+end
+
 -- ---------------------------------------------------------------------------- commands
 
 local function current_client(bufnr)
@@ -283,8 +292,10 @@ function M.execute_command(client, command, arguments, bufnr, on_result)
   end, bufnr)
 end
 
---- :WeftRun [entry]
-function M.run_entry(entry)
+--- :WeftRun [entry] (the interpreter) and :WeftRunGpu [entry] (weft-runner on an
+--- OpenCL device, `command` = 'weft.server.runOnGpu').
+function M.run_entry(entry, command)
+  command = command or RUN_ENTRY
   local bufnr = vim.api.nvim_get_current_buf()
   local client = current_client(bufnr)
   if not client then
@@ -303,8 +314,8 @@ function M.run_entry(entry)
     end
   end
   local args = { { uri = vim.uri_from_bufnr(bufnr), entry = entry } }
-  M.execute_command(client, RUN_ENTRY, args, bufnr, function(result)
-    show_run_result(entry, result)
+  M.execute_command(client, command, args, bufnr, function(result)
+    show_run_result(run_label(command, entry), result)
   end)
 end
 
@@ -363,18 +374,20 @@ end
 -- is one of these run here (Neovim checks client.commands before asking the server), so
 -- their results are shown. Other `weft.server.*` commands go to the server as usual.
 local function client_commands()
+  local function run(command, ctx)
+    local client = get_client(ctx.client_id)
+    if not client then
+      return
+    end
+    local args = command.arguments or {}
+    local entry = type(args[1]) == 'table' and args[1].entry or '?'
+    M.execute_command(client, command.command, args, ctx.bufnr, function(result)
+      show_run_result(run_label(command.command, entry), result)
+    end)
+  end
   return {
-    [RUN_ENTRY] = function(command, ctx)
-      local client = get_client(ctx.client_id)
-      if not client then
-        return
-      end
-      local args = command.arguments or {}
-      local entry = type(args[1]) == 'table' and args[1].entry or '?'
-      M.execute_command(client, RUN_ENTRY, args, ctx.bufnr, function(result)
-        show_run_result(entry, result)
-      end)
-    end,
+    [RUN_ENTRY] = run,
+    [RUN_ON_GPU] = run,
     ['weft.server.showKernel'] = function(command, ctx)
       local client = get_client(ctx.client_id)
       if client then
@@ -491,6 +504,9 @@ local function create_commands()
   cmd('WeftRun', function(o)
     M.run_entry(o.args)
   end, { nargs = '?', desc = 'Run the Weft entry under the cursor (or the one named)' })
+  cmd('WeftRunGpu', function(o)
+    M.run_entry(o.args, RUN_ON_GPU)
+  end, { nargs = '?', desc = 'Run the Weft entry under the cursor (or the one named) on an OpenCL device' })
   cmd('WeftShowKernel', function()
     M.show_kernel()
   end, { desc = 'Show the OpenCL kernel generated for the code under the cursor' })

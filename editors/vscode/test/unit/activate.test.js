@@ -7,7 +7,13 @@ const assert = require('node:assert');
 const Module = require('node:module');
 
 const calls = { commands: {}, providers: {}, clients: [], opened: [], output: [], requests: [] };
-const config = { 'server.path': '/opt/weft/bin/weft', 'server.extraEnv': { WEFT_DEVICE: 'cpu' } };
+const config = {
+  'server.path': '/opt/weft/bin/weft',
+  'server.extraEnv': { WEFT_DEVICE: 'cpu' },
+  'runner.path': '/opt/weft/bin/weft-runner',
+  'runner.device': 'gpu',
+  'runner.timeoutSecs': 5,
+};
 const registered = new Set(['weft.server.runEntry']); // what the languageclient registered
 
 class Uri {
@@ -78,7 +84,7 @@ const ext = require('../../out/extension.js');
 
 test('activate registers the commands and the weft-kernel provider and starts `<path> lsp`', async () => {
   await ext.activate({ subscriptions: [] });
-  for (const c of ['weft.restartServer', 'weft.runEntry', 'weft.showGeneratedKernel']) {
+  for (const c of ['weft.restartServer', 'weft.runEntry', 'weft.runEntryOnGpu', 'weft.showGeneratedKernel']) {
     assert.ok(calls.commands[c], `command ${c}`);
   }
   assert.ok(!Object.keys(calls.commands).some((c) => c.startsWith('weft.server.')), 'no weft.server.* registered by the client');
@@ -90,6 +96,12 @@ test('activate registers the commands and the weft-kernel provider and starts `<
   assert.deepStrictEqual(c.serverOptions.run.args, ['lsp']);
   assert.strictEqual(c.serverOptions.run.options.env.WEFT_DEVICE, 'cpu');
   assert.deepStrictEqual(c.clientOptions.documentSelector.map((s) => s.language), ['weft', 'weft']);
+  // The weft.runner.* settings reach the server as initializationOptions (docs/lsp.md).
+  assert.deepStrictEqual(c.clientOptions.initializationOptions, {
+    runnerPath: '/opt/weft/bin/weft-runner',
+    device: 'gpu',
+    gpuRunTimeoutSecs: 5,
+  });
 });
 
 test('code lenses with an unregistered weft.server.* command go through executeCommand', async () => {
@@ -124,4 +136,21 @@ test('executeCommand middleware shows a run result', async () => {
   assert.deepStrictEqual(result, { ok: true, values: ['32f32'], timeMs: 3 });
   assert.ok(calls.output.includes('32f32'));
   assert.ok(calls.output.includes('done in 3 ms'));
+});
+
+test('executeCommand middleware shows a GPU run result with its kernel time', async () => {
+  const mw = calls.clients[0].clientOptions.middleware;
+  const gpu = {
+    ok: true,
+    entry: 'dot',
+    values: ['32f32'],
+    message: '`dot` on fake device: 32f32; kernels 1.0 µs (2 launches), wall 1.50 ms',
+    timeMs: 40,
+    kernelNs: 1000,
+  };
+  const result = await mw.executeCommand('weft.server.runOnGpu', [{ uri: 'file:///a.weft', entry: 'dot' }], async () => gpu);
+  assert.deepStrictEqual(result, gpu);
+  assert.ok(calls.output.includes('▶ dot on GPU'));
+  assert.ok(calls.output.includes(gpu.message));
+  assert.ok(calls.output.includes('done in 40 ms'));
 });
