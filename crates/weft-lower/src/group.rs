@@ -137,30 +137,55 @@ impl Kb<'_> {
         Ok(dst)
     }
 
-    /// `map@thread` in a group: each work-item computes its iterations into local memory.
+    /// `map@thread` (and `generate@thread`) in a group: each work-item computes its
+    /// iterations into local memory. When the size is not known at launch (a def's own
+    /// size parameter), the results stay a pull array: each element is computed where it
+    /// is read (pure, so correct; the read may be on another work-item).
     #[expect(clippy::too_many_arguments, reason = "the combinator's parts")]
     pub(crate) fn thread_map(
         &mut self,
         f: FnId,
         env: &mut KEnv,
         lambda: &Lambda,
-        arrays: &[Atom],
+        arrays: Vec<KArr>,
         ty: &Type,
         hint: &str,
         origin: Option<&Origin>,
     ) -> Res<KVal> {
+        let n = arrays[0].shape()[0].clone();
+        let (_, rank) = elem_and_rank(&lambda.ret);
+        let mut shape = vec![n.clone()];
+        shape.extend(self.type_shape(env, &lambda.ret, rank)?);
+        let dst = match self.local_array(env, ty, shape.clone(), hint, origin) {
+            Ok(dst) => dst,
+            Err(e) if e.unsupported => {
+                if let Some(o) = origin {
+                    self.note(o, "@thread: computed where each element is read (its size is not known at launch, so no local memory)");
+                }
+                let lambda = lambda.clone();
+                let env2 = env.clone();
+                let pf: crate::val::PullFn =
+                    std::rc::Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
+                        let mut lenv = env2.clone();
+                        for (p, a) in lambda.params.iter().zip(&arrays) {
+                            let v = kb.index(a, &idx[..1])?;
+                            lenv.vars.insert(*p, v);
+                        }
+                        let was = std::mem::replace(&mut kb.in_group, false);
+                        let r = kb.block(f, &mut lenv, lambda.body);
+                        kb.in_group = was;
+                        kb.index_val(&r?, &idx[1..])
+                    });
+                return Ok(KVal::Arr(KArr::Pull { shape, f: pf }));
+            }
+            Err(e) => return Err(e),
+        };
         if let Some(o) = origin {
             self.note(
                 o,
                 "@thread: one iteration per work-item of the group, results in local memory",
             );
         }
-        let arrays: Vec<KArr> = arrays.iter().map(|a| self.array(f, env, a)).collect::<Res<_>>()?;
-        let n = arrays[0].shape()[0].clone();
-        let (_, rank) = elem_and_rank(&lambda.ret);
-        let mut shape = vec![n.clone()];
-        shape.extend(self.type_shape(env, &lambda.ret, rank)?);
-        let dst = self.local_array(env, ty, shape, hint, origin)?;
         let i = self.fresh_name("i");
         self.push();
         let mut lenv = env.clone();

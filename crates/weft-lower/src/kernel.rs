@@ -541,13 +541,17 @@ impl<'p> Kb<'p> {
     ) -> Res<KVal> {
         self.push();
         let t = then_f(self)?;
-        let mut then_cmds = self.pop();
+        let then_cmds = self.pop();
         self.push();
         let e = else_f(self)?;
-        let mut else_cmds = self.pop();
+        let else_cmds = self.pop();
         let result = self.declare_like(&t)?;
-        assign_into(&mut then_cmds, &result, &t)?;
-        assign_into(&mut else_cmds, &result, &e)?;
+        self.cmds.push(then_cmds);
+        self.assign(&result, &t)?;
+        let then_cmds = self.pop();
+        self.cmds.push(else_cmds);
+        self.assign(&result, &e)?;
+        let else_cmds = self.pop();
         self.emit(Cmd::If { cond, then_cmds, else_cmds });
         Ok(result)
     }
@@ -559,25 +563,138 @@ impl<'p> Kb<'p> {
             KVal::Tuple(parts) => {
                 KVal::Tuple(parts.iter().map(|p| self.declare_like(p)).collect::<Res<_>>()?)
             }
-            KVal::Arr(_) => {
-                return Err(LowerError::unsupported(
-                    "an array-valued `if` or loop inside a kernel (its result needs memory of a size known in advance)",
-                    None,
-                ));
-            }
+            KVal::Arr(a) => KVal::Arr(self.storage(a)?),
         })
+    }
+
+    /// The element types of an array's leaves (a pull array is indexed once, in a
+    /// scope that is thrown away, to learn them).
+    fn leaf_elems(&mut self, a: &KArr) -> Res<Vec<Elem>> {
+        let zeros = vec![CExpr::Int(0); a.shape().len()];
+        self.push();
+        let v = self.index(a, &zeros);
+        let _ = self.pop();
+        let mut out = Vec::new();
+        fn walk(v: &KVal, out: &mut Vec<Elem>) {
+            match v {
+                KVal::Scalar(_, e) => out.push(*e),
+                KVal::Tuple(parts) => parts.iter().for_each(|p| walk(p, out)),
+                KVal::Arr(_) => {}
+            }
+        }
+        walk(&v?, &mut out);
+        Ok(out)
+    }
+
+    /// The host expression a kernel expression stands for, when it is built from
+    /// constants and scalar parameters.
+    pub(crate) fn host_of(&self, e: &CExpr) -> Option<Expr> {
+        use crate::arr::IExpr;
+        match e {
+            CExpr::Int(v) => Some(Expr::I64(*v)),
+            CExpr::Var(_) => self
+                .scalars
+                .iter()
+                .find(|(_, el, c)| c == e && *el == Elem::I64)
+                .map(|(x, _, _)| x.clone()),
+            CExpr::Bin(COp::Add, a, b) => Some(Expr::add(self.host_of(a)?, self.host_of(b)?)),
+            CExpr::Bin(COp::Sub, a, b) => Some(Expr::sub(self.host_of(a)?, self.host_of(b)?)),
+            CExpr::Bin(COp::Mul, a, b) => Some(Expr::mul(self.host_of(a)?, self.host_of(b)?)),
+            CExpr::Bin(COp::Div, a, b) => Some(Expr::div(self.host_of(a)?, self.host_of(b)?)),
+            _ => None,
+        }
+    }
+
+    /// Memory for an array value that a loop carries or a branch yields: in a
+    /// work-group's code, local memory sized at launch (the group shares it); else
+    /// private arrays, when the size is a small constant.
+    pub(crate) fn storage(&mut self, a: &KArr) -> Res<KArr> {
+        let shape = a.shape();
+        let elems = self.leaf_elems(a)?;
+        let total: Option<i64> = shape.iter().map(CExpr::as_int).product();
+        let mut parts = Vec::new();
+        // In a work-group's code the array is shared by the group: local memory.
+        match total {
+            Some(len) if len <= 4096 && !self.in_group => {
+                for elem in elems {
+                    let name = self.fresh_name("arr");
+                    self.emit(Cmd::Array {
+                        name: name.clone(),
+                        elem,
+                        space: crate::imp::AddrSpace::Private,
+                        len: len.max(1),
+                    });
+                    parts.push(KArr::Mem(Mem::fresh(name, elem, shape.clone())));
+                }
+            }
+            _ => {
+                let len = shape.iter().map(|d| self.host_of(d)).collect::<Option<Vec<_>>>();
+                let (true, Some(len)) = (self.in_group, len) else {
+                    return Err(LowerError::unsupported(
+                        "an array-valued `if`, loop or reduction inside a kernel whose size is not a small constant (outside a `map@group`, or with a size not known at launch)",
+                        None,
+                    ));
+                };
+                use crate::arr::IExpr;
+                let len = len.into_iter().fold(Expr::I64(1), Expr::mul);
+                for elem in elems {
+                    let name = self.local_param("arr", elem, len.clone());
+                    parts.push(KArr::Mem(Mem::fresh(name, elem, shape.clone())));
+                }
+            }
+        }
+        Ok(if parts.len() == 1 { parts.remove(0) } else { KArr::Zip(parts) })
+    }
+
+    /// Copies an array into memory: cooperatively (with a barrier) in a work-group's
+    /// code, else by the work-item alone.
+    pub(crate) fn copy_array(&mut self, dst: &KArr, src: &KArr) -> Res<()> {
+        if self.in_group {
+            let n = src.shape()[0].clone();
+            let i = self.fresh_name("i");
+            self.push();
+            let v = self.index(src, &[CExpr::Var(i.clone())])?;
+            self.write(dst, &[CExpr::Var(i.clone())], &v)?;
+            let body = self.pop();
+            self.emit(Cmd::ParFor {
+                level: crate::imp::ParLevel::Thread,
+                var: i,
+                bound: n,
+                body,
+                comment: None,
+            });
+            self.emit(Cmd::Barrier);
+            Ok(())
+        } else {
+            self.write(dst, &[], &KVal::Arr(src.clone()))
+        }
     }
 
     /// Assigns `value` to variables from [`Kb::declare_like`], through temporaries so
     /// that a value reading the variables sees their old contents.
     pub(crate) fn assign(&mut self, vars: &KVal, value: &KVal) -> Res<()> {
-        let mut cmds = Vec::new();
         let staged = self.stage(value)?;
-        assign_into(&mut cmds, vars, &staged)?;
-        for c in cmds {
-            self.emit(c);
+        self.copy_into(vars, &staged)
+    }
+
+    fn copy_into(&mut self, vars: &KVal, value: &KVal) -> Res<()> {
+        match (vars, value) {
+            (KVal::Arr(dst), KVal::Arr(src)) => self.copy_array(dst, src),
+            (KVal::Tuple(vs), KVal::Tuple(xs)) if vs.len() == xs.len() => {
+                for (v, x) in vs.iter().zip(xs) {
+                    self.copy_into(v, x)?;
+                }
+                Ok(())
+            }
+            _ => {
+                let mut cmds = Vec::new();
+                assign_into(&mut cmds, vars, value)?;
+                for c in cmds {
+                    self.emit(c);
+                }
+                Ok(())
+            }
         }
-        Ok(())
     }
 
     fn stage(&mut self, v: &KVal) -> Res<KVal> {
@@ -592,7 +709,11 @@ impl<'p> Kb<'p> {
             KVal::Tuple(parts) => {
                 KVal::Tuple(parts.iter().map(|p| self.stage(p)).collect::<Res<_>>()?)
             }
-            KVal::Arr(_) => return Err(LowerError::internal("staging an array")),
+            KVal::Arr(a) => {
+                let tmp = self.storage(a)?;
+                self.copy_array(&tmp, a)?;
+                KVal::Arr(tmp)
+            }
         })
     }
 
@@ -937,6 +1058,18 @@ impl<'p> Kb<'p> {
                 Ok(vars)
             }
             Exp::Map { level: Some(weft_hir::Level::Thread), lambda, arrays } if self.in_group => {
+                let arrays: Vec<KArr> =
+                    arrays.iter().map(|a| self.array(f, env, a)).collect::<Res<_>>()?;
+                self.thread_map(f, env, lambda, arrays, ty, &hint, origin.as_ref())
+            }
+            Exp::Generate { level: Some(weft_hir::Level::Thread), size, lambda }
+                if self.in_group =>
+            {
+                let n = self.int(f, env, size)?;
+                let iota: PullFn = Rc::new(|_kb: &mut Kb<'_>, idx: &[CExpr]| {
+                    Ok(KVal::Scalar(idx[0].clone(), Elem::I64))
+                });
+                let arrays = vec![KArr::Pull { shape: vec![n], f: iota }];
                 self.thread_map(f, env, lambda, arrays, ty, &hint, origin.as_ref())
             }
             Exp::Reduce { level: Some(weft_hir::Level::Group), lambda, neutral, array }

@@ -170,27 +170,531 @@ fn matmul_is_a_two_dimensional_ndrange() {
     check_kernel(
         "def dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0 (map2 (*) xs ys)\nentry mm (a: [n][m]f32) (b: [m][p]f32) : [n][p]f32 = map (\\row -> map (\\col -> dot row col) (transpose b)) a",
         expect![[r#"
-            // materialises `result`: one work-item per element (2-D NDRange)
-            __kernel void mm_map2d_0(
+            // materialises `result`, a matrix-multiplication nest: 128x128 tiles, 8x8 per work-item, shared dimension staged through local memory
+            __kernel void mm_matmul_0(
                 __global long* weft_err,
-                long n_1,
+                __global const float* restrict b_1,
                 long ys_2,
-                __global const float* restrict a_3,
-                long xs_4,
-                __global float* restrict result_5,
-                __global const float* restrict b_8) {
-              for (long j_7 = get_global_id(0); j_7 < ys_2; j_7 += get_global_size(0)) {
-                for (long i_6 = get_global_id(1); i_6 < n_1; i_6 += get_global_size(1)) {
-                  float r_9;
-                  r_9 = 0e0f;
-                  for (long i_10 = 0; i_10 < xs_4; i_10++) { // main.weft:1
-                    float v_11 = a_3[i_6 * xs_4 + i_10] * b_8[j_7 + i_10 * ys_2];
-                    float v_12 = r_9 + v_11;
-                    float n_13 = v_12;
-                    r_9 = n_13;
-                  }
-                  result_5[i_6 * ys_2 + j_7] = r_9;
+                long xs_3,
+                __global const float* restrict a_4,
+                long n_5,
+                __global float* restrict result_6,
+                __local float* a_tile_7,
+                __local float* b_tile_8) {
+              long tid_9 = (long)get_local_id(0);
+              long tx_10 = tid_9 % 16;
+              long ty_11 = tid_9 / 16;
+              long col0_12 = (long)get_group_id(0) * 128;
+              long row0_13 = (long)get_group_id(1) * 128;
+              float acc00_14 = 0e0f;
+              float acc01_15 = 0e0f;
+              float acc02_16 = 0e0f;
+              float acc03_17 = 0e0f;
+              float acc04_18 = 0e0f;
+              float acc05_19 = 0e0f;
+              float acc06_20 = 0e0f;
+              float acc07_21 = 0e0f;
+              float acc10_22 = 0e0f;
+              float acc11_23 = 0e0f;
+              float acc12_24 = 0e0f;
+              float acc13_25 = 0e0f;
+              float acc14_26 = 0e0f;
+              float acc15_27 = 0e0f;
+              float acc16_28 = 0e0f;
+              float acc17_29 = 0e0f;
+              float acc20_30 = 0e0f;
+              float acc21_31 = 0e0f;
+              float acc22_32 = 0e0f;
+              float acc23_33 = 0e0f;
+              float acc24_34 = 0e0f;
+              float acc25_35 = 0e0f;
+              float acc26_36 = 0e0f;
+              float acc27_37 = 0e0f;
+              float acc30_38 = 0e0f;
+              float acc31_39 = 0e0f;
+              float acc32_40 = 0e0f;
+              float acc33_41 = 0e0f;
+              float acc34_42 = 0e0f;
+              float acc35_43 = 0e0f;
+              float acc36_44 = 0e0f;
+              float acc37_45 = 0e0f;
+              float acc40_46 = 0e0f;
+              float acc41_47 = 0e0f;
+              float acc42_48 = 0e0f;
+              float acc43_49 = 0e0f;
+              float acc44_50 = 0e0f;
+              float acc45_51 = 0e0f;
+              float acc46_52 = 0e0f;
+              float acc47_53 = 0e0f;
+              float acc50_54 = 0e0f;
+              float acc51_55 = 0e0f;
+              float acc52_56 = 0e0f;
+              float acc53_57 = 0e0f;
+              float acc54_58 = 0e0f;
+              float acc55_59 = 0e0f;
+              float acc56_60 = 0e0f;
+              float acc57_61 = 0e0f;
+              float acc60_62 = 0e0f;
+              float acc61_63 = 0e0f;
+              float acc62_64 = 0e0f;
+              float acc63_65 = 0e0f;
+              float acc64_66 = 0e0f;
+              float acc65_67 = 0e0f;
+              float acc66_68 = 0e0f;
+              float acc67_69 = 0e0f;
+              float acc70_70 = 0e0f;
+              float acc71_71 = 0e0f;
+              float acc72_72 = 0e0f;
+              float acc73_73 = 0e0f;
+              float acc74_74 = 0e0f;
+              float acc75_75 = 0e0f;
+              float acc76_76 = 0e0f;
+              float acc77_77 = 0e0f;
+              for (long ktile_78 = 0; ktile_78 < (xs_3 + 7) / 8; ktile_78++) {
+                long r_79 = tid_9 / 8;
+                long k_80 = tid_9 % 8;
+                if (row0_13 + r_79 < n_5 && ktile_78 * 8 + k_80 < xs_3) {
+                  a_tile_7[k_80 * 128 + r_79] = a_4[(row0_13 + r_79) * xs_3 + (ktile_78 * 8 + k_80)];
                 }
+                long r_81 = (tid_9 + 256) / 8;
+                long k_82 = (tid_9 + 256) % 8;
+                if (row0_13 + r_81 < n_5 && ktile_78 * 8 + k_82 < xs_3) {
+                  a_tile_7[k_82 * 128 + r_81] = a_4[(row0_13 + r_81) * xs_3 + (ktile_78 * 8 + k_82)];
+                }
+                long r_83 = (tid_9 + 512) / 8;
+                long k_84 = (tid_9 + 512) % 8;
+                if (row0_13 + r_83 < n_5 && ktile_78 * 8 + k_84 < xs_3) {
+                  a_tile_7[k_84 * 128 + r_83] = a_4[(row0_13 + r_83) * xs_3 + (ktile_78 * 8 + k_84)];
+                }
+                long r_85 = (tid_9 + 768) / 8;
+                long k_86 = (tid_9 + 768) % 8;
+                if (row0_13 + r_85 < n_5 && ktile_78 * 8 + k_86 < xs_3) {
+                  a_tile_7[k_86 * 128 + r_85] = a_4[(row0_13 + r_85) * xs_3 + (ktile_78 * 8 + k_86)];
+                }
+                long r_87 = tid_9 % 128;
+                long k_88 = tid_9 / 128;
+                if (col0_12 + r_87 < ys_2 && ktile_78 * 8 + k_88 < xs_3) {
+                  b_tile_8[k_88 * 128 + r_87] = b_1[col0_12 + r_87 + (ktile_78 * 8 + k_88) * ys_2];
+                }
+                long r_89 = (tid_9 + 256) % 128;
+                long k_90 = (tid_9 + 256) / 128;
+                if (col0_12 + r_89 < ys_2 && ktile_78 * 8 + k_90 < xs_3) {
+                  b_tile_8[k_90 * 128 + r_89] = b_1[col0_12 + r_89 + (ktile_78 * 8 + k_90) * ys_2];
+                }
+                long r_91 = (tid_9 + 512) % 128;
+                long k_92 = (tid_9 + 512) / 128;
+                if (col0_12 + r_91 < ys_2 && ktile_78 * 8 + k_92 < xs_3) {
+                  b_tile_8[k_92 * 128 + r_91] = b_1[col0_12 + r_91 + (ktile_78 * 8 + k_92) * ys_2];
+                }
+                long r_93 = (tid_9 + 768) % 128;
+                long k_94 = (tid_9 + 768) / 128;
+                if (col0_12 + r_93 < ys_2 && ktile_78 * 8 + k_94 < xs_3) {
+                  b_tile_8[k_94 * 128 + r_93] = b_1[col0_12 + r_93 + (ktile_78 * 8 + k_94) * ys_2];
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+                for (long k_95 = 0; k_95 < min(8L, xs_3 - ktile_78 * 8); k_95++) {
+                  float a_96 = a_tile_7[k_95 * 128 + ty_11];
+                  float a_97 = a_tile_7[k_95 * 128 + (ty_11 + 16)];
+                  float a_98 = a_tile_7[k_95 * 128 + (ty_11 + 32)];
+                  float a_99 = a_tile_7[k_95 * 128 + (ty_11 + 48)];
+                  float a_100 = a_tile_7[k_95 * 128 + (ty_11 + 64)];
+                  float a_101 = a_tile_7[k_95 * 128 + (ty_11 + 80)];
+                  float a_102 = a_tile_7[k_95 * 128 + (ty_11 + 96)];
+                  float a_103 = a_tile_7[k_95 * 128 + (ty_11 + 112)];
+                  float b_104 = b_tile_8[k_95 * 128 + tx_10];
+                  float b_105 = b_tile_8[k_95 * 128 + (tx_10 + 16)];
+                  float b_106 = b_tile_8[k_95 * 128 + (tx_10 + 32)];
+                  float b_107 = b_tile_8[k_95 * 128 + (tx_10 + 48)];
+                  float b_108 = b_tile_8[k_95 * 128 + (tx_10 + 64)];
+                  float b_109 = b_tile_8[k_95 * 128 + (tx_10 + 80)];
+                  float b_110 = b_tile_8[k_95 * 128 + (tx_10 + 96)];
+                  float b_111 = b_tile_8[k_95 * 128 + (tx_10 + 112)];
+                  float v_112 = a_96 * b_104;
+                  float v_113 = acc00_14 + v_112;
+                  acc00_14 = v_113;
+                  float v_114 = a_96 * b_105;
+                  float v_115 = acc01_15 + v_114;
+                  acc01_15 = v_115;
+                  float v_116 = a_96 * b_106;
+                  float v_117 = acc02_16 + v_116;
+                  acc02_16 = v_117;
+                  float v_118 = a_96 * b_107;
+                  float v_119 = acc03_17 + v_118;
+                  acc03_17 = v_119;
+                  float v_120 = a_96 * b_108;
+                  float v_121 = acc04_18 + v_120;
+                  acc04_18 = v_121;
+                  float v_122 = a_96 * b_109;
+                  float v_123 = acc05_19 + v_122;
+                  acc05_19 = v_123;
+                  float v_124 = a_96 * b_110;
+                  float v_125 = acc06_20 + v_124;
+                  acc06_20 = v_125;
+                  float v_126 = a_96 * b_111;
+                  float v_127 = acc07_21 + v_126;
+                  acc07_21 = v_127;
+                  float v_128 = a_97 * b_104;
+                  float v_129 = acc10_22 + v_128;
+                  acc10_22 = v_129;
+                  float v_130 = a_97 * b_105;
+                  float v_131 = acc11_23 + v_130;
+                  acc11_23 = v_131;
+                  float v_132 = a_97 * b_106;
+                  float v_133 = acc12_24 + v_132;
+                  acc12_24 = v_133;
+                  float v_134 = a_97 * b_107;
+                  float v_135 = acc13_25 + v_134;
+                  acc13_25 = v_135;
+                  float v_136 = a_97 * b_108;
+                  float v_137 = acc14_26 + v_136;
+                  acc14_26 = v_137;
+                  float v_138 = a_97 * b_109;
+                  float v_139 = acc15_27 + v_138;
+                  acc15_27 = v_139;
+                  float v_140 = a_97 * b_110;
+                  float v_141 = acc16_28 + v_140;
+                  acc16_28 = v_141;
+                  float v_142 = a_97 * b_111;
+                  float v_143 = acc17_29 + v_142;
+                  acc17_29 = v_143;
+                  float v_144 = a_98 * b_104;
+                  float v_145 = acc20_30 + v_144;
+                  acc20_30 = v_145;
+                  float v_146 = a_98 * b_105;
+                  float v_147 = acc21_31 + v_146;
+                  acc21_31 = v_147;
+                  float v_148 = a_98 * b_106;
+                  float v_149 = acc22_32 + v_148;
+                  acc22_32 = v_149;
+                  float v_150 = a_98 * b_107;
+                  float v_151 = acc23_33 + v_150;
+                  acc23_33 = v_151;
+                  float v_152 = a_98 * b_108;
+                  float v_153 = acc24_34 + v_152;
+                  acc24_34 = v_153;
+                  float v_154 = a_98 * b_109;
+                  float v_155 = acc25_35 + v_154;
+                  acc25_35 = v_155;
+                  float v_156 = a_98 * b_110;
+                  float v_157 = acc26_36 + v_156;
+                  acc26_36 = v_157;
+                  float v_158 = a_98 * b_111;
+                  float v_159 = acc27_37 + v_158;
+                  acc27_37 = v_159;
+                  float v_160 = a_99 * b_104;
+                  float v_161 = acc30_38 + v_160;
+                  acc30_38 = v_161;
+                  float v_162 = a_99 * b_105;
+                  float v_163 = acc31_39 + v_162;
+                  acc31_39 = v_163;
+                  float v_164 = a_99 * b_106;
+                  float v_165 = acc32_40 + v_164;
+                  acc32_40 = v_165;
+                  float v_166 = a_99 * b_107;
+                  float v_167 = acc33_41 + v_166;
+                  acc33_41 = v_167;
+                  float v_168 = a_99 * b_108;
+                  float v_169 = acc34_42 + v_168;
+                  acc34_42 = v_169;
+                  float v_170 = a_99 * b_109;
+                  float v_171 = acc35_43 + v_170;
+                  acc35_43 = v_171;
+                  float v_172 = a_99 * b_110;
+                  float v_173 = acc36_44 + v_172;
+                  acc36_44 = v_173;
+                  float v_174 = a_99 * b_111;
+                  float v_175 = acc37_45 + v_174;
+                  acc37_45 = v_175;
+                  float v_176 = a_100 * b_104;
+                  float v_177 = acc40_46 + v_176;
+                  acc40_46 = v_177;
+                  float v_178 = a_100 * b_105;
+                  float v_179 = acc41_47 + v_178;
+                  acc41_47 = v_179;
+                  float v_180 = a_100 * b_106;
+                  float v_181 = acc42_48 + v_180;
+                  acc42_48 = v_181;
+                  float v_182 = a_100 * b_107;
+                  float v_183 = acc43_49 + v_182;
+                  acc43_49 = v_183;
+                  float v_184 = a_100 * b_108;
+                  float v_185 = acc44_50 + v_184;
+                  acc44_50 = v_185;
+                  float v_186 = a_100 * b_109;
+                  float v_187 = acc45_51 + v_186;
+                  acc45_51 = v_187;
+                  float v_188 = a_100 * b_110;
+                  float v_189 = acc46_52 + v_188;
+                  acc46_52 = v_189;
+                  float v_190 = a_100 * b_111;
+                  float v_191 = acc47_53 + v_190;
+                  acc47_53 = v_191;
+                  float v_192 = a_101 * b_104;
+                  float v_193 = acc50_54 + v_192;
+                  acc50_54 = v_193;
+                  float v_194 = a_101 * b_105;
+                  float v_195 = acc51_55 + v_194;
+                  acc51_55 = v_195;
+                  float v_196 = a_101 * b_106;
+                  float v_197 = acc52_56 + v_196;
+                  acc52_56 = v_197;
+                  float v_198 = a_101 * b_107;
+                  float v_199 = acc53_57 + v_198;
+                  acc53_57 = v_199;
+                  float v_200 = a_101 * b_108;
+                  float v_201 = acc54_58 + v_200;
+                  acc54_58 = v_201;
+                  float v_202 = a_101 * b_109;
+                  float v_203 = acc55_59 + v_202;
+                  acc55_59 = v_203;
+                  float v_204 = a_101 * b_110;
+                  float v_205 = acc56_60 + v_204;
+                  acc56_60 = v_205;
+                  float v_206 = a_101 * b_111;
+                  float v_207 = acc57_61 + v_206;
+                  acc57_61 = v_207;
+                  float v_208 = a_102 * b_104;
+                  float v_209 = acc60_62 + v_208;
+                  acc60_62 = v_209;
+                  float v_210 = a_102 * b_105;
+                  float v_211 = acc61_63 + v_210;
+                  acc61_63 = v_211;
+                  float v_212 = a_102 * b_106;
+                  float v_213 = acc62_64 + v_212;
+                  acc62_64 = v_213;
+                  float v_214 = a_102 * b_107;
+                  float v_215 = acc63_65 + v_214;
+                  acc63_65 = v_215;
+                  float v_216 = a_102 * b_108;
+                  float v_217 = acc64_66 + v_216;
+                  acc64_66 = v_217;
+                  float v_218 = a_102 * b_109;
+                  float v_219 = acc65_67 + v_218;
+                  acc65_67 = v_219;
+                  float v_220 = a_102 * b_110;
+                  float v_221 = acc66_68 + v_220;
+                  acc66_68 = v_221;
+                  float v_222 = a_102 * b_111;
+                  float v_223 = acc67_69 + v_222;
+                  acc67_69 = v_223;
+                  float v_224 = a_103 * b_104;
+                  float v_225 = acc70_70 + v_224;
+                  acc70_70 = v_225;
+                  float v_226 = a_103 * b_105;
+                  float v_227 = acc71_71 + v_226;
+                  acc71_71 = v_227;
+                  float v_228 = a_103 * b_106;
+                  float v_229 = acc72_72 + v_228;
+                  acc72_72 = v_229;
+                  float v_230 = a_103 * b_107;
+                  float v_231 = acc73_73 + v_230;
+                  acc73_73 = v_231;
+                  float v_232 = a_103 * b_108;
+                  float v_233 = acc74_74 + v_232;
+                  acc74_74 = v_233;
+                  float v_234 = a_103 * b_109;
+                  float v_235 = acc75_75 + v_234;
+                  acc75_75 = v_235;
+                  float v_236 = a_103 * b_110;
+                  float v_237 = acc76_76 + v_236;
+                  acc76_76 = v_237;
+                  float v_238 = a_103 * b_111;
+                  float v_239 = acc77_77 + v_238;
+                  acc77_77 = v_239;
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+              }
+              if (row0_13 + ty_11 < n_5 && col0_12 + tx_10 < ys_2) {
+                result_6[(row0_13 + ty_11) * ys_2 + (col0_12 + tx_10)] = acc00_14;
+              }
+              if (row0_13 + ty_11 < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
+                result_6[(row0_13 + ty_11) * ys_2 + (col0_12 + (tx_10 + 16))] = acc01_15;
+              }
+              if (row0_13 + ty_11 < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
+                result_6[(row0_13 + ty_11) * ys_2 + (col0_12 + (tx_10 + 32))] = acc02_16;
+              }
+              if (row0_13 + ty_11 < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
+                result_6[(row0_13 + ty_11) * ys_2 + (col0_12 + (tx_10 + 48))] = acc03_17;
+              }
+              if (row0_13 + ty_11 < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
+                result_6[(row0_13 + ty_11) * ys_2 + (col0_12 + (tx_10 + 64))] = acc04_18;
+              }
+              if (row0_13 + ty_11 < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
+                result_6[(row0_13 + ty_11) * ys_2 + (col0_12 + (tx_10 + 80))] = acc05_19;
+              }
+              if (row0_13 + ty_11 < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
+                result_6[(row0_13 + ty_11) * ys_2 + (col0_12 + (tx_10 + 96))] = acc06_20;
+              }
+              if (row0_13 + ty_11 < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
+                result_6[(row0_13 + ty_11) * ys_2 + (col0_12 + (tx_10 + 112))] = acc07_21;
+              }
+              if (row0_13 + (ty_11 + 16) < n_5 && col0_12 + tx_10 < ys_2) {
+                result_6[(row0_13 + (ty_11 + 16)) * ys_2 + (col0_12 + tx_10)] = acc10_22;
+              }
+              if (row0_13 + (ty_11 + 16) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 16)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc11_23;
+              }
+              if (row0_13 + (ty_11 + 16) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 16)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc12_24;
+              }
+              if (row0_13 + (ty_11 + 16) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 16)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc13_25;
+              }
+              if (row0_13 + (ty_11 + 16) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 16)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc14_26;
+              }
+              if (row0_13 + (ty_11 + 16) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 16)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc15_27;
+              }
+              if (row0_13 + (ty_11 + 16) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 16)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc16_28;
+              }
+              if (row0_13 + (ty_11 + 16) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 16)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc17_29;
+              }
+              if (row0_13 + (ty_11 + 32) < n_5 && col0_12 + tx_10 < ys_2) {
+                result_6[(row0_13 + (ty_11 + 32)) * ys_2 + (col0_12 + tx_10)] = acc20_30;
+              }
+              if (row0_13 + (ty_11 + 32) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 32)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc21_31;
+              }
+              if (row0_13 + (ty_11 + 32) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 32)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc22_32;
+              }
+              if (row0_13 + (ty_11 + 32) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 32)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc23_33;
+              }
+              if (row0_13 + (ty_11 + 32) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 32)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc24_34;
+              }
+              if (row0_13 + (ty_11 + 32) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 32)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc25_35;
+              }
+              if (row0_13 + (ty_11 + 32) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 32)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc26_36;
+              }
+              if (row0_13 + (ty_11 + 32) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 32)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc27_37;
+              }
+              if (row0_13 + (ty_11 + 48) < n_5 && col0_12 + tx_10 < ys_2) {
+                result_6[(row0_13 + (ty_11 + 48)) * ys_2 + (col0_12 + tx_10)] = acc30_38;
+              }
+              if (row0_13 + (ty_11 + 48) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 48)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc31_39;
+              }
+              if (row0_13 + (ty_11 + 48) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 48)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc32_40;
+              }
+              if (row0_13 + (ty_11 + 48) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 48)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc33_41;
+              }
+              if (row0_13 + (ty_11 + 48) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 48)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc34_42;
+              }
+              if (row0_13 + (ty_11 + 48) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 48)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc35_43;
+              }
+              if (row0_13 + (ty_11 + 48) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 48)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc36_44;
+              }
+              if (row0_13 + (ty_11 + 48) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 48)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc37_45;
+              }
+              if (row0_13 + (ty_11 + 64) < n_5 && col0_12 + tx_10 < ys_2) {
+                result_6[(row0_13 + (ty_11 + 64)) * ys_2 + (col0_12 + tx_10)] = acc40_46;
+              }
+              if (row0_13 + (ty_11 + 64) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 64)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc41_47;
+              }
+              if (row0_13 + (ty_11 + 64) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 64)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc42_48;
+              }
+              if (row0_13 + (ty_11 + 64) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 64)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc43_49;
+              }
+              if (row0_13 + (ty_11 + 64) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 64)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc44_50;
+              }
+              if (row0_13 + (ty_11 + 64) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 64)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc45_51;
+              }
+              if (row0_13 + (ty_11 + 64) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 64)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc46_52;
+              }
+              if (row0_13 + (ty_11 + 64) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 64)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc47_53;
+              }
+              if (row0_13 + (ty_11 + 80) < n_5 && col0_12 + tx_10 < ys_2) {
+                result_6[(row0_13 + (ty_11 + 80)) * ys_2 + (col0_12 + tx_10)] = acc50_54;
+              }
+              if (row0_13 + (ty_11 + 80) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 80)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc51_55;
+              }
+              if (row0_13 + (ty_11 + 80) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 80)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc52_56;
+              }
+              if (row0_13 + (ty_11 + 80) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 80)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc53_57;
+              }
+              if (row0_13 + (ty_11 + 80) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 80)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc54_58;
+              }
+              if (row0_13 + (ty_11 + 80) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 80)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc55_59;
+              }
+              if (row0_13 + (ty_11 + 80) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 80)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc56_60;
+              }
+              if (row0_13 + (ty_11 + 80) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 80)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc57_61;
+              }
+              if (row0_13 + (ty_11 + 96) < n_5 && col0_12 + tx_10 < ys_2) {
+                result_6[(row0_13 + (ty_11 + 96)) * ys_2 + (col0_12 + tx_10)] = acc60_62;
+              }
+              if (row0_13 + (ty_11 + 96) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 96)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc61_63;
+              }
+              if (row0_13 + (ty_11 + 96) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 96)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc62_64;
+              }
+              if (row0_13 + (ty_11 + 96) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 96)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc63_65;
+              }
+              if (row0_13 + (ty_11 + 96) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 96)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc64_66;
+              }
+              if (row0_13 + (ty_11 + 96) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 96)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc65_67;
+              }
+              if (row0_13 + (ty_11 + 96) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 96)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc66_68;
+              }
+              if (row0_13 + (ty_11 + 96) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 96)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc67_69;
+              }
+              if (row0_13 + (ty_11 + 112) < n_5 && col0_12 + tx_10 < ys_2) {
+                result_6[(row0_13 + (ty_11 + 112)) * ys_2 + (col0_12 + tx_10)] = acc70_70;
+              }
+              if (row0_13 + (ty_11 + 112) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 112)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc71_71;
+              }
+              if (row0_13 + (ty_11 + 112) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 112)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc72_72;
+              }
+              if (row0_13 + (ty_11 + 112) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 112)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc73_73;
+              }
+              if (row0_13 + (ty_11 + 112) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 112)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc74_74;
+              }
+              if (row0_13 + (ty_11 + 112) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 112)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc75_75;
+              }
+              if (row0_13 + (ty_11 + 112) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 112)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc76_76;
+              }
+              if (row0_13 + (ty_11 + 112) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
+                result_6[(row0_13 + (ty_11 + 112)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc77_77;
               }
             }
         "#]],
