@@ -576,7 +576,7 @@ struct Report {
     file: Option<String>,
 }
 
-const NAME_WIDTH: usize = 36;
+const NAME_WIDTH: usize = 40;
 
 impl Report {
     fn print(&mut self, target: &Target, outcome: &Outcome) -> anyhow::Result<()> {
