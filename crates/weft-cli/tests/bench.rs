@@ -10,32 +10,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-/// `target/<profile>`, where Cargo put `weft`.
-fn profile_dir() -> PathBuf {
-    Path::new(env!("CARGO_BIN_EXE_weft")).parent().expect("the binary is in a directory").into()
-}
-
-/// The `weft-runner` binary beside `weft`, built first when missing.
-#[expect(clippy::disallowed_methods, reason = "the test builds the runner binary")]
-fn runner() -> PathBuf {
-    let dir = profile_dir();
-    let runner = dir.join(format!("weft-runner{}", std::env::consts::EXE_SUFFIX));
-    if !runner.exists() {
-        let profile = match dir.file_name().and_then(|n| n.to_str()) {
-            Some("debug") | None => "dev".to_owned(),
-            Some(other) => other.to_owned(),
-        };
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let status = std::process::Command::new(cargo)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .args(["build", "-p", "weft-runtime", "--bin", "weft-runner", "--profile", &profile])
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "`cargo build -p weft-runtime` failed");
-    }
-    assert!(runner.exists(), "no `{}` after building it", runner.display());
-    runner
-}
+mod common;
+use common::{profile_dir, runner};
 
 #[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
 fn weft_bench(args: &[&str]) -> Output {

@@ -25,11 +25,21 @@ pub struct Options {
     pub checks: bool,
     /// The work-group size of cooperative kernels (reductions, scans).
     pub work_group: u32,
+    /// Elements per work-item of a one-dimensional grid kernel (thread coarsening: the
+    /// NDRange has `n / coarsen` work-items, each striding over the array).
+    pub coarsen: u32,
 }
 
 impl Default for Options {
+    /// Checks on, work-groups of 256, 4 elements per work-item. `WEFT_COARSEN` overrides
+    /// the coarsening (a tuning knob for benchmarking experiments).
     fn default() -> Self {
-        Options { checks: true, work_group: 256 }
+        let coarsen = std::env::var("WEFT_COARSEN")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|&c| c >= 1)
+            .unwrap_or(4);
+        Options { checks: true, work_group: 256, coarsen }
     }
 }
 
@@ -1165,7 +1175,10 @@ impl<'p> Lowerer<'p> {
                 body,
                 comment: None,
             });
-            (vec![shape[0].clone()], Some(vec![Expr::I64(256)]), "map")
+            use crate::arr::IExpr;
+            let c = i64::from(self.options.coarsen.max(1));
+            let items = Expr::div(Expr::add(shape[0].clone(), Expr::I64(c - 1)), Expr::I64(c));
+            (vec![items], Some(vec![Expr::I64(256)]), "map")
         };
         let doc = format!(
             "materialises `{name}`: {}",

@@ -170,6 +170,15 @@ impl CExpr {
         if op == COp::Sub && a == b {
             return CExpr::Int(0);
         }
+        // Conditions with a constant side (no "logical operator with constant operand"
+        // warnings from the OpenCL compiler, and shorter code).
+        match (op, a.as_int(), b.as_int()) {
+            (COp::And, Some(x), _) => return if x != 0 { b } else { CExpr::Int(0) },
+            (COp::And, _, Some(y)) => return if y != 0 { a } else { CExpr::Int(0) },
+            (COp::Or, Some(x), _) => return if x != 0 { CExpr::Int(1) } else { b },
+            (COp::Or, _, Some(y)) => return if y != 0 { CExpr::Int(1) } else { a },
+            _ => {}
+        }
         CExpr::Bin(op, Rc::new(a), Rc::new(b))
     }
 

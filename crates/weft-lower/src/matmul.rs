@@ -259,6 +259,7 @@ impl Lowerer<'_> {
         }
         kb.emit(Cmd::Barrier);
         let kmax = CExpr::call("min", vec![CExpr::Int(TK), CExpr::sub(k_len.clone(), k0.clone())]);
+        let full = CExpr::bin(COp::Le, CExpr::add(k0.clone(), CExpr::Int(TK)), k_len.clone());
         let k = kb.fresh_name("k");
         kb.push();
         let mut avals = Vec::new();
@@ -307,7 +308,15 @@ impl Lowerer<'_> {
             }
         }
         let inner = kb.pop();
-        kb.emit(Cmd::For { var: k, bound: kmax, body: inner, comment: None });
+        // A full stage has a constant trip count, so the compiler unrolls it.
+        let full_loop =
+            Cmd::For { var: k.clone(), bound: CExpr::Int(TK), body: inner.clone(), comment: None };
+        let partial_loop = Cmd::For { var: k, bound: kmax, body: inner, comment: None };
+        kb.emit(Cmd::If {
+            cond: full,
+            then_cmds: vec![Cmd::Raw("#pragma unroll".to_owned()), full_loop],
+            else_cmds: vec![partial_loop],
+        });
         kb.emit(Cmd::Barrier);
         let tiles_body = kb.pop();
         let ktiles = CExpr::bin(COp::Div, CExpr::add(k_len, CExpr::Int(TK - 1)), CExpr::Int(TK));

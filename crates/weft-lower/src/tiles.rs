@@ -7,7 +7,9 @@
 //! - a segmented reduction (a `map` whose body ends in a `reduce` over a row, with a
 //!   commutative operator) has two kernels: one row per work-item, and one row per
 //!   work-group (the work-items stride over the row, coalesced, and combine in a tree).
-//!   The host picks per run by the row length: per work-group from 256 elements on.
+//!   The host picks per run by the row length: per work-group from 256 elements on;
+//!   rows of at most 32 elements of a row-major matrix are first staged through local
+//!   memory with coalesced reads (a third kernel).
 
 use std::rc::Rc;
 
@@ -24,6 +26,8 @@ use crate::val::{HArr, HEnv, KVal, PullSrc, Res};
 const TILE: i64 = 32;
 /// Rows at least this long are reduced by a whole work-group.
 const GROUP_ROW_THRESHOLD: i64 = 256;
+/// Rows at most this long (of a row-major matrix) are staged through local memory.
+const STAGED_ROW_MAX: i64 = 32;
 
 /// A 2-D memory array read with unit stride along its outer dimension only.
 pub(crate) fn is_transposed(m: &Mem<Expr, Var>) -> bool {
@@ -199,14 +203,142 @@ impl<'p> Lowerer<'p> {
         let then_steps = self.pop_steps();
         self.push_steps();
         self.copy_kernel(a, out, name)?;
-        let else_steps = self.pop_steps();
+        let per_item = self.pop_steps();
         let _ = wg;
+        let else_steps = match self.staged_rows_kernel(rows, out, n, &len, name)? {
+            Some(staged) => vec![Step::If {
+                cond: Expr::bin(HOp::Le, len.clone(), Expr::I64(STAGED_ROW_MAX)),
+                then_steps: staged,
+                else_steps: per_item,
+            }],
+            None => per_item,
+        };
         self.step(Step::If {
             cond: Expr::bin(HOp::Ge, len, Expr::I64(GROUP_ROW_THRESHOLD)),
             then_steps,
             else_steps,
         });
         Ok(())
+    }
+
+    /// Short rows of a row-major matrix: a work-group copies its 256 rows into local
+    /// memory with coalesced reads (padded, so that the column walk is free of bank
+    /// conflicts), then each work-item reduces one row from local memory.
+    fn staged_rows_kernel(
+        &mut self,
+        rows: &Rows,
+        out: &HArr,
+        n: Expr,
+        len: &Expr,
+        name: &str,
+    ) -> Res<Option<Vec<Step>>> {
+        let wg = i64::from(self.options.work_group);
+        let program = self.program;
+        let function = &program.functions[rows.func];
+        let body = &function.blocks[rows.lambda.body];
+        let last = body.stmts[rows.reduce_stmt];
+        let Exp::Reduce { lambda: op, neutral, array, .. } = &function.exps[last.exp] else {
+            return Ok(None);
+        };
+        let ([param], [HArr::Mem(m)], 0) =
+            (rows.lambda.params.as_slice(), rows.arrays.as_slice(), rows.reduce_stmt)
+        else {
+            return Ok(None);
+        };
+        if *array != Atom::Var(*param)
+            || m.shape.len() != 2
+            || !m.is_row_major()
+            || m.elem == Elem::Bool
+        {
+            return Ok(None);
+        }
+        let elem = m.elem;
+        self.push_steps();
+        let mut kb = self.kb();
+        kb.can_return = false;
+        if let Some(o) = self.origin(rows.func, last.exp) {
+            kb.note(&o, "@grid: short rows staged through local memory (coalesced reads), one row per work-item");
+        }
+        let src = kb.import_arr(&rows.arrays[0])?;
+        let crate::val::KArr::Mem(src) = src else {
+            let _ = self.pop_steps();
+            return Ok(None);
+        };
+        let dst = kb.import_arr(out)?;
+        let kn = kb.import_index(&n);
+        let km = kb.import_index(len);
+        let local = kb.local_param("rows", elem, Expr::I64(wg * (STAGED_ROW_MAX + 1)));
+        let t = kb.tmp("t", Elem::I64, lid(0));
+        let r0 = kb.tmp("row0", Elem::I64, CExpr::mul(group_id(0), CExpr::Int(wg)));
+        let here = kb.tmp(
+            "rows_here",
+            Elem::I64,
+            CExpr::call("min", vec![CExpr::Int(wg), CExpr::sub(kn, r0.clone())]),
+        );
+        let count = kb.tmp("count", Elem::I64, CExpr::mul(here.clone(), km.clone()));
+        let fi = kb.fresh_name("f");
+        let f = CExpr::Var(fi.clone());
+        let load = vec![Cmd::Store {
+            ptr: local.clone(),
+            index: CExpr::add(
+                CExpr::mul(
+                    CExpr::bin(COp::Div, f.clone(), km.clone()),
+                    CExpr::add(km.clone(), CExpr::Int(1)),
+                ),
+                CExpr::bin(COp::Rem, f.clone(), km.clone()),
+            ),
+            value: CExpr::load(
+                &src.buf,
+                CExpr::add(src.offset.clone(), CExpr::add(CExpr::mul(r0.clone(), km.clone()), f)),
+            ),
+        }];
+        kb.emit(Cmd::ParFor {
+            level: ParLevel::Thread,
+            var: fi,
+            bound: count,
+            body: load,
+            comment: None,
+        });
+        kb.emit(Cmd::Barrier);
+        kb.push();
+        let mut env = KEnv { vars: FxHashMap::default(), host: Some(rows.env.clone()) };
+        let ne = kb.atom(rows.func, &mut env, neutral)?;
+        let acc = kb.declare_like(&ne)?;
+        kb.assign(&acc, &ne)?;
+        let c = kb.fresh_name("c");
+        kb.push();
+        let x = KVal::Scalar(
+            CExpr::load(
+                &local,
+                CExpr::add(
+                    CExpr::mul(t.clone(), CExpr::add(km.clone(), CExpr::Int(1))),
+                    CExpr::Var(c.clone()),
+                ),
+            ),
+            elem,
+        );
+        let mut lenv = env.clone();
+        lenv.vars.insert(op.params[0], acc.clone());
+        lenv.vars.insert(op.params[1], x);
+        let r = kb.block(rows.func, &mut lenv, op.body)?;
+        kb.assign(&acc, &r)?;
+        let inner = kb.pop();
+        kb.emit(Cmd::For { var: c, bound: km, body: inner, comment: None });
+        kb.write(&dst, &[CExpr::add(r0.clone(), t.clone())], &acc)?;
+        let then_cmds = kb.pop();
+        kb.emit(Cmd::If { cond: CExpr::bin(COp::Lt, t, here), then_cmds, else_cmds: vec![] });
+        let groups = Expr::div(Expr::add(n, Expr::I64(wg - 1)), Expr::I64(wg));
+        let doc = format!(
+            "materialises `{name}`: rows of at most {STAGED_ROW_MAX} elements staged through local memory, one row per work-item"
+        );
+        self.launch(
+            kb,
+            "rows_staged",
+            doc,
+            vec![Expr::mul(groups, Expr::I64(wg))],
+            Some(vec![Expr::I64(wg)]),
+        );
+        Ok(Some(self.pop_steps()))
     }
 
     fn group_rows_kernel(&mut self, rows: &Rows, out: &HArr, n: Expr, name: &str) -> Res<()> {

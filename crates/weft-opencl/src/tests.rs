@@ -40,7 +40,7 @@ fn map_fuses_into_map_and_views_are_free() {
             host plan for entry `f`
               input v1: [v0]f32
               v2 = alloc f32[v0]
-              launch f_map_0 global [v0] local [256] (v0: i64, v1, (v0 - 1): i64, v2)
+              launch f_map_0 global [((v0 + 3) / 4)] local [256] (v0: i64, v1, (v0 - 1): i64, v2)
               output v2 f32 {offset: 0; strides: [1]; shape: [v0]}
             -- materialises `result`: one work-item per row
             kernel f_map_0(n_1: i64, xs_2: global f32[], s_3: i64, result_4: global f32[]) @local_size(256) {
@@ -292,215 +292,429 @@ fn matmul_is_a_two_dimensional_ndrange() {
                   b_tile_8[k_94 * 128 + r_93] = b_1[col0_12 + r_93 + (ktile_78 * 8 + k_94) * ys_2];
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);
-                for (long k_95 = 0; k_95 < min(8L, xs_3 - ktile_78 * 8); k_95++) {
-                  float a_96 = a_tile_7[k_95 * 128 + ty_11];
-                  float a_97 = a_tile_7[k_95 * 128 + (ty_11 + 16)];
-                  float a_98 = a_tile_7[k_95 * 128 + (ty_11 + 32)];
-                  float a_99 = a_tile_7[k_95 * 128 + (ty_11 + 48)];
-                  float a_100 = a_tile_7[k_95 * 128 + (ty_11 + 64)];
-                  float a_101 = a_tile_7[k_95 * 128 + (ty_11 + 80)];
-                  float a_102 = a_tile_7[k_95 * 128 + (ty_11 + 96)];
-                  float a_103 = a_tile_7[k_95 * 128 + (ty_11 + 112)];
-                  float b_104 = b_tile_8[k_95 * 128 + tx_10];
-                  float b_105 = b_tile_8[k_95 * 128 + (tx_10 + 16)];
-                  float b_106 = b_tile_8[k_95 * 128 + (tx_10 + 32)];
-                  float b_107 = b_tile_8[k_95 * 128 + (tx_10 + 48)];
-                  float b_108 = b_tile_8[k_95 * 128 + (tx_10 + 64)];
-                  float b_109 = b_tile_8[k_95 * 128 + (tx_10 + 80)];
-                  float b_110 = b_tile_8[k_95 * 128 + (tx_10 + 96)];
-                  float b_111 = b_tile_8[k_95 * 128 + (tx_10 + 112)];
-                  float v_112 = a_96 * b_104;
-                  float v_113 = acc00_14 + v_112;
-                  acc00_14 = v_113;
-                  float v_114 = a_96 * b_105;
-                  float v_115 = acc01_15 + v_114;
-                  acc01_15 = v_115;
-                  float v_116 = a_96 * b_106;
-                  float v_117 = acc02_16 + v_116;
-                  acc02_16 = v_117;
-                  float v_118 = a_96 * b_107;
-                  float v_119 = acc03_17 + v_118;
-                  acc03_17 = v_119;
-                  float v_120 = a_96 * b_108;
-                  float v_121 = acc04_18 + v_120;
-                  acc04_18 = v_121;
-                  float v_122 = a_96 * b_109;
-                  float v_123 = acc05_19 + v_122;
-                  acc05_19 = v_123;
-                  float v_124 = a_96 * b_110;
-                  float v_125 = acc06_20 + v_124;
-                  acc06_20 = v_125;
-                  float v_126 = a_96 * b_111;
-                  float v_127 = acc07_21 + v_126;
-                  acc07_21 = v_127;
-                  float v_128 = a_97 * b_104;
-                  float v_129 = acc10_22 + v_128;
-                  acc10_22 = v_129;
-                  float v_130 = a_97 * b_105;
-                  float v_131 = acc11_23 + v_130;
-                  acc11_23 = v_131;
-                  float v_132 = a_97 * b_106;
-                  float v_133 = acc12_24 + v_132;
-                  acc12_24 = v_133;
-                  float v_134 = a_97 * b_107;
-                  float v_135 = acc13_25 + v_134;
-                  acc13_25 = v_135;
-                  float v_136 = a_97 * b_108;
-                  float v_137 = acc14_26 + v_136;
-                  acc14_26 = v_137;
-                  float v_138 = a_97 * b_109;
-                  float v_139 = acc15_27 + v_138;
-                  acc15_27 = v_139;
-                  float v_140 = a_97 * b_110;
-                  float v_141 = acc16_28 + v_140;
-                  acc16_28 = v_141;
-                  float v_142 = a_97 * b_111;
-                  float v_143 = acc17_29 + v_142;
-                  acc17_29 = v_143;
-                  float v_144 = a_98 * b_104;
-                  float v_145 = acc20_30 + v_144;
-                  acc20_30 = v_145;
-                  float v_146 = a_98 * b_105;
-                  float v_147 = acc21_31 + v_146;
-                  acc21_31 = v_147;
-                  float v_148 = a_98 * b_106;
-                  float v_149 = acc22_32 + v_148;
-                  acc22_32 = v_149;
-                  float v_150 = a_98 * b_107;
-                  float v_151 = acc23_33 + v_150;
-                  acc23_33 = v_151;
-                  float v_152 = a_98 * b_108;
-                  float v_153 = acc24_34 + v_152;
-                  acc24_34 = v_153;
-                  float v_154 = a_98 * b_109;
-                  float v_155 = acc25_35 + v_154;
-                  acc25_35 = v_155;
-                  float v_156 = a_98 * b_110;
-                  float v_157 = acc26_36 + v_156;
-                  acc26_36 = v_157;
-                  float v_158 = a_98 * b_111;
-                  float v_159 = acc27_37 + v_158;
-                  acc27_37 = v_159;
-                  float v_160 = a_99 * b_104;
-                  float v_161 = acc30_38 + v_160;
-                  acc30_38 = v_161;
-                  float v_162 = a_99 * b_105;
-                  float v_163 = acc31_39 + v_162;
-                  acc31_39 = v_163;
-                  float v_164 = a_99 * b_106;
-                  float v_165 = acc32_40 + v_164;
-                  acc32_40 = v_165;
-                  float v_166 = a_99 * b_107;
-                  float v_167 = acc33_41 + v_166;
-                  acc33_41 = v_167;
-                  float v_168 = a_99 * b_108;
-                  float v_169 = acc34_42 + v_168;
-                  acc34_42 = v_169;
-                  float v_170 = a_99 * b_109;
-                  float v_171 = acc35_43 + v_170;
-                  acc35_43 = v_171;
-                  float v_172 = a_99 * b_110;
-                  float v_173 = acc36_44 + v_172;
-                  acc36_44 = v_173;
-                  float v_174 = a_99 * b_111;
-                  float v_175 = acc37_45 + v_174;
-                  acc37_45 = v_175;
-                  float v_176 = a_100 * b_104;
-                  float v_177 = acc40_46 + v_176;
-                  acc40_46 = v_177;
-                  float v_178 = a_100 * b_105;
-                  float v_179 = acc41_47 + v_178;
-                  acc41_47 = v_179;
-                  float v_180 = a_100 * b_106;
-                  float v_181 = acc42_48 + v_180;
-                  acc42_48 = v_181;
-                  float v_182 = a_100 * b_107;
-                  float v_183 = acc43_49 + v_182;
-                  acc43_49 = v_183;
-                  float v_184 = a_100 * b_108;
-                  float v_185 = acc44_50 + v_184;
-                  acc44_50 = v_185;
-                  float v_186 = a_100 * b_109;
-                  float v_187 = acc45_51 + v_186;
-                  acc45_51 = v_187;
-                  float v_188 = a_100 * b_110;
-                  float v_189 = acc46_52 + v_188;
-                  acc46_52 = v_189;
-                  float v_190 = a_100 * b_111;
-                  float v_191 = acc47_53 + v_190;
-                  acc47_53 = v_191;
-                  float v_192 = a_101 * b_104;
-                  float v_193 = acc50_54 + v_192;
-                  acc50_54 = v_193;
-                  float v_194 = a_101 * b_105;
-                  float v_195 = acc51_55 + v_194;
-                  acc51_55 = v_195;
-                  float v_196 = a_101 * b_106;
-                  float v_197 = acc52_56 + v_196;
-                  acc52_56 = v_197;
-                  float v_198 = a_101 * b_107;
-                  float v_199 = acc53_57 + v_198;
-                  acc53_57 = v_199;
-                  float v_200 = a_101 * b_108;
-                  float v_201 = acc54_58 + v_200;
-                  acc54_58 = v_201;
-                  float v_202 = a_101 * b_109;
-                  float v_203 = acc55_59 + v_202;
-                  acc55_59 = v_203;
-                  float v_204 = a_101 * b_110;
-                  float v_205 = acc56_60 + v_204;
-                  acc56_60 = v_205;
-                  float v_206 = a_101 * b_111;
-                  float v_207 = acc57_61 + v_206;
-                  acc57_61 = v_207;
-                  float v_208 = a_102 * b_104;
-                  float v_209 = acc60_62 + v_208;
-                  acc60_62 = v_209;
-                  float v_210 = a_102 * b_105;
-                  float v_211 = acc61_63 + v_210;
-                  acc61_63 = v_211;
-                  float v_212 = a_102 * b_106;
-                  float v_213 = acc62_64 + v_212;
-                  acc62_64 = v_213;
-                  float v_214 = a_102 * b_107;
-                  float v_215 = acc63_65 + v_214;
-                  acc63_65 = v_215;
-                  float v_216 = a_102 * b_108;
-                  float v_217 = acc64_66 + v_216;
-                  acc64_66 = v_217;
-                  float v_218 = a_102 * b_109;
-                  float v_219 = acc65_67 + v_218;
-                  acc65_67 = v_219;
-                  float v_220 = a_102 * b_110;
-                  float v_221 = acc66_68 + v_220;
-                  acc66_68 = v_221;
-                  float v_222 = a_102 * b_111;
-                  float v_223 = acc67_69 + v_222;
-                  acc67_69 = v_223;
-                  float v_224 = a_103 * b_104;
-                  float v_225 = acc70_70 + v_224;
-                  acc70_70 = v_225;
-                  float v_226 = a_103 * b_105;
-                  float v_227 = acc71_71 + v_226;
-                  acc71_71 = v_227;
-                  float v_228 = a_103 * b_106;
-                  float v_229 = acc72_72 + v_228;
-                  acc72_72 = v_229;
-                  float v_230 = a_103 * b_107;
-                  float v_231 = acc73_73 + v_230;
-                  acc73_73 = v_231;
-                  float v_232 = a_103 * b_108;
-                  float v_233 = acc74_74 + v_232;
-                  acc74_74 = v_233;
-                  float v_234 = a_103 * b_109;
-                  float v_235 = acc75_75 + v_234;
-                  acc75_75 = v_235;
-                  float v_236 = a_103 * b_110;
-                  float v_237 = acc76_76 + v_236;
-                  acc76_76 = v_237;
-                  float v_238 = a_103 * b_111;
-                  float v_239 = acc77_77 + v_238;
-                  acc77_77 = v_239;
+                if (ktile_78 * 8 + 8 <= xs_3) {
+                  #pragma unroll
+                  for (long k_95 = 0; k_95 < 8; k_95++) {
+                    float a_96 = a_tile_7[k_95 * 128 + ty_11];
+                    float a_97 = a_tile_7[k_95 * 128 + (ty_11 + 16)];
+                    float a_98 = a_tile_7[k_95 * 128 + (ty_11 + 32)];
+                    float a_99 = a_tile_7[k_95 * 128 + (ty_11 + 48)];
+                    float a_100 = a_tile_7[k_95 * 128 + (ty_11 + 64)];
+                    float a_101 = a_tile_7[k_95 * 128 + (ty_11 + 80)];
+                    float a_102 = a_tile_7[k_95 * 128 + (ty_11 + 96)];
+                    float a_103 = a_tile_7[k_95 * 128 + (ty_11 + 112)];
+                    float b_104 = b_tile_8[k_95 * 128 + tx_10];
+                    float b_105 = b_tile_8[k_95 * 128 + (tx_10 + 16)];
+                    float b_106 = b_tile_8[k_95 * 128 + (tx_10 + 32)];
+                    float b_107 = b_tile_8[k_95 * 128 + (tx_10 + 48)];
+                    float b_108 = b_tile_8[k_95 * 128 + (tx_10 + 64)];
+                    float b_109 = b_tile_8[k_95 * 128 + (tx_10 + 80)];
+                    float b_110 = b_tile_8[k_95 * 128 + (tx_10 + 96)];
+                    float b_111 = b_tile_8[k_95 * 128 + (tx_10 + 112)];
+                    float v_112 = a_96 * b_104;
+                    float v_113 = acc00_14 + v_112;
+                    acc00_14 = v_113;
+                    float v_114 = a_96 * b_105;
+                    float v_115 = acc01_15 + v_114;
+                    acc01_15 = v_115;
+                    float v_116 = a_96 * b_106;
+                    float v_117 = acc02_16 + v_116;
+                    acc02_16 = v_117;
+                    float v_118 = a_96 * b_107;
+                    float v_119 = acc03_17 + v_118;
+                    acc03_17 = v_119;
+                    float v_120 = a_96 * b_108;
+                    float v_121 = acc04_18 + v_120;
+                    acc04_18 = v_121;
+                    float v_122 = a_96 * b_109;
+                    float v_123 = acc05_19 + v_122;
+                    acc05_19 = v_123;
+                    float v_124 = a_96 * b_110;
+                    float v_125 = acc06_20 + v_124;
+                    acc06_20 = v_125;
+                    float v_126 = a_96 * b_111;
+                    float v_127 = acc07_21 + v_126;
+                    acc07_21 = v_127;
+                    float v_128 = a_97 * b_104;
+                    float v_129 = acc10_22 + v_128;
+                    acc10_22 = v_129;
+                    float v_130 = a_97 * b_105;
+                    float v_131 = acc11_23 + v_130;
+                    acc11_23 = v_131;
+                    float v_132 = a_97 * b_106;
+                    float v_133 = acc12_24 + v_132;
+                    acc12_24 = v_133;
+                    float v_134 = a_97 * b_107;
+                    float v_135 = acc13_25 + v_134;
+                    acc13_25 = v_135;
+                    float v_136 = a_97 * b_108;
+                    float v_137 = acc14_26 + v_136;
+                    acc14_26 = v_137;
+                    float v_138 = a_97 * b_109;
+                    float v_139 = acc15_27 + v_138;
+                    acc15_27 = v_139;
+                    float v_140 = a_97 * b_110;
+                    float v_141 = acc16_28 + v_140;
+                    acc16_28 = v_141;
+                    float v_142 = a_97 * b_111;
+                    float v_143 = acc17_29 + v_142;
+                    acc17_29 = v_143;
+                    float v_144 = a_98 * b_104;
+                    float v_145 = acc20_30 + v_144;
+                    acc20_30 = v_145;
+                    float v_146 = a_98 * b_105;
+                    float v_147 = acc21_31 + v_146;
+                    acc21_31 = v_147;
+                    float v_148 = a_98 * b_106;
+                    float v_149 = acc22_32 + v_148;
+                    acc22_32 = v_149;
+                    float v_150 = a_98 * b_107;
+                    float v_151 = acc23_33 + v_150;
+                    acc23_33 = v_151;
+                    float v_152 = a_98 * b_108;
+                    float v_153 = acc24_34 + v_152;
+                    acc24_34 = v_153;
+                    float v_154 = a_98 * b_109;
+                    float v_155 = acc25_35 + v_154;
+                    acc25_35 = v_155;
+                    float v_156 = a_98 * b_110;
+                    float v_157 = acc26_36 + v_156;
+                    acc26_36 = v_157;
+                    float v_158 = a_98 * b_111;
+                    float v_159 = acc27_37 + v_158;
+                    acc27_37 = v_159;
+                    float v_160 = a_99 * b_104;
+                    float v_161 = acc30_38 + v_160;
+                    acc30_38 = v_161;
+                    float v_162 = a_99 * b_105;
+                    float v_163 = acc31_39 + v_162;
+                    acc31_39 = v_163;
+                    float v_164 = a_99 * b_106;
+                    float v_165 = acc32_40 + v_164;
+                    acc32_40 = v_165;
+                    float v_166 = a_99 * b_107;
+                    float v_167 = acc33_41 + v_166;
+                    acc33_41 = v_167;
+                    float v_168 = a_99 * b_108;
+                    float v_169 = acc34_42 + v_168;
+                    acc34_42 = v_169;
+                    float v_170 = a_99 * b_109;
+                    float v_171 = acc35_43 + v_170;
+                    acc35_43 = v_171;
+                    float v_172 = a_99 * b_110;
+                    float v_173 = acc36_44 + v_172;
+                    acc36_44 = v_173;
+                    float v_174 = a_99 * b_111;
+                    float v_175 = acc37_45 + v_174;
+                    acc37_45 = v_175;
+                    float v_176 = a_100 * b_104;
+                    float v_177 = acc40_46 + v_176;
+                    acc40_46 = v_177;
+                    float v_178 = a_100 * b_105;
+                    float v_179 = acc41_47 + v_178;
+                    acc41_47 = v_179;
+                    float v_180 = a_100 * b_106;
+                    float v_181 = acc42_48 + v_180;
+                    acc42_48 = v_181;
+                    float v_182 = a_100 * b_107;
+                    float v_183 = acc43_49 + v_182;
+                    acc43_49 = v_183;
+                    float v_184 = a_100 * b_108;
+                    float v_185 = acc44_50 + v_184;
+                    acc44_50 = v_185;
+                    float v_186 = a_100 * b_109;
+                    float v_187 = acc45_51 + v_186;
+                    acc45_51 = v_187;
+                    float v_188 = a_100 * b_110;
+                    float v_189 = acc46_52 + v_188;
+                    acc46_52 = v_189;
+                    float v_190 = a_100 * b_111;
+                    float v_191 = acc47_53 + v_190;
+                    acc47_53 = v_191;
+                    float v_192 = a_101 * b_104;
+                    float v_193 = acc50_54 + v_192;
+                    acc50_54 = v_193;
+                    float v_194 = a_101 * b_105;
+                    float v_195 = acc51_55 + v_194;
+                    acc51_55 = v_195;
+                    float v_196 = a_101 * b_106;
+                    float v_197 = acc52_56 + v_196;
+                    acc52_56 = v_197;
+                    float v_198 = a_101 * b_107;
+                    float v_199 = acc53_57 + v_198;
+                    acc53_57 = v_199;
+                    float v_200 = a_101 * b_108;
+                    float v_201 = acc54_58 + v_200;
+                    acc54_58 = v_201;
+                    float v_202 = a_101 * b_109;
+                    float v_203 = acc55_59 + v_202;
+                    acc55_59 = v_203;
+                    float v_204 = a_101 * b_110;
+                    float v_205 = acc56_60 + v_204;
+                    acc56_60 = v_205;
+                    float v_206 = a_101 * b_111;
+                    float v_207 = acc57_61 + v_206;
+                    acc57_61 = v_207;
+                    float v_208 = a_102 * b_104;
+                    float v_209 = acc60_62 + v_208;
+                    acc60_62 = v_209;
+                    float v_210 = a_102 * b_105;
+                    float v_211 = acc61_63 + v_210;
+                    acc61_63 = v_211;
+                    float v_212 = a_102 * b_106;
+                    float v_213 = acc62_64 + v_212;
+                    acc62_64 = v_213;
+                    float v_214 = a_102 * b_107;
+                    float v_215 = acc63_65 + v_214;
+                    acc63_65 = v_215;
+                    float v_216 = a_102 * b_108;
+                    float v_217 = acc64_66 + v_216;
+                    acc64_66 = v_217;
+                    float v_218 = a_102 * b_109;
+                    float v_219 = acc65_67 + v_218;
+                    acc65_67 = v_219;
+                    float v_220 = a_102 * b_110;
+                    float v_221 = acc66_68 + v_220;
+                    acc66_68 = v_221;
+                    float v_222 = a_102 * b_111;
+                    float v_223 = acc67_69 + v_222;
+                    acc67_69 = v_223;
+                    float v_224 = a_103 * b_104;
+                    float v_225 = acc70_70 + v_224;
+                    acc70_70 = v_225;
+                    float v_226 = a_103 * b_105;
+                    float v_227 = acc71_71 + v_226;
+                    acc71_71 = v_227;
+                    float v_228 = a_103 * b_106;
+                    float v_229 = acc72_72 + v_228;
+                    acc72_72 = v_229;
+                    float v_230 = a_103 * b_107;
+                    float v_231 = acc73_73 + v_230;
+                    acc73_73 = v_231;
+                    float v_232 = a_103 * b_108;
+                    float v_233 = acc74_74 + v_232;
+                    acc74_74 = v_233;
+                    float v_234 = a_103 * b_109;
+                    float v_235 = acc75_75 + v_234;
+                    acc75_75 = v_235;
+                    float v_236 = a_103 * b_110;
+                    float v_237 = acc76_76 + v_236;
+                    acc76_76 = v_237;
+                    float v_238 = a_103 * b_111;
+                    float v_239 = acc77_77 + v_238;
+                    acc77_77 = v_239;
+                  }
+                } else {
+                  for (long k_95 = 0; k_95 < min(8L, xs_3 - ktile_78 * 8); k_95++) {
+                    float a_96 = a_tile_7[k_95 * 128 + ty_11];
+                    float a_97 = a_tile_7[k_95 * 128 + (ty_11 + 16)];
+                    float a_98 = a_tile_7[k_95 * 128 + (ty_11 + 32)];
+                    float a_99 = a_tile_7[k_95 * 128 + (ty_11 + 48)];
+                    float a_100 = a_tile_7[k_95 * 128 + (ty_11 + 64)];
+                    float a_101 = a_tile_7[k_95 * 128 + (ty_11 + 80)];
+                    float a_102 = a_tile_7[k_95 * 128 + (ty_11 + 96)];
+                    float a_103 = a_tile_7[k_95 * 128 + (ty_11 + 112)];
+                    float b_104 = b_tile_8[k_95 * 128 + tx_10];
+                    float b_105 = b_tile_8[k_95 * 128 + (tx_10 + 16)];
+                    float b_106 = b_tile_8[k_95 * 128 + (tx_10 + 32)];
+                    float b_107 = b_tile_8[k_95 * 128 + (tx_10 + 48)];
+                    float b_108 = b_tile_8[k_95 * 128 + (tx_10 + 64)];
+                    float b_109 = b_tile_8[k_95 * 128 + (tx_10 + 80)];
+                    float b_110 = b_tile_8[k_95 * 128 + (tx_10 + 96)];
+                    float b_111 = b_tile_8[k_95 * 128 + (tx_10 + 112)];
+                    float v_112 = a_96 * b_104;
+                    float v_113 = acc00_14 + v_112;
+                    acc00_14 = v_113;
+                    float v_114 = a_96 * b_105;
+                    float v_115 = acc01_15 + v_114;
+                    acc01_15 = v_115;
+                    float v_116 = a_96 * b_106;
+                    float v_117 = acc02_16 + v_116;
+                    acc02_16 = v_117;
+                    float v_118 = a_96 * b_107;
+                    float v_119 = acc03_17 + v_118;
+                    acc03_17 = v_119;
+                    float v_120 = a_96 * b_108;
+                    float v_121 = acc04_18 + v_120;
+                    acc04_18 = v_121;
+                    float v_122 = a_96 * b_109;
+                    float v_123 = acc05_19 + v_122;
+                    acc05_19 = v_123;
+                    float v_124 = a_96 * b_110;
+                    float v_125 = acc06_20 + v_124;
+                    acc06_20 = v_125;
+                    float v_126 = a_96 * b_111;
+                    float v_127 = acc07_21 + v_126;
+                    acc07_21 = v_127;
+                    float v_128 = a_97 * b_104;
+                    float v_129 = acc10_22 + v_128;
+                    acc10_22 = v_129;
+                    float v_130 = a_97 * b_105;
+                    float v_131 = acc11_23 + v_130;
+                    acc11_23 = v_131;
+                    float v_132 = a_97 * b_106;
+                    float v_133 = acc12_24 + v_132;
+                    acc12_24 = v_133;
+                    float v_134 = a_97 * b_107;
+                    float v_135 = acc13_25 + v_134;
+                    acc13_25 = v_135;
+                    float v_136 = a_97 * b_108;
+                    float v_137 = acc14_26 + v_136;
+                    acc14_26 = v_137;
+                    float v_138 = a_97 * b_109;
+                    float v_139 = acc15_27 + v_138;
+                    acc15_27 = v_139;
+                    float v_140 = a_97 * b_110;
+                    float v_141 = acc16_28 + v_140;
+                    acc16_28 = v_141;
+                    float v_142 = a_97 * b_111;
+                    float v_143 = acc17_29 + v_142;
+                    acc17_29 = v_143;
+                    float v_144 = a_98 * b_104;
+                    float v_145 = acc20_30 + v_144;
+                    acc20_30 = v_145;
+                    float v_146 = a_98 * b_105;
+                    float v_147 = acc21_31 + v_146;
+                    acc21_31 = v_147;
+                    float v_148 = a_98 * b_106;
+                    float v_149 = acc22_32 + v_148;
+                    acc22_32 = v_149;
+                    float v_150 = a_98 * b_107;
+                    float v_151 = acc23_33 + v_150;
+                    acc23_33 = v_151;
+                    float v_152 = a_98 * b_108;
+                    float v_153 = acc24_34 + v_152;
+                    acc24_34 = v_153;
+                    float v_154 = a_98 * b_109;
+                    float v_155 = acc25_35 + v_154;
+                    acc25_35 = v_155;
+                    float v_156 = a_98 * b_110;
+                    float v_157 = acc26_36 + v_156;
+                    acc26_36 = v_157;
+                    float v_158 = a_98 * b_111;
+                    float v_159 = acc27_37 + v_158;
+                    acc27_37 = v_159;
+                    float v_160 = a_99 * b_104;
+                    float v_161 = acc30_38 + v_160;
+                    acc30_38 = v_161;
+                    float v_162 = a_99 * b_105;
+                    float v_163 = acc31_39 + v_162;
+                    acc31_39 = v_163;
+                    float v_164 = a_99 * b_106;
+                    float v_165 = acc32_40 + v_164;
+                    acc32_40 = v_165;
+                    float v_166 = a_99 * b_107;
+                    float v_167 = acc33_41 + v_166;
+                    acc33_41 = v_167;
+                    float v_168 = a_99 * b_108;
+                    float v_169 = acc34_42 + v_168;
+                    acc34_42 = v_169;
+                    float v_170 = a_99 * b_109;
+                    float v_171 = acc35_43 + v_170;
+                    acc35_43 = v_171;
+                    float v_172 = a_99 * b_110;
+                    float v_173 = acc36_44 + v_172;
+                    acc36_44 = v_173;
+                    float v_174 = a_99 * b_111;
+                    float v_175 = acc37_45 + v_174;
+                    acc37_45 = v_175;
+                    float v_176 = a_100 * b_104;
+                    float v_177 = acc40_46 + v_176;
+                    acc40_46 = v_177;
+                    float v_178 = a_100 * b_105;
+                    float v_179 = acc41_47 + v_178;
+                    acc41_47 = v_179;
+                    float v_180 = a_100 * b_106;
+                    float v_181 = acc42_48 + v_180;
+                    acc42_48 = v_181;
+                    float v_182 = a_100 * b_107;
+                    float v_183 = acc43_49 + v_182;
+                    acc43_49 = v_183;
+                    float v_184 = a_100 * b_108;
+                    float v_185 = acc44_50 + v_184;
+                    acc44_50 = v_185;
+                    float v_186 = a_100 * b_109;
+                    float v_187 = acc45_51 + v_186;
+                    acc45_51 = v_187;
+                    float v_188 = a_100 * b_110;
+                    float v_189 = acc46_52 + v_188;
+                    acc46_52 = v_189;
+                    float v_190 = a_100 * b_111;
+                    float v_191 = acc47_53 + v_190;
+                    acc47_53 = v_191;
+                    float v_192 = a_101 * b_104;
+                    float v_193 = acc50_54 + v_192;
+                    acc50_54 = v_193;
+                    float v_194 = a_101 * b_105;
+                    float v_195 = acc51_55 + v_194;
+                    acc51_55 = v_195;
+                    float v_196 = a_101 * b_106;
+                    float v_197 = acc52_56 + v_196;
+                    acc52_56 = v_197;
+                    float v_198 = a_101 * b_107;
+                    float v_199 = acc53_57 + v_198;
+                    acc53_57 = v_199;
+                    float v_200 = a_101 * b_108;
+                    float v_201 = acc54_58 + v_200;
+                    acc54_58 = v_201;
+                    float v_202 = a_101 * b_109;
+                    float v_203 = acc55_59 + v_202;
+                    acc55_59 = v_203;
+                    float v_204 = a_101 * b_110;
+                    float v_205 = acc56_60 + v_204;
+                    acc56_60 = v_205;
+                    float v_206 = a_101 * b_111;
+                    float v_207 = acc57_61 + v_206;
+                    acc57_61 = v_207;
+                    float v_208 = a_102 * b_104;
+                    float v_209 = acc60_62 + v_208;
+                    acc60_62 = v_209;
+                    float v_210 = a_102 * b_105;
+                    float v_211 = acc61_63 + v_210;
+                    acc61_63 = v_211;
+                    float v_212 = a_102 * b_106;
+                    float v_213 = acc62_64 + v_212;
+                    acc62_64 = v_213;
+                    float v_214 = a_102 * b_107;
+                    float v_215 = acc63_65 + v_214;
+                    acc63_65 = v_215;
+                    float v_216 = a_102 * b_108;
+                    float v_217 = acc64_66 + v_216;
+                    acc64_66 = v_217;
+                    float v_218 = a_102 * b_109;
+                    float v_219 = acc65_67 + v_218;
+                    acc65_67 = v_219;
+                    float v_220 = a_102 * b_110;
+                    float v_221 = acc66_68 + v_220;
+                    acc66_68 = v_221;
+                    float v_222 = a_102 * b_111;
+                    float v_223 = acc67_69 + v_222;
+                    acc67_69 = v_223;
+                    float v_224 = a_103 * b_104;
+                    float v_225 = acc70_70 + v_224;
+                    acc70_70 = v_225;
+                    float v_226 = a_103 * b_105;
+                    float v_227 = acc71_71 + v_226;
+                    acc71_71 = v_227;
+                    float v_228 = a_103 * b_106;
+                    float v_229 = acc72_72 + v_228;
+                    acc72_72 = v_229;
+                    float v_230 = a_103 * b_107;
+                    float v_231 = acc73_73 + v_230;
+                    acc73_73 = v_231;
+                    float v_232 = a_103 * b_108;
+                    float v_233 = acc74_74 + v_232;
+                    acc74_74 = v_233;
+                    float v_234 = a_103 * b_109;
+                    float v_235 = acc75_75 + v_234;
+                    acc75_75 = v_235;
+                    float v_236 = a_103 * b_110;
+                    float v_237 = acc76_76 + v_236;
+                    acc76_76 = v_237;
+                    float v_238 = a_103 * b_111;
+                    float v_239 = acc77_77 + v_238;
+                    acc77_77 = v_239;
+                  }
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);
               }
@@ -706,42 +920,42 @@ fn indexing_is_bounds_checked() {
     check_kernel(
         "entry f (xs: [n]i32) (i: i64) : i32 = xs[i] / xs[0]",
         expect![[r#"
-        // computes `` (one work-item), main.weft:1
-        __kernel void f_scalar_0(
-            __global long* weft_err,
-            __global const int* restrict xs_1,
-            long n_2,
-            long i_3,
-            __global int* restrict v_5) {
-          if (!(0 <= i_3 && i_3 < n_2)) {
-            weft_fail(weft_err, 1, (long)(i_3), (long)(n_2));
-            return;
-          }
-          int v_4 = xs_1[i_3];
-          v_5[0] = v_4;
-        }
-        // computes `` (one work-item), main.weft:1
-        __kernel void f_scalar_1(
-            __global long* weft_err,
-            __global const int* restrict xs_1,
-            long n_2,
-            __global int* restrict v_4) {
-          if (!(1 && 0 < n_2)) {
-            weft_fail(weft_err, 2, (long)(0), (long)(n_2));
-            return;
-          }
-          int v_3 = xs_1[0];
-          v_4[0] = v_3;
-        }
-        // computes `` (one work-item), main.weft:1
-        __kernel void f_scalar_2(
-            __global long* weft_err,
-            __global const int* restrict v_1,
-            __global const int* restrict v_2,
-            __global int* restrict v_4) {
-          int v_3 = weft_div_int(weft_err, 3, v_1[0], v_2[0]);
-          v_4[0] = v_3;
-        }
-    "#]],
+            // computes `` (one work-item), main.weft:1
+            __kernel void f_scalar_0(
+                __global long* weft_err,
+                __global const int* restrict xs_1,
+                long n_2,
+                long i_3,
+                __global int* restrict v_5) {
+              if (!(0 <= i_3 && i_3 < n_2)) {
+                weft_fail(weft_err, 1, (long)(i_3), (long)(n_2));
+                return;
+              }
+              int v_4 = xs_1[i_3];
+              v_5[0] = v_4;
+            }
+            // computes `` (one work-item), main.weft:1
+            __kernel void f_scalar_1(
+                __global long* weft_err,
+                __global const int* restrict xs_1,
+                long n_2,
+                __global int* restrict v_4) {
+              if (!(0 < n_2)) {
+                weft_fail(weft_err, 2, (long)(0), (long)(n_2));
+                return;
+              }
+              int v_3 = xs_1[0];
+              v_4[0] = v_3;
+            }
+            // computes `` (one work-item), main.weft:1
+            __kernel void f_scalar_2(
+                __global long* weft_err,
+                __global const int* restrict v_1,
+                __global const int* restrict v_2,
+                __global int* restrict v_4) {
+              int v_3 = weft_div_int(weft_err, 3, v_1[0], v_2[0]);
+              v_4[0] = v_3;
+            }
+        "#]],
     );
 }
