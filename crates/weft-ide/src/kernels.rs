@@ -20,7 +20,7 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use la_arena::ArenaMap;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use weft_core::{FnId, Origin, Program};
 use weft_hir::{
     Body, Builtin, Db, DefId, DefLoc, Expr, ExprId, Level, Resolution, RootDatabase, SourceFile,
@@ -30,18 +30,8 @@ use weft_opencl::Compiled;
 use crate::classify::{Definition, search_scope};
 use crate::program::file_program;
 
-/// The kernels of every entry of a file, in the order of `Program::entries`.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct FileKernels {
-    pub(crate) entries: Vec<EntryKernels>,
-}
-
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) struct EntryKernels {
-    pub(crate) name: String,
-    /// The kernels in launch-site order, or why the entry cannot be compiled.
-    pub(crate) kernels: Result<Vec<KernelSummary>, CompileError>,
-}
+/// What the kernels of one entry compute, or why the entry cannot be compiled.
+pub(crate) type EntryKernels = Result<Vec<KernelSummary>, CompileError>;
 
 /// What a kernel computes, without its code.
 #[derive(Debug, PartialEq, Eq)]
@@ -58,25 +48,59 @@ pub(crate) struct CompileError {
     pub(crate) origin: Option<Origin>,
 }
 
-/// The kernels of `file`'s entries; `None` when the file has no core program (errors).
+/// The kernels of one entry (in launch-site order); `None` when its file has no core
+/// program (errors) or `entry` is not one of its entries.
 #[salsa::tracked(returns(ref))]
-pub(crate) fn file_kernels(db: &dyn Db, file: SourceFile) -> Option<Arc<FileKernels>> {
-    let program = file_program(db, file).as_ref()?;
-    let entries = program
-        .entries
-        .iter()
-        .map(|&entry| {
-            let kernels = compile_quietly(program, entry, &|_| None).map(|compiled| {
-                compiled
-                    .kernels
-                    .into_iter()
-                    .map(|k| KernelSummary { name: k.name, origins: k.origins })
-                    .collect()
-            });
-            EntryKernels { name: program.functions[entry].name.to_string(), kernels }
-        })
-        .collect();
-    Some(Arc::new(FileKernels { entries }))
+pub(crate) fn entry_kernels<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<Arc<EntryKernels>> {
+    let loc = entry.loc(db);
+    let program = file_program(db, loc.file).as_ref()?;
+    let id = program.entries.iter().copied().find(|&id| program.functions[id].def == *loc)?;
+    let kernels = compile_quietly(program, id, &|_| None).map(|compiled| {
+        compiled
+            .kernels
+            .into_iter()
+            .map(|k| KernelSummary { name: k.name, origins: k.origins })
+            .collect()
+    });
+    Some(Arc::new(kernels))
+}
+
+/// For every def (and entry) of any file, the entries of a file whose code it is part
+/// of: called, or inlined, from the entry.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct DefUsers {
+    pub(crate) entries: FxHashMap<DefLoc, Vec<DefLoc>>,
+}
+
+/// The entries of `file` that use each def, from its core program (position-independent
+/// like it); empty when the file has errors.
+#[salsa::tracked(returns(ref))]
+pub(crate) fn def_users(db: &dyn Db, file: SourceFile) -> Arc<DefUsers> {
+    let mut users = DefUsers::default();
+    let Some(program) = file_program(db, file) else { return Arc::new(users) };
+    for &entry in &program.entries {
+        let entry_loc = &program.functions[entry].def;
+        let mut seen: FxHashSet<FnId> = FxHashSet::default();
+        let mut stack = vec![entry];
+        let mut defs: FxHashSet<&DefLoc> = FxHashSet::default();
+        while let Some(id) = stack.pop() {
+            if !seen.insert(id) {
+                continue;
+            }
+            let function = &program.functions[id];
+            defs.insert(&function.def);
+            defs.extend(function.origins.iter().map(|(_, origin)| &origin.def));
+            for (_, exp) in function.exps.iter() {
+                if let weft_core::Exp::Call { func, .. } = exp {
+                    stack.push(*func);
+                }
+            }
+        }
+        for def in defs {
+            users.entries.entry(def.clone()).or_default().push(entry_loc.clone());
+        }
+    }
+    Arc::new(users)
 }
 
 /// Compiles one entry; a panic of the back end becomes an error. `position` must not
@@ -112,7 +136,7 @@ pub(crate) fn compile_entry(
     // Positions read the database, so they are computed before the back end runs
     // (under `catch_unwind`, which must not swallow a salsa cancellation).
     let mut positions: FxHashMap<Origin, String> = FxHashMap::default();
-    for (_, function) in program.functions.iter() {
+    for function in reachable(program, id).map(|f| &program.functions[f]) {
         for (_, origin) in function.origins.iter() {
             if !positions.contains_key(origin)
                 && let Some(position) = origin_position(db, origin)
@@ -131,6 +155,24 @@ pub(crate) fn render_error(db: &dyn Db, error: &CompileError) -> String {
         Some(position) => format!("{position}: {}", error.message),
         None => error.message.clone(),
     }
+}
+
+/// The functions `entry` calls, directly or not, and itself.
+fn reachable(program: &Program, entry: FnId) -> impl Iterator<Item = FnId> {
+    let mut seen: Vec<FnId> = Vec::new();
+    let mut stack = vec![entry];
+    while let Some(id) = stack.pop() {
+        if seen.contains(&id) {
+            continue;
+        }
+        seen.push(id);
+        for (_, exp) in program.functions[id].exps.iter() {
+            if let weft_core::Exp::Call { func, .. } = exp {
+                stack.push(*func);
+            }
+        }
+    }
+    seen.into_iter()
 }
 
 /// The function of the entry named `name`.
@@ -163,7 +205,7 @@ pub(crate) struct KernelUse {
 
 /// Every kernel that computes an expression of `def` accepted by `wanted`, in every
 /// file that can use `def` (its own file first, then by path), in entry and kernel
-/// order.
+/// order. Only the entries that use `def` are compiled.
 pub(crate) fn kernels_computing(
     db: &RootDatabase,
     def: &DefLoc,
@@ -173,15 +215,16 @@ pub(crate) fn kernels_computing(
     files.sort_by_key(|&file| (file != def.file, file.path(db).clone()));
     let mut out = Vec::new();
     for file in files {
-        let Some(kernels) = file_kernels(db, file) else { continue };
-        for entry in &kernels.entries {
-            let Ok(list) = &entry.kernels else { continue };
+        let Some(entries) = def_users(db, file).entries.get(def) else { continue };
+        for entry in entries {
+            let Some(kernels) = entry_kernels(db, DefId::new(db, entry.clone())) else { continue };
+            let Ok(list) = kernels.as_ref() else { continue };
             for (kernel_idx, kernel) in list.iter().enumerate() {
                 for (origin, role) in &kernel.origins {
                     if origin.def == *def && wanted(origin.expr) {
                         out.push(KernelUse {
                             file,
-                            entry: entry.name.clone(),
+                            entry: entry.name.to_string(),
                             kernel_idx,
                             kernel: kernel.name.clone(),
                             origin: origin.clone(),
@@ -271,47 +314,58 @@ fn enclosing_calls(callers: &ArenaMap<ExprId, ExprId>, expr: ExprId) -> Vec<Expr
 
 #[cfg(test)]
 mod tests {
-    use weft_hir::RootDatabase;
+    use weft_hir::{DefId, DefKind, RootDatabase, SourceFile};
 
     const SRC: &str = r"
 entry f (xs: [n]f32) : f32 = reduce (+) 0f32 (map (\x -> x * 2f32) xs)
 entry g (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
 ";
 
-    /// The `file_kernels` queries that executed while `after` ran, after `edit`.
-    fn kernel_queries(edit: &str, after: impl Fn(&RootDatabase, weft_hir::SourceFile)) -> usize {
+    /// Asks for the kernels of every entry of `file`.
+    fn all_kernels(db: &RootDatabase, file: SourceFile) {
+        for loc in weft_hir::item_tree(db, file).defs.iter() {
+            if loc.kind == DefKind::Entry {
+                assert!(super::entry_kernels(db, DefId::new(db, loc.clone())).is_some());
+            }
+        }
+    }
+
+    /// The kernel queries that executed while `after` ran, after `edit`.
+    fn kernel_queries(edit: &str, after: impl Fn(&RootDatabase, SourceFile)) -> Vec<String> {
         let mut db = RootDatabase::default();
         let file = db.set_file("main.weft", SRC);
-        assert!(super::file_kernels(&db, file).is_some());
+        all_kernels(&db, file);
         db.enable_log();
         db.set_file("main.weft", edit);
         after(&db, file);
-        db.take_log().iter().filter(|e| e.starts_with("file_kernels(")).count()
+        db.take_log()
+            .into_iter()
+            .filter(|e| e.starts_with("entry_kernels(") || e.starts_with("def_users("))
+            .collect()
     }
 
     #[test]
     fn diagnostics_never_compile_kernels() {
         let edited = SRC.replace("x + 1f32", "x + 2f32");
-        let n = kernel_queries(&edited, |db, file| {
+        let queries = kernel_queries(&edited, |db, file| {
             let _ = crate::check_file(db, file);
         });
-        assert_eq!(n, 0);
+        assert!(queries.is_empty(), "{queries:?}");
     }
 
     #[test]
     fn moving_text_does_not_recompile_kernels() {
-        let n = kernel_queries(&format!("-- a comment\n{SRC}"), |db, file| {
-            let _ = super::file_kernels(db, file);
-        });
-        assert_eq!(n, 0);
+        let queries = kernel_queries(&format!("-- a comment\n{SRC}"), all_kernels);
+        assert!(queries.is_empty(), "{queries:?}");
     }
 
     #[test]
-    fn editing_a_body_recompiles_the_file_once() {
-        let n = kernel_queries(&SRC.replace("x + 1f32", "x + 2f32"), |db, file| {
-            let _ = super::file_kernels(db, file);
-            let _ = super::file_kernels(db, file);
+    fn editing_a_body_recompiles_each_entry_once() {
+        let queries = kernel_queries(&SRC.replace("x + 1f32", "x + 2f32"), |db, file| {
+            all_kernels(db, file);
+            all_kernels(db, file);
         });
-        assert_eq!(n, 1);
+        let compiled = queries.iter().filter(|q| q.starts_with("entry_kernels(")).count();
+        assert_eq!(compiled, 2, "{queries:?}");
     }
 }
