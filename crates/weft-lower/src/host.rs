@@ -28,18 +28,32 @@ pub struct Options {
     /// Elements per work-item of a one-dimensional grid kernel (thread coarsening: the
     /// NDRange has `n / coarsen` work-items, each striding over the array).
     pub coarsen: u32,
+    /// The most work-groups of the first stage of a reduction or scan.
+    pub reduce_groups: u32,
+    /// Elements of the shared dimension per local-memory stage of a matrix product.
+    pub matmul_stage: u32,
 }
 
 impl Default for Options {
-    /// Checks on, work-groups of 256, 4 elements per work-item. `WEFT_COARSEN` overrides
-    /// the coarsening (a tuning knob for benchmarking experiments).
+    /// Checks on, work-groups of 256, 4 elements per work-item, up to 1024 groups per
+    /// reduction, stages of 8 in matrix products. `WEFT_COARSEN`, `WEFT_REDUCE_GROUPS`
+    /// and `WEFT_MATMUL_STAGE` override the last three (tuning knobs for benchmarking
+    /// experiments; `bench/results/` says what was measured).
     fn default() -> Self {
-        let coarsen = std::env::var("WEFT_COARSEN")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .filter(|&c| c >= 1)
-            .unwrap_or(4);
-        Options { checks: true, work_group: 256, coarsen }
+        let knob = |name: &str, default: u32, ok: fn(u32) -> bool| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .filter(|&v| ok(v))
+                .unwrap_or(default)
+        };
+        Options {
+            checks: true,
+            work_group: 256,
+            coarsen: knob("WEFT_COARSEN", 4, |c| c >= 1),
+            reduce_groups: knob("WEFT_REDUCE_GROUPS", 1024, |g| g >= 1),
+            matmul_stage: knob("WEFT_MATMUL_STAGE", 8, |k| matches!(k, 2 | 4 | 8 | 16 | 32)),
+        }
     }
 }
 

@@ -29,8 +29,6 @@ use crate::val::{HArr, HEnv, KArr, KVal, PullSrc, Res};
 const RT: i64 = 8;
 /// Rows (and columns) of the result per work-group.
 const TILE: i64 = 16 * RT;
-/// Elements of the shared dimension per local-memory stage.
-const TK: i64 = 8;
 
 pub(crate) struct Nest {
     func: FnId,
@@ -164,6 +162,8 @@ fn dim0_contiguous(a: &KArr) -> bool {
 impl Lowerer<'_> {
     pub(crate) fn matmul_tiled(&mut self, nest: &Nest, out: &HArr, name: &str) -> Res<bool> {
         let program = self.program;
+        #[expect(non_snake_case, reason = "the tile constants' names")]
+        let TK = i64::from(self.options.matmul_stage);
         let HArr::Mem(out_mem) = out else { return Ok(false) };
         let f = &program.functions[nest.func];
         let mut kb = self.kb();

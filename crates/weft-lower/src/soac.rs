@@ -22,8 +22,6 @@ use crate::imp::{CExpr, COp, Cmd, ParLevel};
 use crate::kernel::{KEnv, Kb, elem_and_rank};
 use crate::val::{HArr, HEnv, HScalar, HVal, KArr, KVal, Res};
 
-const MAX_GROUPS: i64 = 1024;
-
 fn gid(f: &str) -> CExpr {
     CExpr::cast(Elem::I64, CExpr::call(f, vec![CExpr::lit("0")]))
 }
@@ -125,7 +123,11 @@ impl<'p> Lowerer<'p> {
     fn group_count(&mut self, n: &Expr) -> Expr {
         let wg = i64::from(self.options.work_group);
         let g = Expr::bin(HOp::Div, Expr::add(n.clone(), Expr::I64(wg - 1)), Expr::I64(wg));
-        let g = Expr::bin(HOp::Max, Expr::I64(1), Expr::bin(HOp::Min, g, Expr::I64(MAX_GROUPS)));
+        let g = Expr::bin(
+            HOp::Max,
+            Expr::I64(1),
+            Expr::bin(HOp::Min, g, Expr::I64(i64::from(self.options.reduce_groups))),
+        );
         self.let_var("groups", g)
     }
 
@@ -238,7 +240,48 @@ impl<'p> Lowerer<'p> {
         let body = kb.pop();
         let comment = kb.comment(origin);
         if comm {
-            kb.emit(Cmd::ParFor { level: ParLevel::Grid(0), var: i, bound: kn, body, comment });
+            // Four neighbouring elements per iteration: independent loads, so a work-item
+            // has several in flight (and the compiler may merge them into one vector
+            // load); the remaining `n % 4` elements go to the first work-items.
+            let _ = body;
+            let q = kb.fresh_name("q");
+            let quads = kb.tmp("quads", Elem::I64, CExpr::bin(COp::Div, kn.clone(), CExpr::Int(4)));
+            kb.push();
+            let base = kb.tmp("base", Elem::I64, CExpr::mul(CExpr::Var(q.clone()), CExpr::Int(4)));
+            let mut xs = Vec::new();
+            for k in 0..4 {
+                let x = kb.index(&src, &[CExpr::add(base.clone(), CExpr::Int(k))])?;
+                let x = kb.declare_like(&x).and_then(|v| kb.assign(&v, &x).map(|()| v))?;
+                xs.push(x);
+            }
+            for x in xs {
+                let r = apply(&mut kb, f, lambda, host, acc.clone(), x)?;
+                kb.assign(&acc, &r)?;
+            }
+            let quad_body = kb.pop();
+            kb.emit(Cmd::ParFor {
+                level: ParLevel::Grid(0),
+                var: q,
+                bound: quads.clone(),
+                body: quad_body,
+                comment: comment.clone(),
+            });
+            let tail_i = kb.tmp(
+                "tail",
+                Elem::I64,
+                CExpr::add(CExpr::mul(quads, CExpr::Int(4)), gid("get_global_id")),
+            );
+            kb.push();
+            let x = kb.index(&src, std::slice::from_ref(&tail_i))?;
+            let r = apply(&mut kb, f, lambda, host, acc.clone(), x)?;
+            kb.assign(&acc, &r)?;
+            let then_cmds = kb.pop();
+            kb.emit(Cmd::If {
+                cond: CExpr::bin(COp::Lt, tail_i, kn.clone()),
+                then_cmds,
+                else_cmds: vec![],
+            });
+            let _ = i;
         } else {
             let gsize = gid("get_global_size");
             let per = kb.tmp(
@@ -322,7 +365,11 @@ impl<'p> Lowerer<'p> {
         let doc = format!(
             "{}: {} work-groups of {wg} fold {} and combine in local memory",
             kind.replace('_', " "),
-            if groups == Expr::I64(1) { "one" } else { "up to 1024" },
+            if groups == Expr::I64(1) {
+                "one".to_owned()
+            } else {
+                format!("up to {}", self.options.reduce_groups)
+            },
             if comm {
                 "interleaved elements (commutative operator)"
             } else {

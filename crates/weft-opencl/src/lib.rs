@@ -104,16 +104,6 @@ pub fn print_program(kernels: &[KernelImp]) -> String {
     out
 }
 
-fn has_barrier(cmds: &[Cmd]) -> bool {
-    cmds.iter().any(|cmd| match cmd {
-        Cmd::Barrier => true,
-        Cmd::If { then_cmds, else_cmds, .. } => has_barrier(then_cmds) || has_barrier(else_cmds),
-        Cmd::For { body, .. } | Cmd::ParFor { body, .. } => has_barrier(body),
-        Cmd::While { cond_cmds, body, .. } => has_barrier(cond_cmds) || has_barrier(body),
-        _ => false,
-    })
-}
-
 fn written(cmds: &[Cmd], out: &mut HashSet<String>) {
     for cmd in cmds {
         match cmd {
@@ -212,11 +202,6 @@ fn cmds(out: &mut String, list: &[Cmd], depth: usize) {
                     }
                 };
                 let comment = comment.as_ref().map(|c| format!(" // {c}")).unwrap_or_default();
-                // Strided loops without barriers: unrolled, so that a work-item has several
-                // independent loads in flight.
-                if *level != ParLevel::Group && !has_barrier(body) {
-                    let _ = writeln!(out, "{pad}#pragma unroll 4");
-                }
                 let _ = writeln!(
                     out,
                     "{pad}for (long {var} = {id}; {var} < {bound}; {var} += {size}) {{{comment}"

@@ -58,110 +58,170 @@ fn map_reduce_fuses_into_a_two_stage_reduction() {
     check_plan(
         "entry f (xs: [n]f32) : f32 = reduce (+) 0 (map (\\x -> x * x) xs)",
         expect![[r#"
-        host plan for entry `f`
-          input v1: [v0]f32
-          v2 = max(1, min(((v0 + 255) / 256), 1024))
-          v3 = alloc f32[v2]
-          launch f_reduce_partials_0 global [(v2 * 256)] local [256] (v0: i64, v1, v3, v2: i64, local f32[256])
-          v4 = alloc f32[1]
-          launch f_reduce_total_1 global [256] local [256] (v3, v2: i64, v4, local f32[256])
-          output v4 f32 {offset: 0; strides: []; shape: []}
-        -- reduce partials: up to 1024 work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory
-        kernel f_reduce_partials_0(n_1: i64, xs_2: global f32[], partial_3: global f32[], groups_4: i64, red_5: local f32[]) @local_size(256) {
-          new private t_6: i64 := (long)get_local_id(0)
-          new private g_7: i64 := (long)get_group_id(0)
-          new private r_8: f32
-          r_8 := 0e0f
-          parfor@grid.0 i_9 < n_1 do  -- main.weft:1
-            new private v_10: f32 := xs_2[i_9] * xs_2[i_9]
-            new private v_11: f32 := r_8 + v_10
-            new private n_12: f32 := v_11
-            r_8 := n_12
-          red_5[t_6] := r_8
-          barrier
-          if t_6 < 128 then
-            new private v_13: f32 := red_5[t_6] + red_5[t_6 + 128]
-            red_5[t_6] := v_13
-          barrier
-          if t_6 < 64 then
-            new private v_14: f32 := red_5[t_6] + red_5[t_6 + 64]
-            red_5[t_6] := v_14
-          barrier
-          if t_6 < 32 then
-            new private v_15: f32 := red_5[t_6] + red_5[t_6 + 32]
-            red_5[t_6] := v_15
-          barrier
-          if t_6 < 16 then
-            new private v_16: f32 := red_5[t_6] + red_5[t_6 + 16]
-            red_5[t_6] := v_16
-          barrier
-          if t_6 < 8 then
-            new private v_17: f32 := red_5[t_6] + red_5[t_6 + 8]
-            red_5[t_6] := v_17
-          barrier
-          if t_6 < 4 then
-            new private v_18: f32 := red_5[t_6] + red_5[t_6 + 4]
-            red_5[t_6] := v_18
-          barrier
-          if t_6 < 2 then
-            new private v_19: f32 := red_5[t_6] + red_5[t_6 + 2]
-            red_5[t_6] := v_19
-          barrier
-          if t_6 < 1 then
-            new private v_20: f32 := red_5[t_6] + red_5[t_6 + 1]
-            red_5[t_6] := v_20
-          barrier
-          if t_6 == 0 then
-            partial_3[g_7] := red_5[0]
-        }
-        -- reduce total: one work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory
-        kernel f_reduce_total_1(partial_1: global f32[], groups_2: i64, partial_3: global f32[], red_4: local f32[]) @local_size(256) {
-          new private t_5: i64 := (long)get_local_id(0)
-          new private g_6: i64 := (long)get_group_id(0)
-          new private r_7: f32
-          r_7 := 0e0f
-          parfor@grid.0 i_8 < groups_2 do  -- main.weft:1
-            new private v_9: f32 := r_7 + partial_1[i_8]
-            new private n_10: f32 := v_9
-            r_7 := n_10
-          red_4[t_5] := r_7
-          barrier
-          if t_5 < 128 then
-            new private v_11: f32 := red_4[t_5] + red_4[t_5 + 128]
-            red_4[t_5] := v_11
-          barrier
-          if t_5 < 64 then
-            new private v_12: f32 := red_4[t_5] + red_4[t_5 + 64]
-            red_4[t_5] := v_12
-          barrier
-          if t_5 < 32 then
-            new private v_13: f32 := red_4[t_5] + red_4[t_5 + 32]
-            red_4[t_5] := v_13
-          barrier
-          if t_5 < 16 then
-            new private v_14: f32 := red_4[t_5] + red_4[t_5 + 16]
-            red_4[t_5] := v_14
-          barrier
-          if t_5 < 8 then
-            new private v_15: f32 := red_4[t_5] + red_4[t_5 + 8]
-            red_4[t_5] := v_15
-          barrier
-          if t_5 < 4 then
-            new private v_16: f32 := red_4[t_5] + red_4[t_5 + 4]
-            red_4[t_5] := v_16
-          barrier
-          if t_5 < 2 then
-            new private v_17: f32 := red_4[t_5] + red_4[t_5 + 2]
-            red_4[t_5] := v_17
-          barrier
-          if t_5 < 1 then
-            new private v_18: f32 := red_4[t_5] + red_4[t_5 + 1]
-            red_4[t_5] := v_18
-          barrier
-          if t_5 == 0 then
-            partial_3[g_6] := red_4[0]
-        }
-    "#]],
+            host plan for entry `f`
+              input v1: [v0]f32
+              v2 = max(1, min(((v0 + 255) / 256), 1024))
+              v3 = alloc f32[v2]
+              launch f_reduce_partials_0 global [(v2 * 256)] local [256] (v0: i64, v1, v3, v2: i64, local f32[256])
+              v4 = alloc f32[1]
+              launch f_reduce_total_1 global [256] local [256] (v3, v2: i64, v4, local f32[256])
+              output v4 f32 {offset: 0; strides: []; shape: []}
+            -- reduce partials: up to 1024 work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory
+            kernel f_reduce_partials_0(n_1: i64, xs_2: global f32[], partial_3: global f32[], groups_4: i64, red_5: local f32[]) @local_size(256) {
+              new private t_6: i64 := (long)get_local_id(0)
+              new private g_7: i64 := (long)get_group_id(0)
+              new private r_8: f32
+              r_8 := 0e0f
+              new private quads_14: i64 := n_1 / 4
+              parfor@grid.0 q_13 < quads_14 do  -- main.weft:1
+                new private base_15: i64 := q_13 * 4
+                new private v_16: f32 := xs_2[base_15] * xs_2[base_15]
+                new private r_17: f32
+                new private n_18: f32 := v_16
+                r_17 := n_18
+                new private v_19: f32 := xs_2[base_15 + 1] * xs_2[base_15 + 1]
+                new private r_20: f32
+                new private n_21: f32 := v_19
+                r_20 := n_21
+                new private v_22: f32 := xs_2[base_15 + 2] * xs_2[base_15 + 2]
+                new private r_23: f32
+                new private n_24: f32 := v_22
+                r_23 := n_24
+                new private v_25: f32 := xs_2[base_15 + 3] * xs_2[base_15 + 3]
+                new private r_26: f32
+                new private n_27: f32 := v_25
+                r_26 := n_27
+                new private v_28: f32 := r_8 + r_17
+                new private n_29: f32 := v_28
+                r_8 := n_29
+                new private v_30: f32 := r_8 + r_20
+                new private n_31: f32 := v_30
+                r_8 := n_31
+                new private v_32: f32 := r_8 + r_23
+                new private n_33: f32 := v_32
+                r_8 := n_33
+                new private v_34: f32 := r_8 + r_26
+                new private n_35: f32 := v_34
+                r_8 := n_35
+              new private tail_36: i64 := quads_14 * 4 + (long)get_global_id(0)
+              if tail_36 < n_1 then
+                new private v_37: f32 := xs_2[tail_36] * xs_2[tail_36]
+                new private v_38: f32 := r_8 + v_37
+                new private n_39: f32 := v_38
+                r_8 := n_39
+              red_5[t_6] := r_8
+              barrier
+              if t_6 < 128 then
+                new private v_40: f32 := red_5[t_6] + red_5[t_6 + 128]
+                red_5[t_6] := v_40
+              barrier
+              if t_6 < 64 then
+                new private v_41: f32 := red_5[t_6] + red_5[t_6 + 64]
+                red_5[t_6] := v_41
+              barrier
+              if t_6 < 32 then
+                new private v_42: f32 := red_5[t_6] + red_5[t_6 + 32]
+                red_5[t_6] := v_42
+              barrier
+              if t_6 < 16 then
+                new private v_43: f32 := red_5[t_6] + red_5[t_6 + 16]
+                red_5[t_6] := v_43
+              barrier
+              if t_6 < 8 then
+                new private v_44: f32 := red_5[t_6] + red_5[t_6 + 8]
+                red_5[t_6] := v_44
+              barrier
+              if t_6 < 4 then
+                new private v_45: f32 := red_5[t_6] + red_5[t_6 + 4]
+                red_5[t_6] := v_45
+              barrier
+              if t_6 < 2 then
+                new private v_46: f32 := red_5[t_6] + red_5[t_6 + 2]
+                red_5[t_6] := v_46
+              barrier
+              if t_6 < 1 then
+                new private v_47: f32 := red_5[t_6] + red_5[t_6 + 1]
+                red_5[t_6] := v_47
+              barrier
+              if t_6 == 0 then
+                partial_3[g_7] := red_5[0]
+            }
+            -- reduce total: one work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory
+            kernel f_reduce_total_1(partial_1: global f32[], groups_2: i64, partial_3: global f32[], red_4: local f32[]) @local_size(256) {
+              new private t_5: i64 := (long)get_local_id(0)
+              new private g_6: i64 := (long)get_group_id(0)
+              new private r_7: f32
+              r_7 := 0e0f
+              new private quads_12: i64 := groups_2 / 4
+              parfor@grid.0 q_11 < quads_12 do  -- main.weft:1
+                new private base_13: i64 := q_11 * 4
+                new private r_14: f32
+                new private n_15: f32 := partial_1[base_13]
+                r_14 := n_15
+                new private r_16: f32
+                new private n_17: f32 := partial_1[base_13 + 1]
+                r_16 := n_17
+                new private r_18: f32
+                new private n_19: f32 := partial_1[base_13 + 2]
+                r_18 := n_19
+                new private r_20: f32
+                new private n_21: f32 := partial_1[base_13 + 3]
+                r_20 := n_21
+                new private v_22: f32 := r_7 + r_14
+                new private n_23: f32 := v_22
+                r_7 := n_23
+                new private v_24: f32 := r_7 + r_16
+                new private n_25: f32 := v_24
+                r_7 := n_25
+                new private v_26: f32 := r_7 + r_18
+                new private n_27: f32 := v_26
+                r_7 := n_27
+                new private v_28: f32 := r_7 + r_20
+                new private n_29: f32 := v_28
+                r_7 := n_29
+              new private tail_30: i64 := quads_12 * 4 + (long)get_global_id(0)
+              if tail_30 < groups_2 then
+                new private v_31: f32 := r_7 + partial_1[tail_30]
+                new private n_32: f32 := v_31
+                r_7 := n_32
+              red_4[t_5] := r_7
+              barrier
+              if t_5 < 128 then
+                new private v_33: f32 := red_4[t_5] + red_4[t_5 + 128]
+                red_4[t_5] := v_33
+              barrier
+              if t_5 < 64 then
+                new private v_34: f32 := red_4[t_5] + red_4[t_5 + 64]
+                red_4[t_5] := v_34
+              barrier
+              if t_5 < 32 then
+                new private v_35: f32 := red_4[t_5] + red_4[t_5 + 32]
+                red_4[t_5] := v_35
+              barrier
+              if t_5 < 16 then
+                new private v_36: f32 := red_4[t_5] + red_4[t_5 + 16]
+                red_4[t_5] := v_36
+              barrier
+              if t_5 < 8 then
+                new private v_37: f32 := red_4[t_5] + red_4[t_5 + 8]
+                red_4[t_5] := v_37
+              barrier
+              if t_5 < 4 then
+                new private v_38: f32 := red_4[t_5] + red_4[t_5 + 4]
+                red_4[t_5] := v_38
+              barrier
+              if t_5 < 2 then
+                new private v_39: f32 := red_4[t_5] + red_4[t_5 + 2]
+                red_4[t_5] := v_39
+              barrier
+              if t_5 < 1 then
+                new private v_40: f32 := red_4[t_5] + red_4[t_5 + 1]
+                red_4[t_5] := v_40
+              barrier
+              if t_5 == 0 then
+                partial_3[g_6] := red_4[0]
+            }
+        "#]],
     );
 }
 
