@@ -15,7 +15,7 @@ use weft_syntax::TextRange;
 
 use crate::FilePosition;
 use crate::classify::{DefData, Definition, classify_at, enclosing_def};
-use crate::kernels::{call_chain, kernels_computing};
+use crate::kernels::{HOVER_BUDGET, call_chain, kernels_computing};
 use crate::memory::{PatMemory, memory_of_pat};
 
 /// What to show, and the range it is about.
@@ -62,12 +62,21 @@ const MAX_KERNEL_LINES: usize = 4;
 /// `**Kernel**: `NAME` — ROLE`, one line per kernel computing `expr` (or the call it
 /// is the function of), with the entry when the kernels come from several; nothing
 /// when no kernel computes it (a file with errors, a def no entry uses). This compiles
-/// the file's entries (once per edit of a body, never for diagnostics).
+/// the two smallest entries using the def (once per edit of a body, never for
+/// diagnostics), none too large to compile in a few milliseconds.
 fn kernel_section(db: &RootDatabase, data: &DefData, expr: ExprId) -> Option<String> {
     let chain = call_chain(&data.body, expr);
-    let uses = kernels_computing(db, &data.loc, &|e| chain.contains(&e));
+    let search = kernels_computing(db, &data.loc, &|e| chain.contains(&e), HOVER_BUDGET);
+    if search.uses.is_empty()
+        && let Some((entry, size)) = search.too_large.first()
+    {
+        return Some(format!(
+            "**Kernel**: not compiled for a hover: entry `{entry}` is too large ({size} core \
+             expressions once its calls are inlined)"
+        ));
+    }
     let mut lines: Vec<(&str, &str, &str)> = Vec::new();
-    for use_ in &uses {
+    for use_ in &search.uses {
         let line = (use_.entry.as_str(), use_.kernel.as_str(), use_.role.as_str());
         if !lines.contains(&line) {
             lines.push(line);
@@ -682,5 +691,28 @@ def broken (x: i32) : i32 = x + true
                 applies a function to every element
             "#]],
         );
+    }
+
+    #[test]
+    fn entry_too_large_for_a_hover_is_not_compiled() {
+        // A chain of 800 defs, each calling the previous one: the back end inlines them
+        // all into the entry, too much to compile while the mouse waits.
+        let mut text = String::from("def f0 (x: f32) : f32 = x * 2f32 + 1f32\n");
+        for idx in 1..800 {
+            text.push_str(&format!("def f{idx} (x: f32) : f32 = f{} x * 2f32 + 1f32\n", idx - 1));
+        }
+        text.push_str("entry e (xs: [n]f32) : [n]f32 = m$0ap f799 xs\n");
+        // The server's threads have large stacks (deep call chains); so does this one.
+        let last = std::thread::Builder::new()
+            .stack_size(weft_syntax::LARGE_STACK_BYTES)
+            .spawn(move || {
+                let fixture = fixture(&text);
+                let hover = fixture.analysis.hover(&fixture.position).unwrap().unwrap();
+                hover.markdown.lines().last().unwrap_or("").to_owned()
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        expect!["**Kernel**: not compiled for a hover: entry `e` is too large (2401 core expressions once its calls are inlined)"].assert_eq(&last);
     }
 }

@@ -66,10 +66,11 @@ pub(crate) fn entry_kernels<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<A
 }
 
 /// For every def (and entry) of any file, the entries of a file whose code it is part
-/// of: called, or inlined, from the entry.
+/// of (called, or inlined, from the entry), smallest first; and the size of each entry.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct DefUsers {
     pub(crate) entries: FxHashMap<DefLoc, Vec<DefLoc>>,
+    pub(crate) sizes: FxHashMap<DefLoc, u64>,
 }
 
 /// The entries of `file` that use each def, from its core program (position-independent
@@ -78,30 +79,84 @@ pub(crate) struct DefUsers {
 pub(crate) fn def_users(db: &dyn Db, file: SourceFile) -> Arc<DefUsers> {
     let mut users = DefUsers::default();
     let Some(program) = file_program(db, file) else { return Arc::new(users) };
+    let sizes = inlined_sizes(program);
     for &entry in &program.entries {
         let entry_loc = &program.functions[entry].def;
-        let mut seen: FxHashSet<FnId> = FxHashSet::default();
-        let mut stack = vec![entry];
+        users.sizes.insert(entry_loc.clone(), sizes.get(&entry).copied().unwrap_or(u64::MAX));
         let mut defs: FxHashSet<&DefLoc> = FxHashSet::default();
-        while let Some(id) = stack.pop() {
-            if !seen.insert(id) {
-                continue;
-            }
+        for id in reachable(program, entry) {
             let function = &program.functions[id];
             defs.insert(&function.def);
             defs.extend(function.origins.iter().map(|(_, origin)| &origin.def));
-            for (_, exp) in function.exps.iter() {
-                if let weft_core::Exp::Call { func, .. } = exp {
-                    stack.push(*func);
-                }
-            }
         }
         for def in defs {
             users.entries.entry(def.clone()).or_default().push(entry_loc.clone());
         }
     }
+    for entries in users.entries.values_mut() {
+        entries.sort_by_key(|entry| users.sizes.get(entry).copied().unwrap_or(u64::MAX));
+    }
     Arc::new(users)
 }
+
+/// The size of each function once the back end has inlined its calls (it inlines every
+/// call): its core expressions plus those of each call's callee, counted per call
+/// (saturating; calls cannot recurse). Compile time grows with it.
+fn inlined_sizes(program: &Program) -> FxHashMap<FnId, u64> {
+    let mut sizes: FxHashMap<FnId, u64> = FxHashMap::default();
+    let callees = |id: FnId| -> Vec<FnId> {
+        program.functions[id]
+            .exps
+            .iter()
+            .filter_map(|(_, exp)| match exp {
+                weft_core::Exp::Call { func, .. } => Some(*func),
+                _ => None,
+            })
+            .collect()
+    };
+    for (root, _) in program.functions.iter() {
+        // Post-order with an explicit stack: call chains can be thousands deep.
+        let mut stack: Vec<(FnId, bool)> = vec![(root, false)];
+        while let Some((id, expanded)) = stack.pop() {
+            if sizes.contains_key(&id) {
+                continue;
+            }
+            let calls = callees(id);
+            if expanded {
+                let own = u64::try_from(program.functions[id].exps.len()).unwrap_or(u64::MAX);
+                let size = calls.iter().fold(own, |sum, callee| {
+                    sum.saturating_add(sizes.get(callee).copied().unwrap_or(u64::MAX))
+                });
+                sizes.insert(id, size);
+            } else {
+                stack.push((id, true));
+                // A cycle (never in a checked program) stops at the guard above only
+                // once a size exists; bound the walk by the program's size instead.
+                if stack.len() <= program.functions.len().saturating_mul(4) {
+                    stack.extend(
+                        calls.into_iter().filter(|c| !sizes.contains_key(c)).map(|c| (c, false)),
+                    );
+                }
+            }
+        }
+    }
+    sizes
+}
+
+/// How much compiling a feature may do: entries larger than `max_size` (core expressions
+/// after inlining) are not compiled, and at most `max_entries` entries are.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Budget {
+    pub(crate) max_size: u64,
+    pub(crate) max_entries: usize,
+}
+
+/// For what the editor computes unasked (hovers, code actions): a few milliseconds.
+pub(crate) const IMPLICIT_BUDGET: Budget = Budget { max_size: 2_000, max_entries: usize::MAX };
+/// Hovers: the two smallest entries using the def will do.
+pub(crate) const HOVER_BUDGET: Budget = Budget { max_entries: 2, ..IMPLICIT_BUDGET };
+/// For explicit requests (show a kernel, run): up to about a second.
+pub(crate) const EXPLICIT_BUDGET: Budget = Budget { max_size: 50_000, max_entries: usize::MAX };
 
 /// Compiles one entry; a panic of the back end becomes an error. `position` must not
 /// read the database, or a cancellation would be caught here too (see [`compile_entry`]).
@@ -133,6 +188,14 @@ pub(crate) fn compile_entry(
 ) -> Option<Result<Compiled, String>> {
     let program = file_program(db, file).as_ref()?;
     let id = entry_id(program, entry)?;
+    let size = def_users(db, file).sizes.get(&program.functions[id].def).copied();
+    if let Some(size) = size.filter(|&size| size > EXPLICIT_BUDGET.max_size) {
+        return Some(Err(format!(
+            "`{entry}` is too large to compile in the editor ({size} core expressions once \
+             its calls are inlined; the limit is {}): use `weft build`",
+            EXPLICIT_BUDGET.max_size
+        )));
+    }
     // Positions read the database, so they are computed before the back end runs
     // (under `catch_unwind`, which must not swallow a salsa cancellation).
     let mut positions: FxHashMap<Origin, String> = FxHashMap::default();
@@ -203,26 +266,47 @@ pub(crate) struct KernelUse {
     pub(crate) role: String,
 }
 
+/// What [`kernels_computing`] found.
+#[derive(Debug, Default)]
+pub(crate) struct KernelSearch {
+    pub(crate) uses: Vec<KernelUse>,
+    /// Entries using the def that were too large to compile within the budget, with
+    /// their size.
+    pub(crate) too_large: Vec<(String, u64)>,
+}
+
 /// Every kernel that computes an expression of `def` accepted by `wanted`, in every
-/// file that can use `def` (its own file first, then by path), in entry and kernel
-/// order. Only the entries that use `def` are compiled.
+/// file that can use `def` (its own file first, then by path), smallest entries first.
+/// Only the entries that use `def` are compiled, within `budget`.
 pub(crate) fn kernels_computing(
     db: &RootDatabase,
     def: &DefLoc,
     wanted: &dyn Fn(ExprId) -> bool,
-) -> Vec<KernelUse> {
+    budget: Budget,
+) -> KernelSearch {
     let mut files = search_scope(db, &Definition::Def(def.clone()));
     files.sort_by_key(|&file| (file != def.file, file.path(db).clone()));
-    let mut out = Vec::new();
+    let mut out = KernelSearch::default();
+    let mut n_compiled = 0;
     for file in files {
-        let Some(entries) = def_users(db, file).entries.get(def) else { continue };
+        let users = def_users(db, file);
+        let Some(entries) = users.entries.get(def) else { continue };
         for entry in entries {
+            let size = users.sizes.get(entry).copied().unwrap_or(u64::MAX);
+            if size > budget.max_size {
+                out.too_large.push((entry.name.to_string(), size));
+                continue;
+            }
+            if n_compiled >= budget.max_entries {
+                return out;
+            }
+            n_compiled += 1;
             let Some(kernels) = entry_kernels(db, DefId::new(db, entry.clone())) else { continue };
             let Ok(list) = kernels.as_ref() else { continue };
             for (kernel_idx, kernel) in list.iter().enumerate() {
                 for (origin, role) in &kernel.origins {
                     if origin.def == *def && wanted(origin.expr) {
-                        out.push(KernelUse {
+                        out.uses.push(KernelUse {
                             file,
                             entry: entry.name.to_string(),
                             kernel_idx,

@@ -18,7 +18,9 @@ use weft_syntax::{TextRange, TextSize};
 
 use crate::FilePosition;
 use crate::classify::{DefData, Definition, classify_at, enclosing_def};
-use crate::kernels::{KernelUse, combinator_calls, compile_entry, kernels_computing};
+use crate::kernels::{
+    EXPLICIT_BUDGET, KernelSearch, KernelUse, combinator_calls, compile_entry, kernels_computing,
+};
 
 /// An entry compiled with positions, or why it cannot be (`None`: it is gone).
 type Compiled = Result<weft_opencl::Compiled, String>;
@@ -40,15 +42,15 @@ pub(crate) fn show_kernel(db: &RootDatabase, position: &FilePosition) -> Option<
                 whole_entry(db, &loc)
             }
             DefKind::Def => {
-                let uses = kernels_computing(db, &loc, &|_| true);
+                let search = kernels_computing(db, &loc, &|_| true, EXPLICIT_BUDGET);
                 let title = format!("every kernel computing part of `{}`", loc.name);
-                kernels_text(db, &title, &uses)
+                kernels_text(db, &title, &search)
             }
             DefKind::Entry | DefKind::TypeAlias => None,
         };
     }
     let data = enclosing_def(db, file, position.offset)?;
-    let (uses, range) = innermost_uses(db, &data, position.offset)?;
+    let (search, range) = innermost_uses(db, &data, position.offset)?;
     let text = file.text(db);
     let whole = text.get(std::ops::Range::<usize>::from(range)).unwrap_or("?");
     let first_line = whole.lines().next().unwrap_or("");
@@ -56,7 +58,7 @@ pub(crate) fn show_kernel(db: &RootDatabase, position: &FilePosition) -> Option<
     let ellipsis = if short.len() < whole.len() { " …" } else { "" };
     let line = crate::line_index(db, file).to_chars(text, range.start()).line + 1;
     let title = format!("the kernels computing `{short}{ellipsis}` ({}:{line})", file.path(db));
-    kernels_text(db, &title, &uses)
+    kernels_text(db, &title, &search)
 }
 
 /// The kernels computing the innermost expression of `data` that holds `offset` and
@@ -65,8 +67,9 @@ fn innermost_uses(
     db: &RootDatabase,
     data: &DefData,
     offset: TextSize,
-) -> Option<(Vec<KernelUse>, TextRange)> {
-    let all = kernels_computing(db, &data.loc, &|_| true);
+) -> Option<(KernelSearch, TextRange)> {
+    let KernelSearch { uses: all, too_large } =
+        kernels_computing(db, &data.loc, &|_| true, EXPLICIT_BUDGET);
     let calls = combinator_calls(&data.body);
     // A combinator's path or inner call counts as its saturated call.
     let range_of = |use_: &KernelUse| {
@@ -84,7 +87,7 @@ fn innermost_uses(
         .filter(|range| range.contains_inclusive(offset))
         .min_by_key(|range| range.len())?;
     let uses: Vec<KernelUse> = all.iter().filter(|u| range_of(u) == Some(best)).cloned().collect();
-    Some((uses, best))
+    Some((KernelSearch { uses, too_large }, best))
 }
 
 fn whole_entry(db: &RootDatabase, loc: &DefLoc) -> Option<KernelView> {
@@ -107,9 +110,17 @@ fn whole_entry(db: &RootDatabase, loc: &DefLoc) -> Option<KernelView> {
 }
 
 /// The text of every kernel in `uses` (each once), under a title.
-fn kernels_text(db: &RootDatabase, title: &str, uses: &[KernelUse]) -> Option<KernelView> {
+fn kernels_text(db: &RootDatabase, title: &str, search: &KernelSearch) -> Option<KernelView> {
+    let uses = &search.uses;
     let first = uses.first()?;
     let mut text = format!("// Weft: {title}\n");
+    for (entry, size) in &search.too_large {
+        let _ = writeln!(
+            text,
+            "// (entry `{entry}` is not shown: too large to compile in the editor, {size} core \
+             expressions once its calls are inlined)"
+        );
+    }
     let mut shown: FxHashSet<(SourceFile, &str, usize)> = FxHashSet::default();
     let mut compiled: Vec<(SourceFile, &str, Option<Compiled>)> = Vec::new();
     for use_ in uses {

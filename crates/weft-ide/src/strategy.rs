@@ -10,11 +10,13 @@
 //! "fused into this kernel" runs in its consumer's grid and gets `@grid` (LANGUAGE.md
 //! §6: annotated producers and consumers at the same level still fuse). A combinator
 //! whose uses disagree (a def called at host level by one entry and inside a kernel by
-//! another, or a strategy the host picks at run time), or that no kernel names, is
-//! left alone, as is every annotated one. Annotations that would break §6's legality
-//! rules (only `@grid`/`@group` at host level, only `@seq` inside a `@grid` body, ...)
-//! are dropped, so the edited file type-checks; the test over `examples/` checks that
-//! it also compiles to the same OpenCL.
+//! another, or a strategy the host picks at run time), the inner dimension of a nest
+//! run as a 2-D NDRange, or one that no kernel names, is left alone, as is every
+//! annotated one; nothing is offered when an entry using the def is too large to
+//! compile for a code action (`IMPLICIT_BUDGET`). Annotations that would break §6's
+//! legality rules (only `@grid`/`@group` at host level, only `@seq` inside a `@grid`
+//! body, ...) are dropped, so the edited file type-checks; the test over `examples/`
+//! checks that it also compiles to the same OpenCL.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use weft_hir::{
@@ -24,7 +26,7 @@ use weft_syntax::TextRange;
 
 use crate::annotate_type::Assist;
 use crate::classify::{DefData, enclosing_def};
-use crate::kernels::{KernelUse, combinator_calls, kernels_computing};
+use crate::kernels::{IMPLICIT_BUDGET, KernelUse, combinator_calls, kernels_computing};
 use crate::{FileRange, SourceChange, TextEdit};
 
 pub(crate) fn assists(db: &RootDatabase, range: &FileRange) -> Vec<Assist> {
@@ -80,7 +82,12 @@ pub(crate) fn assists(db: &RootDatabase, range: &FileRange) -> Vec<Assist> {
 /// The level to write on each unannotated combinator of a def (by the expression of
 /// its path), legal where it stands.
 fn chosen_levels(db: &RootDatabase, data: &DefData) -> Vec<(ExprId, Level)> {
-    let uses = kernels_computing(db, &data.loc, &|_| true);
+    let search = kernels_computing(db, &data.loc, &|_| true, IMPLICIT_BUDGET);
+    // A use that was not compiled could disagree with the others.
+    if !search.too_large.is_empty() {
+        return Vec::new();
+    }
+    let uses = search.uses;
     let mut by_expr: FxHashMap<ExprId, Vec<&KernelUse>> = FxHashMap::default();
     for use_ in &uses {
         by_expr.entry(use_.origin.expr).or_default().push(use_);
