@@ -66,11 +66,26 @@ pub(crate) fn entry_kernels<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<A
 }
 
 /// For every def (and entry) of any file, the entries of a file whose code it is part
-/// of (called, or inlined, from the entry), smallest first; and the size of each entry.
+/// of (called, or inlined, from the entry), smallest first.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct DefUsers {
-    pub(crate) entries: FxHashMap<DefLoc, Vec<DefLoc>>,
-    pub(crate) sizes: FxHashMap<DefLoc, u64>,
+    /// The file's entries, with their sizes once calls are inlined.
+    entries: Vec<(DefLoc, u64)>,
+    /// Indices into `entries`.
+    users: FxHashMap<DefLoc, Vec<u32>>,
+}
+
+impl DefUsers {
+    /// The entries using `def` with their sizes, smallest first.
+    pub(crate) fn of(&self, def: &DefLoc) -> impl Iterator<Item = &(DefLoc, u64)> {
+        let users = self.users.get(def).map_or(&[][..], Vec::as_slice);
+        users.iter().filter_map(|&idx| self.entries.get(usize::try_from(idx).ok()?))
+    }
+
+    /// The size of an entry once its calls are inlined.
+    pub(crate) fn size(&self, entry: &DefLoc) -> Option<u64> {
+        self.entries.iter().find(|(loc, _)| loc == entry).map(|&(_, size)| size)
+    }
 }
 
 /// The entries of `file` that use each def, from its core program (position-independent
@@ -81,8 +96,9 @@ pub(crate) fn def_users(db: &dyn Db, file: SourceFile) -> Arc<DefUsers> {
     let Some(program) = file_program(db, file) else { return Arc::new(users) };
     let sizes = inlined_sizes(program);
     for &entry in &program.entries {
-        let entry_loc = &program.functions[entry].def;
-        users.sizes.insert(entry_loc.clone(), sizes.get(&entry).copied().unwrap_or(u64::MAX));
+        let Ok(entry_idx) = u32::try_from(users.entries.len()) else { break };
+        let size = sizes.get(&entry).copied().unwrap_or(u64::MAX);
+        users.entries.push((program.functions[entry].def.clone(), size));
         let mut defs: FxHashSet<&DefLoc> = FxHashSet::default();
         for id in reachable(program, entry) {
             let function = &program.functions[id];
@@ -90,11 +106,14 @@ pub(crate) fn def_users(db: &dyn Db, file: SourceFile) -> Arc<DefUsers> {
             defs.extend(function.origins.iter().map(|(_, origin)| &origin.def));
         }
         for def in defs {
-            users.entries.entry(def.clone()).or_default().push(entry_loc.clone());
+            users.users.entry(def.clone()).or_default().push(entry_idx);
         }
     }
-    for entries in users.entries.values_mut() {
-        entries.sort_by_key(|entry| users.sizes.get(entry).copied().unwrap_or(u64::MAX));
+    let entries = &users.entries;
+    for list in users.users.values_mut() {
+        list.sort_by_key(|&idx| {
+            usize::try_from(idx).ok().and_then(|i| entries.get(i)).map(|e| e.1)
+        });
     }
     Arc::new(users)
 }
@@ -188,7 +207,7 @@ pub(crate) fn compile_entry(
 ) -> Option<Result<Compiled, String>> {
     let program = file_program(db, file).as_ref()?;
     let id = entry_id(program, entry)?;
-    let size = def_users(db, file).sizes.get(&program.functions[id].def).copied();
+    let size = def_users(db, file).size(&program.functions[id].def);
     if let Some(size) = size.filter(|&size| size > EXPLICIT_BUDGET.max_size) {
         return Some(Err(format!(
             "`{entry}` is too large to compile in the editor ({size} core expressions once \
@@ -289,10 +308,8 @@ pub(crate) fn kernels_computing(
     let mut out = KernelSearch::default();
     let mut n_compiled = 0;
     for file in files {
-        let users = def_users(db, file);
-        let Some(entries) = users.entries.get(def) else { continue };
-        for entry in entries {
-            let size = users.sizes.get(entry).copied().unwrap_or(u64::MAX);
+        for (entry, size) in def_users(db, file).of(def) {
+            let size = *size;
             if size > budget.max_size {
                 out.too_large.push((entry.name.to_string(), size));
                 continue;
