@@ -7,8 +7,9 @@
 //! are not multiples of the tile.
 //!
 //! The kernel: a work-group of 256 computes a 128x128 block of the result; each
-//! work-item keeps an 8x8 block in registers (rows `ty + 16r`, columns `tx + 16c`, so
-//! that stores are coalesced and local reads are conflict-free); the shared
+//! work-item keeps an 8x8 block in registers (rows `8ty + r`, contiguous in local
+//! memory and read as `float4` for f32; columns `tx + 16c`, so that neighbouring
+//! work-items read neighbouring words and store neighbouring elements); the shared
 //! dimension is walked in tiles of 8 staged in local memory, loaded along each
 //! operand's contiguous dimension. Each element is accumulated in the order of `K`,
 //! as the sequential reduction does.
@@ -262,22 +263,46 @@ impl Lowerer<'_> {
         let full = CExpr::bin(COp::Le, CExpr::add(k0.clone(), CExpr::Int(TK)), k_len.clone());
         let k = kb.fresh_name("k");
         kb.push();
-        let mut avals = Vec::new();
-        for r in 0..RT {
-            let at = CExpr::add(
-                CExpr::mul(CExpr::Var(k.clone()), CExpr::Int(TILE)),
-                CExpr::add(ty.clone(), CExpr::Int(16 * r)),
-            );
-            avals.push(kb.tmp("a", elem_a, CExpr::load(&la, at)));
-        }
-        let mut bvals = Vec::new();
-        for c in 0..RT {
-            let at = CExpr::add(
-                CExpr::mul(CExpr::Var(k.clone()), CExpr::Int(TILE)),
-                CExpr::add(tx.clone(), CExpr::Int(16 * c)),
-            );
-            bvals.push(kb.tmp("b", elem_b, CExpr::load(&lb, at)));
-        }
+        // Work-item (tx, ty) owns rows ty*RT.. (contiguous in local memory: f32 ones are
+        // read as float4, broadcast within a warp) and columns tx, tx+16, .. (neighbouring
+        // work-items read neighbouring words: no bank conflicts, coalesced stores).
+        let operand = |kb: &mut crate::kernel::Kb<'_>,
+                       tile: &std::rc::Rc<str>,
+                       own: &CExpr,
+                       elem: Elem,
+                       hint: &str,
+                       contiguous: bool|
+         -> Vec<CExpr> {
+            let vector = contiguous && elem == Elem::F32 && RT % 4 == 0;
+            let row = CExpr::mul(CExpr::Var(k.clone()), CExpr::Int(TILE));
+            let (base, step) = if contiguous {
+                (CExpr::add(row, CExpr::mul(own.clone(), CExpr::Int(RT))), 1)
+            } else {
+                (CExpr::add(row, own.clone()), 16)
+            };
+            let mut vals = Vec::new();
+            if vector {
+                for v in 0..RT / 4 {
+                    let name = kb.fresh_name(hint);
+                    let at = CExpr::add(base.clone(), CExpr::Int(4 * v));
+                    kb.emit(Cmd::Raw(format!("float4 {name} = vload4(0, {tile} + {at});")));
+                    for lane in 0..4 {
+                        vals.push(CExpr::Var(std::rc::Rc::from(format!("{name}.s{lane}"))));
+                    }
+                }
+            } else {
+                for r in 0..RT {
+                    vals.push(kb.tmp(
+                        hint,
+                        elem,
+                        CExpr::load(tile, CExpr::add(base.clone(), CExpr::Int(step * r))),
+                    ));
+                }
+            }
+            vals
+        };
+        let avals = operand(&mut kb, &la, &ty, elem_a, "a", true);
+        let bvals = operand(&mut kb, &lb, &tx, elem_b, "b", false);
         for r in 0..RT as usize {
             for c in 0..RT as usize {
                 let (x, y) = if nest.dot.row_first {
@@ -323,7 +348,10 @@ impl Lowerer<'_> {
         kb.emit(Cmd::For { var: kk, bound: ktiles, body: tiles_body, comment: None });
         for r in 0..RT {
             for c in 0..RT {
-                let row = CExpr::add(row0.clone(), CExpr::add(ty.clone(), CExpr::Int(16 * r)));
+                let row = CExpr::add(
+                    row0.clone(),
+                    CExpr::add(CExpr::mul(ty.clone(), CExpr::Int(RT)), CExpr::Int(r)),
+                );
                 let col = CExpr::add(col0.clone(), CExpr::add(tx.clone(), CExpr::Int(16 * c)));
                 let ok = CExpr::bin(
                     COp::And,

@@ -383,23 +383,45 @@ impl<'p> Lowerer<'p> {
         let ne = kb.atom(rows.func, &mut env, neutral)?;
         let acc = kb.declare_like(&ne)?;
         kb.assign(&acc, &ne)?;
-        let i = kb.fresh_name("i");
+        // Four neighbouring elements per iteration (independent loads; the operator is
+        // commutative), then the last `len % 4` elements.
+        let len = row.shape()[0].clone();
+        let quads = kb.tmp("quads", Elem::I64, CExpr::bin(COp::Div, len.clone(), CExpr::Int(4)));
+        let q = kb.fresh_name("q");
         kb.push();
-        let x = kb.index(&row, &[CExpr::Var(i.clone())])?;
+        let base = kb.tmp("base", Elem::I64, CExpr::mul(CExpr::Var(q.clone()), CExpr::Int(4)));
+        let mut xs = Vec::new();
+        for k in 0..4 {
+            let x = kb.index(&row, &[CExpr::add(base.clone(), CExpr::Int(k))])?;
+            let x = kb.declare_like(&x).and_then(|v| kb.assign(&v, &x).map(|()| v))?;
+            xs.push(x);
+        }
+        for x in xs {
+            let mut lenv = env.clone();
+            lenv.vars.insert(op.params[0], acc.clone());
+            lenv.vars.insert(op.params[1], x);
+            let r = kb.block(rows.func, &mut lenv, op.body)?;
+            kb.assign(&acc, &r)?;
+        }
+        let inner = kb.pop();
+        kb.emit(Cmd::ParFor {
+            level: ParLevel::Thread,
+            var: q,
+            bound: quads.clone(),
+            body: inner,
+            comment: None,
+        });
+        let tail =
+            kb.tmp("tail", Elem::I64, CExpr::add(CExpr::mul(quads, CExpr::Int(4)), t.clone()));
+        kb.push();
+        let x = kb.index(&row, std::slice::from_ref(&tail))?;
         let mut lenv = env.clone();
         lenv.vars.insert(op.params[0], acc.clone());
         lenv.vars.insert(op.params[1], x);
         let r = kb.block(rows.func, &mut lenv, op.body)?;
         kb.assign(&acc, &r)?;
-        let inner = kb.pop();
-        let len = row.shape()[0].clone();
-        kb.emit(Cmd::ParFor {
-            level: ParLevel::Thread,
-            var: i,
-            bound: len,
-            body: inner,
-            comment: None,
-        });
+        let then_cmds = kb.pop();
+        kb.emit(Cmd::If { cond: CExpr::bin(COp::Lt, tail, len), then_cmds, else_cmds: vec![] });
         let KVal::Scalar(accv, _) = &acc else {
             return Err(crate::LowerError::internal("accumulator"));
         };
