@@ -241,20 +241,21 @@ pub(crate) fn render_error(db: &dyn Db, error: &CompileError) -> String {
 
 /// The functions `entry` calls, directly or not, and itself.
 fn reachable(program: &Program, entry: FnId) -> impl Iterator<Item = FnId> {
-    let mut seen: Vec<FnId> = Vec::new();
+    let mut seen: FxHashSet<FnId> = FxHashSet::default();
+    let mut order: Vec<FnId> = Vec::new();
     let mut stack = vec![entry];
     while let Some(id) = stack.pop() {
-        if seen.contains(&id) {
+        if !seen.insert(id) {
             continue;
         }
-        seen.push(id);
+        order.push(id);
         for (_, exp) in program.functions[id].exps.iter() {
             if let weft_core::Exp::Call { func, .. } = exp {
                 stack.push(*func);
             }
         }
     }
-    seen.into_iter()
+    order.into_iter()
 }
 
 /// The function of the entry named `name`.
