@@ -1,13 +1,17 @@
 //! The kernels of a file's entries (weft-lower, printed by weft-opencl), for the kernel
 //! lines of hovers, "Show generated kernel", "Run on GPU" and "Make strategy explicit".
 //!
-//! [`file_kernels`] is a salsa query: it compiles every entry of a file without errors
+//! [`entry_kernels`] is a salsa query: it compiles one entry of a file without errors
 //! ([`file_program`]) and keeps, per kernel, its name and the source expressions it
-//! computes with their roles (`KernelImp::origins`: `Origin`s, no ranges). It compiles
-//! without source positions, so like [`file_program`] it is position-independent:
-//! moving text re-runs nothing, and an edit in a body re-runs it once for the file. It
-//! runs only when one of the features above asks, never for diagnostics, so typing
-//! never waits for the back end.
+//! computes with their roles (`KernelImp::origins`: `Origin`s, no ranges); [`def_users`]
+//! says which entries of a file use each def, and how large each entry is once the back
+//! end has inlined its calls. Both work without source positions, so like
+//! [`file_program`] they are position-independent: moving text re-runs nothing, and an
+//! edit in a body re-runs them once. They run only when one of the features above asks,
+//! never for diagnostics, so typing never waits for the back end.
+//! [`kernels_computing`] compiles only the entries that use a def, smallest first,
+//! within a [`Budget`]: the back end cannot be interrupted, and an edit waits for the
+//! reads that hold a snapshot.
 //!
 //! The OpenCL text, whose comments name source lines, and the host plan, whose error
 //! messages name positions, are compiled again with positions by [`compile_entry`], for

@@ -1,7 +1,7 @@
 //! "Show generated kernel": the OpenCL C of the kernels that compute the code under the
 //! cursor, or of a whole entry when the cursor is on its name.
 //!
-//! The kernels are found through [`file_kernels`] (the source expressions each kernel
+//! The kernels are found through [`kernels_computing`] (the source expressions each kernel
 //! computes, `KernelImp::origins`): among the expressions of the def under the cursor
 //! that some kernel computes, the innermost one whose range holds the cursor wins, and
 //! every kernel computing it is shown (a reduction has two stages, a def called by two
