@@ -7,7 +7,7 @@
 //! when it is missing, builds it with `cargo build -p weft-runtime --bin weft-runner`
 //! in the same profile.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Output;
 
 mod common;

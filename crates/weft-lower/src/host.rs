@@ -63,6 +63,8 @@ pub struct Lowered {
     pub entry: String,
     pub kernels: Vec<KernelImp>,
     pub inputs: Vec<Input>,
+    /// The parameter each input belongs to.
+    pub input_names: Vec<String>,
     pub steps: Vec<Step>,
     pub outputs: Vec<Output>,
     pub errors: Vec<ErrorSite>,
@@ -109,6 +111,7 @@ pub fn lower_entry(
     let mut inputs = Vec::new();
     let mut size_vars: FxHashMap<VarId, Var> = FxHashMap::default();
     let mut deferred: Vec<(Var, CoreSize)> = Vec::new();
+    let mut input_names = Vec::new();
     for &param in &function.params {
         let ty = function.vars[param].ty.clone();
         let name = function.vars[param].name.to_string();
@@ -121,6 +124,7 @@ pub fn lower_entry(
             &mut inputs,
             &mut deferred,
         )?;
+        input_names.resize(inputs.len(), name.clone());
         env.insert(param, val);
     }
     for (dim, size) in deferred {
@@ -145,6 +149,7 @@ pub fn lower_entry(
         entry: l.entry_name,
         kernels: l.kernels,
         inputs,
+        input_names,
         steps,
         outputs,
         errors,
@@ -691,6 +696,7 @@ impl<'p> Lowerer<'p> {
                     lambda: lambda.clone(),
                     env: Rc::new(env.clone()),
                     arrays: arrs,
+                    explicit: level.is_some(),
                 };
                 Ok(HVal::Arr(pull(shape.clone(), shape, full, src, origin.as_ref())))
             }

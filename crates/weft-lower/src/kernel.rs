@@ -356,7 +356,7 @@ impl<'p> Kb<'p> {
 
     fn import_pull(&mut self, src: &PullSrc, shape: Vec<CExpr>) -> Res<KArr> {
         let f: PullFn = match src {
-            PullSrc::Map { func, lambda, env, arrays } => {
+            PullSrc::Map { func, lambda, env, arrays, .. } => {
                 let arrays: Vec<KArr> =
                     arrays.iter().map(|a| self.import_arr(a)).collect::<Res<_>>()?;
                 let env = KEnv { vars: FxHashMap::default(), host: Some(env.clone()) };

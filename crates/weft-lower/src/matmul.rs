@@ -109,7 +109,7 @@ pub(crate) fn matmul_nest(program: &Program, a: &HArr) -> Option<Nest> {
     if !p.views.is_empty() || p.shape.len() != 2 {
         return None;
     }
-    let PullSrc::Map { func, lambda, env, arrays } = &p.src else { return None };
+    let PullSrc::Map { func, lambda, env, arrays, .. } = &p.src else { return None };
     let [rows] = arrays.as_slice() else { return None };
     if rows.shape().len() != 2 || lambda.params.len() != 1 {
         return None;

@@ -49,7 +49,11 @@ pub(crate) fn segmented_reduce(program: &Program, a: &HArr) -> Option<Rows> {
     if !p.views.is_empty() || p.shape.len() != 1 {
         return None;
     }
-    let PullSrc::Map { func, lambda, env, arrays } = &p.src else { return None };
+    let PullSrc::Map { func, lambda, env, arrays, explicit } = &p.src else { return None };
+    // An annotated `map` keeps its level: its rows are never given to work-groups.
+    if *explicit {
+        return None;
+    }
     let function = &program.functions[*func];
     let body = &function.blocks[lambda.body];
     let last = body.stmts.last()?;

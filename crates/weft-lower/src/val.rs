@@ -61,8 +61,19 @@ pub(crate) struct HPull {
 
 #[derive(Debug)]
 pub(crate) enum PullSrc {
-    Map { func: FnId, lambda: Lambda, env: Rc<HEnv>, arrays: Vec<HArr> },
-    Generate { func: FnId, lambda: Lambda, env: Rc<HEnv> },
+    /// `explicit`: the `map` carries a level annotation, so the compiler keeps its level.
+    Map {
+        func: FnId,
+        lambda: Lambda,
+        env: Rc<HEnv>,
+        arrays: Vec<HArr>,
+        explicit: bool,
+    },
+    Generate {
+        func: FnId,
+        lambda: Lambda,
+        env: Rc<HEnv>,
+    },
     Iota(Elem),
     Replicate(HVal),
     Lit(Vec<HVal>),
@@ -132,11 +143,12 @@ impl HArr {
 impl PullSrc {
     fn clone_src(&self) -> PullSrc {
         match self {
-            PullSrc::Map { func, lambda, env, arrays } => PullSrc::Map {
+            PullSrc::Map { func, lambda, env, arrays, explicit } => PullSrc::Map {
                 func: *func,
                 lambda: lambda.clone(),
                 env: env.clone(),
                 arrays: arrays.clone(),
+                explicit: *explicit,
             },
             PullSrc::Generate { func, lambda, env } => {
                 PullSrc::Generate { func: *func, lambda: lambda.clone(), env: env.clone() }

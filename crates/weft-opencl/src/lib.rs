@@ -47,6 +47,7 @@ pub fn compile_entry(
         source,
         kernels,
         inputs: lowered.inputs,
+        input_names: lowered.input_names,
         n_vars: lowered.n_vars,
         steps: lowered.steps,
         outputs: lowered.outputs,

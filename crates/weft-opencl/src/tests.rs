@@ -355,620 +355,608 @@ fn matmul_is_a_two_dimensional_ndrange() {
                 if (ktile_78 * 8 + 8 <= xs_3) {
                   #pragma unroll
                   for (long k_95 = 0; k_95 < 8; k_95++) {
-                    float a_96 = a_tile_7[k_95 * 128 + ty_11];
-                    float a_97 = a_tile_7[k_95 * 128 + (ty_11 + 16)];
-                    float a_98 = a_tile_7[k_95 * 128 + (ty_11 + 32)];
-                    float a_99 = a_tile_7[k_95 * 128 + (ty_11 + 48)];
-                    float a_100 = a_tile_7[k_95 * 128 + (ty_11 + 64)];
-                    float a_101 = a_tile_7[k_95 * 128 + (ty_11 + 80)];
-                    float a_102 = a_tile_7[k_95 * 128 + (ty_11 + 96)];
-                    float a_103 = a_tile_7[k_95 * 128 + (ty_11 + 112)];
-                    float b_104 = b_tile_8[k_95 * 128 + tx_10];
-                    float b_105 = b_tile_8[k_95 * 128 + (tx_10 + 16)];
-                    float b_106 = b_tile_8[k_95 * 128 + (tx_10 + 32)];
-                    float b_107 = b_tile_8[k_95 * 128 + (tx_10 + 48)];
-                    float b_108 = b_tile_8[k_95 * 128 + (tx_10 + 64)];
-                    float b_109 = b_tile_8[k_95 * 128 + (tx_10 + 80)];
-                    float b_110 = b_tile_8[k_95 * 128 + (tx_10 + 96)];
-                    float b_111 = b_tile_8[k_95 * 128 + (tx_10 + 112)];
-                    float v_112 = a_96 * b_104;
-                    float v_113 = acc00_14 + v_112;
-                    acc00_14 = v_113;
-                    float v_114 = a_96 * b_105;
-                    float v_115 = acc01_15 + v_114;
-                    acc01_15 = v_115;
-                    float v_116 = a_96 * b_106;
-                    float v_117 = acc02_16 + v_116;
-                    acc02_16 = v_117;
-                    float v_118 = a_96 * b_107;
-                    float v_119 = acc03_17 + v_118;
-                    acc03_17 = v_119;
-                    float v_120 = a_96 * b_108;
-                    float v_121 = acc04_18 + v_120;
-                    acc04_18 = v_121;
-                    float v_122 = a_96 * b_109;
-                    float v_123 = acc05_19 + v_122;
-                    acc05_19 = v_123;
-                    float v_124 = a_96 * b_110;
-                    float v_125 = acc06_20 + v_124;
-                    acc06_20 = v_125;
-                    float v_126 = a_96 * b_111;
-                    float v_127 = acc07_21 + v_126;
-                    acc07_21 = v_127;
-                    float v_128 = a_97 * b_104;
-                    float v_129 = acc10_22 + v_128;
-                    acc10_22 = v_129;
-                    float v_130 = a_97 * b_105;
-                    float v_131 = acc11_23 + v_130;
-                    acc11_23 = v_131;
-                    float v_132 = a_97 * b_106;
-                    float v_133 = acc12_24 + v_132;
-                    acc12_24 = v_133;
-                    float v_134 = a_97 * b_107;
-                    float v_135 = acc13_25 + v_134;
-                    acc13_25 = v_135;
-                    float v_136 = a_97 * b_108;
-                    float v_137 = acc14_26 + v_136;
-                    acc14_26 = v_137;
-                    float v_138 = a_97 * b_109;
-                    float v_139 = acc15_27 + v_138;
-                    acc15_27 = v_139;
-                    float v_140 = a_97 * b_110;
-                    float v_141 = acc16_28 + v_140;
-                    acc16_28 = v_141;
-                    float v_142 = a_97 * b_111;
-                    float v_143 = acc17_29 + v_142;
-                    acc17_29 = v_143;
-                    float v_144 = a_98 * b_104;
-                    float v_145 = acc20_30 + v_144;
-                    acc20_30 = v_145;
-                    float v_146 = a_98 * b_105;
-                    float v_147 = acc21_31 + v_146;
-                    acc21_31 = v_147;
-                    float v_148 = a_98 * b_106;
-                    float v_149 = acc22_32 + v_148;
-                    acc22_32 = v_149;
-                    float v_150 = a_98 * b_107;
-                    float v_151 = acc23_33 + v_150;
-                    acc23_33 = v_151;
-                    float v_152 = a_98 * b_108;
-                    float v_153 = acc24_34 + v_152;
-                    acc24_34 = v_153;
-                    float v_154 = a_98 * b_109;
-                    float v_155 = acc25_35 + v_154;
-                    acc25_35 = v_155;
-                    float v_156 = a_98 * b_110;
-                    float v_157 = acc26_36 + v_156;
-                    acc26_36 = v_157;
-                    float v_158 = a_98 * b_111;
-                    float v_159 = acc27_37 + v_158;
-                    acc27_37 = v_159;
-                    float v_160 = a_99 * b_104;
-                    float v_161 = acc30_38 + v_160;
-                    acc30_38 = v_161;
-                    float v_162 = a_99 * b_105;
-                    float v_163 = acc31_39 + v_162;
-                    acc31_39 = v_163;
-                    float v_164 = a_99 * b_106;
-                    float v_165 = acc32_40 + v_164;
-                    acc32_40 = v_165;
-                    float v_166 = a_99 * b_107;
-                    float v_167 = acc33_41 + v_166;
-                    acc33_41 = v_167;
-                    float v_168 = a_99 * b_108;
-                    float v_169 = acc34_42 + v_168;
-                    acc34_42 = v_169;
-                    float v_170 = a_99 * b_109;
-                    float v_171 = acc35_43 + v_170;
-                    acc35_43 = v_171;
-                    float v_172 = a_99 * b_110;
-                    float v_173 = acc36_44 + v_172;
-                    acc36_44 = v_173;
-                    float v_174 = a_99 * b_111;
-                    float v_175 = acc37_45 + v_174;
-                    acc37_45 = v_175;
-                    float v_176 = a_100 * b_104;
-                    float v_177 = acc40_46 + v_176;
-                    acc40_46 = v_177;
-                    float v_178 = a_100 * b_105;
-                    float v_179 = acc41_47 + v_178;
-                    acc41_47 = v_179;
-                    float v_180 = a_100 * b_106;
-                    float v_181 = acc42_48 + v_180;
-                    acc42_48 = v_181;
-                    float v_182 = a_100 * b_107;
-                    float v_183 = acc43_49 + v_182;
-                    acc43_49 = v_183;
-                    float v_184 = a_100 * b_108;
-                    float v_185 = acc44_50 + v_184;
-                    acc44_50 = v_185;
-                    float v_186 = a_100 * b_109;
-                    float v_187 = acc45_51 + v_186;
-                    acc45_51 = v_187;
-                    float v_188 = a_100 * b_110;
-                    float v_189 = acc46_52 + v_188;
-                    acc46_52 = v_189;
-                    float v_190 = a_100 * b_111;
-                    float v_191 = acc47_53 + v_190;
-                    acc47_53 = v_191;
-                    float v_192 = a_101 * b_104;
-                    float v_193 = acc50_54 + v_192;
-                    acc50_54 = v_193;
-                    float v_194 = a_101 * b_105;
-                    float v_195 = acc51_55 + v_194;
-                    acc51_55 = v_195;
-                    float v_196 = a_101 * b_106;
-                    float v_197 = acc52_56 + v_196;
-                    acc52_56 = v_197;
-                    float v_198 = a_101 * b_107;
-                    float v_199 = acc53_57 + v_198;
-                    acc53_57 = v_199;
-                    float v_200 = a_101 * b_108;
-                    float v_201 = acc54_58 + v_200;
-                    acc54_58 = v_201;
-                    float v_202 = a_101 * b_109;
-                    float v_203 = acc55_59 + v_202;
-                    acc55_59 = v_203;
-                    float v_204 = a_101 * b_110;
-                    float v_205 = acc56_60 + v_204;
-                    acc56_60 = v_205;
-                    float v_206 = a_101 * b_111;
-                    float v_207 = acc57_61 + v_206;
-                    acc57_61 = v_207;
-                    float v_208 = a_102 * b_104;
-                    float v_209 = acc60_62 + v_208;
-                    acc60_62 = v_209;
-                    float v_210 = a_102 * b_105;
-                    float v_211 = acc61_63 + v_210;
-                    acc61_63 = v_211;
-                    float v_212 = a_102 * b_106;
-                    float v_213 = acc62_64 + v_212;
-                    acc62_64 = v_213;
-                    float v_214 = a_102 * b_107;
-                    float v_215 = acc63_65 + v_214;
-                    acc63_65 = v_215;
-                    float v_216 = a_102 * b_108;
-                    float v_217 = acc64_66 + v_216;
-                    acc64_66 = v_217;
-                    float v_218 = a_102 * b_109;
-                    float v_219 = acc65_67 + v_218;
-                    acc65_67 = v_219;
-                    float v_220 = a_102 * b_110;
-                    float v_221 = acc66_68 + v_220;
-                    acc66_68 = v_221;
-                    float v_222 = a_102 * b_111;
-                    float v_223 = acc67_69 + v_222;
-                    acc67_69 = v_223;
-                    float v_224 = a_103 * b_104;
-                    float v_225 = acc70_70 + v_224;
-                    acc70_70 = v_225;
-                    float v_226 = a_103 * b_105;
-                    float v_227 = acc71_71 + v_226;
-                    acc71_71 = v_227;
-                    float v_228 = a_103 * b_106;
-                    float v_229 = acc72_72 + v_228;
-                    acc72_72 = v_229;
-                    float v_230 = a_103 * b_107;
-                    float v_231 = acc73_73 + v_230;
-                    acc73_73 = v_231;
-                    float v_232 = a_103 * b_108;
-                    float v_233 = acc74_74 + v_232;
-                    acc74_74 = v_233;
-                    float v_234 = a_103 * b_109;
-                    float v_235 = acc75_75 + v_234;
-                    acc75_75 = v_235;
-                    float v_236 = a_103 * b_110;
-                    float v_237 = acc76_76 + v_236;
-                    acc76_76 = v_237;
-                    float v_238 = a_103 * b_111;
-                    float v_239 = acc77_77 + v_238;
-                    acc77_77 = v_239;
+                    float4 a_96 = vload4(0, a_tile_7 + k_95 * 128 + ty_11 * 8);
+                    float4 a_97 = vload4(0, a_tile_7 + k_95 * 128 + ty_11 * 8 + 4);
+                    float b_98 = b_tile_8[k_95 * 128 + tx_10];
+                    float b_99 = b_tile_8[k_95 * 128 + tx_10 + 16];
+                    float b_100 = b_tile_8[k_95 * 128 + tx_10 + 32];
+                    float b_101 = b_tile_8[k_95 * 128 + tx_10 + 48];
+                    float b_102 = b_tile_8[k_95 * 128 + tx_10 + 64];
+                    float b_103 = b_tile_8[k_95 * 128 + tx_10 + 80];
+                    float b_104 = b_tile_8[k_95 * 128 + tx_10 + 96];
+                    float b_105 = b_tile_8[k_95 * 128 + tx_10 + 112];
+                    float v_106 = a_96.s0 * b_98;
+                    float v_107 = acc00_14 + v_106;
+                    acc00_14 = v_107;
+                    float v_108 = a_96.s0 * b_99;
+                    float v_109 = acc01_15 + v_108;
+                    acc01_15 = v_109;
+                    float v_110 = a_96.s0 * b_100;
+                    float v_111 = acc02_16 + v_110;
+                    acc02_16 = v_111;
+                    float v_112 = a_96.s0 * b_101;
+                    float v_113 = acc03_17 + v_112;
+                    acc03_17 = v_113;
+                    float v_114 = a_96.s0 * b_102;
+                    float v_115 = acc04_18 + v_114;
+                    acc04_18 = v_115;
+                    float v_116 = a_96.s0 * b_103;
+                    float v_117 = acc05_19 + v_116;
+                    acc05_19 = v_117;
+                    float v_118 = a_96.s0 * b_104;
+                    float v_119 = acc06_20 + v_118;
+                    acc06_20 = v_119;
+                    float v_120 = a_96.s0 * b_105;
+                    float v_121 = acc07_21 + v_120;
+                    acc07_21 = v_121;
+                    float v_122 = a_96.s1 * b_98;
+                    float v_123 = acc10_22 + v_122;
+                    acc10_22 = v_123;
+                    float v_124 = a_96.s1 * b_99;
+                    float v_125 = acc11_23 + v_124;
+                    acc11_23 = v_125;
+                    float v_126 = a_96.s1 * b_100;
+                    float v_127 = acc12_24 + v_126;
+                    acc12_24 = v_127;
+                    float v_128 = a_96.s1 * b_101;
+                    float v_129 = acc13_25 + v_128;
+                    acc13_25 = v_129;
+                    float v_130 = a_96.s1 * b_102;
+                    float v_131 = acc14_26 + v_130;
+                    acc14_26 = v_131;
+                    float v_132 = a_96.s1 * b_103;
+                    float v_133 = acc15_27 + v_132;
+                    acc15_27 = v_133;
+                    float v_134 = a_96.s1 * b_104;
+                    float v_135 = acc16_28 + v_134;
+                    acc16_28 = v_135;
+                    float v_136 = a_96.s1 * b_105;
+                    float v_137 = acc17_29 + v_136;
+                    acc17_29 = v_137;
+                    float v_138 = a_96.s2 * b_98;
+                    float v_139 = acc20_30 + v_138;
+                    acc20_30 = v_139;
+                    float v_140 = a_96.s2 * b_99;
+                    float v_141 = acc21_31 + v_140;
+                    acc21_31 = v_141;
+                    float v_142 = a_96.s2 * b_100;
+                    float v_143 = acc22_32 + v_142;
+                    acc22_32 = v_143;
+                    float v_144 = a_96.s2 * b_101;
+                    float v_145 = acc23_33 + v_144;
+                    acc23_33 = v_145;
+                    float v_146 = a_96.s2 * b_102;
+                    float v_147 = acc24_34 + v_146;
+                    acc24_34 = v_147;
+                    float v_148 = a_96.s2 * b_103;
+                    float v_149 = acc25_35 + v_148;
+                    acc25_35 = v_149;
+                    float v_150 = a_96.s2 * b_104;
+                    float v_151 = acc26_36 + v_150;
+                    acc26_36 = v_151;
+                    float v_152 = a_96.s2 * b_105;
+                    float v_153 = acc27_37 + v_152;
+                    acc27_37 = v_153;
+                    float v_154 = a_96.s3 * b_98;
+                    float v_155 = acc30_38 + v_154;
+                    acc30_38 = v_155;
+                    float v_156 = a_96.s3 * b_99;
+                    float v_157 = acc31_39 + v_156;
+                    acc31_39 = v_157;
+                    float v_158 = a_96.s3 * b_100;
+                    float v_159 = acc32_40 + v_158;
+                    acc32_40 = v_159;
+                    float v_160 = a_96.s3 * b_101;
+                    float v_161 = acc33_41 + v_160;
+                    acc33_41 = v_161;
+                    float v_162 = a_96.s3 * b_102;
+                    float v_163 = acc34_42 + v_162;
+                    acc34_42 = v_163;
+                    float v_164 = a_96.s3 * b_103;
+                    float v_165 = acc35_43 + v_164;
+                    acc35_43 = v_165;
+                    float v_166 = a_96.s3 * b_104;
+                    float v_167 = acc36_44 + v_166;
+                    acc36_44 = v_167;
+                    float v_168 = a_96.s3 * b_105;
+                    float v_169 = acc37_45 + v_168;
+                    acc37_45 = v_169;
+                    float v_170 = a_97.s0 * b_98;
+                    float v_171 = acc40_46 + v_170;
+                    acc40_46 = v_171;
+                    float v_172 = a_97.s0 * b_99;
+                    float v_173 = acc41_47 + v_172;
+                    acc41_47 = v_173;
+                    float v_174 = a_97.s0 * b_100;
+                    float v_175 = acc42_48 + v_174;
+                    acc42_48 = v_175;
+                    float v_176 = a_97.s0 * b_101;
+                    float v_177 = acc43_49 + v_176;
+                    acc43_49 = v_177;
+                    float v_178 = a_97.s0 * b_102;
+                    float v_179 = acc44_50 + v_178;
+                    acc44_50 = v_179;
+                    float v_180 = a_97.s0 * b_103;
+                    float v_181 = acc45_51 + v_180;
+                    acc45_51 = v_181;
+                    float v_182 = a_97.s0 * b_104;
+                    float v_183 = acc46_52 + v_182;
+                    acc46_52 = v_183;
+                    float v_184 = a_97.s0 * b_105;
+                    float v_185 = acc47_53 + v_184;
+                    acc47_53 = v_185;
+                    float v_186 = a_97.s1 * b_98;
+                    float v_187 = acc50_54 + v_186;
+                    acc50_54 = v_187;
+                    float v_188 = a_97.s1 * b_99;
+                    float v_189 = acc51_55 + v_188;
+                    acc51_55 = v_189;
+                    float v_190 = a_97.s1 * b_100;
+                    float v_191 = acc52_56 + v_190;
+                    acc52_56 = v_191;
+                    float v_192 = a_97.s1 * b_101;
+                    float v_193 = acc53_57 + v_192;
+                    acc53_57 = v_193;
+                    float v_194 = a_97.s1 * b_102;
+                    float v_195 = acc54_58 + v_194;
+                    acc54_58 = v_195;
+                    float v_196 = a_97.s1 * b_103;
+                    float v_197 = acc55_59 + v_196;
+                    acc55_59 = v_197;
+                    float v_198 = a_97.s1 * b_104;
+                    float v_199 = acc56_60 + v_198;
+                    acc56_60 = v_199;
+                    float v_200 = a_97.s1 * b_105;
+                    float v_201 = acc57_61 + v_200;
+                    acc57_61 = v_201;
+                    float v_202 = a_97.s2 * b_98;
+                    float v_203 = acc60_62 + v_202;
+                    acc60_62 = v_203;
+                    float v_204 = a_97.s2 * b_99;
+                    float v_205 = acc61_63 + v_204;
+                    acc61_63 = v_205;
+                    float v_206 = a_97.s2 * b_100;
+                    float v_207 = acc62_64 + v_206;
+                    acc62_64 = v_207;
+                    float v_208 = a_97.s2 * b_101;
+                    float v_209 = acc63_65 + v_208;
+                    acc63_65 = v_209;
+                    float v_210 = a_97.s2 * b_102;
+                    float v_211 = acc64_66 + v_210;
+                    acc64_66 = v_211;
+                    float v_212 = a_97.s2 * b_103;
+                    float v_213 = acc65_67 + v_212;
+                    acc65_67 = v_213;
+                    float v_214 = a_97.s2 * b_104;
+                    float v_215 = acc66_68 + v_214;
+                    acc66_68 = v_215;
+                    float v_216 = a_97.s2 * b_105;
+                    float v_217 = acc67_69 + v_216;
+                    acc67_69 = v_217;
+                    float v_218 = a_97.s3 * b_98;
+                    float v_219 = acc70_70 + v_218;
+                    acc70_70 = v_219;
+                    float v_220 = a_97.s3 * b_99;
+                    float v_221 = acc71_71 + v_220;
+                    acc71_71 = v_221;
+                    float v_222 = a_97.s3 * b_100;
+                    float v_223 = acc72_72 + v_222;
+                    acc72_72 = v_223;
+                    float v_224 = a_97.s3 * b_101;
+                    float v_225 = acc73_73 + v_224;
+                    acc73_73 = v_225;
+                    float v_226 = a_97.s3 * b_102;
+                    float v_227 = acc74_74 + v_226;
+                    acc74_74 = v_227;
+                    float v_228 = a_97.s3 * b_103;
+                    float v_229 = acc75_75 + v_228;
+                    acc75_75 = v_229;
+                    float v_230 = a_97.s3 * b_104;
+                    float v_231 = acc76_76 + v_230;
+                    acc76_76 = v_231;
+                    float v_232 = a_97.s3 * b_105;
+                    float v_233 = acc77_77 + v_232;
+                    acc77_77 = v_233;
                   }
                 } else {
                   for (long k_95 = 0; k_95 < min(8L, xs_3 - ktile_78 * 8); k_95++) {
-                    float a_96 = a_tile_7[k_95 * 128 + ty_11];
-                    float a_97 = a_tile_7[k_95 * 128 + (ty_11 + 16)];
-                    float a_98 = a_tile_7[k_95 * 128 + (ty_11 + 32)];
-                    float a_99 = a_tile_7[k_95 * 128 + (ty_11 + 48)];
-                    float a_100 = a_tile_7[k_95 * 128 + (ty_11 + 64)];
-                    float a_101 = a_tile_7[k_95 * 128 + (ty_11 + 80)];
-                    float a_102 = a_tile_7[k_95 * 128 + (ty_11 + 96)];
-                    float a_103 = a_tile_7[k_95 * 128 + (ty_11 + 112)];
-                    float b_104 = b_tile_8[k_95 * 128 + tx_10];
-                    float b_105 = b_tile_8[k_95 * 128 + (tx_10 + 16)];
-                    float b_106 = b_tile_8[k_95 * 128 + (tx_10 + 32)];
-                    float b_107 = b_tile_8[k_95 * 128 + (tx_10 + 48)];
-                    float b_108 = b_tile_8[k_95 * 128 + (tx_10 + 64)];
-                    float b_109 = b_tile_8[k_95 * 128 + (tx_10 + 80)];
-                    float b_110 = b_tile_8[k_95 * 128 + (tx_10 + 96)];
-                    float b_111 = b_tile_8[k_95 * 128 + (tx_10 + 112)];
-                    float v_112 = a_96 * b_104;
-                    float v_113 = acc00_14 + v_112;
-                    acc00_14 = v_113;
-                    float v_114 = a_96 * b_105;
-                    float v_115 = acc01_15 + v_114;
-                    acc01_15 = v_115;
-                    float v_116 = a_96 * b_106;
-                    float v_117 = acc02_16 + v_116;
-                    acc02_16 = v_117;
-                    float v_118 = a_96 * b_107;
-                    float v_119 = acc03_17 + v_118;
-                    acc03_17 = v_119;
-                    float v_120 = a_96 * b_108;
-                    float v_121 = acc04_18 + v_120;
-                    acc04_18 = v_121;
-                    float v_122 = a_96 * b_109;
-                    float v_123 = acc05_19 + v_122;
-                    acc05_19 = v_123;
-                    float v_124 = a_96 * b_110;
-                    float v_125 = acc06_20 + v_124;
-                    acc06_20 = v_125;
-                    float v_126 = a_96 * b_111;
-                    float v_127 = acc07_21 + v_126;
-                    acc07_21 = v_127;
-                    float v_128 = a_97 * b_104;
-                    float v_129 = acc10_22 + v_128;
-                    acc10_22 = v_129;
-                    float v_130 = a_97 * b_105;
-                    float v_131 = acc11_23 + v_130;
-                    acc11_23 = v_131;
-                    float v_132 = a_97 * b_106;
-                    float v_133 = acc12_24 + v_132;
-                    acc12_24 = v_133;
-                    float v_134 = a_97 * b_107;
-                    float v_135 = acc13_25 + v_134;
-                    acc13_25 = v_135;
-                    float v_136 = a_97 * b_108;
-                    float v_137 = acc14_26 + v_136;
-                    acc14_26 = v_137;
-                    float v_138 = a_97 * b_109;
-                    float v_139 = acc15_27 + v_138;
-                    acc15_27 = v_139;
-                    float v_140 = a_97 * b_110;
-                    float v_141 = acc16_28 + v_140;
-                    acc16_28 = v_141;
-                    float v_142 = a_97 * b_111;
-                    float v_143 = acc17_29 + v_142;
-                    acc17_29 = v_143;
-                    float v_144 = a_98 * b_104;
-                    float v_145 = acc20_30 + v_144;
-                    acc20_30 = v_145;
-                    float v_146 = a_98 * b_105;
-                    float v_147 = acc21_31 + v_146;
-                    acc21_31 = v_147;
-                    float v_148 = a_98 * b_106;
-                    float v_149 = acc22_32 + v_148;
-                    acc22_32 = v_149;
-                    float v_150 = a_98 * b_107;
-                    float v_151 = acc23_33 + v_150;
-                    acc23_33 = v_151;
-                    float v_152 = a_98 * b_108;
-                    float v_153 = acc24_34 + v_152;
-                    acc24_34 = v_153;
-                    float v_154 = a_98 * b_109;
-                    float v_155 = acc25_35 + v_154;
-                    acc25_35 = v_155;
-                    float v_156 = a_98 * b_110;
-                    float v_157 = acc26_36 + v_156;
-                    acc26_36 = v_157;
-                    float v_158 = a_98 * b_111;
-                    float v_159 = acc27_37 + v_158;
-                    acc27_37 = v_159;
-                    float v_160 = a_99 * b_104;
-                    float v_161 = acc30_38 + v_160;
-                    acc30_38 = v_161;
-                    float v_162 = a_99 * b_105;
-                    float v_163 = acc31_39 + v_162;
-                    acc31_39 = v_163;
-                    float v_164 = a_99 * b_106;
-                    float v_165 = acc32_40 + v_164;
-                    acc32_40 = v_165;
-                    float v_166 = a_99 * b_107;
-                    float v_167 = acc33_41 + v_166;
-                    acc33_41 = v_167;
-                    float v_168 = a_99 * b_108;
-                    float v_169 = acc34_42 + v_168;
-                    acc34_42 = v_169;
-                    float v_170 = a_99 * b_109;
-                    float v_171 = acc35_43 + v_170;
-                    acc35_43 = v_171;
-                    float v_172 = a_99 * b_110;
-                    float v_173 = acc36_44 + v_172;
-                    acc36_44 = v_173;
-                    float v_174 = a_99 * b_111;
-                    float v_175 = acc37_45 + v_174;
-                    acc37_45 = v_175;
-                    float v_176 = a_100 * b_104;
-                    float v_177 = acc40_46 + v_176;
-                    acc40_46 = v_177;
-                    float v_178 = a_100 * b_105;
-                    float v_179 = acc41_47 + v_178;
-                    acc41_47 = v_179;
-                    float v_180 = a_100 * b_106;
-                    float v_181 = acc42_48 + v_180;
-                    acc42_48 = v_181;
-                    float v_182 = a_100 * b_107;
-                    float v_183 = acc43_49 + v_182;
-                    acc43_49 = v_183;
-                    float v_184 = a_100 * b_108;
-                    float v_185 = acc44_50 + v_184;
-                    acc44_50 = v_185;
-                    float v_186 = a_100 * b_109;
-                    float v_187 = acc45_51 + v_186;
-                    acc45_51 = v_187;
-                    float v_188 = a_100 * b_110;
-                    float v_189 = acc46_52 + v_188;
-                    acc46_52 = v_189;
-                    float v_190 = a_100 * b_111;
-                    float v_191 = acc47_53 + v_190;
-                    acc47_53 = v_191;
-                    float v_192 = a_101 * b_104;
-                    float v_193 = acc50_54 + v_192;
-                    acc50_54 = v_193;
-                    float v_194 = a_101 * b_105;
-                    float v_195 = acc51_55 + v_194;
-                    acc51_55 = v_195;
-                    float v_196 = a_101 * b_106;
-                    float v_197 = acc52_56 + v_196;
-                    acc52_56 = v_197;
-                    float v_198 = a_101 * b_107;
-                    float v_199 = acc53_57 + v_198;
-                    acc53_57 = v_199;
-                    float v_200 = a_101 * b_108;
-                    float v_201 = acc54_58 + v_200;
-                    acc54_58 = v_201;
-                    float v_202 = a_101 * b_109;
-                    float v_203 = acc55_59 + v_202;
-                    acc55_59 = v_203;
-                    float v_204 = a_101 * b_110;
-                    float v_205 = acc56_60 + v_204;
-                    acc56_60 = v_205;
-                    float v_206 = a_101 * b_111;
-                    float v_207 = acc57_61 + v_206;
-                    acc57_61 = v_207;
-                    float v_208 = a_102 * b_104;
-                    float v_209 = acc60_62 + v_208;
-                    acc60_62 = v_209;
-                    float v_210 = a_102 * b_105;
-                    float v_211 = acc61_63 + v_210;
-                    acc61_63 = v_211;
-                    float v_212 = a_102 * b_106;
-                    float v_213 = acc62_64 + v_212;
-                    acc62_64 = v_213;
-                    float v_214 = a_102 * b_107;
-                    float v_215 = acc63_65 + v_214;
-                    acc63_65 = v_215;
-                    float v_216 = a_102 * b_108;
-                    float v_217 = acc64_66 + v_216;
-                    acc64_66 = v_217;
-                    float v_218 = a_102 * b_109;
-                    float v_219 = acc65_67 + v_218;
-                    acc65_67 = v_219;
-                    float v_220 = a_102 * b_110;
-                    float v_221 = acc66_68 + v_220;
-                    acc66_68 = v_221;
-                    float v_222 = a_102 * b_111;
-                    float v_223 = acc67_69 + v_222;
-                    acc67_69 = v_223;
-                    float v_224 = a_103 * b_104;
-                    float v_225 = acc70_70 + v_224;
-                    acc70_70 = v_225;
-                    float v_226 = a_103 * b_105;
-                    float v_227 = acc71_71 + v_226;
-                    acc71_71 = v_227;
-                    float v_228 = a_103 * b_106;
-                    float v_229 = acc72_72 + v_228;
-                    acc72_72 = v_229;
-                    float v_230 = a_103 * b_107;
-                    float v_231 = acc73_73 + v_230;
-                    acc73_73 = v_231;
-                    float v_232 = a_103 * b_108;
-                    float v_233 = acc74_74 + v_232;
-                    acc74_74 = v_233;
-                    float v_234 = a_103 * b_109;
-                    float v_235 = acc75_75 + v_234;
-                    acc75_75 = v_235;
-                    float v_236 = a_103 * b_110;
-                    float v_237 = acc76_76 + v_236;
-                    acc76_76 = v_237;
-                    float v_238 = a_103 * b_111;
-                    float v_239 = acc77_77 + v_238;
-                    acc77_77 = v_239;
+                    float4 a_96 = vload4(0, a_tile_7 + k_95 * 128 + ty_11 * 8);
+                    float4 a_97 = vload4(0, a_tile_7 + k_95 * 128 + ty_11 * 8 + 4);
+                    float b_98 = b_tile_8[k_95 * 128 + tx_10];
+                    float b_99 = b_tile_8[k_95 * 128 + tx_10 + 16];
+                    float b_100 = b_tile_8[k_95 * 128 + tx_10 + 32];
+                    float b_101 = b_tile_8[k_95 * 128 + tx_10 + 48];
+                    float b_102 = b_tile_8[k_95 * 128 + tx_10 + 64];
+                    float b_103 = b_tile_8[k_95 * 128 + tx_10 + 80];
+                    float b_104 = b_tile_8[k_95 * 128 + tx_10 + 96];
+                    float b_105 = b_tile_8[k_95 * 128 + tx_10 + 112];
+                    float v_106 = a_96.s0 * b_98;
+                    float v_107 = acc00_14 + v_106;
+                    acc00_14 = v_107;
+                    float v_108 = a_96.s0 * b_99;
+                    float v_109 = acc01_15 + v_108;
+                    acc01_15 = v_109;
+                    float v_110 = a_96.s0 * b_100;
+                    float v_111 = acc02_16 + v_110;
+                    acc02_16 = v_111;
+                    float v_112 = a_96.s0 * b_101;
+                    float v_113 = acc03_17 + v_112;
+                    acc03_17 = v_113;
+                    float v_114 = a_96.s0 * b_102;
+                    float v_115 = acc04_18 + v_114;
+                    acc04_18 = v_115;
+                    float v_116 = a_96.s0 * b_103;
+                    float v_117 = acc05_19 + v_116;
+                    acc05_19 = v_117;
+                    float v_118 = a_96.s0 * b_104;
+                    float v_119 = acc06_20 + v_118;
+                    acc06_20 = v_119;
+                    float v_120 = a_96.s0 * b_105;
+                    float v_121 = acc07_21 + v_120;
+                    acc07_21 = v_121;
+                    float v_122 = a_96.s1 * b_98;
+                    float v_123 = acc10_22 + v_122;
+                    acc10_22 = v_123;
+                    float v_124 = a_96.s1 * b_99;
+                    float v_125 = acc11_23 + v_124;
+                    acc11_23 = v_125;
+                    float v_126 = a_96.s1 * b_100;
+                    float v_127 = acc12_24 + v_126;
+                    acc12_24 = v_127;
+                    float v_128 = a_96.s1 * b_101;
+                    float v_129 = acc13_25 + v_128;
+                    acc13_25 = v_129;
+                    float v_130 = a_96.s1 * b_102;
+                    float v_131 = acc14_26 + v_130;
+                    acc14_26 = v_131;
+                    float v_132 = a_96.s1 * b_103;
+                    float v_133 = acc15_27 + v_132;
+                    acc15_27 = v_133;
+                    float v_134 = a_96.s1 * b_104;
+                    float v_135 = acc16_28 + v_134;
+                    acc16_28 = v_135;
+                    float v_136 = a_96.s1 * b_105;
+                    float v_137 = acc17_29 + v_136;
+                    acc17_29 = v_137;
+                    float v_138 = a_96.s2 * b_98;
+                    float v_139 = acc20_30 + v_138;
+                    acc20_30 = v_139;
+                    float v_140 = a_96.s2 * b_99;
+                    float v_141 = acc21_31 + v_140;
+                    acc21_31 = v_141;
+                    float v_142 = a_96.s2 * b_100;
+                    float v_143 = acc22_32 + v_142;
+                    acc22_32 = v_143;
+                    float v_144 = a_96.s2 * b_101;
+                    float v_145 = acc23_33 + v_144;
+                    acc23_33 = v_145;
+                    float v_146 = a_96.s2 * b_102;
+                    float v_147 = acc24_34 + v_146;
+                    acc24_34 = v_147;
+                    float v_148 = a_96.s2 * b_103;
+                    float v_149 = acc25_35 + v_148;
+                    acc25_35 = v_149;
+                    float v_150 = a_96.s2 * b_104;
+                    float v_151 = acc26_36 + v_150;
+                    acc26_36 = v_151;
+                    float v_152 = a_96.s2 * b_105;
+                    float v_153 = acc27_37 + v_152;
+                    acc27_37 = v_153;
+                    float v_154 = a_96.s3 * b_98;
+                    float v_155 = acc30_38 + v_154;
+                    acc30_38 = v_155;
+                    float v_156 = a_96.s3 * b_99;
+                    float v_157 = acc31_39 + v_156;
+                    acc31_39 = v_157;
+                    float v_158 = a_96.s3 * b_100;
+                    float v_159 = acc32_40 + v_158;
+                    acc32_40 = v_159;
+                    float v_160 = a_96.s3 * b_101;
+                    float v_161 = acc33_41 + v_160;
+                    acc33_41 = v_161;
+                    float v_162 = a_96.s3 * b_102;
+                    float v_163 = acc34_42 + v_162;
+                    acc34_42 = v_163;
+                    float v_164 = a_96.s3 * b_103;
+                    float v_165 = acc35_43 + v_164;
+                    acc35_43 = v_165;
+                    float v_166 = a_96.s3 * b_104;
+                    float v_167 = acc36_44 + v_166;
+                    acc36_44 = v_167;
+                    float v_168 = a_96.s3 * b_105;
+                    float v_169 = acc37_45 + v_168;
+                    acc37_45 = v_169;
+                    float v_170 = a_97.s0 * b_98;
+                    float v_171 = acc40_46 + v_170;
+                    acc40_46 = v_171;
+                    float v_172 = a_97.s0 * b_99;
+                    float v_173 = acc41_47 + v_172;
+                    acc41_47 = v_173;
+                    float v_174 = a_97.s0 * b_100;
+                    float v_175 = acc42_48 + v_174;
+                    acc42_48 = v_175;
+                    float v_176 = a_97.s0 * b_101;
+                    float v_177 = acc43_49 + v_176;
+                    acc43_49 = v_177;
+                    float v_178 = a_97.s0 * b_102;
+                    float v_179 = acc44_50 + v_178;
+                    acc44_50 = v_179;
+                    float v_180 = a_97.s0 * b_103;
+                    float v_181 = acc45_51 + v_180;
+                    acc45_51 = v_181;
+                    float v_182 = a_97.s0 * b_104;
+                    float v_183 = acc46_52 + v_182;
+                    acc46_52 = v_183;
+                    float v_184 = a_97.s0 * b_105;
+                    float v_185 = acc47_53 + v_184;
+                    acc47_53 = v_185;
+                    float v_186 = a_97.s1 * b_98;
+                    float v_187 = acc50_54 + v_186;
+                    acc50_54 = v_187;
+                    float v_188 = a_97.s1 * b_99;
+                    float v_189 = acc51_55 + v_188;
+                    acc51_55 = v_189;
+                    float v_190 = a_97.s1 * b_100;
+                    float v_191 = acc52_56 + v_190;
+                    acc52_56 = v_191;
+                    float v_192 = a_97.s1 * b_101;
+                    float v_193 = acc53_57 + v_192;
+                    acc53_57 = v_193;
+                    float v_194 = a_97.s1 * b_102;
+                    float v_195 = acc54_58 + v_194;
+                    acc54_58 = v_195;
+                    float v_196 = a_97.s1 * b_103;
+                    float v_197 = acc55_59 + v_196;
+                    acc55_59 = v_197;
+                    float v_198 = a_97.s1 * b_104;
+                    float v_199 = acc56_60 + v_198;
+                    acc56_60 = v_199;
+                    float v_200 = a_97.s1 * b_105;
+                    float v_201 = acc57_61 + v_200;
+                    acc57_61 = v_201;
+                    float v_202 = a_97.s2 * b_98;
+                    float v_203 = acc60_62 + v_202;
+                    acc60_62 = v_203;
+                    float v_204 = a_97.s2 * b_99;
+                    float v_205 = acc61_63 + v_204;
+                    acc61_63 = v_205;
+                    float v_206 = a_97.s2 * b_100;
+                    float v_207 = acc62_64 + v_206;
+                    acc62_64 = v_207;
+                    float v_208 = a_97.s2 * b_101;
+                    float v_209 = acc63_65 + v_208;
+                    acc63_65 = v_209;
+                    float v_210 = a_97.s2 * b_102;
+                    float v_211 = acc64_66 + v_210;
+                    acc64_66 = v_211;
+                    float v_212 = a_97.s2 * b_103;
+                    float v_213 = acc65_67 + v_212;
+                    acc65_67 = v_213;
+                    float v_214 = a_97.s2 * b_104;
+                    float v_215 = acc66_68 + v_214;
+                    acc66_68 = v_215;
+                    float v_216 = a_97.s2 * b_105;
+                    float v_217 = acc67_69 + v_216;
+                    acc67_69 = v_217;
+                    float v_218 = a_97.s3 * b_98;
+                    float v_219 = acc70_70 + v_218;
+                    acc70_70 = v_219;
+                    float v_220 = a_97.s3 * b_99;
+                    float v_221 = acc71_71 + v_220;
+                    acc71_71 = v_221;
+                    float v_222 = a_97.s3 * b_100;
+                    float v_223 = acc72_72 + v_222;
+                    acc72_72 = v_223;
+                    float v_224 = a_97.s3 * b_101;
+                    float v_225 = acc73_73 + v_224;
+                    acc73_73 = v_225;
+                    float v_226 = a_97.s3 * b_102;
+                    float v_227 = acc74_74 + v_226;
+                    acc74_74 = v_227;
+                    float v_228 = a_97.s3 * b_103;
+                    float v_229 = acc75_75 + v_228;
+                    acc75_75 = v_229;
+                    float v_230 = a_97.s3 * b_104;
+                    float v_231 = acc76_76 + v_230;
+                    acc76_76 = v_231;
+                    float v_232 = a_97.s3 * b_105;
+                    float v_233 = acc77_77 + v_232;
+                    acc77_77 = v_233;
                   }
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);
               }
-              if (row0_13 + ty_11 < n_5 && col0_12 + tx_10 < ys_2) {
-                result_6[(row0_13 + ty_11) * ys_2 + (col0_12 + tx_10)] = acc00_14;
+              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + tx_10 < ys_2) {
+                result_6[(row0_13 + ty_11 * 8) * ys_2 + (col0_12 + tx_10)] = acc00_14;
               }
-              if (row0_13 + ty_11 < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
-                result_6[(row0_13 + ty_11) * ys_2 + (col0_12 + (tx_10 + 16))] = acc01_15;
+              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
+                result_6[(row0_13 + ty_11 * 8) * ys_2 + (col0_12 + (tx_10 + 16))] = acc01_15;
               }
-              if (row0_13 + ty_11 < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
-                result_6[(row0_13 + ty_11) * ys_2 + (col0_12 + (tx_10 + 32))] = acc02_16;
+              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
+                result_6[(row0_13 + ty_11 * 8) * ys_2 + (col0_12 + (tx_10 + 32))] = acc02_16;
               }
-              if (row0_13 + ty_11 < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
-                result_6[(row0_13 + ty_11) * ys_2 + (col0_12 + (tx_10 + 48))] = acc03_17;
+              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
+                result_6[(row0_13 + ty_11 * 8) * ys_2 + (col0_12 + (tx_10 + 48))] = acc03_17;
               }
-              if (row0_13 + ty_11 < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
-                result_6[(row0_13 + ty_11) * ys_2 + (col0_12 + (tx_10 + 64))] = acc04_18;
+              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
+                result_6[(row0_13 + ty_11 * 8) * ys_2 + (col0_12 + (tx_10 + 64))] = acc04_18;
               }
-              if (row0_13 + ty_11 < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
-                result_6[(row0_13 + ty_11) * ys_2 + (col0_12 + (tx_10 + 80))] = acc05_19;
+              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
+                result_6[(row0_13 + ty_11 * 8) * ys_2 + (col0_12 + (tx_10 + 80))] = acc05_19;
               }
-              if (row0_13 + ty_11 < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
-                result_6[(row0_13 + ty_11) * ys_2 + (col0_12 + (tx_10 + 96))] = acc06_20;
+              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
+                result_6[(row0_13 + ty_11 * 8) * ys_2 + (col0_12 + (tx_10 + 96))] = acc06_20;
               }
-              if (row0_13 + ty_11 < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
-                result_6[(row0_13 + ty_11) * ys_2 + (col0_12 + (tx_10 + 112))] = acc07_21;
+              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
+                result_6[(row0_13 + ty_11 * 8) * ys_2 + (col0_12 + (tx_10 + 112))] = acc07_21;
               }
-              if (row0_13 + (ty_11 + 16) < n_5 && col0_12 + tx_10 < ys_2) {
-                result_6[(row0_13 + (ty_11 + 16)) * ys_2 + (col0_12 + tx_10)] = acc10_22;
+              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + tx_10 < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 1)) * ys_2 + (col0_12 + tx_10)] = acc10_22;
               }
-              if (row0_13 + (ty_11 + 16) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 16)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc11_23;
+              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 1)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc11_23;
               }
-              if (row0_13 + (ty_11 + 16) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 16)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc12_24;
+              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 1)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc12_24;
               }
-              if (row0_13 + (ty_11 + 16) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 16)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc13_25;
+              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 1)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc13_25;
               }
-              if (row0_13 + (ty_11 + 16) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 16)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc14_26;
+              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 1)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc14_26;
               }
-              if (row0_13 + (ty_11 + 16) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 16)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc15_27;
+              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 1)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc15_27;
               }
-              if (row0_13 + (ty_11 + 16) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 16)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc16_28;
+              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 1)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc16_28;
               }
-              if (row0_13 + (ty_11 + 16) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 16)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc17_29;
+              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 1)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc17_29;
               }
-              if (row0_13 + (ty_11 + 32) < n_5 && col0_12 + tx_10 < ys_2) {
-                result_6[(row0_13 + (ty_11 + 32)) * ys_2 + (col0_12 + tx_10)] = acc20_30;
+              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + tx_10 < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 2)) * ys_2 + (col0_12 + tx_10)] = acc20_30;
               }
-              if (row0_13 + (ty_11 + 32) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 32)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc21_31;
+              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 2)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc21_31;
               }
-              if (row0_13 + (ty_11 + 32) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 32)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc22_32;
+              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 2)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc22_32;
               }
-              if (row0_13 + (ty_11 + 32) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 32)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc23_33;
+              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 2)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc23_33;
               }
-              if (row0_13 + (ty_11 + 32) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 32)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc24_34;
+              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 2)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc24_34;
               }
-              if (row0_13 + (ty_11 + 32) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 32)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc25_35;
+              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 2)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc25_35;
               }
-              if (row0_13 + (ty_11 + 32) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 32)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc26_36;
+              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 2)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc26_36;
               }
-              if (row0_13 + (ty_11 + 32) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 32)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc27_37;
+              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 2)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc27_37;
               }
-              if (row0_13 + (ty_11 + 48) < n_5 && col0_12 + tx_10 < ys_2) {
-                result_6[(row0_13 + (ty_11 + 48)) * ys_2 + (col0_12 + tx_10)] = acc30_38;
+              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + tx_10 < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 3)) * ys_2 + (col0_12 + tx_10)] = acc30_38;
               }
-              if (row0_13 + (ty_11 + 48) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 48)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc31_39;
+              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 3)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc31_39;
               }
-              if (row0_13 + (ty_11 + 48) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 48)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc32_40;
+              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 3)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc32_40;
               }
-              if (row0_13 + (ty_11 + 48) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 48)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc33_41;
+              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 3)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc33_41;
               }
-              if (row0_13 + (ty_11 + 48) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 48)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc34_42;
+              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 3)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc34_42;
               }
-              if (row0_13 + (ty_11 + 48) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 48)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc35_43;
+              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 3)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc35_43;
               }
-              if (row0_13 + (ty_11 + 48) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 48)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc36_44;
+              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 3)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc36_44;
               }
-              if (row0_13 + (ty_11 + 48) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 48)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc37_45;
+              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 3)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc37_45;
               }
-              if (row0_13 + (ty_11 + 64) < n_5 && col0_12 + tx_10 < ys_2) {
-                result_6[(row0_13 + (ty_11 + 64)) * ys_2 + (col0_12 + tx_10)] = acc40_46;
+              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + tx_10 < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 4)) * ys_2 + (col0_12 + tx_10)] = acc40_46;
               }
-              if (row0_13 + (ty_11 + 64) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 64)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc41_47;
+              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 4)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc41_47;
               }
-              if (row0_13 + (ty_11 + 64) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 64)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc42_48;
+              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 4)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc42_48;
               }
-              if (row0_13 + (ty_11 + 64) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 64)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc43_49;
+              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 4)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc43_49;
               }
-              if (row0_13 + (ty_11 + 64) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 64)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc44_50;
+              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 4)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc44_50;
               }
-              if (row0_13 + (ty_11 + 64) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 64)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc45_51;
+              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 4)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc45_51;
               }
-              if (row0_13 + (ty_11 + 64) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 64)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc46_52;
+              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 4)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc46_52;
               }
-              if (row0_13 + (ty_11 + 64) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 64)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc47_53;
+              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 4)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc47_53;
               }
-              if (row0_13 + (ty_11 + 80) < n_5 && col0_12 + tx_10 < ys_2) {
-                result_6[(row0_13 + (ty_11 + 80)) * ys_2 + (col0_12 + tx_10)] = acc50_54;
+              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + tx_10 < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 5)) * ys_2 + (col0_12 + tx_10)] = acc50_54;
               }
-              if (row0_13 + (ty_11 + 80) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 80)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc51_55;
+              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 5)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc51_55;
               }
-              if (row0_13 + (ty_11 + 80) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 80)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc52_56;
+              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 5)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc52_56;
               }
-              if (row0_13 + (ty_11 + 80) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 80)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc53_57;
+              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 5)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc53_57;
               }
-              if (row0_13 + (ty_11 + 80) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 80)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc54_58;
+              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 5)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc54_58;
               }
-              if (row0_13 + (ty_11 + 80) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 80)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc55_59;
+              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 5)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc55_59;
               }
-              if (row0_13 + (ty_11 + 80) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 80)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc56_60;
+              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 5)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc56_60;
               }
-              if (row0_13 + (ty_11 + 80) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 80)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc57_61;
+              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 5)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc57_61;
               }
-              if (row0_13 + (ty_11 + 96) < n_5 && col0_12 + tx_10 < ys_2) {
-                result_6[(row0_13 + (ty_11 + 96)) * ys_2 + (col0_12 + tx_10)] = acc60_62;
+              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + tx_10 < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 6)) * ys_2 + (col0_12 + tx_10)] = acc60_62;
               }
-              if (row0_13 + (ty_11 + 96) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 96)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc61_63;
+              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 6)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc61_63;
               }
-              if (row0_13 + (ty_11 + 96) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 96)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc62_64;
+              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 6)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc62_64;
               }
-              if (row0_13 + (ty_11 + 96) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 96)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc63_65;
+              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 6)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc63_65;
               }
-              if (row0_13 + (ty_11 + 96) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 96)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc64_66;
+              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 6)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc64_66;
               }
-              if (row0_13 + (ty_11 + 96) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 96)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc65_67;
+              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 6)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc65_67;
               }
-              if (row0_13 + (ty_11 + 96) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 96)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc66_68;
+              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 6)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc66_68;
               }
-              if (row0_13 + (ty_11 + 96) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 96)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc67_69;
+              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 6)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc67_69;
               }
-              if (row0_13 + (ty_11 + 112) < n_5 && col0_12 + tx_10 < ys_2) {
-                result_6[(row0_13 + (ty_11 + 112)) * ys_2 + (col0_12 + tx_10)] = acc70_70;
+              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + tx_10 < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 7)) * ys_2 + (col0_12 + tx_10)] = acc70_70;
               }
-              if (row0_13 + (ty_11 + 112) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 112)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc71_71;
+              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 7)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc71_71;
               }
-              if (row0_13 + (ty_11 + 112) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 112)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc72_72;
+              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 7)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc72_72;
               }
-              if (row0_13 + (ty_11 + 112) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 112)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc73_73;
+              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 7)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc73_73;
               }
-              if (row0_13 + (ty_11 + 112) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 112)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc74_74;
+              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 7)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc74_74;
               }
-              if (row0_13 + (ty_11 + 112) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 112)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc75_75;
+              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 7)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc75_75;
               }
-              if (row0_13 + (ty_11 + 112) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 112)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc76_76;
+              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 7)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc76_76;
               }
-              if (row0_13 + (ty_11 + 112) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
-                result_6[(row0_13 + (ty_11 + 112)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc77_77;
+              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 7)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc77_77;
               }
             }
         "#]],

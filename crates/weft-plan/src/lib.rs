@@ -79,6 +79,9 @@ pub struct Plan {
     pub kernels: Vec<Kernel>,
     /// One per value the entry reads, in order (tuple parameters are flattened).
     pub inputs: Vec<Input>,
+    /// The source name of each input's parameter, for messages (may be empty).
+    #[serde(default)]
+    pub input_names: Vec<String>,
     pub n_vars: u32,
     pub steps: Vec<Step>,
     /// One per value the entry returns, in order (tuple results are flattened).
@@ -288,6 +291,14 @@ impl ErrorSite {
 }
 
 impl Plan {
+    /// `input #i (\`name\`)` for messages.
+    pub fn input_label(&self, index: usize) -> String {
+        match self.input_names.get(index) {
+            Some(name) if !name.is_empty() => format!("input #{index} (`{name}`)"),
+            _ => format!("input #{index}"),
+        }
+    }
+
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).unwrap_or_else(|error| {
             // Serialising plain data with string keys cannot fail.

@@ -41,8 +41,9 @@ pub(crate) fn check_inputs(plan: &Plan, values: &[Value]) -> Result<InputBinding
         };
         if value.elem_type() != elem.scalar_type() || value.rank() != rank {
             return Err(RunError::Input(format!(
-                "wrong input type: input #{input_idx} of entry `{}` must be a value of type \
+                "wrong input type: {} of entry `{}` must be a value of type \
                  {}{}, but it is of type {}",
+                plan.input_label(input_idx),
                 plan.entry,
                 "[]".repeat(rank),
                 elem.name(),
@@ -62,10 +63,12 @@ pub(crate) fn check_inputs(plan: &Plan, values: &[Value]) -> Result<InputBinding
                     match earlier {
                         Some(&(_, first_input, first_dim, first_size)) if first_size != size => {
                             return Err(RunError::Input(format!(
-                                "wrong input shapes: dimension {dim_idx} of input #{input_idx} \
+                                "wrong input shapes: dimension {dim_idx} of {} \
                                  (shape {}) is {size}, but it must equal dimension {first_dim} \
-                                 of input #{first_input} (shape {}), which is {first_size}",
+                                 of {} (shape {}), which is {first_size}",
+                                plan.input_label(input_idx),
                                 shape_text(value.shape()),
+                                plan.input_label(first_input),
                                 shape_text(values.get(first_input).map_or(&[][..], |v| v.shape())),
                             )));
                         }
@@ -103,6 +106,7 @@ mod tests {
             source: String::new(),
             kernels: Vec::new(),
             inputs,
+            input_names: Vec::new(),
             n_vars: 8,
             steps: Vec::new(),
             outputs: Vec::new(),

@@ -12,13 +12,13 @@
 use std::path::{Path, PathBuf};
 
 /// `target/<profile>`, where Cargo put `weft`.
-pub fn profile_dir() -> PathBuf {
+pub(crate) fn profile_dir() -> PathBuf {
     Path::new(env!("CARGO_BIN_EXE_weft")).parent().expect("the binary is in a directory").into()
 }
 
 /// The `weft-runner` binary beside `weft`, built first when missing.
 #[expect(clippy::disallowed_methods, reason = "the test builds the runner binary")]
-pub fn runner() -> PathBuf {
+pub(crate) fn runner() -> PathBuf {
     let dir = profile_dir();
     let runner = dir.join(format!("weft-runner{}", std::env::consts::EXE_SUFFIX));
     if !runner.exists() {

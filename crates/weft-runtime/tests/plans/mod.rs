@@ -62,6 +62,7 @@ fn plan(entry: &str, source: &str, kernels: Vec<Kernel>) -> Plan {
         source: format!("{PRELUDE}{source}"),
         kernels,
         inputs: Vec::new(),
+        input_names: Vec::new(),
         n_vars: 16,
         steps: Vec::new(),
         outputs: Vec::new(),
