@@ -203,7 +203,11 @@ impl<'p> Lowerer<'p> {
         let wg = i64::from(self.options.work_group);
         let n = a.shape()[0].clone();
         self.push_steps();
-        self.group_rows_kernel(rows, out, n.clone(), name)?;
+        let map_origin = match a {
+            HArr::Pull(p) => p.origin.clone(),
+            _ => None,
+        };
+        self.group_rows_kernel(rows, out, n.clone(), name, map_origin.as_ref())?;
         let then_steps = self.pop_steps();
         self.push_steps();
         self.copy_kernel(a, out, name)?;
@@ -345,7 +349,14 @@ impl<'p> Lowerer<'p> {
         Ok(Some(self.pop_steps()))
     }
 
-    fn group_rows_kernel(&mut self, rows: &Rows, out: &HArr, n: Expr, name: &str) -> Res<()> {
+    fn group_rows_kernel(
+        &mut self,
+        rows: &Rows,
+        out: &HArr,
+        n: Expr,
+        name: &str,
+        map_origin: Option<&weft_core::Origin>,
+    ) -> Res<()> {
         let wg = i64::from(self.options.work_group);
         let program = self.program;
         let function = &program.functions[rows.func];
@@ -358,6 +369,11 @@ impl<'p> Lowerer<'p> {
         kb.can_return = false;
         if let Some(o) = self.origin(rows.func, last.exp) {
             kb.note(&o, "@group: one row per work-group, a tree in local memory (long rows)");
+        }
+        // The map's rows go to work-groups here and to work-items in the other kernel:
+        // the level is chosen per run, which no annotation can state.
+        if let Some(o) = map_origin {
+            kb.note(o, "@group: one row per work-group (the host picks this kernel for rows of 256 or more)");
         }
         let arrays: Vec<_> = rows.arrays.iter().map(|a| kb.import_arr(a)).collect::<Res<_>>()?;
         let dst = kb.import_arr(out)?;
