@@ -295,6 +295,30 @@ fn funmem_expand_example_gpu_layout_is_interleaved() {
                       in t_8
                   in t_6
               in t_3
+
+            entry slice_view (n_0: i64) : [n_0][3]i64 @ mem_1 -> {offset: 0; strides: [3, 1]; shape: [n_0, 3]} =
+              let mem_0: mem = alloc 8*n_0
+              let t_1: [n_0]i64 @ mem_0 -> {offset: 0; strides: [1]; shape: [n_0]} = iota n_0
+              let mem_1: mem = alloc 24*n_0
+              let mem_2: mem = alloc 80*n_0 -- expanded over gtid_0 < n_0 (interleaved)
+              let mem_3: mem = alloc 80*n_0 -- expanded over gtid_0 < n_0 (interleaved)
+              let mem_4: mem = alloc 80*n_0 -- expanded over gtid_0 < n_0 (interleaved)
+              let mem_5: mem = alloc 24*n_0 -- expanded over gtid_0 < n_0 (interleaved)
+              let mem_6: mem = alloc 24*n_0 -- expanded over gtid_0 < n_0 (interleaved)
+              let t_2: [n_0][3]i64 @ mem_1 -> {offset: 0; strides: [3, 1]; shape: [n_0, 3]} = map gtid_0 (t_1) \(i_3: i64) : [3]i64 ->
+                  let t_4: [10]i64 @ mem_2 -> {offset: gtid_0; strides: [n_0]; shape: [10]} = iota 10i64
+                  let t_5: [10]i64 @ mem_3 -> {offset: gtid_0; strides: [n_0]; shape: [10]} = map gtid_1 (t_4) \(j_6: i64) : i64 ->
+                      let t_7: i64 = mul.i64 i_3 10i64
+                      let t_8: i64 = add.i64 t_7 j_6
+                      in t_8
+                  let a_9: [10]i64 @ mem_4 -> {offset: gtid_0; strides: [n_0]; shape: [10]} = force t_5
+                  let b_10: [3]i64 @ mem_4 -> {offset: 5*n_0 + gtid_0; strides: [n_0]; shape: [3]} = a_9[5i64:8i64]
+                  let t_11: [3]i64 @ mem_5 -> {offset: gtid_0; strides: [n_0]; shape: [3]} = iota 3i64
+                  let t_12: [3]i64 @ mem_6 -> {offset: gtid_0; strides: [n_0]; shape: [3]} = map gtid_2 (t_11) \(j_13: i64) : i64 ->
+                      let t_14: i64 = b_10[j_13]
+                      in t_14
+                  in t_12
+              in t_2
         "#]],
     );
 }
@@ -333,6 +357,30 @@ fn funmem_expand_example_cpu_layout_is_chunked() {
                       in t_8
                   in t_6
               in t_3
+
+            entry slice_view (n_0: i64) : [n_0][3]i64 @ mem_1 -> {offset: 0; strides: [3, 1]; shape: [n_0, 3]} =
+              let mem_0: mem = alloc 8*n_0
+              let t_1: [n_0]i64 @ mem_0 -> {offset: 0; strides: [1]; shape: [n_0]} = iota n_0
+              let mem_1: mem = alloc 24*n_0
+              let mem_2: mem = alloc 80*n_0 -- expanded over gtid_0 < n_0 (chunked)
+              let mem_3: mem = alloc 80*n_0 -- expanded over gtid_0 < n_0 (chunked)
+              let mem_4: mem = alloc 80*n_0 -- expanded over gtid_0 < n_0 (chunked)
+              let mem_5: mem = alloc 24*n_0 -- expanded over gtid_0 < n_0 (chunked)
+              let mem_6: mem = alloc 24*n_0 -- expanded over gtid_0 < n_0 (chunked)
+              let t_2: [n_0][3]i64 @ mem_1 -> {offset: 0; strides: [3, 1]; shape: [n_0, 3]} = map gtid_0 (t_1) \(i_3: i64) : [3]i64 ->
+                  let t_4: [10]i64 @ mem_2 -> {offset: 10*gtid_0; strides: [1]; shape: [10]} = iota 10i64
+                  let t_5: [10]i64 @ mem_3 -> {offset: 10*gtid_0; strides: [1]; shape: [10]} = map gtid_1 (t_4) \(j_6: i64) : i64 ->
+                      let t_7: i64 = mul.i64 i_3 10i64
+                      let t_8: i64 = add.i64 t_7 j_6
+                      in t_8
+                  let a_9: [10]i64 @ mem_4 -> {offset: 10*gtid_0; strides: [1]; shape: [10]} = force t_5
+                  let b_10: [3]i64 @ mem_4 -> {offset: 10*gtid_0 + 5; strides: [1]; shape: [3]} = a_9[5i64:8i64]
+                  let t_11: [3]i64 @ mem_5 -> {offset: 3*gtid_0; strides: [1]; shape: [3]} = iota 3i64
+                  let t_12: [3]i64 @ mem_6 -> {offset: 3*gtid_0; strides: [1]; shape: [3]} = map gtid_2 (t_11) \(j_13: i64) : i64 ->
+                      let t_14: i64 = b_10[j_13]
+                      in t_14
+                  in t_12
+              in t_2
         "#]],
     );
 }
