@@ -19,30 +19,7 @@ use crate::arr::{IExpr, Mem};
 use crate::host::Lowerer;
 use crate::imp::{CExpr, COp, Cmd, ParLevel};
 use crate::kernel::{KEnv, Kb, elem_and_rank, leaves};
-use crate::val::{HArr, HVal, KArr, KVal, Res};
-
-fn lid() -> CExpr {
-    CExpr::cast(Elem::I64, CExpr::call("get_local_id", vec![CExpr::Int(0)]))
-}
-
-fn scalar_leaves(v: &KVal, out: &mut Vec<(CExpr, Elem)>) {
-    match v {
-        KVal::Scalar(e, elem) => out.push((e.clone(), *elem)),
-        KVal::Tuple(parts) => parts.iter().for_each(|p| scalar_leaves(p, out)),
-        KVal::Arr(_) => {}
-    }
-}
-
-fn rebuild(like: &KVal, leaves: &mut impl Iterator<Item = (CExpr, Elem)>) -> KVal {
-    match like {
-        KVal::Scalar(..) => {
-            let (e, elem) = leaves.next().unwrap_or((CExpr::Int(0), Elem::I64));
-            KVal::Scalar(e, elem)
-        }
-        KVal::Tuple(parts) => KVal::Tuple(parts.iter().map(|p| rebuild(p, leaves)).collect()),
-        KVal::Arr(_) => like.clone(),
-    }
-}
+use crate::val::{HArr, HVal, KArr, KVal, Res, rebuild, scalar_leaves};
 
 impl Kb<'_> {
     /// A size as a host expression, when every variable in it is known on the host.
@@ -206,7 +183,15 @@ impl Kb<'_> {
         Ok(KVal::Arr(dst))
     }
 
-    fn apply(&mut self, f: FnId, env: &KEnv, lambda: &Lambda, a: KVal, b: KVal) -> Res<KVal> {
+    /// Applies a binary operator lambda to two values.
+    pub(crate) fn apply(
+        &mut self,
+        f: FnId,
+        env: &KEnv,
+        lambda: &Lambda,
+        a: KVal,
+        b: KVal,
+    ) -> Res<KVal> {
         let mut lenv = env.clone();
         lenv.vars.insert(lambda.params[0], a);
         lenv.vars.insert(lambda.params[1], b);
@@ -242,7 +227,7 @@ impl Kb<'_> {
         let ne = self.atom(f, env, neutral)?;
         let wg = self.work_group;
         let n = arr.shape()[0].clone();
-        let t = self.tmp("t", Elem::I64, lid());
+        let t = self.tmp("t", Elem::I64, CExpr::work_item("get_local_id", 0));
         let per = self.tmp(
             "per",
             Elem::I64,
@@ -334,7 +319,7 @@ impl Kb<'_> {
         let n = arr.shape()[0].clone();
         let dst = self.local_array(env, ty, vec![n.clone()], hint, origin)?;
         let locals = self.scratch(&ne, "tile");
-        let t = self.tmp("t", Elem::I64, lid());
+        let t = self.tmp("t", Elem::I64, CExpr::work_item("get_local_id", 0));
         let carry = self.declare_like(&ne)?;
         self.assign(&carry, &ne)?;
         let load = |at: CExpr| -> KVal {
@@ -455,7 +440,7 @@ impl Lowerer<'_> {
                 kb.write(&dst, &[CExpr::Var(g.clone())], &r)?;
                 let then_cmds = kb.pop();
                 kb.emit(Cmd::If {
-                    cond: CExpr::bin(COp::Eq, lid(), CExpr::Int(0)),
+                    cond: CExpr::bin(COp::Eq, CExpr::work_item("get_local_id", 0), CExpr::Int(0)),
                     then_cmds,
                     else_cmds: vec![],
                 });

@@ -135,6 +135,11 @@ impl CExpr {
         CExpr::Load(Rc::from(ptr), Rc::new(index))
     }
 
+    /// `(long)name(dim)`: a work-item function (`get_global_id`, `get_local_id`, ...).
+    pub fn work_item(name: &str, dim: i64) -> CExpr {
+        CExpr::cast(Elem::I64, CExpr::call(name, vec![CExpr::Int(dim)]))
+    }
+
     pub fn as_int(&self) -> Option<i64> {
         match self {
             CExpr::Int(v) => Some(*v),

@@ -360,40 +360,13 @@ impl<'p> Kb<'p> {
                 let arrays: Vec<KArr> =
                     arrays.iter().map(|a| self.import_arr(a)).collect::<Res<_>>()?;
                 let env = KEnv { vars: FxHashMap::default(), host: Some(env.clone()) };
-                let (func, lambda) = (*func, lambda.clone());
-                Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
-                    let mut env = env.clone();
-                    for (param, arr) in lambda.params.iter().zip(&arrays) {
-                        let elem = kb.index(arr, &idx[..1])?;
-                        env.vars.insert(*param, elem);
-                    }
-                    let result = kb.block(func, &mut env, lambda.body)?;
-                    kb.index_val(&result, &idx[1..])
-                })
+                map_pull(*func, lambda.clone(), env, arrays)
             }
             PullSrc::Generate { func, lambda, env } => {
                 let env = KEnv { vars: FxHashMap::default(), host: Some(env.clone()) };
-                let (func, lambda) = (*func, lambda.clone());
-                Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
-                    let mut env = env.clone();
-                    if let Some(param) = lambda.params.first() {
-                        env.vars.insert(*param, KVal::Scalar(idx[0].clone(), Elem::I64));
-                    }
-                    let result = kb.block(func, &mut env, lambda.body)?;
-                    kb.index_val(&result, &idx[1..])
-                })
+                map_pull(*func, lambda.clone(), env, vec![iota(shape[0].clone(), Elem::I64)])
             }
-            PullSrc::Iota(elem) => {
-                let elem = *elem;
-                Rc::new(move |_kb: &mut Kb<'_>, idx: &[CExpr]| {
-                    let v = if elem == Elem::I64 {
-                        idx[0].clone()
-                    } else {
-                        CExpr::cast(elem, idx[0].clone())
-                    };
-                    Ok(KVal::Scalar(v, elem))
-                })
-            }
+            PullSrc::Iota(elem) => return Ok(iota(shape[0].clone(), *elem)),
             PullSrc::Replicate(value) => {
                 let value = self.import_val(value)?;
                 Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| kb.index_val(&value, &idx[1..]))
@@ -401,38 +374,12 @@ impl<'p> Kb<'p> {
             PullSrc::Lit(elems) => {
                 let elems: Vec<KVal> =
                     elems.iter().map(|e| self.import_val(e)).collect::<Res<_>>()?;
-                Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
-                    let mut vals = Vec::new();
-                    for e in &elems {
-                        vals.push(kb.index_val(e, &idx[1..])?);
-                    }
-                    let mut result = vals
-                        .last()
-                        .cloned()
-                        .ok_or_else(|| LowerError::internal("empty array literal indexed"))?;
-                    for (k, v) in vals.iter().enumerate().rev().skip(1) {
-                        let cond = CExpr::bin(COp::Eq, idx[0].clone(), CExpr::Int(k as i64));
-                        result = select_val(&cond, v, &result);
-                    }
-                    Ok(result)
-                })
+                literal_pull(elems)
             }
             PullSrc::Concat(a, b) => {
                 let a = self.import_arr(a)?;
                 let b = self.import_arr(b)?;
-                let na = a.shape()[0].clone();
-                Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
-                    let cond = CExpr::bin(COp::Lt, idx[0].clone(), na.clone());
-                    let mut rest = idx.to_vec();
-                    rest[0] = CExpr::sub(idx[0].clone(), na.clone());
-                    let (a, b) = (a.clone(), b.clone());
-                    let idx = idx.to_vec();
-                    kb.branch(
-                        cond,
-                        &mut |kb: &mut Kb<'_>| kb.index(&a, &idx),
-                        &mut |kb: &mut Kb<'_>| kb.index(&b, &rest),
-                    )
-                })
+                return Ok(concat(a, b));
             }
         };
         Ok(KArr::Pull { shape, f })
@@ -911,21 +858,7 @@ impl<'p> Kb<'p> {
                         origin.as_ref(),
                     ));
                 }
-                let f: PullFn = Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
-                    let mut picked = Vec::new();
-                    for v in &vals {
-                        picked.push(kb.index_val(v, &idx[1..])?);
-                    }
-                    let mut result = picked
-                        .last()
-                        .cloned()
-                        .ok_or_else(|| LowerError::internal("empty literal indexed"))?;
-                    for (k, v) in picked.iter().enumerate().rev().skip(1) {
-                        let cond = CExpr::bin(COp::Eq, idx[0].clone(), CExpr::Int(k as i64));
-                        result = select_val(&cond, v, &result);
-                    }
-                    Ok(result)
-                });
+                let f = literal_pull(vals);
                 Ok(KVal::Arr(KArr::Pull { shape, f }))
             }
             Exp::Index { array, items } => {
@@ -1066,10 +999,7 @@ impl<'p> Kb<'p> {
                 if self.in_group =>
             {
                 let n = self.int(f, env, size)?;
-                let iota: PullFn = Rc::new(|_kb: &mut Kb<'_>, idx: &[CExpr]| {
-                    Ok(KVal::Scalar(idx[0].clone(), Elem::I64))
-                });
-                let arrays = vec![KArr::Pull { shape: vec![n], f: iota }];
+                let arrays = vec![iota(n, Elem::I64)];
                 self.thread_map(f, env, lambda, arrays, ty, &hint, origin.as_ref())
             }
             Exp::Reduce { level: Some(weft_hir::Level::Group), lambda, neutral, array }
@@ -1098,34 +1028,15 @@ impl<'p> Kb<'p> {
                 let (_, rank) = elem_and_rank(&lambda.ret);
                 let ret_shape = self.type_shape(env, &lambda.ret, rank)?;
                 shape.extend(ret_shape);
-                let lambda = lambda.clone();
-                let env2 = env.clone();
-                let pf: PullFn = Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
-                    let mut env = env2.clone();
-                    for (param, arr) in lambda.params.iter().zip(&arrays) {
-                        let elem = kb.index(arr, &idx[..1])?;
-                        env.vars.insert(*param, elem);
-                    }
-                    let result = kb.block(f, &mut env, lambda.body)?;
-                    kb.index_val(&result, &idx[1..])
-                });
+                let pf = map_pull(f, lambda.clone(), env.clone(), arrays);
                 Ok(KVal::Arr(KArr::Pull { shape, f: pf }))
             }
             Exp::Generate { size, lambda, .. } => {
                 let n = self.int(f, env, size)?;
                 let (_, rank) = elem_and_rank(&lambda.ret);
-                let mut shape = vec![n];
+                let mut shape = vec![n.clone()];
                 shape.extend(self.type_shape(env, &lambda.ret, rank)?);
-                let lambda = lambda.clone();
-                let env2 = env.clone();
-                let pf: PullFn = Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
-                    let mut env = env2.clone();
-                    if let Some(p) = lambda.params.first() {
-                        env.vars.insert(*p, KVal::Scalar(idx[0].clone(), Elem::I64));
-                    }
-                    let result = kb.block(f, &mut env, lambda.body)?;
-                    kb.index_val(&result, &idx[1..])
-                });
+                let pf = map_pull(f, lambda.clone(), env.clone(), vec![iota(n, Elem::I64)]);
                 Ok(KVal::Arr(KArr::Pull { shape, f: pf }))
             }
             Exp::Reduce { lambda, neutral, array, .. } => {
@@ -1220,15 +1131,7 @@ impl<'p> Kb<'p> {
                     Type::Scalar(s) => elem_of(s),
                     _ => Elem::I64,
                 };
-                let pf: PullFn = Rc::new(move |_kb: &mut Kb<'_>, idx: &[CExpr]| {
-                    let v = if elem == Elem::I64 {
-                        idx[0].clone()
-                    } else {
-                        CExpr::cast(elem, idx[0].clone())
-                    };
-                    Ok(KVal::Scalar(v, elem))
-                });
-                Ok(KVal::Arr(KArr::Pull { shape: vec![n], f: pf }))
+                Ok(KVal::Arr(iota(n, elem)))
             }
             Exp::Replicate { size, value } => {
                 let n = self.int(f, env, size)?;
@@ -1369,22 +1272,7 @@ impl<'p> Kb<'p> {
             Exp::Concat(a, b) => {
                 let a = self.array(f, env, a)?;
                 let b = self.array(f, env, b)?;
-                let mut shape = a.shape();
-                let na = shape[0].clone();
-                shape[0] = CExpr::add(na.clone(), b.shape()[0].clone());
-                let pf: PullFn = Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
-                    let cond = CExpr::bin(COp::Lt, idx[0].clone(), na.clone());
-                    let mut rest = idx.to_vec();
-                    rest[0] = CExpr::sub(idx[0].clone(), na.clone());
-                    let idx = idx.to_vec();
-                    let (a, b) = (a.clone(), b.clone());
-                    kb.branch(
-                        cond,
-                        &mut |kb: &mut Kb<'_>| kb.index(&a, &idx),
-                        &mut |kb: &mut Kb<'_>| kb.index(&b, &rest),
-                    )
-                });
-                Ok(KVal::Arr(KArr::Pull { shape, f: pf }))
+                Ok(KVal::Arr(concat(a, b)))
             }
             Exp::Materialise { space, value } => {
                 let v = self.atom(f, env, value)?;
@@ -1880,4 +1768,70 @@ pub(crate) fn strip_column(position: &str) -> String {
         }
         _ => position.to_owned(),
     }
+}
+
+/// A pull array whose element `i` is `lambda` applied to element `i` of each array
+/// (a `map`; a `generate` is a map over an [`iota`]), in `env`.
+pub(crate) fn map_pull(
+    func: FnId,
+    lambda: weft_core::Lambda,
+    env: KEnv,
+    arrays: Vec<KArr>,
+) -> PullFn {
+    Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
+        let mut env = env.clone();
+        for (param, arr) in lambda.params.iter().zip(&arrays) {
+            let elem = kb.index(arr, &idx[..1])?;
+            env.vars.insert(*param, elem);
+        }
+        let result = kb.block(func, &mut env, lambda.body)?;
+        kb.index_val(&result, &idx[1..])
+    })
+}
+
+/// `0, 1, .., n - 1` as `elem`s.
+pub(crate) fn iota(n: CExpr, elem: Elem) -> KArr {
+    let f: PullFn = Rc::new(move |_kb: &mut Kb<'_>, idx: &[CExpr]| {
+        let v = if elem == Elem::I64 { idx[0].clone() } else { CExpr::cast(elem, idx[0].clone()) };
+        Ok(KVal::Scalar(v, elem))
+    });
+    KArr::Pull { shape: vec![n], f }
+}
+
+/// An array literal: element `i` selected among the (already computed) elements.
+fn literal_pull(elems: Vec<KVal>) -> PullFn {
+    Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
+        let mut picked = Vec::new();
+        for e in &elems {
+            picked.push(kb.index_val(e, &idx[1..])?);
+        }
+        let mut result = picked
+            .last()
+            .cloned()
+            .ok_or_else(|| LowerError::internal("empty array literal indexed"))?;
+        for (k, v) in picked.iter().enumerate().rev().skip(1) {
+            let cond = CExpr::bin(COp::Eq, idx[0].clone(), CExpr::Int(k as i64));
+            result = select_val(&cond, v, &result);
+        }
+        Ok(result)
+    })
+}
+
+/// `a ++ b`: the element is read from one array or the other (a branch, so the other
+/// array is never read out of its bounds).
+fn concat(a: KArr, b: KArr) -> KArr {
+    let mut shape = a.shape();
+    let na = shape[0].clone();
+    shape[0] = CExpr::add(na.clone(), b.shape()[0].clone());
+    let f: PullFn = Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
+        let cond = CExpr::bin(COp::Lt, idx[0].clone(), na.clone());
+        let mut rest = idx.to_vec();
+        rest[0] = CExpr::sub(idx[0].clone(), na.clone());
+        let idx = idx.to_vec();
+        let (a, b) = (a.clone(), b.clone());
+        kb.branch(cond, &mut |kb: &mut Kb<'_>| kb.index(&a, &idx), &mut |kb: &mut Kb<'_>| {
+            kb.index(&b, &rest)
+        })
+    });
+    KArr::Pull { shape, f }
 }

@@ -150,10 +150,6 @@ pub(crate) fn matmul_nest(program: &Program, a: &HArr) -> Option<Nest> {
     })
 }
 
-fn id(f: &str, d: i64) -> CExpr {
-    CExpr::cast(Elem::I64, CExpr::call(f, vec![CExpr::Int(d)]))
-}
-
 /// Whether dimension 0 of a 2-D array is the contiguous one (so loads should vary it
 /// fastest).
 fn dim0_contiguous(a: &KArr) -> bool {
@@ -192,11 +188,19 @@ impl Lowerer<'_> {
         let acc_elem = out_mem.elem;
         let la = kb.local_param("a_tile", elem_a, Expr::I64(TK * TILE));
         let lb = kb.local_param("b_tile", elem_b, Expr::I64(TK * TILE));
-        let tid = kb.tmp("tid", Elem::I64, id("get_local_id", 0));
+        let tid = kb.tmp("tid", Elem::I64, CExpr::work_item("get_local_id", 0));
         let tx = kb.tmp("tx", Elem::I64, CExpr::bin(COp::Rem, tid.clone(), CExpr::Int(16)));
         let ty = kb.tmp("ty", Elem::I64, CExpr::bin(COp::Div, tid.clone(), CExpr::Int(16)));
-        let col0 = kb.tmp("col0", Elem::I64, CExpr::mul(id("get_group_id", 0), CExpr::Int(TILE)));
-        let row0 = kb.tmp("row0", Elem::I64, CExpr::mul(id("get_group_id", 1), CExpr::Int(TILE)));
+        let col0 = kb.tmp(
+            "col0",
+            Elem::I64,
+            CExpr::mul(CExpr::work_item("get_group_id", 0), CExpr::Int(TILE)),
+        );
+        let row0 = kb.tmp(
+            "row0",
+            Elem::I64,
+            CExpr::mul(CExpr::work_item("get_group_id", 1), CExpr::Int(TILE)),
+        );
         let mut dot_env = KEnv {
             vars: FxHashMap::default(),
             host: if nest.dot.call_params.is_some() { None } else { Some(nest.env.clone()) },

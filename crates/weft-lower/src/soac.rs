@@ -20,11 +20,7 @@ use crate::arr::{IExpr, Mem};
 use crate::host::Lowerer;
 use crate::imp::{CExpr, COp, Cmd, ParLevel};
 use crate::kernel::{KEnv, Kb, elem_and_rank};
-use crate::val::{HArr, HEnv, HScalar, HVal, KArr, KVal, Res};
-
-fn gid(f: &str) -> CExpr {
-    CExpr::cast(Elem::I64, CExpr::call(f, vec![CExpr::lit("0")]))
-}
+use crate::val::{HArr, HEnv, HScalar, HVal, KArr, KVal, Res, rebuild, scalar_leaves};
 
 /// Whether the operator is one of the built-in commutative ones applied to its two
 /// parameters.
@@ -60,31 +56,8 @@ fn apply(
     a: KVal,
     b: KVal,
 ) -> Res<KVal> {
-    let mut env = KEnv { vars: FxHashMap::default(), host: Some(host.clone()) };
-    env.vars.insert(lambda.params[0], a);
-    env.vars.insert(lambda.params[1], b);
-    let r = kb.block(f, &mut env, lambda.body)?;
-    Ok(r)
-}
-
-fn scalar_leaves(v: &KVal, out: &mut Vec<(CExpr, Elem)>) {
-    match v {
-        KVal::Scalar(e, elem) => out.push((e.clone(), *elem)),
-        KVal::Tuple(parts) => parts.iter().for_each(|p| scalar_leaves(p, out)),
-        KVal::Arr(_) => {}
-    }
-}
-
-/// Rebuilds a value of `like`'s structure from leaves.
-fn rebuild(like: &KVal, leaves: &mut impl Iterator<Item = (CExpr, Elem)>) -> KVal {
-    match like {
-        KVal::Scalar(..) => {
-            let (e, elem) = leaves.next().unwrap_or((CExpr::Int(0), Elem::I64));
-            KVal::Scalar(e, elem)
-        }
-        KVal::Tuple(parts) => KVal::Tuple(parts.iter().map(|p| rebuild(p, leaves)).collect()),
-        KVal::Arr(_) => like.clone(),
-    }
+    let env = KEnv { vars: FxHashMap::default(), host: Some(host.clone()) };
+    kb.apply(f, &env, lambda, a, b)
 }
 
 fn hval_leaves(v: &HVal, out: &mut Vec<Elem>) -> Res<()> {
@@ -228,8 +201,8 @@ impl<'p> Lowerer<'p> {
         let dst = kb.import_arr(&out)?;
         let locals: Vec<Rc<str>> =
             elems.iter().map(|e| kb.local_param("red", *e, Expr::I64(wg))).collect();
-        let t = kb.tmp("t", Elem::I64, gid("get_local_id"));
-        let g = kb.tmp("g", Elem::I64, gid("get_group_id"));
+        let t = kb.tmp("t", Elem::I64, CExpr::work_item("get_local_id", 0));
+        let g = kb.tmp("g", Elem::I64, CExpr::work_item("get_group_id", 0));
         let acc = kb.declare_like(&ne_k)?;
         kb.assign(&acc, &ne_k)?;
         let i = kb.fresh_name("i");
@@ -269,7 +242,7 @@ impl<'p> Lowerer<'p> {
             let tail_i = kb.tmp(
                 "tail",
                 Elem::I64,
-                CExpr::add(CExpr::mul(quads, CExpr::Int(4)), gid("get_global_id")),
+                CExpr::add(CExpr::mul(quads, CExpr::Int(4)), CExpr::work_item("get_global_id", 0)),
             );
             kb.push();
             let x = kb.index(&src, std::slice::from_ref(&tail_i))?;
@@ -283,7 +256,7 @@ impl<'p> Lowerer<'p> {
             });
             let _ = i;
         } else {
-            let gsize = gid("get_global_size");
+            let gsize = CExpr::work_item("get_global_size", 0);
             let per = kb.tmp(
                 "per",
                 Elem::I64,
@@ -293,7 +266,11 @@ impl<'p> Lowerer<'p> {
                     gsize,
                 ),
             );
-            let start = kb.tmp("start", Elem::I64, CExpr::mul(gid("get_global_id"), per.clone()));
+            let start = kb.tmp(
+                "start",
+                Elem::I64,
+                CExpr::mul(CExpr::work_item("get_global_id", 0), per.clone()),
+            );
             let end = kb.tmp(
                 "end",
                 Elem::I64,
@@ -463,8 +440,8 @@ impl<'p> Lowerer<'p> {
         hval_leaves(&ne, &mut elems)?;
         let locals: Vec<Rc<str>> =
             elems.iter().map(|e| kb.local_param("tile", *e, Expr::I64(wg))).collect();
-        let t = kb.tmp("t", Elem::I64, gid("get_local_id"));
-        let g = kb.tmp("g", Elem::I64, gid("get_group_id"));
+        let t = kb.tmp("t", Elem::I64, CExpr::work_item("get_local_id", 0));
+        let g = kb.tmp("g", Elem::I64, CExpr::work_item("get_group_id", 0));
         let gstart = kb.tmp(
             "gstart",
             Elem::I64,

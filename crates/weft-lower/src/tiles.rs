@@ -75,14 +75,6 @@ pub(crate) fn segmented_reduce(program: &Program, a: &HArr) -> Option<Rows> {
     })
 }
 
-fn lid(d: u32) -> CExpr {
-    CExpr::cast(Elem::I64, CExpr::call("get_local_id", vec![CExpr::Int(i64::from(d))]))
-}
-
-fn group_id(d: u32) -> CExpr {
-    CExpr::cast(Elem::I64, CExpr::call("get_group_id", vec![CExpr::Int(i64::from(d))]))
-}
-
 impl<'p> Lowerer<'p> {
     pub(crate) fn transpose_tiled(
         &mut self,
@@ -99,10 +91,18 @@ impl<'p> Lowerer<'p> {
         };
         let tile = kb.local_param("tile", src.elem, Expr::I64(TILE * (TILE + 1)));
         let (rows, cols) = (s.shape[0].clone(), s.shape[1].clone());
-        let tx = kb.tmp("tx", Elem::I64, lid(0));
-        let ty = kb.tmp("ty", Elem::I64, lid(1));
-        let bc = kb.tmp("col0", Elem::I64, CExpr::mul(group_id(0), CExpr::Int(TILE)));
-        let br = kb.tmp("row0", Elem::I64, CExpr::mul(group_id(1), CExpr::Int(TILE)));
+        let tx = kb.tmp("tx", Elem::I64, CExpr::work_item("get_local_id", 0));
+        let ty = kb.tmp("ty", Elem::I64, CExpr::work_item("get_local_id", 1));
+        let bc = kb.tmp(
+            "col0",
+            Elem::I64,
+            CExpr::mul(CExpr::work_item("get_group_id", 0), CExpr::Int(TILE)),
+        );
+        let br = kb.tmp(
+            "row0",
+            Elem::I64,
+            CExpr::mul(CExpr::work_item("get_group_id", 1), CExpr::Int(TILE)),
+        );
         // Read: work-item tx reads row br+tx (contiguous in the source), columns bc+ty+k.
         let mut load = Vec::new();
         let mut store = Vec::new();
@@ -276,8 +276,12 @@ impl<'p> Lowerer<'p> {
         let kn = kb.import_index(&n);
         let km = kb.import_index(len);
         let local = kb.local_param("rows", elem, Expr::I64(wg * (STAGED_ROW_MAX + 1)));
-        let t = kb.tmp("t", Elem::I64, lid(0));
-        let r0 = kb.tmp("row0", Elem::I64, CExpr::mul(group_id(0), CExpr::Int(wg)));
+        let t = kb.tmp("t", Elem::I64, CExpr::work_item("get_local_id", 0));
+        let r0 = kb.tmp(
+            "row0",
+            Elem::I64,
+            CExpr::mul(CExpr::work_item("get_group_id", 0), CExpr::Int(wg)),
+        );
         let here = kb.tmp(
             "rows_here",
             Elem::I64,
@@ -383,7 +387,7 @@ impl<'p> Lowerer<'p> {
             None => return Err(crate::LowerError::internal("segmented reduce of a non-scalar")),
         };
         let local = kb.local_param("red", elem, Expr::I64(wg));
-        let t = kb.tmp("t", Elem::I64, lid(0));
+        let t = kb.tmp("t", Elem::I64, CExpr::work_item("get_local_id", 0));
         let g = kb.fresh_name("row");
         kb.push();
         let mut env = KEnv { vars: FxHashMap::default(), host: Some(rows.env.clone()) };

@@ -243,3 +243,24 @@ impl KArr {
         })
     }
 }
+
+/// The scalar leaves of a scalar or tuple value, in order.
+pub(crate) fn scalar_leaves(v: &KVal, out: &mut Vec<(CExpr, Elem)>) {
+    match v {
+        KVal::Scalar(e, elem) => out.push((e.clone(), *elem)),
+        KVal::Tuple(parts) => parts.iter().for_each(|p| scalar_leaves(p, out)),
+        KVal::Arr(_) => {}
+    }
+}
+
+/// A value of `like`'s structure made of `leaves`.
+pub(crate) fn rebuild(like: &KVal, leaves: &mut impl Iterator<Item = (CExpr, Elem)>) -> KVal {
+    match like {
+        KVal::Scalar(..) => {
+            let (e, elem) = leaves.next().unwrap_or((CExpr::Int(0), Elem::I64));
+            KVal::Scalar(e, elem)
+        }
+        KVal::Tuple(parts) => KVal::Tuple(parts.iter().map(|p| rebuild(p, leaves)).collect()),
+        KVal::Arr(_) => like.clone(),
+    }
+}
