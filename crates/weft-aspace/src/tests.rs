@@ -1,0 +1,3 @@
+//! Tests: worked examples as snapshots, property tests of the unifier and of whole programs.
+
+mod unify;
