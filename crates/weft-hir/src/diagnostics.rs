@@ -295,7 +295,11 @@ impl RenderCtx<'_> {
             InferDiagnostic::ClassMismatch { site, class, found, expected_side: true } => (
                 "type-mismatch",
                 site.clone(),
-                format!("type mismatch: expected `{found}`, but {} is {}", subject(site), class_noun(class)),
+                format!(
+                    "type mismatch: expected `{found}`, but {} is {}",
+                    subject(site),
+                    class_noun(class)
+                ),
             ),
             InferDiagnostic::ClassMismatch { site, class, found, expected_side: false } => (
                 "type-mismatch",
@@ -374,11 +378,28 @@ impl RenderCtx<'_> {
                 site.clone(),
                 format!("`{found}` is not allowed {context}; legal here: {legal}"),
             ),
-            InferDiagnostic::LocalEscapesGroup { site } => (
-                "local-escapes-group",
-                site.clone(),
-                "this local array is the result of the `map@group` body, so it would escape its work-group".to_owned(),
-            ),
+            InferDiagnostic::LocalEscapesGroup { site, via, group } => {
+                // The chain of reasons, as address-space inference gives it: where the
+                // `local` label comes from, how it flows, and what cannot hold it.
+                for use_ in via.iter().rev() {
+                    related.push(RelatedInfo {
+                        file: self.file,
+                        range: self.range(use_),
+                        message: format!("the local array flows through {}", subject(use_)),
+                    });
+                }
+                related.push(RelatedInfo {
+                    file: self.file,
+                    range: self.range(group),
+                    message: "…and becomes a result of this `map@group`: results are stored in global memory, read after the work-group has ended".to_owned(),
+                });
+                help = Some("return a value computed from the local array (say, a `reduce@group` over it), or drop the `to_local`".to_owned());
+                (
+                    "local-escapes-group",
+                    site.clone(),
+                    "this array is local (materialised by `to_local`), but it is the result of the `map@group` body, so it would escape its work-group".to_owned(),
+                )
+            }
             InferDiagnostic::EntryWithoutReturnType => (
                 "missing-return-type",
                 Site::Name,
@@ -391,11 +412,28 @@ impl RenderCtx<'_> {
                     "this parameter's size uses `{name}`, which is not an earlier `i64` parameter, so it cannot be inferred from the argument"
                 ),
             ),
-            InferDiagnostic::ToLocalOutsideGroup { site } => (
-                "to-local-outside-group",
-                site.clone(),
-                "`to_local` is only allowed inside the body of a `map@group`".to_owned(),
-            ),
+            InferDiagnostic::ToLocalOutsideGroup { site, context } => {
+                let place = match context {
+                    Some((ctx, name)) => {
+                        related.push(RelatedInfo {
+                            file: self.file,
+                            range: self.range(ctx),
+                            message: format!(
+                                "the enclosing `{name}`: its iterations do not share a work-group"
+                            ),
+                        });
+                        format!("here it is inside a `{name}` body")
+                    }
+                    None => "here it is outside every combinator".to_owned(),
+                };
+                (
+                    "to-local-outside-group",
+                    site.clone(),
+                    format!(
+                        "`to_local` is only allowed inside the body of a `map@group`: local memory is shared by the work-items of one work-group, and {place}"
+                    ),
+                )
+            }
         };
         let _ = self.db;
         Diagnostic {

@@ -66,9 +66,14 @@ pub enum InferDiagnostic {
         found: Ty,
         expected_side: bool,
     },
-    /// The array made local inside a `map@group` body is that body's result.
+    /// The array made local inside a `map@group` body is that body's result:
+    /// `site` is the `to_local`, `via` the bindings it flows through, `group` the
+    /// `map@group` whose result it becomes (the reason chain of address-space
+    /// inference: local label, flows, the global result that cannot hold it).
     LocalEscapesGroup {
         site: Site,
+        via: Vec<Site>,
+        group: Site,
     },
     EntryWithoutReturnType,
     /// A parameter's size cannot be inferred from the argument: `name` is not an
@@ -132,8 +137,12 @@ pub enum InferDiagnostic {
         context: &'static str,
         legal: &'static str,
     },
+    /// `to_local` where no work-group shares the array: `context` is the innermost
+    /// enclosing annotated combinator (`None`: the host level of an entry, or a
+    /// def's body outside any combinator).
     ToLocalOutsideGroup {
         site: Site,
+        context: Option<(Site, String)>,
     },
 }
 

@@ -75,9 +75,12 @@ pub(crate) fn check_levels(ctx: &mut InferCtx<'_>) {
     let start = if ctx.sig.is_entry { Context::Host } else { Context::AnyLevel };
     let mut diagnostics = Vec::new();
     // An explicit stack: bodies may nest 100,000 levels.
-    let mut stack: Vec<(ExprId, Context, bool)> = vec![(root, start, false)];
-    while let Some((expr, context, in_group)) = stack.pop() {
-        let mut push = |e: ExprId| stack.push((e, context, in_group));
+    // Each item: the expression, its level context, whether it is inside a
+    // `map@group` body, and the innermost annotated combinator around it.
+    type Enclosing = Option<(ExprId, String)>;
+    let mut stack: Vec<(ExprId, Context, bool, Enclosing)> = vec![(root, start, false, None)];
+    while let Some((expr, context, in_group, enclosing)) = stack.pop() {
+        let mut push = |e: ExprId| stack.push((e, context, in_group, enclosing.clone()));
         match &body.exprs[expr] {
             Expr::Call { callee, args } => {
                 let annotated = match &body.exprs[*callee] {
@@ -91,8 +94,10 @@ pub(crate) fn check_levels(ctx: &mut InferCtx<'_>) {
                     Expr::Path { res: Resolution::Builtin(Builtin::ToLocal), .. }
                 );
                 if is_to_local && !in_group {
-                    diagnostics
-                        .push(InferDiagnostic::ToLocalOutsideGroup { site: Site::Expr(*callee) });
+                    diagnostics.push(InferDiagnostic::ToLocalOutsideGroup {
+                        site: Site::Expr(*callee),
+                        context: enclosing.clone().map(|(e, n)| (Site::Expr(e), n)),
+                    });
                 }
                 push(*callee);
                 match annotated {
@@ -102,22 +107,31 @@ pub(crate) fn check_levels(ctx: &mut InferCtx<'_>) {
                         if inner == Context::Group
                             && let Some(&arg) = function_arg.and_then(|idx| args.get(idx))
                             && let Expr::Lambda { body: lambda_body, .. } = &body.exprs[arg]
-                            && let Some(local) = local_result(&body, *lambda_body)
+                            && let Some((local, via)) = local_result(&body, *lambda_body)
                         {
                             diagnostics.push(InferDiagnostic::LocalEscapesGroup {
                                 site: Site::Expr(local),
+                                via: via.into_iter().map(Site::Expr).collect(),
+                                group: Site::Expr(*callee),
                             });
                         }
                         let inner_group = in_group || inner == Context::Group;
+                        let name = match &body.exprs[*callee] {
+                            Expr::Path { name, .. } => format!("{name}@{}", level.name()),
+                            _ => level.name().to_owned(),
+                        };
+                        let inner_enclosing = Some((*callee, name));
                         for (idx, &arg) in args.iter().enumerate() {
                             if Some(idx) == function_arg {
-                                stack.push((arg, inner, inner_group));
+                                stack.push((arg, inner, inner_group, inner_enclosing.clone()));
                             } else {
-                                stack.push((arg, context, in_group));
+                                stack.push((arg, context, in_group, enclosing.clone()));
                             }
                         }
                     }
-                    None => args.iter().for_each(|&a| stack.push((a, context, in_group))),
+                    None => args
+                        .iter()
+                        .for_each(|&a| stack.push((a, context, in_group, enclosing.clone()))),
                 }
             }
             Expr::Path { res: Resolution::Builtin(builtin), level: Some(level), name } => {
@@ -132,7 +146,10 @@ pub(crate) fn check_levels(ctx: &mut InferCtx<'_>) {
             }
             Expr::Path { res: Resolution::Builtin(Builtin::ToLocal), .. } if !in_group => {
                 // `to_local` used as a value (not called) outside a group.
-                diagnostics.push(InferDiagnostic::ToLocalOutsideGroup { site: Site::Expr(expr) });
+                diagnostics.push(InferDiagnostic::ToLocalOutsideGroup {
+                    site: Site::Expr(expr),
+                    context: enclosing.clone().map(|(e, n)| (Site::Expr(e), n)),
+                });
             }
             Expr::Path { .. } | Expr::Missing | Expr::Literal(_) | Expr::OpSection(_) => {}
             Expr::Tuple(elems) | Expr::Array(elems) => elems.iter().for_each(|&e| push(e)),
@@ -182,8 +199,11 @@ pub(crate) fn check_levels(ctx: &mut InferCtx<'_>) {
 
 /// The `to_local` call whose array is the value of `expr`, following `let` bodies,
 /// `if` branches and let-bound names: such an array would outlive its work-group.
-fn local_result(body: &crate::expr_store::Body, expr: ExprId) -> Option<ExprId> {
+/// Also returns the names it flows through (the uses of let-bound names), in order
+/// from the result back to the `to_local`.
+fn local_result(body: &crate::expr_store::Body, expr: ExprId) -> Option<(ExprId, Vec<ExprId>)> {
     let mut expr = expr;
+    let mut via = Vec::new();
     let mut bound: Vec<(crate::expr_store::PatId, ExprId)> = Vec::new();
     // Bounded by the body's size: each step moves to a sub-expression.
     for _ in 0..body.exprs.len() {
@@ -193,10 +213,13 @@ fn local_result(body: &crate::expr_store::Body, expr: ExprId) -> Option<ExprId> 
                 expr = *let_body;
             }
             Expr::If { then_branch, else_branch, .. } => {
-                return local_result(body, *then_branch)
-                    .or_else(|| local_result(body, *else_branch));
+                let found = local_result(body, *then_branch)
+                    .or_else(|| local_result(body, *else_branch))?;
+                via.extend(found.1);
+                return Some((found.0, via));
             }
             Expr::Path { res: Resolution::Local(pat), .. } => {
+                via.push(expr);
                 expr = bound.iter().rev().find(|(p, _)| p == pat)?.1;
             }
             Expr::Call { callee, .. } => {
@@ -204,7 +227,7 @@ fn local_result(body: &crate::expr_store::Body, expr: ExprId) -> Option<ExprId> 
                     &body.exprs[*callee],
                     Expr::Path { res: Resolution::Builtin(Builtin::ToLocal), .. }
                 )
-                .then_some(expr);
+                .then_some((expr, via));
             }
             _ => return None,
         }

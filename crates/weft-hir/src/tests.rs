@@ -191,6 +191,29 @@ def also_bad = undefined_thing 1
 }
 
 #[test]
+fn address_space_errors_explain_their_reasons() {
+    // The chain: where the `local` label comes from, the bindings it flows through,
+    // and the context that cannot hold it.
+    check_diagnostics(
+        r#"
+entry esc (xss: [n][m]f32) : [n][m]f32 =
+  map@group (\row -> let t = to_local (map@thread (\x -> x + 1) row) in let u = t in u) xss
+entry grid (xss: [n][m]f32) : [n]f32 =
+  map@grid (\row -> reduce@seq (+) 0 (to_local row)) xss
+"#,
+        expect![[r#"
+            local-escapes-group `to_local (map@thread (\x -> x + 1) row)`: this array is local (materialised by `to_local`), but it is the result of the `map@group` body, so it would escape its work-group
+              related `t`: the local array flows through `t`
+              related `u`: the local array flows through `u`
+              related `map@group`: …and becomes a result of this `map@group`: results are stored in global memory, read after the work-group has ended
+              help: return a value computed from the local array (say, a `reduce@group` over it), or drop the `to_local`
+            to-local-outside-group `to_local`: `to_local` is only allowed inside the body of a `map@group`: local memory is shared by the work-items of one work-group, and here it is inside a `map@grid` body
+              related `map@grid`: the enclosing `map@grid`: its iterations do not share a work-group
+        "#]],
+    );
+}
+
+#[test]
 fn levels_are_checked() {
     check_diagnostics(
         r#"
@@ -202,7 +225,7 @@ entry h (xs: [n]f32) : [n]f32 = to_local xs
         expect![[r#"
             illegal-level `map@thread`: `map@thread` is not allowed at host level; legal here: `map@grid`, `map@group`, `reduce@grid`, `scan@grid`
             illegal-level `reduce@grid`: `reduce@grid` is not allowed in a sequential body (`@grid`, `@thread` or `@seq`); legal here: `@seq` only
-            to-local-outside-group `to_local`: `to_local` is only allowed inside the body of a `map@group`
+            to-local-outside-group `to_local`: `to_local` is only allowed inside the body of a `map@group`: local memory is shared by the work-items of one work-group, and here it is outside every combinator
         "#]],
     );
 }
