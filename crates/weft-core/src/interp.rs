@@ -23,8 +23,46 @@ use weft_values::{ArrayData, Scalar, Value};
 
 use crate::ir::{
     Atom, BinOp, BlockId, CoreSize, Exp, FnId, Function, IndexItem, Lambda, LoopForm, Origin,
-    Program, Type, UnOp, VarId, VarKind,
+    Program, Stmt, Type, UnOp, VarId, VarKind,
 };
+
+/// How the iterations of a parallel construct combine (for a [`Recorder`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParKind {
+    /// Independent iterations (`map`, `generate`).
+    Map,
+    /// Applications of an associative operator (`reduce`).
+    Reduce,
+    /// Applications of an associative operator keeping every prefix (`scan`).
+    Scan,
+}
+
+/// Observes an evaluation, for the cost-semantics profiler (`weft-cost`).
+///
+/// Every method has an empty default, and the interpreter is generic over the
+/// recorder, so [`run_entry`] (which uses [`NoRecorder`]) compiles to the same code as
+/// without hooks. Methods take `&self`: a recorder keeps its state in a `Cell` or
+/// `RefCell`. Calls nest: `stmt_begin`/`stmt_end` around each statement (in function
+/// `func`), `block_begin`/`block_end` around each block, and `par_begin`, then
+/// `iter_begin`/`iter_end` per iteration, then `par_end` around the iterations of a
+/// parallel construct (inside its statement).
+pub trait Recorder {
+    fn stmt_begin(&self, _func: FnId, _stmt: &Stmt) {}
+    /// The statement's value, before it is bound.
+    fn stmt_end(&self, _func: FnId, _stmt: &Stmt, _value: &Val) {}
+    fn block_begin(&self, _func: FnId, _block: BlockId) {}
+    fn block_end(&self, _func: FnId, _block: BlockId) {}
+    fn par_begin(&self, _kind: ParKind, _n: usize) {}
+    fn iter_begin(&self) {}
+    fn iter_end(&self) {}
+    fn par_end(&self) {}
+}
+
+/// The recorder that records nothing.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoRecorder;
+
+impl Recorder for NoRecorder {}
 
 /// A run-time error: the message, and where it happened (rendered to a position by
 /// [`crate::render_error`]).
@@ -53,6 +91,43 @@ pub enum Val {
     Tuple(Vec<Val>),
 }
 
+impl Val {
+    /// The number of scalar elements (an array's elements, a tuple's in total).
+    pub fn n_elems(&self) -> u64 {
+        match self {
+            Val::Scalar(_) => 1,
+            Val::Array(arr) => arr.n_elems() as u64,
+            Val::Tuple(vals) => vals.iter().map(Val::n_elems).sum(),
+        }
+    }
+
+    /// The bytes of the value's elements (`bool` is one byte).
+    pub fn n_bytes(&self) -> u64 {
+        match self {
+            Val::Scalar(s) => scalar_bytes(scalar_ty(*s)),
+            Val::Array(arr) => arr.n_elems() as u64 * scalar_bytes(scalar_of_data(&arr.data)),
+            Val::Tuple(vals) => vals.iter().map(Val::n_bytes).sum(),
+        }
+    }
+
+    /// Whether the value holds an array.
+    pub fn has_array(&self) -> bool {
+        match self {
+            Val::Scalar(_) => false,
+            Val::Array(_) => true,
+            Val::Tuple(vals) => vals.iter().any(Val::has_array),
+        }
+    }
+}
+
+fn scalar_bytes(s: ScalarTy) -> u64 {
+    match s {
+        ScalarTy::Bool => 1,
+        ScalarTy::I32 | ScalarTy::U32 | ScalarTy::F32 => 4,
+        ScalarTy::I64 | ScalarTy::U64 | ScalarTy::F64 => 8,
+    }
+}
+
 /// A regular array: `shape`, and the elements at `data[offset..offset + product(shape)]`
 /// in row-major order.
 #[derive(Debug, Clone)]
@@ -79,10 +154,25 @@ pub fn run_entry(
     entry: FnId,
     inputs: Vec<Value>,
 ) -> std::result::Result<Vec<Value>, RuntimeError> {
-    run_entry_boxed(program, entry, inputs).map_err(|error| *error)
+    run_entry_boxed(program, entry, inputs, &NoRecorder).map_err(|error| *error)
 }
 
-fn run_entry_boxed(program: &Program, entry: FnId, inputs: Vec<Value>) -> Result<Vec<Value>> {
+/// [`run_entry`], reporting the evaluation to `recorder`.
+pub fn run_entry_recorded<R: Recorder>(
+    program: &Program,
+    entry: FnId,
+    inputs: Vec<Value>,
+    recorder: &R,
+) -> std::result::Result<Vec<Value>, RuntimeError> {
+    run_entry_boxed(program, entry, inputs, recorder).map_err(|error| *error)
+}
+
+fn run_entry_boxed<R: Recorder>(
+    program: &Program,
+    entry: FnId,
+    inputs: Vec<Value>,
+    rec: &R,
+) -> Result<Vec<Value>> {
     let function = &program.functions[entry];
     let mut inputs = inputs.into_iter();
     let mut args = Vec::new();
@@ -104,7 +194,7 @@ fn run_entry_boxed(program: &Program, entry: FnId, inputs: Vec<Value>) -> Result
             function.params.len()
         )));
     }
-    let result = call(program, entry, args)?;
+    let result = call(program, entry, args, rec)?;
     let mut out = Vec::new();
     val_to_values(result, &mut out);
     Ok(out)
@@ -321,7 +411,7 @@ struct Frame {
     slots: Vec<Option<Val>>,
 }
 
-fn call(program: &Program, func: FnId, args: Vec<Val>) -> Result<Val> {
+fn call<R: Recorder>(program: &Program, func: FnId, args: Vec<Val>, rec: &R) -> Result<Val> {
     let f = &program.functions[func];
     let mut frame = Frame { slots: vec![None; f.vars.len()] };
     for (&param, arg) in f.params.iter().zip(&args) {
@@ -336,7 +426,7 @@ fn call(program: &Program, func: FnId, args: Vec<Val>) -> Result<Val> {
             ))
         })?;
     }
-    let interp = Interp { program, f };
+    let interp = Interp { program, f, func, rec };
     let result = interp.block(&mut frame, f.body)?;
     if f.is_entry {
         bind_sizes(f, &mut frame, &f.ret, &result, true)
@@ -431,9 +521,11 @@ fn bind_sizes(
     Ok(())
 }
 
-struct Interp<'a> {
+struct Interp<'a, R> {
     program: &'a Program,
     f: &'a Function,
+    func: FnId,
+    rec: &'a R,
 }
 
 fn elem(val: &Val, idx: usize) -> Val {
@@ -619,7 +711,7 @@ fn owned_copy(val: &Val) -> Val {
     }
 }
 
-impl Interp<'_> {
+impl<R: Recorder> Interp<'_, R> {
     fn atom(&self, frame: &Frame, atom: Atom) -> Result<Val> {
         match atom {
             Atom::Const(s) => Ok(Val::Scalar(s)),
@@ -666,10 +758,12 @@ impl Interp<'_> {
     }
 
     #[expect(clippy::wildcard_enum_match_arm, reason = "a fast path; `exp` handles every kind")]
-    fn block(&self, frame: &mut Frame, block: BlockId) -> Result<Val> {
-        let block = &self.f.blocks[block];
+    fn block(&self, frame: &mut Frame, block_id: BlockId) -> Result<Val> {
+        let block = &self.f.blocks[block_id];
+        self.rec.block_begin(self.func, block_id);
         for stmt in &block.stmts {
             let exp = &self.f.exps[stmt.exp];
+            self.rec.stmt_begin(self.func, stmt);
             // Scalar operations, the bulk of SOAC bodies, skip the large `exp` frame.
             let result = match exp {
                 Exp::BinOp { op, lhs, rhs, .. } => {
@@ -692,8 +786,10 @@ impl Interp<'_> {
                     return Err(error);
                 }
             };
+            self.rec.stmt_end(self.func, stmt, &val);
             self.bind(frame, stmt.var, val)?;
         }
+        self.rec.block_end(self.func, block_id);
         match block.result {
             Some(atom) => self.atom(frame, atom),
             None => Ok(Val::Tuple(Vec::new())),
@@ -756,7 +852,7 @@ impl Interp<'_> {
             }
             Exp::Call { func, args } => {
                 let args = args.iter().map(|&a| self.atom(frame, a)).collect::<Result<Vec<_>>>()?;
-                call(self.program, *func, args)?
+                call(self.program, *func, args, self.rec)?
             }
             Exp::If { cond, then_branch, else_branch } => {
                 if matches!(self.scalar(frame, *cond)?, Scalar::Bool(true)) {
@@ -799,21 +895,30 @@ impl Interp<'_> {
                     )));
                 }
                 let mut builder = Builder::new(&lambda.ret, n);
+                self.rec.par_begin(ParKind::Map, n);
                 for i in 0..n {
+                    self.rec.iter_begin();
                     for (&param, array) in lambda.params.iter().zip(&arrays) {
                         self.bind(frame, param, elem(array, i))?;
                     }
                     let val = self.block(frame, lambda.body)?;
                     builder.push(&val)?;
+                    self.rec.iter_end();
                 }
+                self.rec.par_end();
                 builder.finish(n, &self.sizer(frame))
             }
             Exp::Reduce { lambda, neutral, array, .. } => {
                 let array = self.atom(frame, *array)?;
                 let mut acc = self.atom(frame, *neutral)?;
-                for i in 0..outer_len(&array) {
+                let n = outer_len(&array);
+                self.rec.par_begin(ParKind::Reduce, n);
+                for i in 0..n {
+                    self.rec.iter_begin();
                     acc = self.apply(frame, lambda, [acc, elem(&array, i)])?;
+                    self.rec.iter_end();
                 }
+                self.rec.par_end();
                 acc
             }
             Exp::Scan { lambda, neutral, array, .. } => {
@@ -821,20 +926,28 @@ impl Interp<'_> {
                 let n = outer_len(&array);
                 let mut acc = self.atom(frame, *neutral)?;
                 let mut builder = Builder::new(&lambda.ret, n);
+                self.rec.par_begin(ParKind::Scan, n);
                 for i in 0..n {
+                    self.rec.iter_begin();
                     acc = self.apply(frame, lambda, [acc, elem(&array, i)])?;
                     builder.push(&acc)?;
+                    self.rec.iter_end();
                 }
+                self.rec.par_end();
                 builder.finish(n, &self.sizer(frame))
             }
             Exp::Generate { size, lambda, .. } => {
                 let n = self.count(frame, *size, "generate")?;
                 let mut builder = Builder::new(&lambda.ret, n);
+                self.rec.par_begin(ParKind::Map, n);
                 for i in 0..n {
+                    self.rec.iter_begin();
                     let idx = Val::Scalar(Scalar::I64(i64::try_from(i).unwrap_or(i64::MAX)));
                     let val = self.apply(frame, lambda, [idx])?;
                     builder.push(&val)?;
+                    self.rec.iter_end();
                 }
+                self.rec.par_end();
                 builder.finish(n, &self.sizer(frame))
             }
             Exp::Scatter { dest, indices, values } => {

@@ -18,7 +18,10 @@ mod render;
 mod tests;
 mod validate;
 
-pub use crate::interp::{RuntimeError, Val, binop, convert, n_inputs, run_entry};
+pub use crate::interp::{
+    NoRecorder, ParKind, Recorder, RuntimeError, Val, binop, convert, n_inputs, run_entry,
+    run_entry_recorded,
+};
 pub use crate::ir::{
     Atom, BinOp, Block, BlockId, CoreSize, Exp, ExpId, FnId, Function, IndexItem, Lambda, LoopForm,
     Origin, Program, Space, Stmt, Type, UnOp, Var, VarId, VarKind,

@@ -1,0 +1,962 @@
+//! The cost-semantics profiler (digest 002, §3.10): an instrumented run of the
+//! reference interpreter builds the cost graph; the compiled plan places it in worlds.
+//!
+//! - Every statement the interpreter evaluates is one edge (PRAM unit costs: scalar
+//!   operations, reads and views cost 1; `iota`, `replicate`, `concat`, `transpose`,
+//!   `reverse`, `scatter` and array literals are parallel copies of their elements).
+//! - `map` and `generate` are parallel: on the host a balanced binary fork/join tree
+//!   (`4(n-1)` unit edges, §3.2), on the device one n-ary fork/join with free edges.
+//!   `reduce` and `scan` have the same shape over their operator applications plus a
+//!   latency edge for the combining depth, `ceil(log2 n)` times the longest
+//!   application (the interpreter's fold does the work; the tree gives the depth).
+//! - Parallel constructs of more than `collapse` iterations are split like the balanced
+//!   tree into at most `collapse` blocks, each one summary edge: the block's total work
+//!   (run by one processor in a schedule, as a chunk of a parallel loop) and its exact
+//!   span. W and S are those of the uncollapsed graph.
+//! - Worlds: a top-level statement (one not inside a parallel construct) whose core
+//!   origin is computed by a kernel of the plan opens a device box; the following
+//!   top-level statements of the same kernels join it (fused kernels). Everything the
+//!   statement evaluates goes into the box's inner graph. The box's time is
+//!   `max(S_D, ceil(W_D / H)) + launch * kernels` (the digest's corrected rounds,
+//!   `ceil(n/H)` times the per-thread cost for a uniform map).
+//! - Transfers (residency, pitfall 12): the plan uploads every array input once at the
+//!   start and reads every array output once at the end; each is a transfer edge on the
+//!   bus of `latency + ceil(bytes / bytes_per_unit)`.
+//! - Space (§3.7, in bytes, pitfall 9): every array a top-level statement materialises
+//!   is a region of its world (device inside a box, host otherwise), allocated at its
+//!   statement (a box's at its launch) and freed at the end of its block (its block's
+//!   result goes on to the enclosing statement). Inputs live on the host from the start
+//!   and on the device from their upload; results on the host from their read-back.
+//!   Arrays inside parallel constructs are per-iteration temporaries and not counted.
+
+use std::cell::RefCell;
+
+use rustc_hash::FxHashMap as HashMap;
+use weft_core::{
+    BlockId, Exp, FnId, Origin, ParKind, Program, Recorder, RuntimeError, Stmt, Val, VarId,
+};
+use weft_plan::{Input, Output, Plan};
+use weft_values::Value;
+
+use crate::graph::{DeviceBox, Edge, EdgeKind, Graph, NodeId, Resource, Sub, World, ceil_log2};
+use crate::schedule::{Policy, Schedule, greedy};
+use crate::space::{Timeline, timeline};
+
+/// The machine and model parameters of a profile.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CostParams {
+    /// P: host processors of the schedule.
+    pub processors: usize,
+    /// H: work-items the device runs at once.
+    pub device_threads: u64,
+    /// Cost of one kernel launch.
+    pub launch: u64,
+    /// Fixed cost of one transfer.
+    pub transfer_latency: u64,
+    /// Bytes a transfer moves per cost unit.
+    pub bytes_per_unit: u64,
+    /// Parallel constructs with more iterations are summarised into this many blocks.
+    pub collapse: usize,
+    pub policy: Policy,
+}
+
+impl Default for CostParams {
+    fn default() -> CostParams {
+        CostParams {
+            processors: 1,
+            device_threads: 1 << 18,
+            launch: 0,
+            transfer_latency: 0,
+            bytes_per_unit: 16,
+            collapse: 64,
+            policy: Policy::DepthFirst,
+        }
+    }
+}
+
+/// A kernel of the compiled entry: its name and the core expressions it computes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelInfo {
+    pub name: String,
+    pub origins: Vec<Origin>,
+}
+
+/// A finished profile.
+#[derive(Debug, Clone)]
+pub struct Profile {
+    pub entry: String,
+    pub params: CostParams,
+    pub graph: Graph,
+    pub work: u64,
+    pub span: u64,
+    pub schedule: Schedule,
+    pub space: Timeline,
+    /// Work on the host processors, inside device boxes, and of transfers.
+    pub host_work: u64,
+    pub device_work: u64,
+    pub transfer_work: u64,
+    pub kernel_launches: u64,
+    pub distinct_kernels: usize,
+    pub transfers_to_device: (u64, u64),
+    pub transfers_to_host: (u64, u64),
+    pub collapsed: u64,
+    /// Whether the plan placed the computation (false: host world only).
+    pub placed: bool,
+    /// The entry's results.
+    pub results: Vec<Value>,
+}
+
+/// Profiles `entry` on `inputs`. With `plan` (and its kernels), kernels' statements go
+/// into device boxes and inputs and outputs are transferred; without, everything runs
+/// on the host world.
+pub fn profile(
+    program: &Program,
+    entry: FnId,
+    inputs: Vec<Value>,
+    placement: Option<(&Plan, &[KernelInfo])>,
+    params: &CostParams,
+) -> Result<Profile, RuntimeError> {
+    let f = &program.functions[entry];
+    let mut kernel_of: HashMap<Origin, Vec<u32>> = HashMap::default();
+    let mut kernel_names = Vec::new();
+    if let Some((_, kernels)) = placement {
+        for (k, kernel) in kernels.iter().enumerate() {
+            kernel_names.push(kernel.name.clone());
+            for origin in &kernel.origins {
+                let list = kernel_of.entry(origin.clone()).or_default();
+                if !list.contains(&(k as u32)) {
+                    list.push(k as u32);
+                }
+            }
+        }
+    }
+    let mut g = Graph::new();
+    let start = g.node("start");
+    // Inputs: host regions from the start; uploads of the plan's array inputs.
+    let input_names: Vec<String> = input_labels(program, entry, inputs.len());
+    let mut host_inputs = Vec::new();
+    for (i, value) in inputs.iter().enumerate() {
+        if value.rank() > 0 {
+            let r = g.alloc(start, &input_names[i], World::Host, value_bytes(value));
+            host_inputs.push(r);
+        }
+    }
+    let mut tail = Sub { src: start, sink: start };
+    let mut device_inputs = Vec::new();
+    let (mut h2d, mut d2h) = ((0u64, 0u64), (0u64, 0u64));
+    if let Some((plan, _)) = placement {
+        for (i, input) in plan.inputs.iter().enumerate() {
+            if let (Input::Array { .. }, Some(value)) = (input, inputs.get(i)) {
+                let bytes = value_bytes(value);
+                tail = transfer(&mut g, tail, true, bytes, &input_names[i], params);
+                device_inputs.push(g.alloc(tail.sink, &input_names[i], World::Device, bytes));
+                h2d = (h2d.0 + 1, h2d.1 + bytes);
+            }
+        }
+    }
+    let state = State {
+        program,
+        kernel_of,
+        kernel_names,
+        params: params.clone(),
+        g,
+        frames: vec![Frame::Chain { tail: tail.sink }],
+        boxed: None,
+        stmt_depth: 0,
+        pars: 0,
+        scopes: Vec::new(),
+        escaped: Vec::new(),
+        collapsed: 0,
+        launches: 0,
+        used_kernels: Vec::new(),
+    };
+    let recorder = ProfileRecorder(RefCell::new(state));
+    let results = weft_core::run_entry_recorded(program, entry, inputs, &recorder)?;
+    let mut st = recorder.0.into_inner();
+    st.close_box();
+    let mut tail = Sub { src: start, sink: st.tail() };
+    let mut result_regions = Vec::new();
+    if let Some((plan, _)) = placement {
+        for (i, output) in plan.outputs.iter().enumerate() {
+            if let (Output::Array { .. }, Some(value)) = (output, results.get(i)) {
+                let bytes = value_bytes(value);
+                let name = format!("result #{i}");
+                tail = transfer(&mut st.g, tail, false, bytes, &name, params);
+                result_regions.push(st.g.alloc(tail.sink, name, World::Host, bytes));
+                d2h = (d2h.0 + 1, d2h.1 + bytes);
+            }
+        }
+    }
+    tail = st.g.step(tail, EdgeKind::Seq, 0, "end");
+    // Everything still live is freed at the end.
+    let mut live = vec![false; st.g.regions.len()];
+    for node in &st.g.nodes {
+        for ev in &node.events {
+            live[ev.region as usize] = ev.alloc;
+        }
+    }
+    for (r, is_live) in live.into_iter().enumerate() {
+        if is_live {
+            st.g.free(tail.sink, r as u32);
+        }
+    }
+    let g = st.g;
+    let work = g.work();
+    let span = g.span();
+    let schedule = greedy(&g, params.processors, params.policy);
+    let space = timeline(&g, &schedule);
+    let device_work = g.work_where(|e| matches!(e.kind, EdgeKind::DeviceBox { .. }));
+    let transfer_work = g.work_where(|e| matches!(e.kind, EdgeKind::Transfer { .. }));
+    let mut used = st.used_kernels;
+    used.sort_unstable();
+    used.dedup();
+    Ok(Profile {
+        entry: f.name.to_string(),
+        params: params.clone(),
+        work,
+        span,
+        host_work: work - device_work - transfer_work,
+        device_work,
+        transfer_work,
+        kernel_launches: st.launches,
+        distinct_kernels: used.len(),
+        transfers_to_device: h2d,
+        transfers_to_host: d2h,
+        collapsed: st.collapsed,
+        placed: placement.is_some(),
+        schedule,
+        space,
+        graph: g,
+        results,
+    })
+}
+
+fn value_bytes(value: &Value) -> u64 {
+    let elems: usize = value.shape().iter().product();
+    elems as u64 * value.elem_type().size_in_bytes() as u64
+}
+
+/// The parameter name of each input value (a tuple parameter gives several).
+fn input_labels(program: &Program, entry: FnId, n: usize) -> Vec<String> {
+    fn count(ty: &weft_core::Type) -> usize {
+        match ty {
+            weft_core::Type::Tuple(elems) => elems.iter().map(count).sum(),
+            weft_core::Type::Scalar(_) | weft_core::Type::Array { .. } => 1,
+        }
+    }
+    let f = &program.functions[entry];
+    let mut names = Vec::new();
+    for &p in &f.params {
+        for _ in 0..count(&f.vars[p].ty) {
+            names.push(format!("input `{}`", f.vars[p].name));
+        }
+    }
+    while names.len() < n {
+        names.push(format!("input #{}", names.len()));
+    }
+    names
+}
+
+fn transfer(
+    g: &mut Graph,
+    tail: Sub,
+    to_device: bool,
+    bytes: u64,
+    name: &str,
+    params: &CostParams,
+) -> Sub {
+    let cost = params.transfer_latency + bytes.div_ceil(params.bytes_per_unit.max(1));
+    let label = format!("{} {name} ({bytes} B)", if to_device { "upload" } else { "read back" });
+    let v = g.node(label);
+    g.add_edge(Edge {
+        from: tail.sink,
+        to: v,
+        kind: EdgeKind::Transfer { to_device, bytes },
+        work: cost,
+        span: cost,
+        duration: cost,
+        resource: Resource::Bus,
+    });
+    Sub { src: tail.src, sink: v }
+}
+
+/// A sequential builder: a chain growing in a graph, or (inside a summarised block)
+/// just the work and span of the chain.
+#[derive(Debug)]
+enum Frame {
+    Chain { tail: NodeId },
+    Acc { work: u64, span: u64 },
+    Par(Box<ParFrame>),
+}
+
+/// One block of a parallel construct's iterations.
+#[derive(Debug, Clone)]
+struct Block {
+    lo: usize,
+    len: usize,
+    work: u64,
+    /// max over iterations of (span + 2 * depth inside the block) on the host, span on
+    /// the device.
+    span: u64,
+    /// The longest single iteration.
+    max_iter_span: u64,
+}
+
+#[derive(Debug)]
+struct ParFrame {
+    kind: ParKind,
+    world: World,
+    n: usize,
+    next: usize,
+    /// Graph mode with one sub-graph per iteration (`n <= collapse`).
+    subs: Option<Vec<Sub>>,
+    /// Otherwise: blocks (in graph mode, one summary edge each; in accumulator mode,
+    /// folded into the enclosing accumulator).
+    blocks: Vec<Block>,
+    graph_mode: bool,
+    /// The source of the current iteration in graph mode.
+    iter_src: NodeId,
+}
+
+/// Depth of leaf `i` in the balanced split of `len` leaves (left half `ceil(len/2)`).
+fn leaf_depth(mut i: usize, mut len: usize) -> u64 {
+    let mut d = 0;
+    while len > 1 {
+        let left = len.div_ceil(2);
+        if i < left {
+            len = left;
+        } else {
+            i -= left;
+            len -= left;
+        }
+        d += 1;
+    }
+    d
+}
+
+/// The blocks of the balanced split of `n` leaves, `levels` levels down.
+fn split_blocks(lo: usize, len: usize, depth: u64, levels: u64, out: &mut Vec<Block>) {
+    if depth == levels || len <= 1 {
+        out.push(Block { lo, len, work: 0, span: 0, max_iter_span: 0 });
+        return;
+    }
+    let left = len.div_ceil(2);
+    split_blocks(lo, left, depth + 1, levels, out);
+    split_blocks(lo + left, len - left, depth + 1, levels, out);
+}
+
+struct OpenBox {
+    kernels: Vec<u32>,
+    graph: Graph,
+    src: NodeId,
+    launch_node: NodeId,
+    level: usize,
+    /// Regions of the box's top-level statements: (name, bytes, var).
+    allocs: Vec<(String, u64, Option<(FnId, VarId)>)>,
+    /// How many frames the host had when the box opened.
+    host_frames: usize,
+}
+
+/// A region scope: a top-level block and the regions bound in it.
+struct Scope {
+    regions: Vec<(FnId, VarId, u32)>,
+}
+
+struct State<'a> {
+    program: &'a Program,
+    kernel_of: HashMap<Origin, Vec<u32>>,
+    kernel_names: Vec<String>,
+    params: CostParams,
+    g: Graph,
+    frames: Vec<Frame>,
+    boxed: Option<OpenBox>,
+    stmt_depth: usize,
+    /// Parallel constructs open (statements inside them are not top-level).
+    pars: usize,
+    scopes: Vec<Scope>,
+    /// Regions of a finished block's result, waiting for the statement that binds it.
+    escaped: Vec<u32>,
+    collapsed: u64,
+    launches: u64,
+    used_kernels: Vec<u32>,
+}
+
+struct ProfileRecorder<'a>(RefCell<State<'a>>);
+
+impl Recorder for ProfileRecorder<'_> {
+    fn stmt_begin(&self, func: FnId, stmt: &Stmt) {
+        self.0.borrow_mut().stmt_begin(func, stmt);
+    }
+    fn stmt_end(&self, func: FnId, stmt: &Stmt, value: &Val) {
+        self.0.borrow_mut().stmt_end(func, stmt, value);
+    }
+    fn block_begin(&self, _func: FnId, _block: BlockId) {
+        self.0.borrow_mut().block_begin();
+    }
+    fn block_end(&self, func: FnId, block: BlockId) {
+        self.0.borrow_mut().block_end(func, block);
+    }
+    fn par_begin(&self, kind: ParKind, n: usize) {
+        self.0.borrow_mut().par_begin(kind, n);
+    }
+    fn iter_begin(&self) {
+        self.0.borrow_mut().iter_begin();
+    }
+    fn iter_end(&self) {
+        self.0.borrow_mut().iter_end();
+    }
+    fn par_end(&self) {
+        self.0.borrow_mut().par_end();
+    }
+}
+
+/// What a statement costs by itself, and how many elements it copies in parallel.
+fn own_cost(exp: &Exp, value: &Val) -> (u64, u64) {
+    match exp {
+        Exp::ArrayLit { .. }
+        | Exp::Iota { .. }
+        | Exp::Replicate { .. }
+        | Exp::Concat(..)
+        | Exp::Transpose(_)
+        | Exp::Reverse(_)
+        | Exp::Scatter { .. } => (1, value.n_elems()),
+        Exp::Atom(_)
+        | Exp::Size(_)
+        | Exp::BinOp { .. }
+        | Exp::UnOp { .. }
+        | Exp::Convert { .. }
+        | Exp::Math { .. }
+        | Exp::Tuple(_)
+        | Exp::Proj { .. }
+        | Exp::Index { .. }
+        | Exp::Dim { .. }
+        | Exp::Call { .. }
+        | Exp::If { .. }
+        | Exp::Loop { .. }
+        | Exp::Map { .. }
+        | Exp::Reduce { .. }
+        | Exp::Scan { .. }
+        | Exp::Generate { .. }
+        | Exp::Zip(_)
+        | Exp::Unzip(_)
+        | Exp::Flatten(_)
+        | Exp::Unflatten { .. }
+        | Exp::Split { .. }
+        | Exp::Take { .. }
+        | Exp::Drop { .. }
+        | Exp::Materialise { .. }
+        | Exp::Coerce { .. } => (1, 0),
+    }
+}
+
+/// Whether a statement creates a new array (rather than a view or a scalar).
+fn materialises(exp: &Exp) -> bool {
+    matches!(
+        exp,
+        Exp::ArrayLit { .. }
+            | Exp::Iota { .. }
+            | Exp::Replicate { .. }
+            | Exp::Concat(..)
+            | Exp::Transpose(_)
+            | Exp::Reverse(_)
+            | Exp::Scatter { .. }
+            | Exp::Map { .. }
+            | Exp::Scan { .. }
+            | Exp::Generate { .. }
+    )
+}
+
+fn exp_name(exp: &Exp) -> &'static str {
+    match exp {
+        Exp::Atom(_) => "copy",
+        Exp::Size(_) => "size",
+        Exp::BinOp { .. } => "binop",
+        Exp::UnOp { .. } => "unop",
+        Exp::Convert { .. } => "convert",
+        Exp::Math { .. } => "math",
+        Exp::Tuple(_) => "tuple",
+        Exp::Proj { .. } => "proj",
+        Exp::ArrayLit { .. } => "array literal",
+        Exp::Index { .. } => "index",
+        Exp::Dim { .. } => "dim",
+        Exp::Call { .. } => "call",
+        Exp::If { .. } => "if",
+        Exp::Loop { .. } => "loop",
+        Exp::Map { .. } => "map",
+        Exp::Reduce { .. } => "reduce",
+        Exp::Scan { .. } => "scan",
+        Exp::Generate { .. } => "generate",
+        Exp::Scatter { .. } => "scatter",
+        Exp::Iota { .. } => "iota",
+        Exp::Replicate { .. } => "replicate",
+        Exp::Zip(_) => "zip",
+        Exp::Unzip(_) => "unzip",
+        Exp::Transpose(_) => "transpose",
+        Exp::Reverse(_) => "reverse",
+        Exp::Flatten(_) => "flatten",
+        Exp::Unflatten { .. } => "unflatten",
+        Exp::Split { .. } => "split",
+        Exp::Take { .. } => "take",
+        Exp::Drop { .. } => "drop",
+        Exp::Concat(..) => "concat",
+        Exp::Materialise { .. } => "materialise",
+        Exp::Coerce { .. } => "coerce",
+    }
+}
+
+/// Work and span of `n` unit leaves composed in parallel in `world`.
+fn bulk_cost(n: u64, world: World) -> (u64, u64) {
+    if n == 0 {
+        return (0, 0);
+    }
+    match world {
+        World::Host => (n + 4 * (n - 1), 1 + 2 * ceil_log2(n)),
+        World::Device => (n, 1),
+    }
+}
+
+impl State<'_> {
+    fn world(&self) -> World {
+        if self.boxed.is_some() { World::Device } else { World::Host }
+    }
+
+    fn tail(&self) -> NodeId {
+        match self.frames.first() {
+            Some(Frame::Chain { tail, .. }) => *tail,
+            _ => 0,
+        }
+    }
+
+    fn graph(&mut self) -> &mut Graph {
+        match &mut self.boxed {
+            Some(b) => &mut b.graph,
+            None => &mut self.g,
+        }
+    }
+
+    /// Appends an edge (work, span, duration) with a label to the current builder;
+    /// returns the new node in graph mode.
+    fn append(
+        &mut self,
+        kind: EdgeKind,
+        work: u64,
+        span: u64,
+        label: impl FnOnce() -> String,
+    ) -> Option<NodeId> {
+        let resource = if span > 0 && work == 0 { Resource::Latency } else { Resource::Cpu };
+        let duration = if resource == Resource::Latency { span } else { work };
+        match self.frames.last_mut() {
+            Some(Frame::Acc { work: w, span: s, .. }) => {
+                *w += work;
+                *s += span;
+                None
+            }
+            Some(Frame::Chain { tail, .. }) => {
+                let from = *tail;
+                let g = match &mut self.boxed {
+                    Some(b) => &mut b.graph,
+                    None => &mut self.g,
+                };
+                let v = g.node(label());
+                g.add_edge(Edge { from, to: v, kind, work, span, duration, resource });
+                if let Some(Frame::Chain { tail, .. }) = self.frames.last_mut() {
+                    *tail = v;
+                }
+                Some(v)
+            }
+            Some(Frame::Par(_)) | None => None,
+        }
+    }
+
+    /// Appends a finished sub-graph (graph mode) to the current chain.
+    fn append_sub(&mut self, sub: Sub) {
+        let from = match self.frames.last() {
+            Some(Frame::Chain { tail, .. }) => *tail,
+            _ => return,
+        };
+        self.graph().add_edge(Edge::plain(from, sub.src, EdgeKind::Seq, 0));
+        if let Some(Frame::Chain { tail, .. }) = self.frames.last_mut() {
+            *tail = sub.sink;
+        }
+    }
+
+    fn in_acc(&self) -> bool {
+        matches!(self.frames.last(), Some(Frame::Acc { .. }))
+    }
+
+    fn stmt_begin(&mut self, func: FnId, stmt: &Stmt) {
+        let level = self.stmt_depth;
+        self.stmt_depth += 1;
+        if self.pars > 0 {
+            return;
+        }
+        let kernels: Vec<u32> = self.program.functions[func]
+            .origins
+            .get(stmt.exp)
+            .and_then(|o| self.kernel_of.get(o))
+            .cloned()
+            .unwrap_or_default();
+        if let Some(b) = &mut self.boxed {
+            if b.level == level && kernels.iter().any(|k| b.kernels.contains(k)) {
+                for k in kernels {
+                    if !b.kernels.contains(&k) {
+                        b.kernels.push(k);
+                    }
+                }
+                return;
+            }
+            if b.level >= level {
+                self.close_box();
+            } else {
+                return;
+            }
+        }
+        if !kernels.is_empty() {
+            self.open_box(kernels, level);
+        }
+    }
+
+    fn open_box(&mut self, kernels: Vec<u32>, level: usize) {
+        let launch = self.g.node("launch");
+        let from = self.tail();
+        self.g.add_edge(Edge::plain(from, launch, EdgeKind::Seq, 0));
+        if let Some(Frame::Chain { tail, .. }) = self.frames.first_mut() {
+            *tail = launch;
+        }
+        let mut graph = Graph::new();
+        let src = graph.node("");
+        self.boxed = Some(OpenBox {
+            kernels,
+            graph,
+            src,
+            launch_node: launch,
+            level,
+            allocs: Vec::new(),
+            host_frames: self.frames.len(),
+        });
+        self.frames.push(Frame::Chain { tail: src });
+    }
+
+    fn close_box(&mut self) {
+        let Some(b) = self.boxed.take() else { return };
+        let inner_tail = match self.frames.pop() {
+            Some(Frame::Chain { tail, .. }) => tail,
+            _ => b.src,
+        };
+        self.frames.truncate(b.host_frames);
+        let mut graph = b.graph;
+        let _ = inner_tail;
+        let work = graph.work();
+        let span = graph.span();
+        graph.nodes[b.src as usize].label = "work-items".to_owned();
+        let n_kernels = b.kernels.len() as u64;
+        let time = span.max(work.div_ceil(self.params.device_threads.max(1)))
+            + self.params.launch * n_kernels;
+        self.launches += n_kernels;
+        self.used_kernels.extend(&b.kernels);
+        let names: Vec<String> =
+            b.kernels.iter().map(|&k| self.kernel_names[k as usize].clone()).collect();
+        let index = self.g.boxes.len() as u32;
+        let label = names.join("\n");
+        self.g.boxes.push(DeviceBox { kernels: names, graph, work, span, time });
+        let v = self.g.node(label);
+        self.g.add_edge(Edge {
+            from: b.launch_node,
+            to: v,
+            kind: EdgeKind::DeviceBox { index },
+            work,
+            span: time,
+            duration: time,
+            resource: Resource::Gpu,
+        });
+        if let Some(Frame::Chain { tail, .. }) = self.frames.first_mut() {
+            *tail = v;
+        }
+        for (name, bytes, var) in b.allocs {
+            let r = self.g.alloc(b.launch_node, name, World::Device, bytes);
+            if let (Some((func, var)), Some(scope)) = (var, self.scopes.last_mut()) {
+                scope.regions.push((func, var, r));
+            }
+        }
+    }
+
+    fn stmt_end(&mut self, func: FnId, stmt: &Stmt, value: &Val) {
+        self.stmt_depth -= 1;
+        let f = &self.program.functions[func];
+        let exp = &f.exps[stmt.exp];
+        let world = self.world();
+        let (own, copies) = own_cost(exp, value);
+        if copies > 0 {
+            let (w, s) = bulk_cost(copies, world);
+            self.append(EdgeKind::Summary { count: copies }, w, s, || format!("{copies} copies"));
+        }
+        let top = self.pars == 0;
+        let node = self.append(EdgeKind::Op, own, own, || {
+            if top {
+                format!("{} = {}", f.vars[stmt.var].name, exp_name(exp))
+            } else {
+                String::new()
+            }
+        });
+        if !top {
+            return;
+        }
+        let escaped = std::mem::take(&mut self.escaped);
+        if let Some(scope) = self.scopes.last_mut() {
+            for r in escaped {
+                scope.regions.push((func, stmt.var, r));
+            }
+        }
+        if materialises(exp) && value.has_array() {
+            let name = format!("`{}`", f.vars[stmt.var].name);
+            let bytes = value.n_bytes();
+            if let Some(b) = &mut self.boxed {
+                b.allocs.push((name, bytes, Some((func, stmt.var))));
+            } else if let Some(node) = node {
+                let r = self.g.alloc(node, name, World::Host, bytes);
+                if let Some(scope) = self.scopes.last_mut() {
+                    scope.regions.push((func, stmt.var, r));
+                }
+            }
+        }
+    }
+
+    fn block_begin(&mut self) {
+        if self.pars == 0 {
+            self.scopes.push(Scope { regions: Vec::new() });
+        }
+    }
+
+    fn block_end(&mut self, func: FnId, block: BlockId) {
+        if self.pars > 0 {
+            return;
+        }
+        if self.boxed.as_ref().is_some_and(|b| b.level == self.stmt_depth) {
+            self.close_box();
+        }
+        let Some(scope) = self.scopes.pop() else { return };
+        let result = match self.program.functions[func].blocks[block].result {
+            Some(weft_core::Atom::Var(v)) => Some(v),
+            _ => None,
+        };
+        let tail = self.tail();
+        let mut kept = Vec::new();
+        for (f, var, r) in scope.regions {
+            if f == func && Some(var) == result {
+                kept.push(r);
+            } else {
+                self.g.free(tail, r);
+            }
+        }
+        if !kept.is_empty() {
+            // A loop's previous result dies when the next iteration's result is made.
+            for r in std::mem::replace(&mut self.escaped, kept) {
+                self.g.free(tail, r);
+            }
+        }
+    }
+
+    fn par_begin(&mut self, kind: ParKind, n: usize) {
+        let world = self.world();
+        let graph_mode = !self.in_acc();
+        let collapse = self.params.collapse.max(1);
+        let (subs, blocks) = if graph_mode && n <= collapse {
+            (Some(Vec::with_capacity(n)), Vec::new())
+        } else {
+            let mut blocks = Vec::new();
+            if graph_mode {
+                self.collapsed += 1;
+                match world {
+                    World::Host => split_blocks(0, n, 0, ceil_log2(collapse as u64), &mut blocks),
+                    World::Device => {
+                        let size = n.div_ceil(collapse).max(1);
+                        let mut lo = 0;
+                        while lo < n {
+                            let len = size.min(n - lo);
+                            blocks.push(Block { lo, len, work: 0, span: 0, max_iter_span: 0 });
+                            lo += len;
+                        }
+                    }
+                }
+            } else {
+                blocks.push(Block { lo: 0, len: n, work: 0, span: 0, max_iter_span: 0 });
+            }
+            (None, blocks)
+        };
+        self.pars += 1;
+        self.frames.push(Frame::Par(Box::new(ParFrame {
+            kind,
+            world,
+            n,
+            next: 0,
+            subs,
+            blocks,
+            graph_mode,
+            iter_src: 0,
+        })));
+    }
+
+    fn iter_begin(&mut self) {
+        let Some(Frame::Par(p)) = self.frames.last_mut() else { return };
+        if p.subs.is_some() {
+            let g = match &mut self.boxed {
+                Some(b) => &mut b.graph,
+                None => &mut self.g,
+            };
+            let src = g.node("");
+            if let Some(Frame::Par(p)) = self.frames.last_mut() {
+                p.iter_src = src;
+            }
+            self.frames.push(Frame::Chain { tail: src });
+        } else {
+            self.frames.push(Frame::Acc { work: 0, span: 0 });
+        }
+    }
+
+    fn iter_end(&mut self) {
+        let Some(frame) = self.frames.pop() else { return };
+        let Some(Frame::Par(p)) = self.frames.last_mut() else { return };
+        let i = p.next;
+        p.next += 1;
+        match frame {
+            Frame::Chain { tail, .. } => {
+                if let Some(subs) = &mut p.subs {
+                    subs.push(Sub { src: p.iter_src, sink: tail });
+                }
+            }
+            Frame::Acc { work, span, .. } => {
+                let Some(block) = p.blocks.iter_mut().rev().find(|b| b.lo <= i) else { return };
+                let overhead = match p.world {
+                    World::Host => 2 * leaf_depth(i - block.lo, block.len),
+                    World::Device => 0,
+                };
+                block.work += work;
+                block.span = block.span.max(span + overhead);
+                block.max_iter_span = block.max_iter_span.max(span);
+            }
+            Frame::Par(_) => {}
+        }
+    }
+
+    fn par_end(&mut self) {
+        self.pars -= 1;
+        let Some(Frame::Par(p)) = self.frames.pop() else { return };
+        let p = *p;
+        let host = p.world == World::Host;
+        let n = p.n as u64;
+        let mut max_iter_span = 0;
+        if let Some(subs) = p.subs {
+            // Graph mode, one sub-graph per iteration.
+            let g = match &mut self.boxed {
+                Some(b) => &mut b.graph,
+                None => &mut self.g,
+            };
+            for s in &subs {
+                max_iter_span = max_iter_span.max(sub_span(g, *s));
+            }
+            let sub = if host { g.par_tree(&subs) } else { g.par_nary(&subs, 0) };
+            self.append_sub(sub);
+        } else if p.graph_mode {
+            let g = match &mut self.boxed {
+                Some(b) => &mut b.graph,
+                None => &mut self.g,
+            };
+            let mut subs = Vec::new();
+            for b in &p.blocks {
+                max_iter_span = max_iter_span.max(b.max_iter_span);
+                let glue = if host && b.len > 0 { 4 * (b.len as u64 - 1) } else { 0 };
+                let work = b.work + glue;
+                let src = g.node("");
+                let to = g.node(format!("{} iterations", b.len));
+                g.add_edge(Edge {
+                    from: src,
+                    to,
+                    kind: EdgeKind::Summary { count: b.len as u64 },
+                    work,
+                    span: b.span,
+                    duration: work,
+                    resource: Resource::Cpu,
+                });
+                subs.push(Sub { src, sink: to });
+            }
+            let sub = if host { block_tree(g, &subs, &p.blocks) } else { g.par_nary(&subs, 0) };
+            self.append_sub(sub);
+        } else {
+            // Accumulator mode: one block for all iterations.
+            let b = &p.blocks[0];
+            max_iter_span = b.max_iter_span;
+            let (work, span) =
+                if host { (b.work + 4 * n.saturating_sub(1), b.span) } else { (b.work, b.span) };
+            if let Some(Frame::Acc { work: w, span: s, .. }) = self.frames.last_mut() {
+                *w += work;
+                *s += span;
+            }
+        }
+        if p.kind != ParKind::Map && n > 1 {
+            let depth = ceil_log2(n) * max_iter_span.max(1);
+            self.append(EdgeKind::Combine, 0, depth, || "combine".to_owned());
+        }
+    }
+}
+
+/// The longest path inside a sub-graph from its source (its nodes are reachable only
+/// from it).
+fn sub_span(g: &Graph, s: Sub) -> u64 {
+    let mut dist: HashMap<NodeId, u64> = HashMap::default();
+    dist.insert(s.src, 0);
+    let mut stack = vec![s.src];
+    let mut order = Vec::new();
+    let mut seen = rustc_hash::FxHashSet::default();
+    // Depth-first post-order for a topological order of the reachable part.
+    fn visit(
+        g: &Graph,
+        v: NodeId,
+        seen: &mut rustc_hash::FxHashSet<NodeId>,
+        order: &mut Vec<NodeId>,
+        stop: NodeId,
+    ) {
+        if !seen.insert(v) {
+            return;
+        }
+        if v != stop {
+            for &e in &g.out[v as usize] {
+                visit(g, g.edges[e as usize].to, seen, order, stop);
+            }
+        }
+        order.push(v);
+    }
+    stack.clear();
+    visit(g, s.src, &mut seen, &mut order, s.sink);
+    let mut best = 0;
+    for &v in order.iter().rev() {
+        let d = dist.get(&v).copied().unwrap_or(0);
+        best = best.max(d);
+        if v == s.sink {
+            continue;
+        }
+        for &e in &g.out[v as usize] {
+            let edge = &g.edges[e as usize];
+            let entry = dist.entry(edge.to).or_insert(0);
+            *entry = (*entry).max(d + edge.span);
+        }
+    }
+    best
+}
+
+/// The fork tree over blocks made by `split_blocks` (same balanced split).
+fn block_tree(g: &mut Graph, subs: &[Sub], blocks: &[Block]) -> Sub {
+    fn build(g: &mut Graph, subs: &[Sub], blocks: &[Block], lo: usize, len: usize) -> Sub {
+        if let Some(i) = blocks.iter().position(|b| b.lo == lo && b.len == len) {
+            return subs[i];
+        }
+        let left = len.div_ceil(2);
+        let l = build(g, subs, blocks, lo, left);
+        let r = build(g, subs, blocks, lo + left, len - left);
+        g.par(l, r)
+    }
+    let n: usize = blocks.iter().map(|b| b.len).sum();
+    if blocks.is_empty() {
+        return g.single("");
+    }
+    build(g, subs, blocks, 0, n)
+}
