@@ -74,6 +74,13 @@ impl Default for CostParams {
     }
 }
 
+/// time(D) of a device box: `max(span, ceil(work / H)) + launch`. For `n` uniform
+/// work-items of cost `c` this is `ceil(n / H) * c` (the digest's corrected rounds, E3),
+/// and never less than the longest work-item.
+pub fn box_time(work: u64, span: u64, device_threads: u64, launch: u64) -> u64 {
+    span.max(work.div_ceil(device_threads.max(1))) + launch
+}
+
 /// A kernel of the compiled entry: its name and the core expressions it computes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KernelInfo {
@@ -345,6 +352,9 @@ fn split_blocks(lo: usize, len: usize, depth: u64, levels: u64, out: &mut Vec<Bl
     split_blocks(lo + left, len - left, depth + 1, levels, out);
 }
 
+/// The statement variable a region is bound to.
+type Binding = (FnId, VarId);
+
 struct OpenBox {
     kernels: Vec<u32>,
     graph: Graph,
@@ -352,7 +362,7 @@ struct OpenBox {
     launch_node: NodeId,
     level: usize,
     /// Regions of the box's top-level statements: (name, bytes, var).
-    allocs: Vec<(String, u64, Option<(FnId, VarId)>)>,
+    allocs: Vec<(String, u64, Binding)>,
     /// How many frames the host had when the box opened.
     host_frames: usize,
 }
@@ -504,6 +514,12 @@ fn exp_name(exp: &Exp) -> &'static str {
     }
 }
 
+/// A variable's source name, or `t<index>` for a temporary.
+fn var_label(f: &weft_core::Function, var: VarId) -> String {
+    let name = f.vars[var].name.as_str();
+    if name.is_empty() { format!("t{}", var.into_raw().into_u32()) } else { name.to_owned() }
+}
+
 /// Work and span of `n` unit leaves composed in parallel in `world`.
 fn bulk_cost(n: u64, world: World) -> (u64, u64) {
     if n == 0 {
@@ -650,8 +666,7 @@ impl State<'_> {
         let span = graph.span();
         graph.nodes[b.src as usize].label = "work-items".to_owned();
         let n_kernels = b.kernels.len() as u64;
-        let time = span.max(work.div_ceil(self.params.device_threads.max(1)))
-            + self.params.launch * n_kernels;
+        let time = box_time(work, span, self.params.device_threads, self.params.launch * n_kernels);
         self.launches += n_kernels;
         self.used_kernels.extend(&b.kernels);
         let names: Vec<String> =
@@ -674,8 +689,8 @@ impl State<'_> {
         }
         for (name, bytes, var) in b.allocs {
             let r = self.g.alloc(b.launch_node, name, World::Device, bytes);
-            if let (Some((func, var)), Some(scope)) = (var, self.scopes.last_mut()) {
-                scope.regions.push((func, var, r));
+            if let Some(scope) = self.scopes.last_mut() {
+                scope.regions.push((var.0, var.1, r));
             }
         }
     }
@@ -693,7 +708,7 @@ impl State<'_> {
         let top = self.pars == 0;
         let node = self.append(EdgeKind::Op, own, own, || {
             if top {
-                format!("{} = {}", f.vars[stmt.var].name, exp_name(exp))
+                format!("{} = {}", var_label(f, stmt.var), exp_name(exp))
             } else {
                 String::new()
             }
@@ -708,10 +723,10 @@ impl State<'_> {
             }
         }
         if materialises(exp) && value.has_array() {
-            let name = format!("`{}`", f.vars[stmt.var].name);
+            let name = format!("`{}`", var_label(f, stmt.var));
             let bytes = value.n_bytes();
             if let Some(b) = &mut self.boxed {
-                b.allocs.push((name, bytes, Some((func, stmt.var))));
+                b.allocs.push((name, bytes, (func, stmt.var)));
             } else if let Some(node) = node {
                 let r = self.g.alloc(node, name, World::Host, bytes);
                 if let Some(scope) = self.scopes.last_mut() {

@@ -97,7 +97,10 @@ pub fn greedy(g: &Graph, processors: usize, policy: Policy) -> Schedule {
         |v: NodeId, t: u64, ready: &mut BTreeSet<(u64, u32, u32, u32)>, seq: &mut u32| {
             for &e in &g.out[v as usize] {
                 let key = match policy {
-                    Policy::DepthFirst => (0, df[v as usize], pos_in_source[e as usize], e),
+                    Policy::DepthFirst => {
+                        let to = g.edges[e as usize].to as usize;
+                        (0, df[to], pos_in_source[e as usize], e)
+                    }
                     Policy::BreadthFirst => {
                         *seq += 1;
                         (t, *seq, 0, e)
