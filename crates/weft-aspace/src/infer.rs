@@ -17,7 +17,8 @@ use crate::row::{Cause, Row, RowError, RowStore, RowVar, Side, write_row};
 use crate::space::{Space, SpaceSet};
 use crate::trace::{Pred, Trace, trace};
 
-/// A principal, canonical address-space scheme `∀r1..rn. P => (params) -> ret`.
+/// A principal, canonical address-space scheme `∀r1..rn. P => (params) -> ret`, printed with
+/// `_` as the result of a function that returns no pointer.
 ///
 /// Quantified variable `k` is `RowVar(k)` in the rows below and prints as `r{k+1}`; variables
 /// are numbered in order of first appearance in `params` then `ret`, so equal schemes compare
@@ -102,7 +103,7 @@ impl fmt::Display for Scheme {
             self.params.iter().map(|row| format!("ASpace {}", DisplayRow(*row))).collect();
         write!(f, "({}) -> ", params.join(", "))?;
         match self.ret {
-            None => f.write_str("void"),
+            None => f.write_str("_"),
             Some(row) => write!(f, "ASpace {}", DisplayRow(row)),
         }
     }

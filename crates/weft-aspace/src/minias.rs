@@ -130,7 +130,6 @@ fn is_base_type(word: &str) -> bool {
 struct Ty {
     space: Option<Space>,
     is_ptr: bool,
-    is_void: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -147,6 +146,8 @@ struct Header {
     params: Vec<Param>,
     /// Token index of the body's `{`, if the function has a body.
     body: Option<usize>,
+    /// The line of the function's name (the site of its parameters).
+    line: u32,
 }
 
 struct Cursor<'t> {
@@ -224,15 +225,14 @@ impl Cursor<'_> {
         while self.eat("*") {
             n_stars += 1;
         }
-        let base = match self.peek() {
-            Some(Tok::Ident(word)) if is_base_type(word) => word.clone(),
-            _ => return self.error("expected a type"),
-        };
+        if !matches!(self.peek(), Some(Tok::Ident(word)) if is_base_type(word)) {
+            return self.error("expected a type");
+        }
         self.pos += 1;
         while self.eat("*") {
             n_stars += 1;
         }
-        Ok(Ty { space, is_ptr: n_stars > 0, is_void: base == "void" && n_stars == 0 })
+        Ok(Ty { space, is_ptr: n_stars > 0 })
     }
 
     /// Skips a balanced `{ ... }` starting at the current `{`.
@@ -266,6 +266,7 @@ fn scan_headers(tokens: &[Token]) -> Result<Vec<Header>, ParseError> {
             FuncKind::Helper
         };
         let ret = cursor.ty()?;
+        let line = cursor.line();
         let name = cursor.ident()?;
         cursor.expect("(")?;
         let mut params = Vec::new();
@@ -300,7 +301,7 @@ fn scan_headers(tokens: &[Token]) -> Result<Vec<Header>, ParseError> {
         } else {
             return cursor.error("expected `;` or a body");
         };
-        let header = Header { name, kind, ret, params, body };
+        let header = Header { name, kind, ret, params, body, line };
         match headers.iter_mut().find(|old| old.name == header.name) {
             // A definition replaces its prototype.
             Some(old) if old.body.is_none() => *old = header,
@@ -382,8 +383,12 @@ impl<'t> FuncParser<'t> {
     }
 
     fn new_ptr(&mut self, name: String, decl: Decl, text: String) -> PtrId {
-        let id = PtrId(self.ptrs.len() as u32);
         let reason = self.reason(text);
+        self.new_ptr_at(name, decl, reason)
+    }
+
+    fn new_ptr_at(&mut self, name: String, decl: Decl, reason: Reason) -> PtrId {
+        let id = PtrId(self.ptrs.len() as u32);
         self.ptrs.push(Ptr { name, decl, reason });
         id
     }
@@ -413,7 +418,8 @@ impl<'t> FuncParser<'t> {
                     }
                     (FuncKind::Helper, None) => format!("`{}` is a parameter of `{func_name}`", param.name),
                 };
-                let id = self.new_ptr(param.name.clone(), Self::decl_of(param.ty.space), text);
+                let reason = Reason { text, site: Some(Site(header.line)) };
+                let id = self.new_ptr_at(param.name.clone(), Self::decl_of(param.ty.space), reason);
                 self.vars.insert(param.name.clone(), id);
                 params.push(id);
             } else {
@@ -422,7 +428,8 @@ impl<'t> FuncParser<'t> {
         }
         if header.ret.is_ptr {
             let text = format!("the pointer `{func_name}` returns");
-            self.ret = Some(self.new_ptr("return".to_owned(), Self::decl_of(header.ret.space), text));
+            let reason = Reason { text, site: Some(Site(header.line)) };
+            self.ret = Some(self.new_ptr_at("return".to_owned(), Self::decl_of(header.ret.space), reason));
         }
         if header.body.is_some() {
             self.block()?;
@@ -543,7 +550,6 @@ impl<'t> FuncParser<'t> {
                 break;
             }
         }
-        let _ = ty.is_void;
         self.cursor.expect(";")
     }
 

@@ -76,7 +76,7 @@ fn print_to(out: &mut String, program: &Program, inference: &Inference) -> fmt::
                     Some(callee) => inference.instance(callee).name.clone(),
                     None => format!("no instance of `{}`", program.func(*callee).map_or("?", |f| &f.name)),
                 };
-                writeln!(out, "  call {} -> {target}", reason_text(reason))?;
+                writeln!(out, "  {} -> {target}", reason_text(reason))?;
             }
         }
     }

@@ -206,7 +206,11 @@ pub(crate) fn specialise(
             }
             let merged: BTreeSet<FuncId> = reached
                 .into_iter()
-                .filter(|func| program.funcs[func.0 as usize].kind == FuncKind::Helper && !with_constant.contains(func))
+                .filter(|func| {
+                    program.funcs[func.0 as usize].kind == FuncKind::Helper
+                        && !infos[func.0 as usize].scheme.vars.is_empty()
+                        && !with_constant.contains(func)
+                })
                 .collect();
             let (grown, _) = Worklist::new(program, infos, Policy::Merge { merged: &merged, frozen: None }).run();
             let frozen: BTreeMap<FuncId, Vec<SpaceSet>> = grown
@@ -217,7 +221,7 @@ pub(crate) fn specialise(
             Worklist::new(program, infos, Policy::Merge { merged: &merged, frozen: Some(&frozen) }).run()
         }
     };
-    name_instances(program, &mut instances);
+    name_instances(program, infos, &mut instances);
     let callers = callers(&instances);
     let ctx = InstanceCtx { program, infos, instances: &instances, callers: &callers };
     let mut reported: BTreeSet<(FuncId, u32)> = BTreeSet::new();
@@ -231,7 +235,7 @@ pub(crate) fn specialise(
     instances
 }
 
-fn name_instances(program: &Program, instances: &mut [Instance]) {
+fn name_instances(program: &Program, infos: &[FuncInfo], instances: &mut [Instance]) {
     let mut used: BTreeSet<String> = BTreeSet::new();
     for instance in instances.iter() {
         if program.funcs[instance.func.0 as usize].kind == FuncKind::Kernel {
@@ -244,7 +248,9 @@ fn name_instances(program: &Program, instances: &mut [Instance]) {
             instance.name = func.name.clone();
             continue;
         }
-        let base = if instance.generic || func.params.is_empty() {
+        // Without scheme variables there is only one instance, which keeps the plain name.
+        let n_vars = infos[instance.func.0 as usize].scheme.vars.len();
+        let base = if instance.generic || n_vars == 0 {
             func.name.clone()
         } else {
             let groups: Vec<String> = func
