@@ -58,6 +58,8 @@ pub struct DeviceInfoEntry {
     pub platform: usize,
     pub index: usize,
     pub name: String,
+    /// `CL_DEVICE_VENDOR` (what device profiles match with the name).
+    pub vendor: String,
     pub kind: DeviceKind,
 }
 
@@ -227,6 +229,7 @@ fn describe(platforms: &[(ocl::Platform, Vec<ocl::Device>)]) -> Vec<PlatformInfo
                     name: device
                         .name()
                         .map_or_else(|_| "(unknown)".to_owned(), |n| n.trim().to_owned()),
+                    vendor: device.vendor().map(|v| v.trim().to_owned()).unwrap_or_default(),
                     kind: device_kind(device),
                 })
                 .collect(),
@@ -249,7 +252,7 @@ fn available(platforms: &[PlatformInfo]) -> String {
     }
 }
 
-fn device_kind(device: &ocl::Device) -> DeviceKind {
+pub(crate) fn device_kind(device: &ocl::Device) -> DeviceKind {
     match device.info(DeviceInfo::Type) {
         Ok(DeviceInfoResult::Type(ty)) if ty.contains(DeviceType::GPU) => DeviceKind::Gpu,
         Ok(DeviceInfoResult::Type(ty)) if ty.contains(DeviceType::CPU) => DeviceKind::Cpu,
@@ -352,6 +355,7 @@ mod tests {
             platform,
             index,
             name: name.to_owned(),
+            vendor: String::new(),
             kind,
         };
         vec![

@@ -12,6 +12,7 @@
 //! - [`Runtime::run_plan`]: inputs checked and uploaded, steps run, errors from the
 //!   error buffer reported, outputs read through their layouts.
 //! - [`Runtime::bench_plan`]: warm-up and repeated runs, per-kernel statistics.
+//! - [`calibrate`]: micro-benchmarks that measure a device profile (docs/costs.md).
 //!
 //! Kernel ABI: every kernel's first parameter is `__global long* weft_err`, the
 //! error buffer of [`weft_plan::ERROR_WORDS`] words, zeroed once per run; then the
@@ -21,6 +22,7 @@
 //! with the payload.
 
 mod buffer;
+mod calibrate;
 mod device;
 mod error;
 mod exec;
@@ -29,6 +31,7 @@ mod layout;
 mod program;
 mod runtime;
 
+pub use crate::calibrate::{CalibrateOptions, Profile, calibrate};
 pub use crate::device::{
     DEVICE_ENV, DeviceInfoEntry, DeviceKind, DeviceSpec, NO_PLATFORM_HELP, PlatformInfo,
     choose_device, list_devices,

@@ -8,6 +8,8 @@
 //!   per case on stdout (what `weft test` uses).
 //! - `bench`: warm-up and repeated runs, per-kernel statistics.
 //! - `devices`: the platforms and devices, with the `P:D` indices of `--device`.
+//! - `calibrate`: micro-benchmarks; the device profile as JSON on stdout, progress
+//!   on stderr (docs/costs.md).
 //!
 //! Exit codes: 0 success; 1 a run-time error of the program or inputs that do not
 //! fit the entry; 2 usage, I/O, no OpenCL platform or device, a build failure, or
@@ -22,7 +24,8 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::json;
 use weft_plan::Plan;
 use weft_runtime::{
-    BenchOptions, BenchResult, DeviceSpec, KernelTime, RunError, RunOptions, Runtime, Stats,
+    BenchOptions, BenchResult, CalibrateOptions, DeviceSpec, KernelTime, RunError, RunOptions,
+    Runtime, Stats,
 };
 use weft_values::Value;
 
@@ -51,6 +54,9 @@ enum Command {
     Bench(BenchArgs),
     /// Lists OpenCL platforms and devices (`P:D` for `--device`).
     Devices(DevicesArgs),
+    /// Measures a device profile with micro-benchmarks: JSON on stdout, progress on
+    /// stderr (docs/costs.md).
+    Calibrate(CalibrateArgs),
 }
 
 #[derive(Args, Debug)]
@@ -125,6 +131,21 @@ struct DevicesArgs {
     json: bool,
 }
 
+#[derive(Args, Debug)]
+struct CalibrateArgs {
+    /// `gpu`, `cpu` or `PLATFORM:DEVICE` (default: `WEFT_DEVICE`, else the first GPU,
+    /// else the first CPU device).
+    #[arg(long, value_name = "D")]
+    device: Option<String>,
+    /// Fewer and smaller runs (for tests; the profile says `"quick": true`).
+    #[arg(long)]
+    quick: bool,
+    /// Measured runs per number, after warm-up (default: 20 on a GPU, 11 otherwise,
+    /// 5 with `--quick`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    reps: Option<u64>,
+}
+
 /// Why a command failed, with its exit code.
 enum Failure {
     /// From the runtime: its own exit code (1 or 2).
@@ -172,13 +193,14 @@ fn main() -> ExitCode {
     let json = match &cli.command {
         Command::Run(args) => args.json,
         Command::Bench(args) => args.json,
-        Command::Batch(_) | Command::Devices(_) => false,
+        Command::Batch(_) | Command::Devices(_) | Command::Calibrate(_) => false,
     };
     let result = match cli.command {
         Command::Run(args) => run(&args),
         Command::Batch(args) => batch(&args),
         Command::Bench(args) => bench(&args),
         Command::Devices(args) => devices(&args),
+        Command::Calibrate(args) => calibrate(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -335,6 +357,7 @@ fn devices(args: &DevicesArgs) -> Result<(), Failure> {
                         json!({
                             "device": format!("{}:{}", device.platform, device.index),
                             "name": device.name,
+                            "vendor": device.vendor,
                             "kind": device.kind.to_string(),
                             "default": default == Some((device.platform, device.index)),
                         })
@@ -368,6 +391,19 @@ fn devices(args: &DevicesArgs) -> Result<(), Failure> {
         }
     }
     print_stdout(&out);
+    Ok(())
+}
+
+fn calibrate(args: &CalibrateArgs) -> Result<(), Failure> {
+    let spec = DeviceSpec::from_flag_or_env(args.device.as_deref())?;
+    let options = CalibrateOptions {
+        quick: args.quick,
+        reps: args.reps.map(|reps| usize::try_from(reps).unwrap_or(usize::MAX)),
+    };
+    let profile = weft_runtime::calibrate(spec, &options, &mut |message| {
+        print_stderr(&format!("{message}\n"));
+    })?;
+    print_stdout(&format!("{}\n", profile.to_json()));
     Ok(())
 }
 

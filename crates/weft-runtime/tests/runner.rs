@@ -257,3 +257,42 @@ fn bench_json_has_per_kernel_statistics() {
         assert!(object["total_kernel_ns"][key].is_u64(), "{object}");
     }
 }
+
+#[test]
+fn calibrate_prints_a_profile_and_its_progress() {
+    let output = runner(&["calibrate", "--device", "cpu", "--quick", "--reps", "3"], "");
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.starts_with("calibrating `"), "{stderr}");
+    assert!(stderr.contains("global strided read, stride 32"), "{stderr}");
+    let profile: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(profile["format"], 1);
+    assert_eq!(profile["quick"], true);
+    assert_eq!(profile["reps"], 3);
+    assert_eq!(profile["device"]["kind"], "cpu");
+    let positive = |path: &[&str]| {
+        let value = path.iter().fold(&profile, |value, key| &value[*key]);
+        let number = value.as_f64().unwrap_or_else(|| panic!("no number at {path:?}: {profile}"));
+        assert!(number > 0.0 && number.is_finite(), "{path:?} = {number}");
+    };
+    positive(&["global", "bytes_per_s"]);
+    positive(&["global", "largest_bytes_per_s"]);
+    positive(&["local", "bytes_per_s"]);
+    positive(&["compute", "f32_flops"]);
+    positive(&["launch", "kernel_s"]);
+    positive(&["launch", "back_to_back_s"]);
+    positive(&["launch", "wall_s"]);
+    positive(&["transfer", "host_to_device", "bytes_per_s"]);
+    positive(&["transfer", "device_to_host", "wall_bytes_per_s"]);
+    assert_eq!(profile["global"]["strided"].as_array().map(Vec::len), Some(6));
+    assert_eq!(profile["local"]["strided"][5]["stride"], 32);
+}
+
+#[test]
+fn calibrate_on_a_missing_device_exits_2() {
+    let output = runner(&["calibrate", "--device", "5:0"], "");
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(output.stdout.is_empty(), "{}", text(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.starts_with("error: no OpenCL platform 5; devices: 0:0 "), "{stderr}");
+}
