@@ -9,6 +9,7 @@ mod check;
 mod dump;
 mod fmt;
 mod opencl;
+mod profile;
 mod run;
 mod test;
 mod test_opencl;
@@ -54,6 +55,9 @@ enum Command {
     Fmt(FmtArgs),
     /// Run the language server on stdin/stdout.
     Lsp,
+    /// Profile an entry with the cost semantics: work, span, time on P processors,
+    /// peak space per world; writes the cost graph (DOT, SVG) and a space plot.
+    Profile(profile::ProfileArgs),
     /// Run an entry point on inputs (textual values on stdin unless given otherwise).
     Run(run::RunArgs),
     /// Run the test blocks of every entry; ends with `N passed, N failed`.
@@ -147,6 +151,7 @@ fn run(cli: Cli) -> u8 {
         (None, Some(Command::Fmt(args))) => fmt::run(&args),
         (None, Some(Command::Lsp)) => weft_lsp::run_stdio().map(|()| 0),
         (None, Some(Command::Run(args))) => run::run(&args),
+        (None, Some(Command::Profile(args))) => profile::run(&args),
         (None, Some(Command::Test(args))) => test::run(&args),
         (Some(_), Some(_)) | (None, None) => {
             use clap::CommandFactory;
