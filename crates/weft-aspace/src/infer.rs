@@ -119,13 +119,19 @@ pub(crate) fn infer_funcs(
     options: &Options,
     diags: &mut Vec<AspaceDiagnostic>,
 ) -> Vec<FuncInfo> {
-    let mut active: Vec<Vec<bool>> =
-        program.funcs.iter().enumerate().map(|(idx, func)| validate(program, FuncId(idx32(idx)), func, diags)).collect();
+    let mut active: Vec<Vec<bool>> = program
+        .funcs
+        .iter()
+        .enumerate()
+        .map(|(idx, func)| validate(program, FuncId(idx32(idx)), func, diags))
+        .collect();
     let order = call_order(program, &mut active, diags);
     let mut infos: Vec<Option<FuncInfo>> = vec![None; program.funcs.len()];
     for fid in order {
         let func = &program.funcs[fid.0 as usize];
-        let info = FuncCx::new(program, options, fid, func, &infos, active[fid.0 as usize].clone(), diags).run();
+        let info =
+            FuncCx::new(program, options, fid, func, &infos, active[fid.0 as usize].clone(), diags)
+                .run();
         infos[fid.0 as usize] = Some(info);
     }
     infos
@@ -134,7 +140,12 @@ pub(crate) fn infer_funcs(
         .collect()
 }
 
-fn malformed(diags: &mut Vec<AspaceDiagnostic>, fid: FuncId, message: String, reason: Option<&Reason>) {
+fn malformed(
+    diags: &mut Vec<AspaceDiagnostic>,
+    fid: FuncId,
+    message: String,
+    reason: Option<&Reason>,
+) {
     diags.push(AspaceDiagnostic {
         code: "aspace-malformed-program",
         message,
@@ -145,12 +156,20 @@ fn malformed(diags: &mut Vec<AspaceDiagnostic>, fid: FuncId, message: String, re
 }
 
 /// Checks every id of `func`; returns which facts are usable.
-fn validate(program: &Program, fid: FuncId, func: &Func, diags: &mut Vec<AspaceDiagnostic>) -> Vec<bool> {
+fn validate(
+    program: &Program,
+    fid: FuncId,
+    func: &Func,
+    diags: &mut Vec<AspaceDiagnostic>,
+) -> Vec<bool> {
     let n_ptrs = func.ptrs.len();
     let in_range = |ptr: PtrId| (ptr.0 as usize) < n_ptrs;
     for ptr in func.params.iter().chain(&func.ret) {
         if !in_range(*ptr) {
-            let message = format!("`{}` names pointer {} in its signature but has {n_ptrs} pointers", func.name, ptr.0);
+            let message = format!(
+                "`{}` names pointer {} in its signature but has {n_ptrs} pointers",
+                func.name, ptr.0
+            );
             malformed(diags, fid, message, None);
         }
     }
@@ -161,16 +180,33 @@ fn validate(program: &Program, fid: FuncId, func: &Func, diags: &mut Vec<AspaceD
             let bad_ptr = |ptr: &PtrId| !in_range(*ptr);
             let problem = match fact {
                 Fact::Flow { from, to, .. } | Fact::Cast { from, to, .. } => {
-                    [from, to].into_iter().find(|ptr| bad_ptr(ptr)).map(|ptr| format!("names pointer {}", ptr.0))
+                    [from, to].into_iter().find(|ptr| bad_ptr(ptr)).map(|ptr| {
+                        format!(
+                            "names pointer {}, but `{}` has {n_ptrs} pointers",
+                            ptr.0, func.name
+                        )
+                    })
                 }
                 Fact::Load { ptr, .. } | Fact::Store { ptr, .. } | Fact::Bound { ptr, .. } => {
-                    bad_ptr(ptr).then(|| format!("names pointer {}", ptr.0))
+                    bad_ptr(ptr).then(|| {
+                        format!(
+                            "names pointer {}, but `{}` has {n_ptrs} pointers",
+                            ptr.0, func.name
+                        )
+                    })
                 }
                 Fact::Call { callee, args, ret, .. } => match program.func(*callee) {
-                    None => Some(format!("calls function {}, but there are {}", callee.0, program.funcs.len())),
+                    None => Some(format!(
+                        "calls function {}, but there are {}",
+                        callee.0,
+                        program.funcs.len()
+                    )),
                     Some(callee_func) => {
                         if let Some(ptr) = args.iter().chain(ret).find(|ptr| bad_ptr(ptr)) {
-                            Some(format!("names pointer {}", ptr.0))
+                            Some(format!(
+                                "names pointer {}, but `{}` has {n_ptrs} pointers",
+                                ptr.0, func.name
+                            ))
                         } else if args.len() != callee_func.params.len() {
                             Some(format!(
                                 "passes {} pointers to `{}`, which takes {}",
@@ -179,7 +215,10 @@ fn validate(program: &Program, fid: FuncId, func: &Func, diags: &mut Vec<AspaceD
                                 callee_func.params.len()
                             ))
                         } else if ret.is_some() && callee_func.ret.is_none() {
-                            Some(format!("expects a pointer from `{}`, which returns none", callee_func.name))
+                            Some(format!(
+                                "expects a pointer from `{}`, which returns none",
+                                callee_func.name
+                            ))
                         } else {
                             None
                         }
@@ -189,10 +228,8 @@ fn validate(program: &Program, fid: FuncId, func: &Func, diags: &mut Vec<AspaceD
             match problem {
                 None => true,
                 Some(problem) => {
-                    let message = format!(
-                        "fact {fact_idx} of `{}` {problem} ({} pointers); it is ignored",
-                        func.name, n_ptrs
-                    );
+                    let message =
+                        format!("fact {fact_idx} of `{}` {problem}; it is ignored", func.name);
                     malformed(diags, fid, message, Some(fact.reason()));
                     false
                 }
@@ -216,14 +253,18 @@ fn active_callees(program: &Program, fid: FuncId, active: &[Vec<bool>]) -> Vec<(
 
 /// Callees-first order (Kahn). Calls inside a strongly connected component of the call graph are
 /// reported once per component and deactivated, which makes the rest orderable.
-fn call_order(program: &Program, active: &mut [Vec<bool>], diags: &mut Vec<AspaceDiagnostic>) -> Vec<FuncId> {
+fn call_order(
+    program: &Program,
+    active: &mut [Vec<bool>],
+    diags: &mut Vec<AspaceDiagnostic>,
+) -> Vec<FuncId> {
     let n_funcs = program.funcs.len();
     let kahn = |active: &[Vec<bool>]| -> (Vec<FuncId>, Vec<bool>) {
         let mut n_pending: Vec<usize> = vec![0; n_funcs];
         let mut callers: Vec<Vec<usize>> = vec![Vec::new(); n_funcs];
-        for caller in 0..n_funcs {
+        for (caller, pending) in n_pending.iter_mut().enumerate() {
             for (_, callee) in active_callees(program, FuncId(idx32(caller)), active) {
-                n_pending[caller] += 1;
+                *pending += 1;
                 callers[callee.0 as usize].push(caller);
             }
         }
@@ -292,7 +333,8 @@ fn call_order(program: &Program, active: &mut [Vec<bool>], diags: &mut Vec<Aspac
                 }
             }
         }
-        let names: Vec<String> = members.iter().map(|idx| format!("`{}`", program.funcs[*idx].name)).collect();
+        let names: Vec<String> =
+            members.iter().map(|idx| format!("`{}`", program.funcs[*idx].name)).collect();
         let message = if members.len() == 1 {
             format!("{} calls itself, but OpenCL does not allow recursion", names.join(""))
         } else {
@@ -389,7 +431,13 @@ impl<'a> FuncCx<'a> {
     fn fact(&mut self, fact_idx: usize, fact: &'a Fact) {
         match fact {
             Fact::Flow { from, to, reason } => {
-                self.flow(self.row(*from), self.row(*to), Holder::Local(*from), Holder::Local(*to), reason);
+                self.flow(
+                    self.row(*from),
+                    self.row(*to),
+                    Holder::Local(*from),
+                    Holder::Local(*to),
+                    reason,
+                );
             }
             Fact::Load { .. } => {}
             Fact::Store { ptr, reason } => {
@@ -403,10 +451,17 @@ impl<'a> FuncCx<'a> {
                 match self.store.insert(*space, &self.row(*from)) {
                     Ok(_) => {}
                     Err(RowError::Lacks { cause: Some(cause), .. }) => {
-                        self.report_cause(*space, Holder::Cast(*space), cause, reason);
+                        self.report_cause(
+                            *space,
+                            Holder::Cast(*space),
+                            Holder::Local(*from),
+                            cause,
+                            reason,
+                        );
                     }
                     Err(_) => {
-                        let holder = self.holder_trace(Holder::Local(*from), self.row_first_label(*from));
+                        let holder =
+                            self.holder_trace(Holder::Local(*from), self.row_first_label(*from));
                         let mut chain = holder.chain;
                         chain.push(reason.clone());
                         let message = format!(
@@ -419,7 +474,9 @@ impl<'a> FuncCx<'a> {
                 let cast = Row::closed(SpaceSet::single(*space));
                 self.flow(cast, self.row(*to), Holder::Cast(*space), Holder::Local(*to), reason);
             }
-            Fact::Call { callee, args, ret, reason } => self.call(fact_idx, *callee, args, *ret, reason),
+            Fact::Call { callee, args, ret, reason } => {
+                self.call(fact_idx, *callee, args, *ret, reason)
+            }
         }
     }
 
@@ -427,7 +484,14 @@ impl<'a> FuncCx<'a> {
         self.store.resolve(&self.row(ptr)).labels.first()
     }
 
-    fn call(&mut self, fact_idx: usize, callee: FuncId, args: &[PtrId], ret: Option<PtrId>, reason: &Reason) {
+    fn call(
+        &mut self,
+        fact_idx: usize,
+        callee: FuncId,
+        args: &[PtrId],
+        ret: Option<PtrId>,
+        reason: &Reason,
+    ) {
         let Some(info) = self.info(callee) else { return };
         // Instantiate: fresh variables copying the lacks predicates, with their causes extended
         // by this call site (digest 3.4 step 3).
@@ -447,20 +511,40 @@ impl<'a> FuncCx<'a> {
             }
             fresh.push(var);
         }
-        let instantiate = |row: Row| Row { labels: row.labels, tail: row.tail.map(|var| fresh[var.0 as usize]) };
+        let instantiate =
+            |row: Row| Row { labels: row.labels, tail: row.tail.map(|var| fresh[var.0 as usize]) };
         for (idx, arg) in args.iter().enumerate() {
             let Some(param) = info.scheme.params.get(idx) else { continue };
-            self.flow(self.row(*arg), instantiate(*param), Holder::Local(*arg), Holder::CalleeParam { callee, idx }, reason);
+            self.flow(
+                self.row(*arg),
+                instantiate(*param),
+                Holder::Local(*arg),
+                Holder::CalleeParam { callee, idx },
+                reason,
+            );
         }
         if let (Some(ret), Some(callee_ret)) = (ret, info.scheme.ret) {
-            self.flow(instantiate(callee_ret), self.row(ret), Holder::CalleeRet { callee }, Holder::Local(ret), reason);
+            self.flow(
+                instantiate(callee_ret),
+                self.row(ret),
+                Holder::CalleeRet { callee },
+                Holder::Local(ret),
+                reason,
+            );
         }
         self.call_insts[fact_idx] = Some(fresh.into_iter().map(Row::var).collect());
     }
 
     /// `src ⊆ dst` by embedding (digest 3.2a): a closed source row is opened with a fresh tail
     /// at this use, so the target may grow while the source keeps its precise row.
-    fn flow(&mut self, src: Row, dst: Row, src_holder: Holder, dst_holder: Holder, reason: &Reason) {
+    fn flow(
+        &mut self,
+        src: Row,
+        dst: Row,
+        src_holder: Holder,
+        dst_holder: Holder,
+        reason: &Reason,
+    ) {
         let src = self.store.resolve(&src);
         let src = match src.tail {
             None if self.options.embedding => Row::open(src.labels, self.store.fresh(src.labels)),
@@ -477,7 +561,7 @@ impl<'a> FuncCx<'a> {
         let cause = Cause(idx32(self.causes.len() - 1));
         for label in labels.iter() {
             if self.store.add_lacks(&self.row(ptr), label, Some(cause)).is_err() {
-                self.report_cause(label, Holder::Local(ptr), cause, reason);
+                self.report_cause(label, Holder::Local(ptr), Holder::Local(ptr), cause, reason);
                 return;
             }
         }
@@ -491,7 +575,9 @@ impl<'a> FuncCx<'a> {
                 let param = callee.params.get(idx).map_or("?", |ptr| callee.ptr_name(*ptr));
                 format!("parameter `{param}` of `{}`", callee.name)
             }
-            Holder::CalleeRet { callee } => format!("the pointer `{}` returns", self.program.funcs[callee.0 as usize].name),
+            Holder::CalleeRet { callee } => {
+                format!("the pointer `{}` returns", self.program.funcs[callee.0 as usize].name)
+            }
             Holder::Cast(space) => format!("the cast to {space}"),
         }
     }
@@ -508,14 +594,27 @@ impl<'a> FuncCx<'a> {
         let fallback = |this: &Self| Trace {
             origin: this.holder_name(holder),
             chain: match holder {
-                Holder::Local(ptr) => this.func.ptr(ptr).map(|ptr| ptr.reason.clone()).into_iter().collect(),
+                Holder::Local(ptr) => {
+                    this.func.ptr(ptr).map(|ptr| ptr.reason.clone()).into_iter().collect()
+                }
                 Holder::CalleeParam { callee, idx } => {
                     let callee = &this.program.funcs[callee.0 as usize];
-                    callee.params.get(idx).and_then(|ptr| callee.ptr(*ptr)).map(|ptr| ptr.reason.clone()).into_iter().collect()
+                    callee
+                        .params
+                        .get(idx)
+                        .and_then(|ptr| callee.ptr(*ptr))
+                        .map(|ptr| ptr.reason.clone())
+                        .into_iter()
+                        .collect()
                 }
                 Holder::CalleeRet { callee } => {
                     let callee = &this.program.funcs[callee.0 as usize];
-                    callee.ret.and_then(|ptr| callee.ptr(ptr)).map(|ptr| ptr.reason.clone()).into_iter().collect()
+                    callee
+                        .ret
+                        .and_then(|ptr| callee.ptr(ptr))
+                        .map(|ptr| ptr.reason.clone())
+                        .into_iter()
+                        .collect()
                 }
                 Holder::Cast(_) => Vec::new(),
             },
@@ -523,28 +622,55 @@ impl<'a> FuncCx<'a> {
         let Some(label) = label else { return fallback(self) };
         let found = match holder {
             Holder::Local(ptr) => {
-                let contains = |node: PtrId| self.store.resolve(&self.row(node)).labels.contains(label);
-                trace_in_func(self.program, self.infos, self.fid, &self.active, ptr, label, &contains)
+                let contains =
+                    |node: PtrId| self.store.resolve(&self.row(node)).labels.contains(label);
+                trace_in_func(
+                    self.program,
+                    self.infos,
+                    self.fid,
+                    &self.active,
+                    ptr,
+                    label,
+                    &contains,
+                )
             }
             Holder::CalleeParam { callee, idx } => {
                 let callee_func = &self.program.funcs[callee.0 as usize];
-                callee_func.params.get(idx).and_then(|ptr| callee_trace(self.program, self.infos, callee, *ptr, label))
+                callee_func
+                    .params
+                    .get(idx)
+                    .and_then(|ptr| callee_trace(self.program, self.infos, callee, *ptr, label))
             }
             Holder::CalleeRet { callee } => {
                 let callee_func = &self.program.funcs[callee.0 as usize];
-                callee_func.ret.and_then(|ptr| callee_trace(self.program, self.infos, callee, ptr, label))
+                callee_func
+                    .ret
+                    .and_then(|ptr| callee_trace(self.program, self.infos, callee, ptr, label))
             }
             Holder::Cast(_) => Some(Trace { origin: self.holder_name(holder), chain: Vec::new() }),
         };
         found.unwrap_or_else(|| fallback(self))
     }
 
-    fn report(&mut self, code: &'static str, message: String, ptr: Option<PtrId>, chain: Vec<Reason>) {
+    fn report(
+        &mut self,
+        code: &'static str,
+        message: String,
+        ptr: Option<PtrId>,
+        chain: Vec<Reason>,
+    ) {
         self.diags.push(AspaceDiagnostic { code, message, func: self.fid, ptr, chain });
     }
 
-    /// `holder` has `label`, which a lacks predicate with `cause` forbids.
-    fn report_cause(&mut self, label: Space, holder: Holder, cause: Cause, reason: &Reason) {
+    /// `holder` has `label`, which a lacks predicate with `cause` on `subject`'s row forbids.
+    fn report_cause(
+        &mut self,
+        label: Space,
+        holder: Holder,
+        subject: Holder,
+        cause: Cause,
+        reason: &Reason,
+    ) {
         let trace = self.holder_trace(holder, Some(label));
         let data = self.causes[cause.0 as usize].clone();
         let mut chain = trace.chain;
@@ -556,18 +682,21 @@ impl<'a> FuncCx<'a> {
                 chain.push(step.clone());
             }
         }
-        let name = self.holder_name(holder);
+        let name = self.holder_name(subject);
         let (code, message) = match &data.kind {
             CauseKind::Store => (
                 "aspace-store-to-constant",
-                format!("cannot store through a pointer to constant memory: {name} may point to constant memory (from {})", trace.origin),
+                format!(
+                    "cannot store through a pointer to constant memory: {name} may point to constant memory (from {})",
+                    trace.origin
+                ),
             ),
             CauseKind::Bound { text } => (
                 "aspace-bound",
                 format!("{text}, but {name} may point to {label} memory (from {})", trace.origin),
             ),
         };
-        self.report(code, message, self.holder_ptr(holder), chain);
+        self.report(code, message, self.holder_ptr(subject).or(self.holder_ptr(holder)), chain);
     }
 
     fn report_unify(&mut self, error: RowError, src: Holder, dst: Holder, reason: &Reason) {
@@ -577,15 +706,19 @@ impl<'a> FuncCx<'a> {
         };
         match error {
             RowError::Lacks { label, side, cause: Some(cause), .. } => {
-                let (holder, _) = pick(side);
-                self.report_cause(label, holder, cause, reason);
+                let (holder, subject) = pick(side);
+                self.report_cause(label, holder, subject, cause, reason);
             }
             RowError::Lacks { label, side, cause: None, .. } | RowError::Occurs { label, side } => {
                 let (holder, other) = pick(side);
                 let trace = self.holder_trace(holder, Some(label));
                 let mut chain = trace.chain;
                 chain.push(reason.clone());
-                let code = if matches!(error, RowError::Occurs { .. }) { "aspace-mismatch" } else { "aspace-duplicate-label" };
+                let code = if matches!(error, RowError::Occurs { .. }) {
+                    "aspace-mismatch"
+                } else {
+                    "aspace-duplicate-label"
+                };
                 let message = format!(
                     "{} and {} must point into the same address spaces, but {label} memory (from {}) would occur twice",
                     self.holder_name(holder),
@@ -598,7 +731,8 @@ impl<'a> FuncCx<'a> {
                 let trace = self.holder_trace(src, Some(label));
                 let mut chain = trace.chain;
                 chain.push(reason.clone());
-                let message = format!("{label} memory (from {}) would occur twice in one row", trace.origin);
+                let message =
+                    format!("{label} memory (from {}) would occur twice in one row", trace.origin);
                 self.report("aspace-duplicate-label", message, self.holder_ptr(src), chain);
             }
             RowError::Missing { label, side } => {
@@ -610,9 +744,10 @@ impl<'a> FuncCx<'a> {
                         .info(callee)
                         .and_then(|info| info.scheme.params.get(idx))
                         .map_or(SpaceSet::EMPTY, |row| row.labels),
-                    Holder::CalleeRet { callee } => {
-                        self.info(callee).and_then(|info| info.scheme.ret).map_or(SpaceSet::EMPTY, |row| row.labels)
-                    }
+                    Holder::CalleeRet { callee } => self
+                        .info(callee)
+                        .and_then(|info| info.scheme.ret)
+                        .map_or(SpaceSet::EMPTY, |row| row.labels),
                     Holder::Cast(space) => SpaceSet::single(space),
                 };
                 let other_trace = self.holder_trace(other, other_set.first());
@@ -629,13 +764,19 @@ impl<'a> FuncCx<'a> {
                     other_set.describe(),
                     trace.origin
                 );
-                self.report("aspace-mismatch", message, self.holder_ptr(other).or(self.holder_ptr(holder)), chain);
+                self.report(
+                    "aspace-mismatch",
+                    message,
+                    self.holder_ptr(other).or(self.holder_ptr(holder)),
+                    chain,
+                );
             }
         }
     }
 
     fn generalise(mut self) -> FuncInfo {
-        let sig_rows: Vec<Row> = self.func.params.iter().chain(&self.func.ret).map(|ptr| self.row(*ptr)).collect();
+        let sig_rows: Vec<Row> =
+            self.func.params.iter().chain(&self.func.ret).map(|ptr| self.row(*ptr)).collect();
         let mut scheme_vars: Vec<RowVar> = Vec::new();
         if self.func.kind == FuncKind::Helper {
             for row in &sig_rows {
@@ -647,13 +788,19 @@ impl<'a> FuncCx<'a> {
             }
         }
         // Default every other tail to `{}` (digest 3.6.2, 3.6.3).
-        let all_rows: Vec<Row> =
-            self.rows.iter().copied().chain(self.call_insts.iter().flatten().flatten().copied()).collect();
+        let all_rows: Vec<Row> = self
+            .rows
+            .iter()
+            .copied()
+            .chain(self.call_insts.iter().flatten().flatten().copied())
+            .collect();
         for row in &all_rows {
             if let Some(tail) = self.store.resolve(row).tail
                 && !scheme_vars.contains(&tail)
             {
-                self.store.unify(&Row::var(tail), &Row::empty()).expect("invariant: closing a tail to {} always succeeds");
+                self.store
+                    .unify(&Row::var(tail), &Row::empty())
+                    .expect("invariant: closing a tail to {} always succeeds");
             }
         }
         let canonical = |store: &RowStore, row: &Row| {
@@ -661,7 +808,10 @@ impl<'a> FuncCx<'a> {
             Row {
                 labels: resolved.labels,
                 tail: resolved.tail.map(|tail| {
-                    let idx = scheme_vars.iter().position(|var| *var == tail).expect("invariant: every open tail is quantified");
+                    let idx = scheme_vars
+                        .iter()
+                        .position(|var| *var == tail)
+                        .expect("invariant: every open tail is quantified");
                     RowVar(idx32(idx))
                 }),
             }
@@ -670,18 +820,31 @@ impl<'a> FuncCx<'a> {
         let call_insts = self
             .call_insts
             .iter()
-            .map(|inst| inst.as_ref().map(|rows| rows.iter().map(|row| canonical(&self.store, row)).collect()))
+            .map(|inst| {
+                inst.as_ref()
+                    .map(|rows| rows.iter().map(|row| canonical(&self.store, row)).collect())
+            })
             .collect();
         let scheme = Scheme {
             vars: scheme_vars.iter().map(|var| self.store.lacks(*var)).collect(),
-            params: self.func.params.iter().map(|ptr| rows.get(ptr.0 as usize).copied().unwrap_or_else(Row::empty)).collect(),
-            ret: self.func.ret.map(|ptr| rows.get(ptr.0 as usize).copied().unwrap_or_else(Row::empty)),
+            params: self
+                .func
+                .params
+                .iter()
+                .map(|ptr| rows.get(ptr.0 as usize).copied().unwrap_or_else(Row::empty))
+                .collect(),
+            ret: self
+                .func
+                .ret
+                .map(|ptr| rows.get(ptr.0 as usize).copied().unwrap_or_else(Row::empty)),
         };
         let lacks_causes = scheme_vars
             .iter()
             .map(|var| {
                 Space::ALL.map(|label| {
-                    self.store.lacks_cause(*var, label).map(|cause| self.causes[cause.0 as usize].clone())
+                    self.store
+                        .lacks_cause(*var, label)
+                        .map(|cause| self.causes[cause.0 as usize].clone())
                 })
             })
             .collect();
@@ -700,13 +863,24 @@ impl<'a> FuncCx<'a> {
                 let message = format!(
                     "kernel parameter `{name}` gets no address space from its uses and would default to private; declare it global, local or constant"
                 );
-                let chain = self.func.ptr(*param).map(|ptr| ptr.reason.clone()).into_iter().collect();
+                let chain =
+                    self.func.ptr(*param).map(|ptr| ptr.reason.clone()).into_iter().collect();
                 self.report("aspace-private-kernel-param", message, Some(*param), chain);
             } else if row.labels.contains(Space::Private) {
-                let contains = |node: PtrId| self.store.resolve(&self.row(node)).labels.contains(Space::Private);
-                let trace =
-                    trace_in_func(self.program, self.infos, self.fid, &self.active, *param, Space::Private, &contains);
-                let (origin, mut chain) = trace.map_or((format!("`{name}`"), Vec::new()), |trace| (trace.origin, trace.chain));
+                let contains = |node: PtrId| {
+                    self.store.resolve(&self.row(node)).labels.contains(Space::Private)
+                };
+                let trace = trace_in_func(
+                    self.program,
+                    self.infos,
+                    self.fid,
+                    &self.active,
+                    *param,
+                    Space::Private,
+                    &contains,
+                );
+                let (origin, mut chain) = trace
+                    .map_or((format!("`{name}`"), Vec::new()), |trace| (trace.origin, trace.chain));
                 if let Some(ptr) = self.func.ptr(*param)
                     && !chain.contains(&ptr.reason)
                 {
@@ -730,7 +904,8 @@ pub(crate) fn callee_trace(
     label: Space,
 ) -> Option<Trace> {
     let info = infos.get(func.0 as usize)?.as_ref()?;
-    let contains = |node: PtrId| info.rows.get(node.0 as usize).is_some_and(|row| row.labels.contains(label));
+    let contains =
+        |node: PtrId| info.rows.get(node.0 as usize).is_some_and(|row| row.labels.contains(label));
     trace_in_func(program, infos, func, &info.active, ptr, label, &contains)
 }
 
@@ -752,7 +927,10 @@ pub(crate) fn trace_in_func(
         if let Some(ptr) = func.ptr(node)
             && ptr.decl == Decl::In(label)
         {
-            out.push(Pred::Origin(Trace { origin: format!("`{}`", ptr.name), chain: vec![ptr.reason.clone()] }));
+            out.push(Pred::Origin(Trace {
+                origin: format!("`{}`", ptr.name),
+                chain: vec![ptr.reason.clone()],
+            }));
         }
         for (fact_idx, fact) in func.facts.iter().enumerate() {
             if !active.get(fact_idx).copied().unwrap_or(false) {
@@ -769,20 +947,29 @@ pub(crate) fn trace_in_func(
                 }
                 Fact::Cast { from, to, space, reason } => {
                     if *space == label && (*to == node || *from == node) {
-                        out.push(Pred::Origin(Trace { origin: format!("the cast to {space}"), chain: vec![reason.clone()] }));
+                        out.push(Pred::Origin(Trace {
+                            origin: format!("the cast to {space}"),
+                            chain: vec![reason.clone()],
+                        }));
                     }
                 }
                 Fact::Call { callee, args, ret, reason } => {
-                    let Some(info) = infos.get(callee.0 as usize).and_then(Option::as_ref) else { continue };
+                    let Some(info) = infos.get(callee.0 as usize).and_then(Option::as_ref) else {
+                        continue;
+                    };
                     let callee_func = &program.funcs[callee.0 as usize];
-                    let param_tail = |idx: usize| info.scheme.params.get(idx).and_then(|row| row.tail);
+                    let param_tail =
+                        |idx: usize| info.scheme.params.get(idx).and_then(|row| row.tail);
                     let ret_row = info.scheme.ret;
                     if *ret == Some(node)
                         && let Some(ret_row) = ret_row
                     {
                         if ret_row.labels.contains(label) {
-                            let inner = callee_func.ret.and_then(|ptr| callee_trace(program, infos, *callee, ptr, label));
-                            let mut chain = inner.as_ref().map(|trace| trace.chain.clone()).unwrap_or_default();
+                            let inner = callee_func
+                                .ret
+                                .and_then(|ptr| callee_trace(program, infos, *callee, ptr, label));
+                            let mut chain =
+                                inner.as_ref().map(|trace| trace.chain.clone()).unwrap_or_default();
                             chain.push(reason.clone());
                             let origin = inner.map_or_else(
                                 || format!("the pointer `{}` returns", callee_func.name),
@@ -792,7 +979,11 @@ pub(crate) fn trace_in_func(
                         }
                         for (idx, arg) in args.iter().enumerate() {
                             if ret_row.tail.is_some() && param_tail(idx) == ret_row.tail {
-                                out.push(Pred::Step { from: *arg, reason: reason.clone(), leak: false });
+                                out.push(Pred::Step {
+                                    from: *arg,
+                                    reason: reason.clone(),
+                                    leak: false,
+                                });
                             }
                         }
                     }
@@ -803,7 +994,11 @@ pub(crate) fn trace_in_func(
                         let Some(tail) = param_tail(idx) else { continue };
                         for (other_idx, other) in args.iter().enumerate() {
                             if other_idx != idx && param_tail(other_idx) == Some(tail) {
-                                out.push(Pred::Step { from: *other, reason: reason.clone(), leak: true });
+                                out.push(Pred::Step {
+                                    from: *other,
+                                    reason: reason.clone(),
+                                    leak: true,
+                                });
                             }
                         }
                         if let (Some(ret), Some(ret_row)) = (ret, ret_row)

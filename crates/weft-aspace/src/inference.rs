@@ -32,7 +32,14 @@ pub fn infer_with(program: &Program, options: &Options) -> Inference {
     let callers = callers(&instances);
     // Stable by function, keeping the phase order inside one function.
     diagnostics.sort_by_key(|diag| diag.func);
-    Inference { program: program.clone(), options: *options, infos, instances, callers, diagnostics }
+    Inference {
+        program: program.clone(),
+        options: *options,
+        infos,
+        instances,
+        callers,
+        diagnostics,
+    }
 }
 
 impl Inference {
@@ -68,7 +75,10 @@ impl Inference {
 
     /// The instance of a kernel.
     pub fn kernel_instance(&self, func: FuncId) -> Option<InstanceId> {
-        self.instances.iter().position(|instance| instance.func == func).map(|idx| InstanceId(idx as u32))
+        self.instances
+            .iter()
+            .position(|instance| instance.func == func)
+            .map(|idx| InstanceId(idx as u32))
     }
 
     /// The closed row of `ptr` in `instance` (`{}` for an out-of-range id).
@@ -90,6 +100,15 @@ impl Inference {
     /// is not an active call or the call was refused (OpenCL 1.2 variant instantiation).
     pub fn callee_instance(&self, instance: InstanceId, fact_idx: usize) -> Option<InstanceId> {
         self.instances.get(instance.0 as usize)?.callees.get(fact_idx).copied().flatten()
+    }
+
+    /// Whether fact `fact_idx` of `func` was used (valid and not a recursive call).
+    pub fn is_active(&self, func: FuncId, fact_idx: usize) -> bool {
+        self.infos
+            .get(func.0 as usize)
+            .and_then(|info| info.active.get(fact_idx))
+            .copied()
+            .unwrap_or(false)
     }
 
     pub fn diagnostics(&self) -> &[AspaceDiagnostic] {

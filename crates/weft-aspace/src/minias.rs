@@ -97,7 +97,9 @@ fn lex(src: &str) -> Result<Vec<Token>, ParseError> {
                 pos += 1;
             }
             out.push(Token { tok: Tok::Num, line });
-        } else if let Some(punct) = PUNCTS.iter().chain(&PUNCTS1).find(|punct| src[pos..].starts_with(**punct)) {
+        } else if let Some(punct) =
+            PUNCTS.iter().chain(&PUNCTS1).find(|punct| src[pos..].starts_with(**punct))
+        {
             pos += punct.len();
             out.push(Token { tok: Tok::Punct(punct), line });
         } else {
@@ -114,7 +116,9 @@ fn space_keyword(word: &str) -> Option<Option<Space>> {
         "local" | "__local" => Some(Some(Space::Local)),
         "private" | "__private" => Some(Some(Space::Private)),
         "constant" | "__constant" => Some(Some(Space::Constant)),
-        "generic" | "__generic" | "const" | "volatile" | "restrict" | "unsigned" | "signed" => Some(None),
+        "generic" | "__generic" | "const" | "volatile" | "restrict" | "unsigned" | "signed" => {
+            Some(None)
+        }
         _ => None,
     }
 }
@@ -122,7 +126,17 @@ fn space_keyword(word: &str) -> Option<Option<Space>> {
 fn is_base_type(word: &str) -> bool {
     matches!(
         word,
-        "int" | "void" | "float" | "char" | "bool" | "uint" | "long" | "short" | "double" | "half" | "size_t"
+        "int"
+            | "void"
+            | "float"
+            | "char"
+            | "bool"
+            | "uint"
+            | "long"
+            | "short"
+            | "double"
+            | "half"
+            | "size_t"
     )
 }
 
@@ -411,12 +425,19 @@ impl<'t> FuncParser<'t> {
         for param in &header.params {
             if param.ty.is_ptr {
                 let text = match (header.kind, param.ty.space) {
-                    (FuncKind::Kernel, Some(space)) => format!("`{}` is a kernel parameter in {space} memory", param.name),
+                    (FuncKind::Kernel, Some(space)) => {
+                        format!("`{}` is a kernel parameter in {space} memory", param.name)
+                    }
                     (FuncKind::Kernel, None) => format!("`{}` is a kernel parameter", param.name),
                     (FuncKind::Helper, Some(space)) => {
-                        format!("`{}` is a parameter of `{func_name}` in {space} memory", param.name)
+                        format!(
+                            "`{}` is a parameter of `{func_name}` in {space} memory",
+                            param.name
+                        )
                     }
-                    (FuncKind::Helper, None) => format!("`{}` is a parameter of `{func_name}`", param.name),
+                    (FuncKind::Helper, None) => {
+                        format!("`{}` is a parameter of `{func_name}`", param.name)
+                    }
                 };
                 let reason = Reason { text, site: Some(Site(header.line)) };
                 let id = self.new_ptr_at(param.name.clone(), Self::decl_of(param.ty.space), reason);
@@ -429,7 +450,8 @@ impl<'t> FuncParser<'t> {
         if header.ret.is_ptr {
             let text = format!("the pointer `{func_name}` returns");
             let reason = Reason { text, site: Some(Site(header.line)) };
-            self.ret = Some(self.new_ptr_at("return".to_owned(), Self::decl_of(header.ret.space), reason));
+            self.ret =
+                Some(self.new_ptr_at("return".to_owned(), Self::decl_of(header.ret.space), reason));
         }
         if header.body.is_some() {
             self.block()?;
@@ -535,7 +557,8 @@ impl<'t> FuncParser<'t> {
                 if self.cursor.eat("=") {
                     let value = self.rvalue()?;
                     if let Val::Ptr(from) = value {
-                        let reason = self.reason(format!("`{name}` is initialised with `{}`", self.name(from)));
+                        let reason = self
+                            .reason(format!("`{name}` is initialised with `{}`", self.name(from)));
                         self.facts.push(Fact::Flow { from, to: id, reason });
                     }
                 }
@@ -591,7 +614,11 @@ impl<'t> FuncParser<'t> {
             }
             Place::Var(to) => {
                 if let Val::Ptr(from) = rhs {
-                    let reason = self.reason(format!("`{}` is assigned to `{}`", self.name(from), self.name(to)));
+                    let reason = self.reason(format!(
+                        "`{}` is assigned to `{}`",
+                        self.name(from),
+                        self.name(to)
+                    ));
                     self.facts.push(Fact::Flow { from, to, reason });
                 }
             }
@@ -602,8 +629,7 @@ impl<'t> FuncParser<'t> {
 
     fn binary(&mut self, min_prec: u8) -> Result<Expr, ParseError> {
         let mut lhs = self.unary()?;
-        loop {
-            let Some(Tok::Punct(op)) = self.cursor.peek() else { break };
+        while let Some(Tok::Punct(op)) = self.cursor.peek() {
             let op = *op;
             let prec = match op {
                 "||" => 1,
@@ -627,7 +653,9 @@ impl<'t> FuncParser<'t> {
             self.depth -= 1;
             let right = self.read(right_expr?);
             let val = match (op, left, right) {
-                ("+" | "-", Val::Ptr(ptr), Val::Other) | ("+", Val::Other, Val::Ptr(ptr)) => Val::Ptr(ptr),
+                ("+" | "-", Val::Ptr(ptr), Val::Other) | ("+", Val::Other, Val::Ptr(ptr)) => {
+                    Val::Ptr(ptr)
+                }
                 _ => Val::Other,
             };
             lhs = Expr { val, place: Place::None };
@@ -736,7 +764,11 @@ impl<'t> FuncParser<'t> {
                     return self.cursor.error("`dynamic_cast` needs a space and a pointer");
                 };
                 let text = format!("the result of casting `{}` to {space}", self.name(from));
-                let to = self.new_ptr(format!("cast<{space}>({})", self.name(from)), Decl::Generic, text);
+                let to = self.new_ptr(
+                    format!("cast<{space}>({})", self.name(from)),
+                    Decl::Generic,
+                    text,
+                );
                 let reason = self.reason(format!("`{}` is cast to {space}", self.name(from)));
                 self.facts.push(Fact::Cast { from, to, space, reason });
                 Ok(plain(Val::Ptr(to)))

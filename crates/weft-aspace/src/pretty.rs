@@ -64,6 +64,9 @@ fn print_to(out: &mut String, program: &Program, inference: &Inference) -> fmt::
             writeln!(out, "  {} : {resolved}", ptr.name)?;
         }
         for (fact_idx, fact) in func.facts.iter().enumerate() {
+            if !inference.is_active(instance.func, fact_idx) {
+                continue;
+            }
             if let Fact::Load { ptr, reason } | Fact::Store { ptr, reason } = fact {
                 let resolved = match inference.space_of(id, *ptr) {
                     Resolved::Space(space) => space.to_string(),
@@ -74,7 +77,10 @@ fn print_to(out: &mut String, program: &Program, inference: &Inference) -> fmt::
             if let Fact::Call { callee, reason, .. } = fact {
                 let target = match inference.callee_instance(id, fact_idx) {
                     Some(callee) => inference.instance(callee).name.clone(),
-                    None => format!("no instance of `{}`", program.func(*callee).map_or("?", |f| &f.name)),
+                    None => format!(
+                        "no instance of `{}`",
+                        program.func(*callee).map_or("?", |f| &f.name)
+                    ),
                 };
                 writeln!(out, "  {} -> {target}", reason_text(reason))?;
             }

@@ -343,7 +343,12 @@ impl RowStore {
     /// Imposes the predicate `row \ label`, simplifying it first (digest 3.5): a closed row
     /// without the label discharges it, an open row adds `label` to its tail's lacks set (keeping
     /// an earlier cause), and a row containing the label is a `Duplicate` error.
-    pub fn add_lacks(&mut self, row: &Row, label: Space, cause: Option<Cause>) -> Result<(), RowError> {
+    pub fn add_lacks(
+        &mut self,
+        row: &Row,
+        label: Space,
+        cause: Option<Cause>,
+    ) -> Result<(), RowError> {
         let resolved = self.resolve_mut(row);
         if resolved.labels.contains(label) {
             return Err(RowError::Duplicate { label });

@@ -70,7 +70,9 @@ pub struct Instance {
 fn apply(row: &Row, subst: &[SpaceSet]) -> SpaceSet {
     match row.tail {
         None => row.labels,
-        Some(var) => row.labels.union(subst.get(var.0 as usize).copied().unwrap_or(SpaceSet::EMPTY)),
+        Some(var) => {
+            row.labels.union(subst.get(var.0 as usize).copied().unwrap_or(SpaceSet::EMPTY))
+        }
     }
 }
 
@@ -129,7 +131,9 @@ impl<'a> Worklist<'a> {
     fn get_or_create(&mut self, func: FuncId, subst: Vec<SpaceSet>) -> InstanceId {
         let merged = self.is_merged(func);
         let subst = match &self.policy {
-            Policy::Merge { frozen: Some(frozen), .. } if merged => frozen.get(&func).cloned().unwrap_or(subst),
+            Policy::Merge { frozen: Some(frozen), .. } if merged => {
+                frozen.get(&func).cloned().unwrap_or(subst)
+            }
             _ => subst,
         };
         let key = (func, if merged { None } else { Some(subst.clone()) });
@@ -171,7 +175,21 @@ impl<'a> Worklist<'a> {
             else {
                 continue;
             };
-            let callee_subst: Vec<SpaceSet> = inst.iter().map(|row| apply(row, &subst)).collect();
+            // A callee variable that occurs in no parameter row only carries pointers out of the
+            // callee (its result); inside the callee nothing flows into it, so `{}` is exact
+            // there, and the caller keeps its own (larger) row. Without this, labels the caller
+            // mixes into the result would leak back into the callee (digest 8.20).
+            let callee_params = &self.infos[callee.0 as usize].scheme.params;
+            let callee_subst: Vec<SpaceSet> = inst
+                .iter()
+                .enumerate()
+                .map(|(var, row)| {
+                    let in_params = callee_params
+                        .iter()
+                        .any(|param| param.tail.is_some_and(|tail| tail.0 as usize == var));
+                    if in_params { apply(row, &subst) } else { SpaceSet::EMPTY }
+                })
+                .collect();
             let variant = callee_subst.iter().any(|set| set.len() > 1);
             if variant && matches!(self.policy, Policy::Exact { reject_variants: true }) {
                 self.refused.push((id, fact_idx));
@@ -193,9 +211,12 @@ pub(crate) fn specialise(
     diags: &mut Vec<AspaceDiagnostic>,
 ) -> Vec<Instance> {
     let (mut instances, refused) = match target {
-        Target::OpenCl12 => Worklist::new(program, infos, Policy::Exact { reject_variants: true }).run(),
+        Target::OpenCl12 => {
+            Worklist::new(program, infos, Policy::Exact { reject_variants: true }).run()
+        }
         Target::OpenCl20 => {
-            let (exact, _) = Worklist::new(program, infos, Policy::Exact { reject_variants: false }).run();
+            let (exact, _) =
+                Worklist::new(program, infos, Policy::Exact { reject_variants: false }).run();
             let mut with_constant: BTreeSet<FuncId> = BTreeSet::new();
             let mut reached: BTreeSet<FuncId> = BTreeSet::new();
             for instance in &exact {
@@ -212,13 +233,16 @@ pub(crate) fn specialise(
                         && !with_constant.contains(func)
                 })
                 .collect();
-            let (grown, _) = Worklist::new(program, infos, Policy::Merge { merged: &merged, frozen: None }).run();
+            let (grown, _) =
+                Worklist::new(program, infos, Policy::Merge { merged: &merged, frozen: None })
+                    .run();
             let frozen: BTreeMap<FuncId, Vec<SpaceSet>> = grown
                 .iter()
                 .filter(|instance| instance.generic)
                 .map(|instance| (instance.func, instance.subst.clone()))
                 .collect();
-            Worklist::new(program, infos, Policy::Merge { merged: &merged, frozen: Some(&frozen) }).run()
+            Worklist::new(program, infos, Policy::Merge { merged: &merged, frozen: Some(&frozen) })
+                .run()
         }
     };
     name_instances(program, infos, &mut instances);
@@ -248,9 +272,10 @@ fn name_instances(program: &Program, infos: &[FuncInfo], instances: &mut [Instan
             instance.name = func.name.clone();
             continue;
         }
-        // Without scheme variables there is only one instance, which keeps the plain name.
+        // Without scheme variables (or parameters, see `process`) there is only one instance,
+        // which keeps the plain name.
         let n_vars = infos[instance.func.0 as usize].scheme.vars.len();
-        let base = if instance.generic || n_vars == 0 {
+        let base = if instance.generic || n_vars == 0 || func.params.is_empty() {
             func.name.clone()
         } else {
             let groups: Vec<String> = func
@@ -321,7 +346,10 @@ impl InstanceCtx<'_> {
             if let Some(ptr) = func.ptr(node_ptr)
                 && ptr.decl == Decl::In(label)
             {
-                out.push(Pred::Origin(Trace { origin: format!("`{}`", ptr.name), chain: vec![ptr.reason.clone()] }));
+                out.push(Pred::Origin(Trace {
+                    origin: format!("`{}`", ptr.name),
+                    chain: vec![ptr.reason.clone()],
+                }));
             }
             for (fact_idx, fact) in func.facts.iter().enumerate() {
                 if !info.active.get(fact_idx).copied().unwrap_or(false) {
@@ -346,7 +374,8 @@ impl InstanceCtx<'_> {
                     }
                     Fact::Call { args, ret, reason, .. } => {
                         let Some(Some(callee)) = instance.callees.get(fact_idx) else { continue };
-                        let callee_func = &self.program.funcs[self.instances[callee.0 as usize].func.0 as usize];
+                        let callee_func =
+                            &self.program.funcs[self.instances[callee.0 as usize].func.0 as usize];
                         if *ret == Some(node_ptr)
                             && let Some(callee_ret) = callee_func.ret
                         {
@@ -364,8 +393,12 @@ impl InstanceCtx<'_> {
                 }
             }
             for (caller, fact_idx) in &self.callers[inst as usize] {
-                let caller_func = &self.program.funcs[self.instances[caller.0 as usize].func.0 as usize];
-                let Some(Fact::Call { args, ret, reason, .. }) = caller_func.facts.get(*fact_idx) else { continue };
+                let caller_func =
+                    &self.program.funcs[self.instances[caller.0 as usize].func.0 as usize];
+                let Some(Fact::Call { args, ret, reason, .. }) = caller_func.facts.get(*fact_idx)
+                else {
+                    continue;
+                };
                 for (idx, param) in func.params.iter().enumerate() {
                     if *param == node_ptr
                         && let Some(arg) = args.get(idx)
@@ -381,7 +414,8 @@ impl InstanceCtx<'_> {
             }
             out
         };
-        let contains = |(inst, node): (u32, u32)| self.row(InstanceId(inst), PtrId(node)).contains(label);
+        let contains =
+            |(inst, node): (u32, u32)| self.row(InstanceId(inst), PtrId(node)).contains(label);
         trace((id.0, ptr.0), preds, contains)
     }
 
@@ -443,7 +477,11 @@ impl InstanceCtx<'_> {
         }
         for left in 0..n_ptrs {
             for right in left + 1..n_ptrs {
-                if is_bad(left) && is_bad(right) && info.rows[left].tail.is_some() && info.rows[left] == info.rows[right] {
+                if is_bad(left)
+                    && is_bad(right)
+                    && info.rows[left].tail.is_some()
+                    && info.rows[left] == info.rows[right]
+                {
                     join(&mut group, left, right);
                 }
             }
@@ -457,7 +495,8 @@ impl InstanceCtx<'_> {
             if !seen_roots.insert(root) {
                 continue;
             }
-            let members: Vec<usize> = (0..n_ptrs).filter(|idx| is_bad(*idx) && find(&mut group, *idx) == root).collect();
+            let members: Vec<usize> =
+                (0..n_ptrs).filter(|idx| is_bad(*idx) && find(&mut group, *idx) == root).collect();
             // The representative receives a flow from outside the group, if any member does.
             let rep = members
                 .iter()
@@ -499,14 +538,26 @@ impl InstanceCtx<'_> {
                 .map(|(label, trace)| format!("{label} memory (from {})", trace.origin))
                 .collect();
             let (code, tail) = match target {
-                Target::OpenCl12 => ("aspace-two-spaces", "OpenCL 1.2 has no generic address space"),
+                Target::OpenCl12 => {
+                    ("aspace-two-spaces", "OpenCL 1.2 has no generic address space")
+                }
                 Target::OpenCl20 => (
                     "aspace-constant-in-generic",
                     "the OpenCL 2.0 generic address space does not include constant",
                 ),
             };
-            let message = format!("`{}` may point to {}, but {tail}", func.ptr_name(rep_ptr), join_or(&sources));
-            diags.push(AspaceDiagnostic { code, message, func: instance.func, ptr: Some(rep_ptr), chain });
+            let message = format!(
+                "`{}` may point to {}, but {tail}",
+                func.ptr_name(rep_ptr),
+                join_or(&sources)
+            );
+            diags.push(AspaceDiagnostic {
+                code,
+                message,
+                func: instance.func,
+                ptr: Some(rep_ptr),
+                chain,
+            });
         }
     }
 
@@ -522,7 +573,9 @@ impl InstanceCtx<'_> {
         let instance = &self.instances[caller.0 as usize];
         let func = &self.program.funcs[instance.func.0 as usize];
         let info = &self.infos[instance.func.0 as usize];
-        let Some(Fact::Call { callee, args, ret, reason }) = func.facts.get(fact_idx) else { return };
+        let Some(Fact::Call { callee, args, ret, reason }) = func.facts.get(fact_idx) else {
+            return;
+        };
         let Some(Some(inst)) = info.call_insts.get(fact_idx) else { return };
         let callee_info = &self.infos[callee.0 as usize];
         let callee_func = &self.program.funcs[callee.0 as usize];
@@ -535,7 +588,8 @@ impl InstanceCtx<'_> {
             let mut involved: Vec<(PtrId, String)> = Vec::new();
             for (idx, arg) in args.iter().enumerate() {
                 if callee_info.scheme.params.get(idx).and_then(|row| row.tail) == var {
-                    let param = callee_func.params.get(idx).map_or("?", |ptr| callee_func.ptr_name(*ptr));
+                    let param =
+                        callee_func.params.get(idx).map_or("?", |ptr| callee_func.ptr_name(*ptr));
                     involved.push((*arg, format!("`{param}`")));
                 }
             }
@@ -554,7 +608,8 @@ impl InstanceCtx<'_> {
             let mut chain = Vec::new();
             let mut sources = Vec::new();
             for label in set.iter() {
-                let holder = involved.iter().find(|(ptr, _)| self.row(caller, *ptr).contains(label));
+                let holder =
+                    involved.iter().find(|(ptr, _)| self.row(caller, *ptr).contains(label));
                 let trace = holder.and_then(|(ptr, _)| self.trace(caller, *ptr, label));
                 match trace {
                     Some(trace) => {
@@ -570,10 +625,16 @@ impl InstanceCtx<'_> {
                 "{} of `{}` share one address space, but this call gives them {}, and OpenCL 1.2 has no generic address space",
                 join_and(&names),
                 callee_func.name,
-                join_or(&sources)
+                join_and(&sources)
             );
             let ptr = involved.first().map(|(ptr, _)| *ptr);
-            diags.push(AspaceDiagnostic { code: "aspace-two-spaces", message, func: instance.func, ptr, chain });
+            diags.push(AspaceDiagnostic {
+                code: "aspace-two-spaces",
+                message,
+                func: instance.func,
+                ptr,
+                chain,
+            });
         }
     }
 }

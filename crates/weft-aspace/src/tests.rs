@@ -1,5 +1,6 @@
 //! Tests: worked examples as snapshots, property tests of the unifier and of whole programs.
 
+mod diagnostics;
 mod examples;
 mod printing;
 mod programs;

@@ -140,7 +140,9 @@ kernel void bar(global int *g, local int *l)
 /// E3 in static mode: `tmp : ASpace{global, local}` is rejected, naming both sources.
 #[test]
 fn e3_variant_tmp_is_rejected_on_opencl12() {
-    check(E3, expect![[r#"
+    check(
+        E3,
+        expect![[r#"
         fn foo : ∀r1. (ASpace r1) -> _
           arg0 : ASpace r1
         kernel bar : (ASpace {global}, ASpace {local}) -> _
@@ -158,13 +160,16 @@ fn e3_variant_tmp_is_rejected_on_opencl12() {
           | `l` is a kernel parameter in local memory @3
           | `l` is assigned to `tmp` @5
           | `tmp` is declared @4
-    "#]]);
+    "#]],
+    );
 }
 
 /// E3 on OpenCL 2.0: `tmp` is generic and `foo` gets one generic instance.
 #[test]
 fn e3_variant_tmp_is_generic_on_opencl20() {
-    check_cl20(E3, expect![[r#"
+    check_cl20(
+        E3,
+        expect![[r#"
         fn foo : ∀r1. (ASpace r1) -> _
           arg0 : ASpace r1
         kernel bar : (ASpace {global}, ASpace {local}) -> _
@@ -178,7 +183,8 @@ fn e3_variant_tmp_is_generic_on_opencl20() {
           call `foo(tmp)` @6 -> foo
         instance foo = foo [r1 := {global, local}] (generic)
           arg0 : generic {global, local}
-    "#]]);
+    "#]],
+    );
 }
 
 /// E4: `*x = *y` with `x` global and `y` local is `st_global(x, ld_local(y))`.
@@ -230,7 +236,9 @@ kernel void x(global * int g, local int * l, int value)
 /// E6 with embedding: `var : ASpace{global, local}` after defaulting; static mode rejects it.
 #[test]
 fn e6_embedding_infers_a_variant_rejected_on_opencl12() {
-    check(E6, expect![[r#"
+    check(
+        E6,
+        expect![[r#"
         kernel x : (ASpace {global}, ASpace {local}) -> _
           g : ASpace {global}
           l : ASpace {local}
@@ -247,13 +255,16 @@ fn e6_embedding_infers_a_variant_rejected_on_opencl12() {
           | `l` is a kernel parameter in local memory @2
           | `l` is assigned to `var` @4
           | load through `var` @5
-    "#]]);
+    "#]],
+    );
 }
 
 /// E6 on OpenCL 2.0: `var` is a generic pointer and the load through it is a generic load.
 #[test]
 fn e6_variant_is_generic_on_opencl20() {
-    check_cl20(E6, expect![[r#"
+    check_cl20(
+        E6,
+        expect![[r#"
         kernel x : (ASpace {global}, ASpace {local}) -> _
           g : ASpace {global}
           l : ASpace {local}
@@ -264,14 +275,18 @@ fn e6_variant_is_generic_on_opencl20() {
           var : generic {global, local}
           load through `var` @5 : generic {global, local}
           store through `g` @5 : global
-    "#]]);
+    "#]],
+    );
 }
 
 /// E6 negative test: with strict VASSIGN (no embedding), `var = l` after `var = g` is a
 /// unification failure. This pins down that we chose embedding (digest 8.3).
 #[test]
 fn e6_strict_assignment_rejects_widening() {
-    check_with(E6, Options { target: Target::OpenCl20, embedding: false }, expect![[r#"
+    check_with(
+        E6,
+        Options { target: Target::OpenCl20, embedding: false },
+        expect![[r#"
         kernel x : (ASpace {global}, ASpace {local}) -> _
           g : ASpace {global}
           l : ASpace {local}
@@ -287,7 +302,8 @@ fn e6_strict_assignment_rejects_widening() {
           | `l` is assigned to `var` @4
           | `g` is a kernel parameter in global memory @2
           | `g` is assigned to `var` @4
-    "#]]);
+    "#]],
+    );
 }
 
 /// E7: the jump table is indexed by the fixed IDs global=0, local=1, private=2 (constant=3 is
@@ -295,7 +311,8 @@ fn e6_strict_assignment_rejects_widening() {
 /// covered at the level of the IDs.
 #[test]
 fn e7_fixed_ids_index_the_jump_table() {
-    let ids: Vec<String> = crate::Space::ALL.iter().map(|space| format!("{space}={}", space.id())).collect();
+    let ids: Vec<String> =
+        crate::Space::ALL.iter().map(|space| format!("{space}={}", space.id())).collect();
     expect![[r#"global=0, local=1, private=2, constant=3"#]].assert_eq(&ids.join(", "));
 }
 
@@ -327,7 +344,10 @@ kernel void k(global int * x, global int * out) { *out = get(x); }
     let store = crate::RowStore::new();
     let empty = crate::Row::empty();
     assert_eq!(store.simplify(&empty, crate::Space::Global), Ok(None));
-    assert_eq!(store.evidence(&empty, crate::Space::Global).map(|ev| ev.to_string()), Ok("0".to_owned()));
+    assert_eq!(
+        store.evidence(&empty, crate::Space::Global).map(|ev| ev.to_string()),
+        Ok("0".to_owned())
+    );
 }
 
 /// E9, allowed part (with `foo` as a plain function, as the digest suggests): two clones.
@@ -404,7 +424,9 @@ kernel void k(global int * g, global int * out) { *out = foo(g); }
 /// E12 in static mode: the two predicates on `r1` make `p` a variant, which is rejected.
 #[test]
 fn e12_dynamic_casts_give_two_lacks_and_static_rejection() {
-    check(E12, expect![[r#"
+    check(
+        E12,
+        expect![[r#"
         fn foo_local : (ASpace {local}) -> _
           p : ASpace {local}
         fn foo_global : (ASpace {global}) -> _
@@ -439,13 +461,16 @@ fn e12_dynamic_casts_give_two_lacks_and_static_rejection() {
           | `p` is cast to global @5
           | `p` is cast to local @6
           | `p` is a parameter of `foo` @4
-    "#]]);
+    "#]],
+    );
 }
 
 /// E12 on OpenCL 2.0: `foo` is one generic function.
 #[test]
 fn e12_dynamic_casts_are_generic_on_opencl20() {
-    check_cl20(E12, expect![[r#"
+    check_cl20(
+        E12,
+        expect![[r#"
         fn foo_local : (ASpace {local}) -> _
           p : ASpace {local}
         fn foo_global : (ASpace {global}) -> _
@@ -476,7 +501,8 @@ fn e12_dynamic_casts_are_generic_on_opencl20() {
           p : global
         instance foo_local = foo_local
           p : local
-    "#]]);
+    "#]],
+    );
 }
 
 /// E13 (OpenCL C++ copy constructor): the space of `rhs` (and of `this`) is implicit and

@@ -218,12 +218,15 @@ fn set(spaces: &[Space]) -> SpaceSet {
     spaces.iter().copied().collect()
 }
 
+/// Builds one E10 problem: two rows and the variables whose bindings to show.
+type BuildCase = dyn Fn(&mut RowStore) -> (Row, Row, Vec<RowVar>);
+
 /// The E10 table, with the store's own variable names.
 #[test]
 fn e10_unifier_table() {
     use Space::{Global, Local};
     let mut out = String::new();
-    let mut case = |title: &str, build: &dyn Fn(&mut RowStore) -> (Row, Row, Vec<RowVar>)| {
+    let mut case = |title: &str, build: &BuildCase| {
         let mut store = RowStore::new();
         let (left, right, shown) = build(&mut store);
         let result = store.unify(&left, &right);
@@ -235,7 +238,9 @@ fn e10_unifier_table() {
                     .iter()
                     .map(|var| {
                         let row = store.resolve(&Row::var(*var));
-                        let lacks = row.tail.map(|tail| format!(" lacks(r{})={}", tail.0, store.lacks(tail)));
+                        let lacks = row
+                            .tail
+                            .map(|tail| format!(" lacks(r{})={}", tail.0, store.lacks(tail)));
                         format!("r{} := {row}{}", var.0, lacks.unwrap_or_default())
                     })
                     .collect();
