@@ -41,8 +41,9 @@ What it measures (docs/costs.md, \"The profiler\"):
   Statements computed by a kernel of the compiled plan go into that kernel's device box
   (time = max(S_D, ceil(W_D/H)) + launch per kernel); array inputs are uploaded and array
   results read back (transfer edges of latency + ceil(bytes / bytes-per-unit)). Parallel
-  constructs of more than --collapse iterations become at most that many summary edges
-  (exact work and span). If the entry does not compile to OpenCL, everything is costed on
+  constructs of more than --collapse iterations become at most that many summary edges,
+  and every construct after a graph reaches --node-budget nodes becomes one (work and
+  span stay exact). If the entry does not compile to OpenCL, everything is costed on
   the host world.
 
 Report: work W, span S, simulated time T_P of a greedy list schedule on P processors
@@ -90,6 +91,10 @@ pub(crate) struct ProfileArgs {
     /// Parallel constructs of more iterations are summarised into this many blocks.
     #[arg(long, default_value_t = 64)]
     collapse: usize,
+    /// Once a graph (host, or a device box's) has this many nodes, further parallel
+    /// constructs are summarised into one edge each (work and span stay exact).
+    #[arg(long, value_name = "N", default_value_t = 5_000)]
+    node_budget: usize,
     /// Cost the entry on the host world only (ignore the OpenCL plan).
     #[arg(long)]
     host_only: bool,
@@ -195,6 +200,7 @@ pub(crate) fn run(args: &ProfileArgs) -> anyhow::Result<u8> {
         transfer_latency: args.transfer_latency,
         bytes_per_unit: args.bytes_per_unit.max(1),
         collapse: args.collapse.max(1),
+        node_budget: args.node_budget,
         policy: match args.schedule {
             SchedulePolicy::Df => Policy::DepthFirst,
             SchedulePolicy::Bf => Policy::BreadthFirst,
@@ -302,14 +308,19 @@ pub(crate) fn report(prof: &Profile, file: &str, notes: &[String], files: &[Path
         prof.work, prof.host_work, prof.device_work, prof.transfer_work
     );
     let _ = writeln!(s, "  span S      {:>12}", prof.span);
+    let bounds = if prof.graph.boxes.is_empty() && prof.transfer_work == 0 {
+        format!(
+            "; W/P = {}, W/P + S = {}",
+            prof.work.div_ceil(p.processors as u64),
+            prof.work / p.processors as u64 + prof.span
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         s,
-        "  time T_{:<3} {:>12}   ({} schedule steps; W/P = {}, W/P + S = {})",
-        p.processors,
-        prof.schedule.makespan,
-        prof.schedule.steps,
-        prof.work.div_ceil(p.processors as u64),
-        prof.work / p.processors as u64 + prof.span
+        "  time T_{:<3} {:>12}   ({} schedule steps{bounds})",
+        p.processors, prof.schedule.makespan, prof.schedule.steps,
     );
     let _ = writeln!(s, "  peak space  host   {}", peak_line(prof, &prof.space.host));
     let _ = writeln!(s, "              device {}", peak_line(prof, &prof.space.device));

@@ -52,7 +52,7 @@ fn profile_saxpy_reports_and_writes_files() {
           model: P = 2 processors, greedy depth-first schedule, H = 262144 device threads, launch 0, transfer 0 + bytes/16
           work W                12   (host 0, device 9, transfers 3)
           span S                 6
-          time T_2              6   (5 schedule steps; W/P = 6, W/P + S = 12)
+          time T_2              6   (5 schedule steps)
           peak space  host   48 B (48 B) at t = 6, reached by result #0 (16 B)
                       device 48 B (48 B) at t = 2, reached by `t8` (16 B)
                       both   96 B (96 B)

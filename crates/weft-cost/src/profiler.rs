@@ -57,6 +57,9 @@ pub struct CostParams {
     pub bytes_per_unit: u64,
     /// Parallel constructs with more iterations are summarised into this many blocks.
     pub collapse: usize,
+    /// Once a graph (the host's or a box's) has this many nodes, every further parallel
+    /// construct is one summary edge, however few its iterations (W and S stay exact).
+    pub node_budget: usize,
     pub policy: Policy,
 }
 
@@ -69,6 +72,7 @@ impl Default for CostParams {
             transfer_latency: 0,
             bytes_per_unit: 16,
             collapse: 64,
+            node_budget: 5_000,
             policy: Policy::DepthFirst,
         }
     }
@@ -606,12 +610,7 @@ impl State<'_> {
         if self.pars > 0 {
             return;
         }
-        let kernels: Vec<u32> = self.program.functions[func]
-            .origins
-            .get(stmt.exp)
-            .and_then(|o| self.kernel_of.get(o))
-            .cloned()
-            .unwrap_or_default();
+        let kernels = self.kernels_of(func, stmt.exp);
         if let Some(b) = &mut self.boxed {
             if b.level == level && kernels.iter().any(|k| b.kernels.contains(k)) {
                 for k in kernels {
@@ -630,6 +629,56 @@ impl State<'_> {
         if !kernels.is_empty() {
             self.open_box(kernels, level);
         }
+    }
+
+    /// The kernels computing a statement: those whose origins include the statement's
+    /// expression or, for a parallel construct, an expression of its lambda (a kernel may
+    /// record only the inner expressions it computes). `if` and loops are host control
+    /// flow in the plan, so their blocks are not searched.
+    fn kernels_of(&self, func: FnId, exp: weft_core::ExpId) -> Vec<u32> {
+        let f = &self.program.functions[func];
+        let mut out: Vec<u32> = Vec::new();
+        let add = |e: weft_core::ExpId, out: &mut Vec<u32>| {
+            if let Some(ks) = f.origins.get(e).and_then(|o| self.kernel_of.get(o)) {
+                for &k in ks {
+                    if !out.contains(&k) {
+                        out.push(k);
+                    }
+                }
+            }
+        };
+        add(exp, &mut out);
+        if !out.is_empty() {
+            return out;
+        }
+        let mut blocks = Vec::new();
+        let lambda_body = |e: &Exp| match e {
+            Exp::Map { lambda, .. }
+            | Exp::Reduce { lambda, .. }
+            | Exp::Scan { lambda, .. }
+            | Exp::Generate { lambda, .. } => Some(lambda.body),
+            _ => None,
+        };
+        blocks.extend(lambda_body(&f.exps[exp]));
+        while let Some(b) = blocks.pop() {
+            for st in &f.blocks[b].stmts {
+                add(st.exp, &mut out);
+                match &f.exps[st.exp] {
+                    Exp::If { then_branch, else_branch, .. } => {
+                        blocks.push(*then_branch);
+                        blocks.push(*else_branch);
+                    }
+                    Exp::Loop { body, form, .. } => {
+                        blocks.push(*body);
+                        if let weft_core::LoopForm::While { cond } = form {
+                            blocks.push(*cond);
+                        }
+                    }
+                    other => blocks.extend(lambda_body(other)),
+                }
+            }
+        }
+        out
     }
 
     fn open_box(&mut self, kernels: Vec<u32>, level: usize) {
@@ -702,8 +751,7 @@ impl State<'_> {
         let world = self.world();
         let (own, copies) = own_cost(exp, value);
         if copies > 0 {
-            let (w, s) = bulk_cost(copies, world);
-            self.append(EdgeKind::Summary { count: copies }, w, s, || format!("{copies} copies"));
+            self.bulk(copies, world);
         }
         let top = self.pars == 0;
         let node = self.append(EdgeKind::Op, own, own, || {
@@ -734,6 +782,36 @@ impl State<'_> {
                 }
             }
         }
+    }
+
+    /// `n` parallel unit copies: like a `map` of `n` one-edge iterations, without
+    /// iterating when they are summarised.
+    fn bulk(&mut self, n: u64, world: World) {
+        if self.in_acc() {
+            let (w, s) = bulk_cost(n, world);
+            self.append(EdgeKind::Summary { count: n }, w, s, String::new);
+            return;
+        }
+        let len = usize::try_from(n).unwrap_or(usize::MAX);
+        self.par_begin(ParKind::Map, len);
+        let summarised = matches!(self.frames.last(), Some(Frame::Par(p)) if p.subs.is_none());
+        if summarised {
+            if let Some(Frame::Par(p)) = self.frames.last_mut() {
+                for b in &mut p.blocks {
+                    let (_, span) = bulk_cost(b.len as u64, world);
+                    b.work = b.len as u64;
+                    b.span = span;
+                    b.max_iter_span = 1;
+                }
+            }
+        } else {
+            for _ in 0..len {
+                self.iter_begin();
+                self.append(EdgeKind::Op, 1, 1, String::new);
+                self.iter_end();
+            }
+        }
+        self.par_end();
     }
 
     fn block_begin(&mut self) {
@@ -775,16 +853,24 @@ impl State<'_> {
         let world = self.world();
         let graph_mode = !self.in_acc();
         let collapse = self.params.collapse.max(1);
-        let (subs, blocks) = if graph_mode && n <= collapse {
+        let budget_left = match &self.boxed {
+            Some(b) => b.graph.nodes.len() < self.params.node_budget,
+            None => self.g.nodes.len() < self.params.node_budget,
+        };
+        let (subs, blocks) = if graph_mode && n <= collapse && budget_left {
             (Some(Vec::with_capacity(n)), Vec::new())
         } else {
             let mut blocks = Vec::new();
             if graph_mode {
                 self.collapsed += 1;
                 match world {
-                    World::Host => split_blocks(0, n, 0, ceil_log2(collapse as u64), &mut blocks),
+                    World::Host => {
+                        // Over the node budget: one block.
+                        let levels = if budget_left { ceil_log2(collapse as u64) } else { 0 };
+                        split_blocks(0, n, 0, levels, &mut blocks);
+                    }
                     World::Device => {
-                        let size = n.div_ceil(collapse).max(1);
+                        let size = if budget_left { n.div_ceil(collapse).max(1) } else { n.max(1) };
                         let mut lo = 0;
                         while lo < n {
                             let len = size.min(n - lo);

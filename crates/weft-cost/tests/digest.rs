@@ -154,14 +154,14 @@ fn e2_graph(n: u64, c: Conventions) -> Graph {
 }
 
 fn e2_table(c: Conventions) -> String {
-    let mut out = String::from("     n        W   W/2      S  T_2 (greedy DF)  space\n");
+    let mut out = String::from("|     n        W   W/2      S  T_2 (greedy DF)  space\n");
     for n in [1u64, 2, 4, 8, 1024] {
         let g = e2_graph(n, c);
         let sched = greedy(&g, 2, Policy::DepthFirst);
         let space = timeline(&g, &sched);
         let _ = writeln!(
             out,
-            "{n:>6} {:>8} {:>5} {:>6} {:>16} {:>6}",
+            "| {n:>5} {:>8} {:>5} {:>6} {:>16} {:>6}",
             g.work(),
             g.work() / 2,
             g.span(),
@@ -186,12 +186,12 @@ fn e2_paper_conventions() {
         assert!(sched.makespan >= (5 * n).saturating_sub(2).max(g.span()));
     }
     expect![[r#"
-             n        W   W/2      S  T_2 (greedy DF)  space
-             1        6     3      6                6      3
-             2       16     8      8                8      6
-             4       36    18     10               18     12
-             8       76    38     12               38     24
-          1024    10236  5118     26             5118   3072
+        |     n        W   W/2      S  T_2 (greedy DF)  space
+        |     1        6     3      6                6      3
+        |     2       16     8      8                8      6
+        |     4       36    18     10               18     12
+        |     8       76    38     12               38     24
+        |  1024    10236  5118     26             5118   3072
     "#]]
     .assert_eq(&e2_table(c));
 }
@@ -210,12 +210,12 @@ fn e2_corrected_conventions() {
         assert_eq!(timeline(&g, &sched).host.bytes, 6 * n + 1);
     }
     expect![[r#"
-             n        W   W/2      S  T_2 (greedy DF)  space
-             1        7     3      7                7      7
-             2       17     8      9                9     13
-             4       37    18     11               19     25
-             8       77    38     13               39     49
-          1024    10237  5118     27             5119   6145
+        |     n        W   W/2      S  T_2 (greedy DF)  space
+        |     1        7     3      7                7      7
+        |     2       17     8      9                9     13
+        |     4       37    18     11               19     25
+        |     8       77    38     13               39     49
+        |  1024    10237  5118     27             5119   6145
     "#]]
     .assert_eq(&e2_table(c));
 }

@@ -86,11 +86,13 @@ fn summarised_blocks_keep_work_and_span_exact() {
             "[100][37]f32",
         ),
         ("entry f (xs: [n]i64) : i64 = reduce (+) 0 (scan (+) 0 xs)", "[777]i64"),
+        ("entry f (n: i64) : [n]i64 = reverse (iota n)", "i64 in 1000..1001"),
     ];
     for (src, spec) in cases {
         let specs = vec![weft_values::parse_random_spec(spec).expect("spec")];
         let values = weft_values::generate_inputs(&specs, 7);
-        let full = CostParams { collapse: 1_000_000, ..CostParams::default() };
+        let full =
+            CostParams { collapse: 1_000_000, node_budget: usize::MAX, ..CostParams::default() };
         let summarised = CostParams { collapse: 64, ..CostParams::default() };
         let a = host_profile(src, values.clone(), &full);
         let b = host_profile(src, values, &summarised);
