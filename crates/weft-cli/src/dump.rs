@@ -25,13 +25,14 @@ pub(crate) fn run(args: &DumpArgs) -> anyhow::Result<u8> {
             let mem = weft_mem::pipeline(&program, weft_mem::ExpandOptions::default());
             weft_mem::pretty_mem(&program, &mem)
         }
-        Stage::Kernels | Stage::Imperative | Stage::Opencl => {
+        Stage::Kernels | Stage::Imperative | Stage::Aspace | Stage::Opencl => {
             let program =
                 crate::run::core_program(&db, loaded.file).map_err(|e| anyhow::anyhow!(e))?;
             let mut text = String::new();
             for &entry in &program.entries {
-                let compiled =
-                    crate::opencl::compile(&db, &program, entry, weft_lower::Options::default());
+                let options =
+                    weft_lower::Options { target: args.opencl.target(), ..Default::default() };
+                let compiled = crate::opencl::compile(&db, &program, entry, options);
                 let compiled = match compiled {
                     Ok(c) => c,
                     Err(message) => {
@@ -50,9 +51,19 @@ pub(crate) fn run(args: &DumpArgs) -> anyhow::Result<u8> {
                         }
                     }
                     Stage::Imperative => {
+                        for f in &compiled.functions {
+                            text.push_str(&weft_lower::print_func_imp(f));
+                        }
                         for k in &compiled.kernels {
                             text.push_str(&weft_lower::print_kernel_imp(k));
                         }
+                    }
+                    Stage::Aspace => {
+                        text.push_str(&format!(
+                            "address spaces of entry `{}`\n",
+                            program.functions[entry].name
+                        ));
+                        text.push_str(&compiled.spaces.report);
                     }
                     _ => {
                         text.push_str(&weft_plan::print_plan(&compiled.plan));

@@ -5,6 +5,7 @@
 //! 2 usage or I/O problems.
 
 mod bench;
+mod calibrate;
 mod check;
 mod dump;
 mod fmt;
@@ -49,6 +50,9 @@ enum Command {
     /// Entries are benchmarked on the inputs of their `-- bench: SPECS [flops=EXPR]`
     /// comment line (or `--entry NAME --random SPEC ...`); others are skipped.
     Bench(bench::BenchArgs),
+    /// Measure a device profile (JSON) with micro-benchmarks, for the cost model.
+    #[command(long_about = calibrate::LONG_ABOUT)]
+    Calibrate(calibrate::CalibrateArgs),
     /// Print an intermediate representation of a file.
     Dump(DumpArgs),
     /// Format `.weft` files in place (files with syntax errors are left alone).
@@ -89,9 +93,15 @@ struct DumpArgs {
     /// The stage to print: `cst` (the concrete syntax tree), `hir` (every def's type
     /// and every binding's inferred type), `core` (the elaborated core IR), `mem`
     /// (memory blocks and LMADs), `kernels` (each entry's host plan and kernel list),
-    /// `imperative` (kernels in the imperative IR) or `opencl` (the OpenCL C).
+    /// `imperative` (kernels and generated functions in the imperative IR), `aspace`
+    /// (every pointer's inferred address space with its reasons, each function's
+    /// scheme and clones) or `opencl` (the OpenCL C).
     #[arg(long, value_enum)]
     ir: Stage,
+    /// The OpenCL C version to target: `1.2` clones functions per address space,
+    /// `2.0` uses the generic address space instead where it can.
+    #[arg(long, value_enum, default_value = "1.2")]
+    opencl: OpenClVersion,
     /// The file to print.
     file: String,
 }
@@ -131,8 +141,28 @@ enum Stage {
     Kernels,
     /// Every entry's kernels in the imperative IR (DPIA-style).
     Imperative,
+    /// Every pointer's address space, with the reasons.
+    Aspace,
     /// Every entry's OpenCL C program and host plan.
     Opencl,
+}
+
+/// The OpenCL C version kernels are written for.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum OpenClVersion {
+    #[value(name = "1.2")]
+    V12,
+    #[value(name = "2.0")]
+    V20,
+}
+
+impl OpenClVersion {
+    fn target(self) -> weft_aspace::Target {
+        match self {
+            OpenClVersion::V12 => weft_aspace::Target::OpenCl12,
+            OpenClVersion::V20 => weft_aspace::Target::OpenCl20,
+        }
+    }
 }
 
 fn main() -> ExitCode {
@@ -148,6 +178,7 @@ fn run(cli: Cli) -> u8 {
         (None, Some(Command::Dump(args))) => dump::run(&args),
         (None, Some(Command::Build(args))) => opencl::build(&args),
         (None, Some(Command::Bench(args))) => bench::run(&args),
+        (None, Some(Command::Calibrate(args))) => calibrate::run(&args),
         (None, Some(Command::Fmt(args))) => fmt::run(&args),
         (None, Some(Command::Lsp)) => weft_lsp::run_stdio().map(|()| 0),
         (None, Some(Command::Run(args))) => run::run(&args),

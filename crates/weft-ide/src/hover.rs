@@ -15,7 +15,7 @@ use weft_syntax::TextRange;
 
 use crate::FilePosition;
 use crate::classify::{DefData, Definition, classify_at, enclosing_def};
-use crate::kernels::{HOVER_BUDGET, call_chain, kernels_computing};
+use crate::kernels::{HOVER_BUDGET, call_chain, kernels_computing, kernels_materialising};
 use crate::memory::{PatMemory, memory_of_pat};
 
 /// What to show, and the range it is about.
@@ -53,7 +53,39 @@ pub(crate) fn hover(db: &RootDatabase, position: &FilePosition) -> Option<HoverR
         markdown.push_str("\n\n");
         markdown.push_str(&kernels);
     }
+    if let Some(spaces) = space_section(db, &data, expr) {
+        markdown.push_str("\n\n");
+        markdown.push_str(&spaces);
+    }
     Some(HoverResult { range, markdown })
+}
+
+/// `**Address space**: `local` (`t_3`) — why`, one line per kernel that materialises
+/// the value of `expr` in its own memory (address-space inference, seed 000).
+fn space_section(db: &RootDatabase, data: &DefData, expr: ExprId) -> Option<String> {
+    let chain = call_chain(&data.body, expr);
+    let search = kernels_materialising(db, &data.loc, &|e| chain.contains(&e), HOVER_BUDGET);
+    let mut lines: Vec<String> = Vec::new();
+    let several = search.uses.iter().any(|u| u.entry != search.uses[0].entry);
+    // Kernels for hovers are compiled without positions (so moving text recompiles
+    // nothing): the line comes from this def's source map.
+    let text = data.loc.file.text(db);
+    for use_ in &search.uses {
+        let entry = if several { format!(" (entry `{}`)", use_.entry) } else { String::new() };
+        let at = data
+            .source_map
+            .expr_range(use_.origin.expr)
+            .and_then(|r| text.get(..usize::from(r.start())))
+            .map(|before| format!(" (line {})", before.matches('\n').count() + 1))
+            .unwrap_or_default();
+        let line =
+            format!("**Address space**: {}{at}, in kernel `{}`{entry}", use_.role, use_.kernel);
+        if !lines.contains(&line) {
+            lines.push(line);
+        }
+    }
+    lines.truncate(MAX_KERNEL_LINES);
+    (!lines.is_empty()).then(|| lines.join("\n\n"))
 }
 
 /// How many kernel lines a hover shows at most.
@@ -111,6 +143,18 @@ fn describe(db: &RootDatabase, definition: &Definition) -> Option<String> {
             {
                 out.push_str("\n\n");
                 out.push_str(&memory);
+            }
+            // A let-bound array materialised inside a kernel: its address space.
+            let value = body.exprs.iter().find_map(|(_, e)| match e {
+                weft_hir::Expr::Let { pat: p, value, .. } if p == pat => Some(*value),
+                _ => None,
+            });
+            if contains_array(&ty)
+                && let Some(value) = value
+                && let Some(spaces) = space_section(db, &DefData::new(db, def), value)
+            {
+                out.push_str("\n\n");
+                out.push_str(&spaces);
             }
             Some(out)
         }
@@ -570,6 +614,47 @@ entry e (a: [n]f32) (b: [n]i32) : ([n]f32, [n]i32) = (rev (\x -> x) a, rev (\x -
                 **Memory**: `mem_0 -> {offset: n - 1; strides: [-1]; shape: [n]}`, view of `a` (no copy)
 
                 (one of 2 layouts: `rev` is specialised or inlined per use)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn local_array_shows_its_address_space_and_why() {
+        check(
+            r#"
+def dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0 (map2 (*) xs ys)
+entry rows (a: [n][m]f32) (v: [m]f32) : [n]f32 =
+  map@group (\row -> let t$0 = to_local row in dot t v) a
+"#,
+            expect![[r#"
+                main.weft:146..147 "t"
+                ```weft
+                t : [m]f32
+                ```
+
+                **Memory**: `mem_3 -> {offset: gtid; strides: [n]; shape: [m]}`, fresh allocation: 4*n*m bytes (interleaved over gtid < n)
+
+                **Address space**: `local` (`t_6`) — materialised by `to_local` inside a `map@group` body (line 3), in kernel `rows_group_0`
+            "#]],
+        );
+    }
+
+    #[test]
+    fn private_array_shows_its_address_space() {
+        check(
+            r#"
+entry f (xs: [n][4]f32) : [n]f32 =
+  map (\row -> let p$0 = to_private (map (\x -> x * 2f32) row) in p[0] + p[3]) xs
+"#,
+            expect![[r#"
+                main.weft:54..55 "p"
+                ```weft
+                p : [4]f32
+                ```
+
+                **Memory**: `mem_3 -> {offset: gtid; strides: [n]; shape: [4]}`, fresh allocation: 16*n bytes (interleaved over gtid < n)
+
+                **Address space**: `private` (`p_6`) — materialised by `to_private` (line 2), in kernel `f_map_0`
             "#]],
         );
     }

@@ -43,6 +43,10 @@ pub(crate) struct KernelSummary {
     pub(crate) name: String,
     /// The source expressions it computes, each with its strategy in words.
     pub(crate) origins: Vec<(Origin, String)>,
+    /// The source expressions whose values it materialises in its own memory, each
+    /// with the address space inferred for it and why (`local` — materialised by
+    /// `to_local` inside a `map@group` body (line 12)).
+    pub(crate) spaces: Vec<(Origin, String)>,
 }
 
 /// Why the back end refused an entry (a construct it lacks, or an internal error).
@@ -60,10 +64,28 @@ pub(crate) fn entry_kernels<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<A
     let program = file_program(db, loc.file).as_ref()?;
     let id = program.entries.iter().copied().find(|&id| program.functions[id].def == *loc)?;
     let kernels = compile_quietly(program, id, &|_| None).map(|compiled| {
+        let spaces = compiled.spaces;
         compiled
             .kernels
             .into_iter()
-            .map(|k| KernelSummary { name: k.name, origins: k.origins })
+            .enumerate()
+            .map(|(i, k)| {
+                let ptrs = spaces.kernels.get(i);
+                let spaces = k
+                    .ptr_origins
+                    .iter()
+                    .filter_map(|(ptr, origin)| {
+                        let ptrs = ptrs?;
+                        let space = match ptrs.spaces.get(ptr)? {
+                            weft_lower::aspace::Resolved::Space(s) => s.name().to_owned(),
+                            weft_lower::aspace::Resolved::Generic(set) => format!("generic {set}"),
+                        };
+                        let why = ptrs.why.get(ptr).map(|w| w.join("; ")).unwrap_or_default();
+                        Some((origin.clone(), format!("`{space}` (`{ptr}`) — {why}")))
+                    })
+                    .collect();
+                KernelSummary { name: k.name, origins: k.origins, spaces }
+            })
             .collect()
     });
     Some(Arc::new(kernels))
@@ -308,6 +330,27 @@ pub(crate) fn kernels_computing(
     wanted: &dyn Fn(ExprId) -> bool,
     budget: Budget,
 ) -> KernelSearch {
+    kernel_facts(db, def, wanted, budget, &|k| &k.origins)
+}
+
+/// Like [`kernels_computing`], for the address spaces of the arrays the kernels
+/// materialise: each use's `role` is the space and its reasons.
+pub(crate) fn kernels_materialising(
+    db: &RootDatabase,
+    def: &DefLoc,
+    wanted: &dyn Fn(ExprId) -> bool,
+    budget: Budget,
+) -> KernelSearch {
+    kernel_facts(db, def, wanted, budget, &|k| &k.spaces)
+}
+
+fn kernel_facts(
+    db: &RootDatabase,
+    def: &DefLoc,
+    wanted: &dyn Fn(ExprId) -> bool,
+    budget: Budget,
+    facts: &dyn Fn(&KernelSummary) -> &[(Origin, String)],
+) -> KernelSearch {
     let mut files = search_scope(db, &Definition::Def(def.clone()));
     files.sort_by_key(|&file| (file != def.file, file.path(db).clone()));
     let mut out = KernelSearch::default();
@@ -326,7 +369,7 @@ pub(crate) fn kernels_computing(
             let Some(kernels) = entry_kernels(db, DefId::new(db, entry.clone())) else { continue };
             let Ok(list) = kernels.as_ref() else { continue };
             for (kernel_idx, kernel) in list.iter().enumerate() {
-                for (origin, role) in &kernel.origins {
+                for (origin, role) in facts(kernel) {
                     if origin.def == *def && wanted(origin.expr) {
                         out.uses.push(KernelUse {
                             file,

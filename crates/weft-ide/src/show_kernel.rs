@@ -145,7 +145,7 @@ fn kernels_text(db: &RootDatabase, title: &str, search: &KernelSearch) -> Option
         match &compiled[idx].2 {
             Some(Ok(entry)) => match entry.kernels.get(use_.kernel_idx) {
                 Some(kernel) if kernel.name == use_.kernel => {
-                    text.push_str(&weft_opencl::print_kernel(kernel));
+                    text.push_str(&weft_opencl::print_kernel(entry, use_.kernel_idx));
                 }
                 // The file changed between the two compilations (an edit cancels this
                 // read, so this is only a back end that is not deterministic).

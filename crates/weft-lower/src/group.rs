@@ -52,6 +52,7 @@ impl Kb<'_> {
         shape: Vec<CExpr>,
         hint: &str,
         origin: Option<&Origin>,
+        why: &str,
     ) -> Res<KArr> {
         let (elem_ty, rank) = elem_and_rank(ty);
         let mut len = Expr::I64(1);
@@ -69,10 +70,12 @@ impl Kb<'_> {
         }
         let mut parts = Vec::new();
         for elem in leaves(&elem_ty)? {
-            let name = self.local_param(hint, elem, len.clone());
+            let name = self.local_param(hint, elem, len.clone(), why);
             parts.push(KArr::Mem(Mem::fresh(name, elem, shape.clone())));
         }
-        Ok(if parts.len() == 1 { parts.remove(0) } else { KArr::Zip(parts) })
+        let arr = if parts.len() == 1 { parts.remove(0) } else { KArr::Zip(parts) };
+        self.record_origin(&arr, origin);
+        Ok(arr)
     }
 
     /// Every work-item writes its share of `src` into `dst`; then a barrier.
@@ -108,7 +111,8 @@ impl Kb<'_> {
         if let Some(o) = origin {
             self.note(o, "to_local: copied into local memory by the work-group's work-items");
         }
-        let dst = self.local_array(env, ty, arr.shape(), hint, origin)?;
+        let why = self.because("materialised by `to_local` inside a `map@group` body", origin);
+        let dst = self.local_array(env, ty, arr.shape(), hint, origin, &why)?;
         let comment = self.comment(origin);
         self.cooperative_write(&dst, &[], &arr, comment)?;
         Ok(dst)
@@ -133,7 +137,11 @@ impl Kb<'_> {
         let (_, rank) = elem_and_rank(&lambda.ret);
         let mut shape = vec![n.clone()];
         shape.extend(self.type_shape(env, &lambda.ret, rank)?);
-        let dst = match self.local_array(env, ty, shape.clone(), hint, origin) {
+        let why = self.because(
+            "the results of a `map@thread`, written by the work-items of one work-group",
+            origin,
+        );
+        let dst = match self.local_array(env, ty, shape.clone(), hint, origin, &why) {
             Ok(dst) => dst,
             Err(e) if e.unsupported => {
                 if let Some(o) = origin {
@@ -198,11 +206,11 @@ impl Kb<'_> {
         self.block(f, &mut lenv, lambda.body)
     }
 
-    fn scratch(&mut self, like: &KVal, hint: &str) -> Vec<(std::rc::Rc<str>, Elem)> {
+    fn scratch(&mut self, like: &KVal, hint: &str, why: &str) -> Vec<(std::rc::Rc<str>, Elem)> {
         let mut ls = Vec::new();
         scalar_leaves(like, &mut ls);
         let wg = self.work_group;
-        ls.into_iter().map(|(_, e)| (self.local_param(hint, e, Expr::I64(wg)), e)).collect()
+        ls.into_iter().map(|(_, e)| (self.local_param(hint, e, Expr::I64(wg), why), e)).collect()
     }
 
     /// `reduce@group`: each work-item folds a contiguous share (so any associative
@@ -252,7 +260,7 @@ impl Kb<'_> {
             body,
             comment,
         });
-        let locals = self.scratch(&ne, "red");
+        let locals = self.scratch(&ne, "red", "a `reduce@group`'s tree of partial results");
         let mut al = Vec::new();
         scalar_leaves(&acc, &mut al);
         for ((l, _), (v, _)) in locals.iter().zip(&al) {
@@ -317,8 +325,9 @@ impl Kb<'_> {
         let ne = self.atom(f, env, neutral)?;
         let wg = self.work_group;
         let n = arr.shape()[0].clone();
-        let dst = self.local_array(env, ty, vec![n.clone()], hint, origin)?;
-        let locals = self.scratch(&ne, "tile");
+        let why = self.because("the result of a `scan@group`", origin);
+        let dst = self.local_array(env, ty, vec![n.clone()], hint, origin, &why)?;
+        let locals = self.scratch(&ne, "tile", "a `scan@group`'s tile of partial results");
         let t = self.tmp("t", Elem::I64, CExpr::work_item("get_local_id", 0));
         let carry = self.declare_like(&ne)?;
         self.assign(&carry, &ne)?;

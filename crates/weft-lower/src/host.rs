@@ -32,6 +32,10 @@ pub struct Options {
     pub reduce_groups: u32,
     /// Elements of the shared dimension per local-memory stage of a matrix product.
     pub matmul_stage: u32,
+    /// The OpenCL C version the kernels target: 1.2 clones each generated function
+    /// per address-space instantiation; 2.0 uses the generic space instead, except
+    /// where `constant` reaches a parameter (`--opencl 2.0`).
+    pub target: weft_aspace::Target,
 }
 
 impl Default for Options {
@@ -53,6 +57,7 @@ impl Default for Options {
             coarsen: knob("WEFT_COARSEN", 4, |c| c >= 1),
             reduce_groups: knob("WEFT_REDUCE_GROUPS", 1024, |g| g >= 1),
             matmul_stage: knob("WEFT_MATMUL_STAGE", 8, |k| matches!(k, 2 | 4 | 8 | 16 | 32)),
+            target: weft_aspace::Target::OpenCl12,
         }
     }
 }
@@ -62,6 +67,10 @@ impl Default for Options {
 pub struct Lowered {
     pub entry: String,
     pub kernels: Vec<KernelImp>,
+    /// Functions generated from user defs, before specialisation.
+    pub functions: Vec<crate::imp::FuncImp>,
+    /// Every pointer's inferred address space, and the functions' clones.
+    pub spaces: crate::aspace::Spaces,
     pub inputs: Vec<Input>,
     /// The parameter each input belongs to.
     pub input_names: Vec<String>,
@@ -95,6 +104,11 @@ pub fn lower_entry(
         errors: Vec::new(),
         var_names: FxHashMap::default(),
         checks: options.checks,
+        static_lens: FxHashMap::default(),
+        functions: Vec::new(),
+        fn_index: FxHashMap::default(),
+        next_site: 0,
+        site_positions: FxHashMap::default(),
     }));
     let mut l = Lowerer {
         program,
@@ -145,9 +159,18 @@ pub fn lower_entry(
     l.outputs(&result, &mut outputs)?;
     let steps = l.steps.pop().unwrap_or_default();
     let errors = l.shared.borrow().errors.clone();
+    let functions = std::mem::take(&mut l.shared.borrow_mut().functions);
+    let spaces = crate::aspace::infer_spaces(
+        &l.kernels,
+        &functions,
+        &l.shared.borrow().site_positions,
+        l.options.target,
+    );
     Ok(Lowered {
         entry: l.entry_name,
         kernels: l.kernels,
+        functions,
+        spaces,
         inputs,
         input_names,
         steps,
@@ -253,8 +276,12 @@ impl<'p> Lowerer<'p> {
                 };
                 let mut dims = Vec::new();
                 let mut t = ty;
+                let mut static_len = Some(1i64);
                 for _ in 0..rank {
                     let Type::Array { size, elem } = t else { break };
+                    static_len = static_len
+                        .zip(size.as_constant())
+                        .and_then(|(a, b)| a.checked_mul(b.max(0)));
                     let var = match size.as_var() {
                         Some(sv) if size_params.contains(sv) => match size_vars.get(sv) {
                             Some(v) => *v,
@@ -278,6 +305,9 @@ impl<'p> Lowerer<'p> {
                     t = elem;
                 }
                 let buf = self.new_var(name);
+                if let Some(len) = static_len {
+                    self.shared.borrow_mut().static_lens.insert(buf, len);
+                }
                 inputs.push(Input::Array { buf, elem: elem_of(s), dims: dims.clone() });
                 HVal::Arr(HArr::Mem(Mem::fresh(
                     buf,
@@ -1518,7 +1548,7 @@ pub(crate) fn exp_atoms(exp: &Exp) -> Vec<Atom> {
 }
 
 /// Nested blocks of an expression; `true` for those that run once per element.
-fn exp_blocks(exp: &Exp) -> Vec<(BlockId, bool)> {
+pub(crate) fn exp_blocks(exp: &Exp) -> Vec<(BlockId, bool)> {
     match exp {
         Exp::If { then_branch, else_branch, .. } => {
             vec![(*then_branch, false), (*else_branch, false)]

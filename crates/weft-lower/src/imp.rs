@@ -11,24 +11,15 @@ use std::rc::Rc;
 
 use weft_plan::{Elem, ParamKind};
 
-/// An OpenCL address space.
+/// Who shares an array allocated inside a kernel. The address space is not decided
+/// here: address-space inference (`weft-aspace`, via `crate::aspace`) turns a
+/// work-group allocation into a `local` label and a work-item one into `private`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AddrSpace {
-    Global,
-    Local,
-    Private,
-    Constant,
-}
-
-impl AddrSpace {
-    pub fn name(self) -> &'static str {
-        match self {
-            AddrSpace::Global => "global",
-            AddrSpace::Local => "local",
-            AddrSpace::Private => "private",
-            AddrSpace::Constant => "constant",
-        }
-    }
+pub enum Sharing {
+    /// Every work-item of the work-group reads and writes it.
+    WorkGroup,
+    /// One work-item's own array.
+    WorkItem,
 }
 
 /// A C operator.
@@ -106,8 +97,17 @@ pub enum CExpr {
     Bin(COp, Rc<CExpr>, Rc<CExpr>),
     Not(Rc<CExpr>),
     Neg(Rc<CExpr>),
-    /// A call of a built-in or helper function.
+    /// A call of a built-in or runtime helper function.
     Call(Rc<str>, Vec<CExpr>),
+    /// A call of a function generated from a user def ([`FuncImp`], by index); `site`
+    /// numbers the call sites of one entry, so address-space specialisation can say
+    /// which clone each site calls. Pointer arguments are `Var`s naming pointers.
+    Invoke {
+        func: u32,
+        name: Rc<str>,
+        site: u32,
+        args: Vec<CExpr>,
+    },
     /// `ptr[index]`.
     Load(Rc<str>, Rc<CExpr>),
     Select(Rc<CExpr>, Rc<CExpr>, Rc<CExpr>),
@@ -208,7 +208,10 @@ impl CExpr {
     }
 
     pub fn not(a: CExpr) -> CExpr {
-        CExpr::Not(Rc::new(a))
+        match a.as_int() {
+            Some(v) => CExpr::Int(i64::from(v == 0)),
+            None => CExpr::Not(Rc::new(a)),
+        }
     }
 
     pub fn select(c: CExpr, a: CExpr, b: CExpr) -> CExpr {
@@ -223,6 +226,27 @@ impl CExpr {
 
     pub fn cast(elem: Elem, a: CExpr) -> CExpr {
         CExpr::Cast(elem, Rc::new(a))
+    }
+
+    /// Rewrites every call of a generated function with `f(site, name, args)` (args
+    /// already rewritten); shares unchanged subtrees.
+    pub fn map_invokes(&self, f: &dyn Fn(u32, &str, Vec<CExpr>) -> CExpr) -> CExpr {
+        let go = |e: &Rc<CExpr>| Rc::new(e.map_invokes(f));
+        match self {
+            CExpr::Var(_) | CExpr::Int(_) | CExpr::Lit(_) => self.clone(),
+            CExpr::Bin(op, a, b) => CExpr::Bin(*op, go(a), go(b)),
+            CExpr::Not(a) => CExpr::Not(go(a)),
+            CExpr::Neg(a) => CExpr::Neg(go(a)),
+            CExpr::Cast(elem, a) => CExpr::Cast(*elem, go(a)),
+            CExpr::Call(name, args) => {
+                CExpr::Call(name.clone(), args.iter().map(|a| a.map_invokes(f)).collect())
+            }
+            CExpr::Invoke { name, site, args, .. } => {
+                f(*site, name, args.iter().map(|a| a.map_invokes(f)).collect())
+            }
+            CExpr::Load(ptr, index) => CExpr::Load(ptr.clone(), go(index)),
+            CExpr::Select(c, a, b) => CExpr::Select(go(c), go(a), go(b)),
+        }
     }
 
     /// Whether printing this twice costs nothing (no need for a temporary).
@@ -251,12 +275,14 @@ pub enum Cmd {
         elem: Elem,
         init: Option<CExpr>,
     },
-    /// `T name[len]` in `space` (private or local), a fixed size.
+    /// `T name[len]`, a fixed size, shared as `sharing` says; `why` is the reason
+    /// in words (hovers and `weft dump --ir aspace` show it).
     Array {
         name: Rc<str>,
         elem: Elem,
-        space: AddrSpace,
+        sharing: Sharing,
         len: i64,
+        why: Rc<str>,
     },
     Assign {
         name: Rc<str>,
@@ -303,6 +329,8 @@ pub enum Cmd {
         a: CExpr,
         b: CExpr,
     },
+    /// `return value;` from a function generated from a user def.
+    Return(CExpr),
     Comment(String),
     /// Raw statement text for runtime helpers the printer cannot express otherwise.
     Raw(String),
@@ -314,6 +342,13 @@ pub struct KernelImp {
     pub name: String,
     /// The parameters after the error buffer.
     pub params: Vec<(String, ParamKind)>,
+    /// Why each pointer parameter exists, in words (`input `xs` of the entry`).
+    pub param_notes: Vec<(String, String)>,
+    /// Element counts of buffer parameters known when compiling (inputs whose type
+    /// has constant sizes): what decides whether `constant` memory can hold them.
+    pub buffer_lens: Vec<(String, i64)>,
+    /// The source expression whose value each allocated array holds.
+    pub ptr_origins: Vec<(String, weft_core::Origin)>,
     pub body: Vec<Cmd>,
     /// The work-group size the kernel was written for, if it needs one.
     pub local_size: Option<u32>,
@@ -322,6 +357,35 @@ pub struct KernelImp {
     /// The source expressions the kernel computes, each with its strategy in words
     /// (what the editor's hover shows).
     pub origins: Vec<(weft_core::Origin, String)>,
+}
+
+/// A parameter of a function generated from a user def.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FParam {
+    /// A pointer whose address space is inferred per call (a clone per instantiation).
+    Ptr {
+        name: String,
+        elem: Elem,
+        why: String,
+    },
+    Scalar {
+        name: String,
+        elem: Elem,
+    },
+}
+
+/// A function generated from a user def called with materialised arrays: pointer
+/// parameters plus layout parameters (offset, strides, shape as `long`s), so the
+/// kernel reads like its source (ARCHITECTURE.md).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FuncImp {
+    /// The C name before specialisation (the def's name, numbered if one def needs
+    /// several layouts or element types).
+    pub name: String,
+    pub params: Vec<FParam>,
+    pub ret: Elem,
+    pub body: Vec<Cmd>,
+    pub doc: String,
 }
 
 impl fmt::Display for CExpr {
@@ -381,6 +445,16 @@ fn write_expr(f: &mut fmt::Formatter<'_>, e: &CExpr, outer: u8) -> fmt::Result {
             }
             f.write_str(")")
         }
+        CExpr::Invoke { name, args, .. } => {
+            write!(f, "{name}(")?;
+            for (i, arg) in args.iter().enumerate() {
+                if i > 0 {
+                    f.write_str(", ")?;
+                }
+                write_expr(f, arg, 0)?;
+            }
+            f.write_str(")")
+        }
         CExpr::Load(ptr, index) => {
             write!(f, "{ptr}[")?;
             write_expr(f, index, 0)?;
@@ -423,15 +497,34 @@ pub fn print_kernel_imp(kernel: &KernelImp) -> String {
         .params
         .iter()
         .map(|(name, kind)| match kind {
-            ParamKind::Buffer(elem) => format!("{name}: global {}[]", elem.name()),
+            ParamKind::Buffer(elem) => format!("{name}: buffer {}[]", elem.name()),
             ParamKind::Scalar(elem) => format!("{name}: {}", elem.name()),
-            ParamKind::Local(elem) => format!("{name}: local {}[]", elem.name()),
+            ParamKind::Local(elem) => format!("{name}: group {}[]", elem.name()),
         })
         .collect();
     let _ = writeln!(out, "-- {}", kernel.doc);
     let local = kernel.local_size.map(|l| format!(" @local_size({l})")).unwrap_or_default();
     let _ = writeln!(out, "kernel {}({}){local} {{", kernel.name, params.join(", "));
     print_cmds(&mut out, &kernel.body, 1);
+    out.push_str("}\n");
+    out
+}
+
+/// Prints a function generated from a user def, before specialisation: its pointer
+/// parameters have no address space yet (`weft dump --ir aspace` shows the clones).
+pub fn print_func_imp(func: &FuncImp) -> String {
+    let mut out = String::new();
+    let params: Vec<String> = func
+        .params
+        .iter()
+        .map(|p| match p {
+            FParam::Ptr { name, elem, .. } => format!("{name}: ptr {}[]", elem.name()),
+            FParam::Scalar { name, elem } => format!("{name}: {}", elem.name()),
+        })
+        .collect();
+    let _ = writeln!(out, "-- {}", func.doc);
+    let _ = writeln!(out, "fun {}({}) : {} {{", func.name, params.join(", "), func.ret.name());
+    print_cmds(&mut out, &func.body, 1);
     out.push_str("}\n");
     out
 }
@@ -448,8 +541,12 @@ fn print_cmds(out: &mut String, cmds: &[Cmd], depth: usize) {
                     let _ = writeln!(out, "{pad}new private {}: {}", name, elem.name());
                 }
             },
-            Cmd::Array { name, elem, space, len } => {
-                let _ = writeln!(out, "{pad}new {} {}: [{len}]{}", space.name(), name, elem.name());
+            Cmd::Array { name, elem, sharing, len, why } => {
+                let shared = match sharing {
+                    Sharing::WorkGroup => "group",
+                    Sharing::WorkItem => "item",
+                };
+                let _ = writeln!(out, "{pad}new@{shared} {name}: [{len}]{}  -- {why}", elem.name());
             }
             Cmd::Assign { name, value } => {
                 let _ = writeln!(out, "{pad}{name} := {value}");
@@ -492,6 +589,9 @@ fn print_cmds(out: &mut String, cmds: &[Cmd], depth: usize) {
             }
             Cmd::Fail { code, a, b } => {
                 let _ = writeln!(out, "{pad}fail {code} ({a}, {b})");
+            }
+            Cmd::Return(value) => {
+                let _ = writeln!(out, "{pad}return {value}");
             }
             Cmd::Comment(text) => {
                 let _ = writeln!(out, "{pad}-- {text}");

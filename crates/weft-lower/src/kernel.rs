@@ -16,7 +16,7 @@ use weft_values::Scalar;
 
 use crate::LowerError;
 use crate::arr::{Mem, View};
-use crate::imp::{CExpr, COp, Cmd, KernelImp};
+use crate::imp::{CExpr, COp, Cmd, KernelImp, Sharing};
 use crate::val::{HArr, HEnv, HScalar, HVal, KArr, KVal, PullFn, PullSrc, Res};
 
 /// State shared by the host lowering and every kernel builder of one entry.
@@ -25,6 +25,18 @@ pub(crate) struct Shared {
     /// Names of host variables, for readable kernel parameters.
     pub(crate) var_names: FxHashMap<Var, String>,
     pub(crate) checks: bool,
+    /// Element counts of the entry's array inputs whose sizes are constants in their
+    /// types (candidates for `constant` memory).
+    pub(crate) static_lens: FxHashMap<Var, i64>,
+    /// Functions generated from user defs (`func.rs`), shared by the entry's kernels.
+    pub(crate) functions: Vec<crate::imp::FuncImp>,
+    /// Which function serves a def called with arguments of one shape (`None`: the
+    /// def could not be a function and is inlined).
+    pub(crate) fn_index: FxHashMap<(FnId, String), Option<u32>>,
+    /// The last call-site number handed out.
+    pub(crate) next_site: u32,
+    /// Where each call site is in the source (`file:line`), for explanations.
+    pub(crate) site_positions: FxHashMap<u32, String>,
 }
 
 /// A kernel-level environment: the variables bound in the kernel, then (for code that
@@ -40,6 +52,10 @@ pub(crate) struct Kb<'p> {
     pub(crate) position: &'p dyn Fn(&Origin) -> Option<String>,
     pub(crate) shared: Rc<RefCell<Shared>>,
     pub(crate) params: Vec<(String, ParamKind)>,
+    param_notes: Vec<(String, String)>,
+    buffer_lens: Vec<(String, i64)>,
+    /// The source expression each allocated array materialises.
+    pub(crate) ptr_origins: Vec<(String, Origin)>,
     pub(crate) args: Vec<Arg>,
     buffers: FxHashMap<Var, Rc<str>>,
     scalars: Vec<(Expr, Elem, CExpr)>,
@@ -54,6 +70,9 @@ pub(crate) struct Kb<'p> {
     pub(crate) in_group: bool,
     /// The work-group size of cooperative code.
     pub(crate) work_group: i64,
+    /// Set while generating a function from a user def: its result type (a failed
+    /// check returns a zero of it instead of ending the work-item).
+    pub(crate) fn_ret: Option<Elem>,
 }
 
 pub(crate) fn elem_of(ty: ScalarTy) -> Elem {
@@ -132,7 +151,7 @@ pub(crate) fn literal(s: Scalar) -> CExpr {
     }
 }
 
-fn sanitize(name: &str) -> String {
+pub(crate) fn sanitize(name: &str) -> String {
     let mut out: String =
         name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
     if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
@@ -152,6 +171,9 @@ impl<'p> Kb<'p> {
             position,
             shared,
             params: Vec::new(),
+            param_notes: Vec::new(),
+            buffer_lens: Vec::new(),
+            ptr_origins: Vec::new(),
             args: Vec::new(),
             buffers: FxHashMap::default(),
             scalars: Vec::new(),
@@ -161,6 +183,7 @@ impl<'p> Kb<'p> {
             origins: Vec::new(),
             in_group: false,
             work_group: 256,
+            fn_ret: None,
         }
     }
 
@@ -172,9 +195,25 @@ impl<'p> Kb<'p> {
     ) -> (KernelImp, Vec<Arg>) {
         let body = self.cmds.pop().unwrap_or_default();
         (
-            KernelImp { name, params: self.params, body, local_size, doc, origins: self.origins },
+            KernelImp {
+                name,
+                params: self.params,
+                param_notes: self.param_notes,
+                buffer_lens: self.buffer_lens,
+                ptr_origins: self.ptr_origins,
+                body,
+                local_size,
+                doc,
+                origins: self.origins,
+            },
             self.args,
         )
+    }
+
+    /// The body of a function generated from a user def, and the kernel parameters
+    /// it asked for (none when it can be a function).
+    pub(crate) fn finish_function(mut self) -> (Vec<Cmd>, Vec<(String, ParamKind)>) {
+        (self.cmds.pop().unwrap_or_default(), self.params)
     }
 
     // ---- emission helpers ----
@@ -236,8 +275,14 @@ impl<'p> Kb<'p> {
 
     /// Fails with `code` unless `ok`; a work-item that may return does so.
     pub(crate) fn check(&mut self, ok: CExpr, code: u32, a: CExpr, b: CExpr) {
+        if ok.as_int().is_some_and(|v| v != 0) {
+            // Holds whatever the inputs: nothing to check.
+            return;
+        }
         let mut then_cmds = vec![Cmd::Fail { code, a, b }];
-        if self.can_return {
+        if let Some(ret) = self.fn_ret {
+            then_cmds.push(Cmd::Return(CExpr::cast(ret, CExpr::Int(0))));
+        } else if self.can_return {
             then_cmds.push(Cmd::Raw("return;".to_owned()));
         }
         self.emit(Cmd::If { cond: CExpr::not(ok), then_cmds, else_cmds: Vec::new() });
@@ -253,14 +298,26 @@ impl<'p> Kb<'p> {
             self.shared.borrow().var_names.get(&buf).cloned().unwrap_or_else(|| "buf".to_owned());
         let name = self.fresh_name(&hint);
         self.params.push((name.to_string(), ParamKind::Buffer(elem)));
+        let what = if hint.is_empty() {
+            "a buffer the host allocates, passed to the kernel".to_owned()
+        } else {
+            format!("a buffer the host allocates for `{hint}`, passed to the kernel")
+        };
+        self.param_notes.push((name.to_string(), what));
+        if let Some(len) = self.shared.borrow().static_lens.get(&buf) {
+            self.buffer_lens.push((name.to_string(), *len));
+        }
         self.args.push(Arg::Buffer(buf));
         self.buffers.insert(buf, name.clone());
         name
     }
 
-    pub(crate) fn local_param(&mut self, hint: &str, elem: Elem, len: Expr) -> Rc<str> {
+    /// A work-group array sized at launch (a `__local` kernel argument); `why` says
+    /// what it holds, for address-space explanations.
+    pub(crate) fn local_param(&mut self, hint: &str, elem: Elem, len: Expr, why: &str) -> Rc<str> {
         let name = self.fresh_name(hint);
         self.params.push((name.to_string(), ParamKind::Local(elem)));
+        self.param_notes.push((name.to_string(), why.to_owned()));
         self.args.push(Arg::Local { elem, len });
         name
     }
@@ -568,8 +625,11 @@ impl<'p> Kb<'p> {
                     self.emit(Cmd::Array {
                         name: name.clone(),
                         elem,
-                        space: crate::imp::AddrSpace::Private,
+                        sharing: Sharing::WorkItem,
                         len: len.max(1),
+                        why: Rc::from(
+                            "one work-item's copy of an array-valued `if`, loop or reduction",
+                        ),
                     });
                     parts.push(KArr::Mem(Mem::fresh(name, elem, shape.clone())));
                 }
@@ -585,7 +645,12 @@ impl<'p> Kb<'p> {
                 use crate::arr::IExpr;
                 let len = len.into_iter().fold(Expr::I64(1), Expr::mul);
                 for elem in elems {
-                    let name = self.local_param("arr", elem, len.clone());
+                    let name = self.local_param(
+                        "arr",
+                        elem,
+                        len.clone(),
+                        "the work-group's copy of an array-valued `if`, loop or reduction in a `map@group` body",
+                    );
                     parts.push(KArr::Mem(Mem::fresh(name, elem, shape.clone())));
                 }
             }
@@ -927,9 +992,13 @@ impl<'p> Kb<'p> {
             }
             Exp::Call { func, args } => {
                 let callee = &program.functions[*func];
+                let vals: Vec<KVal> =
+                    args.iter().map(|a| self.atom(f, env, a)).collect::<Res<_>>()?;
+                if let Some(v) = self.call_function(*func, &vals, origin.as_ref())? {
+                    return Ok(v);
+                }
                 let mut cenv = KEnv::default();
-                for (param, arg) in callee.params.iter().zip(args) {
-                    let v = self.atom(f, env, arg)?;
+                for (param, v) in callee.params.iter().zip(vals) {
                     cenv.vars.insert(*param, v);
                 }
                 for param in &callee.params {
@@ -1099,7 +1168,12 @@ impl<'p> Kb<'p> {
                     return Ok(KVal::Arr(KArr::Pull { shape: vec![n], f: pf }));
                 };
                 let (elem_ty, _) = elem_and_rank(ty);
-                let out = self.private_array(&hint, &elem_ty, len)?;
+                let why = self.because(
+                    "a sequential `scan`'s result, computed by one work-item",
+                    origin.as_ref(),
+                );
+                let out = self.private_array(&hint, &elem_ty, len, &why)?;
+                self.record_origin(&out, origin.as_ref());
                 let ne = self.atom(f, env, neutral)?;
                 let acc = self.declare_like(&ne)?;
                 self.assign(&acc, &ne)?;
@@ -1278,12 +1352,24 @@ impl<'p> Kb<'p> {
                 let v = self.atom(f, env, value)?;
                 match (space, &v) {
                     (weft_core::Space::Private, KVal::Arr(arr)) => {
-                        let shape = arr.shape();
+                        // The type may know a constant size that the value's shape
+                        // (an input's dimension, checked at launch) does not.
+                        let (_, rank) = elem_and_rank(ty);
+                        let typed = self.type_shape(env, ty, rank)?;
+                        let shape = if typed.iter().all(|d| d.as_int().is_some()) {
+                            typed
+                        } else {
+                            arr.shape()
+                        };
                         let total: Option<i64> = shape.iter().map(CExpr::as_int).product();
                         match total {
                             Some(len) if len <= 4096 => {
                                 let (elem_ty, _) = elem_and_rank(ty);
-                                let out = self.private_array_shaped(&hint, &elem_ty, shape)?;
+                                let why =
+                                    self.because("materialised by `to_private`", origin.as_ref());
+                                let out =
+                                    self.private_array_shaped(&hint, &elem_ty, shape, &why)?;
+                                self.record_origin(&out, origin.as_ref());
                                 self.write(&out, &[], &v)?;
                                 Ok(KVal::Arr(out))
                             }
@@ -1339,6 +1425,25 @@ impl<'p> Kb<'p> {
     /// `file:line` of a source expression, for comments in generated code. No column:
     /// writing a strategy annotation into the source (the editor's "Make strategy
     /// explicit") moves columns but not lines, and must not change the kernels.
+    /// Records that the memory of `arr` holds the value of the source expression
+    /// `origin` (hovers show its address space there).
+    pub(crate) fn record_origin(&mut self, arr: &KArr, origin: Option<&Origin>) {
+        let Some(origin) = origin else { return };
+        match arr {
+            KArr::Mem(m) => self.ptr_origins.push((m.buf.to_string(), origin.clone())),
+            KArr::Zip(parts) => parts.iter().for_each(|p| self.record_origin(p, Some(origin))),
+            KArr::Pull { .. } => {}
+        }
+    }
+
+    /// `what` with the source line it comes from, for address-space explanations.
+    pub(crate) fn because(&self, what: &str, origin: Option<&Origin>) -> String {
+        match self.comment(origin) {
+            Some(at) => format!("{what} ({at})"),
+            None => what.to_owned(),
+        }
+    }
+
     pub(crate) fn comment(&self, origin: Option<&Origin>) -> Option<String> {
         origin.and_then(|o| (self.position)(o)).map(|p| strip_column(&p))
     }
@@ -1377,15 +1482,17 @@ impl<'p> Kb<'p> {
         }
     }
 
-    fn private_array(&mut self, hint: &str, elem_ty: &Type, len: i64) -> Res<KArr> {
-        self.private_array_shaped(hint, elem_ty, vec![CExpr::Int(len)])
+    fn private_array(&mut self, hint: &str, elem_ty: &Type, len: i64, why: &str) -> Res<KArr> {
+        self.private_array_shaped(hint, elem_ty, vec![CExpr::Int(len)], why)
     }
 
+    /// A work-item's own array of a constant size; `why` says what it holds.
     pub(crate) fn private_array_shaped(
         &mut self,
         hint: &str,
         elem_ty: &Type,
         shape: Vec<CExpr>,
+        why: &str,
     ) -> Res<KArr> {
         let total: i64 = shape.iter().map(|s| s.as_int().unwrap_or(1)).product();
         let mut parts = Vec::new();
@@ -1394,8 +1501,9 @@ impl<'p> Kb<'p> {
             self.emit(Cmd::Array {
                 name: name.clone(),
                 elem,
-                space: crate::imp::AddrSpace::Private,
+                sharing: Sharing::WorkItem,
                 len: total.max(1),
+                why: Rc::from(why),
             });
             parts.push(KArr::Mem(Mem::fresh(name, elem, shape.clone())));
         }

@@ -16,6 +16,8 @@
 //! "defs stay OpenCL functions", recorded in docs/architecture.md).
 
 mod arr;
+pub mod aspace;
+mod func;
 mod group;
 mod host;
 pub mod imp;
@@ -32,7 +34,10 @@ use std::fmt;
 use weft_core::Origin;
 
 pub use crate::host::{Lowered, Options, lower_entry};
-pub use crate::imp::{AddrSpace, CExpr, COp, Cmd, KernelImp, ParLevel, c_type, print_kernel_imp};
+pub use crate::imp::{
+    CExpr, COp, Cmd, FParam, FuncImp, KernelImp, ParLevel, Sharing, c_type, print_func_imp,
+    print_kernel_imp,
+};
 
 /// Why an entry cannot be compiled to kernels.
 #[derive(Debug, Clone, PartialEq, Eq)]

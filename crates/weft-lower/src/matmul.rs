@@ -186,8 +186,18 @@ impl Lowerer<'_> {
         let (bty, _) = crate::kernel::elem_and_rank(&f.vars[bv].ty);
         let Some(elem_b) = bty.as_scalar().map(elem_of) else { return Ok(false) };
         let acc_elem = out_mem.elem;
-        let la = kb.local_param("a_tile", elem_a, Expr::I64(TK * TILE));
-        let lb = kb.local_param("b_tile", elem_b, Expr::I64(TK * TILE));
+        let la = kb.local_param(
+            "a_tile",
+            elem_a,
+            Expr::I64(TK * TILE),
+            "a tile of the left operand, staged by the work-group",
+        );
+        let lb = kb.local_param(
+            "b_tile",
+            elem_b,
+            Expr::I64(TK * TILE),
+            "a tile of the right operand, staged by the work-group",
+        );
         let tid = kb.tmp("tid", Elem::I64, CExpr::work_item("get_local_id", 0));
         let tx = kb.tmp("tx", Elem::I64, CExpr::bin(COp::Rem, tid.clone(), CExpr::Int(16)));
         let ty = kb.tmp("ty", Elem::I64, CExpr::bin(COp::Div, tid.clone(), CExpr::Int(16)));

@@ -199,8 +199,17 @@ impl<'p> Lowerer<'p> {
         let kn = kb.import_index(&n);
         let ne_k = kb.import_val(ne)?;
         let dst = kb.import_arr(&out)?;
-        let locals: Vec<Rc<str>> =
-            elems.iter().map(|e| kb.local_param("red", *e, Expr::I64(wg))).collect();
+        let locals: Vec<Rc<str>> = elems
+            .iter()
+            .map(|e| {
+                kb.local_param(
+                    "red",
+                    *e,
+                    Expr::I64(wg),
+                    "the work-group's tree of partial results of a reduction",
+                )
+            })
+            .collect();
         let t = kb.tmp("t", Elem::I64, CExpr::work_item("get_local_id", 0));
         let g = kb.tmp("g", Elem::I64, CExpr::work_item("get_group_id", 0));
         let acc = kb.declare_like(&ne_k)?;
@@ -438,8 +447,10 @@ impl<'p> Lowerer<'p> {
         let ne_k = kb.import_val(&ne)?;
         let mut elems = Vec::new();
         hval_leaves(&ne, &mut elems)?;
-        let locals: Vec<Rc<str>> =
-            elems.iter().map(|e| kb.local_param("tile", *e, Expr::I64(wg))).collect();
+        let locals: Vec<Rc<str>> = elems
+            .iter()
+            .map(|e| kb.local_param("tile", *e, Expr::I64(wg), "the work-group's tile of a scan"))
+            .collect();
         let t = kb.tmp("t", Elem::I64, CExpr::work_item("get_local_id", 0));
         let g = kb.tmp("g", Elem::I64, CExpr::work_item("get_group_id", 0));
         let gstart = kb.tmp(

@@ -89,7 +89,12 @@ impl<'p> Lowerer<'p> {
         let (crate::val::KArr::Mem(s), crate::val::KArr::Mem(d)) = (s, d) else {
             return Err(crate::LowerError::internal("tiled transpose of a non-memory array"));
         };
-        let tile = kb.local_param("tile", src.elem, Expr::I64(TILE * (TILE + 1)));
+        let tile = kb.local_param(
+            "tile",
+            src.elem,
+            Expr::I64(TILE * (TILE + 1)),
+            "a tile of the transposed array, staged by the work-group",
+        );
         let (rows, cols) = (s.shape[0].clone(), s.shape[1].clone());
         let tx = kb.tmp("tx", Elem::I64, CExpr::work_item("get_local_id", 0));
         let ty = kb.tmp("ty", Elem::I64, CExpr::work_item("get_local_id", 1));
@@ -275,7 +280,12 @@ impl<'p> Lowerer<'p> {
         let dst = kb.import_arr(out)?;
         let kn = kb.import_index(&n);
         let km = kb.import_index(len);
-        let local = kb.local_param("rows", elem, Expr::I64(wg * (STAGED_ROW_MAX + 1)));
+        let local = kb.local_param(
+            "rows",
+            elem,
+            Expr::I64(wg * (STAGED_ROW_MAX + 1)),
+            "the work-group's rows of a segmented reduction, staged",
+        );
         let t = kb.tmp("t", Elem::I64, CExpr::work_item("get_local_id", 0));
         let r0 = kb.tmp(
             "row0",
@@ -386,7 +396,12 @@ impl<'p> Lowerer<'p> {
             Some(s) => crate::kernel::elem_of(s),
             None => return Err(crate::LowerError::internal("segmented reduce of a non-scalar")),
         };
-        let local = kb.local_param("red", elem, Expr::I64(wg));
+        let local = kb.local_param(
+            "red",
+            elem,
+            Expr::I64(wg),
+            "the work-group's tree of partial results of one row's reduction",
+        );
         let t = kb.tmp("t", Elem::I64, CExpr::work_item("get_local_id", 0));
         let g = kb.fresh_name("row");
         kb.push();

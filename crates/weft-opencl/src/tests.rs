@@ -27,7 +27,7 @@ fn check_plan(src: &str, expect: Expect) {
 
 fn check_kernel(src: &str, expect: Expect) {
     let c = compiled(src);
-    let text: String = c.kernels.iter().map(crate::print_kernel).collect();
+    let text: String = (0..c.kernels.len()).map(|i| crate::print_kernel(&c, i)).collect();
     expect.assert_eq(&text);
 }
 
@@ -43,7 +43,7 @@ fn map_fuses_into_map_and_views_are_free() {
               launch f_map_0 global [((v0 + 3) / 4)] local [256] (v0: i64, v1, (v0 - 1): i64, v2)
               output v2 f32 {offset: 0; strides: [1]; shape: [v0]}
             -- materialises `result`: one work-item per row
-            kernel f_map_0(n_1: i64, xs_2: global f32[], s_3: i64, result_4: global f32[]) @local_size(256) {
+            kernel f_map_0(n_1: i64, xs_2: buffer f32[], s_3: i64, result_4: buffer f32[]) @local_size(256) {
               parfor@grid.0 i_5 < n_1 do
                 new private v_6: f32 := xs_2[s_3 + -i_5] * 2e0f
                 new private v_7: f32 := v_6 + 1e0f
@@ -67,7 +67,7 @@ fn map_reduce_fuses_into_a_two_stage_reduction() {
               launch f_reduce_total_1 global [256] local [256] (v3, v2: i64, v4, local f32[256])
               output v4 f32 {offset: 0; strides: []; shape: []}
             -- reduce partials: up to 1024 work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory
-            kernel f_reduce_partials_0(n_1: i64, xs_2: global f32[], partial_3: global f32[], groups_4: i64, red_5: local f32[]) @local_size(256) {
+            kernel f_reduce_partials_0(n_1: i64, xs_2: buffer f32[], partial_3: buffer f32[], groups_4: i64, red_5: group f32[]) @local_size(256) {
               new private t_6: i64 := (long)get_local_id(0)
               new private g_7: i64 := (long)get_group_id(0)
               new private r_8: f32
@@ -147,7 +147,7 @@ fn map_reduce_fuses_into_a_two_stage_reduction() {
                 partial_3[g_7] := red_5[0]
             }
             -- reduce total: one work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory
-            kernel f_reduce_total_1(partial_1: global f32[], groups_2: i64, partial_3: global f32[], red_4: local f32[]) @local_size(256) {
+            kernel f_reduce_total_1(partial_1: buffer f32[], groups_2: i64, partial_3: buffer f32[], red_4: group f32[]) @local_size(256) {
               new private t_5: i64 := (long)get_local_id(0)
               new private g_6: i64 := (long)get_group_id(0)
               new private r_7: f32
@@ -1004,6 +1004,200 @@ fn indexing_is_bounds_checked() {
               int v_3 = weft_div_int(weft_err, 3, v_1[0], v_2[0]);
               v_4[0] = v_3;
             }
+        "#]],
+    );
+}
+
+fn check_spaces(src: &str, expect: Expect) {
+    let c = compiled(src);
+    expect.assert_eq(&c.spaces.report);
+}
+
+#[test]
+fn defs_called_with_arrays_are_functions_cloned_per_address_space() {
+    // `dot` is called with a local and a global array: two clones, each with the
+    // qualifiers address-space inference found, and the layout as parameters.
+    check_kernel(
+        r#"
+def dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0 (map2 (*) xs ys)
+entry rows (a: [n][m]f32) (v: [m]f32) : [n]f32 =
+  map@group (\row -> let t = to_local row in dot t v + dot row v) a
+"#,
+        expect![[r#"
+            // def `dot` (main.weft:2), called with materialised arrays
+            float dot__G_G(
+                __global long* weft_err,
+                __global const float* xs,
+                long xs_off,
+                long xs_s0,
+                long xs_n0,
+                __global const float* ys,
+                long ys_off,
+                long ys_s0,
+                long ys_n0) {
+              float r_1;
+              r_1 = 0e0f;
+              for (long i_2 = 0; i_2 < xs_n0; i_2++) { // main.weft:2
+                float v_3 = xs[xs_off + i_2 * xs_s0] * ys[ys_off + i_2 * ys_s0];
+                float v_4 = r_1 + v_3;
+                float n_5 = v_4;
+                r_1 = n_5;
+              }
+              return r_1;
+            }
+
+            // def `dot` (main.weft:2), called with materialised arrays
+            float dot__L_G(
+                __global long* weft_err,
+                __local const float* xs,
+                long xs_off,
+                long xs_s0,
+                long xs_n0,
+                __global const float* ys,
+                long ys_off,
+                long ys_s0,
+                long ys_n0) {
+              float r_1;
+              r_1 = 0e0f;
+              for (long i_2 = 0; i_2 < xs_n0; i_2++) { // main.weft:2
+                float v_3 = xs[xs_off + i_2 * xs_s0] * ys[ys_off + i_2 * ys_s0];
+                float v_4 = r_1 + v_3;
+                float n_5 = v_4;
+                r_1 = n_5;
+              }
+              return r_1;
+            }
+
+            // map@group ``: one iteration per work-group of 256
+            __kernel void rows_group_0(
+                __global long* weft_err,
+                __global const float* restrict a_1,
+                long xs_2,
+                long n_3,
+                __global float* restrict v_4,
+                __local float* t_6,
+                __global const float* restrict v_8) {
+              for (long grp_5 = get_group_id(0); grp_5 < n_3; grp_5 += get_num_groups(0)) { // main.weft:4
+                for (long i_7 = get_local_id(0); i_7 < xs_2; i_7 += get_local_size(0)) { // main.weft:4
+                  t_6[i_7] = a_1[grp_5 * xs_2 + i_7];
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+                float r_9 = dot__L_G(weft_err, t_6, 0, 1, xs_2, v_8, 0, 1, xs_2);
+                float r_10 = dot__G_G(weft_err, a_1, grp_5 * xs_2, 1, xs_2, v_8, 0, 1, xs_2);
+                float v_11 = r_9 + r_10;
+                if ((long)get_local_id(0) == 0) {
+                  v_4[grp_5] = v_11;
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);
+              }
+            }
+        "#]],
+    );
+}
+
+#[test]
+fn small_read_only_inputs_read_uniformly_are_constant() {
+    // `c` has a constant size (8 floats) and every work-item reads `c[i]` for the same
+    // `i` at the same time; `xs` is read at the work-item's own index.
+    check_kernel(
+        r#"
+entry poly (c: [8]f32) (xs: [n]f32) : [n]f32 =
+  map (\x -> loop acc = 0f32 for i < 8 do acc * x + c[i]) xs
+"#,
+        expect![[r#"
+            // materialises `result`: one work-item per row
+            __kernel void poly_map_0(
+                __global long* weft_err,
+                long n_1,
+                __global const float* restrict xs_2,
+                __global float* restrict result_3,
+                __constant float* restrict c_8,
+                long dim_9) {
+              for (long i_4 = get_global_id(0); i_4 < n_1; i_4 += get_global_size(0)) {
+                float r_5;
+                r_5 = 0e0f;
+                for (long i_6 = 0; i_6 < 8; i_6++) { // main.weft:3
+                  float v_7 = r_5 * xs_2[i_4];
+                  if (!(0 <= i_6 && i_6 < dim_9)) {
+                    weft_fail(weft_err, 2, (long)(i_6), (long)(dim_9));
+                    return;
+                  }
+                  float v_10 = c_8[i_6];
+                  float v_11 = v_7 + v_10;
+                  float n_12 = v_11;
+                  r_5 = n_12;
+                }
+                result_3[i_4] = r_5;
+              }
+            }
+        "#]],
+    );
+}
+
+#[test]
+fn address_spaces_are_printed_with_schemes_and_clones() {
+    check_spaces(
+        r#"
+def dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0 (map2 (*) xs ys)
+entry rows (a: [n][m]f32) (v: [m]f32) (w: [4]f32) : [n]f32 =
+  map@group (\row -> let t = to_local row in
+                     let p = to_private (map (\x -> x * 2) w) in
+                     dot t v + dot row v + dot p p) a
+"#,
+        expect![[r#"
+            kernel rows_group_0 : (ASpace {global}, ASpace {global}, ASpace {local}, ASpace {constant}, ASpace {global}) -> _
+              a_1 : ASpace {global}
+              v_4 : ASpace {global}
+              t_6 : ASpace {local}
+              w_8 : ASpace {constant}
+              v_13 : ASpace {global}
+              p_10 : ASpace {private}
+            fn dot : ∀r1 r2. (ASpace r1, ASpace r2) -> _
+              xs : ASpace r1
+              ys : ASpace r2
+            instance rows_group_0 = rows_group_0
+              a_1 : global
+              v_4 : global
+              t_6 : local
+              w_8 : constant
+              v_13 : global
+              p_10 : private
+              `a_1` is read : global
+              `t_6` is written : local
+              `w_8` is read : constant
+              `p_10` is written : private
+              passed to `dot` (main.weft:6) @1 -> dot__L_G
+              passed to `dot` (main.weft:6) @2 -> dot__G_G
+              passed to `dot` (main.weft:6) @3 -> dot__P_P
+              `v_4` is written : global
+            instance dot__L_G = dot [r1 := {local}, r2 := {global}]
+              xs : local
+              ys : global
+              `xs` is read : local
+              `ys` is read : global
+            instance dot__G_G = dot [r1 := {global}, r2 := {global}]
+              xs : global
+              ys : global
+              `xs` is read : global
+              `ys` is read : global
+            instance dot__P_P = dot [r1 := {private}, r2 := {private}]
+              xs : private
+              ys : private
+              `xs` is read : private
+              `ys` is read : private
+            why
+              rows_group_0.a_1 (global): a buffer the host allocates for `a`, passed to the kernel
+              rows_group_0.v_4 (global): a buffer the host allocates, passed to the kernel
+              rows_group_0.t_6 (local): materialised by `to_local` inside a `map@group` body (main.weft:4)
+              rows_group_0.w_8 (constant): a buffer the host allocates for `w`, passed to the kernel; read-only, read alike by all work-items, and at most 64 KiB
+              rows_group_0.v_13 (global): a buffer the host allocates for `v`, passed to the kernel
+              rows_group_0.p_10 (private): materialised by `to_private` (main.weft:5)
+              dot__P_P.xs (private): materialised by `to_private` (main.weft:5) -> passed to `dot` (main.weft:6)
+              dot__P_P.ys (private): materialised by `to_private` (main.weft:5) -> passed to `dot` (main.weft:6)
+              dot__G_G.xs (global): a buffer the host allocates for `a`, passed to the kernel -> passed to `dot` (main.weft:6)
+              dot__G_G.ys (global): a buffer the host allocates for `v`, passed to the kernel -> passed to `dot` (main.weft:6)
+              dot__L_G.xs (local): materialised by `to_local` inside a `map@group` body (main.weft:4) -> passed to `dot` (main.weft:6)
+              dot__L_G.ys (global): a buffer the host allocates for `v`, passed to the kernel -> passed to `dot` (main.weft:6)
         "#]],
     );
 }
