@@ -227,6 +227,7 @@ pub(crate) fn run(args: &ProfileArgs) -> anyhow::Result<u8> {
 }
 
 /// Writes the files; returns the paths written.
+#[expect(clippy::disallowed_methods, reason = "renders graph.svg with Graphviz `dot`")]
 fn write_files(
     prof: &Profile,
     dir: &Path,

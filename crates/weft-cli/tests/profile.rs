@@ -7,6 +7,7 @@ use std::process::{Command, Stdio};
 
 use expect_test::expect;
 
+#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
 fn weft_profile(args: &[&str], stdin: &str) -> (i32, String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_weft"))
         .arg("profile")
@@ -26,12 +27,13 @@ fn weft_profile(args: &[&str], stdin: &str) -> (i32, String, String) {
     )
 }
 
+#[expect(clippy::disallowed_methods, reason = "the test asks Graphviz")]
 fn has_dot() -> bool {
     Command::new("dot").arg("-V").output().is_ok_and(|o| o.status.success())
 }
 
 #[test]
-#[expect(clippy::print_stderr, reason = "says why the Graphviz part is skipped")]
+#[expect(clippy::disallowed_methods, reason = "the test checks the DOT with Graphviz")]
 fn profile_saxpy_reports_and_writes_files() {
     let dir = std::env::temp_dir().join(format!("weft-profile-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
