@@ -119,6 +119,10 @@ struct BuildArgs {
     /// Compile without bounds, division and size checks in kernels.
     #[arg(long = "unsafe")]
     unchecked: bool,
+    /// The OpenCL C version of the kernels: `1.2` clones each generated function per
+    /// address space; `2.0` uses the generic address space instead.
+    #[arg(long, value_enum, default_value = "1.2")]
+    opencl: OpenClVersion,
 }
 
 #[derive(clap::Args, Debug)]
@@ -149,7 +153,7 @@ enum Stage {
 
 /// The OpenCL C version kernels are written for.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-enum OpenClVersion {
+pub(crate) enum OpenClVersion {
     #[value(name = "1.2")]
     V12,
     #[value(name = "2.0")]
@@ -157,7 +161,7 @@ enum OpenClVersion {
 }
 
 impl OpenClVersion {
-    fn target(self) -> weft_aspace::Target {
+    pub(crate) fn target(self) -> weft_aspace::Target {
         match self {
             OpenClVersion::V12 => weft_aspace::Target::OpenCl12,
             OpenClVersion::V20 => weft_aspace::Target::OpenCl20,

@@ -167,7 +167,11 @@ pub(crate) fn build(args: &crate::BuildArgs) -> anyhow::Result<u8> {
         None => program.entries.clone(),
     };
     std::fs::create_dir_all(&args.out)?;
-    let options = weft_lower::Options { checks: !args.unchecked, ..weft_lower::Options::default() };
+    let options = weft_lower::Options {
+        checks: !args.unchecked,
+        target: args.opencl.target(),
+        ..weft_lower::Options::default()
+    };
     let mut failed = false;
     for entry in entries {
         let name = program.functions[entry].name.to_string();

@@ -47,6 +47,11 @@ pub(crate) struct RunArgs {
     /// Compile without bounds, division and size checks in kernels.
     #[arg(long = "unsafe")]
     unchecked: bool,
+    /// The OpenCL C version of the kernels: `1.2` clones each generated function per
+    /// address space; `2.0` uses the generic address space instead (the device must
+    /// support it).
+    #[arg(long, value_enum, default_value = "1.2")]
+    opencl: crate::OpenClVersion,
     /// Stop a run that takes longer than this many seconds.
     #[arg(long, default_value_t = 600)]
     timeout: u64,
@@ -202,7 +207,11 @@ fn run_opencl(
     entry: FnId,
     args: &RunArgs,
 ) -> anyhow::Result<u8> {
-    let options = weft_lower::Options { checks: !args.unchecked, ..weft_lower::Options::default() };
+    let options = weft_lower::Options {
+        checks: !args.unchecked,
+        target: args.opencl.target(),
+        ..weft_lower::Options::default()
+    };
     let compiled = match crate::opencl::compile(db, program, entry, options) {
         Ok(c) => c,
         Err(message) => {

@@ -27,6 +27,9 @@ pub(crate) struct TestArgs {
     /// The OpenCL device (`gpu`, `cpu`, `PLATFORM:DEVICE`).
     #[arg(long, value_name = "D")]
     device: Option<String>,
+    /// The OpenCL C version of the kernels (`1.2` or `2.0`; see `weft run --help`).
+    #[arg(long, value_enum, default_value = "1.2")]
+    opencl: crate::OpenClVersion,
     /// Files or directories to test.
     #[arg(required = true, value_name = "PATHS")]
     paths: Vec<String>,
@@ -80,8 +83,13 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<u8> {
             }
         };
         if args.backend == Backend::Opencl {
-            let results =
-                crate::test_opencl::run_cases(&db, &program, &cases, args.device.as_deref())?;
+            let results = crate::test_opencl::run_cases(
+                &db,
+                &program,
+                &cases,
+                args.device.as_deref(),
+                args.opencl.target(),
+            )?;
             for ((name, case), result) in cases.iter().zip(results) {
                 let location = format!("{path}:{}: `{name}`", line_of(case.range.start()));
                 match result {

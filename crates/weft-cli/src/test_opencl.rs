@@ -19,6 +19,7 @@ pub(crate) fn run_cases(
     program: &Program,
     cases: &[(String, TestCase)],
     device: Option<&str>,
+    target: weft_aspace::Target,
 ) -> anyhow::Result<Vec<Result<(), String>>> {
     let mut results: Vec<Option<Result<(), String>>> = vec![None; cases.len()];
     let mut names: Vec<&str> = cases.iter().map(|(n, _)| n.as_str()).collect();
@@ -34,16 +35,16 @@ pub(crate) fn run_cases(
                 continue;
             }
         };
-        let compiled =
-            match crate::opencl::compile(db, program, entry, weft_lower::Options::default()) {
-                Ok(c) => c,
-                Err(m) => {
-                    for &i in &indices {
-                        results[i] = Some(Err(format!("cannot compile for OpenCL: {m}")));
-                    }
-                    continue;
+        let options = weft_lower::Options { target, ..weft_lower::Options::default() };
+        let compiled = match crate::opencl::compile(db, program, entry, options) {
+            Ok(c) => c,
+            Err(m) => {
+                for &i in &indices {
+                    results[i] = Some(Err(format!("cannot compile for OpenCL: {m}")));
                 }
-            };
+                continue;
+            }
+        };
         let mut inputs: Vec<Vec<Value>> = Vec::new();
         let mut texts = Vec::new();
         for &i in &indices {

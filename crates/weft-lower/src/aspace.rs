@@ -11,10 +11,8 @@
 //! function is cloned per instantiation (OpenCL 1.2 has no generic space).
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use weft_aspace::{
-    Decl, Fact, Func, FuncId, FuncKind, InstanceId, Program, Ptr, PtrId, Reason, Target,
-};
-pub use weft_aspace::{Resolved, Space};
+use weft_aspace::{Decl, Fact, Func, FuncId, FuncKind, InstanceId, Program, Ptr, PtrId, Reason};
+pub use weft_aspace::{Resolved, Space, Target};
 
 use crate::imp::{CExpr, Cmd, FParam, FuncImp, KernelImp, ParLevel, Sharing};
 use weft_plan::ParamKind;
@@ -37,6 +35,8 @@ pub struct Spaces {
     pub report: String,
     /// Address-space errors, each with its chain of reasons.
     pub diagnostics: Vec<SpaceDiagnostic>,
+    /// The OpenCL C version the spaces were inferred for.
+    pub target: Target,
 }
 
 /// The resolved spaces of the pointers of one kernel or function instance.
@@ -89,6 +89,7 @@ pub fn infer_spaces(
     let inference = weft_aspace::infer(&program, target);
     let report = weft_aspace::print(&program, &inference);
     let mut out = Spaces {
+        target,
         kernels: Vec::new(),
         instances: Vec::new(),
         report,
