@@ -989,41 +989,28 @@ fn median(mut samples: Vec<f64>) -> f64 {
     }
 }
 
-/// Fits `seconds = latency + bytes / bandwidth` to `(bytes, seconds)` samples by
-/// least squares on the relative error (so small and large sizes count alike),
-/// with the latency at least 0. Returns `(latency, bandwidth)`. When the times do
-/// not grow with the size, the bandwidth is the largest sample's and the latency 0.
+/// The line `seconds = latency + bytes / bandwidth` through the smallest and the
+/// largest of the `(bytes, seconds)` samples, as `(latency, bandwidth)`: exact at
+/// both ends, so the fixed cost comes from the smallest size and the bandwidth from
+/// the largest (where caches no longer help); sizes that fit in a cache run faster
+/// than the line. When the times do not grow with the size or the line would start
+/// below 0, the latency is 0 and the bandwidth the largest sample's. Mirrors
+/// `weft_cost::profile::fit_latency_bandwidth`, which checks committed profiles.
 pub(crate) fn fit_latency_bandwidth(samples: &[(f64, f64)]) -> (f64, f64) {
-    let usable: Vec<(f64, f64)> =
-        samples.iter().copied().filter(|&(x, t)| x > 0.0 && t > 0.0).collect();
-    let Some(&(x_max, t_at_max)) = usable.iter().max_by(|a, b| a.0.total_cmp(&b.0)) else {
+    let by_size = |a: &&(f64, f64), b: &&(f64, f64)| a.0.total_cmp(&b.0);
+    let (Some(&(x0, t0)), Some(&(x1, t1))) =
+        (samples.iter().min_by(by_size), samples.iter().max_by(by_size))
+    else {
         return (0.0, 0.0);
     };
-    // Sizes scaled to at most 1, for the conditioning of the sums; weights 1/t².
-    let (mut s, mut sx, mut sxx, mut st, mut sxt) = (0.0, 0.0, 0.0, 0.0, 0.0);
-    for &(x, t) in &usable {
-        let (x, w) = (x / x_max, 1.0 / (t * t));
-        s += w;
-        sx += w * x;
-        sxx += w * x * x;
-        st += w * t;
-        sxt += w * x * t;
+    if x1 > x0 && t1 > t0 {
+        let seconds_per_byte = (t1 - t0) / (x1 - x0);
+        let latency = t0 - seconds_per_byte * x0;
+        if latency >= 0.0 {
+            return (latency, 1.0 / seconds_per_byte);
+        }
     }
-    let det = s * sxx - sx * sx;
-    let (mut latency, mut slope) = if det > 0.0 {
-        let slope = (s * sxt - sx * st) / det;
-        (((st - slope * sx) / s), slope)
-    } else {
-        (0.0, 0.0)
-    };
-    if latency < 0.0 {
-        latency = 0.0;
-        slope = sxt / sxx;
-    }
-    if !(slope > 0.0 && slope.is_finite() && latency.is_finite()) {
-        return (0.0, x_max / t_at_max);
-    }
-    (latency, x_max / slope)
+    (0.0, if t1 > 0.0 { x1 / t1 } else { 0.0 })
 }
 
 /// `1.50 µs`, `2.31 ms`.
@@ -1177,24 +1164,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fit_recovers_latency_and_bandwidth() {
-        let samples: Vec<(f64, f64)> =
-            [1e3, 1e4, 1e5, 1e6, 1e7, 1e8].iter().map(|&x| (x, 2e-6 + x / 3e12)).collect();
+    fn fit_is_the_line_through_the_smallest_and_largest_samples() {
+        let line = |x: f64| 2e-6 + x / 3e12;
+        // A cache makes the middle sizes faster: the line ignores them.
+        let samples = [(1e8, line(1e8)), (1e3, line(1e3)), (1e6, line(1e6) / 2.0)];
         let (latency, bandwidth) = fit_latency_bandwidth(&samples);
-        assert!((latency - 2e-6).abs() < 1e-12, "{latency}");
+        assert!((latency - 2e-6).abs() < 1e-15, "{latency}");
         assert!((bandwidth / 3e12 - 1.0).abs() < 1e-9, "{bandwidth}");
     }
 
     #[test]
-    fn fit_clamps_a_negative_latency_and_survives_flat_times() {
-        // Time faster than proportional: the unconstrained fit's latency is negative.
-        let samples = [(1e3, 1e-7), (1e6, 2e-4), (1e7, 2e-3)];
-        let (latency, bandwidth) = fit_latency_bandwidth(&samples);
-        assert_eq!(latency, 0.0);
-        assert!(bandwidth > 4e9 && bandwidth < 1e10, "{bandwidth}");
-        // Times that do not grow: the largest sample's rate.
-        let (latency, bandwidth) = fit_latency_bandwidth(&[(1e3, 1e-3), (1e6, 1e-3)]);
-        assert_eq!((latency, bandwidth), (0.0, 1e9));
+    fn fit_falls_back_to_the_largest_samples_rate() {
+        // Times that do not grow, or a line that would start below 0.
+        assert_eq!(fit_latency_bandwidth(&[(1e3, 1e-3), (1e6, 1e-3)]), (0.0, 1e9));
+        assert_eq!(fit_latency_bandwidth(&[(1e3, 1e-9), (2e3, 1e-3)]), (0.0, 2e6));
+        assert_eq!(fit_latency_bandwidth(&[(1e3, 2e-6)]), (0.0, 5e8));
         assert_eq!(fit_latency_bandwidth(&[]), (0.0, 0.0));
     }
 
