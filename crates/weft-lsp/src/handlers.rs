@@ -333,6 +333,7 @@ pub(crate) fn inlay_hints(
             kind: Some(match hint.kind {
                 weft_ide::InlayKind::Type => lsp::InlayHintKind::TYPE,
                 weft_ide::InlayKind::SizeParameters => lsp::InlayHintKind::PARAMETER,
+                weft_ide::InlayKind::AddressSpace => lsp::InlayHintKind::TYPE,
             }),
             text_edits: None,
             tooltip: None,
