@@ -1,0 +1,780 @@
+//! Static costs and predicted times (docs/costs.md, "Static costs" and "Predictions and
+//! validation"): the records the backend's analysis of its imperative IR fills in
+//! (`weft-lower`'s `cost` module), symbolic in the sizes, and the model that turns them
+//! into seconds on a [`DeviceProfile`].
+//!
+//! Quantities are host expressions ([`weft_plan::Expr`]) over host variables: per
+//! kernel over its parameters and NDRange, per entry over the entry's input sizes
+//! (the launch arguments substituted). [`show`] prints them as polynomials with the
+//! source's names ([`Names`]).
+//!
+//! The model ([`MODEL`]) of one launch, every number from the profile:
+//!
+//! ```text
+//! occupancy = min(1, work-items / H)       H = compute units × max work-group size (GPU),
+//!                                              compute units × SIMD width (other devices)
+//! compute   = max(work / (f32_flops / 2 × occupancy), span / clock)
+//! memory    = Σ global bytes × slowdown(stride) / (global bandwidth × occupancy)
+//!           + Σ local bytes × conflicts(stride) / (local bandwidth × occupancy)
+//! time      = launch.kernel_s + max(compute, memory)
+//! ```
+//!
+//! `slowdown` is the profile's strided-read table (the first measured stride at or above
+//! the access's stride in elements; uniform accesses count one element per SIMD group,
+//! irregular ones the largest stride's slowdown); `conflicts` the local table at the
+//! largest measured stride dividing the stride in 32-bit words (the bank-conflict
+//! degree `gcd(stride, banks)` when the table is a power-of-two ladder). An entry adds
+//! its transfers: per uploaded or downloaded buffer `latency + bytes / bandwidth`.
+
+use std::collections::BTreeMap;
+use std::fmt::{self, Write as _};
+
+use weft_plan::{BinOp, Elem, Expr, Var};
+use weft_size::Size;
+use weft_values::Scalar;
+
+use crate::profile::DeviceProfile;
+
+/// The model's name and version, recorded in every [`Prediction`].
+pub const MODEL: &str = "weft-cost v1: launch + max(compute, memory), occupancy-scaled rates";
+
+/// Names of host variables for printing (`n`, `m`, kernel parameters).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Names(pub BTreeMap<Var, String>);
+
+impl Names {
+    pub fn name(&self, var: Var) -> String {
+        match self.0.get(&var) {
+            Some(name) if !name.is_empty() => name.clone(),
+            _ => format!("v{}", var.0),
+        }
+    }
+}
+
+/// An address space, as the cost model sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum MemSpace {
+    Global,
+    Constant,
+    Local,
+    /// Registers or the work-item's own stack: not charged.
+    Private,
+}
+
+impl MemSpace {
+    pub fn name(self) -> &'static str {
+        match self {
+            MemSpace::Global => "global",
+            MemSpace::Constant => "constant",
+            MemSpace::Local => "local",
+            MemSpace::Private => "private",
+        }
+    }
+}
+
+/// A read or a write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Dir {
+    Read,
+    Write,
+}
+
+/// How the addresses of neighbouring work-items (consecutive local ids) differ.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Stride {
+    /// The same address for the whole SIMD group (a broadcast).
+    Uniform,
+    /// This many elements apart (1: coalesced, or conflict-free in local memory).
+    Elems(Expr),
+    /// Data-dependent or not affine in the work-item.
+    Irregular,
+}
+
+/// One memory access of a kernel's code, with how many times a launch performs it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Access {
+    /// The pointer (kernel parameter or array) accessed.
+    pub ptr: String,
+    pub space: MemSpace,
+    pub dir: Dir,
+    pub elem_bytes: u32,
+    /// Executions per launch, all work-items together.
+    pub count: Expr,
+    pub stride: Stride,
+}
+
+/// The static cost of one launch of a kernel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cost {
+    /// Work-items launched (the NDRange rounded up to work-groups).
+    pub items: Expr,
+    /// Scalar operations (arithmetic, comparisons, conversions, calls), all work-items.
+    pub work: Expr,
+    /// Operations on the longest path of one work-item (loops multiplied out, a
+    /// parallel loop's share per unit).
+    pub span: Expr,
+    pub accesses: Vec<Access>,
+    /// What the analysis approximated (a `while` loop counted once, ...).
+    pub notes: Vec<String>,
+}
+
+impl Cost {
+    /// Bytes per address space and direction.
+    pub fn bytes(&self, space: MemSpace, dir: Dir) -> Expr {
+        sum(self
+            .accesses
+            .iter()
+            .filter(|a| a.space == space && a.dir == dir)
+            .map(|a| mul(a.count.clone(), Expr::I64(i64::from(a.elem_bytes)))))
+    }
+
+    /// Replaces variables (the kernel's parameters by a launch's arguments).
+    pub fn substitute(&self, f: &dyn Fn(Var) -> Option<Expr>) -> Cost {
+        Cost {
+            items: subst(&self.items, f),
+            work: subst(&self.work, f),
+            span: subst(&self.span, f),
+            accesses: self
+                .accesses
+                .iter()
+                .map(|a| Access {
+                    count: subst(&a.count, f),
+                    stride: match &a.stride {
+                        Stride::Elems(e) => Stride::Elems(subst(e, f)),
+                        other => other.clone(),
+                    },
+                    ..a.clone()
+                })
+                .collect(),
+            notes: self.notes.clone(),
+        }
+    }
+
+    /// The predicted time of one launch on `profile`, the sizes bound by `sizes`.
+    pub fn predict(
+        &self,
+        profile: &DeviceProfile,
+        sizes: &dyn Fn(Var) -> Option<i64>,
+    ) -> Result<Prediction, PredictError> {
+        let machine = Machine::of(profile);
+        let value = |e: &Expr| eval_i64(e, sizes).map(|v| v as f64);
+        let items = value(&self.items)?.max(1.0);
+        let occupancy = (items / machine.concurrency).min(1.0);
+        let compute_s = (value(&self.work)? / (machine.ops_per_s * occupancy))
+            .max(value(&self.span)? / machine.clock_hz);
+        let mut global = 0.0;
+        let mut local = 0.0;
+        for access in &self.accesses {
+            let bytes = value(&access.count)? * f64::from(access.elem_bytes);
+            match access.space {
+                MemSpace::Global | MemSpace::Constant => {
+                    global += bytes * machine.global_factor(&access.stride, sizes)?;
+                }
+                MemSpace::Local => local += bytes * machine.local_factor(&access.stride, sizes)?,
+                MemSpace::Private => {}
+            }
+        }
+        let memory_s =
+            (global / machine.global_bytes_per_s + local / machine.local_bytes_per_s) / occupancy;
+        let launch_s = machine.launch_s;
+        Ok(Prediction {
+            seconds: launch_s + compute_s.max(memory_s),
+            compute_s,
+            memory_s,
+            launch_s,
+            transfer_s: 0.0,
+            bound: if memory_s >= compute_s { "memory" } else { "compute" },
+            model: MODEL,
+        })
+    }
+
+    /// The same prediction as a host expression in femtoseconds (integer arithmetic,
+    /// so the runner can compare candidates over sizes known only at run time).
+    pub fn time_fs(&self, profile: &DeviceProfile) -> Expr {
+        let machine = Machine::of(profile);
+        let fs = |seconds: f64| Expr::I64((seconds * 1e15).round().max(1.0) as i64);
+        let h = Expr::I64(machine.concurrency as i64);
+        let items = max(self.items.clone(), Expr::I64(1));
+        // x / occupancy = x when items >= H, else x * H / items.
+        let scale = |x: Expr| {
+            Expr::Select(
+                Box::new(Expr::bin(BinOp::Ge, items.clone(), h.clone())),
+                Box::new(x.clone()),
+                Box::new(div(mul(x, h.clone()), items.clone())),
+            )
+        };
+        let compute = max(
+            scale(mul(self.work.clone(), fs(1.0 / machine.ops_per_s))),
+            mul(self.span.clone(), fs(1.0 / machine.clock_hz)),
+        );
+        let mut memory = Vec::new();
+        for access in &self.accesses {
+            let (per_byte, factor) = match access.space {
+                MemSpace::Global | MemSpace::Constant => {
+                    (1.0 / machine.global_bytes_per_s, machine.global_factor_expr(&access.stride))
+                }
+                MemSpace::Local => {
+                    (1.0 / machine.local_bytes_per_s, machine.local_factor_expr(&access.stride))
+                }
+                MemSpace::Private => continue,
+            };
+            let bytes = mul(access.count.clone(), Expr::I64(i64::from(access.elem_bytes)));
+            // Femtoseconds per byte times a factor in thousandths.
+            memory.push(div(mul(mul(bytes, fs(per_byte)), factor), Expr::I64(1000)));
+        }
+        add(fs(machine.launch_s), max(compute, scale(sum(memory))))
+    }
+}
+
+/// A kernel launch of an entry's host plan and the conditions under which it runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Launch {
+    /// Index into the entry's kernels.
+    pub kernel: u32,
+    pub name: String,
+    /// Host conditions that must all hold for the launch to run (enclosing `if`s).
+    pub when: Vec<Expr>,
+    /// Launches per run: the trip counts of the enclosing host loops.
+    pub repeat: Expr,
+    /// The launch's cost over the entry's sizes.
+    pub cost: Cost,
+}
+
+/// The static costs of an entry: per kernel (over its parameters), per launch (over
+/// the entry's sizes), and its host-device transfers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryCost {
+    pub entry: String,
+    /// Names of the host variables that appear in the entry-level formulas.
+    pub names: Names,
+    /// Per kernel, over its parameters (`names` of each in `kernel_names`).
+    pub kernels: Vec<(String, Cost, Names)>,
+    pub launches: Vec<Launch>,
+    /// Bytes of the inputs uploaded at the start, and how many buffers.
+    pub upload_bytes: Expr,
+    pub uploads: Expr,
+    /// Bytes of the results read back at the end, and how many buffers.
+    pub download_bytes: Expr,
+    pub downloads: Expr,
+    /// Single scalars the plan reads back during the run (control flow, sizes).
+    pub scalar_reads: Expr,
+    /// Approximations made for the entry (loops of unknown trip count, ...).
+    pub notes: Vec<String>,
+}
+
+/// A predicted time and its parts, in seconds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Prediction {
+    pub seconds: f64,
+    pub compute_s: f64,
+    pub memory_s: f64,
+    pub launch_s: f64,
+    /// Host-device transfers (entries only).
+    pub transfer_s: f64,
+    /// `memory` or `compute`: the larger of the two.
+    pub bound: &'static str,
+    pub model: &'static str,
+}
+
+/// An entry's predicted time: kernels, transfers, and each launch that runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryPrediction {
+    /// Kernels and transfers together.
+    pub total: Prediction,
+    /// The kernels only (what `weft bench` measures).
+    pub kernels_s: f64,
+    /// Per launch that runs on these sizes: its index in [`EntryCost::launches`], and
+    /// its prediction (all its repetitions).
+    pub launches: Vec<(usize, Prediction)>,
+}
+
+/// Why a prediction could not be made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PredictError(pub String);
+
+impl fmt::Display for PredictError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PredictError {}
+
+impl EntryCost {
+    /// The sizes lookup for named sizes (`[("n", 1000), ("m", 32)]`): each host variable
+    /// named so gets the value.
+    pub fn bind<'a>(&'a self, sizes: &'a [(&'a str, i64)]) -> impl Fn(Var) -> Option<i64> + 'a {
+        move |var| {
+            let name = self.names.0.get(&var)?;
+            sizes.iter().find(|(n, _)| n == name).map(|&(_, v)| v)
+        }
+    }
+
+    /// The predicted time of a run with these sizes: the launches whose conditions hold,
+    /// times their repetitions, plus the transfers.
+    pub fn predict(
+        &self,
+        profile: &DeviceProfile,
+        sizes: &dyn Fn(Var) -> Option<i64>,
+    ) -> Result<EntryPrediction, PredictError> {
+        let mut launches = Vec::new();
+        let (mut compute_s, mut memory_s, mut launch_s, mut kernels_s) = (0.0, 0.0, 0.0, 0.0);
+        for (idx, launch) in self.launches.iter().enumerate() {
+            if !self.runs(launch, sizes)? {
+                continue;
+            }
+            let times = eval_i64(&launch.repeat, sizes)? as f64;
+            let one = launch.cost.predict(profile, sizes)?;
+            let p = Prediction {
+                seconds: one.seconds * times,
+                compute_s: one.compute_s * times,
+                memory_s: one.memory_s * times,
+                launch_s: one.launch_s * times,
+                ..one
+            };
+            compute_s += p.compute_s;
+            memory_s += p.memory_s;
+            launch_s += p.launch_s;
+            kernels_s += p.seconds;
+            launches.push((idx, p));
+        }
+        let t = &profile.transfer;
+        let bytes = |e: &Expr| eval_i64(e, sizes).map(|v| v as f64);
+        let transfer_s = bytes(&self.upload_bytes)? / t.host_to_device.bytes_per_s
+            + bytes(&self.uploads)? * t.host_to_device.latency_s
+            + bytes(&self.download_bytes)? / t.device_to_host.bytes_per_s
+            + (bytes(&self.downloads)? + bytes(&self.scalar_reads)?) * t.device_to_host.latency_s;
+        Ok(EntryPrediction {
+            total: Prediction {
+                seconds: kernels_s + transfer_s,
+                compute_s,
+                memory_s,
+                launch_s,
+                transfer_s,
+                bound: if memory_s >= compute_s { "memory" } else { "compute" },
+                model: MODEL,
+            },
+            kernels_s,
+            launches,
+        })
+    }
+
+    /// Whether the launch's conditions hold for these sizes.
+    pub fn runs(
+        &self,
+        launch: &Launch,
+        sizes: &dyn Fn(Var) -> Option<i64>,
+    ) -> Result<bool, PredictError> {
+        for cond in &launch.when {
+            match eval(cond, sizes)? {
+                Scalar::Bool(true) => {}
+                Scalar::Bool(false) => return Ok(false),
+                _ => return Err(PredictError("a launch condition is not a boolean".into())),
+            }
+        }
+        Ok(true)
+    }
+
+    /// What `weft dump --ir costs` prints: each kernel over its parameters, then the
+    /// entry's launches and transfers over its sizes.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(out, "costs of entry `{}`", self.entry);
+        for (name, cost, names) in &self.kernels {
+            let _ = writeln!(out, "  kernel {name}");
+            render_cost(&mut out, cost, names, "    ");
+        }
+        let _ = writeln!(out, "  launches");
+        for launch in &self.launches {
+            let mut line = format!("    {}", launch.name);
+            if !is_one(&launch.repeat) {
+                let _ = write!(line, " ×{}", show(&launch.repeat, &self.names));
+            }
+            if !launch.when.is_empty() {
+                let conds: Vec<String> = launch.when.iter().map(|c| show(c, &self.names)).collect();
+                let _ = write!(line, " when {}", conds.join(" and "));
+            }
+            let _ = writeln!(out, "{line}");
+            render_cost(&mut out, &launch.cost, &self.names, "      ");
+        }
+        let _ = writeln!(
+            out,
+            "  transfers: upload {} bytes in {} buffers, download {} bytes in {} buffers, {} scalar reads",
+            show(&self.upload_bytes, &self.names),
+            show(&self.uploads, &self.names),
+            show(&self.download_bytes, &self.names),
+            show(&self.downloads, &self.names),
+            show(&self.scalar_reads, &self.names),
+        );
+        for note in &self.notes {
+            let _ = writeln!(out, "  note: {note}");
+        }
+        out
+    }
+}
+
+fn render_cost(out: &mut String, cost: &Cost, names: &Names, pad: &str) {
+    let s = |e: &Expr| show(e, names);
+    let _ = writeln!(out, "{pad}work-items {}", s(&cost.items));
+    let _ = writeln!(out, "{pad}work {}", s(&cost.work));
+    let _ = writeln!(out, "{pad}span {}", s(&cost.span));
+    // Accesses grouped by space, direction, pointer and stride.
+    let mut groups: BTreeMap<(MemSpace, Dir, String, String, u32), Vec<Expr>> = BTreeMap::new();
+    for a in &cost.accesses {
+        let stride = match &a.stride {
+            Stride::Uniform => "uniform".to_owned(),
+            Stride::Irregular => "irregular".to_owned(),
+            Stride::Elems(e) => match e.as_const() {
+                Some(1 | -1) => "coalesced".to_owned(),
+                Some(0) => "uniform".to_owned(),
+                _ => format!("stride {}", s(e)),
+            },
+        };
+        groups
+            .entry((a.space, a.dir, a.ptr.clone(), stride, a.elem_bytes))
+            .or_default()
+            .push(a.count.clone());
+    }
+    for ((space, dir, ptr, stride, bytes), counts) in groups {
+        let verb = match dir {
+            Dir::Read => "reads",
+            Dir::Write => "writes",
+        };
+        let total = mul(sum(counts), Expr::I64(i64::from(bytes)));
+        let _ = writeln!(
+            out,
+            "{pad}{space} {verb} {ptr}: {} bytes, {stride}",
+            s(&total),
+            space = space.name()
+        );
+    }
+    for note in &cost.notes {
+        let _ = writeln!(out, "{pad}note: {note}");
+    }
+}
+
+/// The profile's numbers the model uses.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Machine {
+    /// Work-items running at once (H).
+    pub concurrency: f64,
+    /// Scalar operations per second over the device (`f32_flops / 2`).
+    pub ops_per_s: f64,
+    /// One work-item's operations per second (the clock).
+    pub clock_hz: f64,
+    pub global_bytes_per_s: f64,
+    pub local_bytes_per_s: f64,
+    pub launch_s: f64,
+    pub simd_width: f64,
+    /// `(stride, slowdown)` of strided global reads, stride 1 first.
+    pub global_strided: Vec<(i64, f64)>,
+    /// `(stride in words, slowdown)` of strided local reads.
+    pub local_strided: Vec<(i64, f64)>,
+}
+
+impl Machine {
+    pub fn of(profile: &DeviceProfile) -> Machine {
+        let d = &profile.device;
+        let per_unit = if d.kind.eq_ignore_ascii_case("gpu") {
+            d.max_work_group_size
+        } else {
+            d.simd_width.max(1)
+        };
+        let table = |points: &[crate::profile::StridePoint]| {
+            points.iter().map(|p| (i64::from(p.stride), p.slowdown.max(1.0))).collect()
+        };
+        Machine {
+            concurrency: f64::from(d.compute_units.max(1)) * per_unit.max(1) as f64,
+            ops_per_s: profile.compute.f32_flops / 2.0,
+            clock_hz: f64::from(d.max_clock_mhz.max(1)) * 1e6,
+            global_bytes_per_s: profile.global.bytes_per_s,
+            local_bytes_per_s: profile.local.bytes_per_s,
+            launch_s: profile.launch.kernel_s,
+            simd_width: d.simd_width.max(1) as f64,
+            global_strided: table(&profile.global.strided),
+            local_strided: table(&profile.local.strided),
+        }
+    }
+
+    /// The slowdown of global accesses `stride` elements apart: the first measured
+    /// stride at or above it.
+    pub fn global_slowdown(&self, stride: i64) -> f64 {
+        let stride = stride.unsigned_abs();
+        self.global_strided
+            .iter()
+            .find(|(s, _)| s.unsigned_abs() >= stride)
+            .or(self.global_strided.last())
+            .map_or(1.0, |p| p.1)
+    }
+
+    /// The slowdown of local accesses `words` 32-bit words apart: the largest measured
+    /// stride that divides it (the bank-conflict degree).
+    pub fn local_slowdown(&self, words: i64) -> f64 {
+        if words == 0 {
+            return 1.0;
+        }
+        self.local_strided
+            .iter()
+            .filter(|(s, _)| *s > 0 && words % s == 0)
+            .map(|p| p.1)
+            .next_back()
+            .unwrap_or(1.0)
+    }
+
+    fn global_factor(
+        &self,
+        stride: &Stride,
+        sizes: &dyn Fn(Var) -> Option<i64>,
+    ) -> Result<f64, PredictError> {
+        Ok(match stride {
+            Stride::Uniform => 1.0 / self.simd_width,
+            Stride::Irregular => self.global_strided.last().map_or(1.0, |p| p.1),
+            Stride::Elems(e) => match eval_i64(e, sizes)? {
+                0 => 1.0 / self.simd_width,
+                s => self.global_slowdown(s),
+            },
+        })
+    }
+
+    fn local_factor(
+        &self,
+        stride: &Stride,
+        sizes: &dyn Fn(Var) -> Option<i64>,
+    ) -> Result<f64, PredictError> {
+        Ok(match stride {
+            Stride::Uniform | Stride::Irregular => 1.0,
+            Stride::Elems(e) => self.local_slowdown(eval_i64(e, sizes)?),
+        })
+    }
+
+    /// [`Machine::global_factor`] in thousandths, as a host expression.
+    fn global_factor_expr(&self, stride: &Stride) -> Expr {
+        let milli = |f: f64| Expr::I64((f * 1000.0).round() as i64);
+        let uniform = milli(1.0 / self.simd_width);
+        match stride {
+            Stride::Uniform => uniform,
+            Stride::Irregular => milli(self.global_strided.last().map_or(1.0, |p| p.1)),
+            Stride::Elems(e) => {
+                let abs = Expr::bin(BinOp::Max, e.clone(), Expr::Neg(Box::new(e.clone())));
+                let mut out = milli(self.global_strided.last().map_or(1.0, |p| p.1));
+                for &(s, f) in self.global_strided.iter().rev() {
+                    out = select(Expr::bin(BinOp::Le, abs.clone(), Expr::I64(s)), milli(f), out);
+                }
+                select(Expr::bin(BinOp::Eq, abs, Expr::I64(0)), uniform, out)
+            }
+        }
+    }
+
+    fn local_factor_expr(&self, stride: &Stride) -> Expr {
+        let milli = |f: f64| Expr::I64((f * 1000.0).round() as i64);
+        match stride {
+            Stride::Uniform | Stride::Irregular => milli(1.0),
+            Stride::Elems(e) => {
+                let mut out = milli(1.0);
+                for &(s, f) in &self.local_strided {
+                    if s > 1 {
+                        let divides = Expr::bin(
+                            BinOp::Eq,
+                            Expr::bin(BinOp::Rem, e.clone(), Expr::I64(s)),
+                            Expr::I64(0),
+                        );
+                        out = select(divides, milli(f), out);
+                    }
+                }
+                select(Expr::bin(BinOp::Eq, e.clone(), Expr::I64(0)), milli(1.0), out)
+            }
+        }
+    }
+}
+
+fn eval(e: &Expr, sizes: &dyn Fn(Var) -> Option<i64>) -> Result<Scalar, PredictError> {
+    weft_plan::eval(e, &|v| sizes(v).map(Scalar::I64)).map_err(|error| match error {
+        weft_plan::EvalError::Unbound(_) => {
+            PredictError("the cost depends on a value not known before the run".into())
+        }
+        other => PredictError(other.to_string()),
+    })
+}
+
+/// Evaluates a count or size.
+pub fn eval_i64(e: &Expr, sizes: &dyn Fn(Var) -> Option<i64>) -> Result<i64, PredictError> {
+    match eval(e, sizes)? {
+        Scalar::I64(v) => Ok(v),
+        Scalar::Bool(b) => Ok(i64::from(b)),
+        _ => Err(PredictError("a cost is not an integer".into())),
+    }
+}
+
+// ---- Building expressions, with the constant folding the printer relies on.
+
+trait AsConst {
+    fn as_const(&self) -> Option<i64>;
+}
+
+impl AsConst for Expr {
+    fn as_const(&self) -> Option<i64> {
+        match self {
+            Expr::I64(v) => Some(*v),
+            _ => None,
+        }
+    }
+}
+
+fn is_one(e: &Expr) -> bool {
+    e.as_const() == Some(1)
+}
+
+/// `a + b`, folding constants.
+pub fn add(a: Expr, b: Expr) -> Expr {
+    match (a.as_const(), b.as_const()) {
+        (Some(x), Some(y)) => Expr::I64(x.wrapping_add(y)),
+        (Some(0), _) => b,
+        (_, Some(0)) => a,
+        _ => Expr::bin(BinOp::Add, a, b),
+    }
+}
+
+/// `a * b`, folding constants.
+pub fn mul(a: Expr, b: Expr) -> Expr {
+    match (a.as_const(), b.as_const()) {
+        (Some(x), Some(y)) => Expr::I64(x.wrapping_mul(y)),
+        (Some(0), _) | (_, Some(0)) => Expr::I64(0),
+        (Some(1), _) => b,
+        (_, Some(1)) => a,
+        _ => Expr::bin(BinOp::Mul, a, b),
+    }
+}
+
+/// `a / b` (truncating), folding constants.
+pub fn div(a: Expr, b: Expr) -> Expr {
+    match (a.as_const(), b.as_const()) {
+        (Some(x), Some(y)) if y != 0 => Expr::I64(x.wrapping_div(y)),
+        (_, Some(1)) => a,
+        _ => Expr::bin(BinOp::Div, a, b),
+    }
+}
+
+/// `⌈a / b⌉` for positive `b`.
+pub fn ceil_div(a: Expr, b: Expr) -> Expr {
+    match b.as_const() {
+        Some(1) => a,
+        Some(c) if c > 1 => div(add(a, Expr::I64(c - 1)), b),
+        _ => div(add(a, Expr::bin(BinOp::Sub, b.clone(), Expr::I64(1))), b),
+    }
+}
+
+/// `max(a, b)`, folding constants.
+pub fn max(a: Expr, b: Expr) -> Expr {
+    match (a.as_const(), b.as_const()) {
+        (Some(x), Some(y)) => Expr::I64(x.max(y)),
+        _ if a == b => a,
+        _ => Expr::bin(BinOp::Max, a, b),
+    }
+}
+
+fn select(c: Expr, a: Expr, b: Expr) -> Expr {
+    if a == b { a } else { Expr::Select(Box::new(c), Box::new(a), Box::new(b)) }
+}
+
+/// The sum of counts (0 for none).
+pub fn sum(terms: impl IntoIterator<Item = Expr>) -> Expr {
+    terms.into_iter().fold(Expr::I64(0), add)
+}
+
+/// Replaces variables by expressions.
+pub fn subst(e: &Expr, f: &dyn Fn(Var) -> Option<Expr>) -> Expr {
+    let go = |e: &Expr| Box::new(subst(e, f));
+    match e {
+        Expr::Var(v) => f(*v).unwrap_or_else(|| e.clone()),
+        Expr::I64(_) | Expr::Bool(_) | Expr::Lit { .. } => e.clone(),
+        Expr::Bin(op, a, b) => {
+            let (a, b) = (subst(a, f), subst(b, f));
+            match op {
+                BinOp::Add => add(a, b),
+                BinOp::Mul => mul(a, b),
+                BinOp::Div => div(a, b),
+                BinOp::Max => max(a, b),
+                _ => Expr::Bin(*op, Box::new(a), Box::new(b)),
+            }
+        }
+        Expr::Not(a) => Expr::Not(go(a)),
+        Expr::Neg(a) => Expr::Neg(go(a)),
+        Expr::Select(c, a, b) => select(subst(c, f), subst(a, f), subst(b, f)),
+        Expr::Convert(elem, a) => Expr::Convert(*elem, go(a)),
+    }
+}
+
+// ---- Printing.
+
+/// Prints a cost expression with the names: sums and products as a normalised
+/// polynomial (`4*n*m + 8*n`), `⌈a/b⌉`, `max(a, b)`, `(c ? a : b)`.
+pub fn show(e: &Expr, names: &Names) -> String {
+    match poly(e, names) {
+        Some(p) => p.to_string(),
+        None => atom(e, names),
+    }
+}
+
+fn poly(e: &Expr, names: &Names) -> Option<Size<String>> {
+    Some(match e {
+        Expr::I64(v) => Size::constant(*v),
+        Expr::Bin(BinOp::Add, a, b) => poly_or_atom(a, names).add(&poly_or_atom(b, names)),
+        Expr::Bin(BinOp::Sub, a, b) => poly_or_atom(a, names).sub(&poly_or_atom(b, names)),
+        Expr::Bin(BinOp::Mul, a, b) => poly_or_atom(a, names).mul(&poly_or_atom(b, names)),
+        Expr::Neg(a) => poly_or_atom(a, names).neg(),
+        Expr::Var(v) => Size::var(names.name(*v)),
+        _ => return None,
+    })
+}
+
+fn poly_or_atom(e: &Expr, names: &Names) -> Size<String> {
+    poly(e, names).unwrap_or_else(|| Size::var(atom(e, names)))
+}
+
+fn atom(e: &Expr, names: &Names) -> String {
+    let s = |e: &Expr| show(e, names);
+    match e {
+        Expr::Bool(b) => b.to_string(),
+        Expr::Lit { elem, bits } => match weft_plan::lit(*elem, *bits) {
+            Scalar::F64(x) => x.to_string(),
+            other => format!("{other:?}"),
+        },
+        Expr::Bin(BinOp::Div, a, b) => {
+            // `(a + (c - 1)) / c` is `⌈a/c⌉`.
+            if let (Expr::Bin(BinOp::Add, x, k), Some(c)) = (&**a, b.as_const())
+                && k.as_const() == Some(c - 1)
+            {
+                return format!("⌈{}/{c}⌉", s(x));
+            }
+            format!("({})/({})", s(a), s(b))
+        }
+        Expr::Bin(BinOp::Max, a, b) => format!("max({}, {})", s(a), s(b)),
+        Expr::Bin(BinOp::Min, a, b) => format!("min({}, {})", s(a), s(b)),
+        Expr::Bin(op, a, b) => {
+            let sym = match op {
+                BinOp::Rem => "%",
+                BinOp::Eq => "==",
+                BinOp::Ne => "!=",
+                BinOp::Lt => "<",
+                BinOp::Le => "<=",
+                BinOp::Gt => ">",
+                BinOp::Ge => ">=",
+                BinOp::And => "&&",
+                BinOp::Or => "||",
+                _ => "?",
+            };
+            format!("{} {sym} {}", s(a), s(b))
+        }
+        Expr::Not(a) => format!("!({})", s(a)),
+        Expr::Select(c, a, b) => format!("({} ? {} : {})", s(c), s(a), s(b)),
+        Expr::Convert(Elem::I64, a) => s(a),
+        Expr::Convert(elem, a) => format!("{}({})", elem.name(), s(a)),
+        Expr::I64(_) | Expr::Var(_) | Expr::Neg(_) => {
+            poly(e, names).map_or_else(|| "?".to_owned(), |p| p.to_string())
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "model_tests.rs"]
+mod tests;

@@ -1,0 +1,212 @@
+use expect_test::expect;
+
+use super::*;
+use crate::profile::{StridePoint, builtin_profiles};
+
+/// The committed H100 profile with round numbers: 100 compute units of 1000
+/// work-items (H = 100,000), 1e12 ops/s, 1 TB/s global, 10 TB/s local, 5 µs launches.
+fn gpu() -> DeviceProfile {
+    let mut p = builtin_profiles()[0].clone();
+    p.device.kind = "gpu".into();
+    p.device.compute_units = 100;
+    p.device.max_work_group_size = 1000;
+    p.device.simd_width = 32;
+    p.device.max_clock_mhz = 1000;
+    p.compute.f32_flops = 2e12;
+    p.global.bytes_per_s = 1e12;
+    p.local.bytes_per_s = 1e13;
+    p.launch.kernel_s = 5e-6;
+    p.global.strided = [(1, 1.0), (2, 1.5), (4, 2.0), (8, 4.0), (32, 8.0)]
+        .iter()
+        .map(|&(stride, slowdown)| StridePoint { stride, bytes_per_s: 1e12 / slowdown, slowdown })
+        .collect();
+    p.local.strided = [(1, 1.0), (2, 2.0), (4, 4.0), (8, 8.0), (16, 16.0), (32, 32.0)]
+        .iter()
+        .map(|&(stride, slowdown)| StridePoint { stride, bytes_per_s: 1e13 / slowdown, slowdown })
+        .collect();
+    p
+}
+
+/// The same rates on a CPU-like device: 2 compute units of SIMD width 8 (H = 16), no
+/// banks.
+fn cpu() -> DeviceProfile {
+    let mut p = gpu();
+    p.device.kind = "cpu".into();
+    p.device.compute_units = 2;
+    p.device.simd_width = 8;
+    for point in &mut p.local.strided {
+        point.slowdown = 1.0;
+    }
+    p
+}
+
+const N: Var = Var(0);
+
+fn names() -> Names {
+    Names([(N, "n".to_owned())].into_iter().collect())
+}
+
+fn n() -> Expr {
+    Expr::Var(N)
+}
+
+fn access(space: MemSpace, dir: Dir, count: Expr, stride: Stride) -> Access {
+    Access { ptr: "xs".into(), space, dir, elem_bytes: 4, count, stride }
+}
+
+/// `ys[i] = xs[i * s]` over n work-items.
+fn copy(stride: Stride) -> Cost {
+    Cost {
+        items: n(),
+        work: mul(n(), Expr::I64(2)),
+        span: Expr::I64(2),
+        accesses: vec![
+            access(MemSpace::Global, Dir::Read, n(), stride),
+            access(MemSpace::Global, Dir::Write, n(), Stride::Elems(Expr::I64(1))),
+        ],
+        notes: vec![],
+    }
+}
+
+fn at(n: i64) -> impl Fn(Var) -> Option<i64> {
+    move |v| (v == N).then_some(n)
+}
+
+#[test]
+fn global_strides_use_the_first_measured_stride_at_or_above() {
+    let m = Machine::of(&gpu());
+    let got: Vec<f64> = [1, 2, 3, 4, 5, 8, 9, 32, 1000, -2].map(|s| m.global_slowdown(s)).to_vec();
+    assert_eq!(got, [1.0, 1.5, 2.0, 2.0, 4.0, 4.0, 8.0, 8.0, 8.0, 1.5]);
+}
+
+#[test]
+fn local_strides_are_bank_conflicts_of_the_largest_dividing_stride() {
+    let m = Machine::of(&gpu());
+    let got: Vec<f64> = [0, 1, 2, 3, 6, 12, 33, 64, 96].map(|s| m.local_slowdown(s)).to_vec();
+    // gcd(s, 32): 33 is conflict-free (a padded row), 64 and 96 hit one bank 32 ways.
+    assert_eq!(got, [1.0, 1.0, 2.0, 1.0, 2.0, 4.0, 1.0, 32.0, 32.0]);
+}
+
+#[test]
+fn a_large_copy_is_memory_bound_at_the_measured_bandwidth() {
+    let p = copy(Stride::Elems(Expr::I64(1))).predict(&gpu(), &at(1 << 24)).unwrap();
+    // 2^24 items × 8 bytes at 1 TB/s = 134.2 µs, plus the 5 µs launch.
+    assert!((p.memory_s - 134.217_728e-6).abs() < 1e-12, "{p:?}");
+    assert!((p.seconds - 139.217_728e-6).abs() < 1e-12, "{p:?}");
+    assert_eq!((p.bound, p.model), ("memory", MODEL));
+    // Compute: 2^25 ops at 1e12/s = 33.6 µs.
+    assert!((p.compute_s - 33.554_432e-6).abs() < 1e-12);
+}
+
+#[test]
+fn uncoalesced_and_uniform_reads_scale_the_bytes() {
+    let base = copy(Stride::Elems(Expr::I64(1))).predict(&gpu(), &at(1 << 24)).unwrap();
+    let strided = copy(Stride::Elems(n())).predict(&gpu(), &at(1 << 24)).unwrap();
+    // Reads at stride n ≥ 32 are 8× slower: (8 × 4 + 4) / (4 + 4) = 4.5× the bytes' time.
+    assert!((strided.memory_s / base.memory_s - 4.5).abs() < 1e-9);
+    let uniform = copy(Stride::Uniform).predict(&gpu(), &at(1 << 24)).unwrap();
+    assert!((uniform.memory_s / base.memory_s - (4.0 / 32.0 + 4.0) / 8.0).abs() < 1e-9);
+    let irregular = copy(Stride::Irregular).predict(&gpu(), &at(1 << 24)).unwrap();
+    assert_eq!(irregular.memory_s, strided.memory_s);
+}
+
+#[test]
+fn few_work_items_use_a_fraction_of_the_device() {
+    // 1000 items on a device of H = 100,000: 1% occupancy, so 100× the full-device time.
+    let small = copy(Stride::Elems(Expr::I64(1))).predict(&gpu(), &at(1000)).unwrap();
+    assert!((small.memory_s - 1000.0 * 8.0 / 1e12 * 100.0).abs() < 1e-15, "{small:?}");
+    // The same kernel on the CPU-like device (H = 16) is at full occupancy.
+    let cpu = copy(Stride::Elems(Expr::I64(1))).predict(&cpu(), &at(1000)).unwrap();
+    assert!((cpu.memory_s - 1000.0 * 8.0 / 1e12).abs() < 1e-15);
+}
+
+#[test]
+fn the_span_bounds_compute() {
+    let mut cost = copy(Stride::Elems(Expr::I64(1)));
+    cost.span = Expr::I64(1_000_000);
+    let p = cost.predict(&gpu(), &at(1 << 24)).unwrap();
+    // 10^6 sequential operations at 1 GHz: 1 ms.
+    assert!((p.compute_s - 1e-3).abs() < 1e-12);
+    assert_eq!(p.bound, "compute");
+}
+
+#[test]
+fn the_integer_formula_agrees_with_the_prediction() {
+    for stride in [Stride::Elems(Expr::I64(1)), Stride::Elems(n()), Stride::Uniform] {
+        for size in [100, 1 << 16, 1 << 24] {
+            for profile in [gpu(), cpu()] {
+                let cost = copy(stride.clone());
+                let p = cost.predict(&profile, &at(size)).unwrap();
+                let fs = eval_i64(&cost.time_fs(&profile), &at(size)).unwrap() as f64 * 1e-15;
+                assert!((fs / p.seconds - 1.0).abs() < 1e-3, "{fs} vs {}", p.seconds);
+            }
+        }
+    }
+}
+
+#[test]
+fn local_conflicts_in_the_integer_formula() {
+    let cost = Cost {
+        items: Expr::I64(1 << 20),
+        work: Expr::I64(0),
+        span: Expr::I64(0),
+        accesses: vec![access(MemSpace::Local, Dir::Read, Expr::I64(1 << 20), Stride::Elems(n()))],
+        notes: vec![],
+    };
+    for s in [1, 2, 3, 8, 33, 64] {
+        let p = cost.predict(&gpu(), &at(s)).unwrap();
+        let fs = eval_i64(&cost.time_fs(&gpu()), &at(s)).unwrap() as f64 * 1e-15;
+        assert!((fs / p.seconds - 1.0).abs() < 1e-3, "stride {s}: {fs} vs {}", p.seconds);
+    }
+}
+
+#[test]
+fn printing_normalises_polynomials() {
+    let e = add(
+        mul(mul(n(), Expr::I64(4)), n()),
+        add(ceil_div(n(), Expr::I64(256)), max(n(), Expr::I64(1))),
+    );
+    expect!["4*n*n + max(n, 1) + ⌈n/256⌉"].assert_eq(&show(&e, &names()));
+    let e = Expr::bin(BinOp::Sub, mul(n(), Expr::I64(3)), n());
+    expect!["2*n"].assert_eq(&show(&e, &names()));
+}
+
+#[test]
+fn entries_add_launches_that_run_and_transfers() {
+    let launch = |when: Vec<Expr>| Launch {
+        kernel: 0,
+        name: "copy".into(),
+        when,
+        repeat: Expr::I64(2),
+        cost: copy(Stride::Elems(Expr::I64(1))),
+    };
+    let entry = EntryCost {
+        entry: "e".into(),
+        names: names(),
+        kernels: vec![],
+        launches: vec![
+            launch(vec![Expr::bin(BinOp::Ge, n(), Expr::I64(10))]),
+            launch(vec![Expr::bin(BinOp::Lt, n(), Expr::I64(10))]),
+        ],
+        upload_bytes: mul(n(), Expr::I64(4)),
+        uploads: Expr::I64(1),
+        download_bytes: mul(n(), Expr::I64(4)),
+        downloads: Expr::I64(1),
+        scalar_reads: Expr::I64(0),
+        notes: vec![],
+    };
+    let profile = gpu();
+    let sizes = entry.bind(&[("n", 1 << 24)]);
+    let p = entry.predict(&profile, &sizes).unwrap();
+    assert_eq!(p.launches.len(), 1);
+    let one = copy(Stride::Elems(Expr::I64(1))).predict(&profile, &sizes).unwrap();
+    assert!((p.kernels_s - 2.0 * one.seconds).abs() < 1e-15);
+    let t = &profile.transfer;
+    let bytes = f64::from(1u32 << 26);
+    let transfer = bytes / t.host_to_device.bytes_per_s
+        + t.host_to_device.latency_s
+        + bytes / t.device_to_host.bytes_per_s
+        + t.device_to_host.latency_s;
+    assert!((p.total.transfer_s - transfer).abs() < 1e-12);
+    assert!((p.total.seconds - p.kernels_s - transfer).abs() < 1e-12);
+}
