@@ -25,7 +25,7 @@ pub(crate) fn run(args: &DumpArgs) -> anyhow::Result<u8> {
             let mem = weft_mem::pipeline(&program, weft_mem::ExpandOptions::default());
             weft_mem::pretty_mem(&program, &mem)
         }
-        Stage::Kernels | Stage::Imperative | Stage::Aspace | Stage::Opencl => {
+        Stage::Kernels | Stage::Imperative | Stage::Aspace | Stage::Opencl | Stage::Regions => {
             let program =
                 crate::run::core_program(&db, loaded.file).map_err(|e| anyhow::anyhow!(e))?;
             let mut text = String::new();
@@ -65,6 +65,14 @@ pub(crate) fn run(args: &DumpArgs) -> anyhow::Result<u8> {
                         ));
                         text.push_str(&compiled.spaces.report);
                     }
+                    Stage::Regions => {
+                        let path = loaded.file.path(&db).clone();
+                        let line = |origin: &weft_core::Origin| source_line(&db, &path, origin);
+                        text.push_str(&weft_lower::regions::print_regions(
+                            &compiled.regions,
+                            &line,
+                        ));
+                    }
                     _ => {
                         text.push_str(&weft_plan::print_plan(&compiled.plan));
                         text.push_str(&compiled.plan.source);
@@ -77,6 +85,20 @@ pub(crate) fn run(args: &DumpArgs) -> anyhow::Result<u8> {
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(0)
+}
+
+/// The 1-based line of a source expression in the file at `path` (`None` in others).
+pub(crate) fn source_line(
+    db: &weft_hir::RootDatabase,
+    path: &str,
+    origin: &weft_core::Origin,
+) -> Option<u32> {
+    // `origin_position` writes `path:line:col`.
+    let position = weft_core::origin_position(db, origin)?;
+    let mut parts = position.rsplitn(3, ':');
+    let _col = parts.next()?;
+    let line = parts.next()?.parse().ok()?;
+    (parts.next()? == path).then_some(line)
 }
 
 /// A status line for people, on stderr, so stdout stays machine-readable.

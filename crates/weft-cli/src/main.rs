@@ -149,6 +149,8 @@ enum Stage {
     Aspace,
     /// Every entry's OpenCL C program and host plan.
     Opencl,
+    /// Every entry's memory regions (world, size, lifetime) and transfers.
+    Regions,
 }
 
 /// The OpenCL C version kernels are written for.

@@ -78,6 +78,11 @@ pub struct Lowered {
     pub outputs: Vec<Output>,
     pub errors: Vec<ErrorSite>,
     pub n_vars: u32,
+    /// Each host variable's name (the source binding or size it holds, or what the
+    /// lowering made it for: `dim`, `read`, `partial`), indexed by [`Var`].
+    pub var_names: Vec<String>,
+    /// Memory regions, worlds, lifetimes and transfers of the plan ([`crate::regions`]).
+    pub regions: crate::regions::Regions,
 }
 
 pub(crate) struct Lowerer<'p> {
@@ -90,6 +95,10 @@ pub(crate) struct Lowerer<'p> {
     pub(crate) options: Options,
     uses: FxHashMap<FnId, FxHashMap<VarId, u32>>,
     entry_name: String,
+    /// The host-level statement being lowered: the source of the buffers it allocates.
+    current_origin: Option<Origin>,
+    /// The source expression whose value each allocated buffer holds.
+    buffer_origins: FxHashMap<Var, Origin>,
 }
 
 /// Lowers one entry point.
@@ -120,6 +129,8 @@ pub fn lower_entry(
         options,
         uses: FxHashMap::default(),
         entry_name: function.name.to_string(),
+        current_origin: None,
+        buffer_origins: FxHashMap::default(),
     };
     let mut env = HEnv::default();
     let mut inputs = Vec::new();
@@ -166,6 +177,20 @@ pub fn lower_entry(
         &l.shared.borrow().site_positions,
         l.options.target,
     );
+    let var_names: Vec<String> = {
+        let shared = l.shared.borrow();
+        (0..l.n_vars).map(|v| shared.var_names.get(&Var(v)).cloned().unwrap_or_default()).collect()
+    };
+    let mut regions = crate::regions::analyse(&crate::regions::PlanView {
+        steps: &steps,
+        inputs: &inputs,
+        input_names: &input_names,
+        outputs: &outputs,
+        kernels: &l.kernels,
+        var_names: &var_names,
+        buffer_origins: &l.buffer_origins,
+    });
+    regions.entry = l.entry_name.clone();
     Ok(Lowered {
         entry: l.entry_name,
         kernels: l.kernels,
@@ -177,6 +202,8 @@ pub fn lower_entry(
         outputs,
         errors,
         n_vars: l.n_vars,
+        var_names,
+        regions,
     })
 }
 
@@ -186,6 +213,13 @@ impl<'p> Lowerer<'p> {
         self.n_vars += 1;
         self.shared.borrow_mut().var_names.insert(v, name.to_owned());
         v
+    }
+
+    /// Records the statement being lowered as the source of a fresh buffer.
+    fn note_buffer(&mut self, buf: Var) {
+        if let Some(origin) = &self.current_origin {
+            self.buffer_origins.insert(buf, origin.clone());
+        }
     }
 
     pub(crate) fn push_steps(&mut self) {
@@ -393,14 +427,12 @@ impl<'p> Lowerer<'p> {
         let program = self.program;
         let b = &program.functions[f].blocks[block];
         for stmt in &b.stmts {
-            let mut val = self.exp(f, env, stmt.exp, stmt.var)?;
+            let outer = self.current_origin.take();
+            self.current_origin = self.origin(f, stmt.exp).or_else(|| outer.clone());
+            let val = self.stmt(f, env, stmt);
+            self.current_origin = outer;
+            let val = val?;
             let var = &program.functions[f].vars[stmt.var];
-            if let HVal::Arr(a) = &val
-                && a.has_expensive_pull()
-                && self.uses(f, stmt.var) > 1
-            {
-                val = HVal::Arr(self.materialise(a, var.name.as_str())?);
-            }
             bind_sizes(env, &var.ty, &val);
             env.insert(stmt.var, val);
         }
@@ -408,6 +440,21 @@ impl<'p> Lowerer<'p> {
             Some(a) => self.atom(env, a),
             None => Ok(HVal::Tuple(Vec::new())),
         }
+    }
+
+    /// One statement's value (materialised when it is an expensive pull array used
+    /// more than once).
+    fn stmt(&mut self, f: FnId, env: &mut HEnv, stmt: &weft_core::Stmt) -> Res<HVal> {
+        let program = self.program;
+        let mut val = self.exp(f, env, stmt.exp, stmt.var)?;
+        let var = &program.functions[f].vars[stmt.var];
+        if let HVal::Arr(a) = &val
+            && a.has_expensive_pull()
+            && self.uses(f, stmt.var) > 1
+        {
+            val = HVal::Arr(self.materialise(a, var.name.as_str())?);
+        }
+        Ok(val)
     }
 
     pub(crate) fn atom(&mut self, env: &HEnv, atom: &Atom) -> Res<HVal> {
@@ -1077,6 +1124,7 @@ impl<'p> Lowerer<'p> {
             KVal::Scalar(e, elem) => {
                 let buf = self.new_var(name);
                 self.step(Step::Alloc { var: buf, elem: *elem, len: Expr::I64(1) });
+                self.note_buffer(buf);
                 let ptr = kb.buffer_param(buf, *elem);
                 let value = if *elem == Elem::Bool {
                     CExpr::cast(Elem::Bool, e.clone())
@@ -1101,6 +1149,7 @@ impl<'p> Lowerer<'p> {
         for elem in leaves(elem_ty)? {
             let buf = self.new_var(name);
             self.step(Step::Alloc { var: buf, elem, len: len.clone() });
+            self.note_buffer(buf);
             parts.push(HArr::Mem(Mem::fresh(buf, elem, shape.clone())));
         }
         Ok(if parts.len() == 1 { parts.remove(0) } else { HArr::Zip(parts) })

@@ -23,6 +23,7 @@ mod host;
 pub mod imp;
 mod kernel;
 mod matmul;
+pub mod regions;
 mod soac;
 #[cfg(test)]
 mod tests;

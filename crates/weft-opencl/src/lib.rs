@@ -23,6 +23,8 @@ pub struct Compiled {
     pub kernels: Vec<KernelImp>,
     pub functions: Vec<FuncImp>,
     pub spaces: Spaces,
+    /// The plan's memory regions, worlds, lifetimes and transfers.
+    pub regions: weft_lower::regions::Regions,
 }
 
 /// Compiles one entry point.
@@ -75,6 +77,7 @@ pub fn compile_entry(
         kernels: lowered.kernels,
         functions: lowered.functions,
         spaces: lowered.spaces,
+        regions: lowered.regions,
     })
 }
 
