@@ -379,26 +379,34 @@ impl RenderCtx<'_> {
                 format!("`{found}` is not allowed {context}; legal here: {legal}"),
             ),
             InferDiagnostic::LocalEscapesGroup { site, via, group } => {
-                // The chain of reasons, as address-space inference gives it: where the
-                // `local` label comes from, how it flows, and what cannot hold it.
+                // Address-space inference explains it: the `local` label of the
+                // `to_local`, the bindings it flows through, and the `map@group` result
+                // (stored in global memory) that cannot hold it.
+                let mut steps: Vec<(Site, String, String)> = vec![(
+                    site.clone(),
+                    "to_local".to_owned(),
+                    "local: materialised by `to_local` for the work-items of one work-group"
+                        .to_owned(),
+                )];
                 for use_ in via.iter().rev() {
+                    let name = self.quote(use_).unwrap_or_else(|| "it".to_owned());
+                    steps.push((use_.clone(), name, format!("flows through {}", subject(use_))));
+                }
+                let sink = (
+                    group.clone(),
+                    "a `map@group` result lives in global memory, after its work-group has ended: only {global}".to_owned(),
+                );
+                let (explained, chain) = aspace_explanation(&steps, sink, aspace_global_only());
+                let message = format!("this local array escapes its work-group: {explained}");
+                for (at, text) in chain {
                     related.push(RelatedInfo {
                         file: self.file,
-                        range: self.range(use_),
-                        message: format!("the local array flows through {}", subject(use_)),
+                        range: self.range(&at),
+                        message: text,
                     });
                 }
-                related.push(RelatedInfo {
-                    file: self.file,
-                    range: self.range(group),
-                    message: "…and becomes a result of this `map@group`: results are stored in global memory, read after the work-group has ended".to_owned(),
-                });
                 help = Some("return a value computed from the local array (say, a `reduce@group` over it), or drop the `to_local`".to_owned());
-                (
-                    "local-escapes-group",
-                    site.clone(),
-                    "this array is local (materialised by `to_local`), but it is the result of the `map@group` body, so it would escape its work-group".to_owned(),
-                )
+                ("local-escapes-group", site.clone(), message)
             }
             InferDiagnostic::EntryWithoutReturnType => (
                 "missing-return-type",
@@ -413,26 +421,33 @@ impl RenderCtx<'_> {
                 ),
             ),
             InferDiagnostic::ToLocalOutsideGroup { site, context } => {
-                let place = match context {
-                    Some((ctx, name)) => {
-                        related.push(RelatedInfo {
-                            file: self.file,
-                            range: self.range(ctx),
-                            message: format!(
-                                "the enclosing `{name}`: its iterations do not share a work-group"
-                            ),
-                        });
-                        format!("here it is inside a `{name}` body")
-                    }
-                    None => "here it is outside every combinator".to_owned(),
-                };
-                (
-                    "to-local-outside-group",
+                let steps = vec![(
                     site.clone(),
-                    format!(
-                        "`to_local` is only allowed inside the body of a `map@group`: local memory is shared by the work-items of one work-group, and {place}"
+                    "to_local".to_owned(),
+                    "local: `to_local` asks for memory shared by the work-items of one work-group"
+                        .to_owned(),
+                )];
+                let sink = match context {
+                    Some((ctx, name)) => (
+                        ctx.clone(),
+                        format!("in a `{name}` body no work-group shares memory: only {{global, private}}"),
                     ),
-                )
+                    None => (
+                        site.clone(),
+                        "outside every combinator no work-group shares memory: only {global, private}".to_owned(),
+                    ),
+                };
+                let (explained, chain) = aspace_explanation(&steps, sink, aspace_no_local());
+                let message = format!("`to_local` outside a `map@group`: {explained}");
+                for (at, text) in chain.into_iter().skip(1) {
+                    related.push(RelatedInfo {
+                        file: self.file,
+                        range: self.range(&at),
+                        message: text,
+                    });
+                }
+                help = Some("move it into the body of a `map@group`, or use `to_private` for a work-item's own copy".to_owned());
+                ("to-local-outside-group", site.clone(), message)
             }
         };
         let _ = self.db;
@@ -446,6 +461,77 @@ impl RenderCtx<'_> {
             help,
         }
     }
+}
+
+/// Runs address-space inference (`weft-aspace`) on the chain of a local array: a
+/// pointer declared `local` at `steps[0]`, flowing through the other steps, into a
+/// slot at `sink` that allows only `allowed`. Returns the inference's message and its
+/// chain of reasons, each at its source site.
+fn aspace_explanation(
+    steps: &[(Site, String, String)],
+    sink: (Site, String),
+    allowed: weft_aspace::SpaceSet,
+) -> (String, Vec<(Site, String)>) {
+    use weft_aspace::{Decl, Fact, Func, FuncKind, Program, Ptr, PtrId, Reason, Space, Target};
+    let mut sites: Vec<Site> = steps.iter().map(|(s, _, _)| s.clone()).collect();
+    sites.push(sink.0.clone());
+    let reason = |i: usize, text: &str| Reason::new(text, Some(weft_aspace::Site(i as u32)));
+    let mut ptrs = Vec::new();
+    let mut facts = Vec::new();
+    for (i, (_, name, text)) in steps.iter().enumerate() {
+        let decl = if i == 0 { Decl::In(Space::Local) } else { Decl::Generic };
+        ptrs.push(Ptr { name: name.clone(), decl, reason: reason(i, text) });
+        if i > 0 {
+            facts.push(Fact::Flow {
+                from: PtrId(i as u32 - 1),
+                to: PtrId(i as u32),
+                reason: reason(i, text),
+            });
+        }
+    }
+    let last = PtrId(steps.len() as u32 - 1);
+    facts.push(Fact::Bound { ptr: last, allowed, reason: reason(steps.len(), &sink.1) });
+    let program = Program {
+        funcs: vec![Func {
+            name: "body".to_owned(),
+            kind: FuncKind::Helper,
+            params: Vec::new(),
+            ret: None,
+            ptrs,
+            facts,
+        }],
+    };
+    let inference = weft_aspace::infer(&program, Target::OpenCl12);
+    let site_of = |r: &Reason| {
+        r.site.and_then(|s| sites.get(s.0 as usize).cloned()).unwrap_or_else(|| sink.0.clone())
+    };
+    match inference.diagnostics().first() {
+        Some(d) => {
+            let mut chain: Vec<(Site, String)> = Vec::new();
+            for r in &d.chain {
+                let item = (site_of(r), r.text.clone());
+                if !chain.contains(&item) {
+                    chain.push(item);
+                }
+            }
+            // A chain of one step names `to_local` twice: say it once.
+            let message = d.message.replace(
+                "`to_local` may point to local memory (from `to_local`)",
+                "`to_local` gives local memory",
+            );
+            (message, chain)
+        }
+        // The engine accepts it only if the bound allows `local`: not for these callers.
+        None => (sink.1.clone(), Vec::new()),
+    }
+}
+
+fn aspace_global_only() -> weft_aspace::SpaceSet {
+    weft_aspace::SpaceSet::single(weft_aspace::Space::Global)
+}
+
+fn aspace_no_local() -> weft_aspace::SpaceSet {
+    weft_aspace::SpaceSet::single(weft_aspace::Space::Global).with(weft_aspace::Space::Private)
 }
 
 impl Ty {

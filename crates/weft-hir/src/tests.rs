@@ -202,13 +202,15 @@ entry grid (xss: [n][m]f32) : [n]f32 =
   map@grid (\row -> reduce@seq (+) 0 (to_local row)) xss
 "#,
         expect![[r#"
-            local-escapes-group `to_local (map@thread (\x -> x + 1) row)`: this array is local (materialised by `to_local`), but it is the result of the `map@group` body, so it would escape its work-group
-              related `t`: the local array flows through `t`
-              related `u`: the local array flows through `u`
-              related `map@group`: …and becomes a result of this `map@group`: results are stored in global memory, read after the work-group has ended
+            local-escapes-group `to_local (map@thread (\x -> x + 1) row)`: this local array escapes its work-group: a `map@group` result lives in global memory, after its work-group has ended: only {global}, but `u` may point to local memory (from `to_local`)
+              related `to_local (map@thread (\x -> x + 1) row)`: local: materialised by `to_local` for the work-items of one work-group
+              related `t`: flows through `t`
+              related `u`: flows through `u`
+              related `map@group`: a `map@group` result lives in global memory, after its work-group has ended: only {global}
               help: return a value computed from the local array (say, a `reduce@group` over it), or drop the `to_local`
-            to-local-outside-group `to_local`: `to_local` is only allowed inside the body of a `map@group`: local memory is shared by the work-items of one work-group, and here it is inside a `map@grid` body
-              related `map@grid`: the enclosing `map@grid`: its iterations do not share a work-group
+            to-local-outside-group `to_local`: `to_local` outside a `map@group`: in a `map@grid` body no work-group shares memory: only {global, private}, but `to_local` gives local memory
+              related `map@grid`: in a `map@grid` body no work-group shares memory: only {global, private}
+              help: move it into the body of a `map@group`, or use `to_private` for a work-item's own copy
         "#]],
     );
 }
@@ -225,7 +227,9 @@ entry h (xs: [n]f32) : [n]f32 = to_local xs
         expect![[r#"
             illegal-level `map@thread`: `map@thread` is not allowed at host level; legal here: `map@grid`, `map@group`, `reduce@grid`, `scan@grid`
             illegal-level `reduce@grid`: `reduce@grid` is not allowed in a sequential body (`@grid`, `@thread` or `@seq`); legal here: `@seq` only
-            to-local-outside-group `to_local`: `to_local` is only allowed inside the body of a `map@group`: local memory is shared by the work-items of one work-group, and here it is outside every combinator
+            to-local-outside-group `to_local`: `to_local` outside a `map@group`: outside every combinator no work-group shares memory: only {global, private}, but `to_local` gives local memory
+              related `to_local`: outside every combinator no work-group shares memory: only {global, private}
+              help: move it into the body of a `map@group`, or use `to_private` for a work-item's own copy
         "#]],
     );
 }
