@@ -17,6 +17,7 @@ use crate::FilePosition;
 use crate::classify::{DefData, Definition, classify_at, enclosing_def};
 use crate::kernels::{HOVER_BUDGET, call_chain, kernels_computing, kernels_materialising};
 use crate::memory::{PatMemory, memory_of_pat};
+use crate::regions::{describe_region, regions_of};
 
 /// What to show, and the range it is about.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -156,6 +157,14 @@ fn describe(db: &RootDatabase, definition: &Definition) -> Option<String> {
                 out.push_str("\n\n");
                 out.push_str(&spaces);
             }
+            // Its region: world, size, lifetime and transfers.
+            if contains_array(&ty) {
+                let param = body.params.contains(pat).then_some(name.as_str());
+                if let Some(regions) = region_section(db, def, body, value, param) {
+                    out.push_str("\n\n");
+                    out.push_str(&regions);
+                }
+            }
             Some(out)
         }
         Definition::SizeParam { name, .. } => {
@@ -186,6 +195,22 @@ fn describe(db: &RootDatabase, definition: &Definition) -> Option<String> {
             builtin.description()
         )),
     }
+}
+
+/// `**Region**: ...`, one line per region holding the binding's value (a let's value,
+/// or an entry's parameter), at most [`MAX_KERNEL_LINES`].
+fn region_section(
+    db: &RootDatabase,
+    def: &DefLoc,
+    body: &weft_hir::Body,
+    value: Option<ExprId>,
+    param: Option<&str>,
+) -> Option<String> {
+    let chain = value.map(|v| call_chain(body, v)).unwrap_or_default();
+    let found = regions_of(db, def, &|e| chain.contains(&e), param, HOVER_BUDGET);
+    let lines: Vec<String> =
+        found.iter().take(MAX_KERNEL_LINES).map(|f| describe_region(db, def, f)).collect();
+    (!lines.is_empty()).then(|| lines.join("\n\n"))
 }
 
 fn contains_array(ty: &Ty) -> bool {
@@ -427,6 +452,8 @@ entry f (a: [n][m]f32) : [n][m]f32 =
                 ```
 
                 **Memory**: `mem_1 -> {offset: 0; strides: [m, 1]; shape: [n, m]}`, fresh allocation: 4*n*m bytes
+
+                **Region**: `r2` (`result`) on the device, `4*m*n` bytes (`m*n` × f32), live line 2 (plan: from step 1 to the read-back); read back to the host (`4*m*n` bytes); used by `f_map2d_0` (entry `f`)
             "#]],
         );
     }
@@ -446,6 +473,8 @@ entry f (a: [n][m]i32) : [m*n]i32 =
                 ```
 
                 **Memory**: `mem_1 -> {offset: 0; strides: [1]; shape: [n*m]}`, fresh allocation (forced copy): 4*n*m bytes
+
+                **Region**: `r2` (`copy`) on the device, `4*m*n` bytes (`m*n` × i32), live line 2 (plan: from step 1 to the read-back); read back to the host (`4*m*n` bytes); used by `f_transpose_0` (entry `f`)
             "#]],
         );
     }
@@ -463,6 +492,32 @@ entry f (a$0: [n][m]i32) : [n*m]i32 = flatten a
                 ```
 
                 **Memory**: `mem_0 -> {offset: 0; strides: [m, 1]; shape: [n, m]}`, the entry's input (no copy)
+
+                **Region**: `r1` (`a`) on the device, `4*m*n` bytes (`m*n` × i32), live from the upload to the read-back of the plan (no kernel of this file uses it); uploaded from the host (`4*m*n` bytes); read back to the host (`4*m*n` bytes) (entry `f`)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn scanned_binding_shows_its_region_and_lifetime_in_lines() {
+        check(
+            r#"
+entry f (xs: [n]f32) : f32 =
+  let y$0s = scan (+) 0f32 xs
+  let m = reduce (+) 0f32 ys
+  in reduce (+) 0f32 (map (\y -> y * m) ys)
+"#,
+            expect![[r#"
+                main.weft:35..37 "ys"
+                ```weft
+                ys : [n]f32
+                ```
+
+                **Memory**: `mem_1 -> {offset: 0; strides: [1]; shape: [n]}`, fresh allocation: 4*n bytes
+
+                **Region**: `r2` (`partial`) on the device, `4*max(1, min(((n + 255) / 256), 1024))` bytes (`max(1, min(((n + 255) / 256), 1024))` × f32), live line 2 (plan: from step 2 to step 7); used by `f_scan_partials_0`, `f_scan_carries_1`, `f_scan_2` (entry `f`)
+
+                **Region**: `r3` (`scanned`) on the device, `4*n` bytes (`n` × f32), live lines 2–4 (plan: from step 5 to step 15); used by `f_scan_2`, `f_reduce_partials_3`, `f_reduce_partials_5` (entry `f`)
             "#]],
         );
     }

@@ -205,7 +205,7 @@ pub(crate) const EXPLICIT_BUDGET: Budget = Budget { max_size: 50_000, max_entrie
 
 /// Compiles one entry; a panic of the back end becomes an error. `position` must not
 /// read the database, or a cancellation would be caught here too (see [`compile_entry`]).
-fn compile_quietly(
+pub(crate) fn compile_quietly(
     program: &Program,
     entry: FnId,
     position: &dyn Fn(&Origin) -> Option<String>,

@@ -30,6 +30,7 @@ mod kernels;
 mod memory;
 mod program;
 mod references;
+mod regions;
 mod rename;
 mod semantic_tokens;
 mod show_kernel;

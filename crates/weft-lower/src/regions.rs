@@ -293,14 +293,21 @@ pub fn analyse(view: &PlanView<'_>) -> Regions {
                     for r in regions_of(var) {
                         let region = &mut regions[r as usize];
                         uses[r as usize].push(f.no);
-                        if let Some(k) = k {
-                            if !region.kernels.contains(&k.name) {
-                                region.kernels.push(k.name.clone());
-                            }
-                            for (origin, _) in &k.origins {
-                                if !region.used_by.contains(origin) {
-                                    region.used_by.push(origin.clone());
-                                }
+                        let Some(k) = k else { continue };
+                        if !region.kernels.contains(&k.name) {
+                            region.kernels.push(k.name.clone());
+                        }
+                        // A buffer allocated outside any statement (a result's copy)
+                        // holds what the first kernel using it computes.
+                        if region.origin.is_none()
+                            && region.kind == RegionKind::Alloc
+                            && let Some((origin, _)) = k.origins.first()
+                        {
+                            region.origin = Some(origin.clone());
+                        }
+                        for (origin, _) in &k.origins {
+                            if !region.used_by.contains(origin) {
+                                region.used_by.push(origin.clone());
                             }
                         }
                     }
@@ -607,7 +614,7 @@ mod tests {
                   r2   host    input  `ys`         f32: n × 4 = 4*n bytes; live before step 1
                   r3   device  input  `ys`         f32: n × 4 = 4*n bytes; live from the upload to step 2, lines 2–3
                   r4   device  alloc  `result`     f32: n × 4 = 4*n bytes; live from step 1 to the read-back, lines 2–3
-                  r5   host    result `result`     f32: n × 4 = 4*n bytes; live after step 2
+                  r5   host    result `result`     f32: n × 4 = 4*n bytes; live after step 2, line 3
                 transfers
                   before step 1 host → device: r0 → r1, 4*n bytes (upload of the input)
                   before step 1 host → device: r2 → r3, 4*n bytes (upload of the input)
@@ -625,7 +632,7 @@ mod tests {
                   r0   host    input  `a`          f64: m*n × 8 = 8*m*n bytes; live before step 1
                   r1   device  input  `a`          f64: m*n × 8 = 8*m*n bytes; live from the upload to step 2, line 2
                   r2   device  alloc  `result`     f64: m*n × 8 = 8*m*n bytes; live from step 1 to the read-back, line 2
-                  r3   host    result `result`     f64: m*n × 8 = 8*m*n bytes; live after step 2
+                  r3   host    result `result`     f64: m*n × 8 = 8*m*n bytes; live after step 2, line 2
                 transfers
                   before step 1 host → device: r0 → r1, 8*m*n bytes (upload of the input)
                   after step 2 device → host: r2 → r3, 8*m*n bytes (read-back of the result)
