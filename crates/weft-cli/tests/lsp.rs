@@ -174,6 +174,52 @@ fn position(text: &str, needle: &str, delta: usize) -> Value {
     json!({ "line": line, "character": character })
 }
 
+/// "Profile" (the lens's command): the real `weft profile` out of process, with the
+/// test block's input, writes the cost graph beside the source and answers its paths.
+#[test]
+fn profile_command_writes_the_cost_graph() {
+    let text = "-- ==\n-- input { [1f32, 2f32, 3f32] }\nentry twice (xs: [n]f32) : [n]f32 = map (\\x -> x * 2f32) xs\n";
+    let (dir, root) = workspace("profile", &[("main.weft", text)]);
+    let uri = format!("{root}/main.weft");
+    let mut client = Client::start();
+    client.initialize(&root);
+    let lenses = client.request("textDocument/codeLens", json!({ "textDocument": { "uri": uri } }));
+    let profile = lenses["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["command"]["title"] == "Profile")
+        .cloned()
+        .unwrap();
+    let result = client.request(
+        "workspace/executeCommand",
+        json!({ "command": profile["command"]["command"], "arguments": profile["command"]["arguments"] }),
+    );
+    let result = &result["result"];
+    assert_eq!(result["ok"], true, "{result}");
+    let out = dir.join("main.twice.profile");
+    assert_eq!(result["dir"], out.display().to_string());
+    assert_eq!(result["dot"], out.join("graph.dot").display().to_string());
+    assert!(out.join("graph.dot").exists());
+    assert!(result["report"].as_str().unwrap().contains("work"), "{result}");
+    // The SVG needs Graphviz; without it the message says so.
+    if out.join("graph.svg").exists() {
+        assert_eq!(result["svg"], out.join("graph.svg").display().to_string());
+        assert!(std::fs::read_to_string(out.join("graph.svg")).unwrap().contains("<svg"));
+    } else {
+        assert_eq!(result["svg"], Value::Null);
+        assert!(result["message"].as_str().unwrap().contains("Graphviz"), "{result}");
+    }
+    // An entry without inputs to run with: the answer says why.
+    let bad = client.request(
+        "workspace/executeCommand",
+        json!({ "command": "weft.server.profile", "arguments": [{ "uri": uri, "entry": "nope" }] }),
+    );
+    assert_eq!(bad["result"]["ok"], false, "{bad}");
+    assert!(bad["result"]["message"].as_str().unwrap().contains("no entry `nope`"), "{bad}");
+    client.shutdown();
+}
+
 #[test]
 fn session_open_change_hover_definition_rename_format_shutdown() {
     let (dir, root) = workspace("session", &[("lib.weft", LIB), ("main.weft", MAIN)]);

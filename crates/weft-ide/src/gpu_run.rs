@@ -35,7 +35,14 @@ pub enum GpuInput {
     Random(Vec<String>),
 }
 
-pub(crate) fn gpu_run(db: &RootDatabase, path: &str, entry: &str) -> Result<GpuRun, String> {
+/// The inputs to run `entry` of the file at `path` with (for "Run on GPU" and
+/// "Profile"): the test block's first `input { ... }`, else its first `random input
+/// { ... }`, else none when the entry takes no parameters.
+pub(crate) fn entry_input(
+    db: &RootDatabase,
+    path: &str,
+    entry: &str,
+) -> Result<(weft_hir::SourceFile, GpuInput), String> {
     let file =
         db.file(path).ok_or_else(|| format!("`{path}` is not a Weft file of the workspace"))?;
     let Some(program) = file_program(db, file) else {
@@ -64,6 +71,11 @@ pub(crate) fn gpu_run(db: &RootDatabase, path: &str, entry: &str) -> Result<GpuR
             ));
         }
     };
+    Ok((file, input))
+}
+
+pub(crate) fn gpu_run(db: &RootDatabase, path: &str, entry: &str) -> Result<GpuRun, String> {
+    let (file, input) = entry_input(db, path, entry)?;
     let compiled = compile_entry(db, file, entry)
         .ok_or_else(|| format!("no entry `{entry}` in `{path}`"))?
         .map_err(|message| format!("`{entry}` cannot be compiled for OpenCL: {message}"))?;

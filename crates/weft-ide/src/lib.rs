@@ -260,6 +260,12 @@ impl Analysis {
         self.with_db(|db| gpu_run::gpu_run(db, path, entry))
     }
 
+    /// The inputs "Profile" runs entry `entry` of `path` with (as "Run on GPU"'s), or why
+    /// it cannot run.
+    pub fn entry_input(&self, path: &str, entry: &str) -> Cancellable<Result<GpuInput, String>> {
+        self.with_db(|db| gpu_run::entry_input(db, path, entry).map(|(_, input)| input))
+    }
+
     /// The entries of a file, for "Run" code lenses.
     pub fn runnables(&self, path: &str) -> Cancellable<Vec<Runnable>> {
         self.with_db(|db| code_lens::runnables(db, path))

@@ -399,6 +399,11 @@ pub(crate) fn code_actions(
                 command: Some(run_on_gpu_command(&params.text_document.uri, &runnable.entry)),
                 ..lsp::CodeAction::default()
             }));
+            out.push(lsp::CodeActionOrCommand::CodeAction(lsp::CodeAction {
+                title: format!("Profile `{}` (cost graph)", runnable.entry),
+                command: Some(profile_command(&params.text_document.uri, &runnable.entry)),
+                ..lsp::CodeAction::default()
+            }));
         }
     }
     Ok(Some(out))
@@ -409,6 +414,15 @@ pub(crate) fn code_actions(
 pub(crate) const RUN_ENTRY: &str = "weft.server.runEntry";
 pub(crate) const RUN_ON_GPU: &str = "weft.server.runOnGpu";
 pub(crate) const SHOW_KERNEL: &str = "weft.server.showKernel";
+pub(crate) const PROFILE: &str = "weft.server.profile";
+
+fn profile_command(uri: &lsp::Uri, entry: &str) -> lsp::Command {
+    lsp::Command {
+        title: "Profile".to_owned(),
+        command: PROFILE.to_owned(),
+        arguments: Some(vec![serde_json::json!({ "uri": uri.as_str(), "entry": entry })]),
+    }
+}
 
 fn run_on_gpu_command(uri: &lsp::Uri, entry: &str) -> lsp::Command {
     lsp::Command {
@@ -447,6 +461,7 @@ pub(crate) fn code_lenses(
                 "position": range.start,
             })]),
         }));
+        lenses.push(lens(profile_command(uri, &runnable.entry)));
     }
     Ok(Some(lenses))
 }
@@ -491,6 +506,15 @@ pub(crate) fn formatting(
         // A file with syntax errors is left alone (no edits), as the formatter refuses it.
         Some(Err(_)) | None => Ok(None),
     }
+}
+
+/// What "Profile" needs from the snapshot: the entry's inputs, or why it cannot run.
+pub(crate) fn entry_input(
+    analysis: &Analysis,
+    uri: &lsp::Uri,
+    entry: &str,
+) -> Result<std::result::Result<weft_ide::GpuInput, String>> {
+    Ok(analysis.entry_input(&from_proto::path(uri), entry)?)
 }
 
 /// What "Run" needs from the snapshot: the entry's test input, if any.

@@ -38,6 +38,8 @@ pub(crate) struct Config {
     pub(crate) run_timeout: std::time::Duration,
     /// Time limit of a "Run on GPU".
     pub(crate) gpu_run_timeout: std::time::Duration,
+    /// Time limit of a "Profile".
+    pub(crate) profile_timeout: std::time::Duration,
     /// The `weft-runner` executable; `None`: `$WEFT_RUNNER`, beside the server, on PATH.
     pub(crate) runner_path: Option<std::path::PathBuf>,
     /// The OpenCL device of "Run on GPU" (`gpu`, `cpu`, `P:D`); `None`: the runner's
@@ -51,6 +53,7 @@ impl Default for Config {
             diagnostics_delay: std::time::Duration::from_millis(25),
             run_timeout: std::time::Duration::from_secs(10),
             gpu_run_timeout: std::time::Duration::from_secs(30),
+            profile_timeout: std::time::Duration::from_secs(60),
             runner_path: None,
             device: None,
         }
@@ -67,6 +70,9 @@ impl Config {
         }
         if let Some(secs) = options.get("gpuRunTimeoutSecs").and_then(serde_json::Value::as_u64) {
             self.gpu_run_timeout = std::time::Duration::from_secs(secs);
+        }
+        if let Some(secs) = options.get("profileTimeoutSecs").and_then(serde_json::Value::as_u64) {
+            self.profile_timeout = std::time::Duration::from_secs(secs);
         }
         if let Some(path) = options.get("runnerPath").and_then(serde_json::Value::as_str) {
             self.runner_path = (!path.is_empty()).then(|| std::path::PathBuf::from(path));

@@ -232,6 +232,130 @@ pub(crate) fn run_on_gpu(run: &GpuRun, options: &GpuRunOptions) -> GpuRunResult 
     gpu_result(&run.entry, output, time_ms, options.timeout)
 }
 
+/// The result of "Profile": `weft profile FILE --entry NAME --out DIR` (the current
+/// executable, the cost-semantics profiler of docs/costs.md) and the files it wrote.
+#[derive(Debug, Clone, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ProfileResult {
+    pub(crate) ok: bool,
+    pub(crate) entry: String,
+    /// The cost graph as SVG (`graph.svg`), when it was written (Graphviz's `dot` is
+    /// needed to render it).
+    pub(crate) svg: Option<String>,
+    /// The cost graph as DOT (`graph.dot`), when it was written.
+    pub(crate) dot: Option<String>,
+    /// The output directory.
+    pub(crate) dir: String,
+    /// The profiler's report (work, span, simulated time, peak space).
+    pub(crate) report: String,
+    pub(crate) stderr: String,
+    /// One line: what was written, or why not.
+    pub(crate) message: String,
+    pub(crate) time_ms: u64,
+}
+
+/// The directory "Profile" writes into: `STEM.ENTRY.profile` beside the source (what
+/// `weft profile` writes by default).
+pub(crate) fn profile_dir(file: &Path, entry: &str) -> PathBuf {
+    let stem = file.file_stem().map_or_else(|| "weft".into(), |s| s.to_string_lossy());
+    file.with_file_name(format!("{stem}.{entry}.profile"))
+}
+
+/// A profile that did not run (its `message` says why).
+pub(crate) fn profile_failed(file: &Path, entry: &str) -> ProfileResult {
+    ProfileResult {
+        ok: false,
+        entry: entry.to_owned(),
+        svg: None,
+        dot: None,
+        dir: profile_dir(file, entry).display().to_string(),
+        report: String::new(),
+        stderr: String::new(),
+        message: String::new(),
+        time_ms: 0,
+    }
+}
+
+/// Profiles `entry` of the file at `file` out of process; never panics.
+pub(crate) fn profile_entry(
+    exe: &Path,
+    file: &Path,
+    entry: &str,
+    input: &GpuInput,
+    timeout: Duration,
+) -> ProfileResult {
+    let dir = profile_dir(file, entry);
+    let mut result = profile_failed(file, entry);
+    let mut args: Vec<String> = vec![
+        "profile".into(),
+        file.display().to_string(),
+        "--entry".into(),
+        entry.to_owned(),
+        "--out".into(),
+        dir.display().to_string(),
+    ];
+    let stdin = match input {
+        GpuInput::None => String::new(),
+        GpuInput::Values(text) => text.clone(),
+        GpuInput::Random(specs) => {
+            for spec in specs {
+                args.extend(["--random".to_owned(), spec.clone()]);
+            }
+            String::new()
+        }
+    };
+    // Files of an earlier profile must not pass for this one's.
+    for name in ["graph.svg", "graph.dot"] {
+        let _ = std::fs::remove_file(dir.join(name));
+    }
+    let start = Instant::now();
+    let output = run_process(exe, &args, &stdin, timeout);
+    result.time_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let output = match output {
+        Ok(output) => output,
+        Err(error) => {
+            result.message = format!("cannot start `{} profile`: {error}", exe.display());
+            return result;
+        }
+    };
+    result.report = truncate(&output.stdout, MAX_STDERR_CHARS);
+    result.stderr = truncate(&output.stderr, MAX_STDERR_CHARS);
+    if output.timed_out {
+        result.message = format!(
+            "profiling `{entry}` was stopped after {} s (the time limit, `profileTimeoutSecs`)",
+            timeout.as_secs()
+        );
+        return result;
+    }
+    if !output.status.is_some_and(|s| s.success()) {
+        let first = output
+            .stderr
+            .lines()
+            .chain(output.stdout.lines())
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("no output");
+        result.message = format!("`weft profile` failed: {first}");
+        return result;
+    }
+    let existing = |name: &str| {
+        let path = dir.join(name);
+        path.exists().then(|| path.display().to_string())
+    };
+    result.svg = existing("graph.svg");
+    result.dot = existing("graph.dot");
+    result.ok = true;
+    result.message = match (&result.svg, &result.dot) {
+        (Some(svg), _) => format!("profile of `{entry}`: cost graph {svg}"),
+        (None, Some(dot)) => format!(
+            "profile of `{entry}`: cost graph {dot} (no SVG: Graphviz `dot` is not installed)"
+        ),
+        (None, None) => {
+            format!("profile of `{entry}` in {} (the graph is too large to draw)", result.dir)
+        }
+    };
+    result
+}
+
 /// What a child process gave.
 struct ProcessOutput {
     /// `None` when it was killed at the time limit (or by a signal).

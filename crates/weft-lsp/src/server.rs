@@ -14,7 +14,7 @@ use tower_lsp_server::jsonrpc::{self, ErrorCode};
 use tower_lsp_server::{Client, LanguageServer, LspService, Server, UriExt as _};
 use weft_ide::Analysis;
 
-use crate::handlers::{self, HandlerError, RUN_ENTRY, RUN_ON_GPU, SHOW_KERNEL};
+use crate::handlers::{self, HandlerError, PROFILE, RUN_ENTRY, RUN_ON_GPU, SHOW_KERNEL};
 use crate::main_loop::Task;
 use crate::to_proto;
 
@@ -140,6 +140,45 @@ impl Backend {
         self.read(move |analysis| handlers::document_text(analysis, &params.uri)).await
     }
 
+    /// `weft.server.profile [{ uri, entry }]`: runs `weft profile` on the entry (out of
+    /// process, with the inputs "Run on GPU" would use), shows a summary with
+    /// `window/showMessage` and answers `{ ok, svg, dot, dir, report, message, .. }`;
+    /// the client opens `svg`.
+    async fn profile(&self, arguments: Vec<Value>) -> jsonrpc::Result<Option<Value>> {
+        let argument = arguments.into_iter().next().unwrap_or(Value::Null);
+        let uri =
+            argument.get("uri").and_then(Value::as_str).and_then(|s| s.parse::<lsp::Uri>().ok());
+        let entry = argument.get("entry").and_then(Value::as_str).map(str::to_owned);
+        let (Some(uri), Some(entry)) = (uri, entry) else {
+            return Err(jsonrpc::Error::invalid_params("expected [{ uri, entry }]"));
+        };
+        let Some(file) = uri.to_file_path().map(|p| p.into_owned()) else {
+            return Err(jsonrpc::Error::invalid_params("only files on disk can be profiled"));
+        };
+        let lookup_entry = entry.clone();
+        let input =
+            self.read(move |analysis| handlers::entry_input(analysis, &uri, &lookup_entry)).await?;
+        let timeout = self.config.lock().map(|c| c.profile_timeout).unwrap_or_default();
+        let Some(exe) = crate::runner::current_exe() else {
+            return Err(jsonrpc::Error::internal_error());
+        };
+        let result = match input {
+            Err(message) => {
+                let mut failed = crate::runner::profile_failed(&file, &entry);
+                failed.message = message;
+                failed
+            }
+            Ok(input) => tokio::task::spawn_blocking(move || {
+                crate::runner::profile_entry(&exe, &file, &entry, &input, timeout)
+            })
+            .await
+            .map_err(|_| jsonrpc::Error::internal_error())?,
+        };
+        let kind = if result.ok { lsp::MessageType::INFO } else { lsp::MessageType::ERROR };
+        self.client.show_message(kind, format!("Weft: {}", result.message)).await;
+        Ok(Some(serde_json::to_value(result).unwrap_or(Value::Null)))
+    }
+
     async fn run_entry(&self, arguments: Vec<Value>) -> jsonrpc::Result<Option<Value>> {
         let argument = arguments.into_iter().next().unwrap_or(Value::Null);
         let uri =
@@ -219,7 +258,12 @@ fn capabilities() -> lsp::ServerCapabilities {
         code_lens_provider: Some(lsp::CodeLensOptions { resolve_provider: Some(false) }),
         document_formatting_provider: Some(lsp::OneOf::Left(true)),
         execute_command_provider: Some(lsp::ExecuteCommandOptions {
-            commands: vec![RUN_ENTRY.to_owned(), RUN_ON_GPU.to_owned(), SHOW_KERNEL.to_owned()],
+            commands: vec![
+                RUN_ENTRY.to_owned(),
+                RUN_ON_GPU.to_owned(),
+                SHOW_KERNEL.to_owned(),
+                PROFILE.to_owned(),
+            ],
             ..lsp::ExecuteCommandOptions::default()
         }),
         ..lsp::ServerCapabilities::default()
@@ -408,6 +452,7 @@ impl LanguageServer for Backend {
         match params.command.as_str() {
             RUN_ENTRY => return self.run_entry(params.arguments).await,
             RUN_ON_GPU => return self.run_on_gpu(params.arguments).await,
+            PROFILE => return self.profile(params.arguments).await,
             SHOW_KERNEL => return self.show_kernel_command(params.arguments).await,
             _ => {}
         }
