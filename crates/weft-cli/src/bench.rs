@@ -70,6 +70,14 @@ pub(crate) struct BenchArgs {
     /// Stop an entry's runs when they take longer than this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 600)]
     timeout: u64,
+    /// Also print each kernel's time predicted by the static cost model, its error,
+    /// and the geometric mean of the absolute errors (docs/costs.md).
+    #[arg(long)]
+    predict: bool,
+    /// The device profile for `--predict` and for the compiler's choices (default:
+    /// the committed profile matching the device; see `weft calibrate`).
+    #[arg(long, value_name = "FILE")]
+    profile: Option<String>,
     /// Files or directories to benchmark.
     #[arg(required = true, value_name = "PATHS")]
     paths: Vec<String>,
@@ -206,6 +214,8 @@ struct Measurement {
     total: Stats,
     wall: Stats,
     kernels: Vec<KernelStats>,
+    /// `--predict`: the model's times, or why there are none.
+    predicted: Option<Result<crate::predict::Predicted, String>>,
 }
 
 #[derive(Clone, Copy)]
@@ -230,7 +240,19 @@ pub(crate) fn run(args: &BenchArgs) -> anyhow::Result<u8> {
     }
     let n_runs = targets.iter().filter(|t| matches!(t.inputs, Inputs::Line(_))).count();
     let bar = progress_bar(args, n_runs);
-    let mut report = Report { json: args.json, device: None, header_done: false, file: None };
+    let profile = if args.predict || args.profile.is_some() {
+        Some(crate::predict::profile_for(args.profile.as_deref(), args.device.as_deref())?)
+    } else {
+        None
+    };
+    let mut report = Report {
+        json: args.json,
+        device: None,
+        header_done: false,
+        file: None,
+        kernel_errors: Vec::new(),
+        entry_errors: Vec::new(),
+    };
     let mut programs: Vec<(weft_hir::SourceFile, Result<weft_core::Program, String>)> = Vec::new();
     let mut exit = 0;
     for target in &targets {
@@ -250,7 +272,7 @@ pub(crate) fn run(args: &BenchArgs) -> anyhow::Result<u8> {
                     }
                 };
                 let outcome = match program {
-                    Ok(program) => bench_entry(&db, program, target, line, args)?,
+                    Ok(program) => bench_entry(&db, program, target, line, args, profile)?,
                     Err(message) => Outcome::failed(message.clone(), 1),
                 };
                 bar.inc(1);
@@ -263,6 +285,9 @@ pub(crate) fn run(args: &BenchArgs) -> anyhow::Result<u8> {
         bar.suspend(|| report.print(target, &outcome))?;
     }
     bar.finish_and_clear();
+    if args.predict {
+        report.summary(profile)?;
+    }
     if n_runs == 0 && exit == 0 {
         bail!(
             "no entry to benchmark: add a `-- bench: SPECS` line above an entry, or give \
@@ -394,12 +419,14 @@ fn bench_entry(
     target: &Target,
     line: &BenchLine,
     args: &BenchArgs,
+    profile: Option<&'static weft_cost::profile::DeviceProfile>,
 ) -> anyhow::Result<Outcome> {
     let entry = match crate::run::choose_entry(program, Some(&target.entry)) {
         Ok(entry) => entry,
         Err(message) => return Ok(Outcome::failed(message, 1)),
     };
-    let options = weft_lower::Options { checks: !args.unchecked, ..weft_lower::Options::default() };
+    let options =
+        weft_lower::Options { checks: !args.unchecked, profile, ..weft_lower::Options::default() };
     let compiled = match crate::opencl::compile(db, program, entry, options) {
         Ok(compiled) => compiled,
         Err(message) => return Ok(Outcome::failed(message, 1)),
@@ -442,8 +469,12 @@ fn bench_entry(
         let code = json.get("exit").and_then(serde_json::Value::as_u64) == Some(1);
         return Ok(Outcome::failed(message.to_owned(), if code { 1 } else { 2 }));
     }
-    let measurement = read_measurement(&json, line, &compiled.plan)
+    let mut measurement = read_measurement(&json, line, &compiled.plan)
         .with_context(|| format!("bad output from the OpenCL runner: {}", out.stdout.trim()))?;
+    if let (true, Some(profile)) = (args.predict, profile) {
+        let sizes = crate::predict::sizes_of(&compiled.plan.inputs, &line.inputs);
+        measurement.predicted = Some(crate::predict::predict(&compiled.costs, profile, &sizes));
+    }
     Ok(Outcome::Measured(measurement))
 }
 
@@ -488,6 +519,7 @@ fn read_measurement(
         total: stats(json, "total_kernel_ns")?,
         wall: stats(json, "wall_ns")?,
         kernels,
+        predicted: None,
     })
 }
 
@@ -574,6 +606,9 @@ struct Report {
     header_done: bool,
     /// The file of the last entry printed in the table.
     file: Option<String>,
+    /// `--predict`: every kernel's and entry's relative error.
+    kernel_errors: Vec<f64>,
+    entry_errors: Vec<f64>,
 }
 
 const NAME_WIDTH: usize = 40;
@@ -582,7 +617,10 @@ impl Report {
     fn print(&mut self, target: &Target, outcome: &Outcome) -> anyhow::Result<()> {
         if self.json {
             let line = match outcome {
-                Outcome::Measured(m) => measurement_json(target, m),
+                Outcome::Measured(m) => {
+                    self.record_errors(m);
+                    measurement_json(target, m)
+                }
                 Outcome::Skipped(reason) => {
                     json!({ "file": target.path, "entry": target.entry, "skipped": reason })
                 }
@@ -606,8 +644,58 @@ impl Report {
                 let mut err = std::io::stderr().lock();
                 Ok(writeln!(err, "error: {at}: entry `{}`: {message}", target.entry)?)
             }
-            Outcome::Measured(m) => self.table_rows(target, m),
+            Outcome::Measured(m) => {
+                self.record_errors(m);
+                self.table_rows(target, m)
+            }
         }
+    }
+
+    fn record_errors(&mut self, m: &Measurement) {
+        let Some(Ok(p)) = &m.predicted else { return };
+        for k in &m.kernels {
+            if let Some((_, seconds)) = p.kernels.iter().find(|(name, _)| *name == k.kernel)
+                && let Some(error) = crate::predict::relative_error(*seconds, k.ns.median)
+            {
+                self.kernel_errors.push(error);
+            }
+        }
+        if let Some(error) = crate::predict::relative_error(p.kernels_s, m.total.median) {
+            self.entry_errors.push(error);
+        }
+    }
+
+    /// The geometric means of the absolute errors, after all entries.
+    fn summary(&self, profile: Option<&weft_cost::profile::DeviceProfile>) -> anyhow::Result<()> {
+        let kernels = crate::predict::geomean_abs(&self.kernel_errors);
+        let entries = crate::predict::geomean_abs(&self.entry_errors);
+        let device = profile.map_or("?", |p| p.device.name.as_str());
+        let mut out = std::io::stdout().lock();
+        if self.json {
+            let line = json!({
+                "summary": {
+                    "model": weft_cost::model::MODEL,
+                    "profile": device,
+                    "kernels": self.kernel_errors.len(),
+                    "kernel_geomean_abs_error": kernels,
+                    "entries": self.entry_errors.len(),
+                    "entry_geomean_abs_error": entries,
+                }
+            });
+            writeln!(out, "{line}")?;
+        } else {
+            let pct = |g: Option<f64>| g.map_or("–".to_owned(), |g| format!("{:.1}%", g * 100.0));
+            writeln!(
+                out,
+                "prediction ({}, profile `{device}`): geometric mean of |error| {} over {} kernels, {} over {} entries",
+                weft_cost::model::MODEL,
+                pct(kernels),
+                self.kernel_errors.len(),
+                pct(entries),
+                self.entry_errors.len(),
+            )?;
+        }
+        Ok(out.flush()?)
     }
 
     fn note(&self, message: &str) -> anyhow::Result<()> {
@@ -641,21 +729,42 @@ impl Report {
             rate_per_ns(amount, m.total.median)
                 .map_or("–".to_owned(), |rate| format!("{rate:.1}"))
         };
+        let predicted = |seconds: Option<f64>, measured: u64| match (&m.predicted, seconds) {
+            (Some(Ok(_)), Some(s)) => {
+                let error = crate::predict::relative_error(s, measured)
+                    .map_or("–".to_owned(), |e| format!("{:+.0}%", e * 100.0));
+                format!("  predicted {:.3} ms ({error})", s * 1e3)
+            }
+            (Some(Ok(_)), None) => "  predicted –".to_owned(),
+            (Some(Err(why)), _) => format!("  not predicted: {why}"),
+            (None, _) => String::new(),
+        };
+        let entry_s = m.predicted.as_ref().and_then(|p| p.as_ref().ok()).map(|p| p.kernels_s);
         writeln!(
             out,
-            "  {:<width$} {:>11} {:>21} {:>10} {:>10}",
+            "  {:<width$} {:>11} {:>21} {:>10} {:>10}{}",
             target.entry,
             ms(m.total.median),
             spread(m.total),
             rate(m.bytes),
             rate(m.flops),
+            predicted(entry_s, m.total.median),
             width = NAME_WIDTH - 2,
         )?;
         for kernel in &m.kernels {
             let name = format!("{} ×{}", kernel.kernel, kernel.launches);
+            let s = m
+                .predicted
+                .as_ref()
+                .and_then(|p| p.as_ref().ok())
+                .and_then(|p| p.kernels.iter().find(|(n, _)| *n == kernel.kernel).map(|k| k.1));
+            let predicted = match m.predicted {
+                Some(Err(_)) => String::new(),
+                _ => predicted(s, kernel.ns.median),
+            };
             writeln!(
                 out,
-                "    {name:<width$} {:>11} {:>21}",
+                "    {name:<width$} {:>11} {:>21}{predicted}",
                 ms(kernel.ns.median),
                 spread(kernel.ns),
                 width = NAME_WIDTH - 4,
@@ -683,12 +792,22 @@ fn stats_json(stats: Stats) -> serde_json::Value {
 }
 
 fn measurement_json(target: &Target, m: &Measurement) -> serde_json::Value {
+    let ok = m.predicted.as_ref().and_then(|p| p.as_ref().ok());
     let kernels: Vec<_> = m
         .kernels
         .iter()
-        .map(|k| json!({ "kernel": k.kernel, "launches": k.launches, "ns": stats_json(k.ns) }))
+        .map(|k| {
+            let mut j =
+                json!({ "kernel": k.kernel, "launches": k.launches, "ns": stats_json(k.ns) });
+            if let Some(p) = ok {
+                let s = p.kernels.iter().find(|(n, _)| *n == k.kernel).map(|k| k.1);
+                j["predicted_ns"] = json!(s.map(|s| s * 1e9));
+                j["error"] = json!(s.and_then(|s| crate::predict::relative_error(s, k.ns.median)));
+            }
+            j
+        })
         .collect();
-    json!({
+    let mut j = json!({
         "file": target.path,
         "entry": target.entry,
         "device": m.device,
@@ -702,7 +821,21 @@ fn measurement_json(target: &Target, m: &Measurement) -> serde_json::Value {
         "gb_per_s": rate_per_ns(m.bytes, m.total.median),
         "gflop_per_s": rate_per_ns(m.flops, m.total.median),
         "kernels": kernels,
-    })
+    });
+    match &m.predicted {
+        Some(Ok(p)) => {
+            j["predicted"] = json!({
+                "model": weft_cost::model::MODEL,
+                "kernel_ns": p.kernels_s * 1e9,
+                "with_transfers_ns": p.with_transfers_s * 1e9,
+                "bound": p.bound,
+                "error": crate::predict::relative_error(p.kernels_s, m.total.median),
+            });
+        }
+        Some(Err(why)) => j["predicted"] = json!({ "error_message": why }),
+        None => {}
+    }
+    j
 }
 
 #[cfg(test)]

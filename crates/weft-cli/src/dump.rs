@@ -25,7 +25,12 @@ pub(crate) fn run(args: &DumpArgs) -> anyhow::Result<u8> {
             let mem = weft_mem::pipeline(&program, weft_mem::ExpandOptions::default());
             weft_mem::pretty_mem(&program, &mem)
         }
-        Stage::Kernels | Stage::Imperative | Stage::Aspace | Stage::Opencl | Stage::Regions => {
+        Stage::Kernels
+        | Stage::Imperative
+        | Stage::Aspace
+        | Stage::Opencl
+        | Stage::Regions
+        | Stage::Costs => {
             let program =
                 crate::run::core_program(&db, loaded.file).map_err(|e| anyhow::anyhow!(e))?;
             let mut text = String::new();
@@ -73,6 +78,7 @@ pub(crate) fn run(args: &DumpArgs) -> anyhow::Result<u8> {
                             &line,
                         ));
                     }
+                    Stage::Costs => text.push_str(&compiled.costs.render()),
                     _ => {
                         text.push_str(&weft_plan::print_plan(&compiled.plan));
                         text.push_str(&compiled.plan.source);

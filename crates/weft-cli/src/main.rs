@@ -10,6 +10,7 @@ mod check;
 mod dump;
 mod fmt;
 mod opencl;
+mod predict;
 mod profile;
 mod run;
 mod test;
@@ -151,6 +152,8 @@ enum Stage {
     Opencl,
     /// Every entry's memory regions (world, size, lifetime) and transfers.
     Regions,
+    /// Every kernel's and entry's static costs, symbolic in the sizes.
+    Costs,
 }
 
 /// The OpenCL C version kernels are written for.

@@ -131,16 +131,16 @@ impl Cost {
     /// Replaces variables (the kernel's parameters by a launch's arguments).
     pub fn substitute(&self, f: &dyn Fn(Var) -> Option<Expr>) -> Cost {
         Cost {
-            items: subst(&self.items, f),
-            work: subst(&self.work, f),
-            span: subst(&self.span, f),
+            items: simplify(&subst(&self.items, f)),
+            work: simplify(&subst(&self.work, f)),
+            span: simplify(&subst(&self.span, f)),
             accesses: self
                 .accesses
                 .iter()
                 .map(|a| Access {
-                    count: subst(&a.count, f),
+                    count: simplify(&subst(&a.count, f)),
                     stride: match &a.stride {
-                        Stride::Elems(e) => Stride::Elems(subst(e, f)),
+                        Stride::Elems(e) => Stride::Elems(simplify(&subst(e, f))),
                         other => other.clone(),
                     },
                     ..a.clone()
@@ -190,39 +190,50 @@ impl Cost {
 
     /// The same prediction as a host expression in femtoseconds (integer arithmetic,
     /// so the runner can compare candidates over sizes known only at run time).
-    pub fn time_fs(&self, profile: &DeviceProfile) -> Expr {
+    /// `bind` may turn a subexpression used twice into a variable (a host `let`).
+    pub fn time_fs(&self, profile: &DeviceProfile, bind: &mut dyn FnMut(Expr) -> Expr) -> Expr {
         let machine = Machine::of(profile);
         let fs = |seconds: f64| Expr::I64((seconds * 1e15).round().max(1.0) as i64);
         let h = Expr::I64(machine.concurrency as i64);
-        let items = max(self.items.clone(), Expr::I64(1));
+        let items = bind(simplify(&max(self.items.clone(), Expr::I64(1))));
         // x / occupancy = x when items >= H, else x * H / items.
-        let scale = |x: Expr| {
-            Expr::Select(
-                Box::new(Expr::bin(BinOp::Ge, items.clone(), h.clone())),
-                Box::new(x.clone()),
-                Box::new(div(mul(x, h.clone()), items.clone())),
+        let mut scale = |x: Expr| {
+            let x = bind(simplify(&x));
+            select(
+                Expr::bin(BinOp::Ge, items.clone(), h.clone()),
+                x.clone(),
+                div(mul(x, h.clone()), items.clone()),
             )
         };
-        let compute = max(
-            scale(mul(self.work.clone(), fs(1.0 / machine.ops_per_s))),
-            mul(self.span.clone(), fs(1.0 / machine.clock_hz)),
-        );
-        let mut memory = Vec::new();
+        let work = scale(mul(self.work.clone(), fs(1.0 / machine.ops_per_s)));
+        let compute = max(work, simplify(&mul(self.span.clone(), fs(1.0 / machine.clock_hz))));
+        // Bytes per space and stride, then one factor each.
+        let mut groups: Vec<(MemSpace, Stride, Expr)> = Vec::new();
         for access in &self.accesses {
-            let (per_byte, factor) = match access.space {
-                MemSpace::Global | MemSpace::Constant => {
-                    (1.0 / machine.global_bytes_per_s, machine.global_factor_expr(&access.stride))
-                }
-                MemSpace::Local => {
-                    (1.0 / machine.local_bytes_per_s, machine.local_factor_expr(&access.stride))
-                }
+            let space = match access.space {
+                MemSpace::Constant => MemSpace::Global,
                 MemSpace::Private => continue,
+                other => other,
             };
             let bytes = mul(access.count.clone(), Expr::I64(i64::from(access.elem_bytes)));
-            // Femtoseconds per byte times a factor in thousandths.
-            memory.push(div(mul(mul(bytes, fs(per_byte)), factor), Expr::I64(1000)));
+            match groups.iter_mut().find(|(s, st, _)| *s == space && *st == access.stride) {
+                Some(group) => group.2 = add(group.2.clone(), bytes),
+                None => groups.push((space, access.stride.clone(), bytes)),
+            }
         }
-        add(fs(machine.launch_s), max(compute, scale(sum(memory))))
+        let mut memory = Vec::new();
+        for (space, stride, bytes) in groups {
+            let (per_byte, factor) = match space {
+                MemSpace::Local => {
+                    (1.0 / machine.local_bytes_per_s, machine.local_factor_expr(&stride))
+                }
+                _ => (1.0 / machine.global_bytes_per_s, machine.global_factor_expr(&stride)),
+            };
+            // Femtoseconds per byte times a factor in thousandths.
+            memory.push(div(mul(mul(simplify(&bytes), fs(per_byte)), factor), Expr::I64(1000)));
+        }
+        let memory = scale(sum(memory));
+        add(fs(machine.launch_s), max(compute, memory))
     }
 }
 
@@ -554,6 +565,8 @@ impl Machine {
         match stride {
             Stride::Uniform => uniform,
             Stride::Irregular => milli(self.global_strided.last().map_or(1.0, |p| p.1)),
+            Stride::Elems(Expr::I64(0)) => uniform,
+            Stride::Elems(Expr::I64(k)) => milli(self.global_slowdown(*k)),
             Stride::Elems(e) => {
                 let abs = Expr::bin(BinOp::Max, e.clone(), Expr::Neg(Box::new(e.clone())));
                 let mut out = milli(self.global_strided.last().map_or(1.0, |p| p.1));
@@ -569,6 +582,7 @@ impl Machine {
         let milli = |f: f64| Expr::I64((f * 1000.0).round() as i64);
         match stride {
             Stride::Uniform | Stride::Irregular => milli(1.0),
+            Stride::Elems(Expr::I64(k)) => milli(self.local_slowdown(*k)),
             Stride::Elems(e) => {
                 let mut out = milli(1.0);
                 for &(s, f) in &self.local_strided {
@@ -647,6 +661,16 @@ pub fn mul(a: Expr, b: Expr) -> Expr {
 
 /// `a / b` (truncating), folding constants.
 pub fn div(a: Expr, b: Expr) -> Expr {
+    if let (Expr::Bin(BinOp::Mul, x, y), Some(c)) = (&a, b.as_const())
+        && c > 0
+    {
+        // `(k*x) / c` is `(k/c)*x` when `c` divides `k`.
+        match (x.as_const(), y.as_const()) {
+            (Some(k), _) if k % c == 0 => return mul(Expr::I64(k / c), (**y).clone()),
+            (_, Some(k)) if k % c == 0 => return mul((**x).clone(), Expr::I64(k / c)),
+            _ => {}
+        }
+    }
     match (a.as_const(), b.as_const()) {
         (Some(x), Some(y)) if y != 0 => Expr::I64(x.wrapping_div(y)),
         (_, Some(1)) => a,
@@ -656,6 +680,16 @@ pub fn div(a: Expr, b: Expr) -> Expr {
 
 /// `⌈a / b⌉` for positive `b`.
 pub fn ceil_div(a: Expr, b: Expr) -> Expr {
+    if let (Expr::Bin(BinOp::Mul, x, y), Some(c)) = (&a, b.as_const())
+        && c > 0
+    {
+        // `(k*x) / c` is exact when `c` divides `k`.
+        match (x.as_const(), y.as_const()) {
+            (Some(k), _) if k % c == 0 => return mul(Expr::I64(k / c), (**y).clone()),
+            (_, Some(k)) if k % c == 0 => return mul((**x).clone(), Expr::I64(k / c)),
+            _ => {}
+        }
+    }
     match b.as_const() {
         Some(1) => a,
         Some(c) if c > 1 => div(add(a, Expr::I64(c - 1)), b),
@@ -676,6 +710,29 @@ fn select(c: Expr, a: Expr, b: Expr) -> Expr {
     if a == b { a } else { Expr::Select(Box::new(c), Box::new(a), Box::new(b)) }
 }
 
+/// `a op b`, evaluated when both are constants.
+pub fn fold(op: BinOp, a: Expr, b: Expr) -> Expr {
+    match op {
+        BinOp::Add => return add(a, b),
+        BinOp::Mul => return mul(a, b),
+        BinOp::Div => return div(a, b),
+        BinOp::Max => return max(a, b),
+        BinOp::Sub if b.as_const() == Some(0) => return a,
+        _ => {}
+    }
+    let folded = match (&a, &b) {
+        (Expr::I64(_) | Expr::Bool(_), Expr::I64(_) | Expr::Bool(_)) => {
+            weft_plan::eval(&Expr::bin(op, a.clone(), b.clone()), &|_| None).ok()
+        }
+        _ => None,
+    };
+    match folded {
+        Some(Scalar::I64(v)) => Expr::I64(v),
+        Some(Scalar::Bool(v)) => Expr::Bool(v),
+        _ => Expr::bin(op, a, b),
+    }
+}
+
 /// The sum of counts (0 for none).
 pub fn sum(terms: impl IntoIterator<Item = Expr>) -> Expr {
     terms.into_iter().fold(Expr::I64(0), add)
@@ -689,18 +746,67 @@ pub fn subst(e: &Expr, f: &dyn Fn(Var) -> Option<Expr>) -> Expr {
         Expr::I64(_) | Expr::Bool(_) | Expr::Lit { .. } => e.clone(),
         Expr::Bin(op, a, b) => {
             let (a, b) = (subst(a, f), subst(b, f));
-            match op {
-                BinOp::Add => add(a, b),
-                BinOp::Mul => mul(a, b),
-                BinOp::Div => div(a, b),
-                BinOp::Max => max(a, b),
-                _ => Expr::Bin(*op, Box::new(a), Box::new(b)),
+            fold(*op, a, b)
+        }
+        Expr::Not(a) => match subst(a, f) {
+            Expr::Bool(v) => Expr::Bool(!v),
+            other => Expr::Not(Box::new(other)),
+        },
+        Expr::Neg(a) => match subst(a, f) {
+            Expr::I64(v) => Expr::I64(v.wrapping_neg()),
+            other => Expr::Neg(Box::new(other)),
+        },
+        Expr::Select(c, a, b) => match subst(c, f) {
+            Expr::Bool(true) => subst(a, f),
+            Expr::Bool(false) => subst(b, f),
+            c => select(c, subst(a, f), subst(b, f)),
+        },
+        Expr::Convert(elem, a) => Expr::Convert(*elem, go(a)),
+    }
+}
+
+/// Normalises the polynomial parts of an expression (like terms merged, constants
+/// folded), keeping other operations as opaque factors whose operands are simplified.
+pub fn simplify(e: &Expr) -> Expr {
+    let mut atoms = Vec::new();
+    let p = to_poly(e, &mut atoms);
+    let mut out = Expr::I64(0);
+    for term in p.terms() {
+        let mut m = Expr::I64(term.coeff());
+        for atom in term.monomial().atoms() {
+            if let weft_size::Atom::Var(i) = atom {
+                m = mul(m, atoms[*i].clone());
             }
         }
-        Expr::Not(a) => Expr::Not(go(a)),
-        Expr::Neg(a) => Expr::Neg(go(a)),
-        Expr::Select(c, a, b) => select(subst(c, f), subst(a, f), subst(b, f)),
-        Expr::Convert(elem, a) => Expr::Convert(*elem, go(a)),
+        out = add(out, m);
+    }
+    out
+}
+
+fn to_poly(e: &Expr, atoms: &mut Vec<Expr>) -> Size<usize> {
+    match e {
+        Expr::I64(v) => Size::constant(*v),
+        Expr::Bin(BinOp::Add, a, b) => to_poly(a, atoms).add(&to_poly(b, atoms)),
+        Expr::Bin(BinOp::Sub, a, b) => to_poly(a, atoms).sub(&to_poly(b, atoms)),
+        Expr::Bin(BinOp::Mul, a, b) => to_poly(a, atoms).mul(&to_poly(b, atoms)),
+        Expr::Neg(a) => to_poly(a, atoms).neg(),
+        other => {
+            let atom = match other {
+                Expr::Bin(op, a, b) => fold(*op, simplify(a), simplify(b)),
+                Expr::Select(c, a, b) => select(simplify(c), simplify(a), simplify(b)),
+                Expr::Not(a) => Expr::Not(Box::new(simplify(a))),
+                Expr::Convert(elem, a) => Expr::Convert(*elem, Box::new(simplify(a))),
+                _ => other.clone(),
+            };
+            if let Expr::I64(v) = atom {
+                return Size::constant(v);
+            }
+            let idx = atoms.iter().position(|a| *a == atom).unwrap_or_else(|| {
+                atoms.push(atom);
+                atoms.len() - 1
+            });
+            Size::var(idx)
+        }
     }
 }
 
@@ -731,6 +837,10 @@ fn poly_or_atom(e: &Expr, names: &Names) -> Size<String> {
     poly(e, names).unwrap_or_else(|| Size::var(atom(e, names)))
 }
 
+fn paren(text: String) -> String {
+    if text.contains(' ') { format!("({text})") } else { text }
+}
+
 fn atom(e: &Expr, names: &Names) -> String {
     let s = |e: &Expr| show(e, names);
     match e {
@@ -746,7 +856,7 @@ fn atom(e: &Expr, names: &Names) -> String {
             {
                 return format!("⌈{}/{c}⌉", s(x));
             }
-            format!("({})/({})", s(a), s(b))
+            format!("({}/{})", paren(s(a)), paren(s(b)))
         }
         Expr::Bin(BinOp::Max, a, b) => format!("max({}, {})", s(a), s(b)),
         Expr::Bin(BinOp::Min, a, b) => format!("min({}, {})", s(a), s(b)),

@@ -36,6 +36,10 @@ pub struct Options {
     /// per address-space instantiation; 2.0 uses the generic space instead, except
     /// where `constant` reaches a parameter (`--opencl 2.0`).
     pub target: weft_aspace::Target,
+    /// The device profile whose predicted times choose between strategies (segmented
+    /// reductions); `None`: the committed H100 profile, the project's target GPU
+    /// (docs/costs.md, "Predictions and validation").
+    pub profile: Option<&'static weft_cost::profile::DeviceProfile>,
 }
 
 impl Default for Options {
@@ -58,6 +62,7 @@ impl Default for Options {
             reduce_groups: knob("WEFT_REDUCE_GROUPS", 1024, |g| g >= 1),
             matmul_stage: knob("WEFT_MATMUL_STAGE", 8, |k| matches!(k, 2 | 4 | 8 | 16 | 32)),
             target: weft_aspace::Target::OpenCl12,
+            profile: None,
         }
     }
 }
@@ -83,6 +88,8 @@ pub struct Lowered {
     pub var_names: Vec<String>,
     /// Memory regions, worlds, lifetimes and transfers of the plan ([`crate::regions`]).
     pub regions: crate::regions::Regions,
+    /// Static costs of the kernels and launches, symbolic in the sizes ([`crate::cost`]).
+    pub costs: weft_cost::model::EntryCost,
 }
 
 pub(crate) struct Lowerer<'p> {
@@ -191,7 +198,18 @@ pub fn lower_entry(
         buffer_origins: &l.buffer_origins,
     });
     regions.entry = l.entry_name.clone();
+    let costs = crate::cost::entry_costs(
+        &l.entry_name,
+        &l.kernels,
+        &functions,
+        &spaces.kernels,
+        &steps,
+        &inputs,
+        &outputs,
+        &var_names,
+    );
     Ok(Lowered {
+        costs,
         entry: l.entry_name,
         kernels: l.kernels,
         functions,

@@ -17,6 +17,7 @@
 
 mod arr;
 pub mod aspace;
+pub mod cost;
 mod func;
 mod group;
 mod host;

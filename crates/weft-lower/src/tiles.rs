@@ -218,20 +218,121 @@ impl<'p> Lowerer<'p> {
         self.copy_kernel(a, out, name)?;
         let per_item = self.pop_steps();
         let _ = wg;
-        let else_steps = match self.staged_rows_kernel(rows, out, n, &len, name)? {
-            Some(staged) => vec![Step::If {
-                cond: Expr::bin(HOp::Le, len.clone(), Expr::I64(STAGED_ROW_MAX)),
-                then_steps: staged,
-                else_steps: per_item,
-            }],
-            None => per_item,
-        };
-        self.step(Step::If {
-            cond: Expr::bin(HOp::Ge, len, Expr::I64(GROUP_ROW_THRESHOLD)),
-            then_steps,
-            else_steps,
-        });
+        let staged = self.staged_rows_kernel(rows, out, n, &len, name)?;
+        self.choose_rows(then_steps, per_item, staged, &len);
         Ok(())
+    }
+
+    /// Picks among the kernels of a segmented reduction by predicted time on the
+    /// target profile (`Options::profile`): the comparison is a host condition over the
+    /// sizes, evaluated per run, in femtoseconds (`weft_cost::model::Cost::time_fs`);
+    /// the staged kernel only competes for rows of at most [`STAGED_ROW_MAX`]. Each
+    /// kernel's hover says what was compared.
+    fn choose_rows(
+        &mut self,
+        group: Vec<Step>,
+        per_item: Vec<Step>,
+        staged: Option<Vec<Step>>,
+        len: &Expr,
+    ) {
+        let profile = self.options.profile.unwrap_or_else(crate::cost::default_profile);
+        let functions = self.shared.borrow().functions.clone();
+        let cost = |steps: &[Step]| crate::cost::launch_cost(&self.kernels, &functions, steps);
+        let (Some(g), Some(i)) = (cost(&group), cost(&per_item)) else {
+            // Not one launch each: the fixed rule (never the case for these kernels).
+            self.step(Step::If {
+                cond: Expr::bin(HOp::Ge, len.clone(), Expr::I64(GROUP_ROW_THRESHOLD)),
+                then_steps: group,
+                else_steps: per_item,
+            });
+            return;
+        };
+        let s = staged.as_deref().and_then(cost);
+        let names = weft_cost::model::Names(
+            self.shared.borrow().var_names.iter().map(|(v, n)| (*v, n.clone())).collect(),
+        );
+        let candidates: Vec<(&str, &(u32, weft_cost::model::Cost))> = [
+            ("one row per work-group", Some(&g)),
+            ("one row per work-item", Some(&i)),
+            ("rows staged through local memory", s.as_ref()),
+        ]
+        .into_iter()
+        .filter_map(|(what, c)| c.map(|c| (what, c)))
+        .collect();
+        for (what, (kernel, c)) in &candidates {
+            let others: Vec<&str> =
+                candidates.iter().filter(|(w, _)| w != what).map(|(w, _)| *w).collect();
+            let text = format!(
+                "; picked per run by predicted time on `{}` ({}) against {}: this kernel {}",
+                profile.device.name,
+                weft_cost::model::MODEL,
+                others.join(" and "),
+                crate::cost::summary(c, &names),
+            );
+            if let Some(k) = self.kernels.get_mut(*kernel as usize) {
+                for (_, role) in &mut k.origins {
+                    role.push_str(&text);
+                }
+            }
+        }
+        let tg = self.time_var(&g.1, profile, "time_group");
+        let ti = self.time_var(&i.1, profile, "time_item");
+        let group_or_item = Step::If {
+            cond: Expr::bin(HOp::Le, tg.clone(), ti.clone()),
+            then_steps: group,
+            else_steps: per_item,
+        };
+        match (staged, s) {
+            (Some(staged), Some(s)) => {
+                let ts = self.time_var(&s.1, profile, "time_staged");
+                let cond = Expr::bin(
+                    HOp::And,
+                    Expr::bin(HOp::Le, len.clone(), Expr::I64(STAGED_ROW_MAX)),
+                    Expr::bin(
+                        HOp::And,
+                        Expr::bin(HOp::Lt, ts.clone(), tg),
+                        Expr::bin(HOp::Le, ts, ti),
+                    ),
+                );
+                self.step(Step::If { cond, then_steps: staged, else_steps: vec![group_or_item] });
+            }
+            _ => self.step(group_or_item),
+        }
+    }
+
+    /// A host variable holding a launch's predicted time in femtoseconds, computed by
+    /// host `let`s before the choice.
+    fn time_var(
+        &mut self,
+        cost: &weft_cost::model::Cost,
+        profile: &weft_cost::profile::DeviceProfile,
+        name: &str,
+    ) -> Expr {
+        let mut lets = Vec::new();
+        let mut bind = |e: Expr| {
+            if matches!(e, Expr::I64(_) | Expr::Var(_)) {
+                return e;
+            }
+            lets.push(e);
+            Expr::Var(Var(u32::MAX - lets.len() as u32))
+        };
+        let time = cost.time_fs(profile, &mut bind);
+        // Number the temporaries as host variables, in order.
+        let mut vars = Vec::new();
+        for value in lets {
+            let value = weft_cost::model::subst(&value, &|v| {
+                (v.0 > u32::MAX - 64).then(|| Expr::Var(vars[(u32::MAX - v.0 - 1) as usize]))
+            });
+            let var = self.new_var("cost");
+            self.step(Step::Let { var, value });
+            vars.push(var);
+        }
+        let time = weft_cost::model::subst(&time, &|v| {
+            (v.0 > u32::MAX - 64).then(|| Expr::Var(vars[(u32::MAX - v.0 - 1) as usize]))
+        });
+        let var = self.new_var(name);
+        self.step(Step::Let { var, value: time });
+        Expr::Var(var)
     }
 
     /// Short rows of a row-major matrix: a work-group copies its 256 rows into local
@@ -387,7 +488,7 @@ impl<'p> Lowerer<'p> {
         // The map's rows go to work-groups here and to work-items in the other kernel:
         // the level is chosen per run, which no annotation can state.
         if let Some(o) = map_origin {
-            kb.note(o, "@group: one row per work-group (the host picks this kernel for rows of 256 or more)");
+            kb.note(o, "@group: one row per work-group");
         }
         let arrays: Vec<_> = rows.arrays.iter().map(|a| kb.import_arr(a)).collect::<Res<_>>()?;
         let dst = kb.import_arr(out)?;

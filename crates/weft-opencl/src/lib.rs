@@ -25,6 +25,8 @@ pub struct Compiled {
     pub spaces: Spaces,
     /// The plan's memory regions, worlds, lifetimes and transfers.
     pub regions: weft_lower::regions::Regions,
+    /// Static costs of the kernels and launches (`weft_lower::cost`).
+    pub costs: weft_cost::model::EntryCost,
 }
 
 /// Compiles one entry point.
@@ -78,6 +80,7 @@ pub fn compile_entry(
         functions: lowered.functions,
         spaces: lowered.spaces,
         regions: lowered.regions,
+        costs: lowered.costs,
     })
 }
 
@@ -376,5 +379,7 @@ fn calls(e: &CExpr, ptrs: &PtrSpaces) -> CExpr {
     })
 }
 
+#[cfg(test)]
+mod cost_tests;
 #[cfg(test)]
 mod tests;

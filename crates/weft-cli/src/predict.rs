@@ -1,0 +1,136 @@
+//! `weft bench --predict`: the static cost model's predicted time of each kernel
+//! (`weft_cost::model`, docs/costs.md "Predictions and validation") next to the time
+//! measured, with the relative error and their geometric mean.
+
+use std::time::Duration;
+
+use anyhow::{Context as _, bail};
+use weft_cost::model::EntryCost;
+use weft_cost::profile::{DeviceProfile, DeviceQuery, default_profile_for};
+use weft_plan::{Input, Var};
+use weft_values::RandomSpec;
+
+/// The profile to predict with: `--profile FILE`, else the committed profile of the
+/// device the runs use (`--device`, `WEFT_DEVICE`, else the runner's default device).
+pub(crate) fn profile_for(
+    file: Option<&str>,
+    device: Option<&str>,
+) -> anyhow::Result<&'static DeviceProfile> {
+    if let Some(path) = file {
+        let profile = DeviceProfile::load(std::path::Path::new(path))?;
+        // One profile per run of the command: leaked so that compile options can hold it.
+        return Ok(Box::leak(Box::new(profile)));
+    }
+    let out = crate::opencl::run_runner(
+        &["devices".to_owned(), "--json".to_owned()],
+        "",
+        Duration::from_secs(60),
+    )?;
+    let json: serde_json::Value = serde_json::from_str(out.stdout.trim())
+        .with_context(|| format!("`weft-runner devices --json` gave no list: {}", out.stderr))?;
+    let spec = device.map(str::to_owned).or_else(|| std::env::var("WEFT_DEVICE").ok());
+    let mut chosen = None;
+    for platform in json.get("platforms").and_then(|p| p.as_array()).into_iter().flatten() {
+        let platform_name = platform.get("name").and_then(|n| n.as_str()).unwrap_or("");
+        for d in platform.get("devices").and_then(|d| d.as_array()).into_iter().flatten() {
+            let field = |key: &str| d.get(key).and_then(|v| v.as_str()).unwrap_or("").to_owned();
+            let fits = match spec.as_deref() {
+                Some("gpu" | "cpu") => Some(field("kind").as_str()) == spec.as_deref(),
+                Some(id) => field("device") == id,
+                None => d.get("default").and_then(serde_json::Value::as_bool) == Some(true),
+            };
+            if fits && chosen.is_none() {
+                chosen =
+                    Some((field("name"), field("vendor"), platform_name.to_owned(), field("kind")));
+            }
+        }
+    }
+    let Some((name, vendor, platform, kind)) = chosen else {
+        bail!("no OpenCL device matches `{}`", spec.unwrap_or_else(|| "the default".to_owned()));
+    };
+    let query = DeviceQuery { name: &name, vendor: &vendor, platform: &platform, kind: &kind };
+    default_profile_for(&query).with_context(|| {
+        format!(
+            "no committed device profile matches `{name}` ({vendor}); measure one with \
+             `weft calibrate -o FILE` and pass `--profile FILE`"
+        )
+    })
+}
+
+/// The sizes of a benchmark's inputs, by host variable: each array input's dimensions.
+pub(crate) fn sizes_of(
+    inputs: &[Input],
+    specs: &[RandomSpec],
+) -> impl Fn(Var) -> Option<i64> + use<> {
+    let mut bound: Vec<(Var, i64)> = Vec::new();
+    for (input, spec) in inputs.iter().zip(specs) {
+        if let Input::Array { dims, .. } = input {
+            for (var, &dim) in dims.iter().zip(&spec.ty.shape) {
+                if let Ok(dim) = i64::try_from(dim) {
+                    bound.push((*var, dim));
+                }
+            }
+        }
+    }
+    move |var| bound.iter().find(|(v, _)| *v == var).map(|&(_, n)| n)
+}
+
+/// One entry's predictions: per kernel name (all its launches together), the kernels'
+/// total, and the total with transfers; or why there is none.
+#[derive(Debug, Clone)]
+pub(crate) struct Predicted {
+    pub(crate) kernels: Vec<(String, f64)>,
+    pub(crate) kernels_s: f64,
+    pub(crate) with_transfers_s: f64,
+    pub(crate) bound: &'static str,
+}
+
+pub(crate) fn predict(
+    costs: &EntryCost,
+    profile: &DeviceProfile,
+    sizes: &dyn Fn(Var) -> Option<i64>,
+) -> Result<Predicted, String> {
+    let p = costs.predict(profile, sizes).map_err(|e| e.to_string())?;
+    let mut kernels: Vec<(String, f64)> = Vec::new();
+    for (idx, prediction) in &p.launches {
+        let name = &costs.launches[*idx].name;
+        match kernels.iter_mut().find(|(n, _)| n == name) {
+            Some(k) => k.1 += prediction.seconds,
+            None => kernels.push((name.clone(), prediction.seconds)),
+        }
+    }
+    Ok(Predicted {
+        kernels,
+        kernels_s: p.kernels_s,
+        with_transfers_s: p.total.seconds,
+        bound: p.total.bound,
+    })
+}
+
+/// `(predicted - measured) / measured`.
+pub(crate) fn relative_error(predicted_s: f64, measured_ns: u64) -> Option<f64> {
+    (measured_ns > 0).then(|| (predicted_s * 1e9 - measured_ns as f64) / measured_ns as f64)
+}
+
+/// The geometric mean of the absolute values (each at least 1e-6, so that an exact
+/// prediction does not make the mean 0).
+pub(crate) fn geomean_abs(errors: &[f64]) -> Option<f64> {
+    if errors.is_empty() {
+        return None;
+    }
+    let logs: f64 = errors.iter().map(|e| e.abs().max(1e-6).ln()).sum();
+    Some((logs / errors.len() as f64).exp())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn geometric_mean_of_absolute_errors() {
+        let g = geomean_abs(&[0.1, -0.4]).unwrap();
+        assert!((g - 0.2).abs() < 1e-12);
+        assert_eq!(geomean_abs(&[]), None);
+        assert_eq!(relative_error(2e-6, 1000), Some(1.0));
+    }
+}
