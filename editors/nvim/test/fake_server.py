@@ -119,7 +119,8 @@ def handle(msg):
                 "hoverProvider": True,
                 "definitionProvider": True,
                 "executeCommandProvider": {"commands": ["weft.server.runEntry",
-                                                        "weft.server.runOnGpu"]},
+                                                        "weft.server.runOnGpu",
+                                                        "weft.server.profile"]},
             },
             "serverInfo": {"name": "weft-fake-server", "version": "0"},
         })
@@ -172,6 +173,12 @@ def handle(msg):
             reply(msg, {"ok": True, "entry": arg.get("entry"), "values": ["32f32"],
                         "message": message, "timeMs": 40, "kernelNs": 1000,
                         "device": "fake device"})
+        elif params.get("command") == "weft.server.profile":
+            arg = (params.get("arguments") or [{}])[0]
+            entry = arg.get("entry")
+            svg = f"/tmp/fake-weft/main.{entry}.profile/graph.svg"
+            reply(msg, {"ok": True, "entry": entry, "svg": svg, "report": "work W = 42 (fake)\n",
+                        "message": f"profile of `{entry}`: cost graph {svg}", "timeMs": 7})
         else:
             reply(msg, error={"code": -32602, "message": f"unknown command {params.get('command')}"})
     elif method == "weft/showKernel":

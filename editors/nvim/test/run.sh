@@ -42,6 +42,7 @@ export WEFT_DEFINITION_POS="10:21" WEFT_EXPECT_DEFINITION="dot.weft:7:5"
 export WEFT_RUN_POS="10:17" WEFT_EXPECT_RUN="fake run of norm2"
 export WEFT_GPU_RUN_POS="5:7" WEFT_EXPECT_GPU_RUN="fake GPU run of dot: kernels 1.0 µs"
 export WEFT_KERNEL_POS="5:7" WEFT_EXPECT_KERNEL="__kernel void dot("
+export WEFT_PROFILE_POS="5:7" WEFT_EXPECT_PROFILE="work W = 42 (fake)"
 export WEFT_TEST_RESTART=1
 
 echo "== editors/nvim: $("$nvim_bin" --version | head -n 1), fake server"
@@ -80,6 +81,14 @@ if [ -n "$weft_bin" ] && "$weft_bin" lsp --help >/dev/null 2>&1; then
     export WEFT_HOVER_POS="10:21" WEFT_EXPECT_HOVER='def sq : f32 -> f32'
     export WEFT_DEFINITION_POS="10:21" WEFT_EXPECT_DEFINITION="7:5"
     export WEFT_KERNEL_POS="5:7" WEFT_EXPECT_KERNEL='// Weft: the OpenCL program of entry `dot`'
+    # "Profile" writes beside the source; the folder is removed afterwards.
+    # (The SVG needs Graphviz's `dot`.)
+    if command -v dot >/dev/null 2>&1; then
+      export WEFT_PROFILE_POS="5:7" WEFT_EXPECT_PROFILE='profile of `dot`' WEFT_PROFILE_SVG_EXISTS=1
+    else
+      echo "SKIP :WeftProfile against the real server: Graphviz \`dot\` is not installed"
+    fi
+    trap 'rm -rf "$here/fixtures/dot.dot.profile"' EXIT
     export WEFT_TEST_RESTART=0
     runner="$(dirname "$weft_bin")/weft-runner"
     if [ -x "$runner" ] && "$runner" devices >/dev/null 2>&1; then

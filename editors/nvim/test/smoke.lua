@@ -20,6 +20,9 @@
 --   WEFT_RUN_POS            LINE:COL for :WeftRun;  WEFT_EXPECT_RUN  text in its buffer
 --   WEFT_GPU_RUN_POS        LINE:COL for :WeftRunGpu;  WEFT_EXPECT_GPU_RUN  text in its buffer
 --   WEFT_KERNEL_POS         LINE:COL for :WeftShowKernel;  WEFT_EXPECT_KERNEL  text in it
+--   WEFT_PROFILE_POS        LINE:COL for :WeftProfile;  WEFT_EXPECT_PROFILE  text in its
+--                           buffer; the SVG it opens must end with graph.svg (and exist
+--                           when WEFT_PROFILE_SVG_EXISTS=1)
 --   WEFT_TEST_RESTART       1 = check that :WeftRestart starts a new client
 --
 -- Prints one PASS/FAIL line per check, then "N passed, N failed", and exits non-zero
@@ -123,7 +126,7 @@ local function main()
   check("commentstring is '-- %s'", vim.bo.commentstring == '-- %s', vim.bo.commentstring)
   check("iskeyword has the prime (')", vim.fn.matchstr("x' + 1", '\\k\\+') == "x'", vim.bo.iskeyword)
   check('syntax is loaded', vim.b.current_syntax == 'weft', vim.inspect(vim.b.current_syntax))
-  for _, c in ipairs({ 'WeftRun', 'WeftRunGpu', 'WeftShowKernel', 'WeftRestart' }) do
+  for _, c in ipairs({ 'WeftRun', 'WeftRunGpu', 'WeftProfile', 'WeftShowKernel', 'WeftRestart' }) do
     check(':' .. c .. ' exists', vim.fn.exists(':' .. c) == 2)
   end
 
@@ -150,7 +153,8 @@ local function main()
   check('server commands are handled in the client',
     type(client.commands['weft.server.runEntry']) == 'function'
       and type(client.commands['weft.server.runOnGpu']) == 'function'
-      and type(client.commands['weft.server.showKernel']) == 'function')
+      and type(client.commands['weft.server.showKernel']) == 'function'
+      and type(client.commands['weft.server.profile']) == 'function')
   if env.WEFT_EXPECT_ROOT and env.WEFT_EXPECT_ROOT ~= '' then
     local want = vim.fn.fnamemodify(env.WEFT_EXPECT_ROOT, ':p'):gsub('/$', '')
     check('client root is ' .. want, client.config.root_dir == want, client.config.root_dir)
@@ -267,6 +271,25 @@ local function main()
   end
   if env.WEFT_GPU_RUN_POS and env.WEFT_GPU_RUN_POS ~= '' then
     check_run('WeftRunGpu', env.WEFT_GPU_RUN_POS, env.WEFT_EXPECT_GPU_RUN or '')
+  end
+
+  -- :WeftProfile: the report in weft://run, the SVG handed to open_file.
+  if env.WEFT_PROFILE_POS and env.WEFT_PROFILE_POS ~= '' then
+    local opened = {}
+    local open_file = weft.open_file
+    weft.open_file = function(path)
+      opened[#opened + 1] = path
+    end
+    check_run('WeftProfile', env.WEFT_PROFILE_POS, env.WEFT_EXPECT_PROFILE or '')
+    local got = vim.wait(timeout, function()
+      return #opened > 0
+    end, 20)
+    local svg = opened[1] or ''
+    check(':WeftProfile opens the cost graph', got and svg:sub(-#'graph.svg') == 'graph.svg', vim.inspect(opened))
+    if env.WEFT_PROFILE_SVG_EXISTS == '1' then
+      check(':WeftProfile wrote the SVG', vim.fn.filereadable(svg) == 1, svg)
+    end
+    weft.open_file = open_file
   end
 
   -- :WeftShowKernel

@@ -30,6 +30,7 @@ export const KERNEL_SCHEME = 'weft-kernel';
 const SERVER_COMMAND_PREFIX = 'weft.server.';
 const RUN_ENTRY_SERVER_COMMAND = 'weft.server.runEntry';
 const RUN_ON_GPU_SERVER_COMMAND = 'weft.server.runOnGpu';
+const PROFILE_SERVER_COMMAND = 'weft.server.profile';
 /** Internal, not in package.json: runs a `weft.server.*` command the client did not register. */
 const DISPATCH_COMMAND = 'weft.internal.executeServerCommand';
 
@@ -61,6 +62,19 @@ export interface RunEntryResult {
   device?: string | null;
   kernelNs?: number | null;
   kernels?: { kernel: string; ns: number }[];
+}
+
+/** What `weft.server.profile` returns: the cost graph's files and the profiler's report. */
+export interface ProfileResult {
+  ok?: boolean;
+  entry?: string;
+  svg?: string | null;
+  dot?: string | null;
+  dir?: string;
+  report?: string;
+  stderr?: string;
+  message?: string;
+  timeMs?: number;
 }
 
 let client: LanguageClient | undefined;
@@ -341,6 +355,10 @@ function presentServerResult(command: string, args: unknown[], result: unknown):
     void openKernel(result);
     return;
   }
+  if (command === PROFILE_SERVER_COMMAND && result && typeof result === 'object') {
+    void presentProfile(result as ProfileResult);
+    return;
+  }
   if (command === RUN_ENTRY_SERVER_COMMAND || command === RUN_ON_GPU_SERVER_COMMAND) {
     const first = args[0] as { entry?: string } | undefined;
     const where = command === RUN_ON_GPU_SERVER_COMMAND ? ' on GPU' : '';
@@ -351,6 +369,23 @@ function presentServerResult(command: string, args: unknown[], result: unknown):
   }
   if (result !== null && result !== undefined) {
     runOutput.appendLine(`${command}: ${typeof result === 'string' ? result : JSON.stringify(result, null, 2)}`);
+  }
+}
+
+/** "Profile": the report in the Run output, and the cost graph's SVG opened in an editor. */
+async function presentProfile(r: ProfileResult): Promise<void> {
+  runOutput.show(true);
+  runOutput.appendLine(`▶ profile ${r.entry ?? ''}`);
+  if (r.report) {
+    runOutput.append(r.report.endsWith('\n') ? r.report : r.report + '\n');
+  }
+  if (r.message) {
+    runOutput.appendLine(r.message);
+  }
+  if (r.ok && r.svg) {
+    await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(r.svg));
+  } else if (!r.ok && r.stderr) {
+    runOutput.append(r.stderr.endsWith('\n') ? r.stderr : r.stderr + '\n');
   }
 }
 

@@ -1,5 +1,6 @@
 -- Weft for Neovim: starts `weft lsp` with the built-in LSP client and adds the
--- commands :WeftRun, :WeftRunGpu, :WeftShowKernel, :WeftRestart (and :WeftFormat).
+-- commands :WeftRun, :WeftRunGpu, :WeftProfile, :WeftShowKernel, :WeftRestart (and
+-- :WeftFormat).
 --
 -- Works on Neovim 0.7 (vim.lsp.start_client, the API Debian ships) and later. Anything
 -- newer than 0.7 is guarded with vim.fn.has('nvim-0.x').
@@ -16,6 +17,7 @@ local uv = vim.uv or vim.loop
 
 local RUN_ENTRY = 'weft.server.runEntry'
 local RUN_ON_GPU = 'weft.server.runOnGpu'
+local PROFILE = 'weft.server.profile'
 local SHOW_KERNEL = 'weft/showKernel'
 
 local defaults = {
@@ -223,16 +225,61 @@ local function show_kernel_result(result)
   return M.scratch(name, split_lines(result.text), kernel_filetype())
 end
 
-local function show_run_result(entry, result)
-  return M.scratch('weft://run', M.format_run_result(entry, result), 'weftrun')
-end
-
 -- The label of a run in the weft://run buffer.
 local function run_label(command, entry)
   if command == RUN_ON_GPU then
     return entry .. ' on GPU'
   end
   return entry
+end
+
+local function show_run_result(entry, result)
+  return M.scratch('weft://run', M.format_run_result(entry, result), 'weftrun')
+end
+
+--- Opens a file the server wrote (the cost graph's SVG of "Profile"): vim.ui.open
+--- (Neovim 0.10) when there is one, else a message with the path. Replaceable.
+function M.open_file(path)
+  if vim.ui and vim.ui.open then
+    vim.ui.open(path)
+  else
+    notify('cost graph: ' .. path)
+  end
+end
+
+--- Lines for what `weft.server.profile` returned: { ok, entry, svg, dot, dir, report,
+--- stderr, message, timeMs }.
+function M.format_profile_result(entry, result)
+  local lines = { '▶ profile ' .. entry }
+  if type(result) ~= 'table' then
+    vim.list_extend(lines, split_lines(vim.inspect(result)))
+    return lines
+  end
+  for _, k in ipairs({ 'report', 'stderr', 'message' }) do
+    if type(result[k]) == 'string' and result[k] ~= '' and (k ~= 'stderr' or not result.ok) then
+      vim.list_extend(lines, split_lines(result[k]))
+    end
+  end
+  if type(result.svg) == 'string' then
+    table.insert(lines, 'cost graph: ' .. result.svg)
+  end
+  return lines
+end
+
+local function show_profile_result(entry, result)
+  M.scratch('weft://run', M.format_profile_result(entry, result), 'weftrun')
+  if type(result) == 'table' and result.ok and type(result.svg) == 'string' then
+    M.open_file(result.svg)
+  end
+end
+
+--- Shows what a run or profile command returned.
+local function show_result(command, entry, result)
+  if command == PROFILE then
+    show_profile_result(entry, result)
+  else
+    show_run_result(run_label(command, entry), result)
+  end
 end
 
 -- ---------------------------------------------------------------------------- commands
@@ -315,7 +362,7 @@ function M.run_entry(entry, command)
   end
   local args = { { uri = vim.uri_from_bufnr(bufnr), entry = entry } }
   M.execute_command(client, command, args, bufnr, function(result)
-    show_run_result(run_label(command, entry), result)
+    show_result(command, entry, result)
   end)
 end
 
@@ -382,12 +429,13 @@ local function client_commands()
     local args = command.arguments or {}
     local entry = type(args[1]) == 'table' and args[1].entry or '?'
     M.execute_command(client, command.command, args, ctx.bufnr, function(result)
-      show_run_result(run_label(command.command, entry), result)
+      show_result(command.command, entry, result)
     end)
   end
   return {
     [RUN_ENTRY] = run,
     [RUN_ON_GPU] = run,
+    [PROFILE] = run,
     ['weft.server.showKernel'] = function(command, ctx)
       local client = get_client(ctx.client_id)
       if client then
@@ -507,6 +555,9 @@ local function create_commands()
   cmd('WeftRunGpu', function(o)
     M.run_entry(o.args, RUN_ON_GPU)
   end, { nargs = '?', desc = 'Run the Weft entry under the cursor (or the one named) on an OpenCL device' })
+  cmd('WeftProfile', function(o)
+    M.run_entry(o.args, PROFILE)
+  end, { nargs = '?', desc = 'Profile the Weft entry under the cursor (or the one named) and open its cost graph' })
   cmd('WeftShowKernel', function()
     M.show_kernel()
   end, { desc = 'Show the OpenCL kernel generated for the code under the cursor' })

@@ -20,6 +20,7 @@ class Uri {
   constructor(scheme, path, query) { Object.assign(this, { scheme, path, query: query || '' }); }
   static parse(s) { const m = /^([a-z-]+):(?:\/\/)?([^?]*)\??(.*)$/.exec(s); return new Uri(m[1], m[2], m[3]); }
   static from(o) { return new Uri(o.scheme, o.path, o.query); }
+  static file(p) { return new Uri('file', p); }
   toString() { return `${this.scheme}://${this.path}`; }
 }
 const disposable = { dispose() {} };
@@ -41,7 +42,7 @@ const vscode = {
   commands: {
     registerCommand: (name, fn) => { calls.commands[name] = fn; return disposable; },
     getCommands: async () => [...Object.keys(calls.commands), ...registered],
-    executeCommand: async () => undefined,
+    executeCommand: async (...a) => { calls.executed = [...(calls.executed || []), a]; return undefined; },
   },
   workspace: {
     getConfiguration: () => ({ get: (k) => config[k] }),
@@ -153,4 +154,39 @@ test('executeCommand middleware shows a GPU run result with its kernel time', as
   assert.ok(calls.output.includes('▶ dot on GPU'));
   assert.ok(calls.output.includes(gpu.message));
   assert.ok(calls.output.includes('done in 40 ms'));
+});
+
+test('executeCommand middleware shows a profile and opens its SVG', async () => {
+  const mw = calls.clients[0].clientOptions.middleware;
+  const profile = {
+    ok: true,
+    entry: 'dot',
+    svg: '/w/main.dot.profile/graph.svg',
+    dot: '/w/main.dot.profile/graph.dot',
+    dir: '/w/main.dot.profile',
+    report: 'work W = 42\n',
+    message: 'profile of `dot`: cost graph /w/main.dot.profile/graph.svg',
+    timeMs: 12,
+  };
+  calls.executed = [];
+  const result = await mw.executeCommand('weft.server.profile', [{ uri: 'file:///w/main.weft', entry: 'dot' }], async () => profile);
+  assert.deepStrictEqual(result, profile);
+  assert.ok(calls.output.includes('▶ profile dot'));
+  assert.ok(calls.output.includes('work W = 42\n'));
+  assert.ok(calls.output.includes(profile.message));
+  await new Promise((r) => setImmediate(r));
+  const open = calls.executed.find((a) => a[0] === 'vscode.open');
+  assert.ok(open, JSON.stringify(calls.executed));
+  assert.strictEqual(open[1].scheme, 'file');
+  assert.strictEqual(open[1].path, '/w/main.dot.profile/graph.svg');
+});
+
+test('a failed profile opens nothing', async () => {
+  const mw = calls.clients[0].clientOptions.middleware;
+  calls.executed = [];
+  await mw.executeCommand('weft.server.profile', [{ uri: 'file:///w/main.weft', entry: 'nope' }],
+    async () => ({ ok: false, entry: 'nope', svg: null, message: 'no entry `nope` in `/w/main.weft`' }));
+  await new Promise((r) => setImmediate(r));
+  assert.ok(calls.output.includes('no entry `nope` in `/w/main.weft`'));
+  assert.ok(!calls.executed.some((a) => a[0] === 'vscode.open'));
 });
