@@ -11,6 +11,12 @@ use crate::workspace::{Loaded, load};
 use crate::{CheckArgs, Format};
 
 pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<u8> {
+    let mut costs = weft_ide::CostConfig { allow: args.allow.clone(), ..Default::default() };
+    if let Some(name) = &args.cost_profile {
+        costs.profile = weft_cost::profile::builtin_profile_named(name).ok_or_else(|| {
+            anyhow::anyhow!("no committed profile `{name}` (try `nvidia-h100` or `pocl-cpu`)")
+        })?;
+    }
     let (db, files) = load(&args.paths)?;
     let mut n_errors = 0usize;
     let mut n_warnings = 0usize;
@@ -23,6 +29,12 @@ pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     weft_ide::check_in_parallel(&db, &sources);
     for loaded in &files {
         let mut diagnostics = weft_ide::check_file(&db, loaded.file);
+        if args.perf {
+            diagnostics.extend(weft_ide::perf_diagnostics(&db, loaded.file, &costs));
+            diagnostics.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
+        }
+        diagnostics
+            .retain(|d| d.severity == Severity::Error || !args.allow.iter().any(|c| c == d.code));
         if let Some(range) = loaded.invalid_utf8 {
             // The replacement characters are reported once, as invalid UTF-8.
             diagnostics.retain(|d| !(d.code == "syntax-error" && d.message.contains('\u{fffd}')));

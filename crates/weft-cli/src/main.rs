@@ -77,6 +77,17 @@ struct CheckArgs {
     /// Treat warnings as errors (exit 1 if there are any).
     #[arg(long)]
     deny_warnings: bool,
+    /// Also report performance diagnostics (`uncoalesced-access`, `bank-conflict`,
+    /// `local-memory-limit`): compiles every entry with the OpenCL back end.
+    #[arg(long)]
+    perf: bool,
+    /// Do not report warnings or information with this code (repeatable).
+    #[arg(long, value_name = "CODE")]
+    allow: Vec<String>,
+    /// The committed device profile of `--perf` (`nvidia-h100`, `pocl-cpu`; default:
+    /// the compiler's, the H100's).
+    #[arg(long, value_name = "NAME")]
+    cost_profile: Option<String>,
     /// Files or directories to check.
     #[arg(required = true, value_name = "PATHS")]
     paths: Vec<String>,

@@ -119,6 +119,50 @@ fn json_output_has_lsp_positions() {
     .assert_eq(&serde_json::Value::Array(lines).to_string());
 }
 
+const FIRST_COLUMN: &str = "-- ==
+-- input { [[1f32, 2f32], [3f32, 4f32]] }
+-- output { [1f32, 3f32] }
+entry first_col (a: [n][m]f32) : [n]f32 = map (\\r -> r[0]) a
+";
+
+#[test]
+fn check_perf_reports_performance_diagnostics() {
+    let dir = temp_dir(&[("cols.weft", FIRST_COLUMN)]);
+    // Without `--perf` the back end is not run.
+    let output = weft(&["check", "cols.weft"], dir.path());
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert!(String::from_utf8_lossy(&output.stdout).is_empty(), "{}", text(&output));
+    expect![[r#"
+        exit 1
+        --- stdout
+        warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `first_col_map_0`: neighbouring work-items access elements `m` apart (2 at m = 2, n = 2 (the test block's first `input`)); `NVIDIA H100 80GB HBM3` is 1.3× slower than coalesced at that stride
+         --> cols.weft:4:43
+          |
+        4 | entry first_col (a: [n][m]f32) : [n]f32 = map (\r -> r[0]) a
+          |                                           ^^^^^^^^^^^^^^^^^^
+          = help: silence it with `-- weft: allow(uncoalesced-access)` in the comments above the def
+
+        --- stderr
+        checked 1 file: 0 errors, 1 warning
+    "#]]
+    .assert_eq(&text(&weft(&["check", "--perf", "--deny-warnings", "cols.weft"], dir.path())));
+    // Another committed profile, by name.
+    let output = weft(&["check", "--perf", "--cost-profile", "pocl-cpu", "cols.weft"], dir.path());
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("pthread-haswell"),
+        "{}",
+        text(&output)
+    );
+    // `--allow CODE` and the comment above the def silence it.
+    let output =
+        weft(&["check", "--perf", "--allow", "uncoalesced-access", "cols.weft"], dir.path());
+    assert!(String::from_utf8_lossy(&output.stdout).is_empty(), "{}", text(&output));
+    let silenced = format!("-- weft: allow(uncoalesced-access)\n{FIRST_COLUMN}");
+    let dir = temp_dir(&[("cols.weft", &silenced)]);
+    let output = weft(&["check", "--perf", "--deny-warnings", "cols.weft"], dir.path());
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+}
+
 #[test]
 fn check_flag_is_the_same_command() {
     let dir = temp_dir(&[("bad.weft", ILL_TYPED), ("good.weft", "def one : i32 = 1\n")]);

@@ -4,6 +4,7 @@
 
 pub mod dot;
 pub mod graph;
+pub mod measured;
 pub mod model;
 pub mod profile;
 pub mod profiler;

@@ -33,6 +33,7 @@ use weft_plan::{BinOp, Elem, Expr, Var};
 use weft_size::Size;
 use weft_values::Scalar;
 
+pub use crate::measured::{MeasuredError, measured_error};
 use crate::profile::DeviceProfile;
 
 /// The model's name and version, recorded in every [`Prediction`].

@@ -558,6 +558,17 @@ pub fn builtin_profiles() -> &'static [DeviceProfile] {
     })
 }
 
+/// The committed profile named `name`: its file's stem (`nvidia-h100`, `pocl-cpu`) or its
+/// device's name (`NVIDIA H100 80GB HBM3`), case and surrounding blanks ignored.
+pub fn builtin_profile_named(name: &str) -> Option<&'static DeviceProfile> {
+    let name = name.trim();
+    BUILTIN.iter().zip(builtin_profiles()).find_map(|((file, _), profile)| {
+        let stem = file.strip_suffix(".json").unwrap_or(file);
+        (stem.eq_ignore_ascii_case(name) || profile.device.name.trim().eq_ignore_ascii_case(name))
+            .then_some(profile)
+    })
+}
+
 /// The committed profile that fits `device` best ([`DeviceProfile::matches`]): an
 /// exact match, else another POCL CPU device's (the first committed one among equals);
 /// `None` when none fits.

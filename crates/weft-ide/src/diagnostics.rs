@@ -95,7 +95,12 @@ fn memory_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<weft_hir::Diagnostic
 
 pub(crate) fn diagnostics(db: &RootDatabase, path: &str) -> Vec<Diagnostic> {
     let Some(file) = db.file(path) else { return Vec::new() };
-    check_file(db, file)
+    convert(db, check_file(db, file))
+}
+
+/// File ids to paths.
+pub(crate) fn convert(db: &RootDatabase, found: Vec<weft_hir::Diagnostic>) -> Vec<Diagnostic> {
+    found
         .into_iter()
         .map(|d| Diagnostic {
             code: d.code,

@@ -15,6 +15,7 @@ use weft_syntax::TextRange;
 
 use crate::FilePosition;
 use crate::classify::{DefData, Definition, classify_at, enclosing_def};
+use crate::costs::CostConfig;
 use crate::kernels::{HOVER_BUDGET, call_chain, kernels_computing, kernels_materialising};
 use crate::memory::{PatMemory, memory_of_pat};
 use crate::regions::{describe_region, regions_of};
@@ -26,18 +27,31 @@ pub struct HoverResult {
     pub markdown: String,
 }
 
-pub(crate) fn hover(db: &RootDatabase, position: &FilePosition) -> Option<HoverResult> {
+pub(crate) fn hover(
+    db: &RootDatabase,
+    position: &FilePosition,
+    costs: &CostConfig,
+) -> Option<HoverResult> {
     let file = db.file(&position.path)?;
     if let Some((token, definition)) = classify_at(db, file, position.offset) {
         let mut markdown = describe(db, &definition)?;
-        // A built-in's call (`map f xs`): the kernels computing it.
+        // A built-in's call (`map f xs`): the kernels computing it, and their costs.
         if let Definition::Builtin(_) = definition
             && let Some(data) = enclosing_def(db, file, position.offset)
             && let Some(path) = data.source_map.expr_at(token.text_range())
-            && let Some(kernels) = kernel_section(db, &data, path)
+            && let Some(kernels) = kernel_section(db, &data, path, Some(costs))
         {
             markdown.push_str("\n\n");
             markdown.push_str(&kernels);
+        }
+        // An entry's name: its cost and predicted time.
+        if let Definition::Def(loc) = &definition
+            && loc.kind == DefKind::Entry
+            && crate::costs::entry_budget_ok(db, loc)
+            && let Some(cost) = crate::costs::entry_section(db, loc, costs)
+        {
+            markdown.push_str("\n\n");
+            markdown.push_str(&cost);
         }
         return Some(HoverResult { range: token.text_range(), markdown });
     }
@@ -50,7 +64,7 @@ pub(crate) fn hover(db: &RootDatabase, position: &FilePosition) -> Option<HoverR
         return None;
     }
     let mut markdown = code_block(&ty.to_string());
-    if let Some(kernels) = kernel_section(db, &data, expr) {
+    if let Some(kernels) = kernel_section(db, &data, expr, None) {
         markdown.push_str("\n\n");
         markdown.push_str(&kernels);
     }
@@ -97,7 +111,13 @@ const MAX_KERNEL_LINES: usize = 4;
 /// when no kernel computes it (a file with errors, a def no entry uses). This compiles
 /// the two smallest entries using the def (once per edit of a body, never for
 /// diagnostics), none too large to compile in a few milliseconds.
-fn kernel_section(db: &RootDatabase, data: &DefData, expr: ExprId) -> Option<String> {
+/// With `costs`, each kernel's launch cost and predicted time follow its line.
+fn kernel_section(
+    db: &RootDatabase,
+    data: &DefData,
+    expr: ExprId,
+    costs: Option<&CostConfig>,
+) -> Option<String> {
     let chain = call_chain(&data.body, expr);
     let search = kernels_computing(db, &data.loc, &|e| chain.contains(&e), HOVER_BUDGET);
     if search.uses.is_empty()
@@ -109,10 +129,19 @@ fn kernel_section(db: &RootDatabase, data: &DefData, expr: ExprId) -> Option<Str
         ));
     }
     let mut lines: Vec<(&str, &str, &str)> = Vec::new();
+    let mut cost_lines: Vec<String> = Vec::new();
     for use_ in &search.uses {
         let line = (use_.entry.as_str(), use_.kernel.as_str(), use_.role.as_str());
         if !lines.contains(&line) {
             lines.push(line);
+            if let Some(config) = costs
+                && cost_lines.len() < MAX_KERNEL_LINES
+                && let Some(cost) =
+                    crate::costs::kernel_line(db, use_.file, &use_.entry, use_.kernel_idx, config)
+                && !cost_lines.contains(&cost)
+            {
+                cost_lines.push(cost);
+            }
         }
     }
     let first_entry = lines.first()?.0;
@@ -128,6 +157,7 @@ fn kernel_section(db: &RootDatabase, data: &DefData, expr: ExprId) -> Option<Str
     if lines.len() > MAX_KERNEL_LINES {
         out.push(format!("**Kernel**: … and {} more", lines.len() - MAX_KERNEL_LINES));
     }
+    out.extend(cost_lines);
     Some(out.join("\n\n"))
 }
 
@@ -362,6 +392,10 @@ entry main (xs: [3]f32) : f32 = red$0uce (+) 0f32 xs
                 **Kernel**: `main_reduce_partials_0` — @grid: multi-stage reduction (work-group trees in local memory, then one group)
 
                 **Kernel**: `main_reduce_total_1` — @grid: multi-stage reduction (second stage)
+
+                **Cost** of `main_reduce_partials_0`: work `4862*((256*max(1, min(((dim + 255)/256), 1024)) + 255)/256) + 8*(dim/4)`, span `10*(((dim/4) + max(256*((256*max(1, min(((dim + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((dim + 255)/256), 1024)) + 255)/256), 1))) + 33`; global `1028*((256*max(1, min(((dim + 255)/256), 1024)) + 255)/256) + 16*(dim/4)` bytes, local `4088*((256*max(1, min(((dim + 255)/256), 1024)) + 255)/256)` bytes; predicted 7.53 µs per launch on `NVIDIA H100 80GB HBM3` at dim = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, error not measured)
+
+                **Cost** of `main_reduce_total_1`: work `8*((max(1, min(((dim + 255)/256), 1024)))/4) + 4862`, span `10*((((max(1, min(((dim + 255)/256), 1024)))/4) + 255)/256) + 33`; global `16*((max(1, min(((dim + 255)/256), 1024)))/4) + 1028` bytes, local `4088` bytes; predicted 6.43 µs per launch on `NVIDIA H100 80GB HBM3` at dim = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, error not measured)
             "#]],
         );
     }
@@ -729,6 +763,8 @@ entry f (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
                 applies a function to every element
 
                 **Kernel**: `f_map_0` — @grid: one work-item per element
+
+                **Cost** of `f_map_0`: work `n`, span `3*((max(256*((((n + 3)/4) + 255)/256), 1) + n - 1)/(max(256*((((n + 3)/4) + 255)/256), 1)))`; global `8*n` bytes; predicted 8.66 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, error not measured)
             "#]],
         );
     }
@@ -748,6 +784,8 @@ entry dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (ma$0p2 (*) xs ys)
                 applies a function to the elements of several arrays of one size, pairwise
 
                 **Kernel**: `dot_reduce_partials_0` — fused into this kernel (a pull array: no memory)
+
+                **Cost** of `dot_reduce_partials_0`: work `5118*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 15*(n/4)`, span `17*(((n/4) + max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 34`; global `2052*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 32*(n/4)` bytes, local `4088*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256)` bytes; predicted 9.65 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, error not measured)
             "#]],
         );
     }
@@ -769,6 +807,10 @@ entry sum (xs: [n]f32) : f32 = red$0uce (+) 0f32 xs
                 **Kernel**: `sum_reduce_partials_0` — @grid: multi-stage reduction (work-group trees in local memory, then one group)
 
                 **Kernel**: `sum_reduce_total_1` — @grid: multi-stage reduction (second stage)
+
+                **Cost** of `sum_reduce_partials_0`: work `4862*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 8*(n/4)`, span `10*(((n/4) + max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 33`; global `1028*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 16*(n/4)` bytes, local `4088*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256)` bytes; predicted 7.53 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, error not measured)
+
+                **Cost** of `sum_reduce_total_1`: work `8*((max(1, min(((n + 255)/256), 1024)))/4) + 4862`, span `10*((((max(1, min(((n + 255)/256), 1024)))/4) + 255)/256) + 33`; global `16*((max(1, min(((n + 255)/256), 1024)))/4) + 1028` bytes, local `4088` bytes; predicted 6.43 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, error not measured)
             "#]],
         );
     }
@@ -785,9 +827,9 @@ entry f (a: [n][m]f32) : [n]f32 = map (\r -> reduce (+) 0f32 (map (\x -> x $0* x
                 f32
                 ```
 
-                **Kernel**: `f_rows_0` — computed in each work-item
+                **Kernel**: `f_rows_0` — computed in each work-item; picked per run by predicted time on `NVIDIA H100 80GB HBM3` (weft-cost v1: launch + max(compute, memory), occupancy-scaled rates) against one row per work-item: this kernel work 31*(m/4)*n + 256*((256*max(1, min(n, 65536)) + 255)/256) + 5374*n, global accesses: a_1 coalesced, result_4 uniform
 
-                **Kernel**: `f_map_1` — computed in each work-item
+                **Kernel**: `f_map_1` — computed in each work-item; picked per run by predicted time on `NVIDIA H100 80GB HBM3` (weft-cost v1: launch + max(compute, memory), occupancy-scaled rates) against one row per work-group: this kernel work 6*m*n, global accesses: a_2 stride m, result_4 coalesced
             "#]],
         );
     }
@@ -811,6 +853,10 @@ entry b (xs: [n]f32) : f32 = reduce (+) 0f32 (sq xs)
                 **Kernel**: `a_map_0` (entry `a`) — @grid: one work-item per element
 
                 **Kernel**: `b_reduce_partials_0` (entry `b`) — fused into this kernel (a pull array: no memory)
+
+                **Cost** of `a_map_0`: work `n`, span `3*((max(256*((((n + 3)/4) + 255)/256), 1) + n - 1)/(max(256*((((n + 3)/4) + 255)/256), 1)))`; global `12*n` bytes; predicted 10.4 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, error not measured)
+
+                **Cost** of `b_reduce_partials_0`: work `5118*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 15*(n/4)`, span `17*(((n/4) + max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 34`; global `2052*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 32*(n/4)` bytes, local `4088*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256)` bytes; predicted 9.65 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, error not measured)
             "#]],
         );
     }

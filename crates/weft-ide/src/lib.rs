@@ -19,6 +19,7 @@ mod annotate_type;
 mod classify;
 mod code_lens;
 mod completion;
+mod costs;
 mod diagnostics;
 mod document_symbols;
 mod folding_ranges;
@@ -50,6 +51,7 @@ use weft_syntax::line_index::LineIndex;
 pub use crate::annotate_type::Assist;
 pub use crate::code_lens::Runnable;
 pub use crate::completion::{CompletionItem, CompletionKind};
+pub use crate::costs::{CostConfig, perf_diagnostics};
 pub use crate::diagnostics::{Diagnostic, RelatedInfo, check_file, check_in_parallel};
 pub use crate::document_symbols::{StructureNode, SymbolKind};
 pub use crate::folding_ranges::{Fold, FoldKind};
@@ -124,6 +126,7 @@ impl Change {
 #[derive(Default)]
 pub struct AnalysisHost {
     db: RootDatabase,
+    costs: CostConfig,
 }
 
 impl AnalysisHost {
@@ -144,7 +147,13 @@ impl AnalysisHost {
 
     /// A snapshot for reads. Do not keep it across a change: the change waits for it.
     pub fn analysis(&self) -> Analysis {
-        Analysis { db: self.db.clone() }
+        Analysis { db: self.db.clone(), costs: self.costs.clone() }
+    }
+
+    /// The profile of predictions and the silenced performance diagnostics, for the
+    /// snapshots made from now on.
+    pub fn set_cost_config(&mut self, config: CostConfig) {
+        self.costs = config;
     }
 
     /// Asks running reads to stop (the next change does this too).
@@ -157,6 +166,7 @@ impl AnalysisHost {
 /// A snapshot of the database for reads; cheap to make, `Send`.
 pub struct Analysis {
     db: RootDatabase,
+    costs: CostConfig,
 }
 
 impl Analysis {
@@ -183,7 +193,29 @@ impl Analysis {
     }
 
     pub fn hover(&self, position: &FilePosition) -> Cancellable<Option<HoverResult>> {
-        self.with_db(|db| hover::hover(db, position))
+        self.with_db(|db| hover::hover(db, position, &self.costs))
+    }
+
+    /// The performance diagnostics of a file (`uncoalesced-access`, `bank-conflict`,
+    /// `local-memory-limit`), for its entries small enough to compile unasked
+    /// (`IMPLICIT_BUDGET`); the server publishes them after the others.
+    pub fn perf_diagnostics(&self, path: &str) -> Cancellable<Vec<Diagnostic>> {
+        self.with_db(|db| {
+            let Some(file) = db.file(path) else { return Vec::new() };
+            let found = costs::perf_diagnostics_within(
+                db,
+                file,
+                &self.costs,
+                Some(kernels::IMPLICIT_BUDGET),
+            );
+            diagnostics::convert(db, found)
+        })
+    }
+
+    /// Per entry of a file small enough to compile unasked: its name's range and its
+    /// predicted time as a code lens says it.
+    pub fn entry_predictions(&self, path: &str) -> Cancellable<Vec<(TextRange, String)>> {
+        self.with_db(|db| costs::predictions(db, path, &self.costs))
     }
 
     pub fn goto_definition(&self, position: &FilePosition) -> Cancellable<Vec<NavigationTarget>> {

@@ -71,12 +71,30 @@ fn location(
 }
 
 pub(crate) fn diagnostics(analysis: &Analysis, path: &str) -> Result<Option<Vec<lsp::Diagnostic>>> {
+    let found = analysis.diagnostics(path)?;
+    convert_diagnostics(analysis, path, found)
+}
+
+/// The performance diagnostics of a file (after its other diagnostics).
+pub(crate) fn perf_diagnostics(
+    analysis: &Analysis,
+    path: &str,
+) -> Result<Option<Vec<lsp::Diagnostic>>> {
+    let found = analysis.perf_diagnostics(path)?;
+    convert_diagnostics(analysis, path, found)
+}
+
+fn convert_diagnostics(
+    analysis: &Analysis,
+    path: &str,
+    found: Vec<weft_ide::Diagnostic>,
+) -> Result<Option<Vec<lsp::Diagnostic>>> {
     let (Some(text), Some(index)) = (analysis.file_text(path)?, analysis.line_index(path)?) else {
         return Ok(None);
     };
     let conv = FileText { text: &text, index: &index };
     let mut out = Vec::new();
-    for d in analysis.diagnostics(path)? {
+    for d in found {
         let mut related = Vec::new();
         for r in &d.related {
             if let Some(location) = location(analysis, &r.path, r.range)? {
@@ -462,6 +480,14 @@ pub(crate) fn code_lenses(
             })]),
         }));
         lenses.push(lens(profile_command(uri, &runnable.entry)));
+    }
+    // The predicted time: a title without a command (nothing to run).
+    for (range, title) in analysis.entry_predictions(&file.path)? {
+        lenses.push(lsp::CodeLens {
+            range: conv.range(range),
+            command: Some(lsp::Command { title, command: String::new(), arguments: None }),
+            data: None,
+        });
     }
     Ok(Some(lenses))
 }

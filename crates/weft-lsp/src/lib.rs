@@ -45,6 +45,13 @@ pub(crate) struct Config {
     /// The OpenCL device of "Run on GPU" (`gpu`, `cpu`, `P:D`); `None`: the runner's
     /// default (`$WEFT_DEVICE`, else the first GPU, else the first CPU device).
     pub(crate) device: Option<String>,
+    /// The committed device profile of predictions and performance diagnostics, by
+    /// name (`nvidia-h100`, `pocl-cpu`, or a device name); `None`: the compiler's default.
+    pub(crate) cost_profile: Option<String>,
+    /// Diagnostic codes not reported (`uncoalesced-access`, ...).
+    pub(crate) allow: Vec<String>,
+    /// Whether performance diagnostics are computed and published.
+    pub(crate) perf_diagnostics: bool,
 }
 
 impl Default for Config {
@@ -56,6 +63,9 @@ impl Default for Config {
             profile_timeout: std::time::Duration::from_secs(60),
             runner_path: None,
             device: None,
+            cost_profile: None,
+            allow: Vec::new(),
+            perf_diagnostics: true,
         }
     }
 }
@@ -80,6 +90,28 @@ impl Config {
         if let Some(device) = options.get("device").and_then(serde_json::Value::as_str) {
             self.device = (!device.is_empty()).then(|| device.to_owned());
         }
+        if let Some(name) = options.get("costProfile").and_then(serde_json::Value::as_str) {
+            self.cost_profile = (!name.is_empty()).then(|| name.to_owned());
+        }
+        if let Some(codes) = options.get("allow").and_then(serde_json::Value::as_array) {
+            self.allow =
+                codes.iter().filter_map(serde_json::Value::as_str).map(str::to_owned).collect();
+        }
+        if let Some(on) = options.get("perfDiagnostics").and_then(serde_json::Value::as_bool) {
+            self.perf_diagnostics = on;
+        }
+    }
+
+    /// The settings of `weft-ide`'s cost features; an unknown profile name falls back to
+    /// the default (and is reported by the caller).
+    pub(crate) fn cost_config(&self) -> weft_ide::CostConfig {
+        let mut config = weft_ide::CostConfig { allow: self.allow.clone(), ..Default::default() };
+        if let Some(profile) =
+            self.cost_profile.as_deref().and_then(weft_cost::profile::builtin_profile_named)
+        {
+            config.profile = profile;
+        }
+        config
     }
 }
 

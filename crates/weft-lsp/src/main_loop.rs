@@ -121,6 +121,7 @@ impl Owner {
             Task::Configure { root, options } => {
                 if let Some(options) = options {
                     self.config.update(&options);
+                    self.host.set_cost_config(self.config.cost_config());
                 }
                 if let Some(root) = root {
                     self.load_workspace(&root);
@@ -214,7 +215,12 @@ impl Owner {
         let client = self.client.clone();
         let runtime = self.runtime.clone();
         let analysis = self.host.analysis();
+        let perf = self.config.perf_diagnostics;
         self.pool.spawn(move || {
+            // The back end's findings come after every document has its other diagnostics:
+            // each is republished with them added.
+            let mut published: Vec<(String, lsp_types::Uri, i32, Vec<lsp_types::Diagnostic>)> =
+                Vec::new();
             for (path, uri, version) in targets {
                 // A bug that panics (the default hook logs it on stderr) must not take
                 // the pool's thread with it: the document keeps its last diagnostics.
@@ -229,6 +235,30 @@ impl Owner {
                 if generation.load(Ordering::SeqCst) != expected {
                     return;
                 }
+                if perf {
+                    published.push((path, uri.clone(), version, diagnostics.clone()));
+                }
+                let client = client.clone();
+                runtime.spawn(async move {
+                    client.publish_diagnostics(uri, diagnostics, Some(version)).await;
+                });
+            }
+            for (path, uri, version, mut diagnostics) in published {
+                let computed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    crate::handlers::perf_diagnostics(&analysis, &path)
+                }));
+                let found = match computed {
+                    Ok(Ok(Some(found))) => found,
+                    Ok(Ok(None) | Err(_)) => return,
+                    Err(_panic) => continue,
+                };
+                if found.is_empty() {
+                    continue;
+                }
+                if generation.load(Ordering::SeqCst) != expected {
+                    return;
+                }
+                diagnostics.extend(found);
                 let client = client.clone();
                 runtime.spawn(async move {
                     client.publish_diagnostics(uri, diagnostics, Some(version)).await;

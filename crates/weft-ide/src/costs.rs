@@ -1,0 +1,873 @@
+//! Costs in the editor (docs/costs.md, "Costs in the editor"): the static costs that
+//! `weft-lower`'s `cost` module counts over the generated code, shown in hovers (on an
+//! entry's name and on combinator calls) and in a code lens per entry with the time the
+//! model predicts on the selected device profile, and the performance diagnostics
+//! (`uncoalesced-access`, `bank-conflict`, `local-memory-limit`) found in the same
+//! records. No second analysis: strides, spaces and counts are the back end's.
+//!
+//! [`entry_costs`] is a salsa query over one entry, compiled without source positions
+//! like `entry_kernels` and `entry_regions` (position-independent); findings are mapped
+//! to source through the kernels' origins (`KernelImp::origins`, `ptr_origins`).
+//!
+//! Symbolic costs need sizes to become times: those of the entry's test block (its first
+//! `input { ... }`, else its first `random input { ... }`), else a default: every size
+//! 2^20 when the entry's inputs have one size, 2^10 each when they have several.
+
+use std::sync::Arc;
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use weft_core::Origin;
+use weft_cost::model::{self, Cost, Dir, EntryCost, Machine, MemSpace, Stride};
+use weft_cost::profile::DeviceProfile;
+use weft_hir::{Db, DefId, DefKind, DefLoc, RootDatabase, Severity, SourceFile};
+use weft_lower::imp::{Cmd, KernelImp, Sharing};
+use weft_plan::{Arg, Expr, Input, ParamKind, Step, Var};
+
+use crate::code_lens::test_inputs;
+use crate::kernels::{Budget, compile_quietly, def_users, entry_id};
+use crate::program::file_program;
+
+/// The local memory assumed when a profile does not give its device's: OpenCL's minimum
+/// for a full profile device (`CL_DEVICE_LOCAL_MEM_SIZE` ≥ 32 KiB).
+pub(crate) const MIN_LOCAL_MEM_BYTES: u64 = 32 * 1024;
+
+/// Settings of the cost features: the profile predictions use, and the diagnostic codes
+/// silenced everywhere.
+#[derive(Debug, Clone)]
+pub struct CostConfig {
+    pub profile: &'static DeviceProfile,
+    /// Codes not reported (`uncoalesced-access`, ...): `weft check --allow`, the
+    /// server's `allow` setting.
+    pub allow: Vec<String>,
+}
+
+impl Default for CostConfig {
+    fn default() -> CostConfig {
+        CostConfig { profile: weft_lower::cost::default_profile(), allow: Vec::new() }
+    }
+}
+
+/// The costs of one entry and what the editor needs to map them to source.
+#[derive(Debug, PartialEq)]
+pub(crate) struct EntryCosts {
+    pub(crate) costs: EntryCost,
+    pub(crate) kernels: Vec<KernelFacts>,
+    pub(crate) inputs: Vec<Input>,
+}
+
+/// What a kernel computes and the local memory it takes per work-group.
+#[derive(Debug, PartialEq)]
+pub(crate) struct KernelFacts {
+    pub(crate) name: String,
+    pub(crate) origins: Vec<(Origin, String)>,
+    pub(crate) ptr_origins: Vec<(String, Origin)>,
+    /// Why each pointer parameter exists (`input `xs` of the entry`).
+    pub(crate) param_notes: Vec<(String, String)>,
+    /// Per local array: its name and its bytes per work-group, over the entry's sizes
+    /// (fixed arrays, and `__local` arguments of its first launch).
+    pub(crate) local_bytes: Vec<(String, Expr)>,
+}
+
+impl KernelFacts {
+    /// Whether the host picks this kernel per run among candidates by predicted time
+    /// (a steered segmented reduction): its costs are what the steering compared.
+    fn steered(&self) -> bool {
+        self.origins.iter().any(|(_, role)| role.contains("picked per run"))
+    }
+}
+
+/// The costs of one entry, or `None` when its file has errors, it is not an entry or
+/// the back end refused it.
+#[salsa::tracked(returns(ref))]
+pub(crate) fn entry_costs<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<Arc<EntryCosts>> {
+    let loc = entry.loc(db);
+    let program = file_program(db, loc.file).as_ref()?;
+    let id =
+        entry_id(program, loc.name.as_str()).filter(|&id| program.functions[id].def == *loc)?;
+    let compiled = compile_quietly(program, id, &|_| None).ok()?;
+    let local_args = local_args(&compiled.plan.steps);
+    let kernels = compiled
+        .kernels
+        .iter()
+        .enumerate()
+        .map(|(idx, k)| KernelFacts {
+            name: k.name.clone(),
+            origins: k.origins.clone(),
+            ptr_origins: k.ptr_origins.clone(),
+            param_notes: k.param_notes.clone(),
+            local_bytes: kernel_local_bytes(k, local_args.get(&(idx as u32))),
+        })
+        .collect();
+    Some(Arc::new(EntryCosts { costs: compiled.costs, kernels, inputs: compiled.plan.inputs }))
+}
+
+/// Each kernel's arguments at its first launch, with the host's `let`s substituted.
+fn local_args(steps: &[Step]) -> FxHashMap<u32, Vec<Arg>> {
+    fn walk(steps: &[Step], defs: &mut FxHashMap<Var, Expr>, out: &mut FxHashMap<u32, Vec<Arg>>) {
+        for step in steps {
+            match step {
+                Step::Let { var, value } => {
+                    let value = model::subst(value, &|v| defs.get(&v).cloned());
+                    defs.insert(*var, value);
+                }
+                Step::Launch { kernel, args, .. } => {
+                    let resolved = args
+                        .iter()
+                        .map(|arg| match arg {
+                            Arg::Local { elem, len } => Arg::Local {
+                                elem: *elem,
+                                len: model::subst(len, &|v| defs.get(&v).cloned()),
+                            },
+                            other => other.clone(),
+                        })
+                        .collect();
+                    out.entry(*kernel).or_insert(resolved);
+                }
+                Step::If { then_steps, else_steps, .. } => {
+                    walk(then_steps, defs, out);
+                    walk(else_steps, defs, out);
+                }
+                Step::For { body, .. } => walk(body, defs, out),
+                Step::While { cond_steps, body, .. } => {
+                    walk(cond_steps, defs, out);
+                    walk(body, defs, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = FxHashMap::default();
+    walk(steps, &mut FxHashMap::default(), &mut out);
+    out
+}
+
+/// The local arrays of a kernel: fixed work-group arrays of its body and its `__local`
+/// parameters (sized by the launch's arguments).
+fn kernel_local_bytes(kernel: &KernelImp, args: Option<&Vec<Arg>>) -> Vec<(String, Expr)> {
+    fn walk(cmds: &[Cmd], out: &mut Vec<(String, Expr)>) {
+        for cmd in cmds {
+            match cmd {
+                Cmd::Array { name, elem, sharing: Sharing::WorkGroup, len, .. } => out.push((
+                    name.to_string(),
+                    Expr::I64(len.saturating_mul(elem.size_in_bytes() as i64)),
+                )),
+                Cmd::If { then_cmds, else_cmds, .. } => {
+                    walk(then_cmds, out);
+                    walk(else_cmds, out);
+                }
+                Cmd::For { body, .. } | Cmd::ParFor { body, .. } => walk(body, out),
+                Cmd::While { cond_cmds, body, .. } => {
+                    walk(cond_cmds, out);
+                    walk(body, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&kernel.body, &mut out);
+    for (idx, (name, kind)) in kernel.params.iter().enumerate() {
+        if let ParamKind::Local(_) = kind
+            && let Some(Arg::Local { elem, len }) = args.and_then(|a| a.get(idx))
+        {
+            let bytes = model::mul(len.clone(), Expr::I64(elem.size_in_bytes() as i64));
+            out.push((name.clone(), model::simplify(&bytes)));
+        }
+    }
+    out
+}
+
+/// Where the sizes of a prediction come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SizeSource {
+    TestInput,
+    RandomInput,
+    Default,
+}
+
+/// Values of the entry's host variables (sizes and scalar inputs) for a prediction.
+#[derive(Debug, Clone)]
+pub(crate) struct SizeEnv {
+    pub(crate) values: FxHashMap<Var, i64>,
+    pub(crate) source: SizeSource,
+}
+
+impl SizeEnv {
+    pub(crate) fn get(&self, var: Var) -> Option<i64> {
+        self.values.get(&var).copied()
+    }
+
+    /// `n = 1000, m = 32 (the test block's first input)`.
+    pub(crate) fn describe(&self, costs: &EntryCost) -> String {
+        let mut named: Vec<(String, i64)> =
+            self.values.iter().map(|(v, x)| (costs.names.name(*v), *x)).collect();
+        named.sort();
+        named.dedup_by(|a, b| a.0 == b.0);
+        let list: Vec<String> = named.iter().map(|(n, x)| format!("{n} = {x}")).collect();
+        let from = match self.source {
+            SizeSource::TestInput => "the test block's first `input`",
+            SizeSource::RandomInput => "the test block's first `random input`",
+            SizeSource::Default => "default sizes: no test input",
+        };
+        if list.is_empty() {
+            format!("({from})")
+        } else {
+            format!("at {} ({from})", list.join(", "))
+        }
+    }
+}
+
+/// The sizes of the entry's test block, else the default (module docs).
+pub(crate) fn size_env(db: &RootDatabase, entry: &DefLoc, inputs: &[Input]) -> SizeEnv {
+    let tests = test_inputs(db, entry);
+    if let Some(text) = &tests.values
+        && let Ok(values) = weft_values::parse_values(text)
+        && values.len() == inputs.len()
+    {
+        let mut out = FxHashMap::default();
+        for (input, value) in inputs.iter().zip(&values) {
+            match input {
+                Input::Scalar { var, .. } => {
+                    if let Some(x) = integer(value) {
+                        out.insert(*var, x);
+                    }
+                }
+                Input::Array { dims, .. } => {
+                    for (d, len) in dims.iter().zip(value.shape()) {
+                        out.insert(*d, i64::try_from(*len).unwrap_or(i64::MAX));
+                    }
+                }
+            }
+        }
+        return SizeEnv { values: out, source: SizeSource::TestInput };
+    }
+    if let Some(text) = &tests.random
+        && let Ok(specs) = weft_values::parse_random_specs(text)
+        && specs.len() == inputs.len()
+    {
+        let mut out = FxHashMap::default();
+        for (input, spec) in inputs.iter().zip(&specs) {
+            if let Input::Array { dims, .. } = input {
+                for (d, len) in dims.iter().zip(&spec.ty.shape) {
+                    out.insert(*d, i64::try_from(*len).unwrap_or(i64::MAX));
+                }
+            }
+        }
+        return SizeEnv { values: out, source: SizeSource::RandomInput };
+    }
+    let mut dims: Vec<Var> = Vec::new();
+    for input in inputs {
+        if let Input::Array { dims: ds, .. } = input {
+            for d in ds {
+                if !dims.contains(d) {
+                    dims.push(*d);
+                }
+            }
+        }
+    }
+    let each = if dims.len() == 1 { 1 << 20 } else { 1 << 10 };
+    SizeEnv { values: dims.into_iter().map(|d| (d, each)).collect(), source: SizeSource::Default }
+}
+
+fn integer(value: &weft_values::Value) -> Option<i64> {
+    use weft_values::ArrayData;
+    if value.rank() != 0 {
+        return None;
+    }
+    match value.data() {
+        ArrayData::I64(x) => x.first().copied(),
+        ArrayData::I32(x) => x.first().map(|&v| i64::from(v)),
+        ArrayData::U32(x) => x.first().map(|&v| i64::from(v)),
+        ArrayData::U64(x) => x.first().and_then(|&v| i64::try_from(v).ok()),
+        _ => None,
+    }
+}
+
+/// `1.23 ms`, `45.6 µs`, three significant digits.
+pub(crate) fn seconds(s: f64) -> String {
+    let (value, unit) = if s >= 1.0 {
+        (s, "s")
+    } else if s >= 1e-3 {
+        (s * 1e3, "ms")
+    } else if s >= 1e-6 {
+        (s * 1e6, "µs")
+    } else {
+        (s * 1e9, "ns")
+    };
+    let decimals = if value >= 100.0 {
+        0
+    } else if value >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{value:.decimals$} {unit}")
+}
+
+/// The model's short name (`weft-cost v1`).
+pub(crate) fn model_name() -> &'static str {
+    model::MODEL.split(':').next().unwrap_or(model::MODEL)
+}
+
+/// `±31% measured` or `error not measured`, for the profile.
+pub(crate) fn measured(profile: &DeviceProfile) -> String {
+    match model::measured_error(profile) {
+        Some(e) => format!(
+            "±{:.0}% measured (geometric mean over {} entries, {})",
+            e.geomean * 100.0,
+            e.entries,
+            e.date
+        ),
+        None => "error not measured".to_owned(),
+    }
+}
+
+/// An entry's predicted kernel time at its sizes: the lens's title.
+pub(crate) fn lens_title(db: &RootDatabase, entry: &DefLoc, config: &CostConfig) -> Option<String> {
+    let costs = entry_costs(db, DefId::new(db, entry.clone())).as_ref()?;
+    let env = size_env(db, entry, &costs.inputs);
+    let profile = config.profile;
+    let short = match model::measured_error(profile) {
+        Some(e) => format!("±{:.0}% measured", e.geomean * 100.0),
+        None => "error not measured".to_owned(),
+    };
+    let head = match costs.costs.predict(profile, &|v| env.get(v)) {
+        Ok(p) => format!("predicted {}", seconds(p.kernels_s)),
+        Err(_) => "not predicted: a cost depends on a value known only at run time".to_owned(),
+    };
+    Some(format!("{head} on {} (model {}, {short})", profile.device.name.trim(), model_name()))
+}
+
+/// The entry's lines for a hover on its name: its cost over the launches that run at
+/// the sizes, symbolic, and the prediction.
+pub(crate) fn entry_section(
+    db: &RootDatabase,
+    entry: &DefLoc,
+    config: &CostConfig,
+) -> Option<String> {
+    let costs = entry_costs(db, DefId::new(db, entry.clone())).as_ref()?;
+    let env = size_env(db, entry, &costs.inputs);
+    let c = &costs.costs;
+    let sizes = |v: Var| env.get(v);
+    let running: Vec<&model::Launch> =
+        c.launches.iter().filter(|l| c.runs(l, &sizes).unwrap_or(true)).collect();
+    let times = |e: &Expr, l: &model::Launch| model::mul(e.clone(), l.repeat.clone());
+    let total = |f: &dyn Fn(&Cost) -> Expr| {
+        model::simplify(&model::sum(running.iter().map(|l| times(&f(&l.cost), l))))
+    };
+    let show = |e: &Expr| model::show(e, &c.names);
+    let mut line = format!(
+        "**Cost** ({} launch{} per run): work `{}`, span `{}`",
+        running.len(),
+        if running.len() == 1 { "" } else { "es" },
+        show(&total(&|k| k.work.clone())),
+        show(&total(&|k| k.span.clone())),
+    );
+    line.push_str(&bytes_per_space(&|space| total(&|k| space_bytes(k, space)), &show));
+    line.push_str(&format!(
+        "; transfers `{}` bytes to the device, `{}` back",
+        show(&c.upload_bytes),
+        show(&c.download_bytes)
+    ));
+    let prediction = match c.predict(config.profile, &sizes) {
+        Ok(p) => format!(
+            "**Predicted**: {} of kernels (+ {} of transfers) on `{}` {}; {}-bound; model {}, {}",
+            seconds(p.kernels_s),
+            seconds(p.total.transfer_s),
+            config.profile.device.name.trim(),
+            env.describe(c),
+            p.total.bound,
+            model_name(),
+            measured(config.profile),
+        ),
+        Err(error) => format!(
+            "**Predicted**: not on `{}` {}: {error}",
+            config.profile.device.name.trim(),
+            env.describe(c)
+        ),
+    };
+    Some(format!("{line}\n\n{prediction}"))
+}
+
+/// One line per kernel launch computing a combinator call: its cost over the entry's
+/// sizes and its predicted time.
+pub(crate) fn kernel_line(
+    db: &RootDatabase,
+    file: SourceFile,
+    entry: &str,
+    kernel_idx: usize,
+    config: &CostConfig,
+) -> Option<String> {
+    let loc = weft_hir::item_tree(db, file)
+        .defs
+        .iter()
+        .find(|l| l.kind == DefKind::Entry && l.name.as_str() == entry)?
+        .clone();
+    let costs = entry_costs(db, DefId::new(db, loc.clone())).as_ref()?;
+    let env = size_env(db, &loc, &costs.inputs);
+    let c = &costs.costs;
+    let launch = c.launches.iter().find(|l| l.kernel as usize == kernel_idx)?;
+    let show = |e: &Expr| model::show(e, &c.names);
+    let k = &launch.cost;
+    let mut line = format!(
+        "**Cost** of `{}`: work `{}`, span `{}`",
+        launch.name,
+        show(&k.work),
+        show(&k.span)
+    );
+    line.push_str(&bytes_per_space(&|space| space_bytes(k, space), &show));
+    if !matches!(launch.repeat, Expr::I64(1)) {
+        line.push_str(&format!(" (per launch, `{}` launches)", show(&launch.repeat)));
+    }
+    match k.predict(config.profile, &|v| env.get(v)) {
+        Ok(p) => line.push_str(&format!(
+            "; predicted {} per launch on `{}` {} ({}-bound, model {}, {})",
+            seconds(p.seconds),
+            config.profile.device.name.trim(),
+            env.describe(c),
+            p.bound,
+            model_name(),
+            measured(config.profile)
+        )),
+        Err(error) => line.push_str(&format!("; not predicted: {error}")),
+    }
+    Some(line)
+}
+
+fn space_bytes(cost: &Cost, space: MemSpace) -> Expr {
+    model::add(cost.bytes(space, Dir::Read), cost.bytes(space, Dir::Write))
+}
+
+/// `; global `8*n` bytes, local `1024` bytes`, the spaces with accesses.
+fn bytes_per_space(bytes: &dyn Fn(MemSpace) -> Expr, show: &dyn Fn(&Expr) -> String) -> String {
+    let mut parts = Vec::new();
+    for space in [MemSpace::Global, MemSpace::Constant, MemSpace::Local] {
+        let b = bytes(space);
+        if !matches!(b, Expr::I64(0)) {
+            parts.push(format!("{} `{}` bytes", space.name(), show(&b)));
+        }
+    }
+    if parts.is_empty() { String::new() } else { format!("; {}", parts.join(", ")) }
+}
+
+// ---- Performance diagnostics.
+
+/// A performance problem of a kernel, at a source expression.
+struct Finding {
+    code: &'static str,
+    origin: Origin,
+    message: String,
+}
+
+/// Performance diagnostics of every entry of `file` (what `weft check --perf` prints):
+/// see [`perf_diagnostics_within`].
+pub fn perf_diagnostics(
+    db: &RootDatabase,
+    file: SourceFile,
+    config: &CostConfig,
+) -> Vec<weft_hir::Diagnostic> {
+    perf_diagnostics_within(db, file, config, None)
+}
+
+/// Performance diagnostics of the entries of `file`, those no larger than `budget`
+/// (`None`: every entry), for the profile of `config`; codes in `config.allow`, and
+/// findings in a def with a `-- weft: allow(CODE)` comment above it (or above the entry
+/// it was found in), are left out.
+pub(crate) fn perf_diagnostics_within(
+    db: &RootDatabase,
+    file: SourceFile,
+    config: &CostConfig,
+    budget: Option<Budget>,
+) -> Vec<weft_hir::Diagnostic> {
+    if file_program(db, file).is_none() {
+        return Vec::new();
+    }
+    let users = def_users(db, file);
+    let mut out: Vec<weft_hir::Diagnostic> = Vec::new();
+    for loc in weft_hir::item_tree(db, file).defs.iter() {
+        if loc.kind != DefKind::Entry {
+            continue;
+        }
+        if let Some(budget) = budget
+            && users.size(loc).is_none_or(|size| size > budget.max_size)
+        {
+            continue;
+        }
+        let Some(costs) = entry_costs(db, DefId::new(db, loc.clone())) else { continue };
+        let env = size_env(db, loc, &costs.inputs);
+        for finding in findings(costs, config.profile, &env) {
+            if config.allow.iter().any(|c| c == finding.code)
+                || allowed(db, &finding.origin.def, finding.code)
+                || allowed(db, loc, finding.code)
+            {
+                continue;
+            }
+            if finding.origin.def.file != file {
+                continue;
+            }
+            let id = DefId::new(db, finding.origin.def.clone());
+            let Some(range) =
+                weft_hir::body_with_source_map(db, id).1.expr_range(finding.origin.expr)
+            else {
+                continue;
+            };
+            if out
+                .iter()
+                .any(|d| d.range == range && d.code == finding.code && d.message == finding.message)
+            {
+                continue;
+            }
+            out.push(weft_hir::Diagnostic {
+                code: finding.code,
+                severity: Severity::Warning,
+                message: finding.message,
+                file,
+                range,
+                related: Vec::new(),
+                help: Some(format!(
+                    "silence it with `-- weft: allow({})` in the comments above the def",
+                    finding.code
+                )),
+            });
+        }
+    }
+    out.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
+    out
+}
+
+/// Whether the comment lines directly above `def` hold `weft: allow(CODE, ...)` naming
+/// `code`.
+pub(crate) fn allowed(db: &RootDatabase, def: &DefLoc, code: &str) -> bool {
+    let (_, source_map) = weft_hir::body_with_source_map(db, DefId::new(db, def.clone()));
+    let (Some(range), Some(name)) = (source_map.def_range, source_map.name_range) else {
+        return false;
+    };
+    let text = def.file.text(db);
+    // The comments the parser attached to the declaration (up to its name), then the
+    // comment lines right above it.
+    let attached = text.get(usize::from(range.start())..usize::from(name.start())).unwrap_or("");
+    let before = text.get(..usize::from(range.start())).unwrap_or("");
+    let mut above = before.lines().rev();
+    if !before.ends_with('\n') {
+        above.next();
+    }
+    let above = above.take_while(|l| l.trim_start().starts_with("--"));
+    attached.lines().chain(above).any(|line| {
+        line.trim_start()
+            .strip_prefix("--")
+            .and_then(|c| c.trim_start().strip_prefix("weft:"))
+            .and_then(|rest| rest.trim_start().strip_prefix("allow("))
+            .and_then(|list| list.split(')').next())
+            .is_some_and(|list| list.split(',').any(|c| c.trim() == code))
+    })
+}
+
+/// The findings of one entry's kernels: each kernel once, at its first launch that runs
+/// at the sizes (steered candidates left out).
+fn findings(costs: &EntryCosts, profile: &DeviceProfile, env: &SizeEnv) -> Vec<Finding> {
+    let machine = Machine::of(profile);
+    let c = &costs.costs;
+    let sizes = |v: Var| env.get(v);
+    let mut seen: FxHashSet<u32> = FxHashSet::default();
+    let mut out = Vec::new();
+    let device = profile.device.name.trim();
+    for launch in &c.launches {
+        if !c.runs(launch, &sizes).unwrap_or(true) || !seen.insert(launch.kernel) {
+            continue;
+        }
+        let Some(kernel) = costs.kernels.get(launch.kernel as usize) else { continue };
+        if kernel.steered() {
+            continue;
+        }
+        let Some(main) = kernel.origins.first().map(|(o, _)| o.clone()) else { continue };
+        let origin_of = |ptr: &str| {
+            kernel
+                .ptr_origins
+                .iter()
+                .find(|(p, _)| p == ptr)
+                .map_or(main.clone(), |(_, o)| o.clone())
+        };
+        // The source's name: the one a parameter's note gives (`input `xs` of the
+        // entry`), else the generated name without its number.
+        let what = |ptr: &str, space: MemSpace| {
+            let noted = kernel
+                .param_notes
+                .iter()
+                .find(|(p, _)| p == ptr && space == MemSpace::Global)
+                .and_then(|(_, note)| note.split('`').nth(1).map(str::to_owned));
+            let name = noted.unwrap_or_else(|| match ptr.rsplit_once('_') {
+                Some((base, n)) if !base.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                    base.to_owned()
+                }
+                _ => ptr.to_owned(),
+            });
+            format!("`{name}`")
+        };
+        let mut reported: FxHashSet<(String, MemSpace)> = FxHashSet::default();
+        for access in &launch.cost.accesses {
+            let Stride::Elems(stride) = &access.stride else { continue };
+            let value = match stride {
+                Expr::I64(s) => Some(*s),
+                e => model::eval_i64(e, &sizes).ok(),
+            };
+            let Some(s) = value.map(i64::unsigned_abs) else { continue };
+            let shown = model::show(&model::simplify(stride), &c.names);
+            let at = if matches!(stride, Expr::I64(_)) {
+                String::new()
+            } else {
+                format!(" ({s} {})", env.describe(c))
+            };
+            let verb = match access.dir {
+                Dir::Read => "reads",
+                Dir::Write => "writes",
+            };
+            match access.space {
+                MemSpace::Global if s >= 2 => {
+                    if !reported.insert((access.ptr.clone(), access.space)) {
+                        continue;
+                    }
+                    let slowdown = machine.global_slowdown(s as i64);
+                    out.push(Finding {
+                        code: "uncoalesced-access",
+                        origin: origin_of(&access.ptr),
+                        message: format!(
+                            "uncoalesced global {verb} of {} in kernel `{}`: neighbouring \
+                             work-items access elements `{shown}` apart{at}; `{device}` is \
+                             {slowdown:.1}× slower than coalesced at that stride",
+                            what(&access.ptr, access.space),
+                            kernel.name
+                        ),
+                    });
+                }
+                MemSpace::Local if gcd(s, 32) >= 2 => {
+                    if !reported.insert((access.ptr.clone(), access.space)) {
+                        continue;
+                    }
+                    let degree = gcd(s, 32);
+                    let slowdown = machine.local_slowdown(s as i64);
+                    out.push(Finding {
+                        code: "bank-conflict",
+                        origin: origin_of(&access.ptr),
+                        message: format!(
+                            "local-memory bank conflicts of degree {degree} on 32 banks: \
+                             {verb} of {} in kernel `{}` at a stride of `{shown}` \
+                             elements{at}; `{device}` measured {slowdown:.1}× the \
+                             conflict-free time",
+                            what(&access.ptr, access.space),
+                            kernel.name
+                        ),
+                    });
+                }
+                _ => {}
+            }
+        }
+        // Local memory per work-group against the device's.
+        let limit = match profile.device.local_mem_bytes {
+            0 => MIN_LOCAL_MEM_BYTES,
+            b => b,
+        };
+        let mut total: u64 = 0;
+        let mut parts = Vec::new();
+        let mut known = true;
+        for (name, bytes) in &kernel.local_bytes {
+            match model::eval_i64(bytes, &sizes) {
+                Ok(b) => {
+                    total = total.saturating_add(u64::try_from(b).unwrap_or(0));
+                    parts.push(format!("`{name}` {b} bytes"));
+                }
+                Err(_) => known = false,
+            }
+        }
+        if known && total > limit {
+            let origin = kernel
+                .local_bytes
+                .iter()
+                .find_map(|(name, _)| kernel.ptr_origins.iter().find(|(p, _)| p == name))
+                .map_or(main.clone(), |(_, o)| o.clone());
+            out.push(Finding {
+                code: "local-memory-limit",
+                origin,
+                message: format!(
+                    "kernel `{}` needs {total} bytes of local memory per work-group ({}) {}, \
+                     more than the {limit} bytes of `{device}`: its launch would fail",
+                    kernel.name,
+                    parts.join(", "),
+                    env.describe(c)
+                ),
+            });
+        }
+    }
+    out
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// The code lens titles of a file's entries, for those small enough to compile unasked.
+pub(crate) fn predictions(
+    db: &RootDatabase,
+    path: &str,
+    config: &CostConfig,
+) -> Vec<(weft_syntax::TextRange, String)> {
+    let Some(file) = db.file(path) else { return Vec::new() };
+    if file_program(db, file).is_none() {
+        return Vec::new();
+    }
+    let users = def_users(db, file);
+    let mut out = Vec::new();
+    for data in crate::classify::file_defs(db, file) {
+        if data.loc.kind != DefKind::Entry {
+            continue;
+        }
+        let Some(range) = data.source_map.name_range else { continue };
+        let budget = crate::kernels::IMPLICIT_BUDGET;
+        if users.size(&data.loc).is_none_or(|size| size > budget.max_size) {
+            continue;
+        }
+        if let Some(title) = lens_title(db, &data.loc, config) {
+            out.push((range, title));
+        }
+    }
+    out
+}
+
+/// Whether an entry is small enough for a hover to compile it (`HOVER_BUDGET`).
+pub(crate) fn entry_budget_ok(db: &RootDatabase, entry: &DefLoc) -> bool {
+    def_users(db, entry.file)
+        .size(entry)
+        .is_some_and(|size| size <= crate::kernels::HOVER_BUDGET.max_size)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Write as _;
+
+    use expect_test::{Expect, expect};
+
+    use crate::tests::fixture;
+
+    fn check_perf(text: &str, expect: Expect) {
+        let fixture = fixture(text);
+        let mut out = String::new();
+        for d in fixture.analysis.perf_diagnostics(&fixture.position.path).unwrap() {
+            let _ = writeln!(
+                out,
+                "{} {}[{}]: {}",
+                fixture.show(&fixture.position.path, d.range),
+                d.severity.as_str(),
+                d.code,
+                d.message
+            );
+        }
+        expect.assert_eq(&out);
+    }
+
+    fn check_lenses(text: &str, expect: Expect) {
+        let fixture = fixture(text);
+        let mut out = String::new();
+        for (range, title) in fixture.analysis.entry_predictions(&fixture.position.path).unwrap() {
+            let _ = writeln!(out, "{} {title}", fixture.show(&fixture.position.path, range));
+        }
+        expect.assert_eq(&out);
+    }
+
+    #[test]
+    fn uncoalesced_row_walks() {
+        check_perf(
+            r#"
+-- ==
+-- input { [[1f32, 2f32], [3f32, 4f32]] }
+-- output { [3f32, 7f32] }
+entry first_col (a: [n][m]f32) : [n]f32 = map (\r -> r[0]) a
+-- ==
+-- input { [[1f32, 2f32], [3f32, 4f32]] }
+entry copy (a: [n][m]f32) : [n][m]f32 = map (\r -> map (\x -> x + 1f32) r) a
+-- ==
+-- random input { [4][32][32]f32 }
+entry tiles (a: [n][32][32]f32) : [n][32][32]f32 =
+  map@group (\tile ->
+      let l = to_local tile
+      in map@thread (\i -> map@seq (\j -> l[i][j] + l[j][i]) (iota 32)) (iota 32))
+    a
+-- ==
+-- random input { [2][20000]f32 }
+entry big_rows (a: [n][m]f32) : [n][m]f32 =
+  map@group (\row ->
+      let l = to_local row
+      in map@thread (\x -> x + l[0]) l)
+    a
+-- weft: allow(uncoalesced-access)
+entry silenced (a: [n][m]f32) : [n]f32 = map (\r -> r[0]) a
+"#,
+            expect![[r#"
+                main.weft:117..135 "map (\\r -> r[0]) a" warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `first_col_map_0`: neighbouring work-items access elements `m` apart (2 at m = 2, n = 2 (the test block's first `input`)); `NVIDIA H100 80GB HBM3` is 1.3× slower than coalesced at that stride
+                main.weft:355..491 "map@group (\\tile ->\n      let l = to_local tile\n      in map@thread (\\i -> map@seq (\\j -> l[i][j] + l[j][i]) (iota 32)) (iota 32))\n    a" warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `tiles_group_0`: neighbouring work-items access elements `dim` apart (32 at dim = 32, n = 4 (the test block's first `random input`)); `NVIDIA H100 80GB HBM3` is 7.2× slower than coalesced at that stride
+                main.weft:355..491 "map@group (\\tile ->\n      let l = to_local tile\n      in map@thread (\\i -> map@seq (\\j -> l[i][j] + l[j][i]) (iota 32)) (iota 32))\n    a" warning[uncoalesced-access]: uncoalesced global writes of `v` in kernel `tiles_group_0`: neighbouring work-items access elements `32` apart; `NVIDIA H100 80GB HBM3` is 7.2× slower than coalesced at that stride
+                main.weft:389..402 "to_local tile" warning[bank-conflict]: local-memory bank conflicts of degree 32 on 32 banks: writes of `l` in kernel `tiles_group_0` at a stride of `dim` elements (32 at dim = 32, n = 4 (the test block's first `random input`)); `NVIDIA H100 80GB HBM3` measured 28.8× the conflict-free time
+                main.weft:412..484 "map@thread (\\i -> map@seq (\\j -> l[i][j] + l[j][i]) (iota 32)) (iota 32)" warning[bank-conflict]: local-memory bank conflicts of degree 32 on 32 banks: writes of `v` in kernel `tiles_group_0` at a stride of `32` elements; `NVIDIA H100 80GB HBM3` measured 28.8× the conflict-free time
+                main.weft:611..623 "to_local row" warning[local-memory-limit]: kernel `big_rows_group_0` needs 160000 bytes of local memory per work-group (`l_6` 80000 bytes, `v_8` 80000 bytes) at m = 20000, n = 2 (the test block's first `random input`), more than the 49152 bytes of `NVIDIA H100 80GB HBM3`: its launch would fail
+            "#]],
+        );
+    }
+
+    fn check_hover(text: &str, expect: Expect) {
+        let fixture = fixture(text);
+        let hover = fixture.analysis.hover(&fixture.position).unwrap().expect("a hover");
+        expect.assert_eq(&hover.markdown);
+    }
+
+    #[test]
+    fn hover_on_entry_shows_cost_and_prediction() {
+        check_hover(
+            r#"
+-- ==
+-- input { [1f32, 2f32, 3f32] }
+entry to$0tal (xs: [n]f32) : f32 = reduce (+) 0f32 (map (\x -> x * 2f32) xs)
+"#,
+            expect![[r#"
+                ```weft
+                entry total : [n]f32 -> f32
+                ```
+
+                **Cost** (2 launches per run): work `5118*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 8*((max(1, min(((n + 255)/256), 1024)))/4) + 12*(n/4) + 4862`, span `10*((((max(1, min(((n + 255)/256), 1024)))/4) + 255)/256) + 14*(((n/4) + max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 67`; global `1028*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 16*((max(1, min(((n + 255)/256), 1024)))/4) + 16*(n/4) + 1028` bytes, local `4088*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 4088` bytes; transfers `4*n` bytes to the device, `4` back
+
+                **Predicted**: 11.1 µs of kernels (+ 1.63 µs of transfers) on `NVIDIA H100 80GB HBM3` at n = 3 (the test block's first `input`); memory-bound; model weft-cost v1, error not measured"#]],
+        );
+    }
+
+    #[test]
+    fn hover_on_combinator_shows_kernel_cost() {
+        check_hover(
+            r#"
+entry scale (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
+"#,
+            expect![[r#"
+                ```weft
+                map : (a -> r) -> [n]a -> [n]r
+                ```
+
+                applies a function to every element
+
+                **Kernel**: `scale_map_0` — @grid: one work-item per element
+
+                **Cost** of `scale_map_0`: work `n`, span `3*((max(256*((((n + 3)/4) + 255)/256), 1) + n - 1)/(max(256*((((n + 3)/4) + 255)/256), 1)))`; global `8*n` bytes; predicted 8.66 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, error not measured)"#]],
+        );
+    }
+
+    #[test]
+    fn lens_per_entry() {
+        check_lenses(
+            r#"
+-- ==
+-- input { [1f32, 2f32, 3f32] }
+entry total (xs: [n]f32) : f32 = reduce (+) 0f32 xs
+entry scale (xs: [n]f32) : [n]f32 = map (\x -> x * 2f32) xs
+"#,
+            expect![[r#"
+                main.weft:44..49 "total" predicted 11.1 µs on NVIDIA H100 80GB HBM3 (model weft-cost v1, error not measured)
+                main.weft:96..101 "scale" predicted 8.66 µs on NVIDIA H100 80GB HBM3 (model weft-cost v1, error not measured)
+            "#]],
+        );
+    }
+}
