@@ -131,3 +131,21 @@ pub fn run_stdio() -> anyhow::Result<()> {
     // Blocking-pool and worker threads may still run; do not wait for them.
     std::process::exit(if shut_down { 0 } else { 1 });
 }
+
+#[cfg(test)]
+mod config_tests {
+    #[test]
+    fn cost_settings_select_a_committed_profile_and_silence_codes() {
+        let mut config = super::Config::default();
+        assert_eq!(config.cost_config().profile.device.name, "NVIDIA H100 80GB HBM3");
+        config.update(&serde_json::json!({
+            "costProfile": "pocl-cpu",
+            "allow": ["bank-conflict"],
+            "perfDiagnostics": false,
+        }));
+        let costs = config.cost_config();
+        assert_eq!(costs.profile.device.name, "pthread-haswell-AMD EPYC");
+        assert_eq!(costs.allow, ["bank-conflict"]);
+        assert!(!config.perf_diagnostics);
+    }
+}
