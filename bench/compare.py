@@ -27,7 +27,8 @@ def main(d):
         for line in open(path):
             if line.strip():
                 r = json.loads(line)
-                weft[r["entry"]] = r
+                if "entry" in r:  # not the `--predict` summary line
+                    weft[r["entry"]] = r
     for p in glob.glob(os.path.join(d, "bench_*.json")):
         try:
             r = json.load(open(p))
@@ -49,5 +50,34 @@ def main(d):
         met = "" if target is None else ("yes" if speed >= target else f"no ({speed / target:.0%} of target)")
         print(f"| {name} | {ms:.3f} | {t:.3f} | {speed:.2f}x | {'' if target is None else f'{target}x'} | {met} |")
 
+def predictions(d):
+    """The cost model's predictions next to the measurements (`weft bench --predict`)."""
+    path = os.path.join(d, "bench.jsonl")
+    if not os.path.exists(path):
+        return
+    rows, summary = [], None
+    for line in open(path):
+        if not line.strip():
+            continue
+        r = json.loads(line)
+        if "summary" in r:
+            summary = r["summary"]
+            continue
+        for k in r.get("kernels", []):
+            if "predicted_ns" in k:
+                rows.append((r["entry"], k["kernel"], k["ns"]["median"], k["predicted_ns"], k["error"]))
+    if not rows:
+        return
+    print("\n| entry | kernel | measured (ms) | predicted (ms) | error |")
+    print("|---|---|---|---|---|")
+    for entry, kernel, ns, pred, err in rows:
+        print(f"| {entry} | {kernel} | {ns / 1e6:.3f} | {pred / 1e6:.3f} | {err:+.0%} |")
+    if summary:
+        kg, eg = summary.get("kernel_geomean_abs_error"), summary.get("entry_geomean_abs_error")
+        print(f"\nModel: {summary.get('model')}; profile `{summary.get('profile')}`. Geometric mean "
+              f"of |error|: {kg:.1%} over {summary.get('kernels')} kernels, {eg:.1%} over "
+              f"{summary.get('entries')} entries.")
+
 if __name__ == "__main__":
     main(sys.argv[1] if len(sys.argv) > 1 else ".")
+    predictions(sys.argv[1] if len(sys.argv) > 1 else ".")

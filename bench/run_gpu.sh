@@ -16,7 +16,9 @@ echo "== past 2^31 elements (bench/large)" >&2
 echo "== weft bench bench/programs/" >&2
 # Every entry's inputs (and flops) are on its `-- bench:` line; one JSON object per
 # entry per line. Kernels are compiled without checks, as PyTorch runs none.
-WEFT_RUNNER="$BIN/weft-runner" "$BIN/weft" bench --json --unsafe --device gpu --warmup 3 --reps "${REPS:-20}" \
+# `--predict` adds the static cost model's prediction (committed profile of the device)
+# to each measurement; the last line is the summary with the geometric-mean error.
+WEFT_RUNNER="$BIN/weft-runner" "$BIN/weft" bench --predict --json --unsafe --device gpu --warmup 3 --reps "${REPS:-20}" \
   bench/programs/ > "$OUT/bench.jsonl" 2>>"$OUT/bench_errors.txt"
 echo "== torch" >&2
 python3 bench/torch_ref.py > "$OUT/torch.json" 2>"$OUT/torch_errors.txt"
