@@ -202,9 +202,18 @@ pub(crate) fn check_levels(ctx: &mut InferCtx<'_>) {
 /// Also returns the names it flows through (the uses of let-bound names), in order
 /// from the result back to the `to_local`.
 fn local_result(body: &crate::expr_store::Body, expr: ExprId) -> Option<(ExprId, Vec<ExprId>)> {
+    local_result_in(body, expr, Vec::new())
+}
+
+/// [`local_result`] with the `let`s already entered (a branch of an `if` sees the
+/// names bound before it).
+fn local_result_in(
+    body: &crate::expr_store::Body,
+    expr: ExprId,
+    mut bound: Vec<(crate::expr_store::PatId, ExprId)>,
+) -> Option<(ExprId, Vec<ExprId>)> {
     let mut expr = expr;
     let mut via = Vec::new();
-    let mut bound: Vec<(crate::expr_store::PatId, ExprId)> = Vec::new();
     // Bounded by the body's size: each step moves to a sub-expression.
     for _ in 0..body.exprs.len() {
         match &body.exprs[expr] {
@@ -213,8 +222,8 @@ fn local_result(body: &crate::expr_store::Body, expr: ExprId) -> Option<(ExprId,
                 expr = *let_body;
             }
             Expr::If { then_branch, else_branch, .. } => {
-                let found = local_result(body, *then_branch)
-                    .or_else(|| local_result(body, *else_branch))?;
+                let found = local_result_in(body, *then_branch, bound.clone())
+                    .or_else(|| local_result_in(body, *else_branch, bound))?;
                 via.extend(found.1);
                 return Some((found.0, via));
             }

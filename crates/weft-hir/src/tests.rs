@@ -216,6 +216,24 @@ entry grid (xss: [n][m]f32) : [n]f32 =
 }
 
 #[test]
+fn local_array_escaping_through_an_if_branch_after_a_let() {
+    // The branch sees the `let` bound before the `if`.
+    check_diagnostics(
+        r#"
+entry pick (a: [n][m]f32) (c: bool) : [n][m]f32 =
+  map@group (\row -> let l = to_local row in if c then l else map@thread (\x -> x) l) a
+"#,
+        expect![[r#"
+            local-escapes-group `to_local row`: this local array escapes its work-group: a `map@group` result lives in global memory, after its work-group has ended: only {global}, but `l` may point to local memory (from `to_local`)
+              related `to_local row`: local: materialised by `to_local` for the work-items of one work-group
+              related `l`: flows through `l`
+              related `map@group`: a `map@group` result lives in global memory, after its work-group has ended: only {global}
+              help: return a value computed from the local array (say, a `reduce@group` over it), or drop the `to_local`
+        "#]],
+    );
+}
+
+#[test]
 fn levels_are_checked() {
     check_diagnostics(
         r#"

@@ -74,6 +74,23 @@ impl KernelFacts {
     fn steered(&self) -> bool {
         self.origins.iter().any(|(_, role)| role.contains("picked per run"))
     }
+
+    /// The source's name of a pointer the kernel accesses in `space`: the one a global
+    /// parameter's note gives (`input `xs` of the entry`, `a buffer the host allocates
+    /// for `ys``), else the generated name without its number (`l_6` is `l`).
+    pub(crate) fn source_name(&self, ptr: &str, space: MemSpace) -> String {
+        let noted = self
+            .param_notes
+            .iter()
+            .find(|(p, _)| p == ptr && space == MemSpace::Global)
+            .and_then(|(_, note)| note.split('`').nth(1).map(str::to_owned));
+        noted.unwrap_or_else(|| match ptr.rsplit_once('_') {
+            Some((base, n)) if !base.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
+                base.to_owned()
+            }
+            _ => ptr.to_owned(),
+        })
+    }
 }
 
 /// The costs of one entry, or `None` when its file has errors, it is not an entry or
@@ -587,22 +604,7 @@ fn findings(costs: &EntryCosts, profile: &DeviceProfile, env: &SizeEnv) -> Vec<F
                 .find(|(p, _)| p == ptr)
                 .map_or(main.clone(), |(_, o)| o.clone())
         };
-        // The source's name: the one a parameter's note gives (`input `xs` of the
-        // entry`), else the generated name without its number.
-        let what = |ptr: &str, space: MemSpace| {
-            let noted = kernel
-                .param_notes
-                .iter()
-                .find(|(p, _)| p == ptr && space == MemSpace::Global)
-                .and_then(|(_, note)| note.split('`').nth(1).map(str::to_owned));
-            let name = noted.unwrap_or_else(|| match ptr.rsplit_once('_') {
-                Some((base, n)) if !base.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => {
-                    base.to_owned()
-                }
-                _ => ptr.to_owned(),
-            });
-            format!("`{name}`")
-        };
+        let what = |ptr: &str, space: MemSpace| format!("`{}`", kernel.source_name(ptr, space));
         let mut reported: FxHashSet<(String, MemSpace)> = FxHashSet::default();
         for access in &launch.cost.accesses {
             let Stride::Elems(stride) = &access.stride else { continue };

@@ -28,6 +28,7 @@ mod gpu_run;
 mod hover;
 mod inlay_hints;
 mod kernels;
+mod materialise;
 mod memory;
 mod program;
 mod references;
@@ -276,6 +277,7 @@ impl Analysis {
         self.with_db(|db| {
             let mut out = annotate_type::assists(db, range);
             out.extend(strategy::assists(db, range));
+            out.extend(materialise::assists(db, range));
             out
         })
     }

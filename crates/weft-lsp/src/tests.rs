@@ -335,3 +335,36 @@ async fn gpu_run_is_stopped_at_the_time_limit() {
     client.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn materialise_in_local_memory_is_a_code_action() {
+    let dir = test_dir("materialise");
+    let uri = format!("file://{}/main.weft", dir.display());
+    let mut client = Client::start();
+    client.initialize(json!({ "diagnosticsDelayMs": 0 })).await;
+    let source = "entry dist (a: [n][m]f32) : [n][m]f32 =\n  map@group (\\row ->\n      \
+                  map@thread (\\x -> x * reduce@seq (+) 0f32 row) row)\n    a\n";
+    client.open(&uri, source).await;
+    let doc = json!({ "uri": uri });
+    // On the `row` that `reduce@seq` reads whole in every work-item.
+    let on_row = json!({ "start": position(2, 48), "end": position(2, 48) });
+    let actions = client
+        .request(
+            "textDocument/codeAction",
+            json!({ "textDocument": doc, "range": on_row, "context": { "diagnostics": [] } }),
+        )
+        .await;
+    let action = actions
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["title"] == "Materialise `row` in local memory")
+        .unwrap_or_else(|| panic!("{actions}"));
+    assert_eq!(action["kind"], "refactor.rewrite");
+    let edit = &action["edit"]["changes"][&uri][0];
+    assert_eq!(edit["newText"], "let row = to_local row\n      in ");
+    assert_eq!(edit["range"]["start"], position(2, 6));
+    assert_eq!(edit["range"]["end"], position(2, 6));
+    client.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
