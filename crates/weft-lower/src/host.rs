@@ -32,6 +32,8 @@ pub struct Options {
     pub reduce_groups: u32,
     /// Elements of the shared dimension per local-memory stage of a matrix product.
     pub matmul_stage: u32,
+    /// The matrix-multiplication kernel's shape (`matmul.rs`, `WEFT_MATMUL_VARIANT`).
+    pub matmul_variant: u32,
     /// The OpenCL C version the kernels target: 1.2 clones each generated function
     /// per address-space instantiation; 2.0 uses the generic space instead, except
     /// where `constant` reaches a parameter (`--opencl 2.0`).
@@ -44,8 +46,9 @@ pub struct Options {
 
 impl Default for Options {
     /// Checks on, work-groups of 256, 4 elements per work-item, up to 1024 groups per
-    /// reduction, stages of 8 in matrix products. `WEFT_COARSEN`, `WEFT_REDUCE_GROUPS`
-    /// and `WEFT_MATMUL_STAGE` override the last three (tuning knobs for benchmarking
+    /// reduction, stages of 8 and the default kernel variant in matrix products.
+    /// `WEFT_COARSEN`, `WEFT_REDUCE_GROUPS`, `WEFT_MATMUL_STAGE` and
+    /// `WEFT_MATMUL_VARIANT` override the last four (tuning knobs for benchmarking
     /// experiments; `bench/results/` says what was measured).
     fn default() -> Self {
         let knob = |name: &str, default: u32, ok: fn(u32) -> bool| {
@@ -61,6 +64,7 @@ impl Default for Options {
             coarsen: knob("WEFT_COARSEN", 4, |c| c >= 1),
             reduce_groups: knob("WEFT_REDUCE_GROUPS", 1024, |g| g >= 1),
             matmul_stage: knob("WEFT_MATMUL_STAGE", 8, |k| matches!(k, 2 | 4 | 8 | 16 | 32)),
+            matmul_variant: knob("WEFT_MATMUL_VARIANT", crate::matmul::DEFAULT_VARIANT, |v| v < 8),
             target: weft_aspace::Target::OpenCl12,
             profile: None,
         }

@@ -8,11 +8,13 @@
 //!
 //! The kernel: a work-group of 256 computes a 128x128 block of the result; each
 //! work-item keeps an 8x8 block in registers (rows `8ty + r`, contiguous in local
-//! memory and read as `float4` for f32; columns `tx + 16c`, so that neighbouring
+//! memory and read with `vload4` for f32; columns `tx + 16c`, so that neighbouring
 //! work-items read neighbouring words and store neighbouring elements); the shared
-//! dimension is walked in tiles of 8 staged in local memory, loaded along each
-//! operand's contiguous dimension. Each element is accumulated in the order of `K`,
-//! as the sequential reduction does.
+//! dimension is walked in stages of 8 staged in local memory, loaded along each
+//! operand's contiguous dimension. By default ([`DEFAULT_VARIANT`]) a warp covers 8x4
+//! work-items and the stages are double-buffered: the next one is loaded into
+//! registers while the current one is multiplied. Each element is accumulated in the
+//! order of `K`, as the sequential reduction does.
 
 use std::rc::Rc;
 
@@ -156,6 +158,33 @@ fn dim0_contiguous(a: &KArr) -> bool {
     matches!(a, KArr::Mem(m) if m.strides.first().and_then(CExpr::as_int) == Some(1) && m.strides.get(1).and_then(CExpr::as_int) != Some(1))
 }
 
+/// Shape choices of the kernel, as bits of a number (`WEFT_MATMUL_VARIANT`, a tuning
+/// knob, default [`DEFAULT_VARIANT`]; `bench/results/h100-2026-11-24-sgemm-tuning.md`
+/// has the H100's times of each).
+#[derive(Debug, Clone, Copy)]
+struct Variant {
+    /// 1: columns `4tx + j` and `64 + 4tx + j` of an f32 right operand, read with
+    /// `vload4` (otherwise `tx + 16c`, one word each), and rows of the local tiles
+    /// padded by 4 words. NVIDIA's compiler splits `vload4` from local memory into four
+    /// 32-bit loads (it cannot assume 16-byte alignment); it lost at stages of 8, but is
+    /// part of the fastest configuration measured (7 with stages of 16).
+    vector_cols: bool,
+    /// 2: the work-items of a warp cover 8 columns x 4 rows of the 16x16 grid
+    /// (otherwise 16x2): fewer distinct words of local memory per warp and step.
+    warp_square: bool,
+    /// 4: two local buffers: the next stage is loaded into registers while the current
+    /// one is multiplied, then stored into the other buffer (one barrier per stage).
+    double_buffer: bool,
+}
+
+/// Square warps and double buffering: 24.8 TFLOP/s on the H100 (0.49x cuBLAS), local
+/// tiles of 32 KiB at most (8-byte elements).
+pub(crate) const DEFAULT_VARIANT: u32 = 6;
+
+fn variant(v: u32) -> Variant {
+    Variant { vector_cols: v & 1 != 0, warp_square: v & 2 != 0, double_buffer: v & 4 != 0 }
+}
+
 impl Lowerer<'_> {
     pub(crate) fn matmul_tiled(&mut self, nest: &Nest, out: &HArr, name: &str) -> Res<bool> {
         let program = self.program;
@@ -186,21 +215,53 @@ impl Lowerer<'_> {
         let (bty, _) = crate::kernel::elem_and_rank(&f.vars[bv].ty);
         let Some(elem_b) = bty.as_scalar().map(elem_of) else { return Ok(false) };
         let acc_elem = out_mem.elem;
+        let var = variant(self.options.matmul_variant);
+        // Words per row of a local tile (one row per element of the shared dimension).
+        let stride = TILE + if var.vector_cols { 4 } else { 0 };
+        let stage_words = TK * stride;
+        let buffers = if var.double_buffer { 2 } else { 1 };
         let la = kb.local_param(
             "a_tile",
             elem_a,
-            Expr::I64(TK * TILE),
+            Expr::I64(buffers * stage_words),
             "a tile of the left operand, staged by the work-group",
         );
         let lb = kb.local_param(
             "b_tile",
             elem_b,
-            Expr::I64(TK * TILE),
+            Expr::I64(buffers * stage_words),
             "a tile of the right operand, staged by the work-group",
         );
         let tid = kb.tmp("tid", Elem::I64, CExpr::work_item("get_local_id", 0));
-        let tx = kb.tmp("tx", Elem::I64, CExpr::bin(COp::Rem, tid.clone(), CExpr::Int(16)));
-        let ty = kb.tmp("ty", Elem::I64, CExpr::bin(COp::Div, tid.clone(), CExpr::Int(16)));
+        let (tx, ty) = if var.warp_square {
+            // Warp w, lane l: tx = 8 (w % 2) + l % 8, ty = 4 (w / 2) + l / 8.
+            let w = CExpr::bin(COp::Div, tid.clone(), CExpr::Int(32));
+            let l = CExpr::bin(COp::Rem, tid.clone(), CExpr::Int(32));
+            let tx = CExpr::add(
+                CExpr::mul(CExpr::bin(COp::Rem, w.clone(), CExpr::Int(2)), CExpr::Int(8)),
+                CExpr::bin(COp::Rem, l.clone(), CExpr::Int(8)),
+            );
+            let ty = CExpr::add(
+                CExpr::mul(CExpr::bin(COp::Div, w, CExpr::Int(2)), CExpr::Int(4)),
+                CExpr::bin(COp::Div, l, CExpr::Int(8)),
+            );
+            (kb.tmp("tx", Elem::I64, tx), kb.tmp("ty", Elem::I64, ty))
+        } else {
+            (
+                kb.tmp("tx", Elem::I64, CExpr::bin(COp::Rem, tid.clone(), CExpr::Int(16))),
+                kb.tmp("ty", Elem::I64, CExpr::bin(COp::Div, tid.clone(), CExpr::Int(16))),
+            )
+        };
+        // The work-item's columns: `float4` reads of an f32 right operand, else one
+        // word each, neighbouring work-items on neighbouring words.
+        let vector_cols = var.vector_cols && elem_b == Elem::F32;
+        let col_of = |c: i64| {
+            if vector_cols {
+                CExpr::add(CExpr::mul(tx.clone(), CExpr::Int(4)), CExpr::Int(c % 4 + 64 * (c / 4)))
+            } else {
+                CExpr::add(tx.clone(), CExpr::Int(16 * c))
+            }
+        };
         let col0 = kb.tmp(
             "col0",
             Elem::I64,
@@ -230,12 +291,17 @@ impl Lowerer<'_> {
                 ));
             }
         }
-        let kk = kb.fresh_name("ktile");
-        let k0 = CExpr::mul(CExpr::Var(kk.clone()), CExpr::Int(TK));
-        kb.push();
-        // Stage the tiles: each work-item loads TILE*TK/256 elements of each operand.
-        for (arr, tile, elem) in [(&a, &la, elem_a), (&bt, &lb, elem_b)] {
-            let base = if std::ptr::eq(arr, &a) { row0.clone() } else { col0.clone() };
+        // Each work-item stages TILE*TK/256 elements of each operand per stage, along
+        // the operand's contiguous dimension; (row, k) of each is fixed per work-item.
+        struct Load {
+            a_side: bool,
+            r: CExpr,
+            k: CExpr,
+            /// The register it is loaded into, with double buffering.
+            reg: Option<CExpr>,
+        }
+        let mut loads = Vec::new();
+        for (a_side, arr, elem) in [(true, &a, elem_a), (false, &bt, elem_b)] {
             let outer_fast = dim0_contiguous(arr);
             for l in 0..(TILE * TK / 256) {
                 let e = CExpr::add(tid.clone(), CExpr::Int(l * 256));
@@ -252,71 +318,130 @@ impl Lowerer<'_> {
                 };
                 let r = kb.tmp("r", Elem::I64, r);
                 let k = kb.tmp("k", Elem::I64, k);
-                let gi = CExpr::add(base.clone(), r.clone());
-                let gk = CExpr::add(k0.clone(), k.clone());
-                let limit = if std::ptr::eq(arr, &a) { n.clone() } else { m.clone() };
+                let reg = var.double_buffer.then(|| kb.decl("pf", elem, Some(CExpr::Int(0))));
+                loads.push(Load { a_side, r, k, reg });
+            }
+        }
+        // Where an element goes in the tile at `off`.
+        let slot = |ld: &Load, off: &CExpr| {
+            CExpr::add(
+                off.clone(),
+                CExpr::add(CExpr::mul(ld.k.clone(), CExpr::Int(stride)), ld.r.clone()),
+            )
+        };
+        // Loads stage `k0` (into the tiles at `off`, or into the registers).
+        let stage_in = |kb: &mut crate::kernel::Kb<'_>, k0: &CExpr, off: &CExpr| -> Res<bool> {
+            for ld in &loads {
+                let (arr, base, limit, tile) =
+                    if ld.a_side { (&a, &row0, &n, &la) } else { (&bt, &col0, &m, &lb) };
+                let gi = CExpr::add(base.clone(), ld.r.clone());
+                let gk = CExpr::add(k0.clone(), ld.k.clone());
                 let ok = CExpr::bin(
                     COp::And,
-                    CExpr::bin(COp::Lt, gi.clone(), limit),
+                    CExpr::bin(COp::Lt, gi.clone(), limit.clone()),
                     CExpr::bin(COp::Lt, gk.clone(), k_len.clone()),
                 );
                 kb.push();
                 let KVal::Scalar(v, _) = kb.index(arr, &[gi, gk])? else { return Ok(false) };
-                kb.emit(Cmd::Store {
-                    ptr: tile.clone(),
-                    index: CExpr::add(CExpr::mul(k, CExpr::Int(TILE)), r),
-                    value: v,
-                });
+                match &ld.reg {
+                    Some(CExpr::Var(reg)) => kb.emit(Cmd::Assign { name: reg.clone(), value: v }),
+                    _ => kb.emit(Cmd::Store { ptr: tile.clone(), index: slot(ld, off), value: v }),
+                }
                 let then_cmds = kb.pop();
                 kb.emit(Cmd::If { cond: ok, then_cmds, else_cmds: vec![] });
             }
-            let _ = elem;
+            Ok(true)
+        };
+        // Stores the registers into the tiles at `off` (double buffering).
+        let registers_out = |kb: &mut crate::kernel::Kb<'_>, off: &CExpr| {
+            for ld in &loads {
+                if let Some(reg) = &ld.reg {
+                    kb.emit(Cmd::Store {
+                        ptr: if ld.a_side { la.clone() } else { lb.clone() },
+                        index: slot(ld, off),
+                        value: reg.clone(),
+                    });
+                }
+            }
+        };
+        let ktiles = kb.tmp(
+            "ktiles",
+            Elem::I64,
+            CExpr::bin(COp::Div, CExpr::add(k_len.clone(), CExpr::Int(TK - 1)), CExpr::Int(TK)),
+        );
+        if var.double_buffer {
+            // Stage 0 into buffer 0.
+            if !stage_in(&mut kb, &CExpr::Int(0), &CExpr::Int(0))? {
+                return Ok(false);
+            }
+            registers_out(&mut kb, &CExpr::Int(0));
+            kb.emit(Cmd::Barrier);
         }
-        kb.emit(Cmd::Barrier);
+        let kk = kb.fresh_name("ktile");
+        let k0 = CExpr::mul(CExpr::Var(kk.clone()), CExpr::Int(TK));
+        kb.push();
+        let off = if var.double_buffer {
+            let cur = kb.tmp(
+                "cur",
+                Elem::I64,
+                CExpr::mul(
+                    CExpr::bin(COp::Rem, CExpr::Var(kk.clone()), CExpr::Int(2)),
+                    CExpr::Int(stage_words),
+                ),
+            );
+            // The next stage's loads are in flight while this one is multiplied.
+            let more = CExpr::bin(
+                COp::Lt,
+                CExpr::add(CExpr::Var(kk.clone()), CExpr::Int(1)),
+                ktiles.clone(),
+            );
+            kb.push();
+            if !stage_in(&mut kb, &CExpr::add(k0.clone(), CExpr::Int(TK)), &CExpr::Int(0))? {
+                return Ok(false);
+            }
+            let then_cmds = kb.pop();
+            kb.emit(Cmd::If { cond: more, then_cmds, else_cmds: vec![] });
+            cur
+        } else {
+            if !stage_in(&mut kb, &k0, &CExpr::Int(0))? {
+                return Ok(false);
+            }
+            kb.emit(Cmd::Barrier);
+            CExpr::Int(0)
+        };
         let kmax = CExpr::call("min", vec![CExpr::Int(TK), CExpr::sub(k_len.clone(), k0.clone())]);
         let full = CExpr::bin(COp::Le, CExpr::add(k0.clone(), CExpr::Int(TK)), k_len.clone());
         let k = kb.fresh_name("k");
         kb.push();
         // Work-item (tx, ty) owns rows ty*RT.. (contiguous in local memory: f32 ones are
-        // read as float4, broadcast within a warp) and columns tx, tx+16, .. (neighbouring
-        // work-items read neighbouring words: no bank conflicts, coalesced stores).
-        let operand = |kb: &mut crate::kernel::Kb<'_>,
-                       tile: &std::rc::Rc<str>,
-                       own: &CExpr,
-                       elem: Elem,
-                       hint: &str,
-                       contiguous: bool|
+        // read as float4, broadcast within a warp) and the columns `col_of` gives.
+        let row_k = CExpr::add(off.clone(), CExpr::mul(CExpr::Var(k.clone()), CExpr::Int(stride)));
+        let read = |kb: &mut crate::kernel::Kb<'_>,
+                    tile: &std::rc::Rc<str>,
+                    elem: Elem,
+                    hint: &str,
+                    at: &dyn Fn(i64) -> CExpr,
+                    vector: bool|
          -> Vec<CExpr> {
-            let vector = contiguous && elem == Elem::F32 && RT % 4 == 0;
-            let row = CExpr::mul(CExpr::Var(k.clone()), CExpr::Int(TILE));
-            let (base, step) = if contiguous {
-                (CExpr::add(row, CExpr::mul(own.clone(), CExpr::Int(RT))), 1)
-            } else {
-                (CExpr::add(row, own.clone()), 16)
-            };
             let mut vals = Vec::new();
-            if vector {
-                for v in 0..RT / 4 {
+            for r in 0..RT {
+                if vector && r % 4 == 0 {
                     let name = kb.fresh_name(hint);
-                    let at = CExpr::add(base.clone(), CExpr::Int(4 * v));
+                    let at = CExpr::add(row_k.clone(), at(r));
                     kb.emit(Cmd::Raw(format!("float4 {name} = vload4(0, {tile} + {at});")));
                     for lane in 0..4 {
                         vals.push(CExpr::Var(std::rc::Rc::from(format!("{name}.s{lane}"))));
                     }
-                }
-            } else {
-                for r in 0..RT {
-                    vals.push(kb.tmp(
-                        hint,
-                        elem,
-                        CExpr::load(tile, CExpr::add(base.clone(), CExpr::Int(step * r))),
-                    ));
+                } else if !vector {
+                    let index = CExpr::add(row_k.clone(), at(r));
+                    vals.push(kb.tmp(hint, elem, CExpr::load(tile, index)));
                 }
             }
             vals
         };
-        let avals = operand(&mut kb, &la, &ty, elem_a, "a", true);
-        let bvals = operand(&mut kb, &lb, &tx, elem_b, "b", false);
+        let own_row = |r: i64| CExpr::add(CExpr::mul(ty.clone(), CExpr::Int(RT)), CExpr::Int(r));
+        let avals = read(&mut kb, &la, elem_a, "a", &own_row, elem_a == Elem::F32);
+        let bvals = read(&mut kb, &lb, elem_b, "b", &col_of, vector_cols);
         for r in 0..RT as usize {
             for c in 0..RT as usize {
                 let (x, y) = if nest.dot.row_first {
@@ -356,17 +481,25 @@ impl Lowerer<'_> {
             then_cmds: vec![Cmd::Raw("#pragma unroll".to_owned()), full_loop],
             else_cmds: vec![partial_loop],
         });
+        if var.double_buffer {
+            // The other buffer was last read before the previous barrier.
+            let more = CExpr::bin(
+                COp::Lt,
+                CExpr::add(CExpr::Var(kk.clone()), CExpr::Int(1)),
+                ktiles.clone(),
+            );
+            kb.push();
+            registers_out(&mut kb, &CExpr::sub(CExpr::Int(stage_words), off));
+            let then_cmds = kb.pop();
+            kb.emit(Cmd::If { cond: more, then_cmds, else_cmds: vec![] });
+        }
         kb.emit(Cmd::Barrier);
         let tiles_body = kb.pop();
-        let ktiles = CExpr::bin(COp::Div, CExpr::add(k_len, CExpr::Int(TK - 1)), CExpr::Int(TK));
         kb.emit(Cmd::For { var: kk, bound: ktiles, body: tiles_body, comment: None });
         for r in 0..RT {
             for c in 0..RT {
-                let row = CExpr::add(
-                    row0.clone(),
-                    CExpr::add(CExpr::mul(ty.clone(), CExpr::Int(RT)), CExpr::Int(r)),
-                );
-                let col = CExpr::add(col0.clone(), CExpr::add(tx.clone(), CExpr::Int(16 * c)));
+                let row = CExpr::add(row0.clone(), own_row(r));
+                let col = CExpr::add(col0.clone(), col_of(c));
                 let ok = CExpr::bin(
                     COp::And,
                     CExpr::bin(COp::Lt, row.clone(), n.clone()),

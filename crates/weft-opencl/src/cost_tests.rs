@@ -130,26 +130,26 @@ fn matmul_costs() {
             costs of entry `mm`
               kernel mm_matmul_0
                 work-items ((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1
-                work 1469*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ + 965*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1
-                span 1333*⌈k_3/8⌉ + 965
-                global reads a_4: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ bytes, coalesced
-                global reads b_1: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ bytes, coalesced
+                work 1579*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ + 1047*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1
+                span 1435*⌈k_3/8⌉ + 1047
+                global reads a_4: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ + 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1 bytes, coalesced
+                global reads b_1: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ + 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1 bytes, coalesced
                 global writes result_6: 256*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1 bytes, coalesced
                 local reads b_tile_8: 288*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ bytes, coalesced
-                local writes a_tile_7: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ bytes, stride 128
-                local writes b_tile_8: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ bytes, coalesced
+                local writes a_tile_7: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ + 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1 bytes, stride 128
+                local writes b_tile_8: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ + 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1 bytes, coalesced
                 note: a loop bound computed from data is counted as one iteration
               launches
                 mm_matmul_0
                   work-items 256*((256*((m + 127)/128) + 255)/256)*((n + 127)/128)
-                  work 376064*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) + 247040*((256*((m + 127)/128) + 255)/256)*((n + 127)/128)
-                  span 1333*((k + 7)/8) + 965
-                  global reads a_4: 4096*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) bytes, coalesced
-                  global reads b_1: 4096*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) bytes, coalesced
+                  work 404224*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) + 268032*((256*((m + 127)/128) + 255)/256)*((n + 127)/128)
+                  span 1435*((k + 7)/8) + 1047
+                  global reads a_4: 4096*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) + 4096*((256*((m + 127)/128) + 255)/256)*((n + 127)/128) bytes, coalesced
+                  global reads b_1: 4096*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) + 4096*((256*((m + 127)/128) + 255)/256)*((n + 127)/128) bytes, coalesced
                   global writes result_6: 65536*((256*((m + 127)/128) + 255)/256)*((n + 127)/128) bytes, coalesced
                   local reads b_tile_8: 73728*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) bytes, coalesced
-                  local writes a_tile_7: 4096*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) bytes, stride 128
-                  local writes b_tile_8: 4096*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) bytes, coalesced
+                  local writes a_tile_7: 4096*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) + 4096*((256*((m + 127)/128) + 255)/256)*((n + 127)/128) bytes, stride 128
+                  local writes b_tile_8: 4096*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) + 4096*((256*((m + 127)/128) + 255)/256)*((n + 127)/128) bytes, coalesced
                   note: a loop bound computed from data is counted as one iteration
               transfers: upload 4*k*m + 4*k*n bytes in 2 buffers, download 4*m*n bytes in 1 buffers, 0 scalar reads
         "#]],

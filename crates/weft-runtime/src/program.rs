@@ -80,7 +80,10 @@ pub(crate) fn build(
             });
         }
     }
-    let options = CString::new(options).expect("invariant: the options have no NUL");
+    // Tuning diagnostics: `WEFT_CL_OPTIONS` adds build options (`-cl-nv-verbose`, say).
+    let extra = std::env::var("WEFT_CL_OPTIONS").unwrap_or_default();
+    let options = CString::new(format!("{options} {extra}").trim().replace('\0', ""))
+        .expect("invariant: the options have no NUL");
     let program = ocl::core::create_program_with_source(context, &[c_source])
         .map_err(|error| RunError::opencl("creating the OpenCL program", error))?;
     if let Err(error) = ocl::core::build_program(&program, Some(&[device]), &options, None, None) {
@@ -92,6 +95,22 @@ pub(crate) fn build(
             };
         let excerpt = excerpt_for_log(source, &log);
         return Err(RunError::Build { device: device_description.to_owned(), log, excerpt });
+    }
+    // `WEFT_CL_LOG=DIR` writes each program's build log and binary (PTX on NVIDIA) there.
+    if let Ok(dir) = std::env::var("WEFT_CL_LOG") {
+        let stem = format!("{dir}/{:016x}", source_hash(source));
+        if let Ok(ProgramBuildInfoResult::BuildLog(log)) =
+            ocl::core::get_program_build_info(&program, device, ProgramBuildInfo::BuildLog)
+        {
+            let _ = std::fs::write(format!("{stem}.log"), log);
+        }
+        if let Ok(ocl::core::ProgramInfoResult::Binaries(bins)) =
+            ocl::core::get_program_info(&program, ocl::core::ProgramInfo::Binaries)
+            && let Some(bin) = bins.first()
+        {
+            let _ = std::fs::write(format!("{stem}.bin"), bin);
+        }
+        let _ = std::fs::write(format!("{stem}.cl"), source);
     }
     Ok(BuiltProgram { source: source.to_owned(), program, kernels: FxHashMap::default() })
 }
