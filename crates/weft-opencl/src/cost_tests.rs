@@ -31,14 +31,14 @@ fn map_costs() {
               kernel scale_map_0
                 work-items 256*⌈global0/256⌉
                 work n_1
-                span 3*((n_1 + 256*⌈global0/256⌉ - 1)/256*⌈global0/256⌉)
+                span 3*((max(256*⌈global0/256⌉, 1) + n_1 - 1)/(max(256*⌈global0/256⌉, 1)))
                 global reads xs_2: 4*n_1 bytes, coalesced
                 global writes result_3: 4*n_1 bytes, coalesced
               launches
                 scale_map_0
                   work-items 256*((((n + 3)/4) + 255)/256)
                   work n
-                  span 3*((256*((((n + 3)/4) + 255)/256) + n - 1)/(256*((((n + 3)/4) + 255)/256)))
+                  span 3*((max(256*((((n + 3)/4) + 255)/256), 1) + n - 1)/(max(256*((((n + 3)/4) + 255)/256), 1)))
                   global reads xs_2: 4*n bytes, coalesced
                   global writes result_3: 4*n bytes, coalesced
               transfers: upload 4*n bytes in 1 buffers, download 4*n bytes in 1 buffers, 0 scalar reads
@@ -51,46 +51,46 @@ fn reduce_costs() {
     check(
         "entry total (xs: [n]f32) : f32 = reduce (+) 0 xs",
         expect![[r#"
-        costs of entry `total`
-          kernel total_reduce_partials_0
-            work-items 256*⌈global0/256⌉
-            work 8*(n_2/4) + 4862*⌈global0/256⌉
-            span 10*(((n_2/4) + 256*⌈global0/256⌉ - 1)/256*⌈global0/256⌉) + 33
-            global reads xs_1: 16*(n_2/4) + 1024*⌈global0/256⌉ bytes, coalesced
-            global writes partial_3: 4*⌈global0/256⌉ bytes, uniform
-            local reads red_5: 2040*⌈global0/256⌉ bytes, coalesced
-            local reads red_5: 4*⌈global0/256⌉ bytes, uniform
-            local writes red_5: 2044*⌈global0/256⌉ bytes, coalesced
-          kernel total_reduce_total_1
-            work-items 256*⌈global0/256⌉
-            work 8*(groups_2/4) + 4862*⌈global0/256⌉
-            span 10*(((groups_2/4) + 256*⌈global0/256⌉ - 1)/256*⌈global0/256⌉) + 33
-            global reads partial_1: 16*(groups_2/4) + 1024*⌈global0/256⌉ bytes, coalesced
-            global writes partial_3: 4*⌈global0/256⌉ bytes, uniform
-            local reads red_4: 2040*⌈global0/256⌉ bytes, coalesced
-            local reads red_4: 4*⌈global0/256⌉ bytes, uniform
-            local writes red_4: 2044*⌈global0/256⌉ bytes, coalesced
-          launches
-            total_reduce_partials_0
-              work-items 256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256)
-              work 4862*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 8*(n/4)
-              span 10*((256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + (n/4) - 1)/(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256))) + 33
-              global reads xs_1: 1024*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 16*(n/4) bytes, coalesced
-              global writes partial_3: 4*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) bytes, uniform
-              local reads red_5: 2040*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) bytes, coalesced
-              local reads red_5: 4*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) bytes, uniform
-              local writes red_5: 2044*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) bytes, coalesced
-            total_reduce_total_1
-              work-items 256
-              work 8*((max(1, min(((n + 255)/256), 1024)))/4) + 4862
-              span 10*((((max(1, min(((n + 255)/256), 1024)))/4) + 255)/256) + 33
-              global reads partial_1: 16*((max(1, min(((n + 255)/256), 1024)))/4) + 1024 bytes, coalesced
-              global writes partial_3: 4 bytes, uniform
-              local reads red_4: 2040 bytes, coalesced
-              local reads red_4: 4 bytes, uniform
-              local writes red_4: 2044 bytes, coalesced
-          transfers: upload 4*n bytes in 1 buffers, download 4 bytes in 1 buffers, 0 scalar reads
-    "#]],
+            costs of entry `total`
+              kernel total_reduce_partials_0
+                work-items 256*⌈global0/256⌉
+                work 8*(n_2/4) + 4862*⌈global0/256⌉
+                span 10*(((n_2/4) + max(256*⌈global0/256⌉, 1) - 1)/(max(256*⌈global0/256⌉, 1))) + 33
+                global reads xs_1: 16*(n_2/4) + 1024*⌈global0/256⌉ bytes, coalesced
+                global writes partial_3: 4*⌈global0/256⌉ bytes, uniform
+                local reads red_5: 2040*⌈global0/256⌉ bytes, coalesced
+                local reads red_5: 4*⌈global0/256⌉ bytes, uniform
+                local writes red_5: 2044*⌈global0/256⌉ bytes, coalesced
+              kernel total_reduce_total_1
+                work-items 256*⌈global0/256⌉
+                work 8*(groups_2/4) + 4862*⌈global0/256⌉
+                span 10*(((groups_2/4) + max(256*⌈global0/256⌉, 1) - 1)/(max(256*⌈global0/256⌉, 1))) + 33
+                global reads partial_1: 16*(groups_2/4) + 1024*⌈global0/256⌉ bytes, coalesced
+                global writes partial_3: 4*⌈global0/256⌉ bytes, uniform
+                local reads red_4: 2040*⌈global0/256⌉ bytes, coalesced
+                local reads red_4: 4*⌈global0/256⌉ bytes, uniform
+                local writes red_4: 2044*⌈global0/256⌉ bytes, coalesced
+              launches
+                total_reduce_partials_0
+                  work-items 256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256)
+                  work 4862*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 8*(n/4)
+                  span 10*(((n/4) + max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 33
+                  global reads xs_1: 1024*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 16*(n/4) bytes, coalesced
+                  global writes partial_3: 4*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) bytes, uniform
+                  local reads red_5: 2040*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) bytes, coalesced
+                  local reads red_5: 4*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) bytes, uniform
+                  local writes red_5: 2044*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) bytes, coalesced
+                total_reduce_total_1
+                  work-items 256
+                  work 8*((max(1, min(((n + 255)/256), 1024)))/4) + 4862
+                  span 10*((((max(1, min(((n + 255)/256), 1024)))/4) + 255)/256) + 33
+                  global reads partial_1: 16*((max(1, min(((n + 255)/256), 1024)))/4) + 1024 bytes, coalesced
+                  global writes partial_3: 4 bytes, uniform
+                  local reads red_4: 2040 bytes, coalesced
+                  local reads red_4: 4 bytes, uniform
+                  local writes red_4: 2044 bytes, coalesced
+              transfers: upload 4*n bytes in 1 buffers, download 4 bytes in 1 buffers, 0 scalar reads
+        "#]],
     );
 }
 
@@ -166,7 +166,7 @@ fn function_call_costs() {
               kernel rows_map_0
                 work-items 256*⌈global0/256⌉
                 work 14*k_1*xs_3 + 2*k_1
-                span 8*((k_1 + 256*⌈global0/256⌉ - 1)/256*⌈global0/256⌉)*xs_3 + 4*((k_1 + 256*⌈global0/256⌉ - 1)/256*⌈global0/256⌉)
+                span 8*((k_1 + max(256*⌈global0/256⌉, 1) - 1)/(max(256*⌈global0/256⌉, 1)))*xs_3 + 4*((k_1 + max(256*⌈global0/256⌉, 1) - 1)/(max(256*⌈global0/256⌉, 1)))
                 global reads a_2: 4*k_1*xs_3 bytes, stride xs_3
                 global reads x_6: 4*k_1*xs_3 bytes, uniform
                 global writes result_4: 4*k_1 bytes, coalesced
@@ -174,7 +174,7 @@ fn function_call_costs() {
                 rows_map_0
                   work-items 256*((((k + 3)/4) + 255)/256)
                   work 14*k*xs + 2*k
-                  span 8*((256*((((k + 3)/4) + 255)/256) + k - 1)/(256*((((k + 3)/4) + 255)/256)))*xs + 4*((256*((((k + 3)/4) + 255)/256) + k - 1)/(256*((((k + 3)/4) + 255)/256)))
+                  span 8*((k + max(256*((((k + 3)/4) + 255)/256), 1) - 1)/(max(256*((((k + 3)/4) + 255)/256), 1)))*xs + 4*((k + max(256*((((k + 3)/4) + 255)/256), 1) - 1)/(max(256*((((k + 3)/4) + 255)/256), 1)))
                   global reads a_2: 4*k*xs bytes, stride xs
                   global reads x_6: 4*k*xs bytes, uniform
                   global writes result_4: 4*k bytes, coalesced
