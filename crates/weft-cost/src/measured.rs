@@ -29,19 +29,33 @@ pub struct MeasuredError {
 
 /// `(device name of the profile, error)`: the profile's `device.name`, as in
 /// `crates/weft-cost/profiles/*.json`.
-/// The H100's entry is to be added from a run of `bench/predict_gpu.sh` on the GPU.
-const MEASURED: &[(&str, MeasuredError)] = &[(
-    "pthread-haswell-AMD EPYC",
-    MeasuredError {
-        geomean: 0.563,
-        kernel_geomean: 0.558,
-        entries: 9,
-        kernels: 13,
-        date: "2026-11-24",
-        source: "bench/results/pocl-predict-2026-11-24/predict.txt: weft bench --predict \
+const MEASURED: &[(&str, MeasuredError)] = &[
+    (
+        "NVIDIA H100 80GB HBM3",
+        MeasuredError {
+            geomean: 0.087,
+            kernel_geomean: 0.161,
+            entries: 9,
+            kernels: 13,
+            date: "2026-11-24",
+            source: "bench/results/h100-2026-11-24-final/bench.jsonl (and comparison.md): \
+                     weft bench --predict --json --unsafe --device gpu --warmup 3 --reps 20 \
+                     bench/programs/ by bench/run_gpu.sh (NVIDIA driver 580.159.04)",
+        },
+    ),
+    (
+        "pthread-haswell-AMD EPYC",
+        MeasuredError {
+            geomean: 0.563,
+            kernel_geomean: 0.558,
+            entries: 9,
+            kernels: 13,
+            date: "2026-11-24",
+            source: "bench/results/pocl-predict-2026-11-24/predict.txt: weft bench --predict \
                  --device cpu --reps 3 --warmup 1 bench/programs/ (POCL 3.1, 2 shared cores)",
-    },
-)];
+        },
+    ),
+];
 
 /// The model's measured error on `profile`'s device, if a validation run was committed.
 pub fn measured_error(profile: &DeviceProfile) -> Option<MeasuredError> {

@@ -327,8 +327,15 @@ pub(crate) fn model_name() -> &'static str {
 }
 
 /// `±31% measured` or `error not measured`, for the profile.
-pub(crate) fn measured(profile: &DeviceProfile) -> String {
+/// Entry-level predictions use the entries' error; one kernel's prediction the kernels'.
+pub(crate) fn measured(profile: &DeviceProfile, per_kernel: bool) -> String {
     match model::measured_error(profile) {
+        Some(e) if per_kernel => format!(
+            "±{:.0}% measured (geometric mean over {} kernels, {})",
+            e.kernel_geomean * 100.0,
+            e.kernels,
+            e.date
+        ),
         Some(e) => format!(
             "±{:.0}% measured (geometric mean over {} entries, {})",
             e.geomean * 100.0,
@@ -395,7 +402,7 @@ pub(crate) fn entry_section(
             env.describe(c),
             p.total.bound,
             model_name(),
-            measured(config.profile),
+            measured(config.profile, false),
         ),
         Err(error) => format!(
             "**Predicted**: not on `{}` {}: {error}",
@@ -444,7 +451,7 @@ pub(crate) fn kernel_line(
             env.describe(c),
             p.bound,
             model_name(),
-            measured(config.profile)
+            measured(config.profile, true)
         )),
         Err(error) => line.push_str(&format!("; not predicted: {error}")),
     }
@@ -834,7 +841,7 @@ entry to$0tal (xs: [n]f32) : f32 = reduce (+) 0f32 (map (\x -> x * 2f32) xs)
 
                 **Cost** (2 launches per run): work `5118*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 8*((max(1, min(((n + 255)/256), 1024)))/4) + 12*(n/4) + 4862`, span `10*((((max(1, min(((n + 255)/256), 1024)))/4) + 255)/256) + 14*(((n/4) + max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 67`; global `1028*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 16*((max(1, min(((n + 255)/256), 1024)))/4) + 16*(n/4) + 1028` bytes, local `4088*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 4088` bytes; transfers `4*n` bytes to the device, `4` back
 
-                **Predicted**: 11.1 µs of kernels (+ 1.63 µs of transfers) on `NVIDIA H100 80GB HBM3` at n = 3 (the test block's first `input`); memory-bound; model weft-cost v1, error not measured"#]],
+                **Predicted**: 11.1 µs of kernels (+ 1.63 µs of transfers) on `NVIDIA H100 80GB HBM3` at n = 3 (the test block's first `input`); memory-bound; model weft-cost v1, ±9% measured (geometric mean over 9 entries, 2026-11-24)"#]],
         );
     }
 
@@ -853,7 +860,7 @@ entry scale (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
 
                 **Kernel**: `scale_map_0` — @grid: one work-item per element
 
-                **Cost** of `scale_map_0`: work `n`, span `3*((max(256*((((n + 3)/4) + 255)/256), 1) + n - 1)/(max(256*((((n + 3)/4) + 255)/256), 1)))`; global `8*n` bytes; predicted 8.66 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, error not measured)"#]],
+                **Cost** of `scale_map_0`: work `n`, span `3*((max(256*((((n + 3)/4) + 255)/256), 1) + n - 1)/(max(256*((((n + 3)/4) + 255)/256), 1)))`; global `8*n` bytes; predicted 8.66 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))"#]],
         );
     }
 
@@ -867,8 +874,8 @@ entry total (xs: [n]f32) : f32 = reduce (+) 0f32 xs
 entry scale (xs: [n]f32) : [n]f32 = map (\x -> x * 2f32) xs
 "#,
             expect![[r#"
-                main.weft:44..49 "total" predicted 11.1 µs on NVIDIA H100 80GB HBM3 (model weft-cost v1, error not measured)
-                main.weft:96..101 "scale" predicted 8.66 µs on NVIDIA H100 80GB HBM3 (model weft-cost v1, error not measured)
+                main.weft:44..49 "total" predicted 11.1 µs on NVIDIA H100 80GB HBM3 (model weft-cost v1, ±9% measured)
+                main.weft:96..101 "scale" predicted 8.66 µs on NVIDIA H100 80GB HBM3 (model weft-cost v1, ±9% measured)
             "#]],
         );
     }

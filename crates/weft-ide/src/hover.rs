@@ -393,9 +393,9 @@ entry main (xs: [3]f32) : f32 = red$0uce (+) 0f32 xs
 
                 **Kernel**: `main_reduce_total_1` — @grid: multi-stage reduction (second stage)
 
-                **Cost** of `main_reduce_partials_0`: work `4862*((256*max(1, min(((dim + 255)/256), 1024)) + 255)/256) + 8*(dim/4)`, span `10*(((dim/4) + max(256*((256*max(1, min(((dim + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((dim + 255)/256), 1024)) + 255)/256), 1))) + 33`; global `1028*((256*max(1, min(((dim + 255)/256), 1024)) + 255)/256) + 16*(dim/4)` bytes, local `4088*((256*max(1, min(((dim + 255)/256), 1024)) + 255)/256)` bytes; predicted 7.53 µs per launch on `NVIDIA H100 80GB HBM3` at dim = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, error not measured)
+                **Cost** of `main_reduce_partials_0`: work `4862*((256*max(1, min(((dim + 255)/256), 1024)) + 255)/256) + 8*(dim/4)`, span `10*(((dim/4) + max(256*((256*max(1, min(((dim + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((dim + 255)/256), 1024)) + 255)/256), 1))) + 33`; global `1028*((256*max(1, min(((dim + 255)/256), 1024)) + 255)/256) + 16*(dim/4)` bytes, local `4088*((256*max(1, min(((dim + 255)/256), 1024)) + 255)/256)` bytes; predicted 7.53 µs per launch on `NVIDIA H100 80GB HBM3` at dim = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
 
-                **Cost** of `main_reduce_total_1`: work `8*((max(1, min(((dim + 255)/256), 1024)))/4) + 4862`, span `10*((((max(1, min(((dim + 255)/256), 1024)))/4) + 255)/256) + 33`; global `16*((max(1, min(((dim + 255)/256), 1024)))/4) + 1028` bytes, local `4088` bytes; predicted 6.43 µs per launch on `NVIDIA H100 80GB HBM3` at dim = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, error not measured)
+                **Cost** of `main_reduce_total_1`: work `8*((max(1, min(((dim + 255)/256), 1024)))/4) + 4862`, span `10*((((max(1, min(((dim + 255)/256), 1024)))/4) + 255)/256) + 33`; global `16*((max(1, min(((dim + 255)/256), 1024)))/4) + 1028` bytes, local `4088` bytes; predicted 6.43 µs per launch on `NVIDIA H100 80GB HBM3` at dim = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -764,7 +764,7 @@ entry f (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
 
                 **Kernel**: `f_map_0` — @grid: one work-item per element
 
-                **Cost** of `f_map_0`: work `n`, span `3*((max(256*((((n + 3)/4) + 255)/256), 1) + n - 1)/(max(256*((((n + 3)/4) + 255)/256), 1)))`; global `8*n` bytes; predicted 8.66 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, error not measured)
+                **Cost** of `f_map_0`: work `n`, span `3*((max(256*((((n + 3)/4) + 255)/256), 1) + n - 1)/(max(256*((((n + 3)/4) + 255)/256), 1)))`; global `8*n` bytes; predicted 8.66 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -785,7 +785,7 @@ entry dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (ma$0p2 (*) xs ys)
 
                 **Kernel**: `dot_reduce_partials_0` — fused into this kernel (a pull array: no memory)
 
-                **Cost** of `dot_reduce_partials_0`: work `5118*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 15*(n/4)`, span `17*(((n/4) + max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 34`; global `2052*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 32*(n/4)` bytes, local `4088*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256)` bytes; predicted 9.65 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, error not measured)
+                **Cost** of `dot_reduce_partials_0`: work `5118*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 15*(n/4)`, span `17*(((n/4) + max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 34`; global `2052*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 32*(n/4)` bytes, local `4088*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256)` bytes; predicted 9.65 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -808,9 +808,9 @@ entry sum (xs: [n]f32) : f32 = red$0uce (+) 0f32 xs
 
                 **Kernel**: `sum_reduce_total_1` — @grid: multi-stage reduction (second stage)
 
-                **Cost** of `sum_reduce_partials_0`: work `4862*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 8*(n/4)`, span `10*(((n/4) + max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 33`; global `1028*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 16*(n/4)` bytes, local `4088*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256)` bytes; predicted 7.53 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, error not measured)
+                **Cost** of `sum_reduce_partials_0`: work `4862*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 8*(n/4)`, span `10*(((n/4) + max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 33`; global `1028*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 16*(n/4)` bytes, local `4088*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256)` bytes; predicted 7.53 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
 
-                **Cost** of `sum_reduce_total_1`: work `8*((max(1, min(((n + 255)/256), 1024)))/4) + 4862`, span `10*((((max(1, min(((n + 255)/256), 1024)))/4) + 255)/256) + 33`; global `16*((max(1, min(((n + 255)/256), 1024)))/4) + 1028` bytes, local `4088` bytes; predicted 6.43 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, error not measured)
+                **Cost** of `sum_reduce_total_1`: work `8*((max(1, min(((n + 255)/256), 1024)))/4) + 4862`, span `10*((((max(1, min(((n + 255)/256), 1024)))/4) + 255)/256) + 33`; global `16*((max(1, min(((n + 255)/256), 1024)))/4) + 1028` bytes, local `4088` bytes; predicted 6.43 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -854,9 +854,9 @@ entry b (xs: [n]f32) : f32 = reduce (+) 0f32 (sq xs)
 
                 **Kernel**: `b_reduce_partials_0` (entry `b`) — fused into this kernel (a pull array: no memory)
 
-                **Cost** of `a_map_0`: work `n`, span `3*((max(256*((((n + 3)/4) + 255)/256), 1) + n - 1)/(max(256*((((n + 3)/4) + 255)/256), 1)))`; global `12*n` bytes; predicted 10.4 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, error not measured)
+                **Cost** of `a_map_0`: work `n`, span `3*((max(256*((((n + 3)/4) + 255)/256), 1) + n - 1)/(max(256*((((n + 3)/4) + 255)/256), 1)))`; global `12*n` bytes; predicted 10.4 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
 
-                **Cost** of `b_reduce_partials_0`: work `5118*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 15*(n/4)`, span `17*(((n/4) + max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 34`; global `2052*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 32*(n/4)` bytes, local `4088*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256)` bytes; predicted 9.65 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, error not measured)
+                **Cost** of `b_reduce_partials_0`: work `5118*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 15*(n/4)`, span `17*(((n/4) + max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 34`; global `2052*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 32*(n/4)` bytes, local `4088*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256)` bytes; predicted 9.65 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }

@@ -196,7 +196,7 @@ async fn kernels_lenses_actions_and_a_gpu_run() {
             r#""Show kernels" "weft.server.showKernel""#,
             r#""Profile" "weft.server.profile""#,
             // The predicted time: a title with nothing to run.
-            r#""predicted 5.27 µs on NVIDIA H100 80GB HBM3 (model weft-cost v1, error not measured)" """#,
+            r#""predicted 5.27 µs on NVIDIA H100 80GB HBM3 (model weft-cost v1, ±9% measured)" """#,
         ]
     );
 
