@@ -615,7 +615,10 @@ impl<'f> Analysis<'f> {
                 };
                 self.env.insert(var.clone(), Info { value: None, lane, local_id: false });
                 let body_span = self.block(body, &inner);
-                add(ops, mul(ceil_div(trip, max(units, Expr::I64(1))), add(body_span, Expr::I64(2))))
+                add(
+                    ops,
+                    mul(ceil_div(trip, max(units, Expr::I64(1))), add(body_span, Expr::I64(2))),
+                )
             }
             Cmd::While { cond_cmds, cond, body } => {
                 self.note("a `while` loop is counted for one iteration");
