@@ -4,7 +4,9 @@
 //! such as `dot`), `A` is `[n][K]` and `B'` is `[m][K]` computed without `row`
 //! (typically `transpose b`). The rule is on the IR, so it holds for a dot product as
 //! a separate def, a transposed operand, operands swapped in `map2`, and sizes that
-//! are not multiples of the tile.
+//! are not multiples of the tile. A batch of such nests (`map2 (\a b -> NEST) as bs`,
+//! where the nest's rows are a batch parameter) runs as one launch whose third
+//! NDRange dimension is the batch: each work-group fixes its batch element.
 //!
 //! The kernel: a work-group of 256 computes a 128x128 block of the result; each
 //! work-item keeps an 8x8 block in registers (rows `8ty + r`, contiguous in local
@@ -22,7 +24,7 @@ use rustc_hash::FxHashMap;
 use weft_core::{Atom, Exp, FnId, Lambda, Program, VarId};
 use weft_plan::{Elem, Expr};
 
-use crate::arr::{IExpr, Mem};
+use crate::arr::{IExpr, View};
 use crate::host::{Lowerer, exp_atoms};
 use crate::imp::{CExpr, COp, Cmd};
 use crate::kernel::{KEnv, elem_of};
@@ -37,11 +39,20 @@ pub(crate) struct Nest {
     func: FnId,
     outer: Lambda,
     env: Rc<HEnv>,
-    a: HArr,
+    rows: Rows,
     /// Statements of the outer body before the inner map (computing `B'`).
     prefix: usize,
     inner_array: Atom,
     dot: Dot,
+}
+
+/// Where the left operand's rows come from.
+enum Rows {
+    /// A host array.
+    Host(HArr),
+    /// A batch: `map (\p.. -> map (\row -> ..) rows) arrays`, with `rows` one of the
+    /// batch lambda's parameters; the batch index fixes every array's outer dimension.
+    Batch { lambda: Lambda, arrays: Vec<HArr>, rows: Atom },
 }
 
 /// `reduce op ne (map2 g x y)` in `func`, with `x`/`y` the row and the column
@@ -105,19 +116,74 @@ fn dot_in_block(
     Some(Dot { func, g: g.clone(), op: op.clone(), ne: *neutral, row_first, call_params: None })
 }
 
-/// Recognises the nest in a pull array about to be materialised.
+/// Recognises the nest (or a batch of nests) in a pull array about to be materialised.
 pub(crate) fn matmul_nest(program: &Program, a: &HArr) -> Option<Nest> {
     let HArr::Pull(p) = a else { return None };
-    if !p.views.is_empty() || p.shape.len() != 2 {
+    if !p.views.is_empty() {
         return None;
     }
     let PullSrc::Map { func, lambda, env, arrays, .. } = &p.src else { return None };
-    let [rows] = arrays.as_slice() else { return None };
-    if rows.shape().len() != 2 || lambda.params.len() != 1 {
+    match p.shape.len() {
+        2 => {
+            let [rows] = arrays.as_slice() else { return None };
+            if rows.shape().len() != 2 {
+                return None;
+            }
+            let (prefix, inner_array, dot) = row_nest(program, *func, lambda)?;
+            Some(Nest {
+                func: *func,
+                outer: lambda.clone(),
+                env: env.clone(),
+                rows: Rows::Host(rows.clone()),
+                prefix,
+                inner_array,
+                dot,
+            })
+        }
+        3 => {
+            // A batch: the lambda's body is exactly the nest over one of its parameters.
+            if lambda.params.len() != arrays.len() || arrays.iter().any(|a| a.shape().len() < 2) {
+                return None;
+            }
+            let f = &program.functions[*func];
+            let body = &f.blocks[lambda.body];
+            let [only] = body.stmts.as_slice() else { return None };
+            if body.result != Some(Atom::Var(only.var)) {
+                return None;
+            }
+            let Exp::Map { lambda: outer, arrays: outer_arrays, level } = &f.exps[only.exp] else {
+                return None;
+            };
+            if matches!(level, Some(weft_hir::Level::Group | weft_hir::Level::Thread)) {
+                return None;
+            }
+            let [rows @ Atom::Var(rv)] = outer_arrays.as_slice() else { return None };
+            if !lambda.params.contains(rv) {
+                return None;
+            }
+            let (prefix, inner_array, dot) = row_nest(program, *func, outer)?;
+            Some(Nest {
+                func: *func,
+                outer: outer.clone(),
+                env: env.clone(),
+                rows: Rows::Batch { lambda: lambda.clone(), arrays: arrays.clone(), rows: *rows },
+                prefix,
+                inner_array,
+                dot,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// `\row -> (prefix computing B'); map (\col -> R) B'`: the prefix's length, `B'` and
+/// the dot product `R`.
+fn row_nest(program: &Program, func: FnId, lambda: &Lambda) -> Option<(usize, Atom, Dot)> {
+    if lambda.params.len() != 1 {
         return None;
     }
     let row = lambda.params[0];
-    let f = &program.functions[*func];
+    let f = &program.functions[func];
     let body = &f.blocks[lambda.body];
     let last = body.stmts.last()?;
     if body.result != Some(Atom::Var(last.var)) {
@@ -140,16 +206,8 @@ pub(crate) fn matmul_nest(program: &Program, a: &HArr) -> Option<Nest> {
     if *inner_array == Atom::Var(row) || inner.params.len() != 1 {
         return None;
     }
-    let dot = dot_in_block(program, *func, inner.body, row, inner.params[0])?;
-    Some(Nest {
-        func: *func,
-        outer: lambda.clone(),
-        env: env.clone(),
-        a: rows.clone(),
-        prefix,
-        inner_array: *inner_array,
-        dot,
-    })
+    let dot = dot_in_block(program, func, inner.body, row, inner.params[0])?;
+    Some((prefix, *inner_array, dot))
 }
 
 /// Whether dimension 0 of a 2-D array is the contiguous one (so loads should vary it
@@ -196,6 +254,20 @@ impl Lowerer<'_> {
         kb.can_return = false;
         // B' from the outer body's prefix, evaluated once per work-item.
         let mut env = KEnv { vars: FxHashMap::default(), host: Some(nest.env.clone()) };
+        // A batch: work-group dimension 2 is the batch element, which fixes the outer
+        // dimension of every batched array.
+        let batch = match &nest.rows {
+            Rows::Host(_) => None,
+            Rows::Batch { lambda, arrays, .. } => {
+                let q = kb.tmp("batch", Elem::I64, CExpr::work_item("get_group_id", 2));
+                for (param, arr) in lambda.params.iter().zip(arrays) {
+                    let whole = kb.import_arr(arr)?;
+                    let one = kb.view(&whole, &View::Fix { dim: 0, index: q.clone() });
+                    env.vars.insert(*param, KVal::Arr(one));
+                }
+                Some(q)
+            }
+        };
         let body = &f.blocks[nest.outer.body];
         for s in &body.stmts[..nest.prefix] {
             let v = kb.exp(nest.func, &mut env, s.exp, s.var)?;
@@ -204,13 +276,24 @@ impl Lowerer<'_> {
         let KVal::Arr(bt) = kb.atom(nest.func, &mut env, &nest.inner_array)? else {
             return Ok(false);
         };
-        let a = kb.import_arr(&nest.a)?;
+        let a = match &nest.rows {
+            Rows::Host(rows) => kb.import_arr(rows)?,
+            Rows::Batch { rows, .. } => match kb.atom(nest.func, &mut env, rows)? {
+                KVal::Arr(a) => a,
+                _ => return Ok(false),
+            },
+        };
         let (KArr::Mem(_) | KArr::Pull { .. }) = &a else { return Ok(false) };
         let (KArr::Mem(_) | KArr::Pull { .. }) = &bt else { return Ok(false) };
         let dst = kb.import_arr(out)?;
+        let dst = match &batch {
+            Some(q) => kb.view(&dst, &View::Fix { dim: 0, index: q.clone() }),
+            None => dst,
+        };
         let (n, k_len) = (a.shape()[0].clone(), a.shape()[1].clone());
         let m = bt.shape()[0].clone();
-        let Some(elem_a) = harr_elem(&nest.a) else { return Ok(false) };
+        let (row_ty, _) = crate::kernel::elem_and_rank(&f.vars[nest.outer.params[0]].ty);
+        let Some(elem_a) = row_ty.as_scalar().map(elem_of) else { return Ok(false) };
         let Atom::Var(bv) = nest.inner_array else { return Ok(false) };
         let (bty, _) = crate::kernel::elem_and_rank(&f.vars[bv].ty);
         let Some(elem_b) = bty.as_scalar().map(elem_of) else { return Ok(false) };
@@ -272,9 +355,9 @@ impl Lowerer<'_> {
             Elem::I64,
             CExpr::mul(CExpr::work_item("get_group_id", 1), CExpr::Int(TILE)),
         );
-        let mut dot_env = KEnv {
-            vars: FxHashMap::default(),
-            host: if nest.dot.call_params.is_some() { None } else { Some(nest.env.clone()) },
+        let mut dot_env = match nest.dot.call_params {
+            Some(_) => KEnv::default(),
+            None => KEnv { vars: env.vars.clone(), host: Some(nest.env.clone()) },
         };
         let ne = kb.atom(nest.dot.func, &mut dot_env, &nest.dot.ne)?;
         let mut accs = Vec::new();
@@ -516,17 +599,28 @@ impl Lowerer<'_> {
             }
         }
         if let Some(o) = self.origin_of_pull(nest) {
-            kb.note(&o, "@grid: a matrix-multiplication nest, 128x128 blocks per work-group, 8x8 per work-item in registers, operands staged in local memory");
+            let what = if batch.is_some() {
+                "@grid: a batch of matrix-multiplication nests (NDRange dimension 2 is the batch), 128x128 blocks per work-group, 8x8 per work-item in registers, operands staged in local memory"
+            } else {
+                "@grid: a matrix-multiplication nest, 128x128 blocks per work-group, 8x8 per work-item in registers, operands staged in local memory"
+            };
+            kb.note(&o, what);
         }
         let round = |e: Expr| Expr::div(Expr::add(e, Expr::I64(TILE - 1)), Expr::I64(TILE));
-        let global = vec![
-            Expr::mul(round(out_mem.shape[1].clone()), Expr::I64(256)),
-            round(out_mem.shape[0].clone()),
+        let d = out_mem.shape.len() - 2;
+        let mut global = vec![
+            Expr::mul(round(out_mem.shape[d + 1].clone()), Expr::I64(256)),
+            round(out_mem.shape[d].clone()),
         ];
+        let mut local = vec![Expr::I64(256), Expr::I64(1)];
+        if batch.is_some() {
+            global.push(out_mem.shape[0].clone());
+            local.push(Expr::I64(1));
+        }
         let doc = format!(
             "materialises `{name}`, a matrix-multiplication nest: {TILE}x{TILE} tiles, {RT}x{RT} per work-item, shared dimension staged through local memory"
         );
-        self.launch(kb, "matmul", doc, global, Some(vec![Expr::I64(256), Expr::I64(1)]));
+        self.launch(kb, "matmul", doc, global, Some(local));
         Ok(true)
     }
 
@@ -534,13 +628,5 @@ impl Lowerer<'_> {
         let f = &self.program.functions[nest.func];
         let last = f.blocks[nest.outer.body].stmts.last()?;
         self.origin(nest.func, last.exp)
-    }
-}
-
-fn harr_elem(a: &HArr) -> Option<Elem> {
-    match a {
-        HArr::Mem(Mem { elem, .. }) => Some(*elem),
-        HArr::Pull(p) => p.elem_ty.as_scalar().map(elem_of),
-        HArr::Zip(_) => None,
     }
 }

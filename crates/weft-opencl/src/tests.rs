@@ -1255,3 +1255,48 @@ entry rows (a: [n][m]f32) (v: [m]f32) (w: [4]f32) : [n]f32 =
         "#]],
     );
 }
+
+#[test]
+fn a_batch_of_matrix_products_is_one_tiled_launch_over_three_dimensions() {
+    // The batch is NDRange dimension 2: each work-group fixes its batch element, which
+    // offsets both operands and the result.
+    let c = compiled(
+        r#"
+def dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0 (map2 (*) xs ys)
+entry mm (as: [q][n][k]f32) (bs: [q][k][m]f32) : [q][n][m]f32 =
+  map2 (\a b -> map (\row -> map (\col -> dot row col) (transpose b)) a) as bs
+"#,
+    );
+    let plan = weft_plan::print_plan(&c.plan);
+    let kernel = crate::print_kernel(&c, 0);
+    // The work-group ids, and the first access through each pointer offset by the batch.
+    let mut seen = Vec::new();
+    let mut lines = String::new();
+    for l in kernel.lines().map(str::trim) {
+        let ptr = l.split(['[', ' ']).find(|w| {
+            w.ends_with(|c: char| c.is_ascii_digit()) && l.contains(&format!("{w}[batch"))
+        });
+        let first = ptr.is_some_and(|p| !seen.contains(&p.to_owned()));
+        if l.contains("get_group_id") || first {
+            if let Some(p) = ptr {
+                seen.push(p.to_owned());
+            }
+            lines.push_str(l);
+            lines.push('\n');
+        }
+    }
+    expect![[r#"
+        host plan for entry `mm`
+          input v3: [v0][v1][v2]f32
+          input v5: [v0][v2][v4]f32
+          v6 = alloc f32[((v0 * v1) * v4)]
+          launch mm_matmul_0 global [(((v4 + 127) / 128) * 256), ((v1 + 127) / 128), v0] local [256, 1, 1] (v3, (v2 * v1): i64, v2: i64, v0: i64, v1: i64, v5, (v4 * v2): i64, v4: i64, v6, (v4 * v1): i64, local f32[2048], local f32[2048])
+          output v6 f32 {offset: 0; strides: [(v4 * v1), v4, 1]; shape: [v0, v1, v4]}
+        long batch_1 = (long)get_group_id(2);
+        long col0_17 = (long)get_group_id(0) * 128;
+        long row0_18 = (long)get_group_id(1) * 128;
+        pf_85 = as_2[batch_1 * s_3 + (row0_18 + r_83) * ys_4 + k_84];
+        pf_97 = bs_7[batch_1 * s_8 + (col0_17 + r_95) + k_96 * x_9];
+        result_10[batch_1 * s_11 + (row0_18 + ty_16 * 8) * x_9 + (col0_17 + tx_15)] = acc00_19;
+    "#]].assert_eq(&format!("{plan}{lines}"));
+}
