@@ -18,6 +18,8 @@ cargo run --quiet --locked -p weft-cli -- test examples/
 echo "== weft test --backend opencl examples/ (compiled kernels on POCL against the interpreter)"
 cargo build --quiet --locked -p weft-cli -p weft-runtime
 "${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" test --backend opencl --device cpu examples/
+echo "== the same with tiled kernels at every size (WEFT_STRATEGY=preferred: no choice by predicted time)"
+WEFT_STRATEGY=preferred "${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" test --backend opencl --device cpu examples/
 if [ -x editors/vscode/ci.sh ]; then
   echo "== editors/vscode"
   editors/vscode/ci.sh

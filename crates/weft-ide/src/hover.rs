@@ -508,7 +508,7 @@ entry f (a: [n][m]i32) : [m*n]i32 =
 
                 **Memory**: `mem_1 -> {offset: 0; strides: [1]; shape: [n*m]}`, fresh allocation (forced copy): 4*n*m bytes
 
-                **Region**: `r2` (`copy`) on the device, `4*m*n` bytes (`m*n` × i32), live line 2 (plan: from step 1 to the read-back); read back to the host (`4*m*n` bytes); used by `f_transpose_0` (entry `f`)
+                **Region**: `r2` (`copy`) on the device, `4*m*n` bytes (`m*n` × i32), live line 2 (plan: from step 1 to the read-back); read back to the host (`4*m*n` bytes); used by `f_transpose_0`, `f_map2d_1` (entry `f`)
             "#]],
         );
     }

@@ -42,6 +42,11 @@ pub struct Options {
     /// reductions); `None`: the committed H100 profile, the project's target GPU
     /// (docs/costs.md, "Predictions and validation").
     pub profile: Option<&'static weft_cost::profile::DeviceProfile>,
+    /// Whether tiled kernels (matrix products, transpositions) compete with the plain
+    /// kernel by predicted time (the default), or are always used
+    /// (`WEFT_STRATEGY=preferred`: the fixed rule, so that tests exercise the tiled
+    /// kernels at any size).
+    pub steer_tiling: bool,
 }
 
 impl Default for Options {
@@ -67,6 +72,7 @@ impl Default for Options {
             matmul_variant: knob("WEFT_MATMUL_VARIANT", crate::matmul::DEFAULT_VARIANT, |v| v < 8),
             target: weft_aspace::Target::OpenCl12,
             profile: None,
+            steer_tiling: std::env::var("WEFT_STRATEGY").map_or(true, |v| v != "preferred"),
         }
     }
 }
@@ -250,6 +256,15 @@ impl<'p> Lowerer<'p> {
 
     pub(crate) fn pop_steps(&mut self) -> Vec<Step> {
         self.steps.pop().unwrap_or_default()
+    }
+
+    /// The steps being emitted.
+    pub(crate) fn steps_mut(&mut self) -> &mut Vec<Step> {
+        if self.steps.is_empty() {
+            self.steps.push(Vec::new());
+        }
+        let last = self.steps.len() - 1;
+        &mut self.steps[last]
     }
 
     pub(crate) fn step(&mut self, step: Step) {
@@ -1220,13 +1235,32 @@ impl<'p> Lowerer<'p> {
             && crate::tiles::is_transposed(m)
             && let HArr::Mem(dst) = &out
         {
+            self.push_steps();
             self.transpose_tiled(m, dst, name)?;
+            let tiled = self.pop_steps();
+            self.tiled_or_plain(
+                a,
+                &out,
+                name,
+                tiled,
+                "a transposition tiled through local memory",
+            )?;
             return Ok(out);
         }
-        if let Some(nest) = crate::matmul::matmul_nest(self.program, a)
-            && self.matmul_tiled(&nest, &out, name)?
-        {
-            return Ok(out);
+        if let Some(nest) = crate::matmul::matmul_nest(self.program, a) {
+            self.push_steps();
+            let made = self.matmul_tiled(&nest, &out, name)?;
+            let tiled = self.pop_steps();
+            if made {
+                self.tiled_or_plain(
+                    a,
+                    &out,
+                    name,
+                    tiled,
+                    "the tiled matrix-multiplication kernel",
+                )?;
+                return Ok(out);
+            }
         }
         if let Some(rows) = crate::tiles::segmented_reduce(self.program, a)
             && let Some(len) = self.row_length(&rows)
@@ -1239,6 +1273,31 @@ impl<'p> Lowerer<'p> {
     }
 
     /// The grid kernel of [`Lowerer::copy_to_fresh`].
+    /// A tiled kernel's steps against the plain grid kernel writing `a` into `out`: by
+    /// predicted time per run (`tiles.rs`, `choose_cheapest`), or the tiled one alone
+    /// when `Options::steer_tiling` is off.
+    fn tiled_or_plain(
+        &mut self,
+        a: &HArr,
+        out: &HArr,
+        name: &str,
+        tiled: Vec<Step>,
+        what: &'static str,
+    ) -> Res<()> {
+        if !self.options.steer_tiling {
+            self.steps_mut().extend(tiled);
+            return Ok(());
+        }
+        self.push_steps();
+        self.copy_kernel(a, out, name)?;
+        let plain = self.pop_steps();
+        self.choose_cheapest(vec![
+            (what, tiled),
+            ("the plain kernel, one work-item per element", plain),
+        ]);
+        Ok(())
+    }
+
     pub(crate) fn copy_kernel(&mut self, a: &HArr, out: &HArr, name: &str) -> Res<()> {
         let shape = a.shape();
         let mut kb = self.kb();

@@ -300,6 +300,69 @@ impl<'p> Lowerer<'p> {
         }
     }
 
+    /// Runs the candidate whose launch is predicted fastest on the target profile
+    /// (`Options::profile`), chosen per run by host conditions over the sizes (times in
+    /// femtoseconds, `Cost::time_fs`); ties go to the earlier candidate. Each kernel's
+    /// hover says what was compared. A candidate that is not one launch makes the
+    /// first one the fixed choice.
+    pub(crate) fn choose_cheapest(&mut self, candidates: Vec<(&'static str, Vec<Step>)>) {
+        let profile = self.options.profile.unwrap_or_else(crate::cost::default_profile);
+        let functions = self.shared.borrow().functions.clone();
+        let costs: Option<Vec<(u32, weft_cost::model::Cost)>> = candidates
+            .iter()
+            .map(|(_, steps)| crate::cost::launch_cost(&self.kernels, &functions, steps))
+            .collect();
+        let Some(costs) = costs else {
+            if let Some((_, first)) = candidates.into_iter().next() {
+                self.steps_mut().extend(first);
+            }
+            return;
+        };
+        let names = weft_cost::model::Names(
+            self.shared.borrow().var_names.iter().map(|(v, n)| (*v, n.clone())).collect(),
+        );
+        for (i, (kernel, c)) in costs.iter().enumerate() {
+            let others: Vec<&str> = candidates
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, (w, _))| *w)
+                .collect();
+            let text = format!(
+                "; picked per run by predicted time on `{}` ({}) against {}: this kernel {}",
+                profile.device.name,
+                weft_cost::model::MODEL,
+                others.join(" and "),
+                crate::cost::summary(c, &names),
+            );
+            if let Some(k) = self.kernels.get_mut(*kernel as usize) {
+                for (_, role) in &mut k.origins {
+                    role.push_str(&text);
+                }
+            }
+        }
+        let times: Vec<Expr> = costs
+            .iter()
+            .enumerate()
+            .map(|(i, (_, c))| self.time_var(c, profile, &format!("time_{i}")))
+            .collect();
+        // From the last candidate backwards: `if t_i <= every later t then c_i else ...`.
+        let mut pairs: Vec<(Vec<Step>, Expr)> =
+            candidates.into_iter().map(|(_, s)| s).zip(times).collect();
+        let Some((mut chosen, last_time)) = pairs.pop() else { return };
+        let mut later = vec![last_time];
+        while let Some((s, t)) = pairs.pop() {
+            let cond = later
+                .iter()
+                .map(|u| Expr::bin(HOp::Le, t.clone(), u.clone()))
+                .reduce(|a, b| Expr::bin(HOp::And, a, b))
+                .unwrap_or(Expr::Bool(true));
+            chosen = vec![Step::If { cond, then_steps: s, else_steps: chosen }];
+            later.push(t);
+        }
+        self.steps_mut().extend(chosen);
+    }
+
     /// A host variable holding a launch's predicted time in femtoseconds, computed by
     /// host `let`s before the choice.
     fn time_var(

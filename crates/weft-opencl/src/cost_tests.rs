@@ -108,8 +108,14 @@ fn transpose_costs() {
                 global writes result_4: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1 bytes, coalesced
                 local reads tile_5: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1 bytes, stride 33
                 local writes tile_5: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1 bytes, coalesced
+              kernel flip_map2d_1
+                work-items ((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1
+                work 4*m_2*n_3
+                span 6*((m_2 + max(((global1 + local1 - 1)/local1)*local1, 1) - 1)/(max(((global1 + local1 - 1)/local1)*local1, 1)))*((max(((global0 + local0 - 1)/local0)*local0, 1) + n_3 - 1)/(max(((global0 + local0 - 1)/local0)*local0, 1))) + 2*((max(((global0 + local0 - 1)/local0)*local0, 1) + n_3 - 1)/(max(((global0 + local0 - 1)/local0)*local0, 1)))
+                global reads a_1: 4*m_2*n_3 bytes, stride m_2
+                global writes result_4: 4*m_2*n_3 bytes, coalesced
               launches
-                flip_transpose_0
+                flip_transpose_0 when max(max((max(256*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8), 1) >= 135168 ? 946176*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8) : ((127892717568*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8))/(max(256*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8), 1)))), 56565712), (max(256*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8), 1) >= 135168 ? 3588096*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8) : ((484995760128*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8))/(max(256*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8), 1))))) + 5264000000 <= max(max((max(256*((m + 7)/8)*((n + 31)/32), 1) >= 135168 ? 132*m*n : (17842176*m*n/(max(256*((m + 7)/8)*((n + 31)/32), 1)))), 3030306*((m + max(8*((m + 7)/8), 1) - 1)/(max(8*((m + 7)/8), 1)))*((max(32*((n + 31)/32), 1) + n - 1)/(max(32*((n + 31)/32), 1))) + 1010102*((max(32*((n + 31)/32), 1) + n - 1)/(max(32*((n + 31)/32), 1)))), (max(256*((m + 7)/8)*((n + 31)/32), 1) >= 135168 ? 1620*m*n + ((1620*(max(m, -m) == 0 ? 31 : (max(m, -m) <= 1 ? 1000 : (max(m, -m) <= 2 ? 1273 : (max(m, -m) <= 4 ? 1908 : (max(m, -m) <= 8 ? 3446 : (max(m, -m) <= 16 ? 6598 : 7180))))))*m*n)/1000) : ((218972160*m*n + 135168*((1620*(max(m, -m) == 0 ? 31 : (max(m, -m) <= 1 ? 1000 : (max(m, -m) <= 2 ? 1273 : (max(m, -m) <= 4 ? 1908 : (max(m, -m) <= 8 ? 3446 : (max(m, -m) <= 16 ? 6598 : 7180))))))*m*n)/1000))/(max(256*((m + 7)/8)*((n + 31)/32), 1))))) + 5264000000
                   work-items 256*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8)
                   work 28672*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8)
                   span 112
@@ -117,6 +123,12 @@ fn transpose_costs() {
                   global writes result_4: 4096*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8) bytes, coalesced
                   local reads tile_5: 4096*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8) bytes, stride 33
                   local writes tile_5: 4096*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8) bytes, coalesced
+                flip_map2d_1 when !(max(max((max(256*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8), 1) >= 135168 ? 946176*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8) : ((127892717568*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8))/(max(256*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8), 1)))), 56565712), (max(256*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8), 1) >= 135168 ? 3588096*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8) : ((484995760128*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8))/(max(256*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8), 1))))) + 5264000000 <= max(max((max(256*((m + 7)/8)*((n + 31)/32), 1) >= 135168 ? 132*m*n : (17842176*m*n/(max(256*((m + 7)/8)*((n + 31)/32), 1)))), 3030306*((m + max(8*((m + 7)/8), 1) - 1)/(max(8*((m + 7)/8), 1)))*((max(32*((n + 31)/32), 1) + n - 1)/(max(32*((n + 31)/32), 1))) + 1010102*((max(32*((n + 31)/32), 1) + n - 1)/(max(32*((n + 31)/32), 1)))), (max(256*((m + 7)/8)*((n + 31)/32), 1) >= 135168 ? 1620*m*n + ((1620*(max(m, -m) == 0 ? 31 : (max(m, -m) <= 1 ? 1000 : (max(m, -m) <= 2 ? 1273 : (max(m, -m) <= 4 ? 1908 : (max(m, -m) <= 8 ? 3446 : (max(m, -m) <= 16 ? 6598 : 7180))))))*m*n)/1000) : ((218972160*m*n + 135168*((1620*(max(m, -m) == 0 ? 31 : (max(m, -m) <= 1 ? 1000 : (max(m, -m) <= 2 ? 1273 : (max(m, -m) <= 4 ? 1908 : (max(m, -m) <= 8 ? 3446 : (max(m, -m) <= 16 ? 6598 : 7180))))))*m*n)/1000))/(max(256*((m + 7)/8)*((n + 31)/32), 1))))) + 5264000000)
+                  work-items 256*((m + 7)/8)*((n + 31)/32)
+                  work 4*m*n
+                  span 6*((m + max(8*((m + 7)/8), 1) - 1)/(max(8*((m + 7)/8), 1)))*((max(32*((n + 31)/32), 1) + n - 1)/(max(32*((n + 31)/32), 1))) + 2*((max(32*((n + 31)/32), 1) + n - 1)/(max(32*((n + 31)/32), 1)))
+                  global reads a_1: 4*m*n bytes, stride m
+                  global writes result_4: 4*m*n bytes, coalesced
               transfers: upload 4*m*n bytes in 1 buffers, download 4*m*n bytes in 1 buffers, 0 scalar reads
         "#]],
     );
@@ -139,8 +151,15 @@ fn matmul_costs() {
                 local writes a_tile_7: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ + 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1 bytes, stride 128
                 local writes b_tile_8: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ + 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1 bytes, coalesced
                 note: a loop bound computed from data is counted as one iteration
+              kernel mm_map2d_1
+                work-items ((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1
+                work 6*k_4*m_2*n_1 + 2*m_2*n_1
+                span 8*((m_2 + max(((global0 + local0 - 1)/local0)*local0, 1) - 1)/(max(((global0 + local0 - 1)/local0)*local0, 1)))*((max(((global1 + local1 - 1)/local1)*local1, 1) + n_1 - 1)/(max(((global1 + local1 - 1)/local1)*local1, 1)))*k_4 + 4*((m_2 + max(((global0 + local0 - 1)/local0)*local0, 1) - 1)/(max(((global0 + local0 - 1)/local0)*local0, 1)))*((max(((global1 + local1 - 1)/local1)*local1, 1) + n_1 - 1)/(max(((global1 + local1 - 1)/local1)*local1, 1))) + 2*((m_2 + max(((global0 + local0 - 1)/local0)*local0, 1) - 1)/(max(((global0 + local0 - 1)/local0)*local0, 1)))
+                global reads a_3: 4*k_4*m_2*n_1 bytes, uniform
+                global reads b_8: 4*k_4*m_2*n_1 bytes, coalesced
+                global writes result_5: 4*m_2*n_1 bytes, coalesced
               launches
-                mm_matmul_0
+                mm_matmul_0 when max(max((max(256*((256*((m + 127)/128) + 255)/256)*((n + 127)/128), 1) >= 135168 ? 13339392*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) + 8845056*((256*((m + 127)/128) + 255)/256)*((n + 127)/128) : ((1803058937856*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) + 1195568529408*((256*((m + 127)/128) + 255)/256)*((n + 127)/128))/(max(256*((256*((m + 127)/128) + 255)/256)*((n + 127)/128), 1)))), 724748185*((k + 7)/8) + 528788397), (max(256*((256*((m + 127)/128) + 255)/256)*((n + 127)/128), 1) >= 135168 ? 5885952*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) + 29995008*((256*((m + 127)/128) + 255)/256)*((n + 127)/128) + ((3886080000*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) + 3886080000*((256*((m + 127)/128) + 255)/256)*((n + 127)/128))/1000) : ((795592359936*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) + 4054365241344*((256*((m + 127)/128) + 255)/256)*((n + 127)/128) + 135168*((3886080000*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) + 3886080000*((256*((m + 127)/128) + 255)/256)*((n + 127)/128))/1000))/(max(256*((256*((m + 127)/128) + 255)/256)*((n + 127)/128), 1))))) + 5264000000 <= max(max((max(256*((m + 31)/32)*((n + 7)/8), 1) >= 135168 ? 198*k*m*n + 66*m*n : ((26763264*k*m*n + 8921088*m*n)/(max(256*((m + 31)/32)*((n + 7)/8), 1)))), 4040408*((m + max(32*((m + 31)/32), 1) - 1)/(max(32*((m + 31)/32), 1)))*((max(8*((n + 7)/8), 1) + n - 1)/(max(8*((n + 7)/8), 1)))*k + 2020204*((m + max(32*((m + 31)/32), 1) - 1)/(max(32*((m + 31)/32), 1)))*((max(8*((n + 7)/8), 1) + n - 1)/(max(8*((n + 7)/8), 1))) + 1010102*((m + max(32*((m + 31)/32), 1) - 1)/(max(32*((m + 31)/32), 1)))), (max(256*((m + 31)/32)*((n + 7)/8), 1) >= 135168 ? 1620*k*m*n + 1620*m*n + (50220*k*m*n/1000) : ((218972160*k*m*n + 218972160*m*n + 135168*(50220*k*m*n/1000))/(max(256*((m + 31)/32)*((n + 7)/8), 1))))) + 5264000000
                   work-items 256*((256*((m + 127)/128) + 255)/256)*((n + 127)/128)
                   work 404224*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) + 268032*((256*((m + 127)/128) + 255)/256)*((n + 127)/128)
                   span 1435*((k + 7)/8) + 1047
@@ -151,6 +170,13 @@ fn matmul_costs() {
                   local writes a_tile_7: 4096*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) + 4096*((256*((m + 127)/128) + 255)/256)*((n + 127)/128) bytes, stride 128
                   local writes b_tile_8: 4096*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) + 4096*((256*((m + 127)/128) + 255)/256)*((n + 127)/128) bytes, coalesced
                   note: a loop bound computed from data is counted as one iteration
+                mm_map2d_1 when !(max(max((max(256*((256*((m + 127)/128) + 255)/256)*((n + 127)/128), 1) >= 135168 ? 13339392*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) + 8845056*((256*((m + 127)/128) + 255)/256)*((n + 127)/128) : ((1803058937856*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) + 1195568529408*((256*((m + 127)/128) + 255)/256)*((n + 127)/128))/(max(256*((256*((m + 127)/128) + 255)/256)*((n + 127)/128), 1)))), 724748185*((k + 7)/8) + 528788397), (max(256*((256*((m + 127)/128) + 255)/256)*((n + 127)/128), 1) >= 135168 ? 5885952*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) + 29995008*((256*((m + 127)/128) + 255)/256)*((n + 127)/128) + ((3886080000*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) + 3886080000*((256*((m + 127)/128) + 255)/256)*((n + 127)/128))/1000) : ((795592359936*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) + 4054365241344*((256*((m + 127)/128) + 255)/256)*((n + 127)/128) + 135168*((3886080000*((256*((m + 127)/128) + 255)/256)*((k + 7)/8)*((n + 127)/128) + 3886080000*((256*((m + 127)/128) + 255)/256)*((n + 127)/128))/1000))/(max(256*((256*((m + 127)/128) + 255)/256)*((n + 127)/128), 1))))) + 5264000000 <= max(max((max(256*((m + 31)/32)*((n + 7)/8), 1) >= 135168 ? 198*k*m*n + 66*m*n : ((26763264*k*m*n + 8921088*m*n)/(max(256*((m + 31)/32)*((n + 7)/8), 1)))), 4040408*((m + max(32*((m + 31)/32), 1) - 1)/(max(32*((m + 31)/32), 1)))*((max(8*((n + 7)/8), 1) + n - 1)/(max(8*((n + 7)/8), 1)))*k + 2020204*((m + max(32*((m + 31)/32), 1) - 1)/(max(32*((m + 31)/32), 1)))*((max(8*((n + 7)/8), 1) + n - 1)/(max(8*((n + 7)/8), 1))) + 1010102*((m + max(32*((m + 31)/32), 1) - 1)/(max(32*((m + 31)/32), 1)))), (max(256*((m + 31)/32)*((n + 7)/8), 1) >= 135168 ? 1620*k*m*n + 1620*m*n + (50220*k*m*n/1000) : ((218972160*k*m*n + 218972160*m*n + 135168*(50220*k*m*n/1000))/(max(256*((m + 31)/32)*((n + 7)/8), 1))))) + 5264000000)
+                  work-items 256*((m + 31)/32)*((n + 7)/8)
+                  work 6*k*m*n + 2*m*n
+                  span 8*((m + max(32*((m + 31)/32), 1) - 1)/(max(32*((m + 31)/32), 1)))*((max(8*((n + 7)/8), 1) + n - 1)/(max(8*((n + 7)/8), 1)))*k + 4*((m + max(32*((m + 31)/32), 1) - 1)/(max(32*((m + 31)/32), 1)))*((max(8*((n + 7)/8), 1) + n - 1)/(max(8*((n + 7)/8), 1))) + 2*((m + max(32*((m + 31)/32), 1) - 1)/(max(32*((m + 31)/32), 1)))
+                  global reads a_3: 4*k*m*n bytes, uniform
+                  global reads b_8: 4*k*m*n bytes, coalesced
+                  global writes result_5: 4*m*n bytes, coalesced
               transfers: upload 4*k*m + 4*k*n bytes in 2 buffers, download 4*m*n bytes in 1 buffers, 0 scalar reads
         "#]],
     );
@@ -186,10 +212,18 @@ fn function_call_costs() {
 /// The kernels the host plan launches for these sizes (its `let`s and `if`s
 /// evaluated as the runner does).
 fn launched(c: &crate::Compiled, n: i64, m: i64) -> Vec<String> {
+    launched_with(c, &[&[n, m]])
+}
+
+/// [`launched`] with the dimensions of every array input.
+fn launched_with(c: &crate::Compiled, shapes: &[&[i64]]) -> Vec<String> {
     let mut vars: Vec<(Var, Scalar)> = Vec::new();
-    if let weft_plan::Input::Array { dims, .. } = &c.plan.inputs[0] {
-        vars.push((dims[0], Scalar::I64(n)));
-        vars.push((dims[1], Scalar::I64(m)));
+    for (input, shape) in c.plan.inputs.iter().zip(shapes) {
+        if let weft_plan::Input::Array { dims, .. } = input {
+            for (d, size) in dims.iter().zip(shape.iter()) {
+                vars.push((*d, Scalar::I64(*size)));
+            }
+        }
     }
     fn walk(
         steps: &[Step],
@@ -247,5 +281,39 @@ fn segmented_reductions_are_chosen_by_predicted_time() {
     // The hover of each candidate says what was compared.
     let roles: Vec<&str> =
         gpu.kernels.iter().flat_map(|k| k.origins.iter().map(|(_, role)| role.as_str())).collect();
+    assert!(roles.iter().all(|r| r.contains("picked per run by predicted time on")), "{roles:?}");
+}
+
+#[test]
+fn tiling_competes_with_the_plain_kernel_by_predicted_time() {
+    // On the H100 profile: the tiled kernels for large matrices, the plain one-work-item-
+    // per-element kernel where a tile would be mostly empty.
+    let mm = compiled(
+        "def dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0 (map2 (*) xs ys)\n\
+         entry mm (a: [n][k]f32) (b: [k][m]f32) : [n][m]f32 =\n  \
+         map (\\row -> map (\\col -> dot row col) (transpose b)) a",
+        Some(profile("gpu")),
+    );
+    let tr = compiled("entry t (a: [n][m]f32) : [m][n]f32 = transpose a", Some(profile("gpu")));
+    let mut text = String::new();
+    for s in [4, 64, 4096] {
+        text.push_str(&format!(
+            "mm {s}^3: {}\n",
+            launched_with(&mm, &[&[s, s], &[s, s]]).join(", ")
+        ));
+    }
+    for s in [8, 8192] {
+        text.push_str(&format!("transpose {s}^2: {}\n", launched_with(&tr, &[&[s, s]]).join(", ")));
+    }
+    expect![[r#"
+        mm 4^3: mm_map2d_1
+        mm 64^3: mm_map2d_1
+        mm 4096^3: mm_matmul_0
+        transpose 8^2: t_map2d_1
+        transpose 8192^2: t_transpose_0
+    "#]]
+    .assert_eq(&text);
+    let roles: Vec<&str> =
+        mm.kernels.iter().flat_map(|k| k.origins.iter().map(|(_, role)| role.as_str())).collect();
     assert!(roles.iter().all(|r| r.contains("picked per run by predicted time on")), "{roles:?}");
 }

@@ -1013,6 +1013,44 @@ fn matmul_is_a_two_dimensional_ndrange() {
                 result_6[(row0_13 + (ty_11 * 8 + 7)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc77_77;
               }
             }
+            // def `dot` (main.weft:1), called with materialised arrays
+            float dot__G_G(
+                __global long* weft_err,
+                __global const float* xs,
+                long xs_off,
+                long xs_s0,
+                long xs_n0,
+                __global const float* ys,
+                long ys_off,
+                long ys_s0,
+                long ys_n0) {
+              float r_1;
+              r_1 = 0e0f;
+              for (long i_2 = 0; i_2 < xs_n0; i_2++) { // main.weft:1
+                float v_3 = xs[xs_off + i_2 * xs_s0] * ys[ys_off + i_2 * ys_s0];
+                float v_4 = r_1 + v_3;
+                float n_5 = v_4;
+                r_1 = n_5;
+              }
+              return r_1;
+            }
+
+            // materialises `result`: one work-item per element (2-D NDRange)
+            __kernel void mm_map2d_1(
+                __global long* weft_err,
+                long n_1,
+                long ys_2,
+                __global const float* restrict a_3,
+                long xs_4,
+                __global float* restrict result_5,
+                __global const float* restrict b_8) {
+              for (long j_7 = get_global_id(0); j_7 < ys_2; j_7 += get_global_size(0)) {
+                for (long i_6 = get_global_id(1); i_6 < n_1; i_6 += get_global_size(1)) {
+                  float r_9 = dot__G_G(weft_err, a_3, i_6 * xs_4, 1, xs_4, b_8, j_7, ys_2, xs_4);
+                  result_5[i_6 * ys_2 + j_7] = r_9;
+                }
+              }
+            }
         "#]],
     );
 }
@@ -1290,7 +1328,19 @@ entry mm (as: [q][n][k]f32) (bs: [q][k][m]f32) : [q][n][m]f32 =
           input v3: [v0][v1][v2]f32
           input v5: [v0][v2][v4]f32
           v6 = alloc f32[((v0 * v1) * v4)]
-          launch mm_matmul_0 global [(((v4 + 127) / 128) * 256), ((v1 + 127) / 128), v0] local [256, 1, 1] (v3, (v2 * v1): i64, v2: i64, v0: i64, v1: i64, v5, (v4 * v2): i64, v4: i64, v6, (v4 * v1): i64, local f32[2048], local f32[2048])
+          v7 = max((((256 * ((255 + (256 * ((127 + v4) / 128))) / 256)) * ((127 + v1) / 128)) * v0), 1)
+          v8 = ((((10070016 * ((255 + (256 * ((127 + v4) / 128))) / 256)) * ((127 + v1) / 128)) * v0) + ((((13474560 * ((255 + (256 * ((127 + v4) / 128))) / 256)) * ((127 + v1) / 128)) * v0) * ((7 + v2) / 8)))
+          v9 = (((((29995008 * ((255 + (256 * ((127 + v4) / 128))) / 256)) * ((127 + v1) / 128)) * v0) + ((((5885952 * ((255 + (256 * ((127 + v4) / 128))) / 256)) * ((127 + v1) / 128)) * v0) * ((7 + v2) / 8))) + (((((3886080000 * ((255 + (256 * ((127 + v4) / 128))) / 256)) * ((127 + v1) / 128)) * v0) + ((((3886080000 * ((255 + (256 * ((127 + v4) / 128))) / 256)) * ((127 + v1) / 128)) * v0) * ((7 + v2) / 8))) / 1000))
+          v10 = (5264000000 + max(max(((v7 >= 135168) ? v8 : ((v8 * 135168) / v7)), (602020792 + (732829001 * ((7 + v2) / 8)))), ((v7 >= 135168) ? v9 : ((v9 * 135168) / v7))))
+          v11 = max(((256 * ((31 + v1) / 32)) * ((7 + v0) / 8)), 1)
+          v12 = ((((330 * v1) * v0) * v4) + ((((462 * v1) * v0) * v4) * v2))
+          v13 = ((((((((1620 * v1) * v0) * v4) * v2) * ((max(v2, (-1 * v2)) == 0) ? 31 : ((max(v2, (-1 * v2)) <= 1) ? 1000 : ((max(v2, (-1 * v2)) <= 2) ? 1273 : ((max(v2, (-1 * v2)) <= 4) ? 1908 : ((max(v2, (-1 * v2)) <= 8) ? 3446 : ((max(v2, (-1 * v2)) <= 16) ? 6598 : 7180))))))) / 1000) + (((((50220 * v1) * v0) * v4) * v2) / 1000)) + (((((1620 * v1) * v0) * v4) * ((max(v4, (-1 * v4)) == 0) ? 31 : ((max(v4, (-1 * v4)) <= 1) ? 1000 : ((max(v4, (-1 * v4)) <= 2) ? 1273 : ((max(v4, (-1 * v4)) <= 4) ? 1908 : ((max(v4, (-1 * v4)) <= 8) ? 3446 : ((max(v4, (-1 * v4)) <= 16) ? 6598 : 7180))))))) / 1000))
+          v14 = (5264000000 + max(max(((v11 >= 135168) ? v12 : ((v12 * 135168) / v11)), ((((1010102 * (((-1 + v1) + max((32 * ((31 + v1) / 32)), 1)) / max((32 * ((31 + v1) / 32)), 1))) + ((1010102 * (((-1 + v1) + max((32 * ((31 + v1) / 32)), 1)) / max((32 * ((31 + v1) / 32)), 1))) * (((-1 + v0) + max((8 * ((7 + v0) / 8)), 1)) / max((8 * ((7 + v0) / 8)), 1)))) + (((6060612 * (((-1 + v1) + max((32 * ((31 + v1) / 32)), 1)) / max((32 * ((31 + v1) / 32)), 1))) * (((-1 + v0) + max((8 * ((7 + v0) / 8)), 1)) / max((8 * ((7 + v0) / 8)), 1))) * v4)) + ((((4040408 * (((-1 + v1) + max((32 * ((31 + v1) / 32)), 1)) / max((32 * ((31 + v1) / 32)), 1))) * (((-1 + v0) + max((8 * ((7 + v0) / 8)), 1)) / max((8 * ((7 + v0) / 8)), 1))) * v4) * v2))), ((v11 >= 135168) ? v13 : ((v13 * 135168) / v11))))
+          if (v10 <= v14) {
+            launch mm_matmul_0 global [(((v4 + 127) / 128) * 256), ((v1 + 127) / 128), v0] local [256, 1, 1] (v3, (v2 * v1): i64, v2: i64, v0: i64, v1: i64, v5, (v4 * v2): i64, v4: i64, v6, (v4 * v1): i64, local f32[2048], local f32[2048])
+          } else {
+            launch mm_map2d_1 global [v1, v0] local [32, 8] (v0: i64, v1: i64, v4: i64, v3, (v2 * v1): i64, v2: i64, v5, (v4 * v2): i64, v6, (v4 * v1): i64)
+          }
           output v6 f32 {offset: 0; strides: [(v4 * v1), v4, 1]; shape: [v0, v1, v4]}
         long batch_1 = (long)get_group_id(2);
         long col0_17 = (long)get_group_id(0) * 128;
