@@ -149,6 +149,10 @@ struct FnBuilder {
     origins: ArenaMap<crate::ir::ExpId, Origin>,
     /// Statements of the blocks being built, innermost last.
     open: Vec<Vec<Stmt>>,
+    /// `i64` variables computed by `+`, `-` or `*` of sizes: their value as a size over
+    /// the operands' sizes, so that a type names `t*t` rather than a variable bound
+    /// inside a lambda, which the lambda's result type could not name.
+    size_defs: FxHashMap<VarId, CoreSize>,
 }
 
 struct Elab<'db> {
@@ -258,7 +262,7 @@ impl Elab<'_> {
 
     fn size_of_atom(&self, atom: Atom) -> CoreSize {
         match atom {
-            Atom::Var(v) => CoreSize::var(v),
+            Atom::Var(v) => self.f.size_defs.get(&v).cloned().unwrap_or_else(|| CoreSize::var(v)),
             Atom::Const(Scalar::I64(c)) => CoreSize::constant(c),
             Atom::Const(Scalar::I32(c)) => CoreSize::constant(i64::from(c)),
             Atom::Const(Scalar::U32(c)) => CoreSize::constant(i64::from(c)),
@@ -985,7 +989,23 @@ impl Elab<'_> {
             | BinOp::Shl
             | BinOp::Shr => ty,
         };
-        Ok(self.emit(Exp::BinOp { op: core_op, ty, lhs, rhs }, Type::Scalar(result_ty)))
+        let size = match (core_op, ty) {
+            (BinOp::Add, ScalarTy::I64) => {
+                Some(self.size_of_atom(lhs).add(&self.size_of_atom(rhs)))
+            }
+            (BinOp::Sub, ScalarTy::I64) => {
+                Some(self.size_of_atom(lhs).sub(&self.size_of_atom(rhs)))
+            }
+            (BinOp::Mul, ScalarTy::I64) => {
+                Some(self.size_of_atom(lhs).mul(&self.size_of_atom(rhs)))
+            }
+            _ => None,
+        };
+        let atom = self.emit(Exp::BinOp { op: core_op, ty, lhs, rhs }, Type::Scalar(result_ty));
+        if let (Some(size), Atom::Var(var)) = (size, atom) {
+            self.f.size_defs.insert(var, size);
+        }
+        Ok(atom)
     }
 
     // ---- application -----------------------------------------------------------------

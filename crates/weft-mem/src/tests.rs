@@ -402,7 +402,9 @@ entry k (a: [n][m]f64) : [n][m]f64 = a
 }
 
 #[test]
-fn a_tuple_result_is_one_copy_and_sizes_of_temporaries_are_not_printed() {
+fn a_tuple_result_is_one_copy_and_sizes_are_in_source_names() {
+    // `r-1` and `c-1` are computed sizes: they print as polynomials over the source's
+    // names, never as the temporaries that hold them.
     check_forced_copies(
         r"
 entry pieces (a: i64) (b: i64) (xs: [n]i32) : ([b-a]i32, [n-a]i32) = (xs[a:b], xs[a:])
@@ -410,7 +412,7 @@ entry border (m: [r][c]i32) : [r-2][c-2]i32 = m[1:r-1, 1:c-1]
 ",
         expect![[r#"
             pieces: at main.weft:2:70: 4*n + 4*b - 8*a bytes: an entry result must be row-major at offset 0, so it is copied
-            border: at main.weft:3:47: ? bytes: an entry result must be row-major at offset 0, so it is copied
+            border: at main.weft:3:47: 4*r*c - 8*r - 8*c + 16 bytes: an entry result must be row-major at offset 0, so it is copied
         "#]],
     );
 }
