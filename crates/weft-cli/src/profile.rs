@@ -7,7 +7,7 @@
 //! world. Writes `graph.dot`, `graph.svg` (with Graphviz `dot`) and `space.svg` into
 //! the output directory.
 
-use std::io::{Read as _, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, bail};
@@ -15,7 +15,6 @@ use weft_cost::graph::World;
 use weft_cost::profiler::{CostParams, KernelInfo, Profile, profile};
 use weft_cost::schedule::Policy;
 use weft_cost::space::{Peak, bytes};
-use weft_values::Value;
 
 use crate::run::{choose_entry, core_program, print_error};
 use crate::workspace::load;
@@ -103,38 +102,6 @@ pub(crate) struct ProfileArgs {
     out: Option<String>,
 }
 
-fn read_inputs(args: &ProfileArgs) -> anyhow::Result<Vec<Value>> {
-    if !args.inputs.is_empty() && !args.random.is_empty() {
-        bail!("give inputs with `--input` or `--random`, not both");
-    }
-    if !args.inputs.is_empty() {
-        return args
-            .inputs
-            .iter()
-            .map(|path| {
-                let data = std::fs::read(path).with_context(|| format!("cannot read `{path}`"))?;
-                weft_values::read_npy(&data)
-                    .with_context(|| format!("cannot read `{path}` as .npy"))
-            })
-            .collect();
-    }
-    if !args.random.is_empty() {
-        let specs = args
-            .random
-            .iter()
-            .map(|spec| {
-                weft_values::parse_random_spec(spec)
-                    .map_err(|e| anyhow::anyhow!("bad random spec `{spec}`: {e}"))
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        return Ok(weft_values::generate_inputs(&specs, args.seed));
-    }
-    let mut text = String::new();
-    std::io::stdin().read_to_string(&mut text).context("cannot read inputs from stdin")?;
-    weft_values::parse_values(&text)
-        .map_err(|e| anyhow::anyhow!("cannot read inputs from stdin: {e}"))
-}
-
 /// The default output directory: `STEM.ENTRY.profile` beside the source.
 fn default_out(file: &str, entry: &str) -> PathBuf {
     let path = Path::new(file);
@@ -159,7 +126,7 @@ pub(crate) fn run(args: &ProfileArgs) -> anyhow::Result<u8> {
             return Ok(2);
         }
     };
-    let inputs = read_inputs(args)?;
+    let inputs = crate::run::read_inputs(&args.inputs, &args.random, args.seed)?;
     let mut notes = Vec::new();
     let compiled = if args.host_only {
         notes.push("--host-only: costed on the host world".to_owned());

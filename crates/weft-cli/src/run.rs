@@ -139,7 +139,7 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<u8> {
     if args.backend == Backend::Opencl {
         return run_opencl(&db, &program, entry, args);
     }
-    let inputs = read_inputs(args)?;
+    let inputs = read_inputs(&args.inputs, &args.random, args.seed)?;
     let results = match weft_core::run_entry(&program, entry, inputs) {
         Ok(results) => results,
         Err(error) => {
@@ -163,13 +163,18 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-fn read_inputs(args: &RunArgs) -> anyhow::Result<Vec<Value>> {
-    if !args.inputs.is_empty() && !args.random.is_empty() {
+/// An entry's inputs, as `weft run` and `weft profile` take them: `.npy` files, random
+/// specs with a seed, else Futhark text values on stdin.
+pub(crate) fn read_inputs(
+    inputs: &[String],
+    random: &[String],
+    seed: u64,
+) -> anyhow::Result<Vec<Value>> {
+    if !inputs.is_empty() && !random.is_empty() {
         bail!("give inputs with `--input` or `--random`, not both");
     }
-    if !args.inputs.is_empty() {
-        return args
-            .inputs
+    if !inputs.is_empty() {
+        return inputs
             .iter()
             .map(|path| {
                 let bytes = std::fs::read(path).with_context(|| format!("cannot read `{path}`"))?;
@@ -178,16 +183,15 @@ fn read_inputs(args: &RunArgs) -> anyhow::Result<Vec<Value>> {
             })
             .collect();
     }
-    if !args.random.is_empty() {
-        let specs = args
-            .random
+    if !random.is_empty() {
+        let specs = random
             .iter()
             .map(|spec| {
                 weft_values::parse_random_spec(spec)
                     .map_err(|e| anyhow::anyhow!("bad random spec `{spec}`: {e}"))
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
-        return Ok(weft_values::generate_inputs(&specs, args.seed));
+        return Ok(weft_values::generate_inputs(&specs, seed));
     }
     let mut text = String::new();
     std::io::stdin().read_to_string(&mut text).context("cannot read inputs from stdin")?;
