@@ -749,48 +749,22 @@ impl Bench<'_> {
         let mut host_to_device = Vec::new();
         let mut device_to_host = Vec::new();
         for &size in &sizes {
-            let (mut events, mut walls) = (Vec::new(), Vec::new());
-            for rep in 0..self.warmup + self.reps {
-                let mut event = ocl::Event::empty();
-                let start = Instant::now();
+            host_to_device.push(self.transfer_sample(size, &mut |event| {
                 buffer
                     .write(host.get(..size).unwrap_or_default())
-                    .enew(&mut event)
+                    .enew(event)
                     .enq()
-                    .map_err(|error| RunError::opencl("writing a buffer to the device", error))?;
-                let wall = start.elapsed().as_secs_f64();
-                if rep >= self.warmup {
-                    events.push(event_seconds(&event)?);
-                    walls.push(wall);
-                }
-            }
-            host_to_device.push(TransferSample {
-                bytes: size as u64,
-                seconds: median(events),
-                wall_seconds: median(walls),
-            });
+                    .map_err(|error| RunError::opencl("writing a buffer to the device", error))
+            })?);
         }
         for &size in &sizes {
-            let (mut events, mut walls) = (Vec::new(), Vec::new());
-            for rep in 0..self.warmup + self.reps {
-                let mut event = ocl::Event::empty();
-                let start = Instant::now();
+            device_to_host.push(self.transfer_sample(size, &mut |event| {
                 buffer
                     .read(back.get_mut(..size).unwrap_or_default())
-                    .enew(&mut event)
+                    .enew(event)
                     .enq()
-                    .map_err(|error| RunError::opencl("reading a buffer from the device", error))?;
-                let wall = start.elapsed().as_secs_f64();
-                if rep >= self.warmup {
-                    events.push(event_seconds(&event)?);
-                    walls.push(wall);
-                }
-            }
-            device_to_host.push(TransferSample {
-                bytes: size as u64,
-                seconds: median(events),
-                wall_seconds: median(walls),
-            });
+                    .map_err(|error| RunError::opencl("reading a buffer from the device", error))
+            })?);
         }
         if let Some(idx) = (0..largest).find(|&i| back.get(i) != host.get(i)) {
             return Err(wrong_result("a transfer", idx, &back.get(idx), &host.get(idx)));
@@ -798,6 +772,31 @@ impl Bench<'_> {
         let host_to_device = self.transfer_fit("host to device", host_to_device);
         let device_to_host = self.transfer_fit("device to host", device_to_host);
         Ok(Transfers { host_to_device, device_to_host })
+    }
+
+    /// The median event and wall-clock times of `size` bytes moved by `enqueue`, after
+    /// the warm-up runs.
+    fn transfer_sample(
+        &self,
+        size: usize,
+        enqueue: &mut dyn FnMut(&mut ocl::Event) -> Result<(), RunError>,
+    ) -> Result<TransferSample, RunError> {
+        let (mut events, mut walls) = (Vec::new(), Vec::new());
+        for rep in 0..self.warmup + self.reps {
+            let mut event = ocl::Event::empty();
+            let start = Instant::now();
+            enqueue(&mut event)?;
+            let wall = start.elapsed().as_secs_f64();
+            if rep >= self.warmup {
+                events.push(event_seconds(&event)?);
+                walls.push(wall);
+            }
+        }
+        Ok(TransferSample {
+            bytes: size as u64,
+            seconds: median(events),
+            wall_seconds: median(walls),
+        })
     }
 
     fn transfer_fit(&mut self, name: &str, curve: Vec<TransferSample>) -> Transfer {
