@@ -14,7 +14,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use weft_aspace::{Decl, Fact, Func, FuncId, FuncKind, InstanceId, Program, Ptr, PtrId, Reason};
 pub use weft_aspace::{Resolved, Space, Target};
 
-use crate::imp::{CExpr, Cmd, FParam, FuncImp, KernelImp, ParLevel, Sharing};
+use crate::imp::{CExpr, Cmd, FParam, FuncImp, KernelImp, ParLevel, Part, Sharing};
 use weft_plan::ParamKind;
 
 /// The smallest `CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE` the OpenCL spec allows: inputs
@@ -218,49 +218,26 @@ impl<'a> Facts<'a> {
 
     fn cmds(&mut self, cmds: &[Cmd]) {
         for cmd in cmds {
-            match cmd {
-                Cmd::Decl { init, .. } => {
-                    if let Some(e) = init {
-                        self.expr(e);
-                    }
+            if let Cmd::Array { name, sharing, why, .. } = cmd {
+                let space = match sharing {
+                    Sharing::WorkGroup => Space::Local,
+                    Sharing::WorkItem => Space::Private,
+                };
+                self.add_ptr(name, Decl::In(space), why.to_string());
+            }
+            for part in cmd.parts() {
+                match part {
+                    Part::Expr(e) => self.expr(e),
+                    Part::Body(body) => self.cmds(body),
                 }
-                Cmd::Array { name, sharing, why, .. } => {
-                    let space = match sharing {
-                        Sharing::WorkGroup => Space::Local,
-                        Sharing::WorkItem => Space::Private,
-                    };
-                    self.add_ptr(name, Decl::In(space), why.to_string());
-                }
-                Cmd::Assign { value, .. } | Cmd::Return(value) => self.expr(value),
-                Cmd::Store { ptr, index, value } => {
-                    self.expr(index);
-                    self.expr(value);
-                    if let Some(&p) = self.index.get(&**ptr) {
-                        self.facts.push(Fact::Store {
-                            ptr: p,
-                            reason: Reason { text: format!("`{ptr}` is written"), site: None },
-                        });
-                    }
-                }
-                Cmd::If { cond, then_cmds, else_cmds } => {
-                    self.expr(cond);
-                    self.cmds(then_cmds);
-                    self.cmds(else_cmds);
-                }
-                Cmd::For { bound, body, .. } | Cmd::ParFor { bound, body, .. } => {
-                    self.expr(bound);
-                    self.cmds(body);
-                }
-                Cmd::While { cond_cmds, cond, body } => {
-                    self.cmds(cond_cmds);
-                    self.expr(cond);
-                    self.cmds(body);
-                }
-                Cmd::Fail { a, b, .. } => {
-                    self.expr(a);
-                    self.expr(b);
-                }
-                Cmd::Barrier | Cmd::Comment(_) | Cmd::Raw(_) => {}
+            }
+            if let Cmd::Store { ptr, .. } = cmd
+                && let Some(&p) = self.index.get(&**ptr)
+            {
+                self.facts.push(Fact::Store {
+                    ptr: p,
+                    reason: Reason { text: format!("`{ptr}` is written"), site: None },
+                });
             }
         }
     }
@@ -534,35 +511,14 @@ fn uses(
         }
     }
     for cmd in cmds {
-        match cmd {
-            Cmd::Decl { init: Some(e), .. } | Cmd::Assign { value: e, .. } | Cmd::Return(e) => {
-                expr(e, varying, read, bad)
+        if let Cmd::Store { ptr, .. } = cmd {
+            bad.insert(ptr.to_string());
+        }
+        for part in cmd.parts() {
+            match part {
+                Part::Expr(e) => expr(e, varying, read, bad),
+                Part::Body(body) => uses(body, varying, read, bad),
             }
-            Cmd::Decl { init: None, .. } | Cmd::Array { .. } => {}
-            Cmd::Store { ptr, index, value } => {
-                bad.insert(ptr.to_string());
-                expr(index, varying, read, bad);
-                expr(value, varying, read, bad);
-            }
-            Cmd::If { cond, then_cmds, else_cmds } => {
-                expr(cond, varying, read, bad);
-                uses(then_cmds, varying, read, bad);
-                uses(else_cmds, varying, read, bad);
-            }
-            Cmd::For { bound, body, .. } | Cmd::ParFor { bound, body, .. } => {
-                expr(bound, varying, read, bad);
-                uses(body, varying, read, bad);
-            }
-            Cmd::While { cond_cmds, cond, body } => {
-                uses(cond_cmds, varying, read, bad);
-                expr(cond, varying, read, bad);
-                uses(body, varying, read, bad);
-            }
-            Cmd::Fail { a, b, .. } => {
-                expr(a, varying, read, bad);
-                expr(b, varying, read, bad);
-            }
-            Cmd::Barrier | Cmd::Comment(_) | Cmd::Raw(_) => {}
         }
     }
 }

@@ -336,6 +336,35 @@ pub enum Cmd {
     Raw(String),
 }
 
+/// A part of a command: an expression it evaluates or a block it runs.
+pub enum Part<'a> {
+    Expr(&'a CExpr),
+    Body(&'a [Cmd]),
+}
+
+impl Cmd {
+    /// The expressions and nested blocks of this command, in the order they run (the
+    /// one traversal analyses share; an `Array` or `Store` target is not a part).
+    pub fn parts(&self) -> Vec<Part<'_>> {
+        match self {
+            Cmd::Decl { init, .. } => init.iter().map(Part::Expr).collect(),
+            Cmd::Assign { value, .. } | Cmd::Return(value) => vec![Part::Expr(value)],
+            Cmd::Store { index, value, .. } => vec![Part::Expr(index), Part::Expr(value)],
+            Cmd::If { cond, then_cmds, else_cmds } => {
+                vec![Part::Expr(cond), Part::Body(then_cmds), Part::Body(else_cmds)]
+            }
+            Cmd::For { bound, body, .. } | Cmd::ParFor { bound, body, .. } => {
+                vec![Part::Expr(bound), Part::Body(body)]
+            }
+            Cmd::While { cond_cmds, cond, body } => {
+                vec![Part::Body(cond_cmds), Part::Expr(cond), Part::Body(body)]
+            }
+            Cmd::Fail { a, b, .. } => vec![Part::Expr(a), Part::Expr(b)],
+            Cmd::Array { .. } | Cmd::Barrier | Cmd::Comment(_) | Cmd::Raw(_) => Vec::new(),
+        }
+    }
+}
+
 /// A kernel of the imperative IR.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelImp {

@@ -11,7 +11,9 @@ use std::fmt::Write;
 
 use weft_core::{FnId, Origin, Program};
 use weft_lower::aspace::{Instance, PtrSpaces, Resolved, Space, Spaces, Target};
-use weft_lower::{CExpr, Cmd, FParam, FuncImp, KernelImp, LowerError, Options, ParLevel, c_type};
+use weft_lower::{
+    CExpr, Cmd, FParam, FuncImp, KernelImp, LowerError, Options, ParLevel, Part, c_type,
+};
 use weft_plan::{Kernel, KernelParam, ParamKind, Plan};
 
 /// A compiled entry point: its host plan (with the OpenCL source), the kernels and the
@@ -221,20 +223,13 @@ fn print_instance(func: &FuncImp, inst: &Instance) -> String {
 
 fn written(cmds: &[Cmd], out: &mut HashSet<String>) {
     for cmd in cmds {
-        match cmd {
-            Cmd::Store { ptr, .. } => {
-                out.insert(ptr.to_string());
-            }
-            Cmd::If { then_cmds, else_cmds, .. } => {
-                written(then_cmds, out);
-                written(else_cmds, out);
-            }
-            Cmd::For { body, .. } | Cmd::ParFor { body, .. } => written(body, out),
-            Cmd::While { cond_cmds, body, .. } => {
-                written(cond_cmds, out);
+        if let Cmd::Store { ptr, .. } = cmd {
+            out.insert(ptr.to_string());
+        }
+        for part in cmd.parts() {
+            if let Part::Body(body) = part {
                 written(body, out);
             }
-            _ => {}
         }
     }
 }
