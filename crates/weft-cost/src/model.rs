@@ -825,6 +825,11 @@ pub fn show(e: &Expr, names: &Names) -> String {
 fn poly(e: &Expr, names: &Names) -> Option<Size<String>> {
     Some(match e {
         Expr::I64(v) => Size::constant(*v),
+        Expr::Lit { elem, bits } => match weft_plan::lit(*elem, *bits) {
+            Scalar::I64(v) => Size::constant(v),
+            Scalar::I32(v) => Size::constant(i64::from(v)),
+            _ => return None,
+        },
         Expr::Bin(BinOp::Add, a, b) => poly_or_atom(a, names).add(&poly_or_atom(b, names)),
         Expr::Bin(BinOp::Sub, a, b) => poly_or_atom(a, names).sub(&poly_or_atom(b, names)),
         Expr::Bin(BinOp::Mul, a, b) => poly_or_atom(a, names).mul(&poly_or_atom(b, names)),
@@ -847,8 +852,13 @@ fn atom(e: &Expr, names: &Names) -> String {
     match e {
         Expr::Bool(b) => b.to_string(),
         Expr::Lit { elem, bits } => match weft_plan::lit(*elem, *bits) {
+            Scalar::I32(v) => v.to_string(),
+            Scalar::I64(v) => v.to_string(),
+            Scalar::U32(v) => v.to_string(),
+            Scalar::U64(v) => v.to_string(),
+            Scalar::F32(x) => x.to_string(),
             Scalar::F64(x) => x.to_string(),
-            other => format!("{other:?}"),
+            Scalar::Bool(b) => b.to_string(),
         },
         Expr::Bin(BinOp::Div, a, b) => {
             // `(a + (c - 1)) / c` is `⌈a/c⌉`.

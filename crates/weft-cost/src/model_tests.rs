@@ -211,3 +211,11 @@ fn entries_add_launches_that_run_and_transfers() {
     assert!((p.total.transfer_s - transfer).abs() < 1e-12);
     assert!((p.total.seconds - p.kernels_s - transfer).abs() < 1e-12);
 }
+
+#[test]
+fn integer_literals_print_as_numbers_and_fold() {
+    // Host expressions may carry `i64` constants as literals: `16 * 16` is `256`.
+    let lit = |v: i64| Expr::Lit { elem: weft_plan::Elem::I64, bits: v.cast_unsigned() };
+    let e = Expr::Bin(weft_plan::BinOp::Mul, Box::new(lit(16)), Box::new(lit(16)));
+    assert_eq!(crate::model::show(&e, &crate::model::Names::default()), "256");
+}

@@ -621,7 +621,7 @@ fn findings(costs: &EntryCosts, profile: &DeviceProfile, env: &SizeEnv) -> Vec<F
             };
             let Some(s) = value.map(i64::unsigned_abs) else { continue };
             let shown = model::show(&model::simplify(stride), &c.names);
-            let at = if matches!(stride, Expr::I64(_)) {
+            let at = if matches!(stride, Expr::I64(_)) || shown == s.to_string() {
                 String::new()
             } else {
                 format!(" ({s} {})", env.describe(c))
