@@ -17,6 +17,7 @@ mod render;
 #[cfg(test)]
 mod tests;
 mod validate;
+mod walk;
 
 pub use crate::interp::{
     NoRecorder, ParKind, Recorder, RuntimeError, Val, binop, convert, n_inputs, run_entry,
@@ -27,6 +28,7 @@ pub use crate::ir::{
     Origin, Program, Space, Stmt, Type, UnOp, Var, VarId, VarKind,
 };
 pub use crate::lower::{CheckedFile, ElabError, lower_file};
-pub use crate::pretty::{binop_name, pretty_program};
+pub use crate::pretty::{binop_name, flat_exp_text, pretty_program, size_text, type_text};
 pub use crate::render::{origin_position, render_error};
 pub use crate::validate::{InvariantError, validate};
+pub use crate::walk::type_vars;

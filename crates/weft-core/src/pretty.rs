@@ -103,24 +103,7 @@ impl Printer<'_> {
     }
 
     fn ty(&mut self, ty: &Type) -> String {
-        match ty {
-            Type::Scalar(s) => s.name().to_owned(),
-            Type::Array { size, elem } => {
-                let size_text = self.size(size);
-                format!("[{size_text}]{}", self.ty(elem))
-            }
-            Type::Tuple(elems) => {
-                let elems: Vec<String> = elems.iter().map(|e| self.ty(e)).collect();
-                format!("({})", elems.join(", "))
-            }
-        }
-    }
-
-    fn size(&mut self, size: &CoreSize) -> String {
-        let mut vars = size.vars();
-        vars.sort();
-        let names: FxHashMap<VarId, String> = vars.into_iter().map(|v| (v, self.var(v))).collect();
-        size.display(&|v: &VarId| names.get(v).cloned().unwrap_or_default()).to_string()
+        type_text(ty, &mut |v| self.var(v))
     }
 
     fn indent(&mut self, depth: usize) {
@@ -172,64 +155,7 @@ impl Printer<'_> {
     }
 
     fn exp(&mut self, exp: &Exp, depth: usize) {
-        let text = match exp {
-            Exp::Atom(a) => self.atom(*a),
-            Exp::Size(size) => format!("size {}", self.size(size)),
-            Exp::BinOp { op, ty, lhs, rhs } => {
-                format!("{}.{} {} {}", binop_name(*op), ty.name(), self.atom(*lhs), self.atom(*rhs))
-            }
-            Exp::UnOp { op, ty, operand } => {
-                let name = match op {
-                    UnOp::Neg => "neg",
-                    UnOp::Not => "not",
-                };
-                format!("{name}.{} {}", ty.name(), self.atom(*operand))
-            }
-            Exp::Convert { from, to, operand } => {
-                format!("{}.{} {}", to.name(), from.name(), self.atom(*operand))
-            }
-            Exp::Math { ty, func, args } => {
-                let name = weft_hir::Builtin::Math(*ty, *func).name();
-                format!("{name} {}", self.atoms(args)).trim_end().to_owned()
-            }
-            Exp::Tuple(atoms) => {
-                let atoms: Vec<String> = atoms.iter().map(|&a| self.atom(a)).collect();
-                format!("({})", atoms.join(", "))
-            }
-            Exp::Proj { tuple, index } => format!("{}.{index}", self.atom(*tuple)),
-            Exp::ArrayLit { elems, elem_ty } => {
-                let elems: Vec<String> = elems.iter().map(|&a| self.atom(a)).collect();
-                format!("[{}] : []{}", elems.join(", "), self.ty(elem_ty))
-            }
-            Exp::Index { array, items } => {
-                let items: Vec<String> = items
-                    .iter()
-                    .map(|item| match item {
-                        IndexItem::Fix(a) => self.atom(*a),
-                        IndexItem::Slice { start, end, stride } => {
-                            let mut s = String::new();
-                            if let Some(a) = start {
-                                s.push_str(&self.atom(*a));
-                            }
-                            s.push(':');
-                            if let Some(a) = end {
-                                s.push_str(&self.atom(*a));
-                            }
-                            if let Some(a) = stride {
-                                s.push(':');
-                                s.push_str(&self.atom(*a));
-                            }
-                            s
-                        }
-                    })
-                    .collect();
-                format!("{}[{}]", self.atom(*array), items.join(", "))
-            }
-            Exp::Dim { array, dim } => format!("dim {dim} {}", self.atom(*array)),
-            Exp::Call { func, args } => {
-                let name = self.names.get(func).cloned().unwrap_or_default();
-                format!("call {name} {}", self.atoms(args)).trim_end().to_owned()
-            }
+        match exp {
             Exp::If { cond, then_branch, else_branch } => {
                 let cond = self.atom(*cond);
                 let _ = write!(self.out, "if {cond} then");
@@ -238,7 +164,6 @@ impl Printer<'_> {
                 self.indent(depth + 1);
                 self.out.push_str("else");
                 self.nested(*else_branch, depth);
-                return;
             }
             Exp::Loop { param, init, form, body } => {
                 let param_name = self.var(*param);
@@ -259,13 +184,11 @@ impl Printer<'_> {
                     }
                 }
                 self.nested(*body, depth);
-                return;
             }
             Exp::Map { level, lambda, arrays } => {
                 let arrays = self.atoms(arrays);
                 let _ = write!(self.out, "map{} ({arrays}) ", Self::level(*level));
                 self.lambda(lambda, depth);
-                return;
             }
             Exp::Reduce { level, lambda, neutral, array }
             | Exp::Scan { level, lambda, neutral, array } => {
@@ -274,57 +197,159 @@ impl Printer<'_> {
                 let array = self.atom(*array);
                 let _ = write!(self.out, "{name}{} {neutral} {array} ", Self::level(*level));
                 self.lambda(lambda, depth);
-                return;
             }
             Exp::Generate { level, size, lambda } => {
                 let size = self.atom(*size);
                 let _ = write!(self.out, "generate{} {size} ", Self::level(*level));
                 self.lambda(lambda, depth);
-                return;
             }
-            Exp::Scatter { dest, indices, values } => {
-                format!(
-                    "scatter {} {} {}",
-                    self.atom(*dest),
-                    self.atom(*indices),
-                    self.atom(*values)
-                )
+            _ => {
+                let names = self.names;
+                let mut namer = |v| self.var(v);
+                let text = flat_exp_text(exp, &mut namer, &|func| {
+                    names.get(&func).cloned().unwrap_or_default()
+                })
+                .unwrap_or_default();
+                self.out.push_str(&text);
             }
-            Exp::Iota { size } => format!("iota {}", self.atom(*size)),
-            Exp::Replicate { size, value } => {
-                format!("replicate {} {}", self.atom(*size), self.atom(*value))
-            }
-            Exp::Zip(atoms) => format!("zip {}", self.atoms(atoms)),
-            Exp::Unzip(a) => format!("unzip {}", self.atom(*a)),
-            Exp::Transpose(a) => format!("transpose {}", self.atom(*a)),
-            Exp::Reverse(a) => format!("reverse {}", self.atom(*a)),
-            Exp::Flatten(a) => format!("flatten {}", self.atom(*a)),
-            Exp::Unflatten { rows, cols, array } => {
-                format!("unflatten {} {} {}", self.atom(*rows), self.atom(*cols), self.atom(*array))
-            }
-            Exp::Split { chunk, array } => {
-                format!("split {} {}", self.atom(*chunk), self.atom(*array))
-            }
-            Exp::Take { count, array } => {
-                format!("take {} {}", self.atom(*count), self.atom(*array))
-            }
-            Exp::Drop { count, array } => {
-                format!("drop {} {}", self.atom(*count), self.atom(*array))
-            }
-            Exp::Concat(a, b) => format!("concat {} {}", self.atom(*a), self.atom(*b)),
-            Exp::Materialise { space, value } => {
-                let name = match space {
-                    Space::Global => "to_global",
-                    Space::Local => "to_local",
-                    Space::Private => "to_private",
-                    Space::Inferred => "force",
-                };
-                format!("{name} {}", self.atom(*value))
-            }
-            Exp::Coerce { value, ty } => format!("{} :> {}", self.atom(*value), self.ty(ty)),
-        };
-        self.out.push_str(&text);
+        }
     }
+}
+
+/// The text of an expression with no nested code, or `None` for `if`, `loop` and the
+/// combinators. Every printer of an IR made of core expressions (the core printer, the
+/// GPU IR's) prints them through this one function; `var` names a variable.
+pub fn flat_exp_text(
+    exp: &Exp,
+    var: &mut dyn FnMut(VarId) -> String,
+    fn_name: &dyn Fn(FnId) -> String,
+) -> Option<String> {
+    fn atoms(list: &[Atom], var: &mut dyn FnMut(VarId) -> String) -> Vec<String> {
+        list.iter()
+            .map(|&a| match a {
+                Atom::Var(v) => var(v),
+                Atom::Const(s) => s.to_string(),
+            })
+            .collect()
+    }
+    let text = match exp {
+        Exp::Atom(a) => atoms(&[*a], var).remove(0),
+        Exp::Size(size) => format!("size {}", size_text(size, var)),
+        Exp::BinOp { op, ty, lhs, rhs } => {
+            let a = atoms(&[*lhs, *rhs], var);
+            format!("{}.{} {} {}", binop_name(*op), ty.name(), a[0], a[1])
+        }
+        Exp::UnOp { op, ty, operand } => {
+            let name = match op {
+                UnOp::Neg => "neg",
+                UnOp::Not => "not",
+            };
+            format!("{name}.{} {}", ty.name(), atoms(&[*operand], var)[0])
+        }
+        Exp::Convert { from, to, operand } => {
+            format!("{}.{} {}", to.name(), from.name(), atoms(&[*operand], var)[0])
+        }
+        Exp::Math { ty, func, args } => {
+            let name = weft_hir::Builtin::Math(*ty, *func).name();
+            format!("{name} {}", atoms(args, var).join(" ")).trim_end().to_owned()
+        }
+        Exp::Tuple(list) => format!("({})", atoms(list, var).join(", ")),
+        Exp::Proj { tuple, index } => format!("{}.{index}", atoms(&[*tuple], var)[0]),
+        Exp::ArrayLit { elems, elem_ty } => {
+            let elems = atoms(elems, var).join(", ");
+            format!("[{elems}] : []{}", type_text(elem_ty, var))
+        }
+        Exp::Index { array, items } => {
+            let items: Vec<String> = items
+                .iter()
+                .map(|item| match item {
+                    IndexItem::Fix(a) => atoms(&[*a], var).remove(0),
+                    IndexItem::Slice { start, end, stride } => {
+                        let mut s = String::new();
+                        if let Some(a) = start {
+                            s.push_str(&atoms(&[*a], var)[0]);
+                        }
+                        s.push(':');
+                        if let Some(a) = end {
+                            s.push_str(&atoms(&[*a], var)[0]);
+                        }
+                        if let Some(a) = stride {
+                            s.push(':');
+                            s.push_str(&atoms(&[*a], var)[0]);
+                        }
+                        s
+                    }
+                })
+                .collect();
+            format!("{}[{}]", atoms(&[*array], var)[0], items.join(", "))
+        }
+        Exp::Dim { array, dim } => format!("dim {dim} {}", atoms(&[*array], var)[0]),
+        Exp::Call { func, args } => {
+            format!("call {} {}", fn_name(*func), atoms(args, var).join(" ")).trim_end().to_owned()
+        }
+        Exp::Scatter { dest, indices, values } => {
+            format!("scatter {}", atoms(&[*dest, *indices, *values], var).join(" "))
+        }
+        Exp::Iota { size } => format!("iota {}", atoms(&[*size], var)[0]),
+        Exp::Replicate { size, value } => {
+            format!("replicate {}", atoms(&[*size, *value], var).join(" "))
+        }
+        Exp::Zip(list) => format!("zip {}", atoms(list, var).join(" ")),
+        Exp::Unzip(a) => format!("unzip {}", atoms(&[*a], var)[0]),
+        Exp::Transpose(a) => format!("transpose {}", atoms(&[*a], var)[0]),
+        Exp::Reverse(a) => format!("reverse {}", atoms(&[*a], var)[0]),
+        Exp::Flatten(a) => format!("flatten {}", atoms(&[*a], var)[0]),
+        Exp::Unflatten { rows, cols, array } => {
+            format!("unflatten {}", atoms(&[*rows, *cols, *array], var).join(" "))
+        }
+        Exp::Split { chunk, array } => format!("split {}", atoms(&[*chunk, *array], var).join(" ")),
+        Exp::Take { count, array } => format!("take {}", atoms(&[*count, *array], var).join(" ")),
+        Exp::Drop { count, array } => format!("drop {}", atoms(&[*count, *array], var).join(" ")),
+        Exp::Concat(a, b) => format!("concat {}", atoms(&[*a, *b], var).join(" ")),
+        Exp::Materialise { space, value } => {
+            let name = match space {
+                Space::Global => "to_global",
+                Space::Local => "to_local",
+                Space::Private => "to_private",
+                Space::Inferred => "force",
+            };
+            format!("{name} {}", atoms(&[*value], var)[0])
+        }
+        Exp::Coerce { value, ty } => {
+            format!("{} :> {}", atoms(&[*value], var)[0], type_text(ty, var))
+        }
+        Exp::If { .. }
+        | Exp::Loop { .. }
+        | Exp::Map { .. }
+        | Exp::Reduce { .. }
+        | Exp::Scan { .. }
+        | Exp::Generate { .. } => return None,
+    };
+    Some(text)
+}
+
+/// A type with its sizes, variables named by `var`.
+pub fn type_text(ty: &Type, var: &mut dyn FnMut(VarId) -> String) -> String {
+    match ty {
+        Type::Scalar(s) => s.name().to_owned(),
+        Type::Array { size, elem } => {
+            let size_text = size_text(size, var);
+            format!("[{size_text}]{}", type_text(elem, var))
+        }
+        Type::Tuple(elems) => {
+            let elems: Vec<String> = elems.iter().map(|e| type_text(e, var)).collect();
+            format!("({})", elems.join(", "))
+        }
+    }
+}
+
+/// A size polynomial, variables named by `var` (named in the order of their ids, so the
+/// numbering of a printer that names on first use is deterministic).
+pub fn size_text(size: &CoreSize, var: &mut dyn FnMut(VarId) -> String) -> String {
+    let mut vars = size.vars();
+    vars.sort();
+    let names: FxHashMap<VarId, String> = vars.into_iter().map(|v| (v, var(v))).collect();
+    size.display(&|v: &VarId| names.get(v).cloned().unwrap_or_default()).to_string()
 }
 
 /// The printed name of an operator (`add.i32`).

@@ -1,0 +1,228 @@
+//! The GPU IR: host code and segmented operations (MIDDLE.md, "The GPU IR").
+//!
+//! A [`GpuProgram`] has one [`GpuFunction`] per core function (same [`FnId`]s, so calls
+//! keep their targets). A function owns its variables (core [`Var`]s: names, types with
+//! sizes) and two arenas: expressions ([`Exp`]) and blocks ([`Block`]). Blocks are
+//! A-normal form like the core IR's, except that a statement may bind several variables
+//! (a SegOp with several results) and a block may yield several results.
+//!
+//! - Host code: [`Exp::Basic`] (a core expression with no nested code: scalar
+//!   operations, views, indexing, calls, `iota`, `replicate`, literals...), [`Exp::If`],
+//!   [`Exp::Loop`], [`Exp::Version`] and [`Exp::Seg`].
+//! - A [`SegOp`] runs its body once per point of its segment space, at a [`SegLevel`].
+//!   The body is sequential code: basic expressions, `if`, `loop`, sequential
+//!   combinators ([`Exp::Seq`]), and, in the body of a `group` SegOp only, `thread`
+//!   SegOps over the group's work-items.
+//!
+//! Semantics of a SegOp over the space `[i_0 < n_0, ..., i_k < n_k]` whose body yields
+//! one value per result:
+//! - `SegMap`: each result is an array of shape `[n_0]...[n_k]` of the body's values.
+//! - `SegRed`: the body's values are reduced along the innermost dimension `i_k` by the
+//!   operators (each with its share of the results); each result has shape
+//!   `[n_0]...[n_{k-1}]` (a scalar for a one-dimensional space).
+//! - `SegScan`: as `SegRed`, but inclusive prefixes; results of shape `[n_0]...[n_k]`.
+//! - `SegHist`: the body yields a bin index and a value; values with the same bin are
+//!   combined by the operator into a histogram of `dest_size` bins starting from the
+//!   neutral element, per segment of the outer dimensions; bins out of range are
+//!   ignored.
+
+use la_arena::{Arena, ArenaMap, Idx};
+use weft_core::{Atom, CoreSize, FnId, Origin, Type, Var, VarId};
+use weft_hir::{DefLoc, Name};
+
+/// An expression of a GPU function.
+pub type ExpId = Idx<Exp>;
+/// A block of a GPU function.
+pub type BlockId = Idx<Block>;
+/// A named tunable threshold of a program.
+pub type ThresholdId = Idx<Threshold>;
+
+/// A whole program after the middle end.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GpuProgram {
+    /// One function per core function, under the core function's id.
+    pub functions: ArenaMap<FnId, GpuFunction>,
+    /// The entry points, in source order.
+    pub entries: Vec<FnId>,
+    /// The tunable thresholds that versions compare against.
+    pub thresholds: Arena<Threshold>,
+}
+
+/// A named tunable: `weft tune` measures and records its best value; without a tuning
+/// file, `default` (from the cost model's rules) is used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Threshold {
+    /// `ENTRY.KIND_N`, unique in the program (Futhark's `main.suff_outer_par_0`).
+    pub name: String,
+    pub kind: ThresholdKind,
+    pub default: i64,
+}
+
+/// What a threshold decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ThresholdKind {
+    /// Outer parallelism is enough: run the inner code sequentially per work-item.
+    SuffOuterPar,
+    /// The inner parallelism fits a work-group: one work-group per outer iteration.
+    SuffIntraPar,
+}
+
+impl ThresholdKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ThresholdKind::SuffOuterPar => "suff_outer_par",
+            ThresholdKind::SuffIntraPar => "suff_intra_par",
+        }
+    }
+}
+
+/// A function of the GPU IR.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuFunction {
+    pub name: Name,
+    pub def: DefLoc,
+    pub is_entry: bool,
+    pub size_params: Vec<VarId>,
+    pub params: Vec<VarId>,
+    pub ret: Type,
+    pub body: BlockId,
+    pub vars: Arena<Var>,
+    pub exps: Arena<Exp>,
+    pub blocks: Arena<Block>,
+    pub origins: ArenaMap<ExpId, Origin>,
+}
+
+/// A block: statements, then the values it yields.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Block {
+    pub stmts: Vec<Stmt>,
+    pub results: Vec<Atom>,
+}
+
+/// `let (vars) = exp`: one variable for most expressions, one per result for a SegOp.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stmt {
+    pub vars: Vec<VarId>,
+    pub exp: ExpId,
+}
+
+/// A function argument of a sequential combinator or a SegOp operator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Lambda {
+    pub params: Vec<VarId>,
+    pub body: BlockId,
+}
+
+/// The loop form.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoopForm {
+    For {
+        index: VarId,
+        bound: Atom,
+    },
+    /// The block reads the loop parameter and yields a `bool`.
+    While {
+        cond: BlockId,
+    },
+}
+
+/// An expression.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Exp {
+    /// A core expression with no nested code (never `if`, `loop` or a combinator).
+    Basic(weft_core::Exp),
+    If {
+        cond: Atom,
+        then_branch: BlockId,
+        else_branch: BlockId,
+    },
+    Loop {
+        param: VarId,
+        init: Atom,
+        form: LoopForm,
+        body: BlockId,
+    },
+    /// A combinator run as a loop by one work-item (only inside a SegOp body).
+    Seq(SeqSoac),
+    Seg(SegOp),
+    /// `if size >= threshold then then_branch else else_branch`: versions of one
+    /// computation (incremental flattening), chosen at run time.
+    Version {
+        size: CoreSize,
+        threshold: ThresholdId,
+        then_branch: BlockId,
+        else_branch: BlockId,
+    },
+}
+
+/// A sequential combinator.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SeqSoac {
+    Map { lambda: Lambda, arrays: Vec<Atom> },
+    Reduce { lambda: Lambda, neutral: Atom, array: Atom },
+    Scan { lambda: Lambda, neutral: Atom, array: Atom },
+    Generate { size: Atom, lambda: Lambda },
+}
+
+/// Where a SegOp runs (FCL's levels, LANGUAGE.md section 6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SegLevel {
+    /// One point of the space per work-item of the whole NDRange.
+    Grid,
+    /// One point per work-group; the body may hold `thread` SegOps.
+    Group,
+    /// One point per work-item of the enclosing group.
+    Thread,
+}
+
+impl SegLevel {
+    pub fn name(self) -> &'static str {
+        match self {
+            SegLevel::Grid => "grid",
+            SegLevel::Group => "group",
+            SegLevel::Thread => "thread",
+        }
+    }
+}
+
+/// A segmented operation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SegOp {
+    pub level: SegLevel,
+    /// The program wrote the level (seed 003: kept exactly); otherwise the compiler
+    /// chose it.
+    pub pinned: bool,
+    /// The space, outermost first: each point binds the index variables.
+    pub space: Vec<(VarId, Atom)>,
+    pub kind: SegKind,
+    /// Run per point; yields one value per result (for `SegHist`, the bin then the
+    /// value, per operator).
+    pub body: BlockId,
+    /// The source expressions this SegOp computes (fused producers included).
+    pub origins: Vec<Origin>,
+}
+
+/// What a SegOp computes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SegKind {
+    Map,
+    Red(Vec<SegBinOp>),
+    Scan(Vec<SegBinOp>),
+    Hist { dest_size: Atom, op: SegBinOp },
+}
+
+/// An associative operator with its neutral elements, over `n` values: the lambda has
+/// `2n` parameters (accumulators, then the new values) and yields `n` values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SegBinOp {
+    pub lambda: Lambda,
+    pub neutral: Vec<Atom>,
+    pub commutative: bool,
+}
+
+impl SegBinOp {
+    /// How many values the operator combines.
+    pub fn arity(&self) -> usize {
+        self.neutral.len()
+    }
+}

@@ -1,0 +1,5 @@
+//! The middle end's passes: on the core IR (simplification, inlining) and from the
+//! core IR to the GPU IR (flattening), then on the GPU IR (fusion).
+
+pub(crate) mod facts;
+pub mod simplify;

@@ -1,0 +1,286 @@
+//! Simplification of the core IR (MIDDLE.md, pass 1): copy propagation, common
+//! subexpression elimination, hoisting of loop- and map-invariant code, and dead code
+//! removal, repeated until nothing changes.
+//!
+//! The property it promises (tested on every example): nothing is computed once per
+//! iteration of a map, `generate`, reduction operator or `for` loop that does not
+//! depend on that iteration and is safe to compute once before it.
+//!
+//! What it never does: move or remove an expression that may fail or diverge
+//! ([`Safety`]), so every input that reports an error still reports it; move code out
+//! of a combinator whose level the program wrote (seed 003); touch memory annotations.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+use weft_core::{Atom, BlockId, CoreSize, Exp, Function, Program, Stmt, Type, VarId, VarKind};
+use weft_values::Scalar;
+
+use crate::passes::facts::{Safety, free_vars_of_exp, use_counts};
+
+/// How many rounds at most; each round strictly shrinks or moves code outwards, so
+/// real programs settle in two or three.
+const MAX_ROUNDS: usize = 16;
+
+/// Simplifies every function of `program`.
+pub fn simplify(program: &Program) -> Program {
+    let mut out = program.clone();
+    let ids: Vec<_> = out.functions.iter().map(|(id, _)| id).collect();
+    for id in ids {
+        for _ in 0..MAX_ROUNDS {
+            let mut changed = propagate_copies(&mut out.functions[id]);
+            changed |= eliminate_common_subexpressions(&mut out.functions[id]);
+            let mut f = out.functions[id].clone();
+            changed |= hoist_invariant_code(&out, &mut f);
+            changed |= remove_dead_code(&out, &mut f);
+            out.functions[id] = f;
+            if !changed {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Replaces every variable bound by `let v = a` with `a` and drops the statement.
+pub(crate) fn propagate_copies(f: &mut Function) -> bool {
+    let mut copies: FxHashMap<VarId, Atom> = FxHashMap::default();
+    for (_, block) in f.blocks.iter() {
+        for stmt in &block.stmts {
+            if let Exp::Atom(a) = f.exps[stmt.exp] {
+                // A copy that changes the type (an existential size taking a known
+                // one) stays: which value binds an existential size is positional.
+                let same_type = match a {
+                    Atom::Var(w) => f.vars[w].ty == f.vars[stmt.var].ty,
+                    Atom::Const(_) => true,
+                };
+                if same_type {
+                    copies.insert(stmt.var, a);
+                }
+            }
+        }
+    }
+    if copies.is_empty() {
+        return false;
+    }
+    let resolve = |mut a: Atom| {
+        while let Atom::Var(v) = a {
+            match copies.get(&v) {
+                Some(&next) => a = next,
+                None => break,
+            }
+        }
+        a
+    };
+    let ids: Vec<BlockId> = f.blocks.iter().map(|(id, _)| id).collect();
+    for id in ids {
+        let exps = &f.exps;
+        f.blocks[id].stmts.retain(|s| !copies.contains_key(&s.var) || !is_copy(&exps[s.exp]));
+        if let Some(result) = f.blocks[id].result {
+            f.blocks[id].result = Some(resolve(result));
+        }
+    }
+    let mut size_of = |v: &VarId| -> Option<CoreSize> {
+        copies.get(v).map(|_| match resolve(Atom::Var(*v)) {
+            Atom::Var(w) => CoreSize::var(w),
+            Atom::Const(Scalar::I64(n)) => CoreSize::constant(n),
+            // Only `i64` variables occur in sizes, and a copy has its source's type.
+            Atom::Const(_) => CoreSize::var(*v),
+        })
+    };
+    for (_, exp) in f.exps.iter_mut() {
+        exp.operands_mut(&mut |a| *a = resolve(*a));
+        if let Exp::Size(size) = exp {
+            *size = size.substitute(&mut size_of);
+        }
+        exp.types_mut(&mut |ty| substitute_type(ty, &mut size_of));
+    }
+    for (_, var) in f.vars.iter_mut() {
+        substitute_type(&mut var.ty, &mut size_of);
+    }
+    substitute_type(&mut f.ret, &mut size_of);
+    true
+}
+
+fn is_copy(exp: &Exp) -> bool {
+    matches!(exp, Exp::Atom(_))
+}
+
+fn substitute_type(ty: &mut Type, f: &mut impl FnMut(&VarId) -> Option<CoreSize>) {
+    match ty {
+        Type::Scalar(_) => {}
+        Type::Array { size, elem } => {
+            *size = size.substitute(f);
+            substitute_type(elem, f);
+        }
+        Type::Tuple(elems) => elems.iter_mut().for_each(|e| substitute_type(e, f)),
+    }
+}
+
+/// Replaces an expression computed earlier in an enclosing scope by a copy of that
+/// result (removed by the next copy propagation).
+pub(crate) fn eliminate_common_subexpressions(f: &mut Function) -> bool {
+    let mut scopes: Vec<FxHashMap<String, VarId>> = Vec::new();
+    let mut changed = false;
+    cse_block(f, f.body, &mut scopes, &mut changed);
+    changed
+}
+
+/// Expressions worth sharing: no nested code, and no fresh array that an in-place
+/// operation could later consume (`scatter` writes into its destination).
+fn shareable(exp: &Exp) -> bool {
+    !exp.has_nested_code()
+        && !matches!(
+            exp,
+            Exp::Atom(_)
+                | Exp::ArrayLit { .. }
+                | Exp::Iota { .. }
+                | Exp::Replicate { .. }
+                | Exp::Concat(..)
+                | Exp::Scatter { .. }
+                | Exp::Materialise { .. }
+        )
+}
+
+fn cse_block(
+    f: &mut Function,
+    block: BlockId,
+    scopes: &mut Vec<FxHashMap<String, VarId>>,
+    changed: &mut bool,
+) {
+    scopes.push(FxHashMap::default());
+    let stmts = f.blocks[block].stmts.clone();
+    for stmt in stmts {
+        let exp = f.exps[stmt.exp].clone();
+        if shareable(&exp) {
+            // The key is the expression's structure: operator, operands (variable ids)
+            // and constants; equal keys compute equal values of equal types.
+            let key = format!("{exp:?}");
+            let earlier = scopes.iter().rev().find_map(|scope| scope.get(&key).copied());
+            match earlier {
+                Some(var) => {
+                    f.exps[stmt.exp] = Exp::Atom(Atom::Var(var));
+                    *changed = true;
+                }
+                None => {
+                    scopes.last_mut().map(|scope| scope.insert(key, stmt.var));
+                }
+            }
+        }
+        for nested in exp.nested_blocks() {
+            cse_block(f, nested, scopes, changed);
+        }
+    }
+    scopes.pop();
+}
+
+/// Moves statements out of the bodies of unannotated combinators and `for` loops when
+/// they read nothing bound inside and are safe to compute once before.
+pub(crate) fn hoist_invariant_code(program: &Program, f: &mut Function) -> bool {
+    let mut safety = Safety::new(program);
+    let mut changed = false;
+    hoist_into(f, f.body, &mut safety, &mut changed);
+    changed
+}
+
+fn hoist_into(f: &mut Function, block: BlockId, safety: &mut Safety<'_>, changed: &mut bool) {
+    let stmts = std::mem::take(&mut f.blocks[block].stmts);
+    let mut out = Vec::with_capacity(stmts.len());
+    for stmt in stmts {
+        let exp = f.exps[stmt.exp].clone();
+        for nested in exp.nested_blocks() {
+            hoist_into(f, nested, safety, changed);
+        }
+        if let Some(body) = hoistable_body(&exp) {
+            let moved = take_invariant(f, body, &exp.binders(), safety);
+            *changed |= !moved.is_empty();
+            out.extend(moved);
+        }
+        out.push(stmt);
+    }
+    f.blocks[block].stmts = out;
+}
+
+/// The body code may be hoisted out of: an unannotated combinator's function or a
+/// `for` loop's body (a `while` loop's body may run zero times after a condition that
+/// guards it, and is left alone).
+fn hoistable_body(exp: &Exp) -> Option<BlockId> {
+    match exp {
+        Exp::Map { level: None, lambda, .. }
+        | Exp::Reduce { level: None, lambda, .. }
+        | Exp::Scan { level: None, lambda, .. }
+        | Exp::Generate { level: None, lambda, .. } => Some(lambda.body),
+        Exp::Loop { form: weft_core::LoopForm::For { .. }, body, .. } => Some(*body),
+        _ => None,
+    }
+}
+
+fn take_invariant(
+    f: &mut Function,
+    body: BlockId,
+    binders: &[VarId],
+    safety: &mut Safety<'_>,
+) -> Vec<Stmt> {
+    let mut inside: FxHashSet<VarId> = binders.iter().copied().collect();
+    inside.extend(f.blocks[body].stmts.iter().map(|s| s.var));
+    let mut moved = Vec::new();
+    let mut kept = Vec::new();
+    for stmt in f.blocks[body].stmts.clone() {
+        let exp = &f.exps[stmt.exp];
+        let mut reads = free_vars_of_exp(f, exp);
+        weft_core::type_vars(&f.vars[stmt.var].ty, &mut |v| {
+            if v != stmt.var {
+                reads.insert(v);
+            }
+        });
+        let existential = reads.iter().any(|v| f.vars[*v].kind == VarKind::Existential);
+        let invariant = reads.iter().all(|v| !inside.contains(v));
+        if invariant && !existential && safety.exp_is_safe(f, exp) {
+            inside.remove(&stmt.var);
+            moved.push(stmt);
+        } else {
+            kept.push(stmt);
+        }
+    }
+    f.blocks[body].stmts = kept;
+    moved
+}
+
+/// Removes statements whose value is never read and whose evaluation is safe.
+pub(crate) fn remove_dead_code(program: &Program, f: &mut Function) -> bool {
+    let mut safety = Safety::new(program);
+    let mut changed = false;
+    loop {
+        let counts = use_counts(f);
+        let mut removed = false;
+        let ids: Vec<BlockId> = reachable_blocks(f);
+        for id in ids {
+            let stmts = f.blocks[id].stmts.clone();
+            let before = stmts.len();
+            let kept: Vec<Stmt> = stmts
+                .into_iter()
+                .filter(|s| {
+                    counts.get(&s.var).copied().unwrap_or(0) > 0
+                        || !safety.exp_is_safe(f, &f.exps[s.exp])
+                })
+                .collect();
+            removed |= kept.len() != before;
+            f.blocks[id].stmts = kept;
+        }
+        if !removed {
+            return changed;
+        }
+        changed = true;
+    }
+}
+
+/// The blocks reachable from the function's body.
+pub(crate) fn reachable_blocks(f: &Function) -> Vec<BlockId> {
+    let mut out = vec![f.body];
+    let mut i = 0;
+    while i < out.len() {
+        for stmt in &f.blocks[out[i]].stmts {
+            out.extend(f.exps[stmt.exp].nested_blocks());
+        }
+        i += 1;
+    }
+    out
+}
