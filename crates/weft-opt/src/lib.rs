@@ -12,7 +12,8 @@
 #![warn(clippy::wildcard_enum_match_arm)]
 
 mod ir;
-mod passes;
+pub mod passes;
+mod pretty;
 #[cfg(test)]
 mod tests;
 
@@ -20,4 +21,18 @@ pub use crate::ir::{
     Block, BlockId, Exp, ExpId, GpuFunction, GpuProgram, Lambda, LoopForm, SegBinOp, SegKind,
     SegLevel, SegOp, SeqSoac, Stmt, Threshold, ThresholdId, ThresholdKind,
 };
+pub use crate::passes::flatten::{DEFAULT_SUFF_INTRA_PAR, DEFAULT_SUFF_OUTER_PAR, flatten};
+pub use crate::passes::inline::inline_parallel_calls;
 pub use crate::passes::simplify::simplify;
+pub use crate::pretty::pretty_gpu;
+
+/// The core IR the GPU IR is made from: simplified, calls to functions with
+/// combinators inlined, simplified again (`weft dump --ir opt`).
+pub fn optimise_core(program: &weft_core::Program) -> weft_core::Program {
+    simplify(&inline_parallel_calls(&simplify(program)))
+}
+
+/// The whole middle end: [`optimise_core`], then [`flatten`].
+pub fn pipeline(program: &weft_core::Program) -> GpuProgram {
+    flatten(&optimise_core(program))
+}

@@ -2,4 +2,6 @@
 //! core IR to the GPU IR (flattening), then on the GPU IR (fusion).
 
 pub(crate) mod facts;
+pub mod flatten;
+pub mod inline;
 pub mod simplify;

@@ -209,3 +209,166 @@ fn a_written_level_keeps_its_body() {
         "#]],
     );
 }
+
+/// The GPU IR of `src`.
+pub(crate) fn check_gpu(src: &str, expect: Expect) {
+    let program = compile(src);
+    let gpu = crate::pipeline(&program);
+    expect.assert_eq(&crate::pretty_gpu(&gpu));
+}
+
+#[test]
+fn row_softmax_gets_three_versions() {
+    check_gpu(
+        r"entry row_softmax (xss: [n][m]f32) : [n][m]f32 =
+  map (\xs ->
+    let mx = reduce f32.max (-f32.inf) xs
+    let es = map (\x -> f32.exp (x - mx)) xs
+    let s = reduce (+) 0 es
+    in map (\e -> e / s) es) xss",
+        expect![[r#"
+            threshold row_softmax.suff_intra_par_0 = 128
+            threshold row_softmax.suff_outer_par_0 = 32768
+
+            entry row_softmax [n_0] [m_1] (xss_2: [n_0][m_1]f32) : [n_0][m_1]f32 =
+              let t_3: f32 = f32.inf
+              let t_4: f32 = neg.f32 t_3
+              let t_5: [n_0][m_1]f32 = version n_0 >= threshold row_softmax.suff_outer_par_0 then
+                  let outer_6: [n_0][m_1]f32 = segmap@grid (i_7 < n_0) [chosen]
+                    body ->
+                      let xs_8: [m_1]f32 = xss_2[i_7]
+                      let mx_9: f32 = reduce@seq t_4 xs_8 \(x_10: f32) (y_11: f32) ->
+                          let t_12: f32 = f32.max x_10 y_11
+                          in t_12
+                      let es_13: [m_1]f32 = map@seq (xs_8) \(x_14: f32) ->
+                          let t_15: f32 = sub.f32 x_14 mx_9
+                          let t_16: f32 = f32.exp t_15
+                          in t_16
+                      let s_17: f32 = reduce@seq 0.0f32 es_13 \(x_18: f32) (y_19: f32) ->
+                          let t_20: f32 = add.f32 x_18 y_19
+                          in t_20
+                      let t_21: [m_1]f32 = map@seq (es_13) \(e_22: f32) ->
+                          let t_23: f32 = div.f32 e_22 s_17
+                          in t_23
+                      in t_21
+                  in outer_6
+                else
+                  let versions_24: [n_0][m_1]f32 = version n_0 >= threshold row_softmax.suff_intra_par_0 then
+                      let intra_25: [n_0][m_1]f32 = segmap@group (i_26 < n_0) [chosen]
+                        body ->
+                          let xs_27: [m_1]f32 = xss_2[i_26]
+                          let mx_28: f32 = segred@thread (i_29 < m_1) [chosen]
+                            op (commutative) t_4 \(x_30: f32) (y_31: f32) ->
+                                let t_32: f32 = f32.max x_30 y_31
+                                in t_32
+                            body ->
+                              let x_33: f32 = xs_27[i_29]
+                              in x_33
+                          let es_34: [m_1]f32 = segmap@thread (i_35 < m_1) [chosen]
+                            body ->
+                              let x_36: f32 = xs_27[i_35]
+                              let t_37: f32 = sub.f32 x_36 mx_28
+                              let t_38: f32 = f32.exp t_37
+                              in t_38
+                          let s_39: f32 = segred@thread (i_40 < m_1) [chosen]
+                            op (commutative) 0.0f32 \(x_41: f32) (y_42: f32) ->
+                                let t_43: f32 = add.f32 x_41 y_42
+                                in t_43
+                            body ->
+                              let x_44: f32 = es_34[i_40]
+                              in x_44
+                          let t_45: [m_1]f32 = segmap@thread (i_46 < m_1) [chosen]
+                            body ->
+                              let e_47: f32 = es_34[i_46]
+                              let t_48: f32 = div.f32 e_47 s_39
+                              in t_48
+                          in t_45
+                      in intra_25
+                    else
+                      let mx_49: [n_0]f32 = segred@grid (i_50 < n_0, i_51 < m_1) [chosen]
+                        op (commutative) t_4 \(x_52: f32) (y_53: f32) ->
+                            let t_54: f32 = f32.max x_52 y_53
+                            in t_54
+                        body ->
+                          let xs_55: [m_1]f32 = xss_2[i_50]
+                          let x_56: f32 = xs_55[i_51]
+                          in x_56
+                      let t_57: [n_0][m_1]f32 = segmap@grid (i_58 < n_0, i_59 < m_1) [chosen]
+                        body ->
+                          let mx_60: f32 = mx_49[i_58]
+                          let x_61: f32 = xss_2[i_58, i_59]
+                          let t_62: f32 = sub.f32 x_61 mx_60
+                          in t_62
+                      let t_63: [n_0][m_1]f32 = segmap@grid (i_64 < n_0, i_65 < m_1) [chosen]
+                        body ->
+                          let t_66: f32 = t_57[i_64, i_65]
+                          let t_67: f32 = f32.exp t_66
+                          in t_67
+                      let s_68: [n_0]f32 = segred@grid (i_69 < n_0, i_70 < m_1) [chosen]
+                        op (commutative) 0.0f32 \(x_71: f32) (y_72: f32) ->
+                            let t_73: f32 = add.f32 x_71 y_72
+                            in t_73
+                        body ->
+                          let es_74: [m_1]f32 = t_63[i_69]
+                          let x_75: f32 = es_74[i_70]
+                          in x_75
+                      let t_76: [n_0][m_1]f32 = segmap@grid (i_77 < n_0, i_78 < m_1) [chosen]
+                        body ->
+                          let s_79: f32 = s_68[i_77]
+                          let e_80: f32 = t_63[i_77, i_78]
+                          let t_81: f32 = div.f32 e_80 s_79
+                          in t_81
+                      in t_76
+                  in versions_24
+              in t_5
+        "#]],
+    );
+}
+
+#[test]
+fn row_sums_are_a_segmented_reduction() {
+    check_gpu(
+        r"entry row_sums (a: [n][m]f32) : [n]f32 = map (\row -> reduce (+) 0 row) a",
+        expect![[r#"
+            threshold row_sums.suff_intra_par_0 = 128
+            threshold row_sums.suff_outer_par_0 = 32768
+
+            entry row_sums [n_0] [m_1] (a_2: [n_0][m_1]f32) : [n_0]f32 =
+              let t_3: [n_0]f32 = version n_0 >= threshold row_sums.suff_outer_par_0 then
+                  let outer_4: [n_0]f32 = segmap@grid (i_5 < n_0) [chosen]
+                    body ->
+                      let row_6: [m_1]f32 = a_2[i_5]
+                      let t_7: f32 = reduce@seq 0.0f32 row_6 \(x_8: f32) (y_9: f32) ->
+                          let t_10: f32 = add.f32 x_8 y_9
+                          in t_10
+                      in t_7
+                  in outer_4
+                else
+                  let versions_11: [n_0]f32 = version n_0 >= threshold row_sums.suff_intra_par_0 then
+                      let intra_12: [n_0]f32 = segmap@group (i_13 < n_0) [chosen]
+                        body ->
+                          let row_14: [m_1]f32 = a_2[i_13]
+                          let t_15: f32 = segred@thread (i_16 < m_1) [chosen]
+                            op (commutative) 0.0f32 \(x_17: f32) (y_18: f32) ->
+                                let t_19: f32 = add.f32 x_17 y_18
+                                in t_19
+                            body ->
+                              let x_20: f32 = row_14[i_16]
+                              in x_20
+                          in t_15
+                      in intra_12
+                    else
+                      let t_21: [n_0]f32 = segred@grid (i_22 < n_0, i_23 < m_1) [chosen]
+                        op (commutative) 0.0f32 \(x_24: f32) (y_25: f32) ->
+                            let t_26: f32 = add.f32 x_24 y_25
+                            in t_26
+                        body ->
+                          let row_27: [m_1]f32 = a_2[i_22]
+                          let x_28: f32 = row_27[i_23]
+                          in x_28
+                      in t_21
+                  in versions_11
+              in t_3
+        "#]],
+    );
+}

@@ -24,7 +24,7 @@ pub(crate) fn free_vars_of_exp(f: &Function, exp: &Exp) -> FxHashSet<VarId> {
 }
 
 fn exp_free(f: &Function, exp: &Exp, bound: &mut FxHashSet<VarId>, free: &mut FxHashSet<VarId>) {
-    let mut note = |v: VarId, bound: &FxHashSet<VarId>, free: &mut FxHashSet<VarId>| {
+    let note = |v: VarId, bound: &FxHashSet<VarId>, free: &mut FxHashSet<VarId>| {
         if !bound.contains(&v) {
             free.insert(v);
         }

@@ -1,0 +1,272 @@
+//! The GPU IR's printer (`weft dump --ir gpu`, snapshots).
+//!
+//! Variables print as in the core printer (`name_N` numbered in order of first
+//! appearance); flat expressions print through the core's [`weft_core::flat_exp_text`].
+//!
+//! ```text
+//! entry row_sums [n_0] [m_1] (a_2: [n_0][m_1]f32) : [n_0]f32 =
+//!   let t_3: [n_0]f32 = segred@grid (i_4 < n_0, i_5 < m_1) [chosen]
+//!       op (commutative) 0.0f32 \(x_6: f32) (y_7: f32) -> ...
+//!       body ->
+//!         let x_8: f32 = a_2[i_4, i_5]
+//!         in x_8
+//!   in t_3
+//! ```
+
+use std::fmt::Write as _;
+
+use rustc_hash::FxHashMap;
+use weft_core::{Atom, FnId, VarId, VarKind};
+
+use crate::ir::{
+    BlockId, Exp, GpuFunction, GpuProgram, Lambda, LoopForm, SegBinOp, SegKind, SeqSoac,
+};
+
+/// The whole program: its thresholds, then its functions in core order.
+pub fn pretty_gpu(program: &GpuProgram) -> String {
+    let names: FxHashMap<FnId, String> =
+        program.functions.iter().map(|(id, f)| (id, f.name.to_string())).collect();
+    let mut out = String::new();
+    for (_, threshold) in program.thresholds.iter() {
+        let _ = writeln!(out, "threshold {} = {}", threshold.name, threshold.default);
+    }
+    for (idx, (_, function)) in program.functions.iter().enumerate() {
+        if idx > 0 || !program.thresholds.is_empty() {
+            out.push('\n');
+        }
+        let mut p = Printer {
+            f: function,
+            program,
+            names: &names,
+            numbers: FxHashMap::default(),
+            next: 0,
+            out: String::new(),
+        };
+        p.function();
+        out.push_str(&p.out);
+    }
+    out
+}
+
+struct Printer<'a> {
+    f: &'a GpuFunction,
+    program: &'a GpuProgram,
+    names: &'a FxHashMap<FnId, String>,
+    numbers: FxHashMap<VarId, usize>,
+    next: usize,
+    out: String,
+}
+
+impl Printer<'_> {
+    fn function(&mut self) {
+        let f = self.f;
+        let keyword = if f.is_entry { "entry" } else { "def" };
+        let _ = write!(self.out, "{keyword} {}", f.name);
+        for &size in &f.size_params {
+            let name = self.var(size);
+            let _ = write!(self.out, " [{name}]");
+        }
+        for &param in &f.params {
+            let name = self.var(param);
+            let ty = self.ty(param);
+            let _ = write!(self.out, " ({name}: {ty})");
+        }
+        let ret = weft_core::type_text(&f.ret, &mut |v| self.var(v));
+        let _ = writeln!(self.out, " : {ret} =");
+        self.block(f.body, 1);
+    }
+
+    fn var(&mut self, var: VarId) -> String {
+        let next = &mut self.next;
+        let n = *self.numbers.entry(var).or_insert_with(|| {
+            let n = *next;
+            *next += 1;
+            n
+        });
+        let v = &self.f.vars[var];
+        match v.kind {
+            VarKind::Existential => format!("?{n}"),
+            VarKind::Bound if v.name.as_str().is_empty() => format!("t_{n}"),
+            VarKind::Bound => format!("{}_{n}", v.name),
+        }
+    }
+
+    fn ty(&mut self, var: VarId) -> String {
+        let ty = self.f.vars[var].ty.clone();
+        weft_core::type_text(&ty, &mut |v| self.var(v))
+    }
+
+    fn atom(&mut self, atom: Atom) -> String {
+        match atom {
+            Atom::Var(v) => self.var(v),
+            Atom::Const(s) => s.to_string(),
+        }
+    }
+
+    fn atoms(&mut self, atoms: &[Atom]) -> String {
+        atoms.iter().map(|&a| self.atom(a)).collect::<Vec<_>>().join(", ")
+    }
+
+    fn indent(&mut self, depth: usize) {
+        for _ in 0..depth {
+            self.out.push_str("  ");
+        }
+    }
+
+    fn block(&mut self, block: BlockId, depth: usize) {
+        let f = self.f;
+        for stmt in &f.blocks[block].stmts {
+            self.indent(depth);
+            let pattern: Vec<String> = stmt
+                .vars
+                .iter()
+                .map(|&v| {
+                    let name = self.var(v);
+                    let ty = self.ty(v);
+                    format!("{name}: {ty}")
+                })
+                .collect();
+            let _ = write!(self.out, "let {} = ", pattern.join(", "));
+            self.exp(&f.exps[stmt.exp], depth);
+            self.out.push('\n');
+        }
+        self.indent(depth);
+        let results = self.atoms(&f.blocks[block].results);
+        let _ = writeln!(self.out, "in {results}");
+    }
+
+    /// A nested block on the following lines, two levels deeper; the caller ends the
+    /// line.
+    fn nested(&mut self, block: BlockId, depth: usize) {
+        self.out.push('\n');
+        self.block(block, depth + 2);
+        self.out.pop();
+    }
+
+    fn lambda(&mut self, lambda: &Lambda, depth: usize) {
+        self.out.push('\\');
+        for &param in &lambda.params {
+            let name = self.var(param);
+            let ty = self.ty(param);
+            let _ = write!(self.out, "({name}: {ty}) ");
+        }
+        self.out.push_str("->");
+        self.nested(lambda.body, depth);
+    }
+
+    fn operator(&mut self, op: &SegBinOp, depth: usize) {
+        self.out.push('\n');
+        self.indent(depth + 1);
+        let neutral = self.atoms(&op.neutral);
+        let commutative = if op.commutative { " (commutative)" } else { "" };
+        let _ = write!(self.out, "op{commutative} {neutral} ");
+        self.lambda(&op.lambda, depth + 1);
+    }
+
+    fn exp(&mut self, exp: &Exp, depth: usize) {
+        match exp {
+            Exp::Basic(exp) => {
+                let names = self.names;
+                let text = weft_core::flat_exp_text(exp, &mut |v| self.var(v), &|func| {
+                    names.get(&func).cloned().unwrap_or_default()
+                });
+                self.out.push_str(
+                    &text.unwrap_or_else(|| "<nested code in a basic expression>".into()),
+                );
+            }
+            Exp::If { cond, then_branch, else_branch } => {
+                let cond = self.atom(*cond);
+                let _ = write!(self.out, "if {cond} then");
+                self.nested(*then_branch, depth);
+                self.out.push('\n');
+                self.indent(depth + 1);
+                self.out.push_str("else");
+                self.nested(*else_branch, depth);
+            }
+            Exp::Version { size, threshold, then_branch, else_branch } => {
+                let size = weft_core::size_text(size, &mut |v| self.var(v));
+                let name = self.program.thresholds[*threshold].name.clone();
+                let _ = write!(self.out, "version {size} >= threshold {name} then");
+                self.nested(*then_branch, depth);
+                self.out.push('\n');
+                self.indent(depth + 1);
+                self.out.push_str("else");
+                self.nested(*else_branch, depth);
+            }
+            Exp::Loop { param, init, form, body } => {
+                let param = self.var(*param);
+                let init = self.atom(*init);
+                let _ = write!(self.out, "loop {param} = {init} ");
+                match form {
+                    LoopForm::For { index, bound } => {
+                        let index = self.var(*index);
+                        let bound = self.atom(*bound);
+                        let _ = write!(self.out, "for {index} < {bound} do");
+                    }
+                    LoopForm::While { cond } => {
+                        self.out.push_str("while");
+                        self.nested(*cond, depth);
+                        self.out.push('\n');
+                        self.indent(depth + 1);
+                        self.out.push_str("do");
+                    }
+                }
+                self.nested(*body, depth);
+            }
+            Exp::Seq(soac) => match soac {
+                SeqSoac::Map { lambda, arrays } => {
+                    let arrays = self.atoms(arrays);
+                    let _ = write!(self.out, "map@seq ({arrays}) ");
+                    self.lambda(lambda, depth);
+                }
+                SeqSoac::Generate { size, lambda } => {
+                    let size = self.atom(*size);
+                    let _ = write!(self.out, "generate@seq {size} ");
+                    self.lambda(lambda, depth);
+                }
+                SeqSoac::Reduce { lambda, neutral, array }
+                | SeqSoac::Scan { lambda, neutral, array } => {
+                    let name =
+                        if matches!(soac, SeqSoac::Reduce { .. }) { "reduce" } else { "scan" };
+                    let neutral = self.atom(*neutral);
+                    let array = self.atom(*array);
+                    let _ = write!(self.out, "{name}@seq {neutral} {array} ");
+                    self.lambda(lambda, depth);
+                }
+            },
+            Exp::Seg(seg) => {
+                let name = match &seg.kind {
+                    SegKind::Map => "segmap",
+                    SegKind::Red(_) => "segred",
+                    SegKind::Scan(_) => "segscan",
+                    SegKind::Hist { .. } => "seghist",
+                };
+                let space: Vec<String> = seg
+                    .space
+                    .iter()
+                    .map(|&(index, bound)| format!("{} < {}", self.var(index), self.atom(bound)))
+                    .collect();
+                let how = if seg.pinned { "written" } else { "chosen" };
+                let _ =
+                    write!(self.out, "{name}@{} ({}) [{how}]", seg.level.name(), space.join(", "));
+                match &seg.kind {
+                    SegKind::Map => {}
+                    SegKind::Red(ops) | SegKind::Scan(ops) => {
+                        for op in ops {
+                            self.operator(op, depth);
+                        }
+                    }
+                    SegKind::Hist { dest_size, op } => {
+                        let bins = self.atom(*dest_size);
+                        let _ = write!(self.out, " bins {bins}");
+                        self.operator(op, depth);
+                    }
+                }
+                self.out.push('\n');
+                self.indent(depth + 1);
+                self.out.push_str("body ->");
+                self.nested(seg.body, depth);
+            }
+        }
+    }
+}
