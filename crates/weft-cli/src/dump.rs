@@ -19,6 +19,15 @@ pub(crate) fn run(args: &DumpArgs) -> anyhow::Result<u8> {
                 .map_err(|e| anyhow::anyhow!("internal compiler error in core: {e}"))?;
             weft_core::pretty_program(&program)
         }
+        Stage::Opt | Stage::Gpu => {
+            let program =
+                crate::run::core_program(&db, loaded.file).map_err(|e| anyhow::anyhow!(e))?;
+            let optimised = weft_opt::optimise_core(&program);
+            match args.ir {
+                Stage::Opt => weft_core::pretty_program(&optimised),
+                _ => weft_opt::pretty_gpu(&weft_opt::flatten(&optimised)),
+            }
+        }
         Stage::Mem => {
             let program =
                 crate::run::core_program(&db, loaded.file).map_err(|e| anyhow::anyhow!(e))?;

@@ -152,6 +152,11 @@ enum Stage {
     Cst,
     Hir,
     Core,
+    /// The core IR after the middle end's simplification and inlining.
+    Opt,
+    /// The middle end's GPU IR: host code and segmented operations with their levels,
+    /// versions and thresholds.
+    Gpu,
     Mem,
     /// Every entry's kernels (imperative IR) and host plan.
     Kernels,

@@ -214,6 +214,7 @@ fn a_written_level_keeps_its_body() {
 pub(crate) fn check_gpu(src: &str, expect: Expect) {
     let program = compile(src);
     let gpu = crate::pipeline(&program);
+    assert_eq!(crate::validate_gpu(&gpu), Vec::new(), "{}", crate::pretty_gpu(&gpu));
     expect.assert_eq(&crate::pretty_gpu(&gpu));
 }
 
@@ -371,4 +372,26 @@ fn row_sums_are_a_segmented_reduction() {
               in t_3
         "#]],
     );
+}
+
+#[test]
+fn every_program_flattens_to_a_valid_gpu_ir() {
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for example in every_program() {
+        let optimised = crate::optimise_core(&example.program);
+        let core_errors = weft_core::validate(&optimised);
+        if !core_errors.is_empty() {
+            failures.push(format!("{}: optimised core IR invalid: {core_errors:?}", example.name));
+            continue;
+        }
+        let gpu = crate::flatten(&optimised);
+        let errors = crate::validate_gpu(&gpu);
+        if !errors.is_empty() {
+            failures.push(format!("{}: {errors:?}", example.name));
+        }
+        count += 1;
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(count > 50, "only {count} programs");
 }

@@ -225,13 +225,13 @@ impl Flattener<'_> {
         let level = exp.written_level();
         let seg = match (&exp, level) {
             (weft_core::Exp::Reduce { lambda, neutral, array, .. }, _) => {
-                self.seg_reduction(true, lambda, *neutral, *array, level.is_some(), origins)
+                self.seg_reduction(stmts, true, lambda, *neutral, *array, level.is_some(), origins)
             }
             (weft_core::Exp::Scan { lambda, neutral, array, .. }, _) => {
-                self.seg_reduction(false, lambda, *neutral, *array, level.is_some(), origins)
+                self.seg_reduction(stmts, false, lambda, *neutral, *array, level.is_some(), origins)
             }
             (_, Some(Level::Group)) => {
-                let (space, body) = self.map_body(&exp, Inside::Group);
+                let (space, body) = self.map_body(stmts, &exp, Inside::Group);
                 SegOp {
                     level: SegLevel::Group,
                     pinned: true,
@@ -242,7 +242,7 @@ impl Flattener<'_> {
                 }
             }
             (_, Some(_)) => {
-                let (space, body) = self.map_body(&exp, Inside::Sequential);
+                let (space, body) = self.map_body(stmts, &exp, Inside::Sequential);
                 SegOp {
                     level: SegLevel::Grid,
                     pinned: true,
@@ -253,7 +253,7 @@ impl Flattener<'_> {
                 }
             }
             (_, None) if !self.has_inner_parallelism(&exp) => {
-                let (space, body) = self.map_body(&exp, Inside::Sequential);
+                let (space, body) = self.map_body(stmts, &exp, Inside::Sequential);
                 SegOp {
                     level: SegLevel::Grid,
                     pinned: false,
@@ -293,10 +293,15 @@ impl Flattener<'_> {
 
     /// The space `[i < n]` of a map or generate and its body: the lambda's parameters
     /// bound to the arrays' elements at `i` (or to `i`), then the lambda's code.
-    fn map_body(&mut self, exp: &weft_core::Exp, inside: Inside) -> (Vec<(VarId, Atom)>, BlockId) {
+    fn map_body(
+        &mut self,
+        outer: &mut Vec<Stmt>,
+        exp: &weft_core::Exp,
+        inside: Inside,
+    ) -> (Vec<(VarId, Atom)>, BlockId) {
         let (lambda, arrays, size) = match exp {
             weft_core::Exp::Map { lambda, arrays, .. } => {
-                let size = self.outer_size_atom(arrays[0]);
+                let size = self.outer_size_atom(outer, arrays[0]);
                 (lambda, arrays.clone(), size)
             }
             weft_core::Exp::Generate { lambda, size, .. } => (lambda, Vec::new(), self.atom(*size)),
@@ -319,26 +324,29 @@ impl Flattener<'_> {
         (vec![(index, size)], self.block(stmts, results))
     }
 
-    /// The outer size of an array operand as an atom (`dim 0` when it is not a
-    /// variable or constant).
-    fn outer_size_atom(&mut self, array: Atom) -> Atom {
-        let Atom::Var(v) = array else { return Atom::Const(Scalar::I64(0)) };
-        let size = self.core.vars[v].ty.outer_size().map(|s| self.size(s));
-        match size.as_ref().and_then(|s| s.as_var().copied()) {
-            Some(var) => Atom::Var(var),
-            None => match size.as_ref().and_then(|s| s.as_constant()) {
-                Some(n) => Atom::Const(Scalar::I64(n)),
-                None => {
-                    // Computed once, before the SegOp, by the caller's block: a
-                    // `dim` read is a view of the array, never a failure.
-                    Atom::Var(v)
-                }
-            },
+    /// The outer size of an array operand as an atom; a size that is neither a variable
+    /// nor a constant is computed by a statement added to `stmts` (it was checked when
+    /// the array was made, so computing it again cannot fail).
+    fn outer_size_atom(&mut self, stmts: &mut Vec<Stmt>, array: Atom) -> Atom {
+        let size = match array {
+            Atom::Var(v) => self.core.vars[v].ty.outer_size().map(|s| self.size(s)),
+            Atom::Const(_) => None,
         }
+        .unwrap_or_else(CoreSize::zero);
+        if let Some(&var) = size.as_var() {
+            return Atom::Var(var);
+        }
+        if let Some(n) = size.as_constant() {
+            return Atom::Const(Scalar::I64(n));
+        }
+        let var = self.new_var("", Type::Scalar(ScalarTy::I64));
+        self.push(stmts, vec![var], Exp::Basic(weft_core::Exp::Size(size)), None);
+        Atom::Var(var)
     }
 
     fn seg_reduction(
         &mut self,
+        outer: &mut Vec<Stmt>,
         reduce: bool,
         lambda: &weft_core::Lambda,
         neutral: Atom,
@@ -346,7 +354,7 @@ impl Flattener<'_> {
         pinned: bool,
         origins: Vec<Origin>,
     ) -> SegOp {
-        let size = self.outer_size_atom(array);
+        let size = self.outer_size_atom(outer, array);
         let index = self.new_var("i", Type::Scalar(ScalarTy::I64));
         let array = self.atom(array);
         let elem_ty = match array {
@@ -416,7 +424,7 @@ impl Flattener<'_> {
                 self.loop_exp(exp, &mut |this, b| this.body_block(b, inside))
             }
             weft_core::Exp::Map { .. } | weft_core::Exp::Generate { .. } if threads => {
-                let (space, body) = self.map_body(exp, Inside::Sequential);
+                let (space, body) = self.map_body(stmts, exp, Inside::Sequential);
                 Exp::Seg(SegOp {
                     level: SegLevel::Thread,
                     pinned: level.is_some(),
@@ -432,6 +440,7 @@ impl Flattener<'_> {
             {
                 let reduce = matches!(exp, weft_core::Exp::Reduce { .. });
                 let mut seg = self.seg_reduction(
+                    stmts,
                     reduce,
                     lambda,
                     *neutral,
@@ -487,7 +496,7 @@ impl Flattener<'_> {
     ) {
         let origin = origins.first().cloned();
         let outer = match exp {
-            weft_core::Exp::Map { arrays, .. } => self.outer_size_atom(arrays[0]),
+            weft_core::Exp::Map { arrays, .. } => self.outer_size_atom(stmts, arrays[0]),
             weft_core::Exp::Generate { size, .. } => self.atom(*size),
             _ => unreachable!("versions are made for maps and generates"),
         };
@@ -503,7 +512,7 @@ impl Flattener<'_> {
         let result_ty = self.ty(&self.core.vars[stmt.var].ty);
 
         // 1. Outer parallelism only.
-        let (space, body) = self.map_body(exp, Inside::Sequential);
+        let (space, body) = self.map_body(stmts, exp, Inside::Sequential);
         let outer_only = SegOp {
             level: SegLevel::Grid,
             pinned: false,
@@ -527,7 +536,7 @@ impl Flattener<'_> {
         // 2. One work-group per outer iteration, when the combinators are directly in
         // the body (thread SegOps need uniform control flow).
         let inner_block = if self.inner_combinators_are_direct(exp) {
-            let (space, body) = self.map_body(exp, Inside::Group);
+            let (space, body) = self.map_body(stmts, exp, Inside::Group);
             let group = SegOp {
                 level: SegLevel::Group,
                 pinned: false,
@@ -588,7 +597,7 @@ impl Flattener<'_> {
     ) -> Atom {
         let (lambda, arrays, size) = match exp {
             weft_core::Exp::Map { lambda, arrays, .. } => {
-                let size = self.outer_size_atom(arrays[0]);
+                let size = self.outer_size_atom(stmts, arrays[0]);
                 (lambda.clone(), arrays.clone(), size)
             }
             weft_core::Exp::Generate { lambda, size, .. } => {
@@ -607,7 +616,7 @@ impl Flattener<'_> {
             for (&param, &array) in lambda.params.iter().zip(&arrays) {
                 per_point.push(PerPoint {
                     core: param,
-                    source: Source::Array { array: self.atom(array), rank: depth + 1 },
+                    source: Source::Array { array: self.atom(array), dims: vec![depth] },
                 });
             }
         }
@@ -642,8 +651,8 @@ impl Flattener<'_> {
         origin: Option<&Origin>,
     ) -> Atom {
         if let Atom::Var(v) = result {
-            if let Some(PerPoint { source: Source::Array { array, rank }, .. }) = expanded.get(v) {
-                if rank == space.len() {
+            if let Some(PerPoint { source: Source::Array { array, dims }, .. }) = expanded.get(v) {
+                if dims.iter().copied().eq(0..space.len()) {
                     return array;
                 }
             }
@@ -685,16 +694,8 @@ impl Flattener<'_> {
         match expanded.get(v) {
             Some(PerPoint { source: Source::Index(dim), .. }) => Atom::Var(point[dim].0),
             Some(PerPoint { source, core }) => {
-                let (array, items) = match source {
-                    Source::Array { array, rank } => (
-                        array,
-                        point[..rank].iter().map(|(i, _)| IndexItem::Fix(Atom::Var(*i))).collect(),
-                    ),
-                    Source::Inner { array, dim } => {
-                        (array, vec![IndexItem::Fix(Atom::Var(point[dim].0))])
-                    }
-                    Source::Index(_) => unreachable!("matched above"),
-                };
+                let Source::Array { array, dims } = source else { unreachable!("matched above") };
+                let items = dims.iter().map(|&d| IndexItem::Fix(Atom::Var(point[d].0))).collect();
                 let ty = self.ty(&self.core.vars[core].ty);
                 let var = self.new_var(self.core.vars[core].name.as_str(), ty);
                 self.push(
@@ -740,14 +741,14 @@ impl Flattener<'_> {
                 let value = self.distribute_inner(stmts, exp, space, expanded, origin.as_ref());
                 expanded.values.push(PerPoint {
                     core: stmt.var,
-                    source: Source::Array { array: value, rank: space.len() },
+                    source: Source::Array { array: value, dims: (0..space.len()).collect() },
                 });
             }
             weft_core::Exp::Generate { level: None, size, .. } if regular(self, *size) => {
                 let value = self.distribute_inner(stmts, exp, space, expanded, origin.as_ref());
                 expanded.values.push(PerPoint {
                     core: stmt.var,
-                    source: Source::Array { array: value, rank: space.len() },
+                    source: Source::Array { array: value, dims: (0..space.len()).collect() },
                 });
             }
             // An inner reduction or scan of a regular array: segmented.
@@ -756,7 +757,7 @@ impl Flattener<'_> {
                 if self.array_is_regular(*array, expanded) && regular(self, *neutral) =>
             {
                 let reduce = matches!(exp, weft_core::Exp::Reduce { .. });
-                let inner_size = self.outer_size_atom(*array);
+                let inner_size = self.outer_size_atom(stmts, *array);
                 let mut seg_space_sizes = space.to_vec();
                 seg_space_sizes.push(Space { size: inner_size });
                 let (seg_space, mut body) = self.space_vars(&seg_space_sizes);
@@ -794,7 +795,10 @@ impl Flattener<'_> {
                 self.push(stmts, vec![var], Exp::Seg(seg), origin.as_ref());
                 expanded.values.push(PerPoint {
                     core: stmt.var,
-                    source: Source::Array { array: Atom::Var(var), rank: space.len() },
+                    source: Source::Array {
+                        array: Atom::Var(var),
+                        dims: (0..space.len()).collect(),
+                    },
                 });
             }
             // Anything else: computed sequentially at every point of the space.
@@ -832,7 +836,10 @@ impl Flattener<'_> {
                 self.push(stmts, vec![var], Exp::Seg(seg), origin.as_ref());
                 expanded.values.push(PerPoint {
                     core: stmt.var,
-                    source: Source::Array { array: Atom::Var(var), rank: space.len() },
+                    source: Source::Array {
+                        array: Atom::Var(var),
+                        dims: (0..space.len()).collect(),
+                    },
                 });
             }
         }
@@ -862,19 +869,22 @@ impl Flattener<'_> {
             return self.distribute_body(stmts, lambda, &space, inner, exp, origin);
         };
         let mut inner_space = space.to_vec();
-        inner_space.push(Space { size: self.outer_size_atom(arrays[0]) });
+        inner_space.push(Space { size: self.outer_size_atom(stmts, arrays[0]) });
         let mut inner = ExpandedScope { values: expanded.values.clone() };
         for (&param, &array) in lambda.params.iter().zip(arrays) {
+            let depth = space.len();
             let source = match array {
                 Atom::Var(v) => match expanded.get(v) {
-                    Some(PerPoint { source: Source::Array { array, rank }, .. })
-                        if rank == space.len() =>
-                    {
-                        Source::Array { array, rank: rank + 1 }
+                    Some(PerPoint { source: Source::Array { array, mut dims }, .. }) => {
+                        dims.push(depth);
+                        Source::Array { array, dims }
                     }
-                    _ => Source::Inner { array: self.atom(Atom::Var(v)), dim: space.len() },
+                    Some(PerPoint { source: Source::Index(_), .. }) => {
+                        unreachable!("an index is a scalar, never a map's array")
+                    }
+                    None => Source::Array { array: self.atom(Atom::Var(v)), dims: vec![depth] },
                 },
-                Atom::Const(_) => Source::Inner { array, dim: space.len() },
+                Atom::Const(_) => Source::Array { array, dims: vec![depth] },
             };
             inner.values.push(PerPoint { core: param, source });
         }
@@ -941,17 +951,15 @@ fn atom_size(a: Atom) -> CoreSize {
 }
 
 /// Where a core variable's value at a point of the space comes from.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 enum Source {
     /// The point's index in dimension `dim`.
     Index(usize),
-    /// `array[i_0, ..., i_{rank-1}]`.
-    Array { array: Atom, rank: usize },
-    /// `array[i_dim]` (an invariant array traversed by an inner map).
-    Inner { array: Atom, dim: usize },
+    /// `array[i_d0, i_d1, ...]` for the listed dimensions of the space.
+    Array { array: Atom, dims: Vec<usize> },
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct PerPoint {
     core: VarId,
     source: Source,
@@ -965,7 +973,7 @@ struct ExpandedScope {
 
 impl ExpandedScope {
     fn get(&self, v: VarId) -> Option<PerPoint> {
-        self.values.iter().rev().find(|p| p.core == v).copied()
+        self.values.iter().rev().find(|p| p.core == v).cloned()
     }
 }
 
