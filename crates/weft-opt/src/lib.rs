@@ -16,6 +16,7 @@ pub mod passes;
 mod pretty;
 #[cfg(test)]
 mod tests;
+mod to_core;
 mod validate;
 
 pub use crate::ir::{
@@ -26,6 +27,7 @@ pub use crate::passes::flatten::{DEFAULT_SUFF_INTRA_PAR, DEFAULT_SUFF_OUTER_PAR,
 pub use crate::passes::inline::inline_parallel_calls;
 pub use crate::passes::simplify::simplify;
 pub use crate::pretty::pretty_gpu;
+pub use crate::to_core::to_core;
 pub use crate::validate::{GpuInvariantError, validate_gpu};
 
 /// The core IR the GPU IR is made from: simplified, calls to functions with

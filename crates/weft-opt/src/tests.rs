@@ -395,3 +395,58 @@ fn every_program_flattens_to_a_valid_gpu_ir() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(count > 50, "only {count} programs");
 }
+
+/// Which version each threshold selects in [`every_version_keeps_every_answer`].
+#[derive(Debug, Clone, Copy)]
+enum Choice {
+    /// Every threshold 0: outer parallelism only.
+    OuterOnly,
+    /// `suff_outer_par` never met, `suff_intra_par` always: a work-group per iteration.
+    Intra,
+    /// No threshold met: fully flattened.
+    Flat,
+}
+
+#[test]
+fn every_version_keeps_every_answer() {
+    let mut failures = Vec::new();
+    let mut compared = 0;
+    for example in every_program() {
+        let gpu = crate::pipeline(&example.program);
+        for choice in [Choice::OuterOnly, Choice::Intra, Choice::Flat] {
+            let value = |t: crate::ThresholdId| match (choice, gpu.thresholds[t].kind) {
+                (Choice::OuterOnly, _) | (Choice::Intra, crate::ThresholdKind::SuffIntraPar) => 0,
+                _ => i64::MAX,
+            };
+            let core = crate::to_core(&gpu, &value);
+            let errors = weft_core::validate(&core);
+            if !errors.is_empty() {
+                failures.push(format!("{} ({choice:?}): invalid core: {errors:?}", example.name));
+                continue;
+            }
+            for (entry, cases) in &example.cases {
+                for inputs in cases {
+                    let before = weft_core::run_entry(&example.program, *entry, inputs.clone());
+                    let after = weft_core::run_entry(&core, *entry, inputs.clone());
+                    let same = match (&before, &after) {
+                        (Ok(a), Ok(b)) => format!("{a:?}") == format!("{b:?}"),
+                        (Err(_), Err(_)) => true,
+                        _ => false,
+                    };
+                    if !same {
+                        failures.push(format!(
+                            "{} `{}` ({choice:?}): {:.200} became {:.200}",
+                            example.name,
+                            example.program.functions[*entry].name,
+                            format!("{before:?}"),
+                            format!("{after:?}")
+                        ));
+                    }
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(compared > 750, "only {compared} cases compared");
+}

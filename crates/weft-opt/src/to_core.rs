@@ -1,0 +1,300 @@
+//! The GPU IR as core IR: every SegOp written back as nested combinators over its
+//! space, every version as an `if` on its threshold. The reference interpreter then
+//! gives the GPU IR a meaning, so the tests can check every version of every pass's
+//! output against the source program on the examples' test cases.
+//!
+//! - `segmap (i_0 < n_0, ..., i_k < n_k) body` is
+//!   `generate n_0 (\i_0 -> ... generate n_k (\i_k -> body))`;
+//! - `segred` and `segscan` are the same nest over the outer dimensions around a
+//!   `reduce`/`scan` of a `generate` over the innermost one;
+//! - `version s >= threshold t then a else b` is `if s >= value(t) then a else b`,
+//!   the threshold's value given by the caller;
+//! - sequential combinators are the core combinators at level `@seq`.
+
+use la_arena::Arena;
+use weft_core::{Atom, BinOp, CoreSize, Type, Var, VarId, VarKind};
+use weft_hir::{Level, ScalarTy};
+use weft_values::Scalar;
+
+use crate::ir::{
+    BlockId, Exp, GpuFunction, GpuProgram, Lambda, LoopForm, SegKind, SegOp, SeqSoac, ThresholdId,
+};
+
+/// The core program that means what `program` means, each threshold taking the value
+/// `threshold_value` gives it.
+pub fn to_core(
+    program: &GpuProgram,
+    threshold_value: &dyn Fn(ThresholdId) -> i64,
+) -> weft_core::Program {
+    let mut functions: Arena<weft_core::Function> = Arena::default();
+    for (id, f) in program.functions.iter() {
+        let mut writer = Writer {
+            gpu: f,
+            threshold_value,
+            out: weft_core::Function {
+                name: f.name.clone(),
+                def: f.def.clone(),
+                is_entry: f.is_entry,
+                size_params: f.size_params.clone(),
+                params: f.params.clone(),
+                ret: f.ret.clone(),
+                body: weft_core::BlockId::from_raw(0u32.into()),
+                vars: f.vars.clone(),
+                exps: Arena::default(),
+                blocks: Arena::default(),
+                origins: Default::default(),
+            },
+        };
+        let body = writer.block(f.body);
+        writer.out.body = body;
+        let new = functions.alloc(writer.out);
+        debug_assert_eq!(new, id, "functions keep their ids");
+    }
+    weft_core::Program { functions, entries: program.entries.clone() }
+}
+
+struct Writer<'a> {
+    gpu: &'a GpuFunction,
+    threshold_value: &'a dyn Fn(ThresholdId) -> i64,
+    out: weft_core::Function,
+}
+
+impl Writer<'_> {
+    fn new_var(&mut self, ty: Type) -> VarId {
+        self.out.vars.alloc(Var { name: weft_hir::Name::new(""), ty, kind: VarKind::Bound })
+    }
+
+    fn push(&mut self, stmts: &mut Vec<weft_core::Stmt>, var: VarId, exp: weft_core::Exp) {
+        let exp = self.out.exps.alloc(exp);
+        stmts.push(weft_core::Stmt { var, exp });
+    }
+
+    fn ty_of(&self, atom: Atom) -> Type {
+        match atom {
+            Atom::Var(v) => self.out.vars[v].ty.clone(),
+            Atom::Const(s) => Type::Scalar(scalar_ty(s)),
+        }
+    }
+
+    /// A block whose several results become one tuple.
+    fn block(&mut self, block: BlockId) -> weft_core::BlockId {
+        let mut stmts = Vec::new();
+        for stmt in &self.gpu.blocks[block].stmts {
+            self.stmt(&mut stmts, stmt);
+        }
+        let results = self.gpu.blocks[block].results.clone();
+        let result = self.one_value(&mut stmts, &results);
+        self.out.blocks.alloc(weft_core::Block { stmts, result: Some(result) })
+    }
+
+    fn one_value(&mut self, stmts: &mut Vec<weft_core::Stmt>, results: &[Atom]) -> Atom {
+        match results {
+            [one] => *one,
+            many => {
+                let ty = Type::Tuple(many.iter().map(|&a| self.ty_of(a)).collect());
+                let var = self.new_var(ty);
+                self.push(stmts, var, weft_core::Exp::Tuple(many.to_vec()));
+                Atom::Var(var)
+            }
+        }
+    }
+
+    fn lambda(&mut self, lambda: &Lambda) -> weft_core::Lambda {
+        let body = self.block(lambda.body);
+        let ret = self.out.blocks[body].result.map_or(Type::Tuple(Vec::new()), |a| self.ty_of(a));
+        weft_core::Lambda { params: lambda.params.clone(), body, ret }
+    }
+
+    fn stmt(&mut self, stmts: &mut Vec<weft_core::Stmt>, stmt: &crate::ir::Stmt) {
+        let exp = match &self.gpu.exps[stmt.exp] {
+            Exp::Basic(exp) => exp.clone(),
+            Exp::If { cond, then_branch, else_branch } => weft_core::Exp::If {
+                cond: *cond,
+                then_branch: self.block(*then_branch),
+                else_branch: self.block(*else_branch),
+            },
+            Exp::Version { size, threshold, then_branch, else_branch } => {
+                let size_var = self.new_var(Type::Scalar(ScalarTy::I64));
+                self.push(stmts, size_var, weft_core::Exp::Size(size.clone()));
+                let cond = self.new_var(Type::Scalar(ScalarTy::Bool));
+                let value = (self.threshold_value)(*threshold);
+                self.push(
+                    stmts,
+                    cond,
+                    weft_core::Exp::BinOp {
+                        op: BinOp::Ge,
+                        ty: ScalarTy::I64,
+                        lhs: Atom::Var(size_var),
+                        rhs: Atom::Const(Scalar::I64(value)),
+                    },
+                );
+                weft_core::Exp::If {
+                    cond: Atom::Var(cond),
+                    then_branch: self.block(*then_branch),
+                    else_branch: self.block(*else_branch),
+                }
+            }
+            Exp::Loop { param, init, form, body } => {
+                let form = match form {
+                    LoopForm::For { index, bound } => {
+                        weft_core::LoopForm::For { index: *index, bound: *bound }
+                    }
+                    LoopForm::While { cond } => {
+                        weft_core::LoopForm::While { cond: self.block(*cond) }
+                    }
+                };
+                weft_core::Exp::Loop { param: *param, init: *init, form, body: self.block(*body) }
+            }
+            Exp::Seq(soac) => {
+                let level = Some(Level::Seq);
+                match soac {
+                    SeqSoac::Map { lambda, arrays } => weft_core::Exp::Map {
+                        level,
+                        lambda: self.lambda(lambda),
+                        arrays: arrays.clone(),
+                    },
+                    SeqSoac::Generate { size, lambda } => {
+                        weft_core::Exp::Generate { level, size: *size, lambda: self.lambda(lambda) }
+                    }
+                    SeqSoac::Reduce { lambda, neutral, array } => weft_core::Exp::Reduce {
+                        level,
+                        lambda: self.lambda(lambda),
+                        neutral: *neutral,
+                        array: *array,
+                    },
+                    SeqSoac::Scan { lambda, neutral, array } => weft_core::Exp::Scan {
+                        level,
+                        lambda: self.lambda(lambda),
+                        neutral: *neutral,
+                        array: *array,
+                    },
+                }
+            }
+            Exp::Seg(seg) => {
+                let value = self.seg(stmts, seg);
+                self.bind_results(stmts, &stmt.vars, value);
+                return;
+            }
+        };
+        let [var] = stmt.vars.as_slice() else {
+            unreachable!("the validator allows several variables only for SegOps")
+        };
+        self.push(stmts, *var, exp);
+    }
+
+    /// Binds a SegOp's results: one variable takes the value; several take the
+    /// components of a tuple (of arrays, as the core IR stores an array of tuples).
+    fn bind_results(&mut self, stmts: &mut Vec<weft_core::Stmt>, vars: &[VarId], value: Atom) {
+        match vars {
+            [one] => self.push(stmts, *one, weft_core::Exp::Atom(value)),
+            many => {
+                let tuple = match self.ty_of(value) {
+                    Type::Tuple(_) => value,
+                    ty => {
+                        let parts = match &ty {
+                            Type::Array { .. } => {
+                                many.iter().map(|&v| self.out.vars[v].ty.clone()).collect()
+                            }
+                            _ => Vec::new(),
+                        };
+                        let var = self.new_var(Type::Tuple(parts));
+                        self.push(stmts, var, weft_core::Exp::Unzip(value));
+                        Atom::Var(var)
+                    }
+                };
+                for (index, &var) in many.iter().enumerate() {
+                    self.push(stmts, var, weft_core::Exp::Proj { tuple, index: index as u32 });
+                }
+            }
+        }
+    }
+
+    /// The nest of combinators computing a SegOp; returns its value.
+    fn seg(&mut self, stmts: &mut Vec<weft_core::Stmt>, seg: &SegOp) -> Atom {
+        let reducing = match &seg.kind {
+            SegKind::Map => None,
+            SegKind::Red(ops) => Some((true, ops)),
+            SegKind::Scan(ops) => Some((false, ops)),
+            SegKind::Hist { .. } => unreachable!("SegHist is not made by flattening yet"),
+        };
+        let dims = seg.space.len();
+        // Combinators over the outer dimensions wrap the innermost one.
+        self.nest(stmts, seg, 0, dims, reducing)
+    }
+
+    fn nest(
+        &mut self,
+        stmts: &mut Vec<weft_core::Stmt>,
+        seg: &SegOp,
+        dim: usize,
+        dims: usize,
+        reducing: Option<(bool, &Vec<crate::ir::SegBinOp>)>,
+    ) -> Atom {
+        let (index, bound) = seg.space[dim];
+        let innermost = dim + 1 == dims;
+        let mut body_stmts = Vec::new();
+        let result = if innermost {
+            for stmt in &self.gpu.blocks[seg.body].stmts {
+                self.stmt(&mut body_stmts, stmt);
+            }
+            let results = self.gpu.blocks[seg.body].results.clone();
+            self.one_value(&mut body_stmts, &results)
+        } else {
+            self.nest(&mut body_stmts, seg, dim + 1, dims, reducing)
+        };
+        let ret = self.ty_of(result);
+        let body =
+            self.out.blocks.alloc(weft_core::Block { stmts: body_stmts, result: Some(result) });
+        let lambda = weft_core::Lambda { params: vec![index], body, ret: ret.clone() };
+        let size = match bound {
+            Atom::Var(v) => CoreSize::var(v),
+            Atom::Const(Scalar::I64(n)) => CoreSize::constant(n),
+            Atom::Const(_) => CoreSize::zero(),
+        };
+        let generated_ty = Type::array(size, ret.clone());
+        let generated = self.new_var(generated_ty.clone());
+        self.push(stmts, generated, weft_core::Exp::Generate { level: None, size: bound, lambda });
+        let Some((reduce, ops)) = reducing.filter(|_| innermost) else {
+            return Atom::Var(generated);
+        };
+        let op = &ops[0];
+        let op_lambda = self.lambda(&op.lambda);
+        let neutral = self.one_value(stmts, &op.neutral);
+        let (exp, ty) = if reduce {
+            (
+                weft_core::Exp::Reduce {
+                    level: None,
+                    lambda: op_lambda,
+                    neutral,
+                    array: Atom::Var(generated),
+                },
+                ret,
+            )
+        } else {
+            (
+                weft_core::Exp::Scan {
+                    level: None,
+                    lambda: op_lambda,
+                    neutral,
+                    array: Atom::Var(generated),
+                },
+                generated_ty,
+            )
+        };
+        let var = self.new_var(ty);
+        self.push(stmts, var, exp);
+        Atom::Var(var)
+    }
+}
+
+fn scalar_ty(s: Scalar) -> ScalarTy {
+    match s {
+        Scalar::I32(_) => ScalarTy::I32,
+        Scalar::I64(_) => ScalarTy::I64,
+        Scalar::U32(_) => ScalarTy::U32,
+        Scalar::U64(_) => ScalarTy::U64,
+        Scalar::F32(_) => ScalarTy::F32,
+        Scalar::F64(_) => ScalarTy::F64,
+        Scalar::Bool(_) => ScalarTy::Bool,
+    }
+}
