@@ -226,3 +226,77 @@ impl SegBinOp {
         self.neutral.len()
     }
 }
+
+impl Exp {
+    /// This expression's own operands (not those of nested blocks): a version's size
+    /// variables, a SegOp's bounds and neutral elements included.
+    pub fn operands(&self) -> Vec<Atom> {
+        let seg_ops = |kind: &SegKind| -> Vec<Atom> {
+            match kind {
+                SegKind::Map => Vec::new(),
+                SegKind::Red(ops) | SegKind::Scan(ops) => {
+                    ops.iter().flat_map(|op| op.neutral.iter().copied()).collect()
+                }
+                SegKind::Hist { dest_size, op } => {
+                    std::iter::once(*dest_size).chain(op.neutral.iter().copied()).collect()
+                }
+            }
+        };
+        match self {
+            Exp::Basic(exp) => {
+                let mut out = exp.operands();
+                if let weft_core::Exp::Size(size) = exp {
+                    out.extend(size.vars().into_iter().map(Atom::Var));
+                }
+                out
+            }
+            Exp::If { cond, .. } => vec![*cond],
+            Exp::Version { size, .. } => size.vars().into_iter().map(Atom::Var).collect(),
+            Exp::Loop { init, form, .. } => match form {
+                LoopForm::For { bound, .. } => vec![*init, *bound],
+                LoopForm::While { .. } => vec![*init],
+            },
+            Exp::Seq(soac) => match soac {
+                SeqSoac::Map { arrays, .. } => arrays.clone(),
+                SeqSoac::Generate { size, .. } => vec![*size],
+                SeqSoac::Reduce { neutral, array, .. } | SeqSoac::Scan { neutral, array, .. } => {
+                    vec![*neutral, *array]
+                }
+            },
+            Exp::Seg(seg) => {
+                let mut out: Vec<Atom> = seg.space.iter().map(|&(_, bound)| bound).collect();
+                out.extend(seg_ops(&seg.kind));
+                out
+            }
+        }
+    }
+
+    /// The blocks nested in this expression: branches, loop blocks, lambda bodies
+    /// (operators included) and SegOp bodies.
+    pub fn nested_blocks(&self) -> Vec<BlockId> {
+        match self {
+            Exp::Basic(_) => Vec::new(),
+            Exp::If { then_branch, else_branch, .. }
+            | Exp::Version { then_branch, else_branch, .. } => vec![*then_branch, *else_branch],
+            Exp::Loop { form: LoopForm::While { cond }, body, .. } => vec![*cond, *body],
+            Exp::Loop { body, .. } => vec![*body],
+            Exp::Seq(soac) => match soac {
+                SeqSoac::Map { lambda, .. }
+                | SeqSoac::Generate { lambda, .. }
+                | SeqSoac::Reduce { lambda, .. }
+                | SeqSoac::Scan { lambda, .. } => vec![lambda.body],
+            },
+            Exp::Seg(seg) => {
+                let mut out: Vec<BlockId> = match &seg.kind {
+                    SegKind::Map => Vec::new(),
+                    SegKind::Red(ops) | SegKind::Scan(ops) => {
+                        ops.iter().map(|op| op.lambda.body).collect()
+                    }
+                    SegKind::Hist { op, .. } => vec![op.lambda.body],
+                };
+                out.push(seg.body);
+                out
+            }
+        }
+    }
+}

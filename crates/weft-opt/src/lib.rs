@@ -24,6 +24,7 @@ pub use crate::ir::{
     SegLevel, SegOp, SeqSoac, Stmt, Threshold, ThresholdId, ThresholdKind,
 };
 pub use crate::passes::flatten::{DEFAULT_SUFF_INTRA_PAR, DEFAULT_SUFF_OUTER_PAR, flatten};
+pub use crate::passes::fuse::fuse;
 pub use crate::passes::inline::inline_parallel_calls;
 pub use crate::passes::simplify::simplify;
 pub use crate::pretty::pretty_gpu;
@@ -36,7 +37,7 @@ pub fn optimise_core(program: &weft_core::Program) -> weft_core::Program {
     simplify(&inline_parallel_calls(&simplify(program)))
 }
 
-/// The whole middle end: [`optimise_core`], then [`flatten`].
+/// The whole middle end: [`optimise_core`], then [`flatten`], then [`fuse`].
 pub fn pipeline(program: &weft_core::Program) -> GpuProgram {
-    flatten(&optimise_core(program))
+    fuse(&flatten(&optimise_core(program)))
 }

@@ -1,7 +1,9 @@
 //! The middle end's passes: on the core IR (simplification, inlining) and from the
 //! core IR to the GPU IR (flattening), then on the GPU IR (fusion).
 
+pub(crate) mod copy;
 pub(crate) mod facts;
 pub mod flatten;
+pub mod fuse;
 pub mod inline;
 pub mod simplify;

@@ -291,35 +291,30 @@ fn row_softmax_gets_three_versions() {
                             let t_54: f32 = f32.max x_52 y_53
                             in t_54
                         body ->
-                          let xs_55: [m_1]f32 = xss_2[i_50]
-                          let x_56: f32 = xs_55[i_51]
-                          in x_56
-                      let t_57: [n_0][m_1]f32 = segmap@grid (i_58 < n_0, i_59 < m_1) [chosen]
+                          let x_55: f32 = xss_2[i_50, i_51]
+                          in x_55
+                      let t_56: [n_0][m_1]f32 = segmap@grid (i_57 < n_0, i_58 < m_1) [chosen]
                         body ->
-                          let mx_60: f32 = mx_49[i_58]
-                          let x_61: f32 = xss_2[i_58, i_59]
-                          let t_62: f32 = sub.f32 x_61 mx_60
-                          in t_62
-                      let t_63: [n_0][m_1]f32 = segmap@grid (i_64 < n_0, i_65 < m_1) [chosen]
+                          let mx_59: f32 = mx_49[i_57]
+                          let x_60: f32 = xss_2[i_57, i_58]
+                          let t_61: f32 = sub.f32 x_60 mx_59
+                          let t_62: f32 = t_61
+                          let t_63: f32 = f32.exp t_62
+                          in t_63
+                      let s_64: [n_0]f32 = segred@grid (i_65 < n_0, i_66 < m_1) [chosen]
+                        op (commutative) 0.0f32 \(x_67: f32) (y_68: f32) ->
+                            let t_69: f32 = add.f32 x_67 y_68
+                            in t_69
                         body ->
-                          let t_66: f32 = t_57[i_64, i_65]
-                          let t_67: f32 = f32.exp t_66
-                          in t_67
-                      let s_68: [n_0]f32 = segred@grid (i_69 < n_0, i_70 < m_1) [chosen]
-                        op (commutative) 0.0f32 \(x_71: f32) (y_72: f32) ->
-                            let t_73: f32 = add.f32 x_71 y_72
-                            in t_73
+                          let x_70: f32 = t_56[i_65, i_66]
+                          in x_70
+                      let t_71: [n_0][m_1]f32 = segmap@grid (i_72 < n_0, i_73 < m_1) [chosen]
                         body ->
-                          let es_74: [m_1]f32 = t_63[i_69]
-                          let x_75: f32 = es_74[i_70]
-                          in x_75
-                      let t_76: [n_0][m_1]f32 = segmap@grid (i_77 < n_0, i_78 < m_1) [chosen]
-                        body ->
-                          let s_79: f32 = s_68[i_77]
-                          let e_80: f32 = t_63[i_77, i_78]
-                          let t_81: f32 = div.f32 e_80 s_79
-                          in t_81
-                      in t_76
+                          let s_74: f32 = s_64[i_72]
+                          let e_75: f32 = t_56[i_72, i_73]
+                          let t_76: f32 = div.f32 e_75 s_74
+                          in t_76
+                      in t_71
                   in versions_24
               in t_5
         "#]],
@@ -364,9 +359,8 @@ fn row_sums_are_a_segmented_reduction() {
                             let t_26: f32 = add.f32 x_24 y_25
                             in t_26
                         body ->
-                          let row_27: [m_1]f32 = a_2[i_22]
-                          let x_28: f32 = row_27[i_23]
-                          in x_28
+                          let x_27: f32 = a_2[i_22, i_23]
+                          in x_27
                       in t_21
                   in versions_11
               in t_3

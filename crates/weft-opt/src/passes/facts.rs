@@ -6,15 +6,6 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use weft_core::{Atom, BinOp, BlockId, Exp, FnId, Function, LoopForm, Program, VarId, type_vars};
 use weft_hir::ScalarTy;
 
-/// The variables a block reads that it does not bind (operands, sizes in types,
-/// nested code included).
-pub(crate) fn free_vars_of_block(f: &Function, block: BlockId) -> FxHashSet<VarId> {
-    let mut free = FxHashSet::default();
-    let mut bound = FxHashSet::default();
-    block_free(f, block, &mut bound, &mut free);
-    free
-}
-
 /// The variables an expression reads that it does not bind.
 pub(crate) fn free_vars_of_exp(f: &Function, exp: &Exp) -> FxHashSet<VarId> {
     let mut free = FxHashSet::default();

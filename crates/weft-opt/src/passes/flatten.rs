@@ -761,22 +761,30 @@ impl Flattener<'_> {
                 let mut seg_space_sizes = space.to_vec();
                 seg_space_sizes.push(Space { size: inner_size });
                 let (seg_space, mut body) = self.space_vars(&seg_space_sizes);
-                let row = self.read_at_point(&mut body, *array, &seg_space, expanded);
-                let elem_ty = match row {
-                    Atom::Var(v) => {
-                        self.out.vars[v].ty.elem().cloned().unwrap_or(Type::Scalar(ScalarTy::I64))
-                    }
-                    Atom::Const(_) => Type::Scalar(ScalarTy::I64),
-                };
-                let elem = self.new_var("x", elem_ty);
+                // The element at the point: one read of the array the row lives in
+                // (`a[i.., j]`), so fusion sees the producer's element directly.
                 let inner_index = seg_space[space.len()].0;
+                let (source, mut dims) = match expanded.get_array(*array) {
+                    Some((source, dims)) => (source, dims),
+                    None => (self.atom(*array), Vec::new()),
+                };
+                dims.push(space.len());
+                let items =
+                    dims.iter().map(|&d| IndexItem::Fix(Atom::Var(seg_space[d].0))).collect();
+                debug_assert_eq!(seg_space[space.len()].0, inner_index);
+                let elem_ty = self.core.vars[match array {
+                    Atom::Var(v) => *v,
+                    Atom::Const(_) => unreachable!("a regular array is a variable"),
+                }]
+                .ty
+                .elem()
+                .map(|t| self.ty(t))
+                .unwrap_or(Type::Scalar(ScalarTy::I64));
+                let elem = self.new_var("x", elem_ty);
                 self.push(
                     &mut body,
                     vec![elem],
-                    Exp::Basic(weft_core::Exp::Index {
-                        array: row,
-                        items: vec![IndexItem::Fix(Atom::Var(inner_index))],
-                    }),
+                    Exp::Basic(weft_core::Exp::Index { array: source, items }),
                     None,
                 );
                 let body = self.block(body, vec![Atom::Var(elem)]);
@@ -974,6 +982,15 @@ struct ExpandedScope {
 impl ExpandedScope {
     fn get(&self, v: VarId) -> Option<PerPoint> {
         self.values.iter().rev().find(|p| p.core == v).cloned()
+    }
+
+    /// The array and space dimensions an expanded array variable is read from.
+    fn get_array(&self, atom: Atom) -> Option<(Atom, Vec<usize>)> {
+        let Atom::Var(v) = atom else { return None };
+        match self.get(v)?.source {
+            Source::Array { array, dims } => Some((array, dims)),
+            Source::Index(_) => None,
+        }
     }
 }
 
