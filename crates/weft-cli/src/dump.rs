@@ -25,7 +25,9 @@ pub(crate) fn run(args: &DumpArgs) -> anyhow::Result<u8> {
             let optimised = weft_opt::optimise_core(&program);
             match args.ir {
                 Stage::Opt => weft_core::pretty_program(&optimised),
-                _ => weft_opt::pretty_gpu(&weft_opt::flatten(&optimised)),
+                _ => weft_opt::pretty_gpu(&weft_opt::simplify_gpu(&weft_opt::fuse(
+                    &weft_opt::flatten(&optimised),
+                ))),
             }
         }
         Stage::Mem => {

@@ -231,42 +231,49 @@ impl Exp {
     /// This expression's own operands (not those of nested blocks): a version's size
     /// variables, a SegOp's bounds and neutral elements included.
     pub fn operands(&self) -> Vec<Atom> {
-        let seg_ops = |kind: &SegKind| -> Vec<Atom> {
-            match kind {
-                SegKind::Map => Vec::new(),
-                SegKind::Red(ops) | SegKind::Scan(ops) => {
-                    ops.iter().flat_map(|op| op.neutral.iter().copied()).collect()
-                }
-                SegKind::Hist { dest_size, op } => {
-                    std::iter::once(*dest_size).chain(op.neutral.iter().copied()).collect()
-                }
+        let mut copy = self.clone();
+        let mut out = Vec::new();
+        copy.operands_mut(&mut |a| out.push(*a));
+        if let Exp::Version { size, .. } | Exp::Basic(weft_core::Exp::Size(size)) = self {
+            out.extend(size.vars().into_iter().map(Atom::Var));
+        }
+        out
+    }
+
+    /// Visits this expression's own operands mutably (sizes excepted: substitute those
+    /// with [`CoreSize::substitute`]).
+    pub fn operands_mut(&mut self, f: &mut dyn FnMut(&mut Atom)) {
+        let mut ops = |kind: &mut SegKind, f: &mut dyn FnMut(&mut Atom)| match kind {
+            SegKind::Map => {}
+            SegKind::Red(ops) | SegKind::Scan(ops) => {
+                ops.iter_mut().flat_map(|op| op.neutral.iter_mut()).for_each(&mut *f)
+            }
+            SegKind::Hist { dest_size, op } => {
+                f(dest_size);
+                op.neutral.iter_mut().for_each(f);
             }
         };
         match self {
-            Exp::Basic(exp) => {
-                let mut out = exp.operands();
-                if let weft_core::Exp::Size(size) = exp {
-                    out.extend(size.vars().into_iter().map(Atom::Var));
+            Exp::Basic(exp) => exp.operands_mut(f),
+            Exp::If { cond, .. } => f(cond),
+            Exp::Version { .. } => {}
+            Exp::Loop { init, form, .. } => {
+                f(init);
+                if let LoopForm::For { bound, .. } = form {
+                    f(bound);
                 }
-                out
             }
-            Exp::If { cond, .. } => vec![*cond],
-            Exp::Version { size, .. } => size.vars().into_iter().map(Atom::Var).collect(),
-            Exp::Loop { init, form, .. } => match form {
-                LoopForm::For { bound, .. } => vec![*init, *bound],
-                LoopForm::While { .. } => vec![*init],
-            },
             Exp::Seq(soac) => match soac {
-                SeqSoac::Map { arrays, .. } => arrays.clone(),
-                SeqSoac::Generate { size, .. } => vec![*size],
+                SeqSoac::Map { arrays, .. } => arrays.iter_mut().for_each(f),
+                SeqSoac::Generate { size, .. } => f(size),
                 SeqSoac::Reduce { neutral, array, .. } | SeqSoac::Scan { neutral, array, .. } => {
-                    vec![*neutral, *array]
+                    f(neutral);
+                    f(array);
                 }
             },
             Exp::Seg(seg) => {
-                let mut out: Vec<Atom> = seg.space.iter().map(|&(_, bound)| bound).collect();
-                out.extend(seg_ops(&seg.kind));
-                out
+                seg.space.iter_mut().for_each(|(_, bound)| f(bound));
+                ops(&mut seg.kind, f);
             }
         }
     }

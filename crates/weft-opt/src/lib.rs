@@ -27,6 +27,7 @@ pub use crate::passes::flatten::{DEFAULT_SUFF_INTRA_PAR, DEFAULT_SUFF_OUTER_PAR,
 pub use crate::passes::fuse::fuse;
 pub use crate::passes::inline::inline_parallel_calls;
 pub use crate::passes::simplify::simplify;
+pub use crate::passes::simplify_gpu::simplify_gpu;
 pub use crate::pretty::pretty_gpu;
 pub use crate::to_core::to_core;
 pub use crate::validate::{GpuInvariantError, validate_gpu};
@@ -37,7 +38,8 @@ pub fn optimise_core(program: &weft_core::Program) -> weft_core::Program {
     simplify(&inline_parallel_calls(&simplify(program)))
 }
 
-/// The whole middle end: [`optimise_core`], then [`flatten`], then [`fuse`].
+/// The whole middle end: [`optimise_core`], then [`flatten`], [`fuse`] and
+/// [`simplify_gpu`].
 pub fn pipeline(program: &weft_core::Program) -> GpuProgram {
-    fuse(&flatten(&optimise_core(program)))
+    simplify_gpu(&fuse(&flatten(&optimise_core(program))))
 }

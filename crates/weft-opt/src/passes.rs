@@ -7,3 +7,4 @@ pub mod flatten;
 pub mod fuse;
 pub mod inline;
 pub mod simplify;
+pub mod simplify_gpu;

@@ -298,23 +298,22 @@ fn row_softmax_gets_three_versions() {
                           let mx_59: f32 = mx_49[i_57]
                           let x_60: f32 = xss_2[i_57, i_58]
                           let t_61: f32 = sub.f32 x_60 mx_59
-                          let t_62: f32 = t_61
-                          let t_63: f32 = f32.exp t_62
-                          in t_63
-                      let s_64: [n_0]f32 = segred@grid (i_65 < n_0, i_66 < m_1) [chosen]
-                        op (commutative) 0.0f32 \(x_67: f32) (y_68: f32) ->
-                            let t_69: f32 = add.f32 x_67 y_68
-                            in t_69
+                          let t_62: f32 = f32.exp t_61
+                          in t_62
+                      let s_63: [n_0]f32 = segred@grid (i_64 < n_0, i_65 < m_1) [chosen]
+                        op (commutative) 0.0f32 \(x_66: f32) (y_67: f32) ->
+                            let t_68: f32 = add.f32 x_66 y_67
+                            in t_68
                         body ->
-                          let x_70: f32 = t_56[i_65, i_66]
-                          in x_70
-                      let t_71: [n_0][m_1]f32 = segmap@grid (i_72 < n_0, i_73 < m_1) [chosen]
+                          let x_69: f32 = t_56[i_64, i_65]
+                          in x_69
+                      let t_70: [n_0][m_1]f32 = segmap@grid (i_71 < n_0, i_72 < m_1) [chosen]
                         body ->
-                          let s_74: f32 = s_64[i_72]
-                          let e_75: f32 = t_56[i_72, i_73]
-                          let t_76: f32 = div.f32 e_75 s_74
-                          in t_76
-                      in t_71
+                          let s_73: f32 = s_63[i_71]
+                          let e_74: f32 = t_56[i_71, i_72]
+                          let t_75: f32 = div.f32 e_74 s_73
+                          in t_75
+                      in t_70
                   in versions_24
               in t_5
         "#]],
@@ -443,4 +442,123 @@ fn every_version_keeps_every_answer() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(compared > 750, "only {compared} cases compared");
+}
+
+/// The GPU IR of `src` right after flattening, before fusion.
+fn check_flatten(src: &str, expect: Expect) {
+    let program = compile(src);
+    let gpu = crate::flatten(&crate::optimise_core(&program));
+    assert_eq!(crate::validate_gpu(&gpu), Vec::new(), "{}", crate::pretty_gpu(&gpu));
+    expect.assert_eq(&crate::pretty_gpu(&gpu));
+}
+
+/// The number of SegOps in the GPU IR of `src`, after the whole pipeline.
+fn seg_ops(src: &str) -> usize {
+    let gpu = crate::pipeline(&compile(src));
+    assert_eq!(crate::validate_gpu(&gpu), Vec::new());
+    let mut count = 0;
+    for (_, f) in gpu.functions.iter() {
+        let mut blocks = vec![f.body];
+        while let Some(block) = blocks.pop() {
+            for stmt in &f.blocks[block].stmts {
+                let exp = &f.exps[stmt.exp];
+                count += usize::from(matches!(exp, crate::Exp::Seg(_)));
+                blocks.extend(exp.nested_blocks());
+            }
+        }
+    }
+    count
+}
+
+#[test]
+fn a_map_fuses_into_its_reduction() {
+    let src = "entry main (xs: [n]f32) : f32 = reduce (+) 0 (map (\\x -> x * 2) xs)";
+    check_flatten(
+        src,
+        expect![[r#"
+        entry main [n_0] (xs_1: [n_0]f32) : f32 =
+          let t_2: [n_0]f32 = segmap@grid (i_3 < n_0) [chosen]
+            body ->
+              let x_4: f32 = xs_1[i_3]
+              let t_5: f32 = mul.f32 x_4 2.0f32
+              in t_5
+          let t_6: f32 = segred@grid (i_7 < n_0) [chosen]
+            op (commutative) 0.0f32 \(x_8: f32) (y_9: f32) ->
+                let t_10: f32 = add.f32 x_8 y_9
+                in t_10
+            body ->
+              let x_11: f32 = t_2[i_7]
+              in x_11
+          in t_6
+    "#]],
+    );
+    check_gpu(
+        src,
+        expect![[r#"
+        entry main [n_0] (xs_1: [n_0]f32) : f32 =
+          let t_2: f32 = segred@grid (i_3 < n_0) [chosen]
+            op (commutative) 0.0f32 \(x_4: f32) (y_5: f32) ->
+                let t_6: f32 = add.f32 x_4 y_5
+                in t_6
+            body ->
+              let x_7: f32 = xs_1[i_3]
+              let t_8: f32 = mul.f32 x_7 2.0f32
+              in t_8
+          in t_2
+    "#]],
+    );
+    assert_eq!(seg_ops(src), 1);
+}
+
+#[test]
+fn a_map_read_twice_is_not_fused() {
+    // `ys` is read by the reduction and returned: it must be written once.
+    let src = "entry main (xs: [n]f32) : (f32, [n]f32) = let ys = map (\\x -> x * 2) xs in (reduce (+) 0 ys, ys)";
+    assert_eq!(seg_ops(src), 2);
+}
+
+#[test]
+fn a_written_level_is_not_fused() {
+    let src = "entry main (xs: [n]f32) : f32 = reduce (+) 0 (map@grid (\\x -> x * 2) xs)";
+    assert_eq!(seg_ops(src), 2);
+}
+
+#[test]
+fn a_map_read_at_another_point_is_not_fused() {
+    // Each element of `rs` reads `ys` at the reversed index: fusing would not be
+    // element by element.
+    let src = "entry main (xs: [n]f32) : [n]f32 = let ys = map (\\x -> x * 2) xs in map (\\i -> ys[n - 1 - i]) (iota n)";
+    assert_eq!(seg_ops(src), 2);
+}
+
+#[test]
+fn a_call_with_a_combinator_is_inlined() {
+    check_simplify_inline(
+        "def sum (xs: [k]f32) : f32 = reduce (+) 0 xs\nentry main (a: [n][m]f32) : [n]f32 = map (\\row -> sum row) a",
+        expect![[r#"
+            def sum [k_0] (xs_1: [k_0]f32) : f32 =
+              let t_2: f32 = reduce 0.0f32 xs_1 \(x_3: f32) (y_4: f32) : f32 ->
+                  let t_5: f32 = add.f32 x_3 y_4
+                  in t_5
+              in t_2
+
+            entry main [n_0] [m_1] (a_2: [n_0][m_1]f32) : [n_0]f32 =
+              let t_3: [n_0]f32 = map (a_2) \(row_4: [m_1]f32) : f32 ->
+                  let t_5: f32 = reduce 0.0f32 row_4 \(x_6: f32) (y_7: f32) : f32 ->
+                      let t_8: f32 = add.f32 x_6 y_7
+                      in t_8
+                  in t_5
+              in t_3
+        "#]],
+    );
+}
+
+fn check_simplify_inline(src: &str, expect: Expect) {
+    let optimised = crate::optimise_core(&compile(src));
+    assert_eq!(weft_core::validate(&optimised), Vec::new());
+    let main = optimised.entries[0];
+    expect.assert_eq(&weft_core::pretty_program(&weft_core::Program {
+        functions: optimised.functions.clone(),
+        entries: vec![main],
+    }));
 }
