@@ -18,6 +18,7 @@ mod pretty;
 mod tests;
 mod to_core;
 mod validate;
+mod work;
 
 pub use crate::ir::{
     Block, BlockId, Exp, ExpId, GpuFunction, GpuProgram, Lambda, LoopForm, SegBinOp, SegKind,
@@ -31,6 +32,7 @@ pub use crate::passes::simplify_gpu::simplify_gpu;
 pub use crate::pretty::pretty_gpu;
 pub use crate::to_core::to_core;
 pub use crate::validate::{GpuInvariantError, validate_gpu};
+pub use crate::work::static_work;
 
 /// The core IR the GPU IR is made from: simplified, calls to functions with
 /// combinators inlined, simplified again (`weft dump --ir opt`).

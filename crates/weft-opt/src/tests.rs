@@ -562,3 +562,145 @@ fn check_simplify_inline(src: &str, expect: Expect) {
         entries: vec![main],
     }));
 }
+
+/// Inputs for `entry` with every size parameter `scale` (and every `i64` scalar 3),
+/// drawn at random; `None` for a parameter type this does not cover.
+fn scaled_inputs(program: &Program, entry: FnId, scale: i64) -> Option<Vec<Value>> {
+    use weft_core::Type;
+    let f = &program.functions[entry];
+    let mut known: rustc_hash::FxHashMap<weft_core::VarId, i64> =
+        f.size_params.iter().map(|&v| (v, scale)).collect();
+    for &p in &f.params {
+        if f.vars[p].ty == Type::Scalar(weft_hir::ScalarTy::I64) {
+            known.insert(p, 3);
+        }
+    }
+    fn spec(
+        ty: &Type,
+        known: &rustc_hash::FxHashMap<weft_core::VarId, i64>,
+        scale: i64,
+        out: &mut Vec<String>,
+    ) -> Option<()> {
+        match ty {
+            Type::Tuple(elems) => {
+                for e in elems {
+                    spec(e, known, scale, out)?;
+                }
+            }
+            _ => {
+                let mut text = String::new();
+                let mut t = ty;
+                while let Type::Array { size, elem } = t {
+                    let n = size.eval(&mut |v| known.get(v).copied()).ok()?;
+                    text.push_str(&format!("[{n}]"));
+                    t = elem;
+                }
+                let scalar = t.as_scalar()?;
+                text.push_str(scalar.name());
+                match scalar {
+                    weft_hir::ScalarTy::I64 if text.starts_with('[') => {
+                        text.push_str(&format!(" in 0..{scale}"))
+                    }
+                    weft_hir::ScalarTy::I64 => text.push_str(" in 3..4"),
+                    _ => {}
+                }
+                out.push(text);
+            }
+        }
+        Some(())
+    }
+    let mut specs = Vec::new();
+    for &p in &f.params {
+        spec(&f.vars[p].ty, &known, scale, &mut specs)?;
+    }
+    let specs = weft_values::parse_random_specs(&specs.join(" ")).ok()?;
+    Some(weft_values::generate_inputs(&specs, 7))
+}
+
+/// Counts the statements the reference interpreter evaluates, and the elements that
+/// `iota`, `replicate`, `concat` and array literals write (as the static work does,
+/// and the cost semantics of weft-cost).
+struct StatementCounter<'p> {
+    program: &'p Program,
+    count: std::cell::Cell<u64>,
+}
+
+impl weft_core::Recorder for StatementCounter<'_> {
+    fn stmt_begin(&self, _func: FnId, _stmt: &weft_core::Stmt) {
+        self.count.set(self.count.get() + 1);
+    }
+
+    fn stmt_end(&self, func: FnId, stmt: &weft_core::Stmt, value: &weft_core::Val) {
+        let writes = matches!(
+            self.program.functions[func].exps[stmt.exp],
+            weft_core::Exp::Iota { .. }
+                | weft_core::Exp::Replicate { .. }
+                | weft_core::Exp::Concat(..)
+                | weft_core::Exp::ArrayLit { .. }
+        );
+        if writes {
+            self.count.set(self.count.get() + value.n_elems());
+        }
+    }
+}
+
+#[test]
+fn compiled_work_has_the_degree_of_the_interpreters_work() {
+    // Degrees from the growth between two sizes a factor of 4 apart.
+    const SMALL: i64 = 8;
+    const LARGE: i64 = 32;
+    let degree = |small: f64, large: f64| (large / small).ln() / 4f64.ln();
+    let mut measured = 0;
+    let mut failures = Vec::new();
+    for example in every_program() {
+        let gpu = crate::pipeline(&example.program);
+        for (entry, _) in &example.cases {
+            let name = format!("{} `{}`", example.name, example.program.functions[*entry].name);
+            let (Some(small), Some(large)) = (
+                scaled_inputs(&example.program, *entry, SMALL),
+                scaled_inputs(&example.program, *entry, LARGE),
+            ) else {
+                continue;
+            };
+            let interpreted = |inputs: &Vec<Value>| {
+                let counter =
+                    StatementCounter { program: &example.program, count: Default::default() };
+                weft_core::run_entry_recorded(&example.program, *entry, inputs.clone(), &counter)
+                    .ok()
+                    .map(|_| counter.count.get() as f64)
+            };
+            let (Some(w_small), Some(w_large)) = (interpreted(&small), interpreted(&large)) else {
+                // The program's preconditions (divisibility, bounds) do not hold for
+                // generic inputs.
+                continue;
+            };
+            let d_interp = degree(w_small, w_large);
+            let d_static = degree(
+                crate::static_work(&gpu, *entry, &small),
+                crate::static_work(&gpu, *entry, &large),
+            );
+            if (d_static - d_interp).abs() >= 0.5 {
+                failures.push(format!(
+                    "{name}: interpreter degree {d_interp:.2}, compiled {d_static:.2}"
+                ));
+            }
+            measured += 1;
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(measured > 60, "only {measured} entries measured");
+}
+
+#[test]
+fn static_work_counts_every_point_of_a_space() {
+    let program = compile("entry main (a: [n][m]f32) : [n]f32 = map (\\row -> reduce (+) 0 row) a");
+    let gpu = crate::pipeline(&program);
+    let entry = program.entries[0];
+    let work = |n: usize, m: usize| {
+        let a = Value::filled(vec![n, m], weft_values::Scalar::F32(1.0)).expect("shape");
+        crate::static_work(&gpu, entry, &[a])
+    };
+    // Three versions, each touching all n*m elements: the work is linear in each size.
+    assert!((work(20, 40) / work(10, 40) - 2.0).abs() < 0.1, "{} {}", work(20, 40), work(10, 40));
+    assert!((work(10, 80) / work(10, 40) - 2.0).abs() < 0.1);
+}
