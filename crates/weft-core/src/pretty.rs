@@ -203,7 +203,33 @@ impl Printer<'_> {
                 let _ = write!(self.out, "generate{} {size} ", Self::level(*level));
                 self.lambda(lambda, depth);
             }
-            _ => {
+            Exp::Atom(_)
+            | Exp::Size(_)
+            | Exp::BinOp { .. }
+            | Exp::UnOp { .. }
+            | Exp::Convert { .. }
+            | Exp::Math { .. }
+            | Exp::Tuple(_)
+            | Exp::Proj { .. }
+            | Exp::ArrayLit { .. }
+            | Exp::Index { .. }
+            | Exp::Dim { .. }
+            | Exp::Call { .. }
+            | Exp::Scatter { .. }
+            | Exp::Iota { .. }
+            | Exp::Replicate { .. }
+            | Exp::Zip(_)
+            | Exp::Unzip(_)
+            | Exp::Transpose(_)
+            | Exp::Reverse(_)
+            | Exp::Flatten(_)
+            | Exp::Unflatten { .. }
+            | Exp::Split { .. }
+            | Exp::Take { .. }
+            | Exp::Drop { .. }
+            | Exp::Concat(..)
+            | Exp::Materialise { .. }
+            | Exp::Coerce { .. } => {
                 let names = self.names;
                 let mut namer = |v| self.var(v);
                 let text = flat_exp_text(exp, &mut namer, &|func| {

@@ -2,7 +2,7 @@
 //! the variables they bind for those blocks, and the types they carry. Passes and
 //! analyses use these instead of their own exhaustive matches.
 
-use crate::ir::{Atom, BlockId, Exp, IndexItem, LoopForm, Type, VarId};
+use crate::ir::{Atom, BlockId, Exp, IndexItem, Lambda, LoopForm, Type, VarId};
 
 impl Exp {
     /// Every operand, in source order (loop bounds and slice bounds included).
@@ -90,33 +90,109 @@ impl Exp {
         }
     }
 
-    /// The blocks nested in this expression, in source order (a while loop's
-    /// condition before its body).
-    pub fn nested_blocks(&self) -> Vec<BlockId> {
+    /// A combinator's written level and function argument (`map`, `reduce`, `scan`,
+    /// `generate`); `None` for every other expression.
+    pub fn combinator(&self) -> Option<(Option<weft_hir::Level>, &Lambda)> {
         match self {
-            Exp::If { then_branch, else_branch, .. } => vec![*then_branch, *else_branch],
-            Exp::Loop { form: LoopForm::While { cond }, body, .. } => vec![*cond, *body],
-            Exp::Loop { body, .. } => vec![*body],
+            Exp::Map { level, lambda, .. }
+            | Exp::Reduce { level, lambda, .. }
+            | Exp::Scan { level, lambda, .. }
+            | Exp::Generate { level, lambda, .. } => Some((*level, lambda)),
+            Exp::Atom(_)
+            | Exp::Size(_)
+            | Exp::BinOp { .. }
+            | Exp::UnOp { .. }
+            | Exp::Convert { .. }
+            | Exp::Math { .. }
+            | Exp::Tuple(_)
+            | Exp::Proj { .. }
+            | Exp::ArrayLit { .. }
+            | Exp::Index { .. }
+            | Exp::Dim { .. }
+            | Exp::Call { .. }
+            | Exp::If { .. }
+            | Exp::Loop { .. }
+            | Exp::Scatter { .. }
+            | Exp::Iota { .. }
+            | Exp::Replicate { .. }
+            | Exp::Zip(_)
+            | Exp::Unzip(_)
+            | Exp::Transpose(_)
+            | Exp::Reverse(_)
+            | Exp::Flatten(_)
+            | Exp::Unflatten { .. }
+            | Exp::Split { .. }
+            | Exp::Take { .. }
+            | Exp::Drop { .. }
+            | Exp::Concat(..)
+            | Exp::Materialise { .. }
+            | Exp::Coerce { .. } => None,
+        }
+    }
+
+    fn combinator_lambda_mut(&mut self) -> Option<&mut Lambda> {
+        match self {
             Exp::Map { lambda, .. }
             | Exp::Reduce { lambda, .. }
             | Exp::Scan { lambda, .. }
-            | Exp::Generate { lambda, .. } => vec![lambda.body],
-            _ => Vec::new(),
+            | Exp::Generate { lambda, .. } => Some(lambda),
+            Exp::Atom(_)
+            | Exp::Size(_)
+            | Exp::BinOp { .. }
+            | Exp::UnOp { .. }
+            | Exp::Convert { .. }
+            | Exp::Math { .. }
+            | Exp::Tuple(_)
+            | Exp::Proj { .. }
+            | Exp::ArrayLit { .. }
+            | Exp::Index { .. }
+            | Exp::Dim { .. }
+            | Exp::Call { .. }
+            | Exp::If { .. }
+            | Exp::Loop { .. }
+            | Exp::Scatter { .. }
+            | Exp::Iota { .. }
+            | Exp::Replicate { .. }
+            | Exp::Zip(_)
+            | Exp::Unzip(_)
+            | Exp::Transpose(_)
+            | Exp::Reverse(_)
+            | Exp::Flatten(_)
+            | Exp::Unflatten { .. }
+            | Exp::Split { .. }
+            | Exp::Take { .. }
+            | Exp::Drop { .. }
+            | Exp::Concat(..)
+            | Exp::Materialise { .. }
+            | Exp::Coerce { .. } => None,
         }
+    }
+
+    /// The blocks nested in this expression, in source order (a while loop's
+    /// condition before its body).
+    pub fn nested_blocks(&self) -> Vec<BlockId> {
+        if let Exp::If { then_branch, else_branch, .. } = self {
+            return vec![*then_branch, *else_branch];
+        }
+        if let Exp::Loop { form, body, .. } = self {
+            return match form {
+                LoopForm::While { cond } => vec![*cond, *body],
+                LoopForm::For { .. } => vec![*body],
+            };
+        }
+        self.combinator().map(|(_, lambda)| vec![lambda.body]).unwrap_or_default()
     }
 
     /// The variables this expression binds for its nested blocks: a loop's parameter
     /// and index, a lambda's parameters.
     pub fn binders(&self) -> Vec<VarId> {
-        match self {
-            Exp::Loop { param, form: LoopForm::For { index, .. }, .. } => vec![*param, *index],
-            Exp::Loop { param, .. } => vec![*param],
-            Exp::Map { lambda, .. }
-            | Exp::Reduce { lambda, .. }
-            | Exp::Scan { lambda, .. }
-            | Exp::Generate { lambda, .. } => lambda.params.clone(),
-            _ => Vec::new(),
+        if let Exp::Loop { param, form, .. } = self {
+            return match form {
+                LoopForm::For { index, .. } => vec![*param, *index],
+                LoopForm::While { .. } => vec![*param],
+            };
         }
+        self.combinator().map(|(_, lambda)| lambda.params.clone()).unwrap_or_default()
     }
 
     /// Whether the expression holds nested code (`if`, `loop`, a combinator).
@@ -126,64 +202,45 @@ impl Exp {
 
     /// The level written on a combinator (`map@group`), if any.
     pub fn written_level(&self) -> Option<weft_hir::Level> {
-        match self {
-            Exp::Map { level, .. }
-            | Exp::Reduce { level, .. }
-            | Exp::Scan { level, .. }
-            | Exp::Generate { level, .. } => *level,
-            _ => None,
-        }
+        self.combinator().and_then(|(level, _)| level)
     }
 
     /// Visits the types written in the expression (literal element types, coercion
     /// targets, lambda result types) mutably.
     pub fn types_mut(&mut self, f: &mut dyn FnMut(&mut Type)) {
-        match self {
-            Exp::ArrayLit { elem_ty, .. } => f(elem_ty),
-            Exp::Coerce { ty, .. } => f(ty),
-            Exp::Map { lambda, .. }
-            | Exp::Reduce { lambda, .. }
-            | Exp::Scan { lambda, .. }
-            | Exp::Generate { lambda, .. } => f(&mut lambda.ret),
-            _ => {}
+        if let Exp::ArrayLit { elem_ty, .. } = self {
+            f(elem_ty);
+        } else if let Exp::Coerce { ty, .. } = self {
+            f(ty);
+        } else if let Some(lambda) = self.combinator_lambda_mut() {
+            f(&mut lambda.ret);
         }
     }
 
     /// Visits the blocks nested in the expression mutably (for copying code).
     pub fn nested_blocks_mut(&mut self, f: &mut dyn FnMut(&mut BlockId)) {
-        match self {
-            Exp::If { then_branch, else_branch, .. } => {
-                f(then_branch);
-                f(else_branch);
+        if let Exp::If { then_branch, else_branch, .. } = self {
+            f(then_branch);
+            f(else_branch);
+        } else if let Exp::Loop { form, body, .. } = self {
+            if let LoopForm::While { cond } = form {
+                f(cond);
             }
-            Exp::Loop { form, body, .. } => {
-                if let LoopForm::While { cond } = form {
-                    f(cond);
-                }
-                f(body);
-            }
-            Exp::Map { lambda, .. }
-            | Exp::Reduce { lambda, .. }
-            | Exp::Scan { lambda, .. }
-            | Exp::Generate { lambda, .. } => f(&mut lambda.body),
-            _ => {}
+            f(body);
+        } else if let Some(lambda) = self.combinator_lambda_mut() {
+            f(&mut lambda.body);
         }
     }
 
     /// Visits the variables the expression binds mutably (for copying code).
     pub fn binders_mut(&mut self, f: &mut dyn FnMut(&mut VarId)) {
-        match self {
-            Exp::Loop { param, form, .. } => {
-                f(param);
-                if let LoopForm::For { index, .. } = form {
-                    f(index);
-                }
+        if let Exp::Loop { param, form, .. } = self {
+            f(param);
+            if let LoopForm::For { index, .. } = form {
+                f(index);
             }
-            Exp::Map { lambda, .. }
-            | Exp::Reduce { lambda, .. }
-            | Exp::Scan { lambda, .. }
-            | Exp::Generate { lambda, .. } => lambda.params.iter_mut().for_each(f),
-            _ => {}
+        } else if let Some(lambda) = self.combinator_lambda_mut() {
+            lambda.params.iter_mut().for_each(f);
         }
     }
 }

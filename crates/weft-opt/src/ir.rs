@@ -243,7 +243,7 @@ impl Exp {
     /// Visits this expression's own operands mutably (sizes excepted: substitute those
     /// with [`CoreSize::substitute`]).
     pub fn operands_mut(&mut self, f: &mut dyn FnMut(&mut Atom)) {
-        let mut ops = |kind: &mut SegKind, f: &mut dyn FnMut(&mut Atom)| match kind {
+        let ops = |kind: &mut SegKind, f: &mut dyn FnMut(&mut Atom)| match kind {
             SegKind::Map => {}
             SegKind::Red(ops) | SegKind::Scan(ops) => {
                 ops.iter_mut().flat_map(|op| op.neutral.iter_mut()).for_each(&mut *f)

@@ -9,8 +9,6 @@
 //! the simplified core IR, `weft dump --ir gpu` the GPU IR), and a validator that the
 //! tests run after every pass.
 
-#![warn(clippy::wildcard_enum_match_arm)]
-
 mod ir;
 pub mod passes;
 mod pretty;

@@ -130,7 +130,7 @@ impl Copier {
                 },
             }),
             Exp::Seg(seg) => {
-                let mut op = |this: &mut Self, f: &mut GpuFunction, op: &crate::ir::SegBinOp| {
+                let op = |this: &mut Self, f: &mut GpuFunction, op: &crate::ir::SegBinOp| {
                     crate::ir::SegBinOp {
                         neutral: op.neutral.iter().map(|&a| this.atom(a)).collect(),
                         lambda: this.lambda(f, &op.lambda),

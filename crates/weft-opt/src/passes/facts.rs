@@ -63,10 +63,10 @@ fn block_free(
             newly.push(stmt.var);
         }
     }
-    if let Some(Atom::Var(v)) = f.blocks[block].result {
-        if !bound.contains(&v) {
-            free.insert(v);
-        }
+    if let Some(Atom::Var(v)) = f.blocks[block].result
+        && !bound.contains(&v)
+    {
+        free.insert(v);
     }
     for v in newly {
         bound.remove(&v);

@@ -224,12 +224,8 @@ impl Flattener<'_> {
         let origins: Vec<Origin> = origin.iter().cloned().collect();
         let level = exp.written_level();
         let seg = match (&exp, level) {
-            (weft_core::Exp::Reduce { lambda, neutral, array, .. }, _) => {
-                self.seg_reduction(stmts, true, lambda, *neutral, *array, level.is_some(), origins)
-            }
-            (weft_core::Exp::Scan { lambda, neutral, array, .. }, _) => {
-                self.seg_reduction(stmts, false, lambda, *neutral, *array, level.is_some(), origins)
-            }
+            (weft_core::Exp::Reduce { .. }, _) => self.seg_reduction(stmts, &exp, origins),
+            (weft_core::Exp::Scan { .. }, _) => self.seg_reduction(stmts, &exp, origins),
             (_, Some(Level::Group)) => {
                 let (space, body) = self.map_body(stmts, &exp, Inside::Group);
                 SegOp {
@@ -344,16 +340,23 @@ impl Flattener<'_> {
         Atom::Var(var)
     }
 
+    /// The SegOp of a `reduce` or `scan` (`exp`) over its array's outer dimension.
     fn seg_reduction(
         &mut self,
         outer: &mut Vec<Stmt>,
-        reduce: bool,
-        lambda: &weft_core::Lambda,
-        neutral: Atom,
-        array: Atom,
-        pinned: bool,
+        exp: &weft_core::Exp,
         origins: Vec<Origin>,
     ) -> SegOp {
+        let pinned = exp.written_level().is_some();
+        let (reduce, lambda, neutral, array) = match exp {
+            weft_core::Exp::Reduce { lambda, neutral, array, .. } => {
+                (true, lambda, *neutral, *array)
+            }
+            weft_core::Exp::Scan { lambda, neutral, array, .. } => {
+                (false, lambda, *neutral, *array)
+            }
+            _ => unreachable!("seg_reduction is called on reductions and scans"),
+        };
         let size = self.outer_size_atom(outer, array);
         let index = self.new_var("i", Type::Scalar(ScalarTy::I64));
         let array = self.atom(array);
@@ -434,20 +437,8 @@ impl Flattener<'_> {
                     origins: origin.iter().cloned().collect(),
                 })
             }
-            weft_core::Exp::Reduce { lambda, neutral, array, .. }
-            | weft_core::Exp::Scan { lambda, neutral, array, .. }
-                if threads =>
-            {
-                let reduce = matches!(exp, weft_core::Exp::Reduce { .. });
-                let mut seg = self.seg_reduction(
-                    stmts,
-                    reduce,
-                    lambda,
-                    *neutral,
-                    *array,
-                    level.is_some(),
-                    origin.iter().cloned().collect(),
-                );
+            weft_core::Exp::Reduce { .. } | weft_core::Exp::Scan { .. } if threads => {
+                let mut seg = self.seg_reduction(stmts, exp, origin.iter().cloned().collect());
                 seg.level = SegLevel::Thread;
                 Exp::Seg(seg)
             }
@@ -650,12 +641,11 @@ impl Flattener<'_> {
         ty: Type,
         origin: Option<&Origin>,
     ) -> Atom {
-        if let Atom::Var(v) = result {
-            if let Some(PerPoint { source: Source::Array { array, dims }, .. }) = expanded.get(v) {
-                if dims.iter().copied().eq(0..space.len()) {
-                    return array;
-                }
-            }
+        if let Atom::Var(v) = result
+            && let Some(PerPoint { source: Source::Array { array, dims }, .. }) = expanded.get(v)
+            && dims.iter().copied().eq(0..space.len())
+        {
+            return array;
         }
         let (seg_space, mut body) = self.space_vars(space);
         let value = self.read_at_point(&mut body, result, &seg_space, expanded);
@@ -790,7 +780,7 @@ impl Flattener<'_> {
                 let body = self.block(body, vec![Atom::Var(elem)]);
                 let op = self.operator(lambda, *neutral);
                 let kind = if reduce { SegKind::Red(vec![op]) } else { SegKind::Scan(vec![op]) };
-                let result_ty = if reduce { ty.clone() } else { ty.clone() };
+                let result_ty = ty.clone();
                 let var = self.new_var(core.vars[stmt.var].name.as_str(), result_ty);
                 let seg = SegOp {
                     level: SegLevel::Grid,
