@@ -704,3 +704,36 @@ fn static_work_counts_every_point_of_a_space() {
     assert!((work(20, 40) / work(10, 40) - 2.0).abs() < 0.1, "{} {}", work(20, 40), work(10, 40));
     assert!((work(10, 80) / work(10, 40) - 2.0).abs() < 0.1);
 }
+
+#[test]
+fn sibling_reductions_share_one_pass() {
+    // The sum and the sum of squares read the same array over the same space.
+    let src = "entry main (xs: [n]f32) : (f32, f32) = (reduce (+) 0 xs, reduce (+) 0 (map (\\x -> x * x) xs))";
+    check_gpu(
+        src,
+        expect![[r#"
+        entry main [n_0] (xs_1: [n_0]f32) : (f32, f32) =
+          let t_2: f32, t_3: f32 = segred@grid (i_4 < n_0) [chosen]
+            op (commutative) 0.0f32 \(x_5: f32) (y_6: f32) ->
+                let t_7: f32 = add.f32 x_5 y_6
+                in t_7
+            op (commutative) 0.0f32 \(x_8: f32) (y_9: f32) ->
+                let t_10: f32 = add.f32 x_8 y_9
+                in t_10
+            body ->
+              let x_11: f32 = xs_1[i_4]
+              let x_12: f32 = xs_1[i_4]
+              let t_13: f32 = mul.f32 x_12 x_12
+              in x_11, t_13
+          let t_14: (f32, f32) = (t_2, t_3)
+          in t_14
+    "#]],
+    );
+    assert_eq!(seg_ops(src), 1);
+}
+
+#[test]
+fn a_reduction_reading_another_is_not_merged() {
+    let src = "entry main (xs: [n]f32) : f32 = let s = reduce (+) 0 xs in reduce (+) 0 (map (\\x -> x - s) xs)";
+    assert_eq!(seg_ops(src), 2);
+}

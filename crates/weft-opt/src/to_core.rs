@@ -99,6 +99,52 @@ impl Writer<'_> {
         }
     }
 
+    /// One core operator for a SegOp's operators: itself when there is one combining
+    /// one value; otherwise an operator on tuples of all the values, whose parameters
+    /// are projected into each operator's own parameters.
+    fn operators(
+        &mut self,
+        stmts: &mut Vec<weft_core::Stmt>,
+        ops: &[crate::ir::SegBinOp],
+    ) -> (weft_core::Lambda, Atom) {
+        if let [op] = ops
+            && op.arity() == 1
+        {
+            let neutral = op.neutral[0];
+            return (self.lambda(&op.lambda), neutral);
+        }
+        let neutrals: Vec<Atom> = ops.iter().flat_map(|op| op.neutral.iter().copied()).collect();
+        let neutral = self.one_value(stmts, &neutrals);
+        let tuple_ty = self.ty_of(neutral);
+        let (acc, next) = (self.new_var(tuple_ty.clone()), self.new_var(tuple_ty.clone()));
+        let mut body = Vec::new();
+        let mut results = Vec::new();
+        let mut index = 0u32;
+        for op in ops {
+            let arity = op.arity();
+            for (k, &param) in op.lambda.params.iter().enumerate() {
+                let (tuple, at) = if k < arity {
+                    (acc, index + k as u32)
+                } else {
+                    (next, index + (k - arity) as u32)
+                };
+                self.push(
+                    &mut body,
+                    param,
+                    weft_core::Exp::Proj { tuple: Atom::Var(tuple), index: at },
+                );
+            }
+            for stmt in &self.gpu.blocks[op.lambda.body].stmts {
+                self.stmt(&mut body, stmt);
+            }
+            results.extend(self.gpu.blocks[op.lambda.body].results.iter().copied());
+            index += arity as u32;
+        }
+        let result = self.one_value(&mut body, &results);
+        let body = self.out.blocks.alloc(weft_core::Block { stmts: body, result: Some(result) });
+        (weft_core::Lambda { params: vec![acc, next], body, ret: tuple_ty }, neutral)
+    }
+
     fn lambda(&mut self, lambda: &Lambda) -> weft_core::Lambda {
         let body = self.block(lambda.body);
         let ret = self.out.blocks[body].result.map_or(Type::Tuple(Vec::new()), |a| self.ty_of(a));
@@ -257,9 +303,7 @@ impl Writer<'_> {
         let Some((reduce, ops)) = reducing.filter(|_| innermost) else {
             return Atom::Var(generated);
         };
-        let op = &ops[0];
-        let op_lambda = self.lambda(&op.lambda);
-        let neutral = self.one_value(stmts, &op.neutral);
+        let (op_lambda, neutral) = self.operators(stmts, ops);
         let (exp, ty) = if reduce {
             (
                 weft_core::Exp::Reduce {

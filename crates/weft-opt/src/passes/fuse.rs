@@ -7,6 +7,11 @@
 //! Never across a written (pinned) level, and never when the consumer reads the
 //! producer at another point (that would recompute elements, the quadratic trap the
 //! staged translator fell into).
+//!
+//! Horizontal fusion: two chosen `SegRed`s of one block over the same space, the later
+//! not reading the earlier's results and nothing between them reading those, become
+//! one `SegRed` with both operators (a row's sum and sum of squares in one pass over
+//! the row).
 
 use rustc_hash::FxHashMap;
 use weft_core::{Atom, IndexItem, VarId};
@@ -14,15 +19,99 @@ use weft_core::{Atom, IndexItem, VarId};
 use crate::ir::{BlockId, Exp, GpuFunction, GpuProgram, SegKind, SegOp, Stmt};
 use crate::passes::copy::Copier;
 
-/// Fuses producers into consumers in every function until nothing changes.
+/// Fuses producers into consumers, then siblings, in every function until nothing
+/// changes.
 pub fn fuse(program: &GpuProgram) -> GpuProgram {
     let mut out = program.clone();
     let ids: Vec<_> = out.functions.iter().map(|(id, _)| id).collect();
     for id in ids {
         let f = &mut out.functions[id];
-        while fuse_once(f) {}
+        while fuse_once(f) || fuse_siblings_once(f) {}
     }
     out
+}
+
+/// Merges one pair of sibling reductions; whether it found one.
+fn fuse_siblings_once(f: &mut GpuFunction) -> bool {
+    for block in sibling_blocks(f) {
+        let stmts = f.blocks[block].stmts.clone();
+        for (a, first) in stmts.iter().enumerate() {
+            let Exp::Seg(first_seg) = &f.exps[first.exp] else { continue };
+            if first_seg.pinned || !matches!(first_seg.kind, SegKind::Red(_)) {
+                continue;
+            }
+            for (b, second) in stmts.iter().enumerate().skip(a + 1) {
+                let Exp::Seg(second_seg) = &f.exps[second.exp] else { continue };
+                let same_space = first_seg.space.len() == second_seg.space.len()
+                    && first_seg.space.iter().zip(&second_seg.space).all(|(x, y)| x.1 == y.1);
+                if second_seg.pinned
+                    || second_seg.level != first_seg.level
+                    || !matches!(second_seg.kind, SegKind::Red(_))
+                    || !same_space
+                {
+                    continue;
+                }
+                // Neither the second nor anything between may read the first's results.
+                let reads_first = stmts[a + 1..=b].iter().any(|s| {
+                    let mut reads = Vec::new();
+                    reads_in(f, s, &mut reads);
+                    reads.iter().any(|v| first.vars.contains(v))
+                });
+                if reads_first {
+                    continue;
+                }
+                merge_siblings(f, block, a, b);
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// Every variable a statement reads, nested code included.
+fn reads_in(f: &GpuFunction, stmt: &Stmt, out: &mut Vec<VarId>) {
+    let exp = &f.exps[stmt.exp];
+    out.extend(exp.operands().into_iter().filter_map(|a| match a {
+        Atom::Var(v) => Some(v),
+        Atom::Const(_) => None,
+    }));
+    for nested in exp.nested_blocks() {
+        for inner in &f.blocks[nested].stmts {
+            reads_in(f, inner, out);
+        }
+        out.extend(f.blocks[nested].results.iter().filter_map(|a| match a {
+            Atom::Var(v) => Some(*v),
+            Atom::Const(_) => None,
+        }));
+    }
+}
+
+/// Replaces the sibling reductions at `a` and `b` (`a < b`) of `block` by one at `b`
+/// computing both: the second's body is copied into the first's at the first's point.
+fn merge_siblings(f: &mut GpuFunction, block: BlockId, a: usize, b: usize) {
+    let first = f.blocks[block].stmts[a].clone();
+    let second = f.blocks[block].stmts[b].clone();
+    let (Exp::Seg(mut merged), Exp::Seg(other)) =
+        (f.exps[first.exp].clone(), f.exps[second.exp].clone())
+    else {
+        return;
+    };
+    let subst =
+        other.space.iter().zip(&merged.space).map(|((o, _), (m, _))| (*o, Atom::Var(*m))).collect();
+    let mut copier = Copier { subst };
+    let mut body = f.blocks[merged.body].stmts.clone();
+    let mut results = f.blocks[merged.body].results.clone();
+    results.extend(copier.stmts_into(f, other.body, &mut body));
+    merged.body = f.blocks.alloc(crate::ir::Block { stmts: body, results });
+    if let (SegKind::Red(ops), SegKind::Red(other_ops)) = (&mut merged.kind, other.kind) {
+        ops.extend(other_ops);
+    }
+    merged.origins.extend(other.origins);
+    let exp = f.exps.alloc(Exp::Seg(merged));
+    let mut vars = first.vars.clone();
+    vars.extend(second.vars.iter().copied());
+    f.blocks[block].stmts[b] = Stmt { vars, exp };
+    f.blocks[block].stmts.remove(a);
 }
 
 /// How often each variable is read by code reachable from the function's body.
