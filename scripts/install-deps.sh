@@ -5,7 +5,7 @@
 # installed (https://rustup.rs). Safe to run again: it installs only what is missing.
 set -euo pipefail
 
-packages=(pocl-opencl-icd ocl-icd-opencl-dev clinfo neovim nodejs npm python3 graphviz)
+packages=(pocl-opencl-icd ocl-icd-opencl-dev clinfo neovim nodejs npm python3 python3-numpy graphviz)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -33,6 +33,13 @@ struct Cli {
     #[arg(long = "check", value_name = "PATHS", num_args = 1..)]
     check_paths: Option<Vec<String>>,
 
+    /// Compile through the middle end (docs/middle.md): its flattening, versions (at
+    /// their default thresholds) and fusion decide the strategy, written as explicit
+    /// levels that the staged translator keeps. Off by default while code generation
+    /// from the GPU IR is not built.
+    #[arg(long = "middle-end", global = true)]
+    middle_end: bool,
+
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -192,6 +199,7 @@ impl OpenClVersion {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    opencl::use_middle_end(cli.middle_end);
     let code = weft_syntax::on_large_stack(move || run(cli));
     ExitCode::from(code)
 }

@@ -12,6 +12,14 @@ use weft_hir::RootDatabase;
 use weft_opencl::Compiled;
 
 /// Compiles one entry, or says why not (with the source position).
+/// Whether `--middle-end` was given (set once by `main`; the command line is the one
+/// place that reads it, library code gets the transformed program).
+static MIDDLE_END: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub(crate) fn use_middle_end(on: bool) {
+    MIDDLE_END.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
 pub(crate) fn compile(
     db: &RootDatabase,
     program: &Program,
@@ -19,6 +27,13 @@ pub(crate) fn compile(
     options: weft_lower::Options,
 ) -> Result<Compiled, String> {
     let position = |origin: &weft_core::Origin| weft_core::origin_position(db, origin);
+    let staged;
+    let program = if MIDDLE_END.load(std::sync::atomic::Ordering::Relaxed) {
+        staged = weft_opt::staged_program(program);
+        &staged
+    } else {
+        program
+    };
     weft_opencl::compile_entry(program, entry, &position, options).map_err(|error| {
         match error.origin.as_ref().and_then(|o| weft_core::origin_position(db, o)) {
             Some(p) => format!("{p}: {}", error.message),

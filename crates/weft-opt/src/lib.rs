@@ -28,7 +28,16 @@ pub use crate::passes::inline::inline_parallel_calls;
 pub use crate::passes::simplify::simplify;
 pub use crate::passes::simplify_gpu::simplify_gpu;
 pub use crate::pretty::pretty_gpu;
-pub use crate::to_core::to_core;
+pub use crate::to_core::{CoreLevels, to_core};
+
+/// The middle end's decisions as a core program for the staged translator
+/// (`weft-lower`): [`pipeline`], every threshold at its default, written back with
+/// [`CoreLevels::Written`]. Used by `--middle-end` until code generation reads the GPU
+/// IR itself (docs/middle.md).
+pub fn staged_program(program: &weft_core::Program) -> weft_core::Program {
+    let gpu = pipeline(program);
+    to_core(&gpu, &|t| gpu.thresholds[t].default, CoreLevels::Written)
+}
 pub use crate::validate::{GpuInvariantError, validate_gpu};
 pub use crate::work::static_work;
 

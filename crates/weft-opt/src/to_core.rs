@@ -20,17 +20,33 @@ use crate::ir::{
     BlockId, Exp, GpuFunction, GpuProgram, Lambda, LoopForm, SegKind, SegOp, SeqSoac, ThresholdId,
 };
 
+/// How SegOps are written back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CoreLevels {
+    /// Unannotated combinators (sequential ones `@seq`): the meaning only, for the
+    /// reference interpreter.
+    Meaning,
+    /// The levels the middle end decided, written as LANGUAGE.md's annotations so that
+    /// the staged translator keeps them exactly (seed 003): a `group` SegMap is a
+    /// `map@group` over `iota n`, its `thread` SegOps `map@thread`, `reduce@group` and
+    /// `scan@group`; a written `grid` level stays written; chosen `grid` SegOps stay
+    /// unannotated.
+    Written,
+}
+
 /// The core program that means what `program` means, each threshold taking the value
 /// `threshold_value` gives it.
 pub fn to_core(
     program: &GpuProgram,
     threshold_value: &dyn Fn(ThresholdId) -> i64,
+    levels: CoreLevels,
 ) -> weft_core::Program {
     let mut functions: Arena<weft_core::Function> = Arena::default();
     for (id, f) in program.functions.iter() {
         let mut writer = Writer {
             gpu: f,
             threshold_value,
+            levels,
             out: weft_core::Function {
                 name: f.name.clone(),
                 def: f.def.clone(),
@@ -56,6 +72,7 @@ pub fn to_core(
 struct Writer<'a> {
     gpu: &'a GpuFunction,
     threshold_value: &'a dyn Fn(ThresholdId) -> i64,
+    levels: CoreLevels,
     out: weft_core::Function,
 }
 
@@ -226,6 +243,11 @@ impl Writer<'_> {
             unreachable!("the validator allows several variables only for SegOps")
         };
         self.push(stmts, *var, exp);
+        if let Some(origin) = self.gpu.origins.get(stmt.exp)
+            && let Some(last) = stmts.last()
+        {
+            self.out.origins.insert(last.exp, origin.clone());
+        }
     }
 
     /// Binds a SegOp's results: one variable takes the value; several take the
@@ -268,6 +290,28 @@ impl Writer<'_> {
         self.nest(stmts, seg, 0, dims, reducing)
     }
 
+    /// The levels to write on a SegOp's iteration and on its reduction (`None`:
+    /// unannotated). Only one-dimensional SegOps carry levels; the nests of chosen
+    /// `grid` SegOps stay unannotated.
+    fn written_levels(
+        &self,
+        seg: &SegOp,
+        dims: usize,
+        reducing: bool,
+    ) -> (Option<Level>, Option<Level>) {
+        if self.levels == CoreLevels::Meaning || dims != 1 {
+            return (None, None);
+        }
+        match (seg.level, seg.pinned, reducing) {
+            (crate::ir::SegLevel::Group, _, _) => (Some(Level::Group), None),
+            (crate::ir::SegLevel::Thread, _, false) => (Some(Level::Thread), None),
+            (crate::ir::SegLevel::Thread, _, true) => (Some(Level::Thread), Some(Level::Group)),
+            (crate::ir::SegLevel::Grid, true, false) => (Some(Level::Grid), None),
+            (crate::ir::SegLevel::Grid, true, true) => (None, Some(Level::Grid)),
+            (crate::ir::SegLevel::Grid, false, _) => (None, None),
+        }
+    }
+
     fn nest(
         &mut self,
         stmts: &mut Vec<weft_core::Stmt>,
@@ -297,9 +341,22 @@ impl Writer<'_> {
             Atom::Const(Scalar::I64(n)) => CoreSize::constant(n),
             Atom::Const(_) => CoreSize::zero(),
         };
-        let generated_ty = Type::array(size, ret.clone());
+        let generated_ty = Type::array(size.clone(), ret.clone());
         let generated = self.new_var(generated_ty.clone());
-        self.push(stmts, generated, weft_core::Exp::Generate { level: None, size: bound, lambda });
+        let (iteration_level, reduction_level) = self.written_levels(seg, dims, reducing.is_some());
+        let iteration = match iteration_level {
+            None => weft_core::Exp::Generate { level: None, size: bound, lambda },
+            Some(level) => {
+                // `map@L` over `iota n`: LANGUAGE.md writes levels on maps.
+                let indices = self.new_var(Type::array(size, Type::Scalar(ScalarTy::I64)));
+                self.push(stmts, indices, weft_core::Exp::Iota { size: bound });
+                weft_core::Exp::Map { level: Some(level), lambda, arrays: vec![Atom::Var(indices)] }
+            }
+        };
+        self.push(stmts, generated, iteration);
+        if let (Some(origin), Some(last)) = (seg.origins.first(), stmts.last()) {
+            self.out.origins.insert(last.exp, origin.clone());
+        }
         let Some((reduce, ops)) = reducing.filter(|_| innermost) else {
             return Atom::Var(generated);
         };
@@ -307,7 +364,7 @@ impl Writer<'_> {
         let (exp, ty) = if reduce {
             (
                 weft_core::Exp::Reduce {
-                    level: None,
+                    level: reduction_level,
                     lambda: op_lambda,
                     neutral,
                     array: Atom::Var(generated),
@@ -317,7 +374,7 @@ impl Writer<'_> {
         } else {
             (
                 weft_core::Exp::Scan {
-                    level: None,
+                    level: reduction_level,
                     lambda: op_lambda,
                     neutral,
                     array: Atom::Var(generated),
