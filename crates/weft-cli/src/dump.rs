@@ -9,6 +9,12 @@ pub(crate) fn run(args: &DumpArgs) -> anyhow::Result<u8> {
     let (db, files) = load(std::slice::from_ref(&args.file))?;
     let Some(loaded) = files.first() else { anyhow::bail!("`{}` is not a .weft file", args.file) };
     let text = match args.ir {
+        Stage::Tail => crate::apl::dump_tail(&db, loaded.file).map_err(|e| anyhow::anyhow!(e))?,
+        Stage::Core if crate::apl::is_apl(&args.file) => {
+            let program =
+                crate::run::core_program(&db, loaded.file).map_err(|e| anyhow::anyhow!(e))?;
+            weft_core::pretty_program(&program)
+        }
         Stage::Cst => weft_hir::parse(&db, loaded.file).debug_dump(),
         Stage::Hir => weft_hir::pretty_file(&db, loaded.file),
         Stage::Core => {
