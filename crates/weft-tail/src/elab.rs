@@ -22,6 +22,8 @@ pub struct Val {
 
 #[derive(Clone)]
 enum Binding {
+    /// A name whose definition had a syntax error (already reported).
+    Poisoned,
     Val(Val),
     Fun(Rc<Closure>),
     Op(Rc<OpDef>),
@@ -77,9 +79,12 @@ pub struct Elaborated {
 }
 
 /// Elaborates a parsed file.
-pub fn elaborate(stmts: &[Stmt]) -> Elaborated {
+pub fn elaborate(stmts: &[Stmt], poisoned: &[String]) -> Elaborated {
     let mut e = Elab { next: 0, scopes: vec![Vec::new()], diags: Vec::new(), types: Vec::new(), prints: Vec::new() };
     let mut env = Env::default();
+    for name in poisoned {
+        env.bind(name, Binding::Poisoned);
+    }
     let mut last: Option<Val> = None;
     for s in stmts {
         match e.stmt(s, &mut env) {
@@ -255,6 +260,7 @@ impl Elab {
                 Some(Binding::Fun(_) | Binding::Op(_)) => {
                     self.error(*span, format!("SYNTAX ERROR: `{n}` is a function, not an array"))
                 }
+                Some(Binding::Poisoned) => Err(Reported),
                 None => self.error(*span, format!("VALUE ERROR: `{n}` is not defined")),
             },
             Expr::Alpha(span) => match &env.alpha {

@@ -35,10 +35,12 @@ pub struct Compiled {
 /// Parses, elaborates and optimises a file's text.
 pub fn compile(text: &str) -> Compiled {
     let parsed = syntax::parse(text);
-    let mut elaborated = elab::elaborate(&parsed.stmts);
+    let mut elaborated = elab::elaborate(&parsed.stmts, &parsed.poisoned);
     let mut diagnostics = parsed.diagnostics;
     diagnostics.append(&mut elaborated.diagnostics);
     diagnostics.sort_by_key(|d| (d.span.start, d.span.end));
+    // A lambda elaborated twice (to settle its type) reports its errors twice.
+    diagnostics.dedup();
     // A program with syntax errors is not run: its elaboration saw skipped statements.
     let tail = if diagnostics.is_empty() { elaborated.program } else { None };
     let tail = tail.map(|mut p| {

@@ -286,6 +286,9 @@ pub enum Stmt {
 pub struct ParsedFile {
     pub stmts: Vec<Stmt>,
     pub diagnostics: Vec<Diagnostic>,
+    /// Names assigned by statements with syntax errors: their uses are not reported
+    /// again.
+    pub poisoned: Vec<String>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -299,9 +302,15 @@ enum Class {
 pub fn parse(text: &str) -> ParsedFile {
     let mut diagnostics = Vec::new();
     let toks = lex(text, &mut diagnostics);
-    let mut p = Parser { toks, pos: 0, diags: diagnostics, scopes: vec![HashMap::new()] };
+    let mut p = Parser {
+        toks,
+        pos: 0,
+        diags: diagnostics,
+        scopes: vec![HashMap::new()],
+        poisoned: Vec::new(),
+    };
     let stmts = p.stmts(false);
-    ParsedFile { stmts, diagnostics: p.diags }
+    ParsedFile { stmts, diagnostics: p.diags, poisoned: p.poisoned }
 }
 
 struct Parser {
@@ -309,6 +318,7 @@ struct Parser {
     pos: usize,
     diags: Vec<Diagnostic>,
     scopes: Vec<HashMap<String, Class>>,
+    poisoned: Vec<String>,
 }
 
 /// One unit of a statement before infix resolution.
@@ -349,6 +359,7 @@ impl Parser {
     fn stmts(&mut self, in_dfn: bool) -> Vec<Stmt> {
         let mut stmts = Vec::new();
         loop {
+            let start_of_stmt = self.pos;
             match self.peek() {
                 None => {
                     if in_dfn {
@@ -366,11 +377,22 @@ impl Parser {
                 Some(_) => match self.stmt(in_dfn) {
                     Ok(s) => stmts.push(s),
                     Err(d) => {
+                        if let Some(name) = self.assigned_name_at(start_of_stmt) {
+                            self.poisoned.push(name);
+                        }
                         self.diags.push(d);
                         self.recover(in_dfn);
                     }
                 },
             }
+        }
+    }
+
+    /// The name assigned by the statement starting at token `at` (`name ← …`).
+    fn assigned_name_at(&self, at: usize) -> Option<String> {
+        match (self.toks.get(at), self.toks.get(at + 1)) {
+            (Some((Tok::Name(n), _)), Some((Tok::Assign, _))) => Some(n.clone()),
+            _ => None,
         }
     }
 
