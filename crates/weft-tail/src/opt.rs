@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::tail::{Body, Exp, Op, Program, Var};
-use crate::ty::Ty;
+use crate::ty::{Base, Ty};
 
 /// Optimises a program in place.
 pub fn optimise(p: &mut Program) {
@@ -22,19 +22,96 @@ fn fold(exp: &Exp, ty: &Ty, lets: &HashMap<Var, Exp>) -> Option<Exp> {
         return None;
     }
     match ty {
-        Ty::S(crate::ty::Base::Int, v) => v.as_constant().map(Exp::Int),
-        Ty::S(crate::ty::Base::Bool, v) => v.as_constant().map(|c| Exp::Bool(c != 0)),
-        _ => match exp {
-            // The shape of an array whose shape is a literal.
-            Exp::Op(Op::ShapeV | Op::Shape, args) => {
-                let Some(Exp::Var(v)) = args.first() else { return None };
-                match lets.get(v) {
-                    Some(Exp::Vector(items, _)) => Some(Exp::Vector(vec![Exp::Int(items.len() as i64)], crate::ty::Base::Int)),
-                    _ => None,
-                }
+        Ty::S(Base::Int, v) => return v.as_constant().map(Exp::Int),
+        Ty::S(Base::Bool, v) => return v.as_constant().map(|c| Exp::Bool(c != 0)),
+        // `shapeV` of a vector of known length.
+        Ty::SV(Base::Int, v) if matches!(exp, Exp::Op(Op::ShapeV, _)) => {
+            return v.as_constant().map(|n| Exp::Vector(vec![Exp::Int(n)], Base::Int));
+        }
+        _ => {}
+    }
+    let Exp::Op(op, args) = exp else { return None };
+    // Shape-vector operators on literal vectors of integers.
+    let ints = |e: &Exp| -> Option<Vec<i64>> {
+        let items = match e {
+            Exp::Vector(items, Base::Int) => items,
+            Exp::Var(v) => match lets.get(v) {
+                Some(Exp::Vector(items, Base::Int)) => items,
+                _ => return None,
+            },
+            _ => return None,
+        };
+        items.iter().map(|i| if let Exp::Int(k) = i { Some(*k) } else { None }).collect()
+    };
+    let int = |e: &Exp| if let Exp::Int(k) = e { Some(*k) } else { None };
+    let vector = |v: Vec<i64>| Some(Exp::Vector(v.into_iter().map(Exp::Int).collect(), Base::Int));
+    match (op, args.as_slice()) {
+        (Op::Shape, [Exp::Var(v)]) => vector(shape_of(*v, lets)?),
+        (Op::CatV, [a, b]) => {
+            let mut a = ints(a)?;
+            a.extend(ints(b)?);
+            vector(a)
+        }
+        (Op::ConsV, [x, v]) => {
+            let mut out = vec![int(x)?];
+            out.extend(ints(v)?);
+            vector(out)
+        }
+        (Op::SnocV, [v, x]) => {
+            let mut out = ints(v)?;
+            out.push(int(x)?);
+            vector(out)
+        }
+        (Op::TakeV, [n, v]) => {
+            let (n, v) = (int(n)?, ints(v)?);
+            let k = usize::try_from(n.unsigned_abs()).ok()?;
+            if k > v.len() {
+                return None;
             }
-            _ => None,
-        },
+            vector(if n >= 0 { v[..k].to_vec() } else { v[v.len() - k..].to_vec() })
+        }
+        (Op::DropV, [n, v]) => {
+            let (n, v) = (int(n)?, ints(v)?);
+            let k = usize::try_from(n.unsigned_abs()).ok()?.min(v.len());
+            vector(if n >= 0 { v[k..].to_vec() } else { v[..v.len() - k].to_vec() })
+        }
+        (Op::FirstV, [v]) => ints(v)?.first().copied().map(Exp::Int),
+        _ => None,
+    }
+}
+
+/// The shape of a let-bound array, when its operators fix it: a reshape to a literal
+/// shape, and transpositions of such arrays.
+fn shape_of(v: Var, lets: &HashMap<Var, Exp>) -> Option<Vec<i64>> {
+    let Some(Exp::Op(op, args)) = lets.get(&v) else { return None };
+    let ints = |e: &Exp| -> Option<Vec<i64>> {
+        let items = match e {
+            Exp::Vector(items, Base::Int) => items,
+            Exp::Var(v) => match lets.get(v) {
+                Some(Exp::Vector(items, Base::Int)) => items,
+                _ => return None,
+            },
+            _ => return None,
+        };
+        items.iter().map(|i| if let Exp::Int(k) = i { Some(*k) } else { None }).collect()
+    };
+    match (op, args.as_slice()) {
+        (Op::Reshape, [s, _, _]) => ints(s),
+        (Op::Transp, [Exp::Var(x)]) => {
+            let mut s = shape_of(*x, lets)?;
+            s.reverse();
+            Some(s)
+        }
+        (Op::Transp2, [p, Exp::Var(x)]) => {
+            let (p, s) = (ints(p)?, shape_of(*x, lets)?);
+            let mut out = vec![0; s.len()];
+            for (k, &to) in p.iter().enumerate() {
+                *out.get_mut(usize::try_from(to - 1).ok()?)? = *s.get(k)?;
+            }
+            Some(out)
+        }
+        (Op::Each, [_, Exp::Var(x)]) | (Op::ZipWith, [_, Exp::Var(x), _]) => shape_of(*x, lets),
+        _ => None,
     }
 }
 
