@@ -523,6 +523,29 @@ impl Elab {
             (Ty::S(Base::Int, x), Ty::S(Base::Int, y), ScalarOp::Mul) if x.mul(y).is_some() => {
                 Ty::S(Base::Int, x.mul(y).unwrap_or_default())
             }
+            (Ty::S(_, x), Ty::S(_, y), _) => match (x.as_constant(), y.as_constant()) {
+                // Comparisons and min/max of known singletons are known too.
+                (Some(x), Some(y)) => {
+                    let known = match op {
+                        ScalarOp::Lt => Some(i64::from(x < y)),
+                        ScalarOp::Le => Some(i64::from(x <= y)),
+                        ScalarOp::Eq => Some(i64::from(x == y)),
+                        ScalarOp::Ge => Some(i64::from(x >= y)),
+                        ScalarOp::Gt => Some(i64::from(x > y)),
+                        ScalarOp::Ne => Some(i64::from(x != y)),
+                        ScalarOp::Min => Some(x.min(y)),
+                        ScalarOp::Max => Some(x.max(y)),
+                        ScalarOp::And => Some(x & y),
+                        ScalarOp::Or => Some(x | y),
+                        _ => None,
+                    };
+                    match known {
+                        Some(k) => Ty::S(res, Shape::constant(k)),
+                        None => Ty::scalar(res),
+                    }
+                }
+                _ => Ty::scalar(res),
+            },
             _ => Ty::scalar(res),
         };
         Ok(self.op(Op::Scalar(op, arg), vec![a.exp, b.exp], ty))

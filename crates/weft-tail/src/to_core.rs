@@ -240,15 +240,21 @@ impl Tr {
 
     /// A `generate` nest over `shape` whose innermost body is `body(indices)`.
     fn generate(&mut self, shape: &[Atom], base: Base, body: &mut dyn FnMut(&mut Self, &[Atom]) -> R<Atom>) -> R<Atom> {
-        self.gen_rec(shape, base, &mut Vec::new(), body)
+        self.gen_rec(shape, &[], base, &mut Vec::new(), body)
     }
 
-    fn gen_rec(&mut self, shape: &[Atom], base: Base, idx: &mut Vec<Atom>, body: &mut dyn FnMut(&mut Self, &[Atom]) -> R<Atom>) -> R<Atom> {
+    /// [`Self::generate`] whose body gives arrays of shape `cell`.
+    fn generate_cells(&mut self, shape: &[Atom], cell: &[Atom], base: Base, body: &mut dyn FnMut(&mut Self, &[Atom]) -> R<Atom>) -> R<Atom> {
+        self.gen_rec(shape, cell, base, &mut Vec::new(), body)
+    }
+
+    fn gen_rec(&mut self, shape: &[Atom], cell: &[Atom], base: Base, idx: &mut Vec<Atom>, body: &mut dyn FnMut(&mut Self, &[Atom]) -> R<Atom>) -> R<Atom> {
         let Some((&n, rest)) = shape.split_first() else { return body(self, idx) };
         let i = self.new_var(Type::Scalar(ScalarTy::I64), "i");
         idx.push(Atom::Var(i));
-        let inner_ty = array_ty(rest, base);
-        let block = self.block(|t| t.gen_rec(rest, base, idx, body));
+        let inner: Vec<Atom> = rest.iter().chain(cell).copied().collect();
+        let inner_ty = array_ty(&inner, base);
+        let block = self.block(|t| t.gen_rec(rest, cell, base, idx, body));
         idx.pop();
         let block = block?;
         let lambda = Lambda { params: vec![i], body: block, ret: inner_ty.clone() };
@@ -431,7 +437,7 @@ impl Tr {
                 let m = a.shape[r - 1];
                 let lam = &args[0];
                 let outer = a.shape[..r - 1].to_vec();
-                let atom = self.generate(&outer, base, &mut |t, idx| {
+                let atom = self.generate_cells(&outer, &[m], base, &mut |t, idx| {
                     let row = if idx.is_empty() { a.atom } else { t.read(&a, idx) };
                     let lambda = t.lambda2(lam, a.base)?;
                     Ok(t.bind(CExp::Scan { level: None, lambda, neutral: neutral.atom, array: row }, array_ty(&[m], base), "s"))
