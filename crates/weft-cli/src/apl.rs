@@ -55,7 +55,8 @@ pub(crate) fn results(
             let options = weft_lower::Options { target, ..weft_lower::Options::default() };
             let compiled = crate::opencl::compile(db, program, entry, options)?;
             let plan = crate::opencl::write_plan(&compiled.plan).map_err(|e| e.to_string())?;
-            let mut args = vec!["run".to_owned(), "--plan".to_owned(), plan.path().display().to_string()];
+            let mut args =
+                vec!["run".to_owned(), "--plan".to_owned(), plan.path().display().to_string()];
             if let Some(d) = device {
                 args.extend(["--device".to_owned(), d.to_owned()]);
             }
@@ -64,13 +65,20 @@ pub(crate) fn results(
             if out.status != Some(0) {
                 return Err(out.stderr.trim().trim_start_matches("error: ").to_owned());
             }
-            weft_values::parse_values(&out.stdout).map_err(|e| format!("the runner printed bad values: {e}"))
+            weft_values::parse_values(&out.stdout)
+                .map_err(|e| format!("the runner printed bad values: {e}"))
         }
     }
 }
 
 /// `weft run FILE.apl`: every `⎕ ←` output, then the value, in APL's display.
-pub(crate) fn run(db: &RootDatabase, file: SourceFile, backend: Backend, device: Option<&str>, target: weft_aspace::Target) -> anyhow::Result<u8> {
+pub(crate) fn run(
+    db: &RootDatabase,
+    file: SourceFile,
+    backend: Backend,
+    device: Option<&str>,
+    target: weft_aspace::Target,
+) -> anyhow::Result<u8> {
     let program = match core_program(db, file) {
         Ok(p) => p,
         Err(message) => {
@@ -114,19 +122,28 @@ pub(crate) fn test(
             (weft_tail::TestCase::Output { text, .. }, Ok(got)) => {
                 match weft_values::parse_values(text) {
                     // The program's value is the last result (`⎕ ←` outputs come first).
-                    Ok(want) => got
-                        .last()
-                        .map_or(Err("no value".to_owned()), |g| weft_values::compare_all(std::slice::from_ref(g), &want).map_err(|m| m.to_string())),
+                    Ok(want) => got.last().map_or(Err("no value".to_owned()), |g| {
+                        weft_values::compare_all(std::slice::from_ref(g), &want)
+                            .map_err(|m| m.to_string())
+                    }),
                     Err(e) => Err(format!("bad output: {e}")),
                 }
             }
             (weft_tail::TestCase::Output { .. }, Err(e)) => Err(e.clone()),
-            (weft_tail::TestCase::Error { text, .. }, Err(e)) if e.contains(text.as_str()) => Ok(()),
-            (weft_tail::TestCase::Error { text, .. }, Err(e)) => Err(format!("expected an error containing `{text}`, got: {e}")),
-            (weft_tail::TestCase::Error { text, .. }, Ok(_)) => Err(format!("expected an error containing `{text}`, but it ran")),
+            (weft_tail::TestCase::Error { text, .. }, Err(e)) if e.contains(text.as_str()) => {
+                Ok(())
+            }
+            (weft_tail::TestCase::Error { text, .. }, Err(e)) => {
+                Err(format!("expected an error containing `{text}`, got: {e}"))
+            }
+            (weft_tail::TestCase::Error { text, .. }, Ok(_)) => {
+                Err(format!("expected an error containing `{text}`, but it ran"))
+            }
         };
         let line = match &case {
-            weft_tail::TestCase::Output { line, .. } | weft_tail::TestCase::Error { line, .. } => *line,
+            weft_tail::TestCase::Output { line, .. } | weft_tail::TestCase::Error { line, .. } => {
+                *line
+            }
         };
         match result {
             Ok(()) => *passed += 1,
@@ -136,7 +153,11 @@ pub(crate) fn test(
 }
 
 /// `weft check` on an `.apl` file: prints its errors and returns how many.
-pub(crate) fn check(db: &RootDatabase, file: SourceFile, out: &mut impl std::io::Write) -> anyhow::Result<usize> {
+pub(crate) fn check(
+    db: &RootDatabase,
+    file: SourceFile,
+    out: &mut impl std::io::Write,
+) -> anyhow::Result<usize> {
     let path = file.path(db).clone();
     let text = file.text(db);
     let compiled = weft_tail::compile(text);

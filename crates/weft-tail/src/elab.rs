@@ -6,7 +6,7 @@
 //! paths of Fig 3.3 (singletons and vectors of known length), so no annotation is
 //! needed; errors are reported in APL's terms with the source range.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::rc::Rc;
 
 use crate::syntax::{Diagnostic, Expr, Fun, Operand, Span, Stmt};
@@ -80,7 +80,13 @@ pub struct Elaborated {
 
 /// Elaborates a parsed file.
 pub fn elaborate(stmts: &[Stmt], poisoned: &[String]) -> Elaborated {
-    let mut e = Elab { next: 0, scopes: vec![Vec::new()], diags: Vec::new(), types: Vec::new(), prints: Vec::new() };
+    let mut e = Elab {
+        next: 0,
+        scopes: vec![Vec::new()],
+        diags: Vec::new(),
+        types: Vec::new(),
+        prints: Vec::new(),
+    };
     let mut env = Env::default();
     for name in poisoned {
         env.bind(name, Binding::Poisoned);
@@ -95,10 +101,9 @@ pub fn elaborate(stmts: &[Stmt], poisoned: &[String]) -> Elaborated {
     }
     let lets = e.scopes.pop().unwrap_or_default();
     let program = match (e.diags.is_empty(), last) {
-        (true, Some(v)) => Some(Program {
-            body: Body { lets, result: v.exp, ty: v.ty },
-            prints: e.prints.clone(),
-        }),
+        (true, Some(v)) => {
+            Some(Program { body: Body { lets, result: v.exp, ty: v.ty }, prints: e.prints.clone() })
+        }
         (true, None) => {
             e.diags.push(Diagnostic {
                 span: Span::default(),
@@ -301,14 +306,19 @@ impl Elab {
             }
             Expr::Assign(name, value, span) => {
                 let v = self.expr(value, env)?;
-                self.types.push((Span { start: span.start, end: span.start + name.len() as u32 }, v.ty.clone()));
+                self.types.push((
+                    Span { start: span.start, end: span.start + name.len() as u32 },
+                    v.ty.clone(),
+                ));
                 env.bind(name, Binding::Val(v.clone()));
                 Ok(v)
             }
             Expr::IndexAssign(name, idx, value, span) => {
                 let target = match env.names.get(name) {
                     Some(Binding::Val(v)) => v.clone(),
-                    _ => return self.error(*span, format!("VALUE ERROR: `{name}` is not an array")),
+                    _ => {
+                        return self.error(*span, format!("VALUE ERROR: `{name}` is not an array"));
+                    }
                 };
                 let v = self.expr(value, env)?;
                 let mut ixs = Vec::new();
@@ -317,21 +327,31 @@ impl Elab {
                         Some(i) => {
                             let x = self.expr(i, env)?;
                             if x.ty.rank() != Some(0) || x.ty.base() == Base::Double {
-                                return self.error(i.span(), "NONCE ERROR: indexed assignment takes one integer per axis");
+                                return self.error(
+                                    i.span(),
+                                    "NONCE ERROR: indexed assignment takes one integer per axis",
+                                );
                             }
                             ixs.push(self.coerce(x, Base::Int));
                         }
                         None => {
-                            return self.error(*span, "NONCE ERROR: indexed assignment needs every index");
+                            return self
+                                .error(*span, "NONCE ERROR: indexed assignment needs every index");
                         }
                     }
                 }
                 let rank = target.ty.rank().unwrap_or(0);
                 if ixs.len() != rank {
-                    return self.error(*span, format!("RANK ERROR: {} indices for {}", ixs.len(), describe(&target.ty)));
+                    return self.error(
+                        *span,
+                        format!("RANK ERROR: {} indices for {}", ixs.len(), describe(&target.ty)),
+                    );
                 }
                 if v.ty.rank() != Some(0) {
-                    return self.error(value.span(), "NONCE ERROR: indexed assignment of one element at a time");
+                    return self.error(
+                        value.span(),
+                        "NONCE ERROR: indexed assignment of one element at a time",
+                    );
                 }
                 let v = self.coerce(v, target.ty.base());
                 // `⊆_s`: an updated array loses its singleton refinement.
@@ -357,7 +377,10 @@ impl Elab {
 
     fn strand(&mut self, vals: Vec<Val>, span: Span) -> R<Val> {
         if vals.iter().any(|v| v.ty.rank() != Some(0)) {
-            return self.error(span, "DOMAIN ERROR: nested arrays are not supported (a strand of non-scalars)");
+            return self.error(
+                span,
+                "DOMAIN ERROR: nested arrays are not supported (a strand of non-scalars)",
+            );
         }
         let base = vals.iter().map(|v| v.ty.base()).max().unwrap_or(Base::Int);
         let n = vals.len() as i64;
@@ -412,7 +435,8 @@ impl Elab {
     fn scalar1(&mut self, op: ScalarOp, x: Val, span: Span) -> R<Val> {
         if x.ty.rank() != Some(0) {
             let base = x.ty.base();
-            let (lam, rty) = self.lambda(&[Ty::scalar(base)], |e, p| e.scalar1(op, p[0].clone(), span))?;
+            let (lam, rty) =
+                self.lambda(&[Ty::scalar(base)], |e, p| e.scalar1(op, p[0].clone(), span))?;
             let ty = same_form(&x.ty, rty.base());
             return Ok(self.op(Op::Each, vec![lam, x.exp], ty));
         }
@@ -453,24 +477,42 @@ impl Elab {
         }
         let (ba, bb) = (a.ty.base(), b.ty.base());
         if ra == 0 {
-            let (lam, rty) = self.lambda(&[Ty::scalar(bb)], |e, p| e.scalar2(sc, a.clone(), p[0].clone(), span))?;
+            let (lam, rty) = self
+                .lambda(&[Ty::scalar(bb)], |e, p| e.scalar2(sc, a.clone(), p[0].clone(), span))?;
             let ty = same_form(&b.ty, rty.base());
             return Ok(self.op(Op::Each, vec![lam, b.exp], ty));
         }
         if rb == 0 {
-            let (lam, rty) = self.lambda(&[Ty::scalar(ba)], |e, p| e.scalar2(sc, p[0].clone(), b.clone(), span))?;
+            let (lam, rty) = self
+                .lambda(&[Ty::scalar(ba)], |e, p| e.scalar2(sc, p[0].clone(), b.clone(), span))?;
             let ty = same_form(&a.ty, rty.base());
             return Ok(self.op(Op::Each, vec![lam, a.exp], ty));
         }
         if ra != rb {
-            return self.error(span, format!("RANK ERROR: the arguments are {} and {}", describe(&a.ty), describe(&b.ty)));
+            return self.error(
+                span,
+                format!(
+                    "RANK ERROR: the arguments are {} and {}",
+                    describe(&a.ty),
+                    describe(&b.ty)
+                ),
+            );
         }
         if let (Some(n), Some(m)) = (a.ty.const_length(), b.ty.const_length())
             && n != m
         {
-            return self.error(span, format!("LENGTH ERROR: the arguments are {} and {}", describe(&a.ty), describe(&b.ty)));
+            return self.error(
+                span,
+                format!(
+                    "LENGTH ERROR: the arguments are {} and {}",
+                    describe(&a.ty),
+                    describe(&b.ty)
+                ),
+            );
         }
-        let (lam, rty) = self.lambda(&[Ty::scalar(ba), Ty::scalar(bb)], |e, p| e.scalar2(sc, p[0].clone(), p[1].clone(), span))?;
+        let (lam, rty) = self.lambda(&[Ty::scalar(ba), Ty::scalar(bb)], |e, p| {
+            e.scalar2(sc, p[0].clone(), p[1].clone(), span)
+        })?;
         let form = if matches!(a.ty, Ty::Vec(..) | Ty::SV(..)) { &a.ty } else { &b.ty };
         let ty = same_form(form, rty.base());
         Ok(self.op(Op::ZipWith, vec![lam, a.exp, b.exp], ty))
@@ -485,13 +527,19 @@ impl Elab {
             }
             Sc::Circle => {
                 let Some(k) = a.ty.singleton().and_then(Shape::as_constant) else {
-                    return self.error(span, "NONCE ERROR: the left argument of `○` must be a constant");
+                    return self
+                        .error(span, "NONCE ERROR: the left argument of `○` must be a constant");
                 };
                 let f = match k {
                     1 => ScalarOp::Sin,
                     2 => ScalarOp::Cos,
                     3 => ScalarOp::Tan,
-                    _ => return self.error(span, format!("NONCE ERROR: `{k}○` is not supported (only 1 2 3)")),
+                    _ => {
+                        return self.error(
+                            span,
+                            format!("NONCE ERROR: `{k}○` is not supported (only 1 2 3)"),
+                        );
+                    }
                 };
                 return self.scalar1(f, b, span);
             }
@@ -499,12 +547,19 @@ impl Elab {
         };
         let joined = a.ty.base().join(b.ty.base());
         let (arg, res) = match op {
-            ScalarOp::Add | ScalarOp::Sub | ScalarOp::Mul | ScalarOp::Min | ScalarOp::Max | ScalarOp::Res => {
+            ScalarOp::Add
+            | ScalarOp::Sub
+            | ScalarOp::Mul
+            | ScalarOp::Min
+            | ScalarOp::Max
+            | ScalarOp::Res => {
                 let t = joined.max(Base::Int);
                 (t, t)
             }
             ScalarOp::Div | ScalarOp::Pow => (Base::Double, Base::Double),
-            ScalarOp::Lt | ScalarOp::Le | ScalarOp::Ge | ScalarOp::Gt => (joined.max(Base::Int), Base::Bool),
+            ScalarOp::Lt | ScalarOp::Le | ScalarOp::Ge | ScalarOp::Gt => {
+                (joined.max(Base::Int), Base::Bool)
+            }
             ScalarOp::Eq | ScalarOp::Ne => (joined, Base::Bool),
             ScalarOp::And | ScalarOp::Or | ScalarOp::Nand | ScalarOp::Nor => {
                 if joined == Base::Double {
@@ -570,10 +625,13 @@ impl Elab {
                 _ => self.error(*nspan, format!("VALUE ERROR: `{n}` is not a function here")),
             },
             Fun::AlphaAlpha(s) | Fun::OmegaOmega(s) => {
-                let bound = if matches!(f, Fun::AlphaAlpha(_)) { env.aa.clone() } else { env.ww.clone() };
+                let bound =
+                    if matches!(f, Fun::AlphaAlpha(_)) { env.aa.clone() } else { env.ww.clone() };
                 match bound.map(|b| *b) {
                     Some(Bound::Fun(c)) => self.apply(&c.fun.clone(), &c.env.clone(), a, x, span),
-                    Some(Bound::Val) => self.error(*s, "SYNTAX ERROR: this operand is an array, not a function"),
+                    Some(Bound::Val) => {
+                        self.error(*s, "SYNTAX ERROR: this operand is an array, not a function")
+                    }
                     None => self.error(*s, "VALUE ERROR: no operand here"),
                 }
             }
@@ -590,7 +648,9 @@ impl Elab {
                 let mut inner = def.env.clone();
                 let bind = |o: &Operand, e: &mut Self| -> R<Bound> {
                     match o {
-                        Operand::Fun(f) => Ok(Bound::Fun(Rc::new(Closure { fun: f.clone(), env: env.clone() }))),
+                        Operand::Fun(f) => {
+                            Ok(Bound::Fun(Rc::new(Closure { fun: f.clone(), env: env.clone() })))
+                        }
                         Operand::Val(v) => {
                             let mut env2 = env.clone();
                             e.expr(v, &mut env2)?;
@@ -618,7 +678,10 @@ impl Elab {
                         None => self.apply(g, env, Some(x.clone()), x, span),
                         Some(a) => self.apply(g, env, Some(x), a, span),
                     },
-                    _ => self.error(*s, format!("NONCE ERROR: `{c}` with a left argument is not supported")),
+                    _ => self.error(
+                        *s,
+                        format!("NONCE ERROR: `{c}` with a left argument is not supported"),
+                    ),
                 }
             }
             Fun::Derived2(c, l, r, s) => match (c, &**l, &**r) {
@@ -735,19 +798,43 @@ impl Elab {
                     return self.apply(g, env, Some(a), x, span);
                 }
                 if ra != 0 && rx != 0 && ra != rx {
-                    return self.error(span, format!("RANK ERROR: the arguments are {} and {}", describe(&a.ty), describe(&x.ty)));
+                    return self.error(
+                        span,
+                        format!(
+                            "RANK ERROR: the arguments are {} and {}",
+                            describe(&a.ty),
+                            describe(&x.ty)
+                        ),
+                    );
                 }
                 if ra == 0 {
                     let (g2, env2) = (g.clone(), env.clone());
-                    let (lam, rty) = self.lambda(&[Ty::scalar(x.ty.base())], |e, p| e.apply(&g2, &env2, Some(a.clone()), p[0].clone(), span))?;
-                    return Ok(self.op(Op::Each, vec![lam, x.exp.clone()], same_form(&x.ty, rty.base())));
+                    let (lam, rty) = self.lambda(&[Ty::scalar(x.ty.base())], |e, p| {
+                        e.apply(&g2, &env2, Some(a.clone()), p[0].clone(), span)
+                    })?;
+                    return Ok(self.op(
+                        Op::Each,
+                        vec![lam, x.exp.clone()],
+                        same_form(&x.ty, rty.base()),
+                    ));
                 }
                 if rx == 0 {
                     let (g2, env2) = (g.clone(), env.clone());
-                    let (lam, rty) = self.lambda(&[Ty::scalar(a.ty.base())], |e, p| e.apply(&g2, &env2, Some(p[0].clone()), x.clone(), span))?;
-                    return Ok(self.op(Op::Each, vec![lam, a.exp.clone()], same_form(&a.ty, rty.base())));
+                    let (lam, rty) = self.lambda(&[Ty::scalar(a.ty.base())], |e, p| {
+                        e.apply(&g2, &env2, Some(p[0].clone()), x.clone(), span)
+                    })?;
+                    return Ok(self.op(
+                        Op::Each,
+                        vec![lam, a.exp.clone()],
+                        same_form(&a.ty, rty.base()),
+                    ));
                 }
-                let (lam, rty) = self.scalar_lambda(g, env, &[Ty::scalar(a.ty.base()), Ty::scalar(x.ty.base())], span)?;
+                let (lam, rty) = self.scalar_lambda(
+                    g,
+                    env,
+                    &[Ty::scalar(a.ty.base()), Ty::scalar(x.ty.base())],
+                    span,
+                )?;
                 let ty = same_form(&x.ty, rty.base());
                 Ok(self.op(Op::ZipWith, vec![lam, a.exp, x.exp], ty))
             }
@@ -791,12 +878,20 @@ impl Elab {
         let mut x = x;
         let (lam, rty) = loop {
             let base = x.ty.base();
-            let (lam, rty) = self.scalar_lambda(g, env, &[Ty::scalar(base), Ty::scalar(base)], span)?;
+            let (lam, rty) =
+                self.scalar_lambda(g, env, &[Ty::scalar(base), Ty::scalar(base)], span)?;
             if rty.base() == base {
                 break (lam, rty);
             }
             if rty.base() < base {
-                return self.error(span, format!("DOMAIN ERROR: the reduced function turns {} into {}", base.name(), rty.base().name()));
+                return self.error(
+                    span,
+                    format!(
+                        "DOMAIN ERROR: the reduced function turns {} into {}",
+                        base.name(),
+                        rty.base().name()
+                    ),
+                );
             }
             x = self.coerce(x, rty.base());
         };
@@ -828,7 +923,8 @@ impl Elab {
         let mut x = moved;
         let rty = loop {
             let base = x.ty.base();
-            let (_, rty) = self.scalar_lambda(g, env, &[Ty::scalar(base), Ty::scalar(base)], span)?;
+            let (_, rty) =
+                self.scalar_lambda(g, env, &[Ty::scalar(base), Ty::scalar(base)], span)?;
             if rty.base() <= base {
                 break rty;
             }
@@ -836,7 +932,10 @@ impl Elab {
         };
         let base = rty.base();
         let Some((neutral, true)) = identity(prim, base) else {
-            return self.error(span, format!("NONCE ERROR: scan of `{prim}` (only associative + × ⌈ ⌊ ∧ ∨)"));
+            return self.error(
+                span,
+                format!("NONCE ERROR: scan of `{prim}` (only associative + × ⌈ ⌊ ∧ ∨)"),
+            );
         };
         let neutral = self.coerce(neutral, base);
         let (lam, _) = self.scalar_lambda(g, env, &[Ty::scalar(base), Ty::scalar(base)], span)?;
@@ -847,14 +946,17 @@ impl Elab {
 
     fn power(&mut self, g: &Fun, env: &Env, a: Option<Val>, n: Val, x: Val, span: Span) -> R<Val> {
         if n.ty.rank() != Some(0) || n.ty.base() == Base::Double {
-            return self.error(span, "DOMAIN ERROR: the right operand of `⍣` must be an integer count");
+            return self
+                .error(span, "DOMAIN ERROR: the right operand of `⍣` must be an integer count");
         }
         let n = self.coerce(n, Base::Int);
         // The iterated type: the least upper bound of the argument and the result.
         let mut pty = x.ty.clone();
         for _ in 0..4 {
             let (g2, env2, a2) = (g.clone(), env.clone(), a.clone());
-            let (lam, rty) = self.lambda(std::slice::from_ref(&pty), |e, p| e.apply(&g2, &env2, a2, p[0].clone(), span))?;
+            let (lam, rty) = self.lambda(std::slice::from_ref(&pty), |e, p| {
+                e.apply(&g2, &env2, a2, p[0].clone(), span)
+            })?;
             if rty == pty {
                 return Ok(self.op(Op::Power, vec![lam, n.exp, x.exp], pty));
             }
@@ -889,7 +991,12 @@ impl Elab {
         let ta = self.op(Op::Transp2, vec![Exp::Vector(p, Base::Int), ra_.exp], ra_.ty);
         let wb = self.catv(sa, sb);
         let tb = self.reshape_to(wb, b, ra + rb);
-        let (lam, rty) = self.scalar_lambda(g, env, &[Ty::scalar(ta.ty.base()), Ty::scalar(tb.ty.base())], span)?;
+        let (lam, rty) = self.scalar_lambda(
+            g,
+            env,
+            &[Ty::scalar(ta.ty.base()), Ty::scalar(tb.ty.base())],
+            span,
+        )?;
         Ok(self.op(Op::ZipWith, vec![lam, ta.exp, tb.exp], Ty::array(rty.base(), ra + rb)))
     }
 
@@ -911,7 +1018,11 @@ impl Elab {
         let k = (ra - 1) % init.len().max(1);
         let mut za: Vec<i64> = init.iter().cycle().skip(k).take(init.len()).copied().collect();
         za.push(n as i64);
-        let ta = self.op(Op::Transp2, vec![Exp::Vector(za.into_iter().map(Exp::Int).collect(), Base::Int), reshaped_a.exp], reshaped_a.ty);
+        let ta = self.op(
+            Op::Transp2,
+            vec![Exp::Vector(za.into_iter().map(Exp::Int).collect(), Base::Int), reshaped_a.exp],
+            reshaped_a.ty,
+        );
         // WB = init(shape A) ++ shape B; ZB = ⍳(ra-1) ++ (ra+1 … n) ++ [ra].
         let ia = self.takev(int(ra as i64 - 1), sa);
         let wb = self.catv(ia, sb);
@@ -919,8 +1030,17 @@ impl Elab {
         let mut zb: Vec<i64> = (1..ra as i64).collect();
         zb.extend(ra as i64 + 1..=n as i64);
         zb.push(ra as i64);
-        let tbv = self.op(Op::Transp2, vec![Exp::Vector(zb.into_iter().map(Exp::Int).collect(), Base::Int), reshaped_b.exp], reshaped_b.ty);
-        let (lam, rty) = self.scalar_lambda(g, env, &[Ty::scalar(ta.ty.base()), Ty::scalar(tbv.ty.base())], span)?;
+        let tbv = self.op(
+            Op::Transp2,
+            vec![Exp::Vector(zb.into_iter().map(Exp::Int).collect(), Base::Int), reshaped_b.exp],
+            reshaped_b.ty,
+        );
+        let (lam, rty) = self.scalar_lambda(
+            g,
+            env,
+            &[Ty::scalar(ta.ty.base()), Ty::scalar(tbv.ty.base())],
+            span,
+        )?;
         let z = self.op(Op::ZipWith, vec![lam, ta.exp, tbv.exp], Ty::array(rty.base(), n));
         self.reduce(f, env, z, false, span)
     }
@@ -934,11 +1054,16 @@ impl Elab {
                 self.op(Op::ShapeV, vec![x.exp], Ty::SV(Base::Int, n))
             }
             Ty::SV(..) => self.op(Op::ShapeV, vec![x.exp], Ty::SV(Base::Int, Shape::constant(1))),
-            Ty::S(..) => self.emit(Exp::Vector(vec![], Base::Int), Ty::Vec(Base::Int, Shape::constant(0))),
+            Ty::S(..) => {
+                self.emit(Exp::Vector(vec![], Base::Int), Ty::Vec(Base::Int, Shape::constant(0)))
+            }
             other => {
                 let r = other.rank().unwrap_or(0) as i64;
                 if r == 0 {
-                    return self.emit(Exp::Vector(vec![], Base::Int), Ty::Vec(Base::Int, Shape::constant(0)));
+                    return self.emit(
+                        Exp::Vector(vec![], Base::Int),
+                        Ty::Vec(Base::Int, Shape::constant(0)),
+                    );
                 }
                 self.op(Op::Shape, vec![x.exp], Ty::Vec(Base::Int, Shape::constant(r)))
             }
@@ -996,7 +1121,9 @@ impl Elab {
                 Ok(self.emit(Exp::Vector(vec![v.exp], v.ty.base()), ty))
             }
             Some(1) => Ok(v),
-            _ => self.error(span, format!("RANK ERROR: expected a vector, got {}", describe(&v.ty))),
+            _ => {
+                self.error(span, format!("RANK ERROR: expected a vector, got {}", describe(&v.ty)))
+            }
         }
     }
 
@@ -1013,11 +1140,22 @@ impl Elab {
             _ => {
                 let s = self.shape(x.clone());
                 let lam = self.lambda(&[Ty::scalar(Base::Int), Ty::scalar(Base::Int)], |e, p| {
-                    Ok(e.op(Op::Scalar(ScalarOp::Mul, Base::Int), vec![p[0].exp.clone(), p[1].exp.clone()], Ty::scalar(Base::Int)))
+                    Ok(e.op(
+                        Op::Scalar(ScalarOp::Mul, Base::Int),
+                        vec![p[0].exp.clone(), p[1].exp.clone()],
+                        Ty::scalar(Base::Int),
+                    ))
                 });
                 let Ok((lam, _)) = lam else { return x };
-                let n = self.op(Op::Reduce { assoc: true }, vec![lam, Exp::Int(1), s.exp], Ty::scalar(Base::Int));
-                let sv = self.emit(Exp::Vector(vec![n.exp], Base::Int), Ty::Vec(Base::Int, Shape::constant(1)));
+                let n = self.op(
+                    Op::Reduce { assoc: true },
+                    vec![lam, Exp::Int(1), s.exp],
+                    Ty::scalar(Base::Int),
+                );
+                let sv = self.emit(
+                    Exp::Vector(vec![n.exp], Base::Int),
+                    Ty::Vec(Base::Int, Shape::constant(1)),
+                );
                 self.reshape_to(sv, x, 1)
             }
         }
@@ -1025,14 +1163,21 @@ impl Elab {
 
     fn int_arg(&mut self, v: Val, what: &str, span: Span) -> R<Val> {
         if v.ty.rank() == Some(1) && v.ty.const_length() == Some(1) {
-            let first = self.op(Op::First, vec![Exp::Int(0), v.exp.clone()], match &v.ty {
-                Ty::SV(b, n) => Ty::S(*b, n.clone()),
-                other => Ty::scalar(other.base()),
-            });
+            let first = self.op(
+                Op::First,
+                vec![Exp::Int(0), v.exp.clone()],
+                match &v.ty {
+                    Ty::SV(b, n) => Ty::S(*b, n.clone()),
+                    other => Ty::scalar(other.base()),
+                },
+            );
             return self.int_arg(first, what, span);
         }
         if v.ty.rank() != Some(0) || v.ty.base() == Base::Double {
-            return self.error(span, format!("DOMAIN ERROR: {what} must be an integer scalar, got {}", describe(&v.ty)));
+            return self.error(
+                span,
+                format!("DOMAIN ERROR: {what} must be an integer scalar, got {}", describe(&v.ty)),
+            );
         }
         Ok(self.coerce(v, Base::Int))
     }
@@ -1049,7 +1194,9 @@ impl Elab {
             '|' => sc(ScalarOp::Abs),
             '*' => sc(ScalarOp::Exp),
             '⍟' => sc(ScalarOp::Ln),
-            '○' => return self.scalar2(Sc::Op(ScalarOp::Mul), dbl(std::f64::consts::PI), x, span),
+            '○' => {
+                return self.scalar2(Sc::Op(ScalarOp::Mul), dbl(std::f64::consts::PI), x, span);
+            }
             '~' => sc(ScalarOp::Not),
             _ => None,
         };
@@ -1072,7 +1219,10 @@ impl Elab {
             '⍪' => {
                 let r = self.ravel(x);
                 let n = self.tally(r.clone());
-                let s = self.emit(Exp::Vector(vec![n.exp, Exp::Int(1)], Base::Int), Ty::Vec(Base::Int, Shape::constant(2)));
+                let s = self.emit(
+                    Exp::Vector(vec![n.exp, Exp::Int(1)], Base::Int),
+                    Ty::Vec(Base::Int, Shape::constant(2)),
+                );
                 Ok(self.reshape_to(s, r, 2))
             }
             '⌽' | '⊖' => {
@@ -1085,7 +1235,11 @@ impl Elab {
             }
             '⍉' => {
                 let ty = x.ty.clone();
-                Ok(if x.ty.rank().unwrap_or(0) < 2 { x } else { self.op(Op::Transp, vec![x.exp], ty) })
+                Ok(if x.ty.rank().unwrap_or(0) < 2 {
+                    x
+                } else {
+                    self.op(Op::Transp, vec![x.exp], ty)
+                })
             }
             '↑' | '⊃' => {
                 if x.ty.rank() == Some(0) {
@@ -1096,7 +1250,11 @@ impl Elab {
                     other => Ty::scalar(other.base()),
                 };
                 let op = if matches!(x.ty, Ty::SV(..)) { Op::FirstV } else { Op::First };
-                let args = if op == Op::FirstV { vec![x.exp] } else { vec![Self::default_of(x.ty.base()), x.exp] };
+                let args = if op == Op::FirstV {
+                    vec![x.exp]
+                } else {
+                    vec![Self::default_of(x.ty.base()), x.exp]
+                };
                 Ok(self.op(op, args, ty))
             }
             '≢' => Ok(self.tally(x)),
@@ -1147,7 +1305,8 @@ impl Elab {
             '⍟' => self.scalar2(Sc::Log, a, x, span),
             '○' => {
                 if a.ty.rank() != Some(0) {
-                    return self.error(span, "NONCE ERROR: the left argument of `○` must be a constant");
+                    return self
+                        .error(span, "NONCE ERROR: the left argument of `○` must be a constant");
                 }
                 self.scalar2(Sc::Circle, a, x, span)
             }
@@ -1161,7 +1320,11 @@ impl Elab {
                     return self.error(span, "NONCE ERROR: the rank of a reshape must be known when compiling (a shape vector of known length)");
                 };
                 if rank == 0 {
-                    return Ok(self.op(Op::First, vec![Self::default_of(x.ty.base()), x.exp], Ty::scalar(x.ty.base())));
+                    return Ok(self.op(
+                        Op::First,
+                        vec![Self::default_of(x.ty.base()), x.exp],
+                        Ty::scalar(x.ty.base()),
+                    ));
                 }
                 Ok(self.reshape_to(s, x, rank as usize))
             }
@@ -1178,13 +1341,21 @@ impl Elab {
             }
             '⍉' => self.literal_axes(a, x, span),
             '↑' | '↓' => {
-                let n = self.int_arg(a, if c == '↑' { "the count of `↑`" } else { "the count of `↓`" }, span)?;
+                let n = self.int_arg(
+                    a,
+                    if c == '↑' { "the count of `↑`" } else { "the count of `↓`" },
+                    span,
+                )?;
                 let x = if x.ty.rank() == Some(0) { self.ravel(x) } else { x };
                 let k = n.ty.singleton().and_then(Shape::as_constant);
                 let base = x.ty.base();
                 if c == '↑' {
                     Ok(match (&x.ty, k) {
-                        (Ty::Vec(..) | Ty::SV(..), Some(k)) => self.op(Op::TakeV, vec![n.exp, x.exp], Ty::Vec(base, Shape::constant(k.abs()))),
+                        (Ty::Vec(..) | Ty::SV(..), Some(k)) => self.op(
+                            Op::TakeV,
+                            vec![n.exp, x.exp],
+                            Ty::Vec(base, Shape::constant(k.abs())),
+                        ),
                         _ => {
                             let ty = x.ty.widen();
                             let ty = if ty.rank() == Some(1) { Ty::array(base, 1) } else { ty };
@@ -1193,7 +1364,11 @@ impl Elab {
                     })
                 } else {
                     Ok(match (x.ty.const_length(), k) {
-                        (Some(len), Some(k)) => self.op(Op::DropV, vec![n.exp, x.exp], Ty::Vec(base, Shape::constant((len - k.abs()).max(0)))),
+                        (Some(len), Some(k)) => self.op(
+                            Op::DropV,
+                            vec![n.exp, x.exp],
+                            Ty::Vec(base, Shape::constant((len - k.abs()).max(0))),
+                        ),
                         _ => {
                             let ty = x.ty.widen();
                             let ty = if ty.rank() == Some(1) { Ty::array(base, 1) } else { ty };
@@ -1204,18 +1379,34 @@ impl Elab {
             }
             '/' | '⌿' => {
                 if a.ty.rank() != Some(1) || x.ty.rank() != Some(1) {
-                    return self.error(span, format!("NONCE ERROR: compress and replicate take vectors (got {} and {})", describe(&a.ty), describe(&x.ty)));
+                    return self.error(
+                        span,
+                        format!(
+                            "NONCE ERROR: compress and replicate take vectors (got {} and {})",
+                            describe(&a.ty),
+                            describe(&x.ty)
+                        ),
+                    );
                 }
                 if let (Some(n), Some(m)) = (a.ty.const_length(), x.ty.const_length())
                     && n != m
                 {
-                    return self.error(span, format!("LENGTH ERROR: {} and {}", describe(&a.ty), describe(&x.ty)));
+                    return self.error(
+                        span,
+                        format!("LENGTH ERROR: {} and {}", describe(&a.ty), describe(&x.ty)),
+                    );
                 }
                 let base = x.ty.base();
                 Ok(match a.ty.base() {
                     Base::Bool => self.op(Op::Compress, vec![a.exp, x.exp], Ty::array(base, 1)),
-                    Base::Int => self.op(Op::Replicate, vec![Self::default_of(base), a.exp, x.exp], Ty::array(base, 1)),
-                    Base::Double => return self.error(span, "DOMAIN ERROR: replicate counts must be integers"),
+                    Base::Int => self.op(
+                        Op::Replicate,
+                        vec![Self::default_of(base), a.exp, x.exp],
+                        Ty::array(base, 1),
+                    ),
+                    Base::Double => {
+                        return self.error(span, "DOMAIN ERROR: replicate counts must be integers");
+                    }
                 })
             }
             '⊢' => Ok(x),
@@ -1228,7 +1419,13 @@ impl Elab {
     fn literal_vector(&self, e: &Exp) -> Option<Vec<Exp>> {
         match e {
             Exp::Vector(items, _) => Some(items.clone()),
-            Exp::Var(v) => self.scopes.iter().rev().flatten().find(|l| l.var == *v).and_then(|l| self.literal_vector(&l.exp)),
+            Exp::Var(v) => self
+                .scopes
+                .iter()
+                .rev()
+                .flatten()
+                .find(|l| l.var == *v)
+                .and_then(|l| self.literal_vector(&l.exp)),
             _ => None,
         }
     }
@@ -1238,21 +1435,32 @@ impl Elab {
             Exp::Int(_) => vec![a.exp.clone()],
             e => match self.literal_vector(e) {
                 Some(items) => items,
-                None => return self.error(span, "NONCE ERROR: the axes of dyadic `⍉` must be a literal vector"),
+                None => {
+                    return self.error(
+                        span,
+                        "NONCE ERROR: the axes of dyadic `⍉` must be a literal vector",
+                    );
+                }
             },
         };
         let mut axes = Vec::new();
         for i in &items {
             match i {
                 Exp::Int(k) => axes.push(*k),
-                _ => return self.error(span, "NONCE ERROR: the axes of dyadic `⍉` must be constants"),
+                _ => {
+                    return self
+                        .error(span, "NONCE ERROR: the axes of dyadic `⍉` must be constants");
+                }
             }
         }
         let r = x.ty.rank().unwrap_or(0);
         let mut sorted = axes.clone();
         sorted.sort_unstable();
         if sorted != (1..=r as i64).collect::<Vec<_>>() {
-            return self.error(span, format!("DOMAIN ERROR: {axes:?} is not a permutation of the {r} axes"));
+            return self.error(
+                span,
+                format!("DOMAIN ERROR: {axes:?} is not a permutation of the {r} axes"),
+            );
         }
         let ty = x.ty.clone();
         Ok(self.op(Op::Transp2, vec![Exp::Vector(items, Base::Int), x.exp], ty))
@@ -1269,14 +1477,19 @@ impl Elab {
             _ => None,
         };
         match (ra, rx) {
-            (0, 0) => Ok(self.emit(Exp::Vector(vec![a.exp, x.exp], base), Ty::Vec(base, Shape::constant(2)))),
+            (0, 0) => {
+                Ok(self
+                    .emit(Exp::Vector(vec![a.exp, x.exp], base), Ty::Vec(base, Shape::constant(2))))
+            }
             (0, 1) => {
-                let ty = len(&x.ty).map_or(Ty::array(base, 1), |n| Ty::Vec(base, n.add(&Shape::constant(1))));
+                let ty = len(&x.ty)
+                    .map_or(Ty::array(base, 1), |n| Ty::Vec(base, n.add(&Shape::constant(1))));
                 let op = if matches!(ty, Ty::Vec(..)) { Op::ConsV } else { Op::Cons };
                 Ok(self.op(op, vec![a.exp, x.exp], ty))
             }
             (1, 0) => {
-                let ty = len(&a.ty).map_or(Ty::array(base, 1), |n| Ty::Vec(base, n.add(&Shape::constant(1))));
+                let ty = len(&a.ty)
+                    .map_or(Ty::array(base, 1), |n| Ty::Vec(base, n.add(&Shape::constant(1))));
                 let op = if matches!(ty, Ty::Vec(..)) { Op::SnocV } else { Op::Snoc };
                 Ok(self.op(op, vec![a.exp, x.exp], ty))
             }
@@ -1292,16 +1505,24 @@ impl Elab {
                 let op = if c == '⍪' { Op::VCat } else { Op::Cat };
                 Ok(self.op(op, vec![a.exp, x.exp], Ty::array(base, r)))
             }
-            (r, s) if r + 1 == s && c == ',' => Ok(self.op(Op::Cons, vec![a.exp, x.exp], Ty::array(base, s))),
-            (r, s) if r == s + 1 && c == ',' => Ok(self.op(Op::Snoc, vec![a.exp, x.exp], Ty::array(base, r))),
-            _ => self.error(span, format!("RANK ERROR: cannot join {} and {}", describe(&a.ty), describe(&x.ty))),
+            (r, s) if r + 1 == s && c == ',' => {
+                Ok(self.op(Op::Cons, vec![a.exp, x.exp], Ty::array(base, s)))
+            }
+            (r, s) if r == s + 1 && c == ',' => {
+                Ok(self.op(Op::Snoc, vec![a.exp, x.exp], Ty::array(base, r)))
+            }
+            _ => self.error(
+                span,
+                format!("RANK ERROR: cannot join {} and {}", describe(&a.ty), describe(&x.ty)),
+            ),
         }
     }
 
     fn index(&mut self, a: Val, ixs: Vec<Option<Val>>, span: Span) -> R<Val> {
         let r = a.ty.rank().unwrap_or(0);
         if ixs.len() != r {
-            return self.error(span, format!("RANK ERROR: {} indices for {}", ixs.len(), describe(&a.ty)));
+            return self
+                .error(span, format!("RANK ERROR: {} indices for {}", ixs.len(), describe(&a.ty)));
         }
         // A vector index into a vector: one `index` per element.
         if r == 1
@@ -1315,7 +1536,11 @@ impl Elab {
             let iv = self.coerce(iv, Base::Int);
             let base = a.ty.base();
             let (lam, _) = self.lambda(&[Ty::scalar(Base::Int)], |e, p| {
-                Ok(e.op(Op::Index, vec![Exp::Int(1), p[0].exp.clone(), a.exp.clone()], Ty::scalar(base)))
+                Ok(e.op(
+                    Op::Index,
+                    vec![Exp::Int(1), p[0].exp.clone(), a.exp.clone()],
+                    Ty::scalar(base),
+                ))
             })?;
             return Ok(self.op(Op::Each, vec![lam, iv.exp.clone()], same_form(&iv.ty, base)));
         }

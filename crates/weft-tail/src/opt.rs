@@ -2,7 +2,7 @@
 //! vector types make `shape`, `firstV` and `≢`-like values known), copy propagation,
 //! and dead-code elimination (every TAIL operator is pure).
 
-use std::collections::{HashMap, HashSet};
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 
 use crate::tail::{Body, Exp, Op, Program, Var};
 use crate::ty::{Base, Ty};
@@ -10,7 +10,7 @@ use crate::ty::{Base, Ty};
 /// Optimises a program in place.
 pub fn optimise(p: &mut Program) {
     let keep: HashSet<Var> = p.prints.iter().copied().collect();
-    let mut subst = HashMap::new();
+    let mut subst = HashMap::default();
     body(&mut p.body, &mut subst);
     dce(&mut p.body, &keep);
 }
@@ -18,7 +18,10 @@ pub fn optimise(p: &mut Program) {
 /// A let whose value its type determines: a singleton, or a vector whose elements
 /// are all singletons.
 fn fold(exp: &Exp, ty: &Ty, lets: &HashMap<Var, Exp>) -> Option<Exp> {
-    if matches!(exp, Exp::Int(_) | Exp::Double(_) | Exp::Bool(_) | Exp::Var(_) | Exp::Op(Op::Print, _)) {
+    if matches!(
+        exp,
+        Exp::Int(_) | Exp::Double(_) | Exp::Bool(_) | Exp::Var(_) | Exp::Op(Op::Print, _)
+    ) {
         return None;
     }
     match ty {
@@ -122,7 +125,9 @@ fn subst_exp(e: &mut Exp, subst: &HashMap<Var, Exp>) {
                 *e = r.clone();
             }
         }
-        Exp::Vector(items, _) | Exp::Op(_, items) => items.iter_mut().for_each(|i| subst_exp(i, subst)),
+        Exp::Vector(items, _) | Exp::Op(_, items) => {
+            items.iter_mut().for_each(|i| subst_exp(i, subst))
+        }
         Exp::Lam(_, b) => {
             let mut inner = subst.clone();
             body(b, &mut inner);
@@ -132,7 +137,7 @@ fn subst_exp(e: &mut Exp, subst: &HashMap<Var, Exp>) {
 }
 
 fn body(b: &mut Body, subst: &mut HashMap<Var, Exp>) {
-    let mut known: HashMap<Var, Exp> = HashMap::new();
+    let mut known: HashMap<Var, Exp> = HashMap::default();
     let mut out = Vec::new();
     for mut l in std::mem::take(&mut b.lets) {
         subst_exp(&mut l.exp, subst);

@@ -5,7 +5,7 @@
 //! `f` a function, a dfn mentioning `⍵⍵` a dyadic operator). A statement with an
 //! error is reported and skipped; parsing resumes at the next `⋄` or line.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// A byte range in the source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -306,7 +306,7 @@ pub fn parse(text: &str) -> ParsedFile {
         toks,
         pos: 0,
         diags: diagnostics,
-        scopes: vec![HashMap::new()],
+        scopes: vec![HashMap::default()],
         poisoned: Vec::new(),
     };
     let stmts = p.stmts(false);
@@ -346,7 +346,11 @@ impl Parser {
 
     fn span(&self) -> Span {
         self.toks.get(self.pos).map_or_else(
-            || self.toks.last().map_or(Span::default(), |&(_, s)| Span { start: s.end, end: s.end }),
+            || {
+                self.toks
+                    .last()
+                    .map_or(Span::default(), |&(_, s)| Span { start: s.end, end: s.end })
+            },
             |&(_, s)| s,
         )
     }
@@ -425,7 +429,7 @@ impl Parser {
             let dfn_start = self.pos + 2;
             if let Some(dyadic) = self.dfn_operator_kind(dfn_start) {
                 self.pos = dfn_start + 1;
-                self.scopes.push(HashMap::new());
+                self.scopes.push(HashMap::default());
                 let body = self.stmts(true);
                 self.scopes.pop();
                 let end = self.span();
@@ -617,7 +621,7 @@ impl Parser {
                 }
                 Tok::LBrace => {
                     self.pos += 1;
-                    self.scopes.push(HashMap::new());
+                    self.scopes.push(HashMap::default());
                     let body = self.stmts(true);
                     self.scopes.pop();
                     let end = self.span();
@@ -708,7 +712,7 @@ impl Parser {
             }
             Some(Tok::LBrace) => {
                 self.pos += 1;
-                self.scopes.push(HashMap::new());
+                self.scopes.push(HashMap::default());
                 let body = self.stmts(true);
                 self.scopes.pop();
                 let end = self.span();
@@ -754,7 +758,12 @@ impl Parser {
                         let s = f.span().to(span);
                         items.push(Unit::F(Fun::Derived1(c, Box::new(Operand::Fun(f)), s)));
                     }
-                    _ => return err(span, format!("the operator `{c}` needs a function on its left")),
+                    _ => {
+                        return err(
+                            span,
+                            format!("the operator `{c}` needs a function on its left"),
+                        );
+                    }
                 },
                 Unit::Op2(c, span) => {
                     let left = match items.pop() {
@@ -796,7 +805,9 @@ impl Parser {
                     let left = match items.pop() {
                         Some(Unit::F(f)) => Operand::Fun(f),
                         Some(Unit::V(v)) => Operand::Val(v),
-                        _ => return err(span, format!("the operator `{name}` needs a left operand")),
+                        _ => {
+                            return err(span, format!("the operator `{name}` needs a left operand"));
+                        }
                     };
                     let mut operands = vec![left];
                     if dyadic {
@@ -804,7 +815,10 @@ impl Parser {
                             Some(Unit::F(f)) => operands.push(Operand::Fun(f)),
                             Some(Unit::V(v)) => operands.push(Operand::Val(v)),
                             _ => {
-                                return err(span, format!("the operator `{name}` needs a right operand"));
+                                return err(
+                                    span,
+                                    format!("the operator `{name}` needs a right operand"),
+                                );
                             }
                         }
                     }
@@ -849,11 +863,15 @@ impl Parser {
                     let s = span.to(right.span());
                     right = Expr::Print(Box::new(right), s);
                 }
-                Unit::V(v) => return err(v.span(), "two arrays side by side here are not a strand"),
+                Unit::V(v) => {
+                    return err(v.span(), "two arrays side by side here are not a strand");
+                }
                 Unit::Op1(c, s) | Unit::Op2(c, s) => {
                     return err(s, format!("the operator `{c}` has no operand"));
                 }
-                Unit::UserOp(n, _, s) => return err(s, format!("the operator `{n}` has no operand")),
+                Unit::UserOp(n, _, s) => {
+                    return err(s, format!("the operator `{n}` has no operand"));
+                }
             }
         }
         Ok(Unit::V(right))
@@ -871,11 +889,13 @@ impl Parser {
                     }
                     Some(Unit::F(f)) => {
                         let s = f.span().to(right.span());
-                        right = Fun::Fork(Box::new(Operand::Fun(f)), Box::new(g), Box::new(right), s);
+                        right =
+                            Fun::Fork(Box::new(Operand::Fun(f)), Box::new(g), Box::new(right), s);
                     }
                     Some(Unit::V(v)) => {
                         let s = v.span().to(right.span());
-                        right = Fun::Fork(Box::new(Operand::Val(v)), Box::new(g), Box::new(right), s);
+                        right =
+                            Fun::Fork(Box::new(Operand::Val(v)), Box::new(g), Box::new(right), s);
                     }
                     Some(other) => return err(unit_span(&other), "unexpected item in a train"),
                 },
@@ -905,6 +925,10 @@ fn unit_span(u: &Unit) -> Span {
     match u {
         Unit::V(e) => e.span(),
         Unit::F(f) => f.span(),
-        Unit::Op1(_, s) | Unit::Op2(_, s) | Unit::UserOp(_, _, s) | Unit::Assign(_, s) | Unit::Print(s) => *s,
+        Unit::Op1(_, s)
+        | Unit::Op2(_, s)
+        | Unit::UserOp(_, _, s)
+        | Unit::Assign(_, s)
+        | Unit::Print(s) => *s,
     }
 }

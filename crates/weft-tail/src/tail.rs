@@ -103,7 +103,9 @@ pub enum Op {
     /// `reduce(f, neutral, A)` along the last axis. `assoc`: f is an associative
     /// primitive whose identity is `neutral` (a parallel reduction); otherwise a right
     /// fold from the last element, `neutral` only for an empty axis.
-    Reduce { assoc: bool },
+    Reduce {
+        assoc: bool,
+    },
     /// Inclusive scan along the last axis, of an associative primitive.
     Scan,
     Compress,

@@ -50,7 +50,12 @@ pub fn tests_of(text: &str) -> Vec<TestCase> {
 }
 
 /// Completes an `output { … }` that may span lines.
-fn finish(acc: String, line: usize, pending: &mut Option<(String, usize)>, out: &mut Vec<TestCase>) {
+fn finish(
+    acc: String,
+    line: usize,
+    pending: &mut Option<(String, usize)>,
+    out: &mut Vec<TestCase>,
+) {
     let opens = acc.matches('{').count();
     let closes = acc.matches('}').count();
     if opens > closes {

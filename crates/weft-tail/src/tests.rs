@@ -25,8 +25,8 @@ fn run(text: &str) -> Result<Vec<String>, String> {
     };
     let program = crate::to_core::to_core(&tail, def)?;
     assert_eq!(weft_core::validate(&program), Vec::new());
-    let values = weft_core::run_entry(&program, program.entries[0], Vec::new())
-        .map_err(|e| e.message)?;
+    let values =
+        weft_core::run_entry(&program, program.entries[0], Vec::new()).map_err(|e| e.message)?;
     Ok(values.iter().map(crate::display::display).collect())
 }
 
@@ -77,10 +77,7 @@ fn t17_subtyping_and_singletons() {
     // The least upper bound keeps equal singletons and widens different ones.
     assert_eq!(join(&five, &five), Some(five.clone()));
     assert_eq!(join(&five, &Ty::S(Base::Int, Shape::constant(6))), Some(Ty::scalar(Base::Int)));
-    assert_eq!(
-        join(&vec3, &Ty::Vec(Base::Int, Shape::constant(4))),
-        Some(Ty::array(Base::Int, 1))
-    );
+    assert_eq!(join(&vec3, &Ty::Vec(Base::Int, Shape::constant(4))), Some(Ty::array(Base::Int, 1)));
     // Literals: `tt : S_bool(1)` and `5 : S_int(5)`; a strand is a sized vector.
     assert_eq!(tail("1=1"), "tt\n", "a comparison of singletons is folded");
     let program = compile("1=1").tail.expect("a program");

@@ -5,7 +5,7 @@
 //! right folds and `power`, and `scatter` for replicate and compress. Indices are
 //! converted from TAIL's 1-based convention here, at the edge.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use la_arena::{Arena, ArenaMap};
 use weft_core::{
@@ -67,7 +67,7 @@ pub fn to_core(p: &Program, def: DefLoc) -> Result<CProgram, String> {
         exps: Arena::new(),
         blocks: Arena::new(),
         stack: vec![Vec::new()],
-        env: HashMap::new(),
+        env: HashMap::default(),
     };
     let result = t.body(&p.body)?;
     let mut outs = Vec::new();
@@ -174,12 +174,16 @@ impl Tr {
         }
         match (op, const_of(a), const_of(b)) {
             (BinOp::Add, Some(0), _) => return b,
-            (BinOp::Add | BinOp::Sub, _, Some(0)) | (BinOp::Mul | BinOp::Div, _, Some(1)) => return a,
+            (BinOp::Add | BinOp::Sub, _, Some(0)) | (BinOp::Mul | BinOp::Div, _, Some(1)) => {
+                return a;
+            }
             (BinOp::Mul, Some(1), _) => return b,
             _ => {}
         }
         let res = match op {
-            BinOp::Eq | BinOp::Neq | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => ScalarTy::Bool,
+            BinOp::Eq | BinOp::Neq | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
+                ScalarTy::Bool
+            }
             _ => sty(base),
         };
         self.bind(CExp::BinOp { op, ty: sty(base), lhs: a, rhs: b }, Type::Scalar(res), "t")
@@ -194,11 +198,21 @@ impl Tr {
     }
 
     fn convert(&mut self, from: Base, to: Base, a: Atom) -> Atom {
-        self.bind(CExp::Convert { from: sty(from), to: sty(to), operand: a }, Type::Scalar(sty(to)), "t")
+        self.bind(
+            CExp::Convert { from: sty(from), to: sty(to), operand: a },
+            Type::Scalar(sty(to)),
+            "t",
+        )
     }
 
     /// `if c then a else b` on scalars (or arrays of `ty`).
-    fn select(&mut self, c: Atom, ty: Type, a: impl FnOnce(&mut Self) -> R<Atom>, b: impl FnOnce(&mut Self) -> R<Atom>) -> R<Atom> {
+    fn select(
+        &mut self,
+        c: Atom,
+        ty: Type,
+        a: impl FnOnce(&mut Self) -> R<Atom>,
+        b: impl FnOnce(&mut Self) -> R<Atom>,
+    ) -> R<Atom> {
         if let Atom::Const(Scalar::Bool(k)) = c {
             return if k { a(self) } else { b(self) };
         }
@@ -239,16 +253,34 @@ impl Tr {
     // ---- arrays ----
 
     /// A `generate` nest over `shape` whose innermost body is `body(indices)`.
-    fn generate(&mut self, shape: &[Atom], base: Base, body: &mut dyn FnMut(&mut Self, &[Atom]) -> R<Atom>) -> R<Atom> {
+    fn generate(
+        &mut self,
+        shape: &[Atom],
+        base: Base,
+        body: &mut dyn FnMut(&mut Self, &[Atom]) -> R<Atom>,
+    ) -> R<Atom> {
         self.gen_rec(shape, &[], base, &mut Vec::new(), body)
     }
 
     /// [`Self::generate`] whose body gives arrays of shape `cell`.
-    fn generate_cells(&mut self, shape: &[Atom], cell: &[Atom], base: Base, body: &mut dyn FnMut(&mut Self, &[Atom]) -> R<Atom>) -> R<Atom> {
+    fn generate_cells(
+        &mut self,
+        shape: &[Atom],
+        cell: &[Atom],
+        base: Base,
+        body: &mut dyn FnMut(&mut Self, &[Atom]) -> R<Atom>,
+    ) -> R<Atom> {
         self.gen_rec(shape, cell, base, &mut Vec::new(), body)
     }
 
-    fn gen_rec(&mut self, shape: &[Atom], cell: &[Atom], base: Base, idx: &mut Vec<Atom>, body: &mut dyn FnMut(&mut Self, &[Atom]) -> R<Atom>) -> R<Atom> {
+    fn gen_rec(
+        &mut self,
+        shape: &[Atom],
+        cell: &[Atom],
+        base: Base,
+        idx: &mut Vec<Atom>,
+        body: &mut dyn FnMut(&mut Self, &[Atom]) -> R<Atom>,
+    ) -> R<Atom> {
         let Some((&n, rest)) = shape.split_first() else { return body(self, idx) };
         let i = self.new_var(Type::Scalar(ScalarTy::I64), "i");
         idx.push(Atom::Var(i));
@@ -258,7 +290,11 @@ impl Tr {
         idx.pop();
         let block = block?;
         let lambda = Lambda { params: vec![i], body: block, ret: inner_ty.clone() };
-        Ok(self.bind(CExp::Generate { level: None, size: n, lambda }, Type::array(size_of(n), inner_ty), "a"))
+        Ok(self.bind(
+            CExp::Generate { level: None, size: n, lambda },
+            Type::array(size_of(n), inner_ty),
+            "a",
+        ))
     }
 
     fn read(&mut self, a: &CVal, idx: &[Atom]) -> Atom {
@@ -315,7 +351,11 @@ impl Tr {
 
     fn atom(&mut self, e: &Exp) -> R<CVal> {
         Ok(match e {
-            Exp::Var(v) => self.env.get(v).cloned().ok_or_else(|| format!("internal error: v{v} is not bound"))?,
+            Exp::Var(v) => self
+                .env
+                .get(v)
+                .cloned()
+                .ok_or_else(|| format!("internal error: v{v} is not bound"))?,
             Exp::Int(i) => Self::scalar_val(i64c(*i), Base::Int),
             Exp::Double(d) => Self::scalar_val(Atom::Const(Scalar::F64(*d)), Base::Double),
             Exp::Bool(b) => Self::scalar_val(Atom::Const(Scalar::Bool(*b)), Base::Bool),
@@ -347,7 +387,9 @@ impl Tr {
 
     /// Inlines a lambda on scalar arguments.
     fn call(&mut self, lam: &Exp, args: &[CVal]) -> R<CVal> {
-        let Exp::Lam(params, body) = lam else { return Err("internal error: not a lambda".to_owned()) };
+        let Exp::Lam(params, body) = lam else {
+            return Err("internal error: not a lambda".to_owned());
+        };
         for ((v, _), a) in params.iter().zip(args) {
             self.env.insert(*v, a.clone());
         }
@@ -360,7 +402,10 @@ impl Tr {
         let y = self.new_var(Type::Scalar(sty(base)), "y");
         let mut rbase = base;
         let body = self.block(|t| {
-            let r = t.call(lam, &[Self::scalar_val(Atom::Var(x), base), Self::scalar_val(Atom::Var(y), base)])?;
+            let r = t.call(
+                lam,
+                &[Self::scalar_val(Atom::Var(x), base), Self::scalar_val(Atom::Var(y), base)],
+            )?;
             rbase = r.base;
             Ok(r.atom)
         })?;
@@ -381,7 +426,9 @@ impl Tr {
             }
             Op::Iota | Op::IotaV => {
                 let n = self.atom(&args[0])?.atom;
-                let a = self.generate(&[n], Base::Int, &mut |t, idx| Ok(t.ibin(BinOp::Add, idx[0], i64c(1))))?;
+                let a = self.generate(&[n], Base::Int, &mut |t, idx| {
+                    Ok(t.ibin(BinOp::Add, idx[0], i64c(1)))
+                })?;
                 let known = const_of(n).filter(|&n| n <= 16).map(|n| (1..=n).map(i64c).collect());
                 Ok(CVal { atom: a, shape: vec![n], base: Base::Int, known })
             }
@@ -402,7 +449,8 @@ impl Tr {
                 let atom = self.generate(&a.shape.clone(), base, &mut |t, idx| {
                     let x = t.read(&a, idx);
                     let y = t.read(&b, idx);
-                    Ok(t.call(lam, &[Self::scalar_val(x, a.base), Self::scalar_val(y, b.base)])?.atom)
+                    Ok(t.call(lam, &[Self::scalar_val(x, a.base), Self::scalar_val(y, b.base)])?
+                        .atom)
                 })?;
                 Ok(CVal { atom, shape: a.shape, base, known: None })
             }
@@ -423,7 +471,16 @@ impl Tr {
                     };
                     if assoc {
                         let lambda = t.lambda2(lam, a.base)?;
-                        Ok(t.bind(CExp::Reduce { level: None, lambda, neutral: neutral.atom, array: row.atom }, Type::Scalar(sty(base)), "r"))
+                        Ok(t.bind(
+                            CExp::Reduce {
+                                level: None,
+                                lambda,
+                                neutral: neutral.atom,
+                                array: row.atom,
+                            },
+                            Type::Scalar(sty(base)),
+                            "r",
+                        ))
                     } else {
                         t.fold_right(lam, &neutral, &row, m, base)
                     }
@@ -440,7 +497,11 @@ impl Tr {
                 let atom = self.generate_cells(&outer, &[m], base, &mut |t, idx| {
                     let row = if idx.is_empty() { a.atom } else { t.read(&a, idx) };
                     let lambda = t.lambda2(lam, a.base)?;
-                    Ok(t.bind(CExp::Scan { level: None, lambda, neutral: neutral.atom, array: row }, array_ty(&[m], base), "s"))
+                    Ok(t.bind(
+                        CExp::Scan { level: None, lambda, neutral: neutral.atom, array: row },
+                        array_ty(&[m], base),
+                        "s",
+                    ))
                 })?;
                 Ok(CVal { atom, shape: a.shape, base, known: None })
             }
@@ -469,10 +530,15 @@ impl Tr {
                         return Ok(t.read_flat(&a, f));
                     }
                     let empty = t.ibin(BinOp::Eq, n, i64c(0));
-                    t.select(empty, Type::Scalar(sty(base)), |_| Ok(fill.atom), |t| {
-                        let f = t.ibin(BinOp::Rem, flat, n);
-                        Ok(t.read_flat(&a, f))
-                    })
+                    t.select(
+                        empty,
+                        Type::Scalar(sty(base)),
+                        |_| Ok(fill.atom),
+                        |t| {
+                            let f = t.ibin(BinOp::Rem, flat, n);
+                            Ok(t.read_flat(&a, f))
+                        },
+                    )
                 })?;
                 Ok(CVal { atom, shape: out, base, known: None })
             }
@@ -511,12 +577,16 @@ impl Tr {
                     }
                     _ => {
                         let Exp::Vector(items, _) = &args[0] else {
-                            return Err("internal error: transp2 of a non-literal axis vector".to_owned());
+                            return Err(
+                                "internal error: transp2 of a non-literal axis vector".to_owned()
+                            );
                         };
                         let p = items
                             .iter()
                             .map(|i| match i {
-                                Exp::Int(k) => usize::try_from(*k).map_err(|_| "bad axis".to_owned()),
+                                Exp::Int(k) => {
+                                    usize::try_from(*k).map_err(|_| "bad axis".to_owned())
+                                }
                                 _ => Err("internal error: a non-constant axis".to_owned()),
                             })
                             .collect::<R<Vec<usize>>>()?;
@@ -550,13 +620,22 @@ impl Tr {
                     Some(c) => Atom::Const(Scalar::Bool(c < 0)),
                     None => self.ibin(BinOp::Lt, n, i64c(0)),
                 };
-                let offset = self.select(neg, Type::Scalar(ScalarTy::I64), |t| Ok(t.ibin(BinOp::Sub, k, m)), |_| Ok(i64c(0)))?;
+                let offset = self.select(
+                    neg,
+                    Type::Scalar(ScalarTy::I64),
+                    |t| Ok(t.ibin(BinOp::Sub, k, m)),
+                    |_| Ok(i64c(0)),
+                )?;
                 if let (Some(known), Some(nc)) = (&a.known, const_of(n))
                     && nc >= 0
                     && nc as usize <= known.len()
                 {
                     let elems = known[..nc as usize].to_vec();
-                    let atom = self.bind(CExp::ArrayLit { elems: elems.clone(), elem_ty: Type::Scalar(sty(base)) }, array_ty(&[k], base), "v");
+                    let atom = self.bind(
+                        CExp::ArrayLit { elems: elems.clone(), elem_ty: Type::Scalar(sty(base)) },
+                        array_ty(&[k], base),
+                        "v",
+                    );
                     return Ok(CVal { atom, shape: vec![k], base, known: Some(elems) });
                 }
                 let atom = self.generate(&out.clone(), base, &mut |t, idx| {
@@ -564,11 +643,16 @@ impl Tr {
                     let lo = t.ibin(BinOp::Ge, src, i64c(0));
                     let hi = t.ibin(BinOp::Lt, src, m);
                     let ok = t.bin(BinOp::BitAnd, Base::Bool, lo, hi);
-                    t.select(ok, Type::Scalar(sty(base)), |t| {
-                        let mut s = idx.to_vec();
-                        s[0] = src;
-                        Ok(t.read(&a, &s))
-                    }, |_| Ok(fill))
+                    t.select(
+                        ok,
+                        Type::Scalar(sty(base)),
+                        |t| {
+                            let mut s = idx.to_vec();
+                            s[0] = src;
+                            Ok(t.read(&a, &s))
+                        },
+                        |_| Ok(fill),
+                    )
                 })?;
                 Ok(CVal { atom, shape: out, base, known: None })
             }
@@ -585,7 +669,11 @@ impl Tr {
                     let from = nc.max(0) as usize;
                     let elems = known[from..from + len_c].to_vec();
                     let l = i64c(len_c as i64);
-                    let atom = self.bind(CExp::ArrayLit { elems: elems.clone(), elem_ty: Type::Scalar(sty(base)) }, array_ty(&[l], base), "v");
+                    let atom = self.bind(
+                        CExp::ArrayLit { elems: elems.clone(), elem_ty: Type::Scalar(sty(base)) },
+                        array_ty(&[l], base),
+                        "v",
+                    );
                     return Ok(CVal { atom, shape: vec![l], base, known: Some(elems) });
                 }
                 let mut out = a.shape.clone();
@@ -608,14 +696,23 @@ impl Tr {
                     self.read_flat(&a, i64c(0))
                 } else {
                     let empty = self.ibin(BinOp::Eq, n, i64c(0));
-                    self.select(empty, Type::Scalar(sty(base)), |_| Ok(default), |t| Ok(t.read_flat(&a, i64c(0))))?
+                    self.select(
+                        empty,
+                        Type::Scalar(sty(base)),
+                        |_| Ok(default),
+                        |t| Ok(t.read_flat(&a, i64c(0))),
+                    )?
                 };
                 Ok(Self::scalar_val(atom, base))
             }
-            Op::Cat | Op::CatV | Op::VCat | Op::Cons | Op::ConsV | Op::Snoc | Op::SnocV => self.catenate(*op, args, base),
+            Op::Cat | Op::CatV | Op::VCat | Op::Cons | Op::ConsV | Op::Snoc | Op::SnocV => {
+                self.catenate(*op, args, base)
+            }
             Op::Index => {
                 let d = match &args[0] {
-                    Exp::Int(d) => usize::try_from(*d - 1).map_err(|_| "internal error: bad dimension")?,
+                    Exp::Int(d) => {
+                        usize::try_from(*d - 1).map_err(|_| "internal error: bad dimension")?
+                    }
                     _ => return Err("internal error: index of a non-constant dimension".to_owned()),
                 };
                 let i = self.atom(&args[1])?.atom;
@@ -632,7 +729,9 @@ impl Tr {
             }
             Op::Update => {
                 let a = self.atom(&args[0])?;
-                let Exp::Vector(items, _) = &args[1] else { return Err("internal error: update indices".to_owned()) };
+                let Exp::Vector(items, _) = &args[1] else {
+                    return Err("internal error: update indices".to_owned());
+                };
                 let mut ix = Vec::new();
                 for i in items {
                     let i = self.atom(i)?.atom;
@@ -660,10 +759,24 @@ impl Tr {
                 let lam = &args[0];
                 let shape = a.shape.clone();
                 let body = self.block(|t| {
-                    let arg = CVal { atom: Atom::Var(param), shape: shape.clone(), base: a.base, known: None };
+                    let arg = CVal {
+                        atom: Atom::Var(param),
+                        shape: shape.clone(),
+                        base: a.base,
+                        known: None,
+                    };
                     Ok(t.call(lam, &[arg])?.atom)
                 })?;
-                let atom = self.bind(CExp::Loop { param, init: a.atom, form: LoopForm::For { index, bound: n }, body }, ty, "p");
+                let atom = self.bind(
+                    CExp::Loop {
+                        param,
+                        init: a.atom,
+                        form: LoopForm::For { index, bound: n },
+                        body,
+                    },
+                    ty,
+                    "p",
+                );
                 Ok(CVal { atom, shape: a.shape, base, known: None })
             }
             Op::Print => self.atom(&args[0]),
@@ -672,22 +785,41 @@ impl Tr {
     }
 
     /// APL's right fold `a0 f (a1 f (… f a(m-1)))`; the neutral element for m = 0.
-    fn fold_right(&mut self, lam: &Exp, neutral: &CVal, row: &CVal, m: Atom, base: Base) -> R<Atom> {
+    fn fold_right(
+        &mut self,
+        lam: &Exp,
+        neutral: &CVal,
+        row: &CVal,
+        m: Atom,
+        base: Base,
+    ) -> R<Atom> {
         let empty = self.ibin(BinOp::Eq, m, i64c(0));
-        self.select(empty, Type::Scalar(sty(base)), |_| Ok(neutral.atom), |t| {
-            let last = t.ibin(BinOp::Sub, m, i64c(1));
-            let init = t.read(row, &[last]);
-            let param = t.new_var(Type::Scalar(sty(base)), "acc");
-            let index = t.new_var(Type::Scalar(ScalarTy::I64), "j");
-            let body = t.block(|t| {
-                let back = t.ibin(BinOp::Sub, m, i64c(2));
-                let k = t.ibin(BinOp::Sub, back, Atom::Var(index));
-                let x = t.read(row, &[k]);
-                let r = t.call(lam, &[Self::scalar_val(x, row.base), Self::scalar_val(Atom::Var(param), base)])?;
-                Ok(r.atom)
-            })?;
-            Ok(t.bind(CExp::Loop { param, init, form: LoopForm::For { index, bound: last }, body }, Type::Scalar(sty(base)), "fold"))
-        })
+        self.select(
+            empty,
+            Type::Scalar(sty(base)),
+            |_| Ok(neutral.atom),
+            |t| {
+                let last = t.ibin(BinOp::Sub, m, i64c(1));
+                let init = t.read(row, &[last]);
+                let param = t.new_var(Type::Scalar(sty(base)), "acc");
+                let index = t.new_var(Type::Scalar(ScalarTy::I64), "j");
+                let body = t.block(|t| {
+                    let back = t.ibin(BinOp::Sub, m, i64c(2));
+                    let k = t.ibin(BinOp::Sub, back, Atom::Var(index));
+                    let x = t.read(row, &[k]);
+                    let r = t.call(
+                        lam,
+                        &[Self::scalar_val(x, row.base), Self::scalar_val(Atom::Var(param), base)],
+                    )?;
+                    Ok(r.atom)
+                })?;
+                Ok(t.bind(
+                    CExp::Loop { param, init, form: LoopForm::For { index, bound: last }, body },
+                    Type::Scalar(sty(base)),
+                    "fold",
+                ))
+            },
+        )
     }
 
     fn catenate(&mut self, op: Op, args: &[Exp], base: Base) -> R<CVal> {
@@ -714,36 +846,41 @@ impl Tr {
         // The other axes must agree.
         let mut want_b = sa.clone();
         want_b[axis] = mb;
-        let b = if lb {
-            b
-        } else {
-            self.check_shape(&b, &want_b)
-        };
+        let b = if lb { b } else { self.check_shape(&b, &want_b) };
         if let (Some(ka), Some(kb)) = (known_elems(&a, la), known_elems(&b, lb))
             && r == 1
         {
             let elems: Vec<Atom> = ka.into_iter().chain(kb).collect();
             let n = i64c(elems.len() as i64);
-            let atom = self.bind(CExp::ArrayLit { elems: elems.clone(), elem_ty: Type::Scalar(sty(base)) }, array_ty(&[n], base), "v");
+            let atom = self.bind(
+                CExp::ArrayLit { elems: elems.clone(), elem_ty: Type::Scalar(sty(base)) },
+                array_ty(&[n], base),
+                "v",
+            );
             return Ok(CVal { atom, shape: vec![n], base, known: Some(elems) });
         }
         let atom = self.generate(&out.clone(), base, &mut |t, idx| {
             let j = idx[axis];
             let in_a = t.ibin(BinOp::Lt, j, ma);
-            t.select(in_a, Type::Scalar(sty(base)), |t| {
-                let mut s = idx.to_vec();
-                if la {
-                    s.remove(axis);
-                }
-                Ok(t.read(&a, &s))
-            }, |t| {
-                let mut s = idx.to_vec();
-                s[axis] = t.ibin(BinOp::Sub, j, ma);
-                if lb {
-                    s.remove(axis);
-                }
-                Ok(t.read(&b, &s))
-            })
+            t.select(
+                in_a,
+                Type::Scalar(sty(base)),
+                |t| {
+                    let mut s = idx.to_vec();
+                    if la {
+                        s.remove(axis);
+                    }
+                    Ok(t.read(&a, &s))
+                },
+                |t| {
+                    let mut s = idx.to_vec();
+                    s[axis] = t.ibin(BinOp::Sub, j, ma);
+                    if lb {
+                        s.remove(axis);
+                    }
+                    Ok(t.read(&b, &s))
+                },
+            )
         })?;
         Ok(CVal { atom, shape: out, base, known: None })
     }
@@ -769,9 +906,17 @@ impl Tr {
             Ok(t.iabs(x))
         })?;
         let add = self.add_lambda(Base::Int, BinOp::Add)?;
-        let incl = self.bind(CExp::Scan { level: None, lambda: add, neutral: i64c(0), array: absc }, array_ty(&[n], Base::Int), "incl");
+        let incl = self.bind(
+            CExp::Scan { level: None, lambda: add, neutral: i64c(0), array: absc },
+            array_ty(&[n], Base::Int),
+            "incl",
+        );
         let add2 = self.add_lambda(Base::Int, BinOp::Add)?;
-        let total = self.bind(CExp::Reduce { level: None, lambda: add2, neutral: i64c(0), array: absc }, Type::Scalar(ScalarTy::I64), "total");
+        let total = self.bind(
+            CExp::Reduce { level: None, lambda: add2, neutral: i64c(0), array: absc },
+            Type::Scalar(ScalarTy::I64),
+            "total",
+        );
         let absv = CVal { atom: absc, shape: vec![n], base: Base::Int, known: None };
         let inclv = CVal { atom: incl, shape: vec![n], base: Base::Int, known: None };
         let starts = self.generate(&[n], Base::Int, &mut |t, idx| {
@@ -782,10 +927,22 @@ impl Tr {
             t.select(keep, Type::Scalar(ScalarTy::I64), |_| Ok(s), |_| Ok(i64c(-1)))
         })?;
         let ids = self.generate(&[n], Base::Int, &mut |_, idx| Ok(idx[0]))?;
-        let zeros = self.bind(CExp::Replicate { size: total, value: i64c(0) }, array_ty(&[total], Base::Int), "zeros");
-        let marks = self.bind(CExp::Scatter { dest: zeros, indices: starts, values: ids }, array_ty(&[total], Base::Int), "marks");
+        let zeros = self.bind(
+            CExp::Replicate { size: total, value: i64c(0) },
+            array_ty(&[total], Base::Int),
+            "zeros",
+        );
+        let marks = self.bind(
+            CExp::Scatter { dest: zeros, indices: starts, values: ids },
+            array_ty(&[total], Base::Int),
+            "marks",
+        );
         let max = self.add_lambda(Base::Int, BinOp::Gt)?;
-        let seg = self.bind(CExp::Scan { level: None, lambda: max, neutral: i64c(0), array: marks }, array_ty(&[total], Base::Int), "seg");
+        let seg = self.bind(
+            CExp::Scan { level: None, lambda: max, neutral: i64c(0), array: marks },
+            array_ty(&[total], Base::Int),
+            "seg",
+        );
         let segv = CVal { atom: seg, shape: vec![total], base: Base::Int, known: None };
         let atom = self.generate(&[total], base, &mut |t, idx| {
             let k = t.read(&segv, idx);
@@ -811,7 +968,9 @@ impl Tr {
     }
 
     fn scalar_op(&mut self, s: ScalarOp, b: Base, v: &[Atom]) -> R<Atom> {
-        let arg = |k: usize| v.get(k).copied().ok_or_else(|| "internal error: missing operand".to_owned());
+        let arg = |k: usize| {
+            v.get(k).copied().ok_or_else(|| "internal error: missing operand".to_owned())
+        };
         Ok(match s {
             ScalarOp::Add => self.bin(BinOp::Add, b, arg(0)?, arg(1)?),
             ScalarOp::Sub => self.bin(BinOp::Sub, b, arg(0)?, arg(1)?),
@@ -828,7 +987,11 @@ impl Tr {
             ScalarOp::Nand | ScalarOp::Nor => {
                 let op = if s == ScalarOp::Nand { BinOp::BitAnd } else { BinOp::BitOr };
                 let x = self.bin(op, b, arg(0)?, arg(1)?);
-                self.bind(CExp::UnOp { op: UnOp::Not, ty: ScalarTy::Bool, operand: x }, Type::Scalar(ScalarTy::Bool), "t")
+                self.bind(
+                    CExp::UnOp { op: UnOp::Not, ty: ScalarTy::Bool, operand: x },
+                    Type::Scalar(ScalarTy::Bool),
+                    "t",
+                )
             }
             ScalarOp::Min => self.math(MathFn::Min, b, vec![arg(0)?, arg(1)?]),
             ScalarOp::Max => self.math(MathFn::Max, b, vec![arg(0)?, arg(1)?]),
@@ -838,27 +1001,40 @@ impl Tr {
                 let (a, x) = (arg(0)?, arg(1)?);
                 let zero = if b == Base::Double { Atom::Const(Scalar::F64(0.0)) } else { i64c(0) };
                 let is_zero = self.bin(BinOp::Eq, b, a, zero);
-                self.select(is_zero, Type::Scalar(sty(b)), |_| Ok(x), |t| {
-                    Ok(if b == Base::Double {
-                        let q = t.bin(BinOp::Div, b, x, a);
-                        let f = t.math(MathFn::Floor, b, vec![q]);
-                        let m = t.bin(BinOp::Mul, b, a, f);
-                        t.bin(BinOp::Sub, b, x, m)
-                    } else {
-                        let r = t.bin(BinOp::Rem, b, x, a);
-                        let r = t.bin(BinOp::Add, b, r, a);
-                        t.bin(BinOp::Rem, b, r, a)
-                    })
-                })?
+                self.select(
+                    is_zero,
+                    Type::Scalar(sty(b)),
+                    |_| Ok(x),
+                    |t| {
+                        Ok(if b == Base::Double {
+                            let q = t.bin(BinOp::Div, b, x, a);
+                            let f = t.math(MathFn::Floor, b, vec![q]);
+                            let m = t.bin(BinOp::Mul, b, a, f);
+                            t.bin(BinOp::Sub, b, x, m)
+                        } else {
+                            let r = t.bin(BinOp::Rem, b, x, a);
+                            let r = t.bin(BinOp::Add, b, r, a);
+                            t.bin(BinOp::Rem, b, r, a)
+                        })
+                    },
+                )?
             }
             ScalarOp::Neg => {
                 let x = arg(0)?;
                 if let Some(c) = const_of(x) {
                     return Ok(i64c(-c));
                 }
-                self.bind(CExp::UnOp { op: UnOp::Neg, ty: sty(b), operand: x }, Type::Scalar(sty(b)), "t")
+                self.bind(
+                    CExp::UnOp { op: UnOp::Neg, ty: sty(b), operand: x },
+                    Type::Scalar(sty(b)),
+                    "t",
+                )
             }
-            ScalarOp::Not => self.bind(CExp::UnOp { op: UnOp::Not, ty: ScalarTy::Bool, operand: arg(0)? }, Type::Scalar(ScalarTy::Bool), "t"),
+            ScalarOp::Not => self.bind(
+                CExp::UnOp { op: UnOp::Not, ty: ScalarTy::Bool, operand: arg(0)? },
+                Type::Scalar(ScalarTy::Bool),
+                "t",
+            ),
             ScalarOp::Abs => self.math(MathFn::Abs, b, vec![arg(0)?]),
             ScalarOp::Sign => {
                 let x = arg(0)?;

@@ -65,10 +65,7 @@ impl Shape {
     }
 
     pub fn neg(&self) -> Shape {
-        Shape {
-            constant: -self.constant,
-            vars: self.vars.iter().map(|(&v, &c)| (v, -c)).collect(),
-        }
+        Shape { constant: -self.constant, vars: self.vars.iter().map(|(&v, &c)| (v, -c)).collect() }
     }
 
     pub fn sub(&self, other: &Shape) -> Shape {
