@@ -94,6 +94,9 @@ fn memory_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<weft_hir::Diagnostic
 }
 
 pub(crate) fn diagnostics(db: &RootDatabase, path: &str) -> Vec<Diagnostic> {
+    if crate::apl::is_apl(path) {
+        return crate::apl::diagnostics(db, path);
+    }
     let Some(file) = db.file(path) else { return Vec::new() };
     convert(db, check_file(db, file))
 }

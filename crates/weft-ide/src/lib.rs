@@ -15,6 +15,7 @@
 //! (the memory IR of the file's entries) and `kernels.rs` "which kernels compute this
 //! expression, and how" (the OpenCL back end, compiled only when a feature asks).
 
+mod apl;
 mod annotate_type;
 mod classify;
 mod code_lens;
@@ -202,6 +203,9 @@ impl Analysis {
     /// (`IMPLICIT_BUDGET`); the server publishes them after the others.
     pub fn perf_diagnostics(&self, path: &str) -> Cancellable<Vec<Diagnostic>> {
         self.with_db(|db| {
+            if apl::is_apl(path) {
+                return Vec::new();
+            }
             let Some(file) = db.file(path) else { return Vec::new() };
             let found = costs::perf_diagnostics_within(
                 db,

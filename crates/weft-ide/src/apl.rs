@@ -1,0 +1,73 @@
+//! `.apl` buffers (docs/apl.md): diagnostics and hovers with TAIL types, from the
+//! APL front end (`weft-tail`). APL files are small and whole-program (every dfn is
+//! inlined), so each request compiles the buffer's text afresh.
+
+use weft_hir::{RootDatabase, Severity};
+use weft_syntax::{TextRange, TextSize};
+
+use crate::diagnostics::Diagnostic;
+use crate::hover::HoverResult;
+
+/// Whether `path` names an APL file.
+pub(crate) fn is_apl(path: &str) -> bool {
+    path.ends_with(".apl")
+}
+
+fn range(span: weft_tail::Span) -> TextRange {
+    TextRange::new(TextSize::from(span.start), TextSize::from(span.end.max(span.start)))
+}
+
+/// Syntax and type errors, in APL's terms (`LENGTH ERROR`, `RANK ERROR`, …).
+pub(crate) fn diagnostics(db: &RootDatabase, path: &str) -> Vec<Diagnostic> {
+    let Some(file) = db.file(path) else { return Vec::new() };
+    weft_tail::compile(file.text(db))
+        .diagnostics
+        .into_iter()
+        .map(|d| Diagnostic {
+            code: "apl-error",
+            severity: Severity::Error,
+            message: d.message,
+            range: range(d.span),
+            related: Vec::new(),
+            help: None,
+        })
+        .collect()
+}
+
+/// The TAIL type of the innermost named value or application at the offset.
+pub(crate) fn hover(db: &RootDatabase, path: &str, offset: TextSize) -> Option<HoverResult> {
+    let file = db.file(path)?;
+    let compiled = weft_tail::compile(file.text(db));
+    let at = u32::from(offset);
+    let (span, ty) = compiled
+        .types
+        .iter()
+        .filter(|(s, _)| s.start <= at && at < s.end.max(s.start + 1))
+        .min_by_key(|(s, _)| s.end - s.start)?;
+    let markdown = format!("```tail\n{ty}\n```\nTAIL type: {}", weft_tail::ty::describe(ty));
+    Some(HoverResult { range: range(*span), markdown })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_and_tail_types_of_an_apl_buffer() {
+        let mut db = RootDatabase::default();
+        let text = "v ← 9 8 6\nn ← ⍴v\nv + 1 2\n";
+        db.set_file("s.apl", text);
+        let found = diagnostics(&db, "s.apl");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].message.starts_with("LENGTH ERROR"), "{}", found[0].message);
+        assert_eq!(u32::from(found[0].range.start()), text.find("+ 1 2").map_or(0, |i| i as u32));
+        let hover_at = |needle: &str| {
+            let offset = TextSize::from(text.find(needle).map_or(0, |i| i as u32));
+            hover(&db, "s.apl", offset).map(|h| h.markdown)
+        };
+        let on_v = hover_at("v ←").expect("a hover on `v`");
+        assert!(on_v.starts_with("```tail\n<int>3\n```"), "{on_v}");
+        let on_n = hover_at("n ←").expect("a hover on `n`");
+        assert!(on_n.starts_with("```tail\nSV(int,3)\n```"), "{on_n}");
+    }
+}
