@@ -48,6 +48,39 @@ pub(crate) fn hover(db: &RootDatabase, path: &str, offset: TextSize) -> Option<H
     Some(HoverResult { range: range(*span), markdown })
 }
 
+/// The core program of an `.apl` file (one entry, `main`), for the features that
+/// compile entries (Run on GPU, kernels, costs); `None` when it has errors.
+pub(crate) fn core_program(
+    db: &dyn weft_hir::Db,
+    file: weft_hir::SourceFile,
+) -> Option<weft_core::Program> {
+    let tail = weft_tail::compile(file.text(db)).tail?;
+    let def = weft_hir::DefLoc {
+        file,
+        name: weft_hir::Name::new("main"),
+        dup: 0,
+        kind: weft_hir::DefKind::Entry,
+    };
+    weft_tail::to_core::to_core(&tail, def).ok()
+}
+
+/// An APL program is one entry, `main`: runnable from its first line when it has no
+/// errors.
+pub(crate) fn runnables(db: &RootDatabase, path: &str) -> Vec<crate::code_lens::Runnable> {
+    let Some(file) = db.file(path) else { return Vec::new() };
+    let text = file.text(db);
+    if weft_tail::compile(text).tail.is_none() {
+        return Vec::new();
+    }
+    let first_line = text.find('\n').unwrap_or(text.len());
+    let end = TextSize::from(u32::try_from(first_line).unwrap_or(0));
+    vec![crate::code_lens::Runnable {
+        entry: "main".to_owned(),
+        range: TextRange::new(TextSize::from(0), end),
+        input: None,
+    }]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,5 +102,12 @@ mod tests {
         assert!(on_v.starts_with("```tail\n<int>3\n```"), "{on_v}");
         let on_n = hover_at("n ←").expect("a hover on `n`");
         assert!(on_n.starts_with("```tail\nSV(int,3)\n```"), "{on_n}");
+        // A file with errors has no program and nothing to run.
+        assert_eq!(runnables(&db, "s.apl"), Vec::new());
+        let file = db.set_file("ok.apl", "+/ 1 2 3\n");
+        assert_eq!(runnables(&db, "ok.apl").len(), 1);
+        let program = core_program(&db, file).expect("a core program");
+        assert_eq!(program.entries.len(), 1);
+        assert!(crate::program::file_program(&db, file).is_some());
     }
 }

@@ -15,8 +15,8 @@
 //! (the memory IR of the file's entries) and `kernels.rs` "which kernels compute this
 //! expression, and how" (the OpenCL back end, compiled only when a feature asks).
 
-mod apl;
 mod annotate_type;
+mod apl;
 mod classify;
 mod code_lens;
 mod completion;
