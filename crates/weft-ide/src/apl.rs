@@ -109,5 +109,9 @@ mod tests {
         let program = core_program(&db, file).expect("a core program");
         assert_eq!(program.entries.len(), 1);
         assert!(crate::program::file_program(&db, file).is_some());
+        // "Run on GPU" compiles it: a plan with kernels, no inputs.
+        let run = crate::gpu_run::gpu_run(&db, "ok.apl", "main").expect("compiles for OpenCL");
+        assert!(run.n_kernels >= 1, "{}", run.n_kernels);
+        assert_eq!(run.input, crate::GpuInput::None);
     }
 }
