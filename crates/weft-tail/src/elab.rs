@@ -442,10 +442,12 @@ impl Elab {
         }
         let b = x.ty.base();
         let (arg, res) = match op {
-            ScalarOp::Neg | ScalarOp::Abs | ScalarOp::Sign => {
+            ScalarOp::Neg | ScalarOp::Abs => {
                 let a = b.max(Base::Int);
                 (a, a)
             }
+            // `×` of a double is an integer.
+            ScalarOp::Sign => (b.max(Base::Int), Base::Int),
             ScalarOp::Floor | ScalarOp::Ceil => {
                 if b != Base::Double {
                     return Ok(self.coerce(x, Base::Int));
@@ -776,10 +778,16 @@ impl Elab {
                 None => e.apply(&g, &env, None, first.unwrap_or_else(|| int(0)), span),
             }
         })?;
-        if ty.rank() != Some(0) {
-            return self.error(span, format!("DOMAIN ERROR: the function gives {} for one element; nested arrays are not supported", describe(&ty)));
-        }
+        self.scalar_result(&ty, span)?;
         Ok((lam, ty))
+    }
+
+    /// A function applied per element must give a scalar (no nested arrays).
+    fn scalar_result(&mut self, ty: &Ty, span: Span) -> R<()> {
+        if ty.rank() != Some(0) {
+            return self.error(span, format!("DOMAIN ERROR: the function gives {} for one element; nested arrays are not supported", describe(ty)));
+        }
+        Ok(())
     }
 
     fn each(&mut self, g: &Fun, env: &Env, a: Option<Val>, x: Val, span: Span) -> R<Val> {
@@ -812,6 +820,7 @@ impl Elab {
                     let (lam, rty) = self.lambda(&[Ty::scalar(x.ty.base())], |e, p| {
                         e.apply(&g2, &env2, Some(a.clone()), p[0].clone(), span)
                     })?;
+                    self.scalar_result(&rty, span)?;
                     return Ok(self.op(
                         Op::Each,
                         vec![lam, x.exp.clone()],
@@ -823,6 +832,7 @@ impl Elab {
                     let (lam, rty) = self.lambda(&[Ty::scalar(a.ty.base())], |e, p| {
                         e.apply(&g2, &env2, Some(p[0].clone()), x.clone(), span)
                     })?;
+                    self.scalar_result(&rty, span)?;
                     return Ok(self.op(
                         Op::Each,
                         vec![lam, a.exp.clone()],
@@ -875,26 +885,7 @@ impl Elab {
             Fun::Prim(c, _) => Some(*c),
             _ => None,
         };
-        let mut x = x;
-        let (lam, rty) = loop {
-            let base = x.ty.base();
-            let (lam, rty) =
-                self.scalar_lambda(g, env, &[Ty::scalar(base), Ty::scalar(base)], span)?;
-            if rty.base() == base {
-                break (lam, rty);
-            }
-            if rty.base() < base {
-                return self.error(
-                    span,
-                    format!(
-                        "DOMAIN ERROR: the reduced function turns {} into {}",
-                        base.name(),
-                        rty.base().name()
-                    ),
-                );
-            }
-            x = self.coerce(x, rty.base());
-        };
+        let (x, lam, rty) = self.settle_base(g, env, x, span)?;
         let base = rty.base();
         let (neutral, assoc) = match prim.and_then(|c| identity(c, base)) {
             Some((n, assoc)) => (self.coerce(n, base), assoc),
@@ -911,6 +902,32 @@ impl Elab {
         Ok(self.op(Op::Reduce { assoc }, vec![lam, neutral.exp, x.exp], ty))
     }
 
+    /// A reduction's function must map its element type to itself: the array is
+    /// coerced to the function's result type (`+/` of booleans counts, `∧/` of 0/1
+    /// integers is boolean) until it does.
+    fn settle_base(&mut self, g: &Fun, env: &Env, x: Val, span: Span) -> R<(Val, Exp, Ty)> {
+        let mut x = x;
+        for _ in 0..3 {
+            let base = x.ty.base();
+            let (lam, rty) =
+                self.scalar_lambda(g, env, &[Ty::scalar(base), Ty::scalar(base)], span)?;
+            if rty.base() == base {
+                return Ok((x, lam, rty));
+            }
+            if rty.base() == Base::Bool && base == Base::Double {
+                break;
+            }
+            x = self.coerce(x, rty.base());
+        }
+        self.error(
+            span,
+            format!(
+                "DOMAIN ERROR: the function does not keep the element type of {}",
+                describe(&x.ty)
+            ),
+        )
+    }
+
     fn scan(&mut self, g: &Fun, env: &Env, x: Val, first_axis: bool, span: Span) -> R<Val> {
         let prim = match g {
             Fun::Prim(c, _) => *c,
@@ -920,16 +937,7 @@ impl Elab {
             return Ok(x);
         }
         let moved = if first_axis { self.first_axis_last(x) } else { x };
-        let mut x = moved;
-        let rty = loop {
-            let base = x.ty.base();
-            let (_, rty) =
-                self.scalar_lambda(g, env, &[Ty::scalar(base), Ty::scalar(base)], span)?;
-            if rty.base() <= base {
-                break rty;
-            }
-            x = self.coerce(x, rty.base());
-        };
+        let (x, _, rty) = self.settle_base(g, env, moved, span)?;
         let base = rty.base();
         let Some((neutral, true)) = identity(prim, base) else {
             return self.error(
@@ -1207,6 +1215,14 @@ impl Elab {
             '⍴' => Ok(self.shape(x)),
             '⍳' => {
                 let n = self.int_arg(x, "the argument of `⍳`", span)?;
+                if let Some(k) = n.ty.singleton().and_then(Shape::as_constant)
+                    && k < 0
+                {
+                    return self.error(
+                        span,
+                        format!("DOMAIN ERROR: `⍳` of the negative number ¯{}", k.unsigned_abs()),
+                    );
+                }
                 Ok(match &n.ty {
                     Ty::S(_, v) => {
                         let v = v.clone();
@@ -1316,6 +1332,11 @@ impl Elab {
                 }
                 let a = self.coerce(a, Base::Int);
                 let s = self.as_vector(a, span)?;
+                if let Some(items) = self.literal_vector(&s.exp)
+                    && items.iter().any(|i| matches!(i, Exp::Int(k) if *k < 0))
+                {
+                    return self.error(span, "DOMAIN ERROR: a shape with a negative extent");
+                }
                 let Some(rank) = s.ty.const_length() else {
                     return self.error(span, "NONCE ERROR: the rank of a reshape must be known when compiling (a shape vector of known length)");
                 };

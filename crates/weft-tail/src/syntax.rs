@@ -806,7 +806,10 @@ impl Parser {
                         Some(Unit::F(f)) => Operand::Fun(f),
                         Some(Unit::V(v)) => Operand::Val(v),
                         _ => {
-                            return err(span, format!("the operator `{name}` needs a left operand"));
+                            return err(
+                                span,
+                                format!("the operator `{name}` needs a left operand"),
+                            );
                         }
                     };
                     let mut operands = vec![left];

@@ -195,6 +195,15 @@ fn apl_semantics() {
     assert_eq!(value("+/ 1 0 1 = 1 1 1"), "2");
     assert_eq!(value("÷4"), "0.25");
     assert_eq!(value("⌊2.7 ¯2.7"), "2 ¯3");
+    // Regressions found by `random_programs_never_panic`: dropping more than there
+    // is; `∧` reductions and scans of 0/1 integers; `×` of a double is an integer.
+    assert_eq!(value("⍴3↓1 2"), "0");
+    assert_eq!(value("×¯3∨¯3"), "1", "a boolean made of ¯3 is 1, not ¯3");
+    assert_eq!(value("¯3⍪⍣2 ⊢ 2 3"), "¯3 ¯3 2 3", "an iteration that grows the array");
+    assert_eq!(value("∧/1 1 0"), "0");
+    assert_eq!(value("∧\\1 1 0"), "1 1 0");
+    assert!(errors("(1 2 3)∘.↓¯3")[0].contains("nested arrays"), "{:?}", errors("(1 2 3)∘.↓¯3"));
+    assert_eq!(value("|×¯0.2"), "1");
     // Catenation, compress, replicate, first, tally, reverse, first-axis ops.
     assert_eq!(value("0,1 2,3"), "0 1 2 3");
     assert_eq!(value("1 0 1/5 6 7"), "5 7");
@@ -236,6 +245,11 @@ fn errors_are_in_apl_terms_with_positions() {
         ]
     "#]]
     .assert_debug_eq(&errors("(2 2⍴1) + 1 2"));
+    assert_eq!(errors("⍳¯1"), vec!["1:1: DOMAIN ERROR: `⍳` of the negative number ¯1".to_owned()]);
+    assert_eq!(
+        errors("¯2 3⍴1"),
+        vec!["1:5: DOMAIN ERROR: a shape with a negative extent".to_owned()]
+    );
     expect![[r#"
         [
             "1:1: VALUE ERROR: `x` is not defined",
@@ -274,4 +288,58 @@ fn apl_display() {
     assert_eq!(d(Value::vector(vec![true, false])), "1 0");
     let m = Value::new(vec![2, 2], vec![1i64, -20, 300, 4]).expect("a 2×2 value");
     assert_eq!(d(m), "  1 ¯20\n300   4");
+}
+
+/// Random token soups over the APL alphabet: the front end reports errors and never
+/// panics, and whatever it accepts translates to valid core IR.
+#[test]
+fn random_programs_never_panic() {
+    const PIECES: &[&str] = &[
+        "1", "2", "¯3", "0.5", "x", "f", "⍺", "⍵", "⍺⍺", "+", "-", "×", "÷", "⌈", "⌊", "|", "*",
+        "⍟", "○", "<", "=", "≠", "∧", "∨", "~", "⍴", "⍳", ",", "⍪", "⌽", "⊖", "⍉", "↑", "↓", "⊃",
+        "≢", "⊢", "/", "\\", "⌿", "⍀", "¨", "⍨", ".", "∘", "∘.", "⍣", "(", ")", "[", "]", ";", "{",
+        "}", ":", "←", "⎕←", "⋄", "\n", " ", "x←", "f←", "1 2 3", "2 3⍴", "$",
+    ];
+    let mut state: u64 = std::env::var("APL_RANDOM_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x2545_f491_4f6c_dd1d);
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut accepted = 0;
+    for _ in 0..30000 {
+        let len = 1 + next() % 12;
+        let text: String =
+            (0..len).map(|_| PIECES[(next() % PIECES.len() as u64) as usize]).collect();
+        let compiled = compile(&text);
+        for d in &compiled.diagnostics {
+            assert!(d.span.start <= d.span.end && d.span.end as usize <= text.len(), "{text:?}");
+            let _ = line_col(&text, d.span.start);
+        }
+        if let Some(tail) = compiled.tail {
+            accepted += 1;
+            let _ = crate::tail::print_program(&tail);
+            let mut db = weft_hir::RootDatabase::default();
+            let file = db.set_file("r.apl", &text);
+            let def = weft_hir::DefLoc {
+                file,
+                name: weft_hir::Name::new("main"),
+                dup: 0,
+                kind: weft_hir::DefKind::Entry,
+            };
+            let program =
+                crate::to_core::to_core(&tail, def).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+            assert_eq!(weft_core::validate(&program), Vec::new(), "{text:?}");
+            if std::env::var_os("APL_RANDOM_RUN").is_some()
+                && let Err(e) = weft_core::run_entry(&program, program.entries[0], Vec::new())
+            {
+                eprintln!("RUNERR {text:?}: {}", e.message);
+            }
+        }
+    }
+    assert!(accepted > 200, "only {accepted} random programs were accepted");
 }

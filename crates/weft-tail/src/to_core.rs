@@ -666,7 +666,7 @@ impl Tr {
                 let start = self.imax(n, i64c(0));
                 if let (Some(known), Some(nc)) = (&a.known, const_of(n)) {
                     let len_c = (known.len() as i64 - nc.abs()).max(0) as usize;
-                    let from = nc.max(0) as usize;
+                    let from = (nc.max(0) as usize).min(known.len());
                     let elems = known[from..from + len_c].to_vec();
                     let l = i64c(len_c as i64);
                     let atom = self.bind(
@@ -753,35 +753,67 @@ impl Tr {
             Op::Power => {
                 let n = self.atom(&args[1])?.atom;
                 let a = self.atom(&args[2])?;
-                let ty = array_ty(&a.shape, a.base);
-                let param = self.new_var(ty.clone(), "acc");
-                let index = self.new_var(Type::Scalar(ScalarTy::I64), "k");
-                let lam = &args[0];
-                let shape = a.shape.clone();
-                let body = self.block(|t| {
-                    let arg = CVal {
-                        atom: Atom::Var(param),
-                        shape: shape.clone(),
-                        base: a.base,
-                        known: None,
-                    };
-                    Ok(t.call(lam, &[arg])?.atom)
-                })?;
-                let atom = self.bind(
-                    CExp::Loop {
-                        param,
-                        init: a.atom,
-                        form: LoopForm::For { index, bound: n },
-                        body,
-                    },
-                    ty,
-                    "p",
-                );
-                Ok(CVal { atom, shape: a.shape, base, known: None })
+                // First with the argument's sizes; if an iteration changes them, again
+                // with unknown (existential) sizes read back with `Dim`.
+                if let Some(done) = self.power(&args[0], n, &a, false)? {
+                    return Ok(done);
+                }
+                Ok(self.power(&args[0], n, &a, true)?.ok_or("internal error: power")?)
             }
             Op::Print => self.atom(&args[0]),
             Op::Replicate | Op::Compress => self.replicate(*op, args, base),
         }
+    }
+
+    /// `power(lam, n, a)` as a loop; `None` when `dynamic` is off and an iteration
+    /// changes the shape.
+    fn power(&mut self, lam: &Exp, n: Atom, a: &CVal, dynamic: bool) -> R<Option<CVal>> {
+        let r = a.shape.len();
+        let sizes: Vec<Atom> = if dynamic {
+            (0..r)
+                .map(|_| {
+                    Atom::Var(self.vars.alloc(CVar {
+                        name: Name::new("n"),
+                        ty: Type::Scalar(ScalarTy::I64),
+                        kind: VarKind::Existential,
+                    }))
+                })
+                .collect()
+        } else {
+            a.shape.clone()
+        };
+        let ty = array_ty(&sizes, a.base);
+        let param = self.new_var(ty.clone(), "acc");
+        let index = self.new_var(Type::Scalar(ScalarTy::I64), "k");
+        let mut same_shape = true;
+        let body = self.block(|t| {
+            let shape = if dynamic { t.dims(Atom::Var(param), r) } else { sizes.clone() };
+            let arg =
+                CVal { atom: Atom::Var(param), shape: shape.clone(), base: a.base, known: None };
+            let result = t.call(lam, &[arg])?;
+            same_shape = result.shape == shape;
+            Ok(result.atom)
+        })?;
+        if !dynamic && !same_shape {
+            return Ok(None);
+        }
+        let atom = self.bind(
+            CExp::Loop { param, init: a.atom, form: LoopForm::For { index, bound: n }, body },
+            ty,
+            "p",
+        );
+        let shape = if dynamic { self.dims(atom, r) } else { sizes };
+        Ok(Some(CVal { atom, shape, base: a.base, known: None }))
+    }
+
+    /// The sizes of an array's `r` axes, read at run time.
+    fn dims(&mut self, array: Atom, r: usize) -> Vec<Atom> {
+        (0..r)
+            .map(|k| {
+                let dim = u32::try_from(k).unwrap_or(u32::MAX);
+                self.bind(CExp::Dim { array, dim }, Type::Scalar(ScalarTy::I64), "d")
+            })
+            .collect()
     }
 
     /// APL's right fold `a0 f (a1 f (… f a(m-1)))`; the neutral element for m = 0.

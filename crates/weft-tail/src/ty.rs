@@ -188,10 +188,15 @@ impl Ty {
         match self {
             Ty::Arr(_, r) => Ty::Arr(base, r.clone()),
             Ty::Vec(_, n) => Ty::Vec(base, n.clone()),
-            // A coerced singleton keeps its value only within int and bool.
-            Ty::S(_, v) if base != Base::Double => Ty::S(base, v.clone()),
+            // A coerced singleton keeps its value only from bool to int (`b2i`); an
+            // integer made boolean is 0 or 1, not its value.
+            Ty::S(b, v) if *b == base || (*b == Base::Bool && base == Base::Int) => {
+                Ty::S(base, v.clone())
+            }
             Ty::S(..) => Ty::scalar(base),
-            Ty::SV(_, v) if base != Base::Double => Ty::SV(base, v.clone()),
+            Ty::SV(b, v) if *b == base || (*b == Base::Bool && base == Base::Int) => {
+                Ty::SV(base, v.clone())
+            }
             Ty::SV(..) => Ty::Vec(base, Shape::constant(1)),
             Ty::Fun(a, r) => Ty::Fun(a.clone(), Box::new(r.with_base(base))),
         }
