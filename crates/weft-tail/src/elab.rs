@@ -247,6 +247,8 @@ impl Elab {
                 Ok(None)
             }
             Stmt::Guard(_, _, span) => self.error(*span, "a guard `:` is only allowed in a dfn"),
+            // Annotations are checked where their dfn is applied.
+            Stmt::Annot(..) => Ok(None),
         }
     }
 
@@ -638,10 +640,42 @@ impl Elab {
                 }
             }
             Fun::Dfn(body, _) => {
+                let signature = body.iter().find_map(|s| match s {
+                    Stmt::Annot(sig, _) => Some(sig),
+                    _ => None,
+                });
+                let mut bindings = crate::annot::Bindings::default();
+                if let Some(sig) = signature {
+                    let args: Vec<(&str, &Val)> = match &a {
+                        Some(a) => vec![("⍺", a), ("⍵", &x)],
+                        None => vec![("⍵", &x)],
+                    };
+                    if sig.params.len() != args.len() {
+                        return self.error(
+                            span,
+                            format!(
+                                "SYNTAX ERROR: the annotation `⍝: {}` is for a {} function",
+                                sig.text,
+                                if sig.params.len() == 2 { "dyadic" } else { "monadic" }
+                            ),
+                        );
+                    }
+                    for (p, (name, v)) in sig.params.iter().zip(args) {
+                        if !crate::annot::matches(p, &v.ty, &mut bindings) {
+                            return self.error(span, format!("DOMAIN ERROR: the annotation `⍝: {}` needs `{name}` of type {p}, but it is {} ({})", sig.text, describe(&v.ty), v.ty));
+                        }
+                    }
+                }
                 let mut inner = env.clone();
                 inner.alpha = a;
                 inner.omega = Some(x);
-                self.dfn_body(body, &mut inner, span)
+                let result = self.dfn_body(body, &mut inner, span)?;
+                if let Some(sig) = signature
+                    && !crate::annot::matches(&sig.result, &result.ty, &mut bindings)
+                {
+                    return self.error(span, format!("DOMAIN ERROR: the annotation `⍝: {}` gives a result of type {}, but the dfn computes {} ({})", sig.text, sig.result, describe(&result.ty), result.ty));
+                }
+                Ok(result)
             }
             Fun::UserOp(name, operands, s) => {
                 let Some(Binding::Op(def)) = env.names.get(name).cloned() else {

@@ -5,6 +5,7 @@
 //! [`opt::optimise`] → [`to_core::to_core`] (monomorphic core IR, one entry `main`).
 //! [`compile`] runs them all; [`tests_of`] reads a file's `⍝ ==` test blocks.
 
+pub mod annot;
 pub mod display;
 pub mod elab;
 pub mod opt;

@@ -54,6 +54,8 @@ enum Tok {
     Quad,
     /// `⋄` or a line break.
     Sep,
+    /// A `⍝:` comment: a type annotation (its text after `⍝:`).
+    Annot(String),
 }
 
 const PRIMS: &str = "+-×÷⌈⌊|*⍟○!<≤=≥>≠∧∨⍲⍱~⍴⍳,⍪⌽⊖⍉↑↓⊃≢⊣⊢";
@@ -71,8 +73,13 @@ fn lex(text: &str, diags: &mut Vec<Diagnostic>) -> Vec<(Tok, Span)> {
         let start = i;
         let span = |end: usize| Span { start: pos(start), end: pos(end) };
         if c == '⍝' {
+            let annotation = at(i + 1) == Some(':');
             while i < chars.len() && chars[i].1 != '\n' {
                 i += 1;
+            }
+            if annotation {
+                let text: String = chars[start + 2..i].iter().map(|&(_, c)| c).collect();
+                out.push((Tok::Annot(text), span(i)));
             }
             continue;
         }
@@ -279,6 +286,8 @@ pub enum Stmt {
     OpDef(String, Vec<Stmt>, bool, Span),
     /// `cond : result` in a dfn.
     Guard(Expr, Expr, Span),
+    /// `⍝: τ → τ'` in a dfn: its type annotation.
+    Annot(crate::annot::Signature, Span),
 }
 
 /// A parsed file: its statements and its syntax errors.
@@ -377,6 +386,17 @@ impl Parser {
                 Some(Tok::Sep) => {
                     self.pos += 1;
                 }
+                Some(Tok::Annot(text)) => {
+                    let (text, span) = (text.clone(), self.span());
+                    self.pos += 1;
+                    // Outside a dfn an annotation has nothing to annotate.
+                    if in_dfn {
+                        match crate::annot::parse_signature(&text) {
+                            Ok(sig) => stmts.push(Stmt::Annot(sig, span)),
+                            Err(message) => self.diags.push(Diagnostic { span, message }),
+                        }
+                    }
+                }
                 Some(Tok::RBrace) if in_dfn => return stmts,
                 Some(_) => match self.stmt(in_dfn) {
                     Ok(s) => stmts.push(s),
@@ -416,7 +436,7 @@ impl Parser {
     }
 
     fn at_stmt_end(&self) -> bool {
-        matches!(self.peek(), None | Some(Tok::Sep | Tok::RBrace))
+        matches!(self.peek(), None | Some(Tok::Sep | Tok::RBrace | Tok::Annot(_)))
     }
 
     fn stmt(&mut self, in_dfn: bool) -> PResult<Stmt> {
@@ -515,7 +535,13 @@ impl Parser {
             let span = self.span();
             let Some(tok) = self.peek().cloned() else { break };
             let unit = match tok {
-                Tok::Sep | Tok::RParen | Tok::RBrack | Tok::RBrace | Tok::Semi | Tok::Colon => {
+                Tok::Sep
+                | Tok::RParen
+                | Tok::RBrack
+                | Tok::RBrace
+                | Tok::Semi
+                | Tok::Colon
+                | Tok::Annot(_) => {
                     break;
                 }
                 Tok::Int(n) => {

@@ -235,13 +235,13 @@ fn apl_semantics() {
 fn errors_are_in_apl_terms_with_positions() {
     expect![[r#"
         [
-            "1:7: LENGTH ERROR: the arguments are a int vector of length 3 and a int vector of length 2",
+            "1:7: LENGTH ERROR: the arguments are an int vector of length 3 and an int vector of length 2",
         ]
     "#]]
     .assert_debug_eq(&errors("1 2 3 + 4 5"));
     expect![[r#"
         [
-            "1:9: RANK ERROR: the arguments are a int matrix and a int vector of length 2",
+            "1:9: RANK ERROR: the arguments are an int matrix and an int vector of length 2",
         ]
     "#]]
     .assert_debug_eq(&errors("(2 2⍴1) + 1 2"));
@@ -258,7 +258,7 @@ fn errors_are_in_apl_terms_with_positions() {
     .assert_debug_eq(&errors("x+1"));
     expect![[r#"
         [
-            "1:1: DOMAIN ERROR: the function gives a int vector of length 2 for one element; nested arrays are not supported",
+            "1:1: DOMAIN ERROR: the function gives an int vector of length 2 for one element; nested arrays are not supported",
         ]
     "#]]
     .assert_debug_eq(&errors("{⍵ ⍵}¨ 1 2"));
@@ -272,7 +272,7 @@ fn parse_errors_are_recovered_statement_by_statement() {
         [
             "1:9: expected `)`",
             "2:7: `$` is not in the supported APL subset (see docs/apl.md)",
-            "3:9: LENGTH ERROR: the arguments are a int vector of length 2 and a int vector of length 3",
+            "3:9: LENGTH ERROR: the arguments are an int vector of length 2 and an int vector of length 3",
             "5:1: `⍺` and `⍵` are only defined inside a dfn `{…}`",
         ]
     "#]]
@@ -342,4 +342,29 @@ fn random_programs_never_panic() {
         }
     }
     assert!(accepted > 200, "only {accepted} random programs were accepted");
+}
+
+#[test]
+fn t22_annotations_are_checked_at_each_application() {
+    let diff = "diff ← {\n  ⍝: <κ>(ρ+1) → <κ>ρ\n  1↓⍵-¯1⌽⍵\n}\n";
+    assert_eq!(value(&format!("{diff}diff 3 1 4 1 5")), "¯2 3 ¯3 4");
+    // An empty vector has length 0, which is not ρ+1 for a natural ρ.
+    let errs = errors(&format!("{diff}diff 0↑1 2 3"));
+    assert_eq!(errs.len(), 1, "{errs:?}");
+    assert!(
+        errs[0].starts_with(
+            "5:1: DOMAIN ERROR: the annotation `⍝: <κ>(ρ+1) → <κ>ρ` needs `⍵` of type <κ>(ρ+1)"
+        ),
+        "{errs:?}"
+    );
+    // The result is checked too, with the variables bound by the arguments.
+    let wrong = "f ← {\n⍝: <int>ρ → <int>ρ\n1↓⍵\n}\nf 1 2 3";
+    assert!(errors(wrong)[0].contains("gives a result of type <int>ρ"), "{:?}", errors(wrong));
+    let signal = "signal ← {\n⍝: <double>ρ → <double>ρ\n¯50⌈50⌊50×⍵\n}\n+/signal 0.5 1.5";
+    assert_eq!(value(signal), "75");
+    assert!(errors("f ← {\n⍝: int → int\n⍵}\nf 1 2")[0].contains("DOMAIN ERROR"));
+    assert_eq!(
+        errors("f ← {\n⍝: <int → int\n⍵}\nf 1"),
+        vec!["2:1: `<int` is not a base type (int, double, bool or a name)".to_owned()]
+    );
 }

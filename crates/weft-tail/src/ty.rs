@@ -257,14 +257,15 @@ impl fmt::Display for Ty {
 
 /// A type in APL terms for error messages: `an int vector of length 3`.
 pub fn describe(ty: &Ty) -> String {
+    let a = |b: Base| if b == Base::Int { "an" } else { "a" };
     match ty {
         Ty::S(b, v) => format!("the {} scalar {v}", b.name()),
         Ty::SV(b, v) => format!("the one-element {} vector ({v})", b.name()),
-        Ty::Vec(b, n) => format!("a {} vector of length {n}", b.name()),
+        Ty::Vec(b, n) => format!("{} {} vector of length {n}", a(*b), b.name()),
         Ty::Arr(b, r) => match r.as_constant() {
-            Some(0) => format!("a {} scalar", b.name()),
-            Some(1) => format!("a {} vector", b.name()),
-            Some(2) => format!("a {} matrix", b.name()),
+            Some(0) => format!("{} {} scalar", a(*b), b.name()),
+            Some(1) => format!("{} {} vector", a(*b), b.name()),
+            Some(2) => format!("{} {} matrix", a(*b), b.name()),
             _ => format!("a rank-{r} {} array", b.name()),
         },
         Ty::Fun(..) => format!("a function `{ty}`"),
