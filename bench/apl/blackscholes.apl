@@ -2,6 +2,7 @@
 ⍝ 10,000,000). Prices N European call options whose spot price runs from 50 to 70;
 ⍝ the value is the sum of the prices. The cumulative normal distribution uses the
 ⍝ Abramowitz–Stegun polynomial, an inner product per option (a nested reduce).
+⍝ bench:
 cnd ← {
   l ← |⍵
   k ← ÷1+0.2316419×l

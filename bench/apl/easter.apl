@@ -1,6 +1,7 @@
 ⍝ Benchmark Easter (thesis Table 3.1: years 1–3000, repeated 300 times; Table 3.6
 ⍝ uses N = 10,000,000). Easter Sunday by the Meeus/Jones/Butcher algorithm, as
 ⍝ yyyymmdd, scalar-extended over a vector of years; the value is their sum.
+⍝ bench:
 easter ← {
   a ← 19|⍵
   b ← ⌊⍵÷100

@@ -3,6 +3,7 @@
 ⍝ iteration: each cell moves towards its four neighbours (edges replicated), its
 ⍝ power input and the ambient temperature 80. The coefficients are fixed (Rodinia
 ⍝ derives them from the chip's dimensions). The value is the mean temperature.
+⍝ bench:
 M ← 64
 I ← 20
 T ← 300+0.1×(⍳M)∘.×⍳M

@@ -2,6 +2,7 @@
 ⍝ Table 3.5: N = 2,000). A torus without nested arrays: the neighbour count is a
 ⍝ sum of rotations. The board starts with an R-pentomino; the value is the number of
 ⍝ live cells after N generations.
+⍝ bench:
 life ← {
   rows ← {(¯1⌽⍵)+⍵+1⌽⍵}
   n ← (rows ¯1⊖⍵)+(rows ⍵)+rows 1⊖⍵

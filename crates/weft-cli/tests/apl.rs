@@ -84,3 +84,24 @@ fn check_reports_errors_with_positions_and_fails() {
     assert_eq!((stdout.as_str(), code), ("", 1));
     assert!(stderr.contains("LENGTH ERROR"), "{stderr}");
 }
+
+#[test]
+fn bench_times_apl_programs_with_a_bench_line() {
+    let (stdout, stderr, code) = weft(&[
+        "bench",
+        "--device",
+        "cpu",
+        "--json",
+        "--reps",
+        "2",
+        "--warmup",
+        "1",
+        "bench/apl/easter.apl",
+    ]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("\"entry\":\"main\""), "{stdout}");
+    let file = temp_file("nobench.apl", "+/⍳10\n");
+    let (_, stderr, code) = weft(&["bench", "--device", "cpu", &file]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("no entry to benchmark"), "{stderr}");
+}
