@@ -81,6 +81,31 @@ pub(crate) fn runnables(db: &RootDatabase, path: &str) -> Vec<crate::code_lens::
     }]
 }
 
+/// "Show kernels" on an `.apl` buffer: the TAIL program and the core IR it becomes, as
+/// comments, then the OpenCL program of `main`.
+pub(crate) fn show_program(
+    db: &RootDatabase,
+    file: weft_hir::SourceFile,
+) -> Option<crate::show_kernel::KernelView> {
+    let tail = weft_tail::compile(file.text(db)).tail?;
+    let program = crate::program::file_program(db, file).as_ref()?;
+    let comment = |text: &str| text.lines().map(|l| format!("// {l}\n")).collect::<String>();
+    let mut text = format!("// Weft: `{}` (APL through TAIL)\n//\n// TAIL:\n", file.path(db));
+    text.push_str(&comment(&weft_tail::tail::print_program(&tail)));
+    text.push_str("//\n// core IR:\n");
+    text.push_str(&comment(&weft_core::pretty_program(program)));
+    match crate::kernels::compile_entry(db, file, "main")? {
+        Ok(compiled) => {
+            text.push_str(&format!("\n// OpenCL: {} kernels\n\n", compiled.kernels.len()));
+            text.push_str(&compiled.plan.source);
+        }
+        Err(message) => text.push_str(&format!("\n// `main` cannot be compiled: {message}\n")),
+    }
+    let stem =
+        file.path(db).rsplit('/').next().unwrap_or("main").trim_end_matches(".apl").to_owned();
+    Some(crate::show_kernel::KernelView { name: format!("{stem}/main.cl"), text })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,5 +138,11 @@ mod tests {
         let run = crate::gpu_run::gpu_run(&db, "ok.apl", "main").expect("compiles for OpenCL");
         assert!(run.n_kernels >= 1, "{}", run.n_kernels);
         assert_eq!(run.input, crate::GpuInput::None);
+        // "Show kernels": TAIL, core and OpenCL.
+        let view = show_program(&db, file).expect("a program to show");
+        assert_eq!(view.name, "ok/main.cl");
+        assert!(view.text.contains("// TAIL:\n// let v"), "{}", view.text);
+        assert!(view.text.contains("// core IR:"), "{}", view.text);
+        assert!(view.text.contains("__kernel"), "{}", view.text);
     }
 }
