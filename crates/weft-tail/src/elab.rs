@@ -262,6 +262,10 @@ impl Elab {
         match e {
             Expr::Int(i, _) => Ok(int(*i)),
             Expr::Float(d, _) => Ok(dbl(*d)),
+            Expr::Zilde(_) => {
+                let ty = Ty::Vec(Base::Int, Shape::constant(0));
+                Ok(self.emit(Exp::Vector(Vec::new(), Base::Int), ty))
+            }
             Expr::Name(n, span) => match env.names.get(n) {
                 Some(Binding::Val(v)) => Ok(v.clone()),
                 Some(Binding::Fun(_) | Binding::Op(_)) => {
@@ -1466,6 +1470,8 @@ impl Elab {
             }
             '⊢' => Ok(x),
             '⊣' => Ok(a),
+            '∊' => self.member(a, x, span),
+            '⍳' => self.index_of(a, x, span),
             _ => self.error(span, format!("NONCE ERROR: dyadic `{c}` is not supported")),
         }
     }
@@ -1483,6 +1489,41 @@ impl Elab {
                 .and_then(|l| self.literal_vector(&l.exp)),
             _ => None,
         }
+    }
+
+    /// `a∊b`: `∨/ a∘.=b` (for scalar `a`, `∨/ a=b`); elements of `a` of any rank.
+    fn member(&mut self, a: Val, b: Val, span: Span) -> R<Val> {
+        let b = self.ravel(b);
+        let eq = Fun::Prim('=', span);
+        let table = if a.ty.rank() == Some(0) {
+            self.scalar2(Sc::Op(ScalarOp::Eq), a, b, span)?
+        } else {
+            self.outer_product(&eq, &Env::default(), a, b, span)?
+        };
+        self.reduce(&Fun::Prim('∨', span), &Env::default(), table, false, span)
+    }
+
+    /// `a⍳b` for a vector `a`: the 1-based position of each element of `b` in `a`,
+    /// `1+≢a` where it is missing: `1 + +/ ∧\ b∘.≠a`.
+    fn index_of(&mut self, a: Val, b: Val, span: Span) -> R<Val> {
+        if a.ty.rank() != Some(1) {
+            return self.error(
+                span,
+                format!(
+                    "RANK ERROR: the left argument of dyadic `⍳` must be a vector, not {}",
+                    describe(&a.ty)
+                ),
+            );
+        }
+        let ne = Fun::Prim('≠', span);
+        let table = if b.ty.rank() == Some(0) {
+            self.scalar2(Sc::Op(ScalarOp::Ne), b, a, span)?
+        } else {
+            self.outer_product(&ne, &Env::default(), b, a, span)?
+        };
+        let prefix = self.scan(&Fun::Prim('∧', span), &Env::default(), table, false, span)?;
+        let count = self.reduce(&Fun::Prim('+', span), &Env::default(), prefix, false, span)?;
+        self.scalar2(Sc::Op(ScalarOp::Add), int(1), count, span)
     }
 
     fn literal_axes(&mut self, a: Val, x: Val, span: Span) -> R<Val> {

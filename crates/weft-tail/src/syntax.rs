@@ -31,6 +31,8 @@ pub struct Diagnostic {
 enum Tok {
     Int(i64),
     Float(f64),
+    /// `⍬`, the empty numeric vector.
+    Zilde,
     Name(String),
     Alpha,
     Omega,
@@ -58,7 +60,7 @@ enum Tok {
     Annot(String),
 }
 
-const PRIMS: &str = "+-×÷⌈⌊|*⍟○!<≤=≥>≠∧∨⍲⍱~⍴⍳,⍪⌽⊖⍉↑↓⊃≢⊣⊢";
+const PRIMS: &str = "+-×÷⌈⌊|*⍟○!<≤=≥>≠∧∨⍲⍱~⍴⍳,⍪⌽⊖⍉↑↓⊃≢⊣⊢∊";
 const OP1: &str = "/\\⌿⍀¨⍨";
 const OP2: &str = ".∘⍣";
 
@@ -158,6 +160,7 @@ fn lex(text: &str, diags: &mut Vec<Diagnostic>) -> Vec<(Tok, Span)> {
                 i += 1;
                 Some(Tok::OmegaOmega)
             }
+            '⍬' => Some(Tok::Zilde),
             '⍺' => Some(Tok::Alpha),
             '⍵' => Some(Tok::Omega),
             '(' => Some(Tok::LParen),
@@ -195,6 +198,7 @@ fn lex(text: &str, diags: &mut Vec<Diagnostic>) -> Vec<(Tok, Span)> {
 pub enum Expr {
     Int(i64, Span),
     Float(f64, Span),
+    Zilde(Span),
     Name(String, Span),
     Alpha(Span),
     Omega(Span),
@@ -216,6 +220,7 @@ impl Expr {
         match self {
             Expr::Int(_, s)
             | Expr::Float(_, s)
+            | Expr::Zilde(s)
             | Expr::Name(_, s)
             | Expr::Alpha(s)
             | Expr::Omega(s)
@@ -551,6 +556,10 @@ impl Parser {
                 Tok::Float(x) => {
                     self.pos += 1;
                     Unit::V(Expr::Float(x, span))
+                }
+                Tok::Zilde => {
+                    self.pos += 1;
+                    Unit::V(Expr::Zilde(span))
                 }
                 Tok::Alpha | Tok::Omega if !in_dfn => {
                     return err(span, "`⍺` and `⍵` are only defined inside a dfn `{…}`");

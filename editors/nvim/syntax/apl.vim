@@ -8,13 +8,13 @@ endif
 
 syn match aplComment   "⍝.*$" contains=aplTestBlock
 syn match aplTestBlock "⍝\s*\(==\|output\|error:\)" contained
-syn match aplNumber    "¯\?\d\+\(\.\d*\)\?\([eE]¯\?\d\+\)\?"
+syn match aplNumber    "⍬\|¯\?\d\+\(\.\d*\)\?\([eE]¯\?\d\+\)\?"
 syn region aplString   start="'" skip="''" end="'" oneline
 syn match aplArgument  "⍺⍺\|⍵⍵\|⍺\|⍵"
 syn match aplAssign    "←"
 syn match aplQuad      "⎕"
 syn match aplOperator  "[/\\⌿⍀¨⍨∘.⍣]"
-syn match aplFunction  "[-+×÷⌈⌊|*⍟○!<≤=≥>≠∧∨⍲⍱~⍴⍳,⍪⌽⊖⍉↑↓⊃≢⊣⊢]"
+syn match aplFunction  "[-+×÷⌈⌊|*⍟○!<≤=≥>≠∧∨⍲⍱~⍴⍳,⍪⌽⊖⍉↑↓⊃≢⊣⊢∊]"
 syn match aplDfn       "[{}]"
 syn match aplSeparator "[⋄;:]"
 
