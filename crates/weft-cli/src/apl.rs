@@ -152,21 +152,6 @@ pub(crate) fn test(
     }
 }
 
-/// `weft check` on an `.apl` file: prints its errors and returns how many.
-pub(crate) fn check(
-    db: &RootDatabase,
-    file: SourceFile,
-    out: &mut impl std::io::Write,
-) -> anyhow::Result<usize> {
-    let path = file.path(db).clone();
-    let text = file.text(db);
-    let compiled = weft_tail::compile(text);
-    for d in &compiled.diagnostics {
-        writeln!(out, "{}", weft_tail::render(&path, text, d))?;
-    }
-    Ok(compiled.diagnostics.len())
-}
-
 /// `weft dump --ir tail FILE.apl`.
 pub(crate) fn dump_tail(db: &RootDatabase, file: SourceFile) -> Result<String, String> {
     let path = file.path(db).clone();

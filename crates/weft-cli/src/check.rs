@@ -25,17 +25,9 @@ pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<u8> {
         && std::env::var_os("NO_COLOR").is_none();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let sources: Vec<_> = files
-        .iter()
-        .map(|loaded| loaded.file)
-        .filter(|f| !crate::apl::is_apl(f.path(&db)))
-        .collect();
+    let sources: Vec<_> = files.iter().map(|loaded| loaded.file).collect();
     weft_ide::check_in_parallel(&db, &sources);
     for loaded in &files {
-        if crate::apl::is_apl(loaded.file.path(&db)) {
-            n_errors += crate::apl::check(&db, loaded.file, &mut out)?;
-            continue;
-        }
         let mut diagnostics = weft_ide::check_file(&db, loaded.file);
         if args.perf {
             diagnostics.extend(weft_ide::perf_diagnostics(&db, loaded.file, &costs));

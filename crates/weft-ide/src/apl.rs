@@ -5,7 +5,6 @@
 use weft_hir::{RootDatabase, Severity};
 use weft_syntax::{TextRange, TextSize};
 
-use crate::diagnostics::Diagnostic;
 use crate::hover::HoverResult;
 
 /// Whether `path` names an APL file.
@@ -17,16 +16,20 @@ fn range(span: weft_tail::Span) -> TextRange {
     TextRange::new(TextSize::from(span.start), TextSize::from(span.end.max(span.start)))
 }
 
-/// Syntax and type errors, in APL's terms (`LENGTH ERROR`, `RANK ERROR`, …).
-pub(crate) fn diagnostics(db: &RootDatabase, path: &str) -> Vec<Diagnostic> {
-    let Some(file) = db.file(path) else { return Vec::new() };
+/// Syntax and type errors, in APL's terms (`LENGTH ERROR`, `RANK ERROR`, …): what
+/// `weft check` prints and the server publishes for an `.apl` file.
+pub(crate) fn check_file(
+    db: &dyn weft_hir::Db,
+    file: weft_hir::SourceFile,
+) -> Vec<weft_hir::Diagnostic> {
     weft_tail::compile(file.text(db))
         .diagnostics
         .into_iter()
-        .map(|d| Diagnostic {
+        .map(|d| weft_hir::Diagnostic {
             code: "apl-error",
             severity: Severity::Error,
             message: d.message,
+            file,
             range: range(d.span),
             related: Vec::new(),
             help: None,
@@ -114,8 +117,9 @@ mod tests {
     fn errors_and_tail_types_of_an_apl_buffer() {
         let mut db = RootDatabase::default();
         let text = "v ← 9 8 6\nn ← ⍴v\nv + 1 2\n";
-        db.set_file("s.apl", text);
-        let found = diagnostics(&db, "s.apl");
+        let s = db.set_file("s.apl", text);
+        assert_eq!(check_file(&db, s).len(), 1);
+        let found = crate::diagnostics::diagnostics(&db, "s.apl");
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].message.starts_with("LENGTH ERROR"), "{}", found[0].message);
         assert_eq!(u32::from(found[0].range.start()), text.find("+ 1 2").map_or(0, |i| i as u32));

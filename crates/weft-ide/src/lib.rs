@@ -203,9 +203,6 @@ impl Analysis {
     /// (`IMPLICIT_BUDGET`); the server publishes them after the others.
     pub fn perf_diagnostics(&self, path: &str) -> Cancellable<Vec<Diagnostic>> {
         self.with_db(|db| {
-            if apl::is_apl(path) {
-                return Vec::new();
-            }
             let Some(file) = db.file(path) else { return Vec::new() };
             let found = costs::perf_diagnostics_within(
                 db,
