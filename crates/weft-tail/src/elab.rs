@@ -774,7 +774,7 @@ impl Elab {
 
     fn dfn_body(&mut self, body: &[Stmt], env: &mut Env, span: Span) -> R<Val> {
         let mut last = None;
-        for s in body {
+        for (k, s) in body.iter().enumerate() {
             match s {
                 Stmt::Expr(e) => {
                     let v = self.expr(e, env)?;
@@ -788,9 +788,8 @@ impl Elab {
                     match c.ty.singleton().and_then(Shape::as_constant) {
                         Some(0) => {}
                         Some(_) => return self.expr(result, env),
-                        None => {
-                            return self.error(*gspan, "NONCE ERROR: a guard's condition must be known when compiling (TAIL has no conditionals)");
-                        }
+                        // Decided at run time: the guard's result, or the rest of the dfn.
+                        None => return self.conditional(c, result, &body[k + 1..], env, *gspan),
                     }
                 }
                 other => {
@@ -802,6 +801,66 @@ impl Elab {
             Some(v) => Ok(v),
             None => self.error(span, "VALUE ERROR: the dfn computes no value"),
         }
+    }
+
+    /// `cond(c, fn => result, fn => rest)`: a guard decided at run time. The branches
+    /// must have one rank; their element types are joined (coercing the other branch).
+    fn conditional(
+        &mut self,
+        c: Val,
+        result: &Expr,
+        rest: &[Stmt],
+        env: &Env,
+        span: Span,
+    ) -> R<Val> {
+        if c.ty.rank() != Some(0) || c.ty.base() == Base::Double {
+            return self.error(
+                span,
+                format!(
+                    "DOMAIN ERROR: a guard's condition must be a boolean scalar, not {}",
+                    describe(&c.ty)
+                ),
+            );
+        }
+        let c = self.coerce(c, Base::Bool);
+        let mut target: Option<Base> = None;
+        for _ in 0..2 {
+            let (mut env1, mut env2) = (env.clone(), env.clone());
+            let (then_lam, t1) = self.lambda(&[], |e, _| {
+                let v = e.expr(result, &mut env1)?;
+                Ok(match target {
+                    Some(b) => e.coerce(v, b),
+                    None => v,
+                })
+            })?;
+            let (else_lam, t2) = self.lambda(&[], |e, _| {
+                let v = e.dfn_body(rest, &mut env2, span)?;
+                Ok(match target {
+                    Some(b) => e.coerce(v, b),
+                    None => v,
+                })
+            })?;
+            if t1.rank() != t2.rank() {
+                return self.error(
+                    span,
+                    format!(
+                        "RANK ERROR: a guard's result is {} but the rest of the dfn gives {}",
+                        describe(&t1),
+                        describe(&t2)
+                    ),
+                );
+            }
+            if t1.base() != t2.base() {
+                target = Some(t1.base().join(t2.base()));
+                continue;
+            }
+            let ty = crate::ty::join(&t1, &t2).unwrap_or_else(|| t1.widen());
+            return Ok(self.op(Op::Cond, vec![c.exp, then_lam, else_lam], ty));
+        }
+        self.error(
+            span,
+            "DOMAIN ERROR: the branches of a guard have element types that cannot be joined",
+        )
     }
 
     /// The function `g` as a scalar lambda over `params`.

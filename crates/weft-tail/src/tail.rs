@@ -147,6 +147,9 @@ pub enum Op {
     Power,
     /// `prArr(A)`: `⎕ ← A`, the value itself.
     Print,
+    /// `cond(b, fn => e1, fn => e2)`: a dfn guard decided at run time (TAIL itself
+    /// has no conditional; apltail has a scalar `condScl`).
+    Cond,
 }
 
 impl Op {
@@ -193,6 +196,7 @@ impl Op {
             Op::Update => "update",
             Op::Power => "power",
             Op::Print => "prArr",
+            Op::Cond => "cond",
         };
         s.to_owned()
     }

@@ -233,8 +233,12 @@ fn apl_semantics() {
     assert_eq!(value("(1 2∘.+1 2 3)"), "2 3 4\n3 4 5");
     // Output with ⎕←, then the value.
     assert_eq!(run("⎕←1 2 ⋄ 3").expect("runs"), vec!["1 2".to_owned(), "3".to_owned()]);
-    // Guards with conditions known when compiling.
+    // Guards with conditions known when compiling, and decided at run time.
     assert_eq!(value("f ← {⍵=0: 10 ⋄ 20} ⋄ f 0"), "10");
+    assert_eq!(value("f ← {⍵>2: ⍵×10 ⋄ ⍵÷2} ⋄ f¨ 1 2 3 4"), "0.5 1 30 40");
+    assert_eq!(value("f ← {(+/⍵)>5: 2↑⍵ ⋄ ⍵} ⋄ (f 1 2 3 4), f 1 2"), "1 2 1 2");
+    assert_eq!(value("f ← {(+/⍵)>5: 2↑⍵ ⋄ x ← ⍵+1 ⋄ x} ⋄ f 1 2 3"), "1 2");
+    assert!(errors("f ← {⍵>2: 1 2 ⋄ 3} ⋄ f +/1 2")[0].contains("RANK ERROR"));
 }
 
 #[test]

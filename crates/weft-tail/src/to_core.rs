@@ -761,6 +761,7 @@ impl Tr {
                 Ok(self.power(&args[0], n, &a, true)?.ok_or("internal error: power")?)
             }
             Op::Print => self.atom(&args[0]),
+            Op::Cond => self.cond(args, base),
             Op::Replicate | Op::Compress => self.replicate(*op, args, base),
         }
     }
@@ -804,6 +805,53 @@ impl Tr {
         );
         let shape = if dynamic { self.dims(atom, r) } else { sizes };
         Ok(Some(CVal { atom, shape, base: a.base, known: None }))
+    }
+
+    /// `cond(b, fn => e1, fn => e2)` as an `if`; branches whose shapes differ give
+    /// unknown (existential) sizes, read back with `Dim`.
+    fn cond(&mut self, args: &[Exp], base: Base) -> R<CVal> {
+        let c = self.atom(&args[0])?.atom;
+        let mut shapes = Vec::new();
+        let mut branch = |t: &mut Self, lam: &Exp| -> R<BlockId> {
+            let mut shape = Vec::new();
+            let block = t.block(|t| {
+                let v = t.call(lam, &[])?;
+                shape = v.shape;
+                Ok(v.atom)
+            })?;
+            shapes.push(shape);
+            Ok(block)
+        };
+        let then_branch = branch(self, &args[1])?;
+        let else_branch = branch(self, &args[2])?;
+        let (s1, s2) = (&shapes[0], &shapes[1]);
+        let fixed =
+            s1 == s2 && s1.iter().all(|a| matches!(a, Atom::Const(_)) || self.bound_outside(*a));
+        let sizes: Vec<Atom> = if fixed {
+            s1.clone()
+        } else {
+            (0..s1.len())
+                .map(|_| {
+                    Atom::Var(self.vars.alloc(CVar {
+                        name: Name::new("n"),
+                        ty: Type::Scalar(ScalarTy::I64),
+                        kind: VarKind::Existential,
+                    }))
+                })
+                .collect()
+        };
+        let r = sizes.len();
+        let atom =
+            self.bind(CExp::If { cond: c, then_branch, else_branch }, array_ty(&sizes, base), "if");
+        let shape = if fixed { sizes } else { self.dims(atom, r) };
+        Ok(CVal { atom, shape, base, known: None })
+    }
+
+    /// Whether a size atom is a variable bound in an enclosing (still open) block, so
+    /// that a type after the current statement may name it.
+    fn bound_outside(&self, a: Atom) -> bool {
+        let Atom::Var(v) = a else { return true };
+        self.stack.iter().flatten().any(|s| s.var == v)
     }
 
     /// The sizes of an array's `r` axes, read at run time.
