@@ -149,4 +149,18 @@ mod tests {
         assert!(view.text.contains("// core IR:"), "{}", view.text);
         assert!(view.text.contains("__kernel"), "{}", view.text);
     }
+
+    #[test]
+    fn weft_only_features_answer_nothing_for_apl() {
+        let mut host = crate::AnalysisHost::new();
+        let mut change = crate::Change::default();
+        change.set_file("s.apl", "x ← 1 2 3\n+/x\n");
+        host.apply_change(change);
+        let analysis = host.analysis();
+        assert_eq!(analysis.semantic_tokens("s.apl").unwrap(), Vec::new());
+        assert_eq!(analysis.folding_ranges("s.apl").unwrap(), Vec::new());
+        assert_eq!(analysis.format("s.apl").unwrap(), None);
+        assert_eq!(analysis.diagnostics("s.apl").unwrap(), Vec::new());
+        assert_eq!(analysis.runnables("s.apl").unwrap().len(), 1);
+    }
 }
