@@ -152,9 +152,14 @@ pub(crate) fn test(
     }
 }
 
-/// `weft dump --ir tail FILE.apl`.
+/// `weft dump --ir tail FILE.apl` (a `.weft` file has no TAIL program).
 pub(crate) fn dump_tail(db: &RootDatabase, file: SourceFile) -> Result<String, String> {
     let path = file.path(db).clone();
+    if !is_apl(&path) {
+        return Err(format!(
+            "`{path}` is not an APL file: `--ir tail` is the stage of `.apl` files"
+        ));
+    }
     let text = file.text(db);
     let compiled = weft_tail::compile(text);
     if !compiled.diagnostics.is_empty() {

@@ -10,6 +10,9 @@ pub(crate) fn run(args: &DumpArgs) -> anyhow::Result<u8> {
     let Some(loaded) = files.first() else { anyhow::bail!("`{}` is not a .weft file", args.file) };
     let text = match args.ir {
         Stage::Tail => crate::apl::dump_tail(&db, loaded.file).map_err(|e| anyhow::anyhow!(e))?,
+        Stage::Cst | Stage::Hir if crate::apl::is_apl(&args.file) => {
+            anyhow::bail!("`{}` is an APL file: its front-end stage is `--ir tail`", args.file)
+        }
         Stage::Core if crate::apl::is_apl(&args.file) => {
             let program =
                 crate::run::core_program(&db, loaded.file).map_err(|e| anyhow::anyhow!(e))?;

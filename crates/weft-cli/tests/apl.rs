@@ -68,6 +68,12 @@ fn dump_tail_prints_the_typed_optimised_program() {
     assert_eq!(code, 0);
     assert!(stdout.contains("let v7:<int>3 = [3,3,2] in"), "{stdout}");
     assert!(stdout.contains("transp2([2,1,3],v8)"), "{stdout}");
+    let (_, stderr, code) = weft(&["dump", "--ir", "hir", "examples/apl/signal.apl"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("its front-end stage is `--ir tail`"), "{stderr}");
+    let (_, stderr, code) = weft(&["dump", "--ir", "tail", "examples/sum.weft"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("is not an APL file"), "{stderr}");
     let (stdout, _, code) = weft(&["dump", "--ir", "core", "examples/apl/signal.apl"]);
     assert_eq!(code, 0);
     assert!(stdout.contains("entry main"), "{stdout}");
