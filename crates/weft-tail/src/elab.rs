@@ -616,9 +616,17 @@ impl Elab {
 
     // ---- function application ----
 
+    /// Applies `f`; a named function or dfn records its type at this application
+    /// (`<int>16 -> <int>15`: each application is an instance of its rank-polymorphic
+    /// type), a primitive its result.
     fn apply(&mut self, f: &Fun, env: &Env, a: Option<Val>, x: Val, span: Span) -> R<Val> {
+        let args: Vec<Ty> = a.iter().chain(std::iter::once(&x)).map(|v| v.ty.clone()).collect();
         let v = self.apply_inner(f, env, a, x, span)?;
-        self.types.push((f.span(), v.ty.clone()));
+        let ty = match f {
+            Fun::Name(..) | Fun::Dfn(..) => Ty::Fun(args, Box::new(v.ty.clone())),
+            _ => v.ty.clone(),
+        };
+        self.types.push((f.span(), ty));
         Ok(v)
     }
 

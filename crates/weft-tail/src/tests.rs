@@ -134,6 +134,20 @@ fn t19_inner_product_is_optimised_to_fig_3_7() {
 }
 
 #[test]
+fn a_named_function_has_the_type_of_each_application() {
+    let text = "diff ← {1↓⍵-¯1⌽⍵}\ndiff 0,9 8 6\n";
+    let compiled = compile(text);
+    let at = text.rfind("diff").unwrap_or(0) as u32;
+    let (_, ty) = compiled
+        .types
+        .iter()
+        .filter(|(s, _)| s.start == at && s.end == at + 4)
+        .last()
+        .expect("the application of diff has a type");
+    assert_eq!(ty.to_string(), "<int>4 -> <int>3");
+}
+
+#[test]
 fn singleton_values_flow_into_types() {
     let printed = tail("n ← 2+3 ⋄ ⍳n");
     assert!(printed.contains("<int>5 = iotaV(5)"), "{printed}");
