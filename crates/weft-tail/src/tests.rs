@@ -141,8 +141,7 @@ fn a_named_function_has_the_type_of_each_application() {
     let (_, ty) = compiled
         .types
         .iter()
-        .filter(|(s, _)| s.start == at && s.end == at + 4)
-        .last()
+        .rfind(|(s, _)| s.start == at && s.end == at + 4)
         .expect("the application of diff has a type");
     assert_eq!(ty.to_string(), "<int>4 -> <int>3");
 }
