@@ -649,8 +649,13 @@ impl Parser {
                     }
                     let unit = self.resolve(inner)?;
                     match unit {
-                        // Keep a parenthesised strand one item of an outer strand.
-                        Unit::V(Expr::Strand(items, s)) => Unit::V(Expr::Strand(items, s)),
+                        // A parenthesised strand spans its parentheses, which closes it:
+                        // `(1 2) 3` is a strand of two items (a nested array), not
+                        // `1 2 3`.
+                        Unit::V(Expr::Strand(items, s)) => {
+                            let close = self.toks[self.pos - 1].1;
+                            Unit::V(Expr::Strand(items, span.to(s).to(close)))
+                        }
                         other => other,
                     }
                 }
@@ -679,7 +684,7 @@ impl Parser {
                     let s = prev.span().to(next.span());
                     let prev_owned = std::mem::replace(prev, Expr::Int(0, s));
                     *prev = match prev_owned {
-                        Expr::Strand(mut items, _) if is_strand_open(&items) => {
+                        Expr::Strand(mut items, old) if is_strand_open(&items, old) => {
                             items.push(next);
                             Expr::Strand(items, s)
                         }
@@ -716,7 +721,7 @@ impl Parser {
         self.pos += 1;
         let mut items = Vec::new();
         loop {
-            let units = self.units(true_if_any(&self.scopes))?;
+            let units = self.units(inside_dfn(&self.scopes))?;
             if units.is_empty() {
                 items.push(None);
             } else {
@@ -756,7 +761,7 @@ impl Parser {
             }
             Some(Tok::LParen) => {
                 self.pos += 1;
-                let inner = self.units(true_if_any(&self.scopes))?;
+                let inner = self.units(inside_dfn(&self.scopes))?;
                 if !matches!(self.peek(), Some(Tok::RParen)) {
                     return err(self.span(), "expected `)`");
                 }
@@ -943,13 +948,16 @@ impl Parser {
     }
 }
 
-fn true_if_any(scopes: &[HashMap<String, Class>]) -> bool {
-    // Inside a dfn (more than the file scope), `⍺`/`⍵` are allowed in indices too.
+/// Whether the parser is inside a dfn (more scopes than the file's), where `⍺`/`⍵`
+/// may occur in indices and operands too.
+fn inside_dfn(scopes: &[HashMap<String, Class>]) -> bool {
     scopes.len() > 1
 }
 
-fn is_strand_open(items: &[Expr]) -> bool {
-    !items.is_empty()
+/// A strand built by juxtaposition ends where its last item ends; a parenthesised one
+/// ends at its `)` and takes no more items.
+fn is_strand_open(items: &[Expr], span: Span) -> bool {
+    items.last().is_some_and(|last| last.span().end == span.end)
 }
 
 fn operand_span(o: &Operand) -> Span {

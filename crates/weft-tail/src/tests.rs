@@ -231,6 +231,8 @@ fn apl_semantics() {
     assert_eq!(value("(2 2⍴⍳4)⍪2 2⍴5"), "1 2\n3 4\n5 5\n5 5");
     assert_eq!(value(",2 2⍴⍳4"), "1 2 3 4");
     assert_eq!(value("1 2 3[2 3]"), "2 3");
+    assert_eq!(value("(1 2),3"), "1 2 3");
+    assert!(errors("(1 2) 3")[0].contains("nested arrays"), "{:?}", errors("(1 2) 3"));
     assert_eq!(value("⍴⍬"), "0");
     assert_eq!(value("+/⍬"), "0");
     assert_eq!(value("2 5 9∊3 5 7 9"), "0 1 1");

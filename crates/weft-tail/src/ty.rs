@@ -147,15 +147,6 @@ impl Ty {
         }
     }
 
-    /// The statically known vector length.
-    pub fn length(&self) -> Option<&Shape> {
-        match self {
-            Ty::Vec(_, n) => Some(n),
-            Ty::SV(..) => None,
-            Ty::Arr(..) | Ty::S(..) | Ty::Fun(..) => None,
-        }
-    }
-
     /// The static vector length as a constant (`SV` has length 1).
     pub fn const_length(&self) -> Option<i64> {
         match self {
