@@ -86,6 +86,7 @@ pub fn elaborate(stmts: &[Stmt], poisoned: &[String]) -> Elaborated {
         diags: Vec::new(),
         types: Vec::new(),
         prints: Vec::new(),
+        names: Vec::new(),
     };
     let mut env = Env::default();
     for name in poisoned {
@@ -101,9 +102,11 @@ pub fn elaborate(stmts: &[Stmt], poisoned: &[String]) -> Elaborated {
     }
     let lets = e.scopes.pop().unwrap_or_default();
     let program = match (e.diags.is_empty(), last) {
-        (true, Some(v)) => {
-            Some(Program { body: Body { lets, result: v.exp, ty: v.ty }, prints: e.prints.clone() })
-        }
+        (true, Some(v)) => Some(Program {
+            body: Body { lets, result: v.exp, ty: v.ty },
+            prints: e.prints.clone(),
+            names: e.names.clone(),
+        }),
         (true, None) => {
             e.diags.push(Diagnostic {
                 span: Span::default(),
@@ -123,6 +126,7 @@ struct Elab {
     diags: Vec<Diagnostic>,
     types: Vec<(Span, Ty)>,
     prints: Vec<Var>,
+    names: Vec<(Var, String)>,
 }
 
 fn int(i: i64) -> Val {
@@ -316,6 +320,11 @@ impl Elab {
                     Span { start: span.start, end: span.start + name.len() as u32 },
                     v.ty.clone(),
                 ));
+                if let Exp::Var(var) = v.exp
+                    && !self.names.iter().any(|(w, _)| *w == var)
+                {
+                    self.names.push((var, name.clone()));
+                }
                 env.bind(name, Binding::Val(v.clone()));
                 Ok(v)
             }

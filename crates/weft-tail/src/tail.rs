@@ -236,6 +236,9 @@ pub struct Let {
 pub struct Program {
     pub body: Body,
     pub prints: Vec<Var>,
+    /// The APL name first assigned each variable (`A ← …`), for the core IR's names
+    /// and so for run-time error messages.
+    pub names: Vec<(Var, String)>,
 }
 
 /// Prints a program in TAIL's concrete syntax.

@@ -185,7 +185,8 @@ fn worked_examples_t18_to_t30() {
 fn run_time_errors() {
     let err = |t: &str| run(t).expect_err(t);
     assert!(err("⍳ -/ 1 4").contains("negative"));
-    assert!(err("A ← 2 2⍴⍳4 ⋄ A[1;3] ← 9 ⋄ A").contains("out of bounds"));
+    let e = err("A ← 2 2⍴⍳4 ⋄ A[1;3] ← 9 ⋄ A");
+    assert!(e.contains("out of bounds for array `A`"), "the APL name is in the message: {e}");
     assert!(err("+/ (⍳3) × 1 0 1 1 1/⍳5").contains("size"));
 }
 

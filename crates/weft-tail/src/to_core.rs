@@ -68,6 +68,7 @@ pub fn to_core(p: &Program, def: DefLoc) -> Result<CProgram, String> {
         blocks: Arena::new(),
         stack: vec![Vec::new()],
         env: HashMap::default(),
+        names: p.names.clone(),
     };
     let result = t.body(&p.body)?;
     let mut outs = Vec::new();
@@ -127,6 +128,7 @@ struct Tr {
     blocks: Arena<Block>,
     stack: Vec<Vec<CStmt>>,
     env: HashMap<Var, CVal>,
+    names: Vec<(Var, String)>,
 }
 
 type R<T> = Result<T, String>;
@@ -380,6 +382,14 @@ impl Tr {
     fn body(&mut self, b: &Body) -> R<CVal> {
         for l in &b.lets {
             let v = self.exp(&l.exp, &l.ty)?;
+            // An assigned array keeps its APL name (run-time errors name it); names
+            // outside ASCII identifiers are left to the generated ones.
+            if let (Atom::Var(var), Some((_, name))) =
+                (v.atom, self.names.iter().find(|(w, _)| *w == l.var))
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            {
+                self.vars[var].name = Name::new(name);
+            }
             self.env.insert(l.var, v);
         }
         self.atom(&b.result)
