@@ -333,6 +333,14 @@ fn find_targets(
         let path = file.path(db).clone();
         let text = file.text(db);
         let line_index = LineIndex::new(text);
+        if crate::apl::is_apl(&path) {
+            if only.is_none_or(|only| only == "main") {
+                let (line, inputs) = apl_bench_line(text, &path, override_line);
+                let location = format!("{path}:{line}");
+                targets.push(Target { file, path, entry: "main".to_owned(), location, inputs });
+            }
+            continue;
+        }
         for item in weft_hir::parse(db, file).tree().items() {
             let ast::Item::Def(def) = item else { continue };
             if !def.is_entry() {
@@ -363,6 +371,37 @@ fn find_targets(
         }
     }
     targets
+}
+
+/// An APL program (docs/apl.md) is benchmarked when it has a `⍝ bench:` line, which
+/// names no inputs (its sizes are constants of the program) but may give
+/// `flops=EXPR`. The line's number, and the inputs.
+fn apl_bench_line(text: &str, path: &str, override_line: Option<&BenchLine>) -> (usize, Inputs) {
+    let found = text.lines().enumerate().find_map(|(k, line)| {
+        let comment = line.trim_start().strip_prefix('⍝')?;
+        Some((k + 1, comment.trim_start().strip_prefix("bench:")?.to_owned()))
+    });
+    let Some((line, rest)) = found else {
+        return (1, override_line.map_or(Inputs::Missing, |l| Inputs::Line(l.clone())));
+    };
+    if let Some(l) = override_line {
+        return (line, Inputs::Line(l.clone()));
+    }
+    let flops = match rest.trim() {
+        "" => None,
+        other => match other.strip_prefix("flops=").map(|expr| eval_product(expr, 0)) {
+            Some(Ok(flops)) => Some(flops),
+            Some(Err(error)) => {
+                let message = format!("malformed `⍝ bench:` line: {}", error.message);
+                return (line, Inputs::Malformed { at: format!("{path}:{line}"), message });
+            }
+            None => {
+                let message = "an APL `⍝ bench:` line takes only `flops=EXPR`".to_owned();
+                return (line, Inputs::Malformed { at: format!("{path}:{line}"), message });
+            }
+        },
+    };
+    (line, Inputs::Line(BenchLine { inputs: Vec::new(), flops }))
 }
 
 /// The inputs of the `-- bench:` line among `def`'s leading comments.

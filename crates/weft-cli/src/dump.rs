@@ -9,6 +9,15 @@ pub(crate) fn run(args: &DumpArgs) -> anyhow::Result<u8> {
     let (db, files) = load(std::slice::from_ref(&args.file))?;
     let Some(loaded) = files.first() else { anyhow::bail!("`{}` is not a .weft file", args.file) };
     let text = match args.ir {
+        Stage::Tail => crate::apl::dump_tail(&db, loaded.file).map_err(|e| anyhow::anyhow!(e))?,
+        Stage::Cst | Stage::Hir if crate::apl::is_apl(&args.file) => {
+            anyhow::bail!("`{}` is an APL file: its front-end stage is `--ir tail`", args.file)
+        }
+        Stage::Core if crate::apl::is_apl(&args.file) => {
+            let program =
+                crate::run::core_program(&db, loaded.file).map_err(|e| anyhow::anyhow!(e))?;
+            weft_core::pretty_program(&program)
+        }
         Stage::Cst => weft_hir::parse(&db, loaded.file).debug_dump(),
         Stage::Hir => weft_hir::pretty_file(&db, loaded.file),
         Stage::Core => {
@@ -22,12 +31,9 @@ pub(crate) fn run(args: &DumpArgs) -> anyhow::Result<u8> {
         Stage::Opt | Stage::Gpu => {
             let program =
                 crate::run::core_program(&db, loaded.file).map_err(|e| anyhow::anyhow!(e))?;
-            let optimised = weft_opt::optimise_core(&program);
             match args.ir {
-                Stage::Opt => weft_core::pretty_program(&optimised),
-                _ => weft_opt::pretty_gpu(&weft_opt::simplify_gpu(&weft_opt::fuse(
-                    &weft_opt::flatten(&optimised),
-                ))),
+                Stage::Opt => weft_core::pretty_program(&weft_opt::optimise_core(&program)),
+                _ => weft_opt::pretty_gpu(&weft_opt::pipeline(&program)),
             }
         }
         Stage::Mem => {

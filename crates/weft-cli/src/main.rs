@@ -4,6 +4,7 @@
 //! deeply in the parser and checker). Exit codes: 0 success, 1 errors in the program,
 //! 2 usage or I/O problems.
 
+mod apl;
 mod bench;
 mod calibrate;
 mod check;
@@ -156,6 +157,8 @@ struct FmtArgs {
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 enum Stage {
+    /// The TAIL program of an `.apl` file (typed, optimised).
+    Tail,
     Cst,
     Hir,
     Core,

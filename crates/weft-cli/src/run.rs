@@ -75,6 +75,9 @@ pub(crate) fn core_program(
     db: &RootDatabase,
     file: weft_hir::SourceFile,
 ) -> Result<Program, String> {
+    if crate::apl::is_apl(file.path(db)) {
+        return crate::apl::core_program(db, file);
+    }
     let Some(checked) = weft_core::CheckedFile::new(db, file) else {
         return Err(format!("`{}` has errors (see `weft check`)", file.path(db)));
     };
@@ -122,6 +125,10 @@ pub(crate) fn choose_entry(program: &Program, name: Option<&str>) -> Result<FnId
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<u8> {
     let (db, files) = load(std::slice::from_ref(&args.file))?;
     let Some(loaded) = files.first() else { bail!("`{}` is not a .weft file", args.file) };
+    if crate::apl::is_apl(&args.file) {
+        let target = args.opencl.target();
+        return crate::apl::run(&db, loaded.file, args.backend, args.device.as_deref(), target);
+    }
     let program = match core_program(&db, loaded.file) {
         Ok(program) => program,
         Err(message) => {

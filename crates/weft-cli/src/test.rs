@@ -46,6 +46,11 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<u8> {
     for loaded in &files {
         let file = loaded.file;
         let path = file.path(&db).clone();
+        if crate::apl::is_apl(&path) {
+            let (device, target) = (args.device.as_deref(), args.opencl.target());
+            crate::apl::test(&db, file, args.backend, device, target, &mut passed, &mut failures);
+            continue;
+        }
         let text = file.text(&db);
         let line_index = LineIndex::new(text);
         let line_of = |offset| line_index.to_chars(text, offset).line + 1;

@@ -46,7 +46,7 @@ fn collect_dir(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
         let path = entry.path();
         if path.is_dir() {
             collect_dir(&path, out)?;
-        } else if path.extension().is_some_and(|e| e == "weft") {
+        } else if path.extension().is_some_and(|e| e == "weft" || e == "apl") {
             out.push(path);
         }
     }
@@ -80,6 +80,10 @@ fn follow_imports(db: &mut RootDatabase) -> anyhow::Result<()> {
     loop {
         let mut missing = Vec::new();
         for file in db.files() {
+            // `.apl` files have no imports (and are not Weft syntax).
+            if file.path(db).ends_with(".apl") {
+                continue;
+            }
             for target in &weft_hir::item_tree(db, file).imports {
                 let path = weft_hir::resolve_import_path(file.path(db), target);
                 if db.file(&path).is_none()

@@ -386,3 +386,49 @@ fn utf16_position(text: &str, offset: usize) -> Value {
     let character: usize = text[line_start..offset].chars().map(char::len_utf16).sum();
     json!({ "line": line, "character": character })
 }
+
+/// An `.apl` document (docs/apl.md): APL diagnostics, a TAIL-type hover, the `main`
+/// lenses and "Show kernels" with the TAIL program.
+#[test]
+fn apl_document_diagnostics_hover_and_lenses() {
+    let text = "v ← 9 8 6\nv + 1 2\n";
+    let (dir, root) = workspace("apl", &[("s.apl", text)]);
+    let uri = format!("{root}/s.apl");
+    let mut client = Client::start();
+    client.initialize(&root);
+    client.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri, "languageId": "apl", "version": 1, "text": text } }),
+    );
+    let diagnostics = client.diagnostics(&uri, |d| !d.is_empty());
+    assert_eq!(diagnostics[0]["code"], "apl-error", "{diagnostics:?}");
+    assert!(diagnostics[0]["message"].as_str().unwrap().starts_with("LENGTH ERROR"));
+    let fixed = "v ← 9 8 6\nv + 1\n";
+    client.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": uri, "version": 2 }, "contentChanges": [{ "text": fixed }] }),
+    );
+    assert!(client.diagnostics(&uri, <[Value]>::is_empty).is_empty());
+    let hover = client.request(
+        "textDocument/hover",
+        json!({ "textDocument": { "uri": uri }, "position": position(fixed, "v ←", 0) }),
+    );
+    let markdown = hover["result"]["contents"]["value"].as_str().unwrap();
+    assert!(markdown.contains("<int>3"), "{markdown}");
+    let lenses = client.request("textDocument/codeLens", json!({ "textDocument": { "uri": uri } }));
+    let titles: Vec<&str> = lenses["result"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|l| l["command"]["title"].as_str())
+        .collect();
+    assert!(titles.contains(&"Show kernels"), "{titles:?}");
+    let kernel = client.request(
+        "weft/showKernel",
+        json!({ "textDocument": { "uri": uri }, "position": { "line": 0, "character": 0 } }),
+    );
+    let shown = kernel["result"]["text"].as_str().unwrap_or_default();
+    assert!(shown.contains("// TAIL:") && shown.contains("__kernel"), "{kernel}");
+    client.shutdown();
+    let _ = std::fs::remove_dir_all(dir);
+}

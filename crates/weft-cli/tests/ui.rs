@@ -26,7 +26,7 @@ fn ui_programs_report_their_diagnostics() {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("tests/ui exists")
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "weft"))
+        .filter(|p| p.extension().is_some_and(|e| e == "weft" || e == "apl"))
         .collect();
     entries.sort();
     assert!(entries.len() >= 30, "the corpus has at least 30 programs");

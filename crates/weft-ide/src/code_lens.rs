@@ -19,6 +19,9 @@ pub struct Runnable {
 }
 
 pub(crate) fn runnables(db: &RootDatabase, path: &str) -> Vec<Runnable> {
+    if crate::apl::is_apl(path) {
+        return crate::apl::runnables(db, path);
+    }
     let Some(file) = db.file(path) else { return Vec::new() };
     let mut out = Vec::new();
     for data in file_defs(db, file) {

@@ -503,7 +503,9 @@ pub(crate) fn perf_diagnostics_within(
     config: &CostConfig,
     budget: Option<Budget>,
 ) -> Vec<weft_hir::Diagnostic> {
-    if file_program(db, file).is_none() {
+    // Performance diagnostics point at source expressions through origins, which the
+    // APL front end does not record.
+    if crate::apl::is_apl(file.path(db)) || file_program(db, file).is_none() {
         return Vec::new();
     }
     let users = def_users(db, file);

@@ -36,6 +36,9 @@ pub struct RelatedInfo {
 /// Every diagnostic of `file`, sorted by position: what `weft check` prints and the
 /// language server publishes.
 pub fn check_file(db: &dyn Db, file: SourceFile) -> Vec<weft_hir::Diagnostic> {
+    if crate::apl::is_apl(file.path(db)) {
+        return crate::apl::check_file(db, file);
+    }
     let mut out = weft_hir::file_diagnostics(db, file).clone();
     let memory = memory_diagnostics(db, file);
     if !memory.is_empty() {
@@ -50,6 +53,9 @@ pub fn check_file(db: &dyn Db, file: SourceFile) -> Vec<weft_hir::Diagnostic> {
 /// HIR diagnostics alone). Afterwards the results are memoized in `db`.
 pub fn check_in_parallel(db: &RootDatabase, files: &[SourceFile]) {
     let compute = |db: &RootDatabase, file: SourceFile| {
+        if crate::apl::is_apl(file.path(db)) {
+            return;
+        }
         weft_hir::file_diagnostics(db, file);
         memory_diagnostics(db, file);
     };

@@ -32,6 +32,9 @@ pub(crate) fn hover(
     position: &FilePosition,
     costs: &CostConfig,
 ) -> Option<HoverResult> {
+    if crate::apl::is_apl(&position.path) {
+        return crate::apl::hover(db, &position.path, position.offset);
+    }
     let file = db.file(&position.path)?;
     if let Some((token, definition)) = classify_at(db, file, position.offset) {
         let mut markdown = describe(db, &definition)?;

@@ -16,6 +16,7 @@
 //! expression, and how" (the OpenCL back end, compiled only when a feature asks).
 
 mod annotate_type;
+mod apl;
 mod classify;
 mod code_lens;
 mod completion;
@@ -176,6 +177,19 @@ impl Analysis {
         Cancelled::catch(move || f(*db))
     }
 
+    /// A feature of `.weft` files: nothing for `.apl` files, which have their own
+    /// diagnostics, hovers, lenses and kernel view (docs/apl.md).
+    fn weft_file<T: Default>(
+        &self,
+        path: &str,
+        f: impl FnOnce(&RootDatabase) -> T + UnwindSafe,
+    ) -> Cancellable<T> {
+        if apl::is_apl(path) {
+            return Ok(T::default());
+        }
+        self.with_db(f)
+    }
+
     /// The paths of every file, sorted.
     pub fn files(&self) -> Cancellable<Vec<String>> {
         self.with_db(|db| db.files().iter().map(|f| f.path(db).clone()).collect())
@@ -216,16 +230,16 @@ impl Analysis {
     /// Per entry of a file small enough to compile unasked: its name's range and its
     /// predicted time as a code lens says it.
     pub fn entry_predictions(&self, path: &str) -> Cancellable<Vec<(TextRange, String)>> {
-        self.with_db(|db| costs::predictions(db, path, &self.costs))
+        self.weft_file(path, |db| costs::predictions(db, path, &self.costs))
     }
 
     pub fn goto_definition(&self, position: &FilePosition) -> Cancellable<Vec<NavigationTarget>> {
-        self.with_db(|db| goto_definition::goto_definition(db, position))
+        self.weft_file(&position.path, |db| goto_definition::goto_definition(db, position))
     }
 
     /// Every reference, the declaration included, sorted by file and position.
     pub fn references(&self, position: &FilePosition) -> Cancellable<Option<Vec<FileRange>>> {
-        self.with_db(|db| references::references(db, position))
+        self.weft_file(&position.path, |db| references::references(db, position))
     }
 
     /// The range of the name to rename, or why it cannot be renamed.
@@ -233,6 +247,9 @@ impl Analysis {
         &self,
         position: &FilePosition,
     ) -> Cancellable<Result<TextRange, String>> {
+        if apl::is_apl(&position.path) {
+            return Ok(Err("renaming is not supported in APL files".to_owned()));
+        }
         self.with_db(|db| rename::prepare_rename(db, position))
     }
 
@@ -241,11 +258,14 @@ impl Analysis {
         position: &FilePosition,
         new_name: &str,
     ) -> Cancellable<Result<SourceChange, String>> {
+        if apl::is_apl(&position.path) {
+            return Ok(Err("renaming is not supported in APL files".to_owned()));
+        }
         self.with_db(|db| rename::rename(db, position, new_name))
     }
 
     pub fn document_symbols(&self, path: &str) -> Cancellable<Vec<StructureNode>> {
-        self.with_db(|db| document_symbols::document_symbols(db, path))
+        self.weft_file(path, |db| document_symbols::document_symbols(db, path))
     }
 
     pub fn workspace_symbols(&self, query: &str) -> Cancellable<Vec<WorkspaceSymbol>> {
@@ -253,28 +273,28 @@ impl Analysis {
     }
 
     pub fn semantic_tokens(&self, path: &str) -> Cancellable<Vec<HighlightedRange>> {
-        self.with_db(|db| semantic_tokens::semantic_tokens(db, path))
+        self.weft_file(path, |db| semantic_tokens::semantic_tokens(db, path))
     }
 
     pub fn completions(&self, position: &FilePosition) -> Cancellable<Vec<CompletionItem>> {
-        self.with_db(|db| completion::completions(db, position))
+        self.weft_file(&position.path, |db| completion::completions(db, position))
     }
 
     pub fn signature_help(&self, position: &FilePosition) -> Cancellable<Option<SignatureHelp>> {
-        self.with_db(|db| signature_help::signature_help(db, position))
+        self.weft_file(&position.path, |db| signature_help::signature_help(db, position))
     }
 
     pub fn inlay_hints(&self, path: &str) -> Cancellable<Vec<InlayHint>> {
-        self.with_db(|db| inlay_hints::inlay_hints(db, path))
+        self.weft_file(path, |db| inlay_hints::inlay_hints(db, path))
     }
 
     pub fn folding_ranges(&self, path: &str) -> Cancellable<Vec<Fold>> {
-        self.with_db(|db| folding_ranges::folding_ranges(db, path))
+        self.weft_file(path, |db| folding_ranges::folding_ranges(db, path))
     }
 
     /// Code actions applicable at `range`.
     pub fn assists(&self, range: &FileRange) -> Cancellable<Vec<Assist>> {
-        self.with_db(|db| {
+        self.weft_file(&range.path, |db| {
             let mut out = annotate_type::assists(db, range);
             out.extend(strategy::assists(db, range));
             out.extend(materialise::assists(db, range));
@@ -307,7 +327,7 @@ impl Analysis {
 
     /// The formatted text of a file, or why it cannot be formatted.
     pub fn format(&self, path: &str) -> Cancellable<Option<Result<String, String>>> {
-        self.with_db(|db| {
+        self.weft_file(path, |db| {
             db.file(path)
                 .map(|f| weft_syntax::format::format(f.text(db)).map_err(|error| error.to_string()))
         })

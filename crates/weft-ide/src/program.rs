@@ -19,6 +19,9 @@ use weft_hir::{Db, SourceFile};
 /// debug builds only).
 #[salsa::tracked(returns(ref))]
 pub(crate) fn file_program(db: &dyn Db, file: SourceFile) -> Option<Arc<Program>> {
+    if crate::apl::is_apl(file.path(db)) {
+        return crate::apl::core_program(db, file).map(Arc::new);
+    }
     let checked = checked_file(db, file).as_ref()?.0;
     let program = weft_core::lower_file(db, checked).ok()?;
     if cfg!(debug_assertions) && !weft_core::validate(&program).is_empty() {

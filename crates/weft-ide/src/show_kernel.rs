@@ -36,6 +36,9 @@ pub struct KernelView {
 
 pub(crate) fn show_kernel(db: &RootDatabase, position: &FilePosition) -> Option<KernelView> {
     let file = db.file(&position.path)?;
+    if crate::apl::is_apl(&position.path) {
+        return crate::apl::show_program(db, file);
+    }
     if let Some((token, Definition::Def(loc))) = classify_at(db, file, position.offset) {
         return match loc.kind {
             DefKind::Entry if loc.file == file || token.text() == loc.name.as_str() => {

@@ -148,6 +148,9 @@ function clientOptions(): LanguageClientOptions {
     documentSelector: [
       { scheme: 'file', language: 'weft' },
       { scheme: 'untitled', language: 'weft' },
+      // APL files go through the APL front end (diagnostics, hovers with TAIL types).
+      { scheme: 'file', language: 'apl' },
+      { scheme: 'untitled', language: 'apl' },
     ],
     synchronize: {
       // Imports make other files matter: tell the server when any .weft file changes.

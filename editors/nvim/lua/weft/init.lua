@@ -28,7 +28,7 @@ local defaults = {
   -- Files or folders that mark a workspace root; the nearest enclosing one wins. Without
   -- any, the file's own folder is the root. One server runs per root.
   root_markers = { '.git' },
-  filetypes = { 'weft' },
+  filetypes = { 'weft', 'apl' },
   -- function(client, bufnr), called when a buffer attaches.
   on_attach = nil,
   -- LSP client capabilities; nil means vim.lsp.protocol.make_client_capabilities().

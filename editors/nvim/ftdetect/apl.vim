@@ -1,0 +1,2 @@
+" APL source files (Weft's APL front end, docs/apl.md).
+autocmd BufRead,BufNewFile *.apl setfiletype apl
