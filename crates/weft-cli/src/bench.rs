@@ -41,7 +41,7 @@ pub(crate) struct BenchArgs {
     /// The OpenCL device: `gpu`, `cpu` or `PLATFORM:DEVICE` (default: `WEFT_DEVICE`,
     /// else the first GPU, else the first CPU device).
     #[arg(long, value_name = "D")]
-    device: Option<String>,
+    pub(crate) device: Option<String>,
     /// Print one JSON object per entry per line (and no progress bar).
     #[arg(long)]
     json: bool,

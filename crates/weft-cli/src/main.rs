@@ -16,6 +16,7 @@ mod profile;
 mod run;
 mod test;
 mod test_opencl;
+mod tune;
 mod workspace;
 
 use std::process::ExitCode;
@@ -40,6 +41,11 @@ struct Cli {
     /// from the GPU IR is not built.
     #[arg(long = "middle-end", global = true)]
     middle_end: bool,
+
+    /// With `--middle-end`: the thresholds of a tuning file written by `weft tune`
+    /// (others take the rule for the device).
+    #[arg(long = "tuning", value_name = "FILE", global = true)]
+    tuning: Option<String>,
 
     #[command(subcommand)]
     command: Option<Command>,
@@ -73,6 +79,13 @@ enum Command {
     Profile(profile::ProfileArgs),
     /// Run an entry point on inputs (textual values on stdin unless given otherwise).
     Run(run::RunArgs),
+    /// Measure the middle end's thresholds on a device and write a tuning file.
+    ///
+    /// For every entry with a `-- bench:` line, each threshold that chooses between
+    /// the entry's versions is tried at "always the first version" and "never", the
+    /// others held, keeping the faster (`weft bench --middle-end` measures each
+    /// trial). The file is read by `--tuning FILE` (docs/middle.md).
+    Tune(tune::TuneArgs),
     /// Run the test blocks of every entry; ends with `N passed, N failed`.
     Test(test::TestArgs),
 }
@@ -202,7 +215,19 @@ impl OpenClVersion {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    opencl::use_middle_end(cli.middle_end);
+    if cli.middle_end || cli.tuning.is_some() {
+        let device = match &cli.command {
+            Some(Command::Run(args)) => args.device.clone(),
+            Some(Command::Test(args)) => args.device.clone(),
+            Some(Command::Bench(args)) => args.device.clone(),
+            Some(Command::Tune(args)) => args.device.clone(),
+            _ => None,
+        };
+        if let Err(error) = opencl::use_middle_end(device, cli.tuning.as_deref()) {
+            report_error(&error);
+            return ExitCode::from(2);
+        }
+    }
     let code = weft_syntax::on_large_stack(move || run(cli));
     ExitCode::from(code)
 }
@@ -218,6 +243,7 @@ fn run(cli: Cli) -> u8 {
         (None, Some(Command::Fmt(args))) => fmt::run(&args),
         (None, Some(Command::Lsp)) => weft_lsp::run_stdio().map(|()| 0),
         (None, Some(Command::Run(args))) => run::run(&args),
+        (None, Some(Command::Tune(args))) => tune::run(&args),
         (None, Some(Command::Profile(args))) => profile::run(&args),
         (None, Some(Command::Test(args))) => test::run(&args),
         (Some(_), Some(_)) | (None, None) => {

@@ -12,12 +12,48 @@ use weft_hir::RootDatabase;
 use weft_opencl::Compiled;
 
 /// Compiles one entry, or says why not (with the source position).
-/// Whether `--middle-end` was given (set once by `main`; the command line is the one
-/// place that reads it, library code gets the transformed program).
-static MIDDLE_END: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// How `--middle-end` compiles: the device whose shape gives the thresholds' defaults,
+/// and the values a tuning file (`--tuning FILE`, written by `weft tune`) fixes. Set
+/// once by `main`; the command line is the one place that reads flags and files, and
+/// library code gets the transformed program.
+pub(crate) struct MiddleEnd {
+    device: Option<String>,
+    tuning: std::collections::BTreeMap<String, i64>,
+    shape: std::sync::OnceLock<Option<weft_opt::DeviceShape>>,
+}
 
-pub(crate) fn use_middle_end(on: bool) {
-    MIDDLE_END.store(on, std::sync::atomic::Ordering::Relaxed);
+static MIDDLE_END: std::sync::OnceLock<MiddleEnd> = std::sync::OnceLock::new();
+
+/// Turns `--middle-end` on for this process.
+pub(crate) fn use_middle_end(
+    device: Option<String>,
+    tuning_file: Option<&str>,
+) -> anyhow::Result<()> {
+    let tuning = match tuning_file {
+        Some(path) => crate::tune::read_tuning_file(path)?,
+        None => Default::default(),
+    };
+    let _ = MIDDLE_END.set(MiddleEnd { device, tuning, shape: std::sync::OnceLock::new() });
+    Ok(())
+}
+
+impl MiddleEnd {
+    /// A threshold's value: the tuning file's, else the rule for the device's shape
+    /// (from its committed profile), else the device-independent default.
+    fn value(&self, threshold: &weft_opt::Threshold) -> i64 {
+        if let Some(&value) = self.tuning.get(&threshold.name) {
+            return value;
+        }
+        let shape = self.shape.get_or_init(|| {
+            let profile = crate::predict::profile_for(None, self.device.as_deref()).ok()?;
+            Some(weft_opt::DeviceShape {
+                gpu: profile.device.kind == "gpu",
+                compute_units: i64::from(profile.device.compute_units),
+                simd_width: i64::try_from(profile.device.simd_width).unwrap_or(1),
+            })
+        });
+        weft_opt::threshold_default(threshold.kind, shape.as_ref())
+    }
 }
 
 pub(crate) fn compile(
@@ -28,11 +64,12 @@ pub(crate) fn compile(
 ) -> Result<Compiled, String> {
     let position = |origin: &weft_core::Origin| weft_core::origin_position(db, origin);
     let staged;
-    let program = if MIDDLE_END.load(std::sync::atomic::Ordering::Relaxed) {
-        staged = weft_opt::staged_program(program);
-        &staged
-    } else {
-        program
+    let program = match MIDDLE_END.get() {
+        Some(middle) => {
+            staged = weft_opt::staged_program(program, &|t| middle.value(t));
+            &staged
+        }
+        None => program,
     };
     weft_opencl::compile_entry(program, entry, &position, options).map_err(|error| {
         match error.origin.as_ref().and_then(|o| weft_core::origin_position(db, o)) {
@@ -64,6 +101,12 @@ pub(crate) struct RunnerOutput {
     pub(crate) stdout: String,
     pub(crate) stderr: String,
     pub(crate) timed_out: bool,
+}
+
+/// A command running `weft` itself (`weft tune` measures each trial with `weft bench`).
+#[expect(clippy::disallowed_methods, reason = "the runner module is the one that spawns processes")]
+pub(crate) fn weft_command(exe: &std::path::Path) -> Command {
+    Command::new(exe)
 }
 
 /// Runs `weft-runner ARGS` with `stdin`, killing it after `timeout`.

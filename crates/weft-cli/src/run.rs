@@ -40,7 +40,7 @@ pub(crate) struct RunArgs {
     /// The OpenCL device: `gpu`, `cpu` or `PLATFORM:DEVICE` (default: `WEFT_DEVICE`,
     /// else the first GPU, else the first CPU device).
     #[arg(long, value_name = "D")]
-    device: Option<String>,
+    pub(crate) device: Option<String>,
     /// Print each kernel's time (OpenCL profiling) to stderr.
     #[arg(long)]
     timing: bool,

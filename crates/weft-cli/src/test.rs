@@ -26,7 +26,7 @@ pub(crate) struct TestArgs {
     backend: Backend,
     /// The OpenCL device (`gpu`, `cpu`, `PLATFORM:DEVICE`).
     #[arg(long, value_name = "D")]
-    device: Option<String>,
+    pub(crate) device: Option<String>,
     /// The OpenCL C version of the kernels (`1.2` or `2.0`; see `weft run --help`).
     #[arg(long, value_enum, default_value = "1.2")]
     opencl: crate::OpenClVersion,

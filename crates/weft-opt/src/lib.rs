@@ -22,7 +22,9 @@ pub use crate::ir::{
     Block, BlockId, Exp, ExpId, GpuFunction, GpuProgram, Lambda, LoopForm, SegBinOp, SegKind,
     SegLevel, SegOp, SeqSoac, Stmt, Threshold, ThresholdId, ThresholdKind,
 };
-pub use crate::passes::flatten::{DEFAULT_SUFF_INTRA_PAR, DEFAULT_SUFF_OUTER_PAR, flatten};
+pub use crate::passes::flatten::{
+    DEFAULT_SUFF_INTRA_PAR, DEFAULT_SUFF_OUTER_PAR, DeviceShape, flatten, threshold_default,
+};
 pub use crate::passes::fuse::fuse;
 pub use crate::passes::inline::inline_parallel_calls;
 pub use crate::passes::simplify::simplify;
@@ -31,12 +33,15 @@ pub use crate::pretty::pretty_gpu;
 pub use crate::to_core::{CoreLevels, to_core};
 
 /// The middle end's decisions as a core program for the staged translator
-/// (`weft-lower`): [`pipeline`], every threshold at its default, written back with
-/// [`CoreLevels::Written`]. Used by `--middle-end` until code generation reads the GPU
-/// IR itself (docs/middle.md).
-pub fn staged_program(program: &weft_core::Program) -> weft_core::Program {
+/// (`weft-lower`): [`pipeline`], each threshold at the value `value` gives it, written
+/// back with [`CoreLevels::Written`]. Used by `--middle-end` until code generation
+/// reads the GPU IR itself (docs/middle.md).
+pub fn staged_program(
+    program: &weft_core::Program,
+    value: &dyn Fn(&Threshold) -> i64,
+) -> weft_core::Program {
     let gpu = pipeline(program);
-    to_core(&gpu, &|t| gpu.thresholds[t].default, CoreLevels::Written)
+    to_core(&gpu, &|t| value(&gpu.thresholds[t]), CoreLevels::Written)
 }
 pub use crate::validate::{GpuInvariantError, validate_gpu};
 pub use crate::work::static_work;

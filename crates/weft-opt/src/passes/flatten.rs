@@ -32,12 +32,41 @@ use crate::ir::{
     SegOp, SeqSoac, Stmt, Threshold, ThresholdKind,
 };
 
-/// The default of `suff_outer_par`: work-items that keep a large GPU busy without the
-/// inner parallelism (Futhark's default threshold, 2^15).
+/// The default of `suff_outer_par` when the device is not known: work-items that keep
+/// a large GPU busy without the inner parallelism (Futhark's default threshold, 2^15).
 pub const DEFAULT_SUFF_OUTER_PAR: i64 = 32_768;
-/// The default of `suff_intra_par`: work-groups that fill every compute unit of a large
-/// GPU at least once (an H100 has 132).
+/// The default of `suff_intra_par` when the device is not known: work-groups that fill
+/// every compute unit of a large GPU at least once (an H100 has 132).
 pub const DEFAULT_SUFF_INTRA_PAR: i64 = 128;
+
+/// What the default thresholds depend on: the shape of the device that will run the
+/// program (from its OpenCL facts).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DeviceShape {
+    pub gpu: bool,
+    /// `CL_DEVICE_MAX_COMPUTE_UNITS`: streaming multiprocessors, or CPU cores.
+    pub compute_units: i64,
+    /// The warp width on NVIDIA, the vector width a CPU implementation packs.
+    pub simd_width: i64,
+}
+
+/// A threshold's value on a device, without a tuning file: the rule `weft tune`
+/// improves on by measuring.
+/// - `suff_outer_par`: a GPU needs about 2048 resident work-items per compute unit to
+///   hide memory latency; a CPU is busy with a few work-items per core and lane.
+/// - `suff_intra_par`: one work-group per compute unit of a GPU; never on a CPU, which
+///   runs a work-group's work-items as a loop on one core, so a row per work-group
+///   never beats a row per work-item there.
+pub fn threshold_default(kind: ThresholdKind, device: Option<&DeviceShape>) -> i64 {
+    match (kind, device) {
+        (ThresholdKind::SuffOuterPar, None) => DEFAULT_SUFF_OUTER_PAR,
+        (ThresholdKind::SuffIntraPar, None) => DEFAULT_SUFF_INTRA_PAR,
+        (ThresholdKind::SuffOuterPar, Some(d)) if d.gpu => d.compute_units.max(1) * 2048,
+        (ThresholdKind::SuffOuterPar, Some(d)) => d.compute_units.max(1) * d.simd_width.max(1) * 4,
+        (ThresholdKind::SuffIntraPar, Some(d)) if d.gpu => d.compute_units.max(1),
+        (ThresholdKind::SuffIntraPar, Some(_)) => i64::MAX,
+    }
+}
 
 /// Translates every function of `program` (simplified, parallel calls inlined).
 pub fn flatten(program: &Program) -> GpuProgram {
@@ -471,7 +500,8 @@ impl Flattener<'_> {
 
     // ---- versions ----------------------------------------------------------------------
 
-    fn threshold(&mut self, kind: ThresholdKind, default: i64) -> crate::ir::ThresholdId {
+    fn threshold(&mut self, kind: ThresholdKind) -> crate::ir::ThresholdId {
+        let default = threshold_default(kind, None);
         let n = self.thresholds.iter().filter(|(_, t)| t.kind == kind).count();
         let name = format!("{}.{}_{n}", self.core.name, kind.name());
         self.thresholds.alloc(Threshold { name, kind, default })
@@ -540,7 +570,7 @@ impl Flattener<'_> {
             let mut group_stmts = Vec::new();
             self.push(&mut group_stmts, vec![group_var], Exp::Seg(group), origin.as_ref());
             let group_block = self.block(group_stmts, vec![Atom::Var(group_var)]);
-            let threshold = self.threshold(ThresholdKind::SuffIntraPar, DEFAULT_SUFF_INTRA_PAR);
+            let threshold = self.threshold(ThresholdKind::SuffIntraPar);
             let chosen = self.new_var("versions", result_ty.clone());
             let mut stmts = Vec::new();
             let version = Exp::Version {
@@ -554,7 +584,7 @@ impl Flattener<'_> {
         } else {
             flat_block
         };
-        let threshold = self.threshold(ThresholdKind::SuffOuterPar, DEFAULT_SUFF_OUTER_PAR);
+        let threshold = self.threshold(ThresholdKind::SuffOuterPar);
         let var = self.rebind(stmt.var);
         let version = Exp::Version {
             size: outer_size,

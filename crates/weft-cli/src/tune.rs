@@ -1,0 +1,167 @@
+//! `weft tune PATHS [--device D] [-o FILE]`: measures the middle end's thresholds on a
+//! device and writes a tuning file (Futhark's `futhark autotune`, simplified).
+//!
+//! For every entry with a `-- bench:` line, each of its thresholds (in the order the
+//! middle end made them) is tried at "always the first version" (0) and "never"
+//! (`i64::MAX`), the others held at their best so far, starting from the device's rule
+//! (`weft_opt::threshold_default`); the faster value is kept. Each trial is one run of
+//! `weft bench --middle-end --tuning TRIAL --json --entry NAME FILE`, so a trial is
+//! measured exactly as a benchmark is. The file records the device, the values, and
+//! each entry's time before and after.
+
+use std::path::PathBuf;
+
+use anyhow::{Context as _, bail};
+use clap::Args;
+use std::collections::BTreeMap;
+
+use crate::workspace::load;
+
+#[derive(Args, Debug)]
+pub(crate) struct TuneArgs {
+    /// Files or directories with benchmark entries (`-- bench:` lines).
+    #[arg(required = true)]
+    paths: Vec<String>,
+    /// The OpenCL device to tune for (`gpu`, `cpu` or `P:D`, as `weft bench`).
+    #[arg(long)]
+    pub(crate) device: Option<String>,
+    /// Where to write the tuning file.
+    #[arg(short = 'o', long = "output", default_value = "weft-tuning.json")]
+    output: String,
+    /// Measured runs per trial.
+    #[arg(long, default_value_t = 5)]
+    reps: u32,
+}
+
+/// The threshold values of a tuning file, by name.
+pub(crate) fn read_tuning_file(path: &str) -> anyhow::Result<BTreeMap<String, i64>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read `{path}`"))?;
+    let json: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("`{path}` is not JSON"))?;
+    let Some(thresholds) = json.get("thresholds").and_then(|t| t.as_object()) else {
+        bail!("`{path}` has no `thresholds` object (write one with `weft tune`)");
+    };
+    let mut out = BTreeMap::new();
+    for (name, value) in thresholds {
+        let Some(value) = value.as_i64() else {
+            bail!("`{path}`: threshold `{name}` is not an integer");
+        };
+        out.insert(name.clone(), value);
+    }
+    Ok(out)
+}
+
+pub(crate) fn run(args: &TuneArgs) -> anyhow::Result<u8> {
+    let (db, files) = load(&args.paths)?;
+    let exe = std::env::current_exe().context("cannot find the weft executable")?;
+    let trial_file = std::env::temp_dir().join(format!("weft-tune-{}.json", std::process::id()));
+    let mut chosen: BTreeMap<String, i64> = BTreeMap::new();
+    let mut entries = Vec::new();
+    for loaded in &files {
+        let path = loaded.file.path(&db).to_owned();
+        let program = match crate::run::core_program(&db, loaded.file) {
+            Ok(program) => program,
+            Err(message) => {
+                note(&format!("{path}: skipped: {message}"));
+                continue;
+            }
+        };
+        let gpu = weft_opt::pipeline(&program);
+        for &entry in &program.entries {
+            let name = program.functions[entry].name.to_string();
+            let prefix = format!("{name}.");
+            let thresholds: Vec<String> = gpu
+                .thresholds
+                .iter()
+                .map(|(_, t)| t.name.clone())
+                .filter(|t| t.starts_with(&prefix))
+                .collect();
+            let trial = |values: &BTreeMap<String, i64>| -> anyhow::Result<Option<f64>> {
+                write_tuning_file(&trial_file, args.device.as_deref(), values, &[])?;
+                measure(&exe, &trial_file, args, &path, &name)
+            };
+            let Some(before) = trial(&chosen)? else {
+                // No `-- bench:` line (or it failed): nothing to measure.
+                continue;
+            };
+            let mut best = before;
+            for threshold in &thresholds {
+                for value in [0, i64::MAX] {
+                    let mut values = chosen.clone();
+                    values.insert(threshold.clone(), value);
+                    if let Some(ms) = trial(&values)?
+                        && ms < best
+                    {
+                        best = ms;
+                        chosen = values;
+                    }
+                }
+            }
+            note(&format!(
+                "{path}: `{name}`: {before:.3} ms with the device's rule, {best:.3} ms tuned"
+            ));
+            entries.push(serde_json::json!({
+                "file": path, "entry": name, "default_ms": before, "tuned_ms": best,
+            }));
+        }
+    }
+    let _ = std::fs::remove_file(&trial_file);
+    if entries.is_empty() {
+        bail!("no entry to tune: add a `-- bench: SPECS` line above an entry");
+    }
+    write_tuning_file(&PathBuf::from(&args.output), args.device.as_deref(), &chosen, &entries)?;
+    note(&format!("wrote {} ({} thresholds)", args.output, chosen.len()));
+    Ok(0)
+}
+
+#[expect(clippy::print_stderr, reason = "progress for the user goes to stderr")]
+fn note(text: &str) {
+    eprintln!("{text}");
+}
+
+fn write_tuning_file(
+    path: &PathBuf,
+    device: Option<&str>,
+    values: &BTreeMap<String, i64>,
+    entries: &[serde_json::Value],
+) -> anyhow::Result<()> {
+    let thresholds: serde_json::Map<String, serde_json::Value> =
+        values.iter().map(|(k, v)| (k.clone(), serde_json::json!(v))).collect();
+    let json = serde_json::json!({
+        "tool": "weft tune",
+        "device": device.unwrap_or("default"),
+        "thresholds": thresholds,
+        "entries": entries,
+    });
+    std::fs::write(path, serde_json::to_string_pretty(&json)? + "\n")
+        .with_context(|| format!("cannot write `{}`", path.display()))
+}
+
+/// The median kernel time of one entry's benchmark with the trial's thresholds, or
+/// `None` when the entry has no `-- bench:` line or its run failed.
+fn measure(
+    exe: &std::path::Path,
+    tuning: &std::path::Path,
+    args: &TuneArgs,
+    file: &str,
+    entry: &str,
+) -> anyhow::Result<Option<f64>> {
+    let mut command = crate::opencl::weft_command(exe);
+    command.arg("bench").arg("--middle-end").arg("--tuning").arg(tuning).arg("--json");
+    command.args(["--warmup", "1", "--reps", &args.reps.to_string(), "--entry", entry, file]);
+    if let Some(device) = &args.device {
+        command.args(["--device", device]);
+    }
+    let output = command.output().context("cannot run `weft bench`")?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for line in stdout.lines() {
+        let Ok(json) = serde_json::from_str::<serde_json::Value>(line) else { continue };
+        if json.get("entry").and_then(|e| e.as_str()) != Some(entry) {
+            continue;
+        }
+        if let Some(ns) = json.pointer("/total_kernel_ns/median").and_then(|n| n.as_f64()) {
+            return Ok(Some(ns / 1e6));
+        }
+    }
+    Ok(None)
+}
