@@ -38,22 +38,25 @@ pub(crate) fn use_middle_end(
 }
 
 impl MiddleEnd {
-    /// A threshold's value: the tuning file's, else the rule for the device's shape
-    /// (from its committed profile), else the device-independent default.
+    /// A threshold's value: the tuning file's, else the rule for the device's shape.
     fn value(&self, threshold: &weft_opt::Threshold) -> i64 {
         if let Some(&value) = self.tuning.get(&threshold.name) {
             return value;
         }
-        let shape = self.shape.get_or_init(|| {
-            let profile = crate::predict::profile_for(None, self.device.as_deref()).ok()?;
-            Some(weft_opt::DeviceShape {
-                gpu: profile.device.kind == "gpu",
-                compute_units: i64::from(profile.device.compute_units),
-                simd_width: i64::try_from(profile.device.simd_width).unwrap_or(1),
-            })
-        });
+        let shape = self.shape.get_or_init(|| device_shape(self.device.as_deref()));
         weft_opt::threshold_default(threshold.kind, shape.as_ref())
     }
+}
+
+/// The shape of a device (`--device` spec) from its committed profile; `None` when no
+/// committed profile matches (then thresholds take their device-independent defaults).
+pub(crate) fn device_shape(device: Option<&str>) -> Option<weft_opt::DeviceShape> {
+    let profile = crate::predict::profile_for(None, device).ok()?;
+    Some(weft_opt::DeviceShape {
+        gpu: profile.device.kind == "gpu",
+        compute_units: i64::from(profile.device.compute_units),
+        simd_width: i64::try_from(profile.device.simd_width).unwrap_or(1),
+    })
 }
 
 pub(crate) fn compile(

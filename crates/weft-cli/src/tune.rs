@@ -4,7 +4,8 @@
 //! For every entry with a `-- bench:` line, each of its thresholds (in the order the
 //! middle end made them) is tried at "always the first version" (0) and "never"
 //! (`i64::MAX`), the others held at their best so far, starting from the device's rule
-//! (`weft_opt::threshold_default`); the faster value is kept. Each trial is one run of
+//! (`weft_opt::threshold_default`); the fastest value is kept, so the file names every
+//! threshold of every tuned entry. Each trial is one run of
 //! `weft bench --middle-end --tuning TRIAL --json --entry NAME FILE`, so a trial is
 //! measured exactly as a benchmark is. The file records the device, the values, and
 //! each entry's time before and after.
@@ -55,6 +56,7 @@ pub(crate) fn run(args: &TuneArgs) -> anyhow::Result<u8> {
     let (db, files) = load(&args.paths)?;
     let exe = std::env::current_exe().context("cannot find the weft executable")?;
     let trial_file = std::env::temp_dir().join(format!("weft-tune-{}.json", std::process::id()));
+    let shape = crate::opencl::device_shape(args.device.as_deref());
     let mut chosen: BTreeMap<String, i64> = BTreeMap::new();
     let mut entries = Vec::new();
     for loaded in &files {
@@ -73,8 +75,16 @@ pub(crate) fn run(args: &TuneArgs) -> anyhow::Result<u8> {
             let thresholds: Vec<String> = gpu
                 .thresholds
                 .iter()
-                .map(|(_, t)| t.name.clone())
-                .filter(|t| t.starts_with(&prefix))
+                .map(|(_, t)| t)
+                .filter(|t| t.name.starts_with(&prefix))
+                .map(|t| {
+                    // Every trial names every threshold: the rule's value to start from.
+                    chosen.insert(
+                        t.name.clone(),
+                        weft_opt::threshold_default(t.kind, shape.as_ref()),
+                    );
+                    t.name.clone()
+                })
                 .collect();
             let trial = |values: &BTreeMap<String, i64>| -> anyhow::Result<Option<f64>> {
                 write_tuning_file(&trial_file, args.device.as_deref(), values, &[])?;

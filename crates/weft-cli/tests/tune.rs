@@ -1,0 +1,82 @@
+//! `weft tune` and `--middle-end --tuning FILE` through the real binary, on the
+//! machine's OpenCL device (POCL on CI); the runner is found as in `tests/bench.rs`.
+
+use std::path::PathBuf;
+use std::process::Output;
+
+mod common;
+use common::{profile_dir, runner};
+
+#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
+fn weft(args: &[&str]) -> Output {
+    let pocl_cache = std::env::var_os("POCL_CACHE_DIR")
+        .map_or_else(|| profile_dir().join("../pocl-cache"), PathBuf::from);
+    std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(args)
+        .env("WEFT_RUNNER", runner())
+        .env("POCL_CACHE_DIR", pocl_cache)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the weft binary runs")
+}
+
+fn scratch(name: &str, text: &str) -> String {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("weft-tune-tests");
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("file written");
+    path.to_string_lossy().into_owned()
+}
+
+const ROW_SOFTMAX: &str = r"-- bench: [64][32]f32
+-- ==
+-- random input { [5][7]f32 }
+entry row_softmax (xss: [n][m]f32) : [n][m]f32 =
+  map (\xs ->
+         let mx = reduce f32.max (-f32.inf) xs
+         let es = map (\x -> f32.exp (x - mx)) xs
+         let s = reduce (+) 0 es
+         in map (\e -> e / s) es)
+      xss
+";
+
+#[test]
+fn tune_writes_every_threshold_of_a_benchmarked_entry_and_run_reads_it() {
+    let program = scratch("row_softmax.weft", ROW_SOFTMAX);
+    let tuning = scratch("tuning.json", "");
+    let out = weft(&["tune", "--device", "cpu", "--reps", "2", "-o", &tuning, &program]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tuning).expect("tuning file"))
+            .expect("JSON");
+    let thresholds = json["thresholds"].as_object().expect("thresholds");
+    // The map with inner parallelism has an outer and an intra-group threshold.
+    let mut names: Vec<&str> = thresholds.keys().map(String::as_str).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["row_softmax.suff_intra_par_0", "row_softmax.suff_outer_par_0"]);
+    let entry = &json["entries"][0];
+    assert!(entry["tuned_ms"].as_f64() <= entry["default_ms"].as_f64(), "{json}");
+    // The tuned program gives the interpreter's answers.
+    let test = weft(&[
+        "test",
+        "--middle-end",
+        "--tuning",
+        &tuning,
+        "--backend",
+        "opencl",
+        "--device",
+        "cpu",
+        &program,
+    ]);
+    assert!(String::from_utf8_lossy(&test.stdout).contains("1 passed, 0 failed"), "{test:?}");
+}
+
+#[test]
+fn a_malformed_tuning_file_is_an_error() {
+    let program = scratch("plain.weft", "entry main (x: i32) : i32 = x + 1\n");
+    let tuning = scratch("bad.json", "{\"thresholds\": {\"main.suff_outer_par_0\": \"many\"}}");
+    let out = weft(&["run", "--middle-end", "--tuning", &tuning, &program]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("threshold `main.suff_outer_par_0` is not an integer"), "{stderr}");
+}
