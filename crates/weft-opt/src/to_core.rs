@@ -305,7 +305,11 @@ impl Writer<'_> {
         match (seg.level, seg.pinned, reducing) {
             (crate::ir::SegLevel::Group, _, _) => (Some(Level::Group), None),
             (crate::ir::SegLevel::Thread, _, false) => (Some(Level::Thread), None),
-            (crate::ir::SegLevel::Thread, _, true) => (Some(Level::Thread), Some(Level::Group)),
+            // The values a group reduction combines stay a pull array (an unannotated
+            // `generate` read by `reduce@group`): a `map@thread` would be materialised
+            // in local memory, one element per point, which overflows it for long
+            // segments.
+            (crate::ir::SegLevel::Thread, _, true) => (None, Some(Level::Group)),
             (crate::ir::SegLevel::Grid, true, false) => (Some(Level::Grid), None),
             (crate::ir::SegLevel::Grid, true, true) => (None, Some(Level::Grid)),
             (crate::ir::SegLevel::Grid, false, _) => (None, None),
