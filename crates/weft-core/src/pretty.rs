@@ -203,6 +203,11 @@ impl Printer<'_> {
                 let _ = write!(self.out, "generate{} {size} ", Self::level(*level));
                 self.lambda(lambda, depth);
             }
+            Exp::ReduceByIndex { dest, lambda, neutral, indices, values } => {
+                let operands = self.atoms(&[*dest, *neutral, *indices, *values]);
+                let _ = write!(self.out, "reduce_by_index {operands} ");
+                self.lambda(lambda, depth);
+            }
             _ => {
                 let names = self.names;
                 let mut namer = |v| self.var(v);
@@ -290,6 +295,11 @@ pub fn flat_exp_text(
         Exp::Scatter { dest, indices, values } => {
             format!("scatter {}", atoms(&[*dest, *indices, *values], var).join(" "))
         }
+        Exp::Update { array, indices, value } => {
+            let array = atoms(&[*array], var).remove(0);
+            let indices = atoms(indices, var).join(", ");
+            format!("{array} with [{indices}] = {}", atoms(&[*value], var)[0])
+        }
         Exp::Iota { size } => format!("iota {}", atoms(&[*size], var)[0]),
         Exp::Replicate { size, value } => {
             format!("replicate {}", atoms(&[*size, *value], var).join(" "))
@@ -323,7 +333,8 @@ pub fn flat_exp_text(
         | Exp::Map { .. }
         | Exp::Reduce { .. }
         | Exp::Scan { .. }
-        | Exp::Generate { .. } => return None,
+        | Exp::Generate { .. }
+        | Exp::ReduceByIndex { .. } => return None,
     };
     Some(text)
 }

@@ -68,6 +68,17 @@ impl Exp {
                 f(indices);
                 f(values);
             }
+            Exp::ReduceByIndex { dest, neutral, indices, values, .. } => {
+                f(dest);
+                f(neutral);
+                f(indices);
+                f(values);
+            }
+            Exp::Update { array, indices, value } => {
+                f(array);
+                indices.iter_mut().for_each(&mut *f);
+                f(value);
+            }
             Exp::Replicate { size, value } => {
                 f(size);
                 f(value);
@@ -100,7 +111,8 @@ impl Exp {
             Exp::Map { lambda, .. }
             | Exp::Reduce { lambda, .. }
             | Exp::Scan { lambda, .. }
-            | Exp::Generate { lambda, .. } => vec![lambda.body],
+            | Exp::Generate { lambda, .. }
+            | Exp::ReduceByIndex { lambda, .. } => vec![lambda.body],
             _ => Vec::new(),
         }
     }
@@ -114,7 +126,8 @@ impl Exp {
             Exp::Map { lambda, .. }
             | Exp::Reduce { lambda, .. }
             | Exp::Scan { lambda, .. }
-            | Exp::Generate { lambda, .. } => lambda.params.clone(),
+            | Exp::Generate { lambda, .. }
+            | Exp::ReduceByIndex { lambda, .. } => lambda.params.clone(),
             _ => Vec::new(),
         }
     }
@@ -144,7 +157,8 @@ impl Exp {
             Exp::Map { lambda, .. }
             | Exp::Reduce { lambda, .. }
             | Exp::Scan { lambda, .. }
-            | Exp::Generate { lambda, .. } => f(&mut lambda.ret),
+            | Exp::Generate { lambda, .. }
+            | Exp::ReduceByIndex { lambda, .. } => f(&mut lambda.ret),
             _ => {}
         }
     }
@@ -165,7 +179,8 @@ impl Exp {
             Exp::Map { lambda, .. }
             | Exp::Reduce { lambda, .. }
             | Exp::Scan { lambda, .. }
-            | Exp::Generate { lambda, .. } => f(&mut lambda.body),
+            | Exp::Generate { lambda, .. }
+            | Exp::ReduceByIndex { lambda, .. } => f(&mut lambda.body),
             _ => {}
         }
     }
@@ -182,7 +197,8 @@ impl Exp {
             Exp::Map { lambda, .. }
             | Exp::Reduce { lambda, .. }
             | Exp::Scan { lambda, .. }
-            | Exp::Generate { lambda, .. } => lambda.params.iter_mut().for_each(f),
+            | Exp::Generate { lambda, .. }
+            | Exp::ReduceByIndex { lambda, .. } => lambda.params.iter_mut().for_each(f),
             _ => {}
         }
     }
