@@ -985,17 +985,22 @@ impl<R: Recorder> Interp<'_, R> {
                     )));
                 }
                 // In index order; the operator is commutative, so any order gives the
-                // same bins (up to floating-point reassociation).
+                // same bins (up to floating-point reassociation). The profiler sees
+                // applications of an associative operator, like a reduction's.
+                self.rec.par_begin(ParKind::Reduce, n);
                 for j in 0..n {
                     let Val::Scalar(s) = elem(&indices, j) else { continue };
                     if let Ok(bin) = usize::try_from(as_i64(s))
                         && bin < n_bins
                     {
+                        self.rec.iter_begin();
                         let combined =
                             self.apply(frame, lambda, [elem(&out, bin), elem(&values, j)])?;
                         write_row(&mut out, bin, &combined)?;
+                        self.rec.iter_end();
                     }
                 }
+                self.rec.par_end();
                 out
             }
             Exp::Update { array, indices, value } => {

@@ -12,9 +12,9 @@ use std::fmt::Write;
 use weft_core::{FnId, Origin, Program};
 use weft_lower::aspace::{Instance, PtrSpaces, Resolved, Space, Spaces, Target};
 use weft_lower::{
-    CExpr, Cmd, FParam, FuncImp, KernelImp, LowerError, Options, ParLevel, Part, c_type,
+    AtomicOp, CExpr, Cmd, FParam, FuncImp, KernelImp, LowerError, Options, ParLevel, Part, c_type,
 };
-use weft_plan::{Kernel, KernelParam, ParamKind, Plan};
+use weft_plan::{Elem, Kernel, KernelParam, ParamKind, Plan};
 
 /// A compiled entry point: its host plan (with the OpenCL source), the kernels and the
 /// functions generated from user defs in the imperative IR they were printed from, and
@@ -99,6 +99,27 @@ void weft_fail(__global long* weft_err, long code, long a, long b) {
     weft_err[1] = a;
     weft_err[2] = b;
   }
+}
+
+// Atomic float additions (`reduce_by_index` with `+`): OpenCL 1.2 has no float
+// atomics, so a compare-and-swap loop on the bits retries until no other work-item
+// wrote in between.
+void weft_atomic_add_float(volatile __global float* p, float v) {
+  volatile __global uint* bits = (volatile __global uint*)p;
+  uint seen, old = *bits;
+  do {
+    seen = old;
+    old = atomic_cmpxchg(bits, seen, as_uint(as_float(seen) + v));
+  } while (old != seen);
+}
+
+void weft_atomic_add_double(volatile __global double* p, double v) {
+  volatile __global ulong* bits = (volatile __global ulong*)p;
+  ulong seen, old = *bits;
+  do {
+    seen = old;
+    old = atom_cmpxchg(bits, seen, as_ulong(as_double(seen) + v));
+  } while (old != seen);
 }
 ";
 
@@ -223,7 +244,7 @@ fn print_instance(func: &FuncImp, inst: &Instance) -> String {
 
 fn written(cmds: &[Cmd], out: &mut HashSet<String>) {
     for cmd in cmds {
-        if let Cmd::Store { ptr, .. } = cmd {
+        if let Cmd::Store { ptr, .. } | Cmd::Atomic { ptr, .. } = cmd {
             out.insert(ptr.to_string());
         }
         for part in cmd.parts() {
@@ -290,6 +311,18 @@ fn cmds(out: &mut String, list: &[Cmd], depth: usize, ptrs: &PtrSpaces) {
             Cmd::Store { ptr, index, value } => {
                 let (index, value) = (calls(index, ptrs), calls(value, ptrs));
                 let _ = writeln!(out, "{pad}{ptr}[{index}] = {value};");
+            }
+            Cmd::Atomic { op, elem, ptr, index, value } => {
+                let (index, value) = (calls(index, ptrs), calls(value, ptrs));
+                let func = match (op, elem) {
+                    (AtomicOp::Add, Elem::F32) => "weft_atomic_add_float",
+                    (AtomicOp::Add, Elem::F64) => "weft_atomic_add_double",
+                    (AtomicOp::Add, Elem::I64 | Elem::U64) => "atom_add",
+                    (AtomicOp::Add, _) => "atomic_add",
+                    (AtomicOp::Min, _) => "atomic_min",
+                    (AtomicOp::Max, _) => "atomic_max",
+                };
+                let _ = writeln!(out, "{pad}{func}(&{ptr}[{index}], {value});");
             }
             Cmd::If { cond, then_cmds, else_cmds } => {
                 let cond = calls(cond, ptrs);
