@@ -671,9 +671,7 @@ fn write_block(dest: &mut Val, outer_dims: usize, idx: usize, val: &Val) -> Resu
                     (0..src.n_elems()).filter_map(|k| src.data.get(src.offset + k)).collect()
                 }
                 Val::Tuple(_) => {
-                    return Err(RuntimeError::new(
-                        "internal error: a tuple written into an array",
-                    ));
+                    return Err(RuntimeError::new("internal error: a tuple written into an array"));
                 }
             };
             if elems.len() != row {

@@ -198,13 +198,28 @@ pub enum Pat {
 /// Problems found while lowering, keyed by ids.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum BodyDiagnostic {
-    UnresolvedName { expr: ExprId, name: Name },
-    UnknownLevel { expr: ExprId, level: Name },
-    LevelNotAllowed { expr: ExprId },
-    BadLiteral { expr: ExprId, message: String },
-    BadProjection { expr: ExprId },
+    UnresolvedName {
+        expr: ExprId,
+        name: Name,
+    },
+    UnknownLevel {
+        expr: ExprId,
+        level: Name,
+    },
+    LevelNotAllowed {
+        expr: ExprId,
+    },
+    BadLiteral {
+        expr: ExprId,
+        message: String,
+    },
+    BadProjection {
+        expr: ExprId,
+    },
     /// `xs with [a:b] = v`: an update takes indices, not slices.
-    SliceInUpdate { expr: ExprId },
+    SliceInUpdate {
+        expr: ExprId,
+    },
 }
 
 /// A lowered def body.

@@ -283,7 +283,10 @@ impl AtomicOp {
     pub fn supports(self, elem: Elem) -> bool {
         match self {
             AtomicOp::Add => {
-                matches!(elem, Elem::I32 | Elem::U32 | Elem::I64 | Elem::U64 | Elem::F32 | Elem::F64)
+                matches!(
+                    elem,
+                    Elem::I32 | Elem::U32 | Elem::I64 | Elem::U64 | Elem::F32 | Elem::F64
+                )
             }
             AtomicOp::Min | AtomicOp::Max => matches!(elem, Elem::I32 | Elem::U32),
         }

@@ -1203,7 +1203,17 @@ impl<'p> Kb<'p> {
                 let dest = self.array(f, env, dest)?;
                 let indices = self.array(f, env, indices)?;
                 let values = self.array(f, env, values)?;
-                self.seq_reduce_by_index(f, env, lambda, dest, indices, values, ty, &hint, origin.as_ref())
+                self.seq_reduce_by_index(
+                    f,
+                    env,
+                    lambda,
+                    dest,
+                    indices,
+                    values,
+                    ty,
+                    &hint,
+                    origin.as_ref(),
+                )
             }
             Exp::Update { array, indices, value } => {
                 let name = self.var_name(f, array);
@@ -1605,7 +1615,11 @@ impl<'p> Kb<'p> {
             let combined = kb.apply(f, &env, &lambda, acc.clone(), x)?;
             kb.assign(&acc, &combined)?;
             let then_cmds = kb.pop();
-            kb.emit(Cmd::If { cond: CExpr::bin(COp::Eq, j, bin), then_cmds, else_cmds: Vec::new() });
+            kb.emit(Cmd::If {
+                cond: CExpr::bin(COp::Eq, j, bin),
+                then_cmds,
+                else_cmds: Vec::new(),
+            });
             let body = kb.pop();
             kb.emit(Cmd::For { var: i, bound: n.clone(), body, comment: None });
             kb.index_val(&acc, &idx[1..])

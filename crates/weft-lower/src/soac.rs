@@ -679,7 +679,13 @@ impl<'p> Lowerer<'p> {
         };
         if let Some((op, mem)) = atomic {
             if let Some(o) = origin {
-                kb.note(o, &format!("@grid: one work-item per value, an atomic {} into its bin", op.name()));
+                kb.note(
+                    o,
+                    &format!(
+                        "@grid: one work-item per value, an atomic {} into its bin",
+                        op.name()
+                    ),
+                );
             }
             let i = kb.fresh_name("i");
             kb.push();
@@ -715,7 +721,10 @@ impl<'p> Lowerer<'p> {
             return Ok(out);
         }
         if let Some(o) = origin {
-            kb.note(o, "@grid: one work-item per bin, reading every value (no atomic for this operator)");
+            kb.note(
+                o,
+                "@grid: one work-item per bin, reading every value (no atomic for this operator)",
+            );
         }
         let host = Rc::new(env.clone());
         let b = kb.fresh_name("bin");
@@ -780,7 +789,12 @@ impl<'p> Lowerer<'p> {
                     format!("index {{0}} out of bounds for array `{array_name}` of size {{1}}"),
                     origin,
                 );
-                kb.check(in_range(i.clone(), shape[dim].clone()), code, i.clone(), shape[dim].clone());
+                kb.check(
+                    in_range(i.clone(), shape[dim].clone()),
+                    code,
+                    i.clone(),
+                    shape[dim].clone(),
+                );
             }
             at.push(i);
         }

@@ -841,7 +841,11 @@ impl<'a> Interp<'a> {
                     let i = self.int(run, index)?;
                     match usize::try_from(i) {
                         Ok(i) if i < n => block = block * n + i,
-                        _ => return Err(HeapError::new(format!("index {i} out of bounds for size {n}"))),
+                        _ => {
+                            return Err(HeapError::new(format!(
+                                "index {i} out of bounds for size {n}"
+                            )));
+                        }
                     }
                 }
                 let value = self.to_logical(&self.atom(run, *value)?)?;
@@ -1171,10 +1175,9 @@ fn logical_shape(l: &Logical) -> Vec<usize> {
 /// Element `i` of a one-dimensional value (bins of scalars or tuples of scalars).
 fn scalar_row(l: &Logical, i: usize) -> Result<HVal> {
     match l {
-        Logical::Array { shape, data } if shape.len() == 1 => data
-            .get(i)
-            .map(|s| HVal::Scalar(*s))
-            .ok_or_else(|| HeapError::new("bin out of range")),
+        Logical::Array { shape, data } if shape.len() == 1 => {
+            data.get(i).map(|s| HVal::Scalar(*s)).ok_or_else(|| HeapError::new("bin out of range"))
+        }
         Logical::Array { .. } => {
             Err(HeapError::new("reduce_by_index with array bins is not run on the heap"))
         }

@@ -446,7 +446,12 @@ impl Printer<'_> {
             }
             Exp::Update { array, indices, value } => {
                 let indices: Vec<String> = indices.iter().map(|&i| self.atom(i)).collect();
-                format!("{} with [{}] = {}", self.atom(*array), indices.join(", "), self.atom(*value))
+                format!(
+                    "{} with [{}] = {}",
+                    self.atom(*array),
+                    indices.join(", "),
+                    self.atom(*value)
+                )
             }
             Exp::Iota { size } => format!("iota {}", self.atom(*size)),
             Exp::Replicate { size, value } => {
