@@ -846,7 +846,7 @@ impl<'p> Lowerer<'p> {
                 let dest = self.array(env, dest)?;
                 let indices = self.array(env, indices)?;
                 let values = self.array(env, values)?;
-                self.reduce_by_index(f, lambda, dest, indices, values, origin.as_ref(), env)
+                self.reduce_by_index(f, lambda, dest, indices, values, ty, origin.as_ref(), env)
                     .map(HVal::Arr)
             }
             Exp::Update { array, indices, value } => {

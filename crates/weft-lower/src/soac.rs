@@ -77,6 +77,35 @@ pub(crate) fn atomic_op(
     op.supports(elem).then_some(op)
 }
 
+/// The sizes of an array type's dimensions that are constants, outermost first.
+fn constant_dims(ty: &Type) -> Vec<Option<i64>> {
+    let mut dims = Vec::new();
+    let mut t = ty;
+    while let Type::Array { size, elem } = t {
+        dims.push(size.as_constant());
+        t = elem;
+    }
+    dims
+}
+
+/// `arr` with the dimensions its type knows as constants written as constants (the
+/// shapes of values are checked against their types), so that a work-item's copy of a
+/// row has a size known to the compiler (private memory).
+fn static_shape(arr: KArr, dims: &[Option<i64>]) -> KArr {
+    match arr {
+        KArr::Mem(mut mem) => {
+            for (dim, known) in mem.shape.iter_mut().zip(dims) {
+                if let Some(n) = known {
+                    *dim = CExpr::Int(*n);
+                }
+            }
+            KArr::Mem(mem)
+        }
+        KArr::Zip(parts) => KArr::Zip(parts.into_iter().map(|p| static_shape(p, dims)).collect()),
+        pull @ KArr::Pull { .. } => pull,
+    }
+}
+
 /// `index` as a `long`.
 fn as_index(kb: &mut Kb<'_>, index: KVal, what: &str) -> Res<CExpr> {
     let KVal::Scalar(j, elem) = index else {
@@ -660,6 +689,7 @@ impl<'p> Lowerer<'p> {
         dest: HArr,
         indices: HArr,
         values: HArr,
+        ty: &Type,
         origin: Option<&Origin>,
         env: &HEnv,
     ) -> Res<HArr> {
@@ -667,7 +697,7 @@ impl<'p> Lowerer<'p> {
         let n = indices.shape()[0].clone();
         let m = out.shape()[0].clone();
         let mut kb = self.kb();
-        let dst = kb.import_arr(&out)?;
+        let dst = static_shape(kb.import_arr(&out)?, &constant_dims(ty));
         let idx = kb.import_arr(&indices)?;
         let vals = kb.import_arr(&values)?;
         let bins = dst.shape()[0].clone();
