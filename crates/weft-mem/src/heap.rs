@@ -230,6 +230,39 @@ fn addresses(arr: &HArr) -> Vec<i64> {
 }
 
 impl<'a> Interp<'a> {
+    /// Row `i` of a value as heap values; a row of an array is copied into a fresh
+    /// block (the bins of a `reduce_by_index`, rewritten as it runs, are no view).
+    fn row_on_heap(&mut self, l: &Logical, i: usize) -> Result<HVal> {
+        match l {
+            Logical::Array { shape, data } if shape.len() == 1 => data
+                .get(i)
+                .map(|s| HVal::Scalar(*s))
+                .ok_or_else(|| HeapError::new("bin out of range")),
+            Logical::Array { shape, data } => {
+                let row: usize = shape.iter().skip(1).product();
+                let values = data
+                    .get(i * row..(i + 1) * row)
+                    .ok_or_else(|| HeapError::new("bin out of range"))?
+                    .to_vec();
+                let elem = values.first().map_or(weft_values::ScalarType::I64, |s| s.ty());
+                let label = self.heap.len();
+                self.heap.push(HBlock { elem, data: values });
+                let mut dims = Vec::new();
+                let mut stride = 1i64;
+                for &n in shape.iter().skip(1).rev() {
+                    dims.push((n, stride));
+                    stride *= to_i64(n);
+                }
+                dims.reverse();
+                Ok(HVal::Array(HArr { label, offset: 0, dims }))
+            }
+            Logical::Tuple(items) => Ok(HVal::Tuple(
+                items.iter().map(|p| self.row_on_heap(p, i)).collect::<Result<_>>()?,
+            )),
+            Logical::Scalar(_) => Err(HeapError::new("bins of a scalar")),
+        }
+    }
+
     fn input(
         &mut self,
         shape: &ValueShape,
@@ -823,7 +856,7 @@ impl<'a> Interp<'a> {
                     if let Ok(bin) = usize::try_from(scalar_i64(s))
                         && bin < n_bins
                     {
-                        let current = scalar_row(&out, bin)?;
+                        let current = self.row_on_heap(&out, bin)?;
                         let x = elem(self, &values, j)?;
                         let combined = self.apply(run, lambda, vec![current, x])?;
                         let combined = self.to_logical(&combined)?;
@@ -1169,22 +1202,6 @@ fn logical_shape(l: &Logical) -> Vec<usize> {
         Logical::Array { shape, .. } => shape.clone(),
         Logical::Tuple(items) => items.first().map(logical_shape).unwrap_or_default(),
         Logical::Scalar(_) => Vec::new(),
-    }
-}
-
-/// Element `i` of a one-dimensional value (bins of scalars or tuples of scalars).
-fn scalar_row(l: &Logical, i: usize) -> Result<HVal> {
-    match l {
-        Logical::Array { shape, data } if shape.len() == 1 => {
-            data.get(i).map(|s| HVal::Scalar(*s)).ok_or_else(|| HeapError::new("bin out of range"))
-        }
-        Logical::Array { .. } => {
-            Err(HeapError::new("reduce_by_index with array bins is not run on the heap"))
-        }
-        Logical::Tuple(items) => {
-            Ok(HVal::Tuple(items.iter().map(|p| scalar_row(p, i)).collect::<Result<_>>()?))
-        }
-        Logical::Scalar(_) => Err(HeapError::new("bins of a scalar")),
     }
 }
 
