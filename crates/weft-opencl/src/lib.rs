@@ -2,7 +2,8 @@
 //!
 //! [`compile_entry`] lowers an entry point (`weft-lower`) and prints its kernels as
 //! one OpenCL program: a prelude of helpers (the error buffer's first-writer-wins
-//! failure, integer division and powers with Weft's semantics), then one `__kernel`
+//! failure, integer division and powers with Weft's semantics, float atomic additions
+//! when a kernel needs them), then one `__kernel`
 //! per kernel, with parameters named after the source, `const` on buffers the kernel
 //! only reads, and a comment with the source position on each loop.
 
@@ -100,7 +101,11 @@ void weft_fail(__global long* weft_err, long code, long a, long b) {
     weft_err[2] = b;
   }
 }
+";
 
+/// Atomic float additions, in programs that have them (`reduce_by_index` with `+` on
+/// floats).
+const FLOAT_ATOMICS: &str = r"
 // Atomic float additions (`reduce_by_index` with `+`): OpenCL 1.2 has no float
 // atomics, so a compare-and-swap loop on the bits retries until no other work-item
 // wrote in between.
@@ -122,6 +127,16 @@ void weft_atomic_add_double(volatile __global double* p, double v) {
   } while (old != seen);
 }
 ";
+
+fn adds_floats_atomically(cmds: &[Cmd]) -> bool {
+    cmds.iter().any(|cmd| {
+        matches!(cmd, Cmd::Atomic { elem: Elem::F32 | Elem::F64, .. })
+            || cmd.parts().into_iter().any(|part| match part {
+                Part::Body(body) => adds_floats_atomically(body),
+                Part::Expr(_) => false,
+            })
+    })
+}
 
 /// Integer division, remainder and power with Weft's semantics: division by zero
 /// fails, `MIN / -1` wraps, negative exponents give 0.
@@ -156,6 +171,9 @@ pub fn print_program(kernels: &[KernelImp], functions: &[FuncImp], spaces: &Spac
         Target::OpenCl20 => format!("{OPENCL_20_MARKER}\n"),
     };
     out.push_str(PRELUDE);
+    if kernels.iter().any(|k| adds_floats_atomically(&k.body)) {
+        out.push_str(FLOAT_ATOMICS);
+    }
     int_helpers(&mut out);
     for inst in &spaces.instances {
         out.push('\n');
