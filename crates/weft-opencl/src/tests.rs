@@ -1355,7 +1355,9 @@ entry mm (as: [q][n][k]f32) (bs: [q][k][m]f32) : [q][n][m]f32 =
 fn reduce_by_index_is_a_copy_then_one_atomic_update_per_value() {
     let float_add = "entry h (d: [m]f32) (is: [n]i64) (vs: [n]f32) : [m]f32 =
   reduce_by_index d (+) 0 is vs";
-    check_kernel(float_add, expect![[r#"
+    check_kernel(
+        float_add,
+        expect![[r#"
         // materialises `histogram`: one work-item per row
         __kernel void h_map_0(
             __global long* weft_err,
@@ -1381,7 +1383,8 @@ fn reduce_by_index_is_a_copy_then_one_atomic_update_per_value() {
             }
           }
         }
-    "#]]);
+    "#]],
+    );
     // The float helper is in the program only when a kernel adds floats atomically.
     assert!(compiled(float_add).plan.source.contains("void weft_atomic_add_float("));
     let int_max = compiled(
