@@ -450,3 +450,36 @@ fn every_version_keeps_every_answer() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(compared > 750, "only {compared} cases compared");
 }
+
+#[test]
+fn reduce_by_index_is_a_seghist_then_a_segmap_and_sequential_inside_a_map() {
+    check_gpu(
+        r"entry h (d: [m]i32) (is: [n]i64) (vs: [n]i32) : [m]i32 = reduce_by_index d (+) 0 is vs
+entry rows (a: [r][c]i64) : [r][2]i32 =
+  map (\row -> reduce_by_index (replicate 2 0) i32.max 0 row (replicate c 1)) a",
+        expect![[r#"
+            entry h [m_0] [n_1] (d_2: [m_0]i32) (is_3: [n_1]i64) (vs_4: [n_1]i32) : [m_0]i32 =
+              let t_5: [m_0]i32 = seghist@grid (i_6 < n_1) [chosen] into d_2
+                op (commutative) 0i32 \(x_7: i32) (y_8: i32) ->
+                    let t_9: i32 = add.i32 x_7 y_8
+                    in t_9
+                body ->
+                  let bin_10: i64 = is_3[i_6]
+                  let x_11: i32 = vs_4[i_6]
+                  in bin_10, x_11
+              in t_5
+
+            entry rows [r_0] [c_1] (a_2: [r_0][c_1]i64) : [r_0][2]i32 =
+              let t_3: [2]i32 = replicate 2i64 0i32
+              let t_4: [r_0][2]i32 = segmap@grid (i_5 < r_0) [chosen]
+                body ->
+                  let row_6: [c_1]i64 = a_2[i_5]
+                  let t_7: [c_1]i32 = replicate c_1 1i32
+                  let t_8: [2]i32 = hist@seq (t_3, 0i32, row_6, t_7) \(x_9: i32) (y_10: i32) ->
+                      let t_11: i32 = i32.max x_9 y_10
+                      in t_11
+                  in t_8
+              in t_4
+        "#]],
+    );
+}
