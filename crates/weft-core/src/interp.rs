@@ -648,15 +648,21 @@ fn concat(a: &Val, b: &Val) -> Result<Val> {
 
 /// Writes `val` over row `idx` of the owned array `dest`.
 fn write_row(dest: &mut Val, idx: usize, val: &Val) -> Result<()> {
+    write_block(dest, 1, idx, val)
+}
+
+/// Writes `val` over block `idx` of `dest`, whose `outer_dims` outer dimensions are
+/// taken as one (row-major), so a block is an element or a row of what remains.
+fn write_block(dest: &mut Val, outer_dims: usize, idx: usize, val: &Val) -> Result<()> {
     match (dest, val) {
         (Val::Tuple(ds), Val::Tuple(vs)) => {
             for (d, v) in ds.iter_mut().zip(vs) {
-                write_row(d, idx, v)?;
+                write_block(d, outer_dims, idx, v)?;
             }
             Ok(())
         }
         (Val::Array(arr), v) => {
-            let row = arr.row_len();
+            let row: usize = arr.shape.iter().skip(outer_dims).product();
             let start = arr.offset + idx * row;
             let data = Rc::make_mut(&mut arr.data);
             let elems: Vec<Scalar> = match v {
@@ -665,14 +671,12 @@ fn write_row(dest: &mut Val, idx: usize, val: &Val) -> Result<()> {
                     (0..src.n_elems()).filter_map(|k| src.data.get(src.offset + k)).collect()
                 }
                 Val::Tuple(_) => {
-                    return Err(RuntimeError::new(
-                        "internal error: scatter of a tuple into an array",
-                    ));
+                    return Err(RuntimeError::new("internal error: a tuple written into an array"));
                 }
             };
             if elems.len() != row {
                 return Err(RuntimeError::new(format!(
-                    "scatter: a value of {} elements into a row of {row}",
+                    "a value of {} elements written into a row of {row}",
                     elems.len()
                 )));
             }
@@ -681,7 +685,7 @@ fn write_row(dest: &mut Val, idx: usize, val: &Val) -> Result<()> {
             }
             Ok(())
         }
-        _ => Err(RuntimeError::new("internal error: scatter into a non-array")),
+        _ => Err(RuntimeError::new("internal error: a write into a non-array")),
     }
 }
 
@@ -964,6 +968,58 @@ impl<R: Recorder> Interp<'_, R> {
                         write_row(&mut out, idx, &elem(&values, j))?;
                     }
                 }
+                out
+            }
+            Exp::ReduceByIndex { dest, lambda, indices, values, .. } => {
+                let mut out = owned_copy(&self.atom(frame, *dest)?);
+                let n_bins = outer_len(&out);
+                let indices = self.atom(frame, *indices)?;
+                let values = self.atom(frame, *values)?;
+                let n = outer_len(&indices);
+                if outer_len(&values) != n {
+                    return Err(RuntimeError::new(format!(
+                        "reduce_by_index of {n} indices and {} values",
+                        outer_len(&values)
+                    )));
+                }
+                // In index order; the operator is commutative, so any order gives the
+                // same bins (up to floating-point reassociation). The profiler sees
+                // applications of an associative operator, like a reduction's.
+                self.rec.par_begin(ParKind::Reduce, n);
+                for j in 0..n {
+                    let Val::Scalar(s) = elem(&indices, j) else { continue };
+                    if let Ok(bin) = usize::try_from(as_i64(s))
+                        && bin < n_bins
+                    {
+                        self.rec.iter_begin();
+                        let combined =
+                            self.apply(frame, lambda, [elem(&out, bin), elem(&values, j)])?;
+                        write_row(&mut out, bin, &combined)?;
+                        self.rec.iter_end();
+                    }
+                }
+                self.rec.par_end();
+                out
+            }
+            Exp::Update { array, indices, value } => {
+                let mut out = owned_copy(&self.atom(frame, *array)?);
+                let shape = shape_of(&out).to_vec();
+                let mut block = 0usize;
+                for (dim, &index) in indices.iter().enumerate() {
+                    let n = shape.get(dim).copied().unwrap_or(0);
+                    let i = self.int(frame, index)?;
+                    match usize::try_from(i) {
+                        Ok(i) if i < n => block = block * n + i,
+                        _ => {
+                            return Err(RuntimeError::new(format!(
+                                "index {i} out of bounds for array `{}` of size {n}",
+                                self.name(*array)
+                            )));
+                        }
+                    }
+                }
+                let value = self.atom(frame, *value)?;
+                write_block(&mut out, indices.len(), block, &value)?;
                 out
             }
             Exp::Iota { size } => {

@@ -306,6 +306,24 @@ pub enum Exp {
         indices: Atom,
         values: Atom,
     },
+    /// `reduce_by_index dest op neutral indices values` (version 1.1): a copy of `dest`
+    /// where each value is combined into the element its index names; indices out of
+    /// range are ignored. The operator is associative and commutative, so the order of
+    /// the values within one bin is unspecified.
+    ReduceByIndex {
+        dest: Atom,
+        lambda: Lambda,
+        neutral: Atom,
+        indices: Atom,
+        values: Atom,
+    },
+    /// `array with [i, j] = value` (version 1.1): a copy of `array` with the element or
+    /// row the indices select replaced; every index is bounds-checked like indexing.
+    Update {
+        array: Atom,
+        indices: Vec<Atom>,
+        value: Atom,
+    },
     Iota {
         size: Atom,
     },

@@ -833,6 +833,16 @@ impl Elab<'_> {
                 let ty = self.index_ty(self.atom_ty(array), &core_items)?;
                 val(self.emit(Exp::Index { array, items: core_items }, ty))
             }
+            Expr::Update { base, indices, value } => {
+                let array = self.val(ctx, scope, *base)?;
+                let mut core_indices = Vec::new();
+                for index in indices {
+                    core_indices.push(self.val(ctx, scope, *index)?);
+                }
+                let value = self.val(ctx, scope, *value)?;
+                let ty = self.atom_ty(array);
+                val(self.emit(Exp::Update { array, indices: core_indices, value }, ty))
+            }
             Expr::Proj { base, index } => {
                 let tuple = self.val(ctx, scope, *base)?;
                 let Type::Tuple(elems) = self.atom_ty(tuple) else {
@@ -1129,8 +1139,15 @@ impl Elab<'_> {
             })
         };
         let Some(func) = fns.first().cloned().map(Ok).or_else(|| {
-            matches!(builtin, Builtin::Map(_) | Builtin::Reduce | Builtin::Scan | Builtin::Generate)
-                .then(|| err("a SOAC without a function", self.origin.clone()))
+            matches!(
+                builtin,
+                Builtin::Map(_)
+                    | Builtin::Reduce
+                    | Builtin::Scan
+                    | Builtin::Generate
+                    | Builtin::ReduceByIndex
+            )
+            .then(|| err("a SOAC without a function", self.origin.clone()))
         }) else {
             return self.builtin_first_order(builtin, &atoms);
         };
@@ -1158,6 +1175,13 @@ impl Elab<'_> {
                     self.emit(Exp::Scan { level, lambda, neutral, array }, Type::array(n, ty))
                 }
             }
+            Builtin::ReduceByIndex => {
+                let (dest, neutral, indices, values) = (arg(0)?, arg(1)?, arg(2)?, arg(3)?);
+                let elem = self.atom_ty(neutral);
+                let lambda = self.lambda(&func, vec![elem.clone(), elem])?;
+                let ty = self.atom_ty(dest);
+                self.emit(Exp::ReduceByIndex { dest, lambda, neutral, indices, values }, ty)
+            }
             Builtin::Generate => {
                 let size = arg(0)?;
                 let lambda = self.lambda(&func, vec![Type::Scalar(ScalarTy::I64)])?;
@@ -1183,7 +1207,11 @@ impl Elab<'_> {
             })
         };
         let (exp, ty) = match builtin {
-            Builtin::Map(_) | Builtin::Reduce | Builtin::Scan | Builtin::Generate => {
+            Builtin::Map(_)
+            | Builtin::Reduce
+            | Builtin::Scan
+            | Builtin::Generate
+            | Builtin::ReduceByIndex => {
                 return err("a SOAC without a function", self.origin.clone());
             }
             Builtin::Iota => {

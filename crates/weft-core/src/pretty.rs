@@ -203,6 +203,11 @@ impl Printer<'_> {
                 let _ = write!(self.out, "generate{} {size} ", Self::level(*level));
                 self.lambda(lambda, depth);
             }
+            Exp::ReduceByIndex { dest, lambda, neutral, indices, values } => {
+                let operands = self.atoms(&[*dest, *neutral, *indices, *values]);
+                let _ = write!(self.out, "reduce_by_index {operands} ");
+                self.lambda(lambda, depth);
+            }
             Exp::Atom(_)
             | Exp::Size(_)
             | Exp::BinOp { .. }
@@ -228,6 +233,7 @@ impl Printer<'_> {
             | Exp::Take { .. }
             | Exp::Drop { .. }
             | Exp::Concat(..)
+            | Exp::Update { .. }
             | Exp::Materialise { .. }
             | Exp::Coerce { .. } => {
                 let names = self.names;
@@ -316,6 +322,11 @@ pub fn flat_exp_text(
         Exp::Scatter { dest, indices, values } => {
             format!("scatter {}", atoms(&[*dest, *indices, *values], var).join(" "))
         }
+        Exp::Update { array, indices, value } => {
+            let array = atoms(&[*array], var).remove(0);
+            let indices = atoms(indices, var).join(", ");
+            format!("{array} with [{indices}] = {}", atoms(&[*value], var)[0])
+        }
         Exp::Iota { size } => format!("iota {}", atoms(&[*size], var)[0]),
         Exp::Replicate { size, value } => {
             format!("replicate {}", atoms(&[*size, *value], var).join(" "))
@@ -349,7 +360,8 @@ pub fn flat_exp_text(
         | Exp::Map { .. }
         | Exp::Reduce { .. }
         | Exp::Scan { .. }
-        | Exp::Generate { .. } => return None,
+        | Exp::Generate { .. }
+        | Exp::ReduceByIndex { .. } => return None,
     };
     Some(text)
 }

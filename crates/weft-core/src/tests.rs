@@ -311,3 +311,81 @@ entry f (xs: [n]i32) (y: f32) : [n]i32 = xs
         "#]],
     );
 }
+
+#[test]
+fn reduce_by_index_combines_into_bins_and_ignores_out_of_range() {
+    check_core(
+        r#"
+entry h (is: [n]i64) (vs: [n]i32) : [3]i32 = reduce_by_index (replicate 3 0) (+) 0 is vs
+"#,
+        expect![[r#"
+            entry h [n_0] (is_1: [n_0]i64) (vs_2: [n_0]i32) : [3]i32 =
+              let t_3: [3]i32 = replicate 3i64 0i32
+              let t_4: [3]i32 = reduce_by_index t_3 0i32 is_1 vs_2 \(x_5: i32) (y_6: i32) : i32 ->
+                  let t_7: i32 = add.i32 x_5 y_6
+                  in t_7
+              in t_4
+        "#]],
+    );
+    check_run(
+        r#"
+entry h (is: [n]i64) (vs: [n]i32) : [3]i32 = reduce_by_index [100, 0, 0] (+) 0 is vs
+"#,
+        "[0i64, 2i64, -1i64, 3i64, 2i64, 0i64] [1i32, 2i32, 4i32, 8i32, 16i32, 32i32]",
+        expect![[r#"
+            [133i32, 0i32, 18i32]
+        "#]],
+    );
+    check_run(
+        r#"
+entry h (is: [n]i64) (vs: [n][2]f32) : [2][2]f32 =
+  reduce_by_index (replicate 2 [0, 0]) (map2 f32.max) (replicate 2 f32.lowest) is vs
+"#,
+        "[1i64, 1i64, 0i64] [[1f32, 5f32], [3f32, 2f32], [7f32, -1f32]]",
+        expect![[r#"
+            [[7.0f32, 0.0f32], [3.0f32, 5.0f32]]
+        "#]],
+    );
+}
+
+#[test]
+fn with_replaces_one_element_or_row_and_checks_bounds() {
+    check_core(
+        r#"
+entry u (xs: [n]i32) (i: i64) : [n]i32 = xs with [i] = 7
+"#,
+        expect![[r#"
+            entry u [n_0] (xs_1: [n_0]i32) (i_2: i64) : [n_0]i32 =
+              let t_3: [n_0]i32 = xs_1 with [i_2] = 7i32
+              in t_3
+        "#]],
+    );
+    check_run(
+        r#"
+entry u (m: [2][3]i32) (r: [3]i32) : ([2][3]i32, [2][3]i32) = (m with [1, 2] = 9, m with [0] = r)
+"#,
+        "[[1i32, 2i32, 3i32], [4i32, 5i32, 6i32]] [7i32, 8i32, 9i32]",
+        expect![[r#"
+            [[1i32, 2i32, 3i32], [4i32, 5i32, 9i32]]
+            [[7i32, 8i32, 9i32], [4i32, 5i32, 6i32]]
+        "#]],
+    );
+    check_run(
+        r#"
+entry u (n: i64) : [n]i64 = loop acc = replicate n 0 for i < n do acc with [i] = i * i
+"#,
+        "4i64",
+        expect![[r#"
+            [0i64, 1i64, 4i64, 9i64]
+        "#]],
+    );
+    check_run(
+        r#"
+entry u (m: [2][3]i32) (i: i64) : [2][3]i32 = m with [0, i] = 0
+"#,
+        "[[1i32, 2i32, 3i32], [4i32, 5i32, 6i32]] 3i64",
+        expect![[r#"
+            error: index 3 out of bounds for array `m` of size 3 at test.weft:2:47
+        "#]],
+    );
+}

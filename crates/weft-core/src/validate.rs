@@ -207,6 +207,26 @@ impl Validator<'_> {
                 self.atom(*indices);
                 self.atom(*values);
             }
+            Exp::ReduceByIndex { dest, lambda, neutral, indices, values } => {
+                for &a in &[*dest, *neutral, *indices, *values] {
+                    self.atom(a);
+                }
+                if lambda.params.len() != 2 {
+                    self.errors.push(format!(
+                        "reduce_by_index's operator has {} parameters, not 2",
+                        lambda.params.len()
+                    ));
+                }
+                self.lambda_block(&lambda.params, lambda.body);
+            }
+            Exp::Update { array, indices, value } => {
+                self.atom(*array);
+                if indices.is_empty() {
+                    self.errors.push("an update with no index".to_owned());
+                }
+                indices.iter().for_each(|&a| self.atom(a));
+                self.atom(*value);
+            }
             Exp::Iota { size } => self.atom(*size),
             Exp::Replicate { size, value } => {
                 self.atom(*size);

@@ -68,6 +68,17 @@ impl Exp {
                 f(indices);
                 f(values);
             }
+            Exp::ReduceByIndex { dest, neutral, indices, values, .. } => {
+                f(dest);
+                f(neutral);
+                f(indices);
+                f(values);
+            }
+            Exp::Update { array, indices, value } => {
+                f(array);
+                indices.iter_mut().for_each(&mut *f);
+                f(value);
+            }
             Exp::Replicate { size, value } => {
                 f(size);
                 f(value);
@@ -126,7 +137,9 @@ impl Exp {
             | Exp::Drop { .. }
             | Exp::Concat(..)
             | Exp::Materialise { .. }
-            | Exp::Coerce { .. } => None,
+            | Exp::Coerce { .. }
+            | Exp::ReduceByIndex { .. }
+            | Exp::Update { .. } => None,
         }
     }
 
@@ -164,8 +177,26 @@ impl Exp {
             | Exp::Drop { .. }
             | Exp::Concat(..)
             | Exp::Materialise { .. }
-            | Exp::Coerce { .. } => None,
+            | Exp::Coerce { .. }
+            | Exp::ReduceByIndex { .. }
+            | Exp::Update { .. } => None,
         }
+    }
+
+    /// The function argument of an expression that has one: a combinator's, or the
+    /// operator of `reduce_by_index`.
+    pub fn lambda(&self) -> Option<&Lambda> {
+        if let Exp::ReduceByIndex { lambda, .. } = self {
+            return Some(lambda);
+        }
+        self.combinator().map(|(_, lambda)| lambda)
+    }
+
+    fn lambda_mut(&mut self) -> Option<&mut Lambda> {
+        if let Exp::ReduceByIndex { lambda, .. } = self {
+            return Some(lambda);
+        }
+        self.combinator_lambda_mut()
     }
 
     /// The blocks nested in this expression, in source order (a while loop's
@@ -180,7 +211,7 @@ impl Exp {
                 LoopForm::For { .. } => vec![*body],
             };
         }
-        self.combinator().map(|(_, lambda)| vec![lambda.body]).unwrap_or_default()
+        self.lambda().map(|lambda| vec![lambda.body]).unwrap_or_default()
     }
 
     /// The variables this expression binds for its nested blocks: a loop's parameter
@@ -192,7 +223,7 @@ impl Exp {
                 LoopForm::While { .. } => vec![*param],
             };
         }
-        self.combinator().map(|(_, lambda)| lambda.params.clone()).unwrap_or_default()
+        self.lambda().map(|lambda| lambda.params.clone()).unwrap_or_default()
     }
 
     /// Whether the expression holds nested code (`if`, `loop`, a combinator).
@@ -212,7 +243,7 @@ impl Exp {
             f(elem_ty);
         } else if let Exp::Coerce { ty, .. } = self {
             f(ty);
-        } else if let Some(lambda) = self.combinator_lambda_mut() {
+        } else if let Some(lambda) = self.lambda_mut() {
             f(&mut lambda.ret);
         }
     }
@@ -227,7 +258,7 @@ impl Exp {
                 f(cond);
             }
             f(body);
-        } else if let Some(lambda) = self.combinator_lambda_mut() {
+        } else if let Some(lambda) = self.lambda_mut() {
             f(&mut lambda.body);
         }
     }
@@ -239,7 +270,7 @@ impl Exp {
             if let LoopForm::For { index, .. } = form {
                 f(index);
             }
-        } else if let Some(lambda) = self.combinator_lambda_mut() {
+        } else if let Some(lambda) = self.lambda_mut() {
             lambda.params.iter_mut().for_each(f);
         }
     }

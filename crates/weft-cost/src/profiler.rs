@@ -433,7 +433,9 @@ fn own_cost(exp: &Exp, value: &Val) -> (u64, u64) {
         | Exp::Concat(..)
         | Exp::Transpose(_)
         | Exp::Reverse(_)
-        | Exp::Scatter { .. } => (1, value.n_elems()),
+        | Exp::Scatter { .. }
+        | Exp::ReduceByIndex { .. }
+        | Exp::Update { .. } => (1, value.n_elems()),
         Exp::Atom(_)
         | Exp::Size(_)
         | Exp::BinOp { .. }
@@ -474,6 +476,8 @@ fn materialises(exp: &Exp) -> bool {
             | Exp::Transpose(_)
             | Exp::Reverse(_)
             | Exp::Scatter { .. }
+            | Exp::ReduceByIndex { .. }
+            | Exp::Update { .. }
             | Exp::Map { .. }
             | Exp::Scan { .. }
             | Exp::Generate { .. }
@@ -501,6 +505,8 @@ fn exp_name(exp: &Exp) -> &'static str {
         Exp::Scan { .. } => "scan",
         Exp::Generate { .. } => "generate",
         Exp::Scatter { .. } => "scatter",
+        Exp::ReduceByIndex { .. } => "reduce_by_index",
+        Exp::Update { .. } => "update",
         Exp::Iota { .. } => "iota",
         Exp::Replicate { .. } => "replicate",
         Exp::Zip(_) => "zip",

@@ -19,6 +19,8 @@ pub enum Builtin {
     Unzip,
     Unzip3,
     Scatter,
+    /// `reduce_by_index` (version 1.1): a histogram with an associative, commutative operator.
+    ReduceByIndex,
     Transpose,
     Reverse,
     Flatten,
@@ -129,6 +131,7 @@ pub const UNQUALIFIED: &[(&str, Builtin)] = &[
     ("unzip", Builtin::Unzip),
     ("unzip3", Builtin::Unzip3),
     ("scatter", Builtin::Scatter),
+    ("reduce_by_index", Builtin::ReduceByIndex),
     ("transpose", Builtin::Transpose),
     ("reverse", Builtin::Reverse),
     ("flatten", Builtin::Flatten),
@@ -208,6 +211,10 @@ impl Builtin {
             }
             Builtin::Scatter => {
                 "writes values at indices into a copy of an array; out-of-range indices are ignored"
+            }
+            Builtin::ReduceByIndex => {
+                "combines each value into the bin its index names, with an associative and \
+                 commutative operator; out-of-range indices are ignored"
             }
             Builtin::Transpose => "swaps the two outer dimensions (a view, no copy)",
             Builtin::Reverse => "reverses the outer dimension (a view, no copy)",
@@ -324,6 +331,18 @@ impl Builtin {
                     &["n", "k"],
                     vec![p(arr("n", a())), p(arr("k", Ty::i64())), p(arr("k", a()))],
                     arr("n", a()),
+                ),
+                Builtin::ReduceByIndex => (
+                    &["a"],
+                    &["m", "n"],
+                    vec![
+                        p(arr("m", a())),
+                        p(Ty::func(a(), Ty::func(a(), a()))),
+                        p(a()),
+                        p(arr("n", Ty::i64())),
+                        p(arr("n", a())),
+                    ],
+                    arr("m", a()),
                 ),
                 Builtin::Transpose => {
                     (&["a"], &["n", "m"], vec![p(arr("n", arr("m", a())))], arr("m", arr("n", a())))

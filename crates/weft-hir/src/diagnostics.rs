@@ -177,6 +177,11 @@ fn render_body_diagnostic(
         BodyDiagnostic::BadProjection { expr } => {
             ("bad-projection", range_of(*expr), "a tuple projection is `.0`, `.1`, ...".to_owned())
         }
+        BodyDiagnostic::SliceInUpdate { expr } => (
+            "slice-in-update",
+            range_of(*expr),
+            "`with [...] = v` replaces one element or row: write indices, not a slice".to_owned(),
+        ),
     };
     Diagnostic {
         code,

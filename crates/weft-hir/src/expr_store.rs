@@ -177,6 +177,13 @@ pub enum Expr {
         expr: ExprId,
         ty: TypeRef,
     },
+    /// `base with [i, j] = value` (version 1.1): a copy of `base` with one element or row
+    /// replaced. A slice written among the indices is reported and lowered as `Missing`.
+    Update {
+        base: ExprId,
+        indices: Vec<ExprId>,
+        value: ExprId,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -191,11 +198,28 @@ pub enum Pat {
 /// Problems found while lowering, keyed by ids.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum BodyDiagnostic {
-    UnresolvedName { expr: ExprId, name: Name },
-    UnknownLevel { expr: ExprId, level: Name },
-    LevelNotAllowed { expr: ExprId },
-    BadLiteral { expr: ExprId, message: String },
-    BadProjection { expr: ExprId },
+    UnresolvedName {
+        expr: ExprId,
+        name: Name,
+    },
+    UnknownLevel {
+        expr: ExprId,
+        level: Name,
+    },
+    LevelNotAllowed {
+        expr: ExprId,
+    },
+    BadLiteral {
+        expr: ExprId,
+        message: String,
+    },
+    BadProjection {
+        expr: ExprId,
+    },
+    /// `xs with [a:b] = v`: an update takes indices, not slices.
+    SliceInUpdate {
+        expr: ExprId,
+    },
 }
 
 /// A lowered def body.
@@ -518,6 +542,22 @@ impl LowerCtx<'_> {
                     })
                     .collect();
                 Expr::Index { base, items }
+            }
+            ast::Expr::UpdateExpr(update) => {
+                let base = self.lower_expr(update.base());
+                let indices = update
+                    .index_items()
+                    .map(|item| match item {
+                        ast::IndexItem::Index(i) => self.lower_expr(i.expr()),
+                        ast::IndexItem::Slice(slice) => {
+                            let id = self.missing(slice.syntax().text_range());
+                            self.body.diagnostics.push(BodyDiagnostic::SliceInUpdate { expr: id });
+                            id
+                        }
+                    })
+                    .collect();
+                let value = self.lower_expr(update.value());
+                Expr::Update { base, indices, value }
             }
             ast::Expr::ProjExpr(proj) => {
                 let base = self.lower_expr(proj.expr());

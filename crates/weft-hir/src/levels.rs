@@ -190,6 +190,11 @@ pub(crate) fn check_levels(ctx: &mut InferCtx<'_>) {
             }
             Expr::Proj { base, .. } => push(*base),
             Expr::Ascribe { expr, .. } | Expr::Coerce { expr, .. } => push(*expr),
+            Expr::Update { base, indices, value } => {
+                push(*base);
+                indices.iter().for_each(|e| push(*e));
+                push(*value);
+            }
         }
     }
     for diagnostic in diagnostics {

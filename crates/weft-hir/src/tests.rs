@@ -308,3 +308,50 @@ def c (xs: [n]f32) : f32 = reduce (+) 0 xs
         db.take_log().into_iter().filter(|e| e.starts_with("infer(")).collect();
     assert_eq!(infers.len(), 1, "only `a` is re-inferred: {infers:?}");
 }
+
+#[test]
+fn reduce_by_index_and_with_have_the_types_of_the_spec() {
+    check_types(
+        r#"
+def hist (bins: [m]i32) (is: [n]i64) (vs: [n]i32) = reduce_by_index bins (+) 0 is vs
+def set (xs: [n]f32) (i: i64) (x: f32) = xs with [i] = x
+def set_row (a: [n][m]f32) (r: [m]f32) = a with [0] = r with [1, 2] = 5
+"#,
+        expect![[r#"
+            def hist : [m]i32 -> [n]i64 -> [n]i32 -> [m]i32
+              param bins : [m]i32
+              param is : [n]i64
+              param vs : [n]i32
+            def set : [n]f32 -> i64 -> f32 -> [n]f32
+              param xs : [n]f32
+              param i : i64
+              param x : f32
+            def set_row : [n][m]f32 -> [m]f32 -> [n][m]f32
+              param a : [n][m]f32
+              param r : [m]f32
+        "#]],
+    );
+}
+
+#[test]
+fn with_errors_name_the_indices_the_value_and_slices() {
+    check_diagnostics(
+        r#"
+def a (xs: [n]f32) = xs with [0, 1] = 2
+def b (xs: [n][m]f32) (r: [n]f32) = xs with [0] = r
+def c (xs: [n]f32) = xs with [1:2] = 2
+def d (xs: [n]f32) = xs with [0] = true
+def e (x: f32) = x with [0] = 1
+def f (is: [n]i64) (vs: [k]i32) (h: [m]i32) = reduce_by_index h (+) 0 is vs
+"#,
+        expect![[r#"
+            too-many-indices `xs with [0, 1] = 2`: 2 indices into a value of type `[n]f32`, which has 1 dimension
+            size-mismatch `r`: size mismatch: expected size m, but `r` has size n
+            slice-in-update `1:2`: `with [...] = v` replaces one element or row: write indices, not a slice
+            type-mismatch `true`: type mismatch: expected `f32`, but `true` has type `bool`
+            not-an-array `x`: `x` is indexed but has type `f32`
+            size-mismatch `vs`: size mismatch: `is` has size n but `vs` has size k
+              related `is`: `is` fixes the size n here
+        "#]],
+    );
+}

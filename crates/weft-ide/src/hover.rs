@@ -404,6 +404,44 @@ entry main (xs: [3]f32) : f32 = red$0uce (+) 0f32 xs
     }
 
     #[test]
+    fn reduce_by_index_shows_its_atomic_kernel() {
+        check(
+            r#"
+entry h (is: [n]i64) (vs: [n]i32) : [4]i32 = reduce_by_$0index (replicate 4 0) (+) 0 is vs
+"#,
+            expect![[r#"
+                main.weft:45..60 "reduce_by_index"
+                ```weft
+                reduce_by_index : [m]a -> (a -> a -> a) -> a -> [n]i64 -> [n]a -> [m]a
+                ```
+
+                combines each value into the bin its index names, with an associative and commutative operator; out-of-range indices are ignored
+
+                **Kernel**: `h_hist_1` — @grid: one work-item per value, an atomic add into its bin
+
+                **Cost** of `h_hist_1`: work `3*n`, span `5*((max(256*((n + 255)/256), 1) + n - 1)/(max(256*((n + 255)/256), 1)))`; global `20*n` bytes; predicted 34.8 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+            "#]],
+        );
+    }
+
+    #[test]
+    fn update_shows_its_type_and_the_copy() {
+        check(
+            r#"
+entry u (xs: [n]f32) (i: i64) : [n]f32 = xs wi$0th [i] = 1
+"#,
+            expect![[r#"
+                main.weft:41..56 "xs with [i] = 1"
+                ```weft
+                [n]f32
+                ```
+
+                **Kernel**: `u_update_1` — a copy, then one work-item writes the new element or row
+            "#]],
+        );
+    }
+
+    #[test]
     fn expression_shows_its_type() {
         check(
             r#"

@@ -179,7 +179,8 @@ impl Lookup<'_> {
             | Expr::Index { .. }
             | Expr::Proj { .. }
             | Expr::Ascribe { .. }
-            | Expr::Coerce { .. } => None,
+            | Expr::Coerce { .. }
+            | Expr::Update { .. } => None,
         })
     }
 
@@ -320,7 +321,8 @@ fn nested(exp: &Exp) -> (Option<&weft_core::Lambda>, Vec<BlockId>) {
         Exp::Map { lambda, .. }
         | Exp::Reduce { lambda, .. }
         | Exp::Scan { lambda, .. }
-        | Exp::Generate { lambda, .. } => (Some(lambda), vec![lambda.body]),
+        | Exp::Generate { lambda, .. }
+        | Exp::ReduceByIndex { lambda, .. } => (Some(lambda), vec![lambda.body]),
         Exp::Atom(_)
         | Exp::Size(_)
         | Exp::BinOp { .. }
@@ -334,6 +336,7 @@ fn nested(exp: &Exp) -> (Option<&weft_core::Lambda>, Vec<BlockId>) {
         | Exp::Dim { .. }
         | Exp::Call { .. }
         | Exp::Scatter { .. }
+        | Exp::Update { .. }
         | Exp::Iota { .. }
         | Exp::Replicate { .. }
         | Exp::Zip(_)

@@ -274,6 +274,9 @@ fn children(expr: &Expr) -> Vec<ExprId> {
         }
         Expr::Proj { base, .. } => vec![*base],
         Expr::Ascribe { expr, .. } | Expr::Coerce { expr, .. } => vec![*expr],
+        Expr::Update { base, indices, value } => {
+            std::iter::once(*base).chain(indices.iter().copied()).chain([*value]).collect()
+        }
     }
 }
 

@@ -231,7 +231,7 @@ impl<'a> Facts<'a> {
                     Part::Body(body) => self.cmds(body),
                 }
             }
-            if let Cmd::Store { ptr, .. } = cmd
+            if let Cmd::Store { ptr, .. } | Cmd::Atomic { ptr, .. } = cmd
                 && let Some(&p) = self.index.get(&**ptr)
             {
                 self.facts.push(Fact::Store {
@@ -457,6 +457,7 @@ fn mark_varying(cmds: &[Cmd], under_varying: bool, varying: &mut FxHashSet<Strin
             }
             Cmd::Array { .. }
             | Cmd::Store { .. }
+            | Cmd::Atomic { .. }
             | Cmd::Return(_)
             | Cmd::Barrier
             | Cmd::Fail { .. }
@@ -511,7 +512,7 @@ fn uses(
         }
     }
     for cmd in cmds {
-        if let Cmd::Store { ptr, .. } = cmd {
+        if let Cmd::Store { ptr, .. } | Cmd::Atomic { ptr, .. } = cmd {
             bad.insert(ptr.to_string());
         }
         for part in cmd.parts() {

@@ -524,6 +524,13 @@ impl<'f> Analysis<'f> {
                 self.access(ptr, index, Dir::Write, count);
                 ops
             }
+            Cmd::Atomic { ptr, index, value, .. } => {
+                // A read and a write of the element; contention is not modelled.
+                let ops = add(self.expr(index, count), self.expr(value, count));
+                self.access(ptr, index, Dir::Read, count);
+                self.access(ptr, index, Dir::Write, count);
+                ops
+            }
             Cmd::If { cond, then_cmds, else_cmds } => {
                 let ops = self.expr(cond, count);
                 let fails = |cmds: &[Cmd]| {

@@ -842,6 +842,20 @@ impl<'p> Lowerer<'p> {
                 let values = self.array(env, values)?;
                 self.scatter(dest, indices, values, origin.as_ref()).map(HVal::Arr)
             }
+            Exp::ReduceByIndex { dest, lambda, indices, values, .. } => {
+                let dest = self.array(env, dest)?;
+                let indices = self.array(env, indices)?;
+                let values = self.array(env, values)?;
+                self.reduce_by_index(f, lambda, dest, indices, values, ty, origin.as_ref(), env)
+                    .map(HVal::Arr)
+            }
+            Exp::Update { array, indices, value } => {
+                let array_name = var_name(array);
+                let arr = self.array(env, array)?;
+                let indices = indices.iter().map(|i| self.atom(env, i)).collect::<Res<Vec<_>>>()?;
+                let value = self.atom(env, value)?;
+                self.update(arr, &array_name, &indices, &value, origin.as_ref()).map(HVal::Arr)
+            }
             Exp::Iota { size } => {
                 let n = self.host_int(env, size)?;
                 let (full, _) = elem_and_rank(ty);
@@ -1590,6 +1604,8 @@ fn light_block(program: &Program, f: FnId, block: BlockId) -> bool {
                 | Exp::Loop { .. }
                 | Exp::If { .. }
                 | Exp::Scatter { .. }
+                | Exp::ReduceByIndex { .. }
+                | Exp::Update { .. }
                 | Exp::Call { .. }
         )
     })
@@ -1609,7 +1625,7 @@ fn count_block(
     };
     for stmt in &b.stmts {
         let exp = &function.exps[stmt.exp];
-        for a in exp_atoms(exp) {
+        for a in exp.operands() {
             add(&a, weight, counts);
         }
         for (blk, inner) in exp_blocks(exp) {
@@ -1619,62 +1635,6 @@ fn count_block(
     if let Some(a) = &b.result {
         add(a, weight, counts);
     }
-}
-
-pub(crate) fn exp_atoms(exp: &Exp) -> Vec<Atom> {
-    let mut out = Vec::new();
-    let items = |items: &[IndexItem], out: &mut Vec<Atom>| {
-        for item in items {
-            match item {
-                IndexItem::Fix(a) => out.push(*a),
-                IndexItem::Slice { start, end, stride } => {
-                    out.extend([start, end, stride].into_iter().flatten().copied())
-                }
-            }
-        }
-    };
-    match exp {
-        Exp::Atom(a)
-        | Exp::Unzip(a)
-        | Exp::Transpose(a)
-        | Exp::Reverse(a)
-        | Exp::Flatten(a)
-        | Exp::Iota { size: a } => out.push(*a),
-        Exp::Size(_) => {}
-        Exp::BinOp { lhs, rhs, .. } => out.extend([*lhs, *rhs]),
-        Exp::UnOp { operand, .. } | Exp::Convert { operand, .. } => out.push(*operand),
-        Exp::Math { args, .. } | Exp::Tuple(args) | Exp::Call { args, .. } | Exp::Zip(args) => {
-            out.extend(args.iter().copied())
-        }
-        Exp::ArrayLit { elems, .. } => out.extend(elems.iter().copied()),
-        Exp::Proj { tuple, .. } => out.push(*tuple),
-        Exp::Index { array, items: its } => {
-            out.push(*array);
-            items(its, &mut out);
-        }
-        Exp::Dim { array, .. } => out.push(*array),
-        Exp::If { cond, .. } => out.push(*cond),
-        Exp::Loop { init, form, .. } => {
-            out.push(*init);
-            if let LoopForm::For { bound, .. } = form {
-                out.push(*bound);
-            }
-        }
-        Exp::Map { arrays, .. } => out.extend(arrays.iter().copied()),
-        Exp::Reduce { neutral, array, .. } | Exp::Scan { neutral, array, .. } => {
-            out.extend([*neutral, *array])
-        }
-        Exp::Generate { size, .. } => out.push(*size),
-        Exp::Scatter { dest, indices, values } => out.extend([*dest, *indices, *values]),
-        Exp::Replicate { size, value } => out.extend([*size, *value]),
-        Exp::Unflatten { rows, cols, array } => out.extend([*rows, *cols, *array]),
-        Exp::Split { chunk: a, array: b }
-        | Exp::Take { count: a, array: b }
-        | Exp::Drop { count: a, array: b }
-        | Exp::Concat(a, b) => out.extend([*a, *b]),
-        Exp::Materialise { value, .. } | Exp::Coerce { value, .. } => out.push(*value),
-    }
-    out
 }
 
 /// Nested blocks of an expression; `true` for those that run once per element.
@@ -1693,7 +1653,8 @@ pub(crate) fn exp_blocks(exp: &Exp) -> Vec<(BlockId, bool)> {
         Exp::Map { lambda, .. }
         | Exp::Reduce { lambda, .. }
         | Exp::Scan { lambda, .. }
-        | Exp::Generate { lambda, .. } => vec![(lambda.body, true)],
+        | Exp::Generate { lambda, .. }
+        | Exp::ReduceByIndex { lambda, .. } => vec![(lambda.body, true)],
         _ => Vec::new(),
     }
 }

@@ -266,6 +266,41 @@ pub enum ParLevel {
     Thread,
 }
 
+/// A read-modify-write of one element of global memory that concurrent work-items
+/// may do at once (a histogram's bins). OpenCL 1.2 has `atomic_add`, `atomic_min`
+/// and `atomic_max` on 32-bit integers and, with `cl_khr_int64_base_atomics` (which the
+/// prelude already needs), `atom_add` on 64-bit ones; float additions are a
+/// compare-and-swap loop on the bits (a helper of the prelude).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtomicOp {
+    Add,
+    Min,
+    Max,
+}
+
+impl AtomicOp {
+    /// Whether OpenCL 1.2 (with the prelude's extensions) can do `op` on `elem` atomically.
+    pub fn supports(self, elem: Elem) -> bool {
+        match self {
+            AtomicOp::Add => {
+                matches!(
+                    elem,
+                    Elem::I32 | Elem::U32 | Elem::I64 | Elem::U64 | Elem::F32 | Elem::F64
+                )
+            }
+            AtomicOp::Min | AtomicOp::Max => matches!(elem, Elem::I32 | Elem::U32),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            AtomicOp::Add => "add",
+            AtomicOp::Min => "min",
+            AtomicOp::Max => "max",
+        }
+    }
+}
+
 /// A command.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cmd {
@@ -329,6 +364,15 @@ pub enum Cmd {
         a: CExpr,
         b: CExpr,
     },
+    /// `ptr[index] = ptr[index] op value`, atomically ([`AtomicOp::supports`] holds
+    /// for `elem`, the element type of `ptr`).
+    Atomic {
+        op: AtomicOp,
+        elem: Elem,
+        ptr: Rc<str>,
+        index: CExpr,
+        value: CExpr,
+    },
     /// `return value;` from a function generated from a user def.
     Return(CExpr),
     Comment(String),
@@ -349,7 +393,9 @@ impl Cmd {
         match self {
             Cmd::Decl { init, .. } => init.iter().map(Part::Expr).collect(),
             Cmd::Assign { value, .. } | Cmd::Return(value) => vec![Part::Expr(value)],
-            Cmd::Store { index, value, .. } => vec![Part::Expr(index), Part::Expr(value)],
+            Cmd::Store { index, value, .. } | Cmd::Atomic { index, value, .. } => {
+                vec![Part::Expr(index), Part::Expr(value)]
+            }
             Cmd::If { cond, then_cmds, else_cmds } => {
                 vec![Part::Expr(cond), Part::Body(then_cmds), Part::Body(else_cmds)]
             }
@@ -582,6 +628,10 @@ fn print_cmds(out: &mut String, cmds: &[Cmd], depth: usize) {
             }
             Cmd::Store { ptr, index, value } => {
                 let _ = writeln!(out, "{pad}{ptr}[{index}] := {value}");
+            }
+            Cmd::Atomic { op, elem, ptr, index, value } => {
+                let op = op.name();
+                let _ = writeln!(out, "{pad}atomic {op}.{} {ptr}[{index}] {value}", elem.name());
             }
             Cmd::If { cond, then_cmds, else_cmds } => {
                 let _ = writeln!(out, "{pad}if {cond} then");

@@ -709,7 +709,7 @@ impl<'p> Kb<'p> {
         }
     }
 
-    fn stage(&mut self, v: &KVal) -> Res<KVal> {
+    pub(crate) fn stage(&mut self, v: &KVal) -> Res<KVal> {
         Ok(match v {
             KVal::Scalar(e, elem) => {
                 if matches!(e, CExpr::Int(_) | CExpr::Lit(_)) {
@@ -862,6 +862,7 @@ impl<'p> Kb<'p> {
                 | Exp::Generate { .. }
                 | Exp::Reduce { .. }
                 | Exp::Scan { .. }
+                | Exp::ReduceByIndex { .. }
                 | Exp::Loop { .. } => "@seq: a sequential loop in each work-item",
                 _ => "computed in each work-item",
             };
@@ -1198,6 +1199,64 @@ impl<'p> Kb<'p> {
             Exp::Scatter { .. } => {
                 Err(LowerError::unsupported("`scatter` inside a kernel", origin.as_ref()))
             }
+            Exp::ReduceByIndex { dest, lambda, indices, values, .. } => {
+                let dest = self.array(f, env, dest)?;
+                let indices = self.array(f, env, indices)?;
+                let values = self.array(f, env, values)?;
+                self.seq_reduce_by_index(
+                    f,
+                    env,
+                    lambda,
+                    dest,
+                    indices,
+                    values,
+                    ty,
+                    &hint,
+                    origin.as_ref(),
+                )
+            }
+            Exp::Update { array, indices, value } => {
+                let name = self.var_name(f, array);
+                let arr = self.array(f, env, array)?;
+                let shape = arr.shape();
+                let mut at = Vec::new();
+                for (dim, index) in indices.iter().enumerate() {
+                    let i = self.int(f, env, index)?;
+                    let i = self.tmp("i", Elem::I64, i);
+                    if self.checks() {
+                        let code = self.error_site(
+                            format!("index {{0}} out of bounds for array `{name}` of size {{1}}"),
+                            origin.as_ref(),
+                        );
+                        let ok = CExpr::bin(
+                            COp::And,
+                            CExpr::bin(COp::Le, CExpr::Int(0), i.clone()),
+                            CExpr::bin(COp::Lt, i.clone(), shape[dim].clone()),
+                        );
+                        self.check(ok, code, i.clone(), shape[dim].clone());
+                    }
+                    at.push(i);
+                }
+                let value = self.atom(f, env, value)?;
+                // A pull array: an element is the new value's where the index matches,
+                // the old array's elsewhere, so no work-item needs a copy in memory.
+                let pf: PullFn = Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
+                    let hit = at
+                        .iter()
+                        .zip(idx)
+                        .map(|(i, k)| CExpr::bin(COp::Eq, k.clone(), i.clone()))
+                        .reduce(|a, b| CExpr::bin(COp::And, a, b))
+                        .unwrap_or(CExpr::Int(1));
+                    let (rest, whole) = (idx[at.len()..].to_vec(), idx.to_vec());
+                    let (value, arr) = (value.clone(), arr.clone());
+                    kb.branch(
+                        hit,
+                        &mut |kb: &mut Kb<'_>| kb.index_val(&value, &rest),
+                        &mut |kb: &mut Kb<'_>| kb.index(&arr, &whole),
+                    )
+                });
+                Ok(KVal::Arr(KArr::Pull { shape, f: pf }))
+            }
             Exp::Iota { size } => {
                 let n = self.int(f, env, size)?;
                 let (elem_ty, _) = elem_and_rank(ty);
@@ -1480,6 +1539,92 @@ impl<'p> Kb<'p> {
             }
             KArr::Mem(_) => Err(LowerError::internal("unzip of a scalar array")),
         }
+    }
+
+    /// `reduce_by_index` in one work-item: into a private copy of the bins when their
+    /// shape is a small constant, else as a pull array whose element folds every value
+    /// of its bin where it is read (bins times values work, but no memory).
+    #[expect(clippy::too_many_arguments, reason = "the combinator's whole description")]
+    fn seq_reduce_by_index(
+        &mut self,
+        f: FnId,
+        env: &KEnv,
+        lambda: &weft_core::Lambda,
+        dest: KArr,
+        indices: KArr,
+        values: KArr,
+        ty: &Type,
+        hint: &str,
+        origin: Option<&Origin>,
+    ) -> Res<KVal> {
+        let shape = dest.shape();
+        let n = indices.shape()[0].clone();
+        let bins = shape[0].clone();
+        let total: Option<i64> = shape.iter().map(CExpr::as_int).product();
+        if total.is_some_and(|t| t <= 4096) {
+            let (elem_ty, _) = elem_and_rank(ty);
+            let why = self.because(
+                "a sequential `reduce_by_index`'s bins, computed by one work-item",
+                origin,
+            );
+            let out = self.private_array_shaped(hint, &elem_ty, shape.clone(), &why)?;
+            self.record_origin(&out, origin);
+            self.write(&out, &[], &KVal::Arr(dest))?;
+            let i = self.fresh_name("i");
+            self.push();
+            let KVal::Scalar(j, jelem) = self.index(&indices, &[CExpr::Var(i.clone())])? else {
+                return Err(LowerError::internal("reduce_by_index index"));
+            };
+            let j = if jelem == Elem::I64 { j } else { CExpr::cast(Elem::I64, j) };
+            let j = self.tmp("j", Elem::I64, j);
+            self.push();
+            let current = self.index(&out, std::slice::from_ref(&j))?;
+            let x = self.index(&values, &[CExpr::Var(i.clone())])?;
+            let combined = self.apply(f, env, lambda, current, x)?;
+            // Staged first: the operator's result may read the bin it replaces.
+            let combined = self.stage(&combined)?;
+            self.write(&out, std::slice::from_ref(&j), &combined)?;
+            let then_cmds = self.pop();
+            let in_range = CExpr::bin(
+                COp::And,
+                CExpr::bin(COp::Le, CExpr::Int(0), j.clone()),
+                CExpr::bin(COp::Lt, j, bins),
+            );
+            self.emit(Cmd::If { cond: in_range, then_cmds, else_cmds: Vec::new() });
+            let body = self.pop();
+            self.emit(Cmd::For { var: i, bound: n, body, comment: self.comment(origin) });
+            return Ok(KVal::Arr(out));
+        }
+        if let Some(o) = origin {
+            self.note(o, "@seq reduce_by_index without memory: each bin folds every value where it is read (its size is not a small constant)");
+        }
+        let (lambda, env) = (lambda.clone(), env.clone());
+        let pf: PullFn = Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
+            let bin = idx[0].clone();
+            let init = kb.index(&dest, std::slice::from_ref(&bin))?;
+            let acc = kb.declare_like(&init)?;
+            kb.assign(&acc, &init)?;
+            let i = kb.fresh_name("i");
+            kb.push();
+            let KVal::Scalar(j, jelem) = kb.index(&indices, &[CExpr::Var(i.clone())])? else {
+                return Err(LowerError::internal("reduce_by_index index"));
+            };
+            let j = if jelem == Elem::I64 { j } else { CExpr::cast(Elem::I64, j) };
+            kb.push();
+            let x = kb.index(&values, &[CExpr::Var(i.clone())])?;
+            let combined = kb.apply(f, &env, &lambda, acc.clone(), x)?;
+            kb.assign(&acc, &combined)?;
+            let then_cmds = kb.pop();
+            kb.emit(Cmd::If {
+                cond: CExpr::bin(COp::Eq, j, bin),
+                then_cmds,
+                else_cmds: Vec::new(),
+            });
+            let body = kb.pop();
+            kb.emit(Cmd::For { var: i, bound: n.clone(), body, comment: None });
+            kb.index_val(&acc, &idx[1..])
+        });
+        Ok(KVal::Arr(KArr::Pull { shape, f: pf }))
     }
 
     fn private_array(&mut self, hint: &str, elem_ty: &Type, len: i64, why: &str) -> Res<KArr> {

@@ -25,7 +25,7 @@ use weft_core::{Atom, Exp, FnId, Lambda, Program, VarId};
 use weft_plan::{Elem, Expr};
 
 use crate::arr::{IExpr, View};
-use crate::host::{Lowerer, exp_atoms};
+use crate::host::Lowerer;
 use crate::imp::{CExpr, COp, Cmd};
 use crate::kernel::{KEnv, elem_of};
 use crate::val::{HArr, HEnv, KArr, KVal, PullSrc, Res};
@@ -199,7 +199,7 @@ fn row_nest(program: &Program, func: FnId, lambda: &Lambda) -> Option<(usize, At
     // `B'` and everything before it must not depend on the row.
     let prefix = body.stmts.len() - 1;
     for s in &body.stmts[..prefix] {
-        if exp_atoms(&f.exps[s.exp]).contains(&Atom::Var(row)) {
+        if f.exps[s.exp].operands().contains(&Atom::Var(row)) {
             return None;
         }
     }

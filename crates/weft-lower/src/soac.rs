@@ -10,6 +10,13 @@
 //!   work-item, scan per group in tiles of `WG` with a carry). Indices are `long`, so
 //!   sizes past 2^31 elements work.
 //! - `scatter`: a copy of the destination, then one work-item per index.
+//! - `reduce_by_index`: a copy of the destination, then either one work-item per value
+//!   doing an atomic update of its bin (`+` on 32- and 64-bit integers and on floats,
+//!   `min`/`max` on 32-bit integers: [`AtomicOp`]), or, for any other operator, one
+//!   work-item per bin folding every value whose index is that bin (quadratic work:
+//!   bins times values, but no atomics needed).
+//! - `xs with [i] = v`: a copy of the array, then one work-item that checks the
+//!   indices and writes the element or row.
 
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
@@ -18,7 +25,7 @@ use weft_plan::{BinOp as HOp, Elem, Expr, Step};
 
 use crate::arr::{IExpr, Mem};
 use crate::host::Lowerer;
-use crate::imp::{CExpr, COp, Cmd, ParLevel};
+use crate::imp::{AtomicOp, CExpr, COp, Cmd, ParLevel};
 use crate::kernel::{KEnv, Kb, elem_and_rank};
 use crate::val::{HArr, HEnv, HScalar, HVal, KArr, KVal, Res, rebuild, scalar_leaves};
 
@@ -45,6 +52,72 @@ pub(crate) fn commutative(program: &weft_core::Program, f: FnId, lambda: &Lambda
         }
         _ => false,
     }
+}
+
+/// The atomic update that does what a `reduce_by_index` operator does to bins of
+/// `elem`, if OpenCL has one: the operator is a built-in commutative one applied to its
+/// two parameters ([`commutative`]), and its element type has the atomic.
+pub(crate) fn atomic_op(
+    program: &weft_core::Program,
+    f: FnId,
+    lambda: &Lambda,
+    elem: Elem,
+) -> Option<AtomicOp> {
+    if !commutative(program, f, lambda) {
+        return None;
+    }
+    let function = &program.functions[f];
+    let stmt = function.blocks[lambda.body].stmts.first()?;
+    let op = match &function.exps[stmt.exp] {
+        Exp::BinOp { op: BinOp::Add, .. } => AtomicOp::Add,
+        Exp::Math { func: weft_hir::MathFn::Min, .. } => AtomicOp::Min,
+        Exp::Math { func: weft_hir::MathFn::Max, .. } => AtomicOp::Max,
+        _ => return None,
+    };
+    op.supports(elem).then_some(op)
+}
+
+/// The sizes of an array type's dimensions that are constants, outermost first.
+fn constant_dims(ty: &Type) -> Vec<Option<i64>> {
+    let mut dims = Vec::new();
+    let mut t = ty;
+    while let Type::Array { size, elem } = t {
+        dims.push(size.as_constant());
+        t = elem;
+    }
+    dims
+}
+
+/// `arr` with the dimensions its type knows as constants written as constants (the
+/// shapes of values are checked against their types), so that a work-item's copy of a
+/// row has a size known to the compiler (private memory).
+fn static_shape(arr: KArr, dims: &[Option<i64>]) -> KArr {
+    match arr {
+        KArr::Mem(mut mem) => {
+            for (dim, known) in mem.shape.iter_mut().zip(dims) {
+                if let Some(n) = known {
+                    *dim = CExpr::Int(*n);
+                }
+            }
+            KArr::Mem(mem)
+        }
+        KArr::Zip(parts) => KArr::Zip(parts.into_iter().map(|p| static_shape(p, dims)).collect()),
+        pull @ KArr::Pull { .. } => pull,
+    }
+}
+
+/// `index` as a `long`.
+fn as_index(kb: &mut Kb<'_>, index: KVal, what: &str) -> Res<CExpr> {
+    let KVal::Scalar(j, elem) = index else {
+        return Err(crate::LowerError::internal(what));
+    };
+    let j = if elem == Elem::I64 { j } else { CExpr::cast(Elem::I64, j) };
+    Ok(kb.tmp("j", Elem::I64, j))
+}
+
+/// `0 <= j && j < n`.
+fn in_range(j: CExpr, n: CExpr) -> CExpr {
+    CExpr::bin(COp::And, CExpr::bin(COp::Le, CExpr::Int(0), j.clone()), CExpr::bin(COp::Lt, j, n))
 }
 
 /// Applies the operator lambda to two values inside a kernel.
@@ -604,6 +677,166 @@ impl<'p> Lowerer<'p> {
         );
         let _ = Mem::<Expr, weft_plan::Var>::fresh;
         let _: Option<KArr> = None;
+        Ok(out)
+    }
+
+    /// `reduce_by_index` at the host level (see the module doc for the two kernels).
+    #[expect(clippy::too_many_arguments, reason = "the combinator's whole description")]
+    pub(crate) fn reduce_by_index(
+        &mut self,
+        f: FnId,
+        lambda: &Lambda,
+        dest: HArr,
+        indices: HArr,
+        values: HArr,
+        ty: &Type,
+        origin: Option<&Origin>,
+        env: &HEnv,
+    ) -> Res<HArr> {
+        let out = self.copy_to_fresh(&dest, "histogram")?;
+        let n = indices.shape()[0].clone();
+        let m = out.shape()[0].clone();
+        let mut kb = self.kb();
+        let dst = static_shape(kb.import_arr(&out)?, &constant_dims(ty));
+        let idx = kb.import_arr(&indices)?;
+        let vals = kb.import_arr(&values)?;
+        let bins = dst.shape()[0].clone();
+        let atomic = match &dst {
+            KArr::Mem(mem) if mem.shape.len() == 1 => {
+                atomic_op(self.program, f, lambda, mem.elem).map(|op| (op, mem.clone()))
+            }
+            _ => None,
+        };
+        if let Some((op, mem)) = atomic {
+            if let Some(o) = origin {
+                kb.note(
+                    o,
+                    &format!(
+                        "@grid: one work-item per value, an atomic {} into its bin",
+                        op.name()
+                    ),
+                );
+            }
+            let i = kb.fresh_name("i");
+            kb.push();
+            let j = kb.index(&idx, &[CExpr::Var(i.clone())])?;
+            let j = as_index(&mut kb, j, "reduce_by_index index")?;
+            kb.push();
+            let KVal::Scalar(v, _) = kb.index(&vals, &[CExpr::Var(i.clone())])? else {
+                return Err(crate::LowerError::internal("reduce_by_index value"));
+            };
+            kb.emit(Cmd::Atomic {
+                op,
+                elem: mem.elem,
+                ptr: mem.buf.clone(),
+                index: mem.address(std::slice::from_ref(&j)),
+                value: v,
+            });
+            let then_cmds = kb.pop();
+            kb.emit(Cmd::If { cond: in_range(j, bins), then_cmds, else_cmds: Vec::new() });
+            let body = kb.pop();
+            let comment = kb.comment(origin);
+            let kn = kb.import_index(&n);
+            kb.emit(Cmd::ParFor { level: ParLevel::Grid(0), var: i, bound: kn, body, comment });
+            self.launch(
+                kb,
+                "hist",
+                format!(
+                    "reduce_by_index: one work-item per value, an atomic {} into its bin; out-of-range indices are ignored",
+                    op.name()
+                ),
+                vec![n],
+                Some(vec![Expr::I64(256)]),
+            );
+            return Ok(out);
+        }
+        if let Some(o) = origin {
+            kb.note(
+                o,
+                "@grid: one work-item per bin, reading every value (no atomic for this operator)",
+            );
+        }
+        let host = Rc::new(env.clone());
+        let b = kb.fresh_name("bin");
+        kb.push();
+        let init = kb.index(&dst, &[CExpr::Var(b.clone())])?;
+        let acc = kb.declare_like(&init)?;
+        kb.assign(&acc, &init)?;
+        let i = kb.fresh_name("i");
+        kb.push();
+        let j = kb.index(&idx, &[CExpr::Var(i.clone())])?;
+        let j = as_index(&mut kb, j, "reduce_by_index index")?;
+        kb.push();
+        let x = kb.index(&vals, &[CExpr::Var(i.clone())])?;
+        let combined = apply(&mut kb, f, lambda, &host, acc.clone(), x)?;
+        kb.assign(&acc, &combined)?;
+        let then_cmds = kb.pop();
+        kb.emit(Cmd::If {
+            cond: CExpr::bin(COp::Eq, j, CExpr::Var(b.clone())),
+            then_cmds,
+            else_cmds: Vec::new(),
+        });
+        let scan_values = kb.pop();
+        let kn = kb.import_index(&n);
+        kb.emit(Cmd::For { var: i, bound: kn, body: scan_values, comment: None });
+        kb.write(&dst, &[CExpr::Var(b.clone())], &acc)?;
+        let body = kb.pop();
+        let comment = kb.comment(origin);
+        kb.emit(Cmd::ParFor { level: ParLevel::Grid(0), var: b, bound: bins, body, comment });
+        self.launch(
+            kb,
+            "hist_bins",
+            "reduce_by_index: one work-item per bin folds every value whose index is that bin (bins times values work)".to_owned(),
+            vec![m],
+            Some(vec![Expr::I64(256)]),
+        );
+        Ok(out)
+    }
+
+    /// `array with [indices] = value` at the host level: a copy of the array, then one
+    /// work-item checks the indices (the interpreter's wording) and writes the value.
+    pub(crate) fn update(
+        &mut self,
+        array: HArr,
+        array_name: &str,
+        indices: &[HVal],
+        value: &HVal,
+        origin: Option<&Origin>,
+    ) -> Res<HArr> {
+        let out = self.copy_to_fresh(&array, "updated")?;
+        let mut kb = self.kb();
+        if let Some(o) = origin {
+            kb.note(o, "a copy, then one work-item writes the new element or row");
+        }
+        let dst = kb.import_arr(&out)?;
+        let shape = dst.shape();
+        let mut at = Vec::new();
+        for (dim, index) in indices.iter().enumerate() {
+            let i = kb.import_val(index)?;
+            let i = as_index(&mut kb, i, "update index")?;
+            if kb.checks() {
+                let code = kb.error_site(
+                    format!("index {{0}} out of bounds for array `{array_name}` of size {{1}}"),
+                    origin,
+                );
+                kb.check(
+                    in_range(i.clone(), shape[dim].clone()),
+                    code,
+                    i.clone(),
+                    shape[dim].clone(),
+                );
+            }
+            at.push(i);
+        }
+        let value = kb.import_val(value)?;
+        kb.write(&dst, &at, &value)?;
+        self.launch(
+            kb,
+            "update",
+            "with: one work-item checks the indices and writes the new element or row into the copy".to_owned(),
+            vec![Expr::I64(1)],
+            None,
+        );
         Ok(out)
     }
 }

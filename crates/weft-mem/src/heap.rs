@@ -230,6 +230,39 @@ fn addresses(arr: &HArr) -> Vec<i64> {
 }
 
 impl<'a> Interp<'a> {
+    /// Row `i` of a value as heap values; a row of an array is copied into a fresh
+    /// block (the bins of a `reduce_by_index`, rewritten as it runs, are no view).
+    fn row_on_heap(&mut self, l: &Logical, i: usize) -> Result<HVal> {
+        match l {
+            Logical::Array { shape, data } if shape.len() == 1 => data
+                .get(i)
+                .map(|s| HVal::Scalar(*s))
+                .ok_or_else(|| HeapError::new("bin out of range")),
+            Logical::Array { shape, data } => {
+                let row: usize = shape.iter().skip(1).product();
+                let values = data
+                    .get(i * row..(i + 1) * row)
+                    .ok_or_else(|| HeapError::new("bin out of range"))?
+                    .to_vec();
+                let elem = values.first().map_or(weft_values::ScalarType::I64, |s| s.ty());
+                let label = self.heap.len();
+                self.heap.push(HBlock { elem, data: values });
+                let mut dims = Vec::new();
+                let mut stride = 1i64;
+                for &n in shape.iter().skip(1).rev() {
+                    dims.push((n, stride));
+                    stride *= to_i64(n);
+                }
+                dims.reverse();
+                Ok(HVal::Array(HArr { label, offset: 0, dims }))
+            }
+            Logical::Tuple(items) => Ok(HVal::Tuple(
+                items.iter().map(|p| self.row_on_heap(p, i)).collect::<Result<_>>()?,
+            )),
+            Logical::Scalar(_) => Err(HeapError::new("bins of a scalar")),
+        }
+    }
+
     fn input(
         &mut self,
         shape: &ValueShape,
@@ -812,6 +845,46 @@ impl<'a> Interp<'a> {
                 }
                 Produced::Dense(out)
             }
+            Exp::ReduceByIndex { dest, lambda, indices, values, .. } => {
+                let mut out = self.to_logical(&self.atom(run, *dest)?)?;
+                let indices = self.atom(run, *indices)?;
+                let values = self.atom(run, *values)?;
+                let n_bins = first_len(&out);
+                let n = first_shape(&indices).first().copied().unwrap_or(0);
+                for j in 0..n {
+                    let HVal::Scalar(s) = elem(self, &indices, j)? else { continue };
+                    if let Ok(bin) = usize::try_from(scalar_i64(s))
+                        && bin < n_bins
+                    {
+                        let current = self.row_on_heap(&out, bin)?;
+                        let x = elem(self, &values, j)?;
+                        let combined = self.apply(run, lambda, vec![current, x])?;
+                        let combined = self.to_logical(&combined)?;
+                        set_row(&mut out, bin, &combined)?;
+                    }
+                }
+                Produced::Dense(out)
+            }
+            Exp::Update { array, indices, value } => {
+                let mut out = self.to_logical(&self.atom(run, *array)?)?;
+                let shape = logical_shape(&out);
+                let mut block = 0usize;
+                for (dim, &index) in indices.iter().enumerate() {
+                    let n = shape.get(dim).copied().unwrap_or(0);
+                    let i = self.int(run, index)?;
+                    match usize::try_from(i) {
+                        Ok(i) if i < n => block = block * n + i,
+                        _ => {
+                            return Err(HeapError::new(format!(
+                                "index {i} out of bounds for size {n}"
+                            )));
+                        }
+                    }
+                }
+                let value = self.to_logical(&self.atom(run, *value)?)?;
+                set_block(&mut out, indices.len(), block, &value)?;
+                Produced::Dense(out)
+            }
             Exp::Iota { size } => {
                 let n = self.int(run, *size)?.max(0);
                 Produced::Dense(Logical::Array {
@@ -1120,9 +1193,23 @@ fn stack(items: Vec<Logical>, shape: &ValueShape, fr: &Frame) -> Result<Logical>
 }
 
 fn set_row(out: &mut Logical, i: usize, value: &Logical) -> Result<()> {
+    set_block(out, 1, i, value)
+}
+
+/// The shape of a value's arrays (of the first component of a tuple).
+fn logical_shape(l: &Logical) -> Vec<usize> {
+    match l {
+        Logical::Array { shape, .. } => shape.clone(),
+        Logical::Tuple(items) => items.first().map(logical_shape).unwrap_or_default(),
+        Logical::Scalar(_) => Vec::new(),
+    }
+}
+
+/// Writes `value` over block `i` of `out`, its `outer` outer dimensions taken as one.
+fn set_block(out: &mut Logical, outer: usize, i: usize, value: &Logical) -> Result<()> {
     match (out, value) {
         (Logical::Array { shape, data }, v) => {
-            let row: usize = shape.iter().skip(1).product();
+            let row: usize = shape.iter().skip(outer).product();
             let values: Vec<Scalar> = match v {
                 Logical::Scalar(s) => vec![*s],
                 Logical::Array { data, .. } => data.clone(),
@@ -1139,7 +1226,7 @@ fn set_row(out: &mut Logical, i: usize, value: &Logical) -> Result<()> {
         }
         (Logical::Tuple(outs), Logical::Tuple(values)) => {
             for (o, v) in outs.iter_mut().zip(values) {
-                set_row(o, i, v)?;
+                set_block(o, outer, i, v)?;
             }
             Ok(())
         }

@@ -11,7 +11,8 @@
 //! - `flatten` of a layout that does not merge (a transposed array) is a copy into a
 //!   fresh row-major block, recorded as a [`ForcedCopy`] with the expression's origin;
 //! - constructors allocate a fresh row-major block right before their statement:
-//!   `map`, `generate`, `scan`, `scatter`, `concat`, array literals, `iota`,
+//!   `map`, `generate`, `scan`, `scatter`, `reduce_by_index`, `with` updates (a copy:
+//!   no update is done in place yet), `concat`, array literals, `iota`,
 //!   `replicate` of a scalar, and the explicit copies `force`/`to_*`; arrays built
 //!   inside a lambda are allocated inside it (memory expansion hoists them later);
 //! - `if` results keep a block or component that both branches share and that is in
@@ -161,7 +162,8 @@ pub(crate) fn defined_inside(
                 Exp::Map { lambda: l, .. }
                 | Exp::Reduce { lambda: l, .. }
                 | Exp::Scan { lambda: l, .. }
-                | Exp::Generate { lambda: l, .. } => lambda(l, &mut stack),
+                | Exp::Generate { lambda: l, .. }
+                | Exp::ReduceByIndex { lambda: l, .. } => lambda(l, &mut stack),
                 Exp::Atom(_)
                 | Exp::Size(_)
                 | Exp::BinOp { .. }
@@ -175,6 +177,7 @@ pub(crate) fn defined_inside(
                 | Exp::Dim { .. }
                 | Exp::Call { .. }
                 | Exp::Scatter { .. }
+                | Exp::Update { .. }
                 | Exp::Iota { .. }
                 | Exp::Replicate { .. }
                 | Exp::Zip(_)
@@ -465,6 +468,7 @@ impl Ctx<'_> {
             },
             Exp::ArrayLit { .. }
             | Exp::Scatter { .. }
+            | Exp::Update { .. }
             | Exp::Iota { .. }
             | Exp::Concat(..)
             | Exp::Materialise { .. } => self.fresh(var, ty, &Provenance::Fresh),
@@ -519,7 +523,7 @@ impl Ctx<'_> {
                 self.block(lambda.body);
                 self.exist(var, ty)
             }
-            Exp::Scan { lambda, .. } => {
+            Exp::Scan { lambda, .. } | Exp::ReduceByIndex { lambda, .. } => {
                 self.lambda_params_exist(lambda);
                 let info = self.fresh(var, ty, &Provenance::Fresh);
                 self.block(lambda.body);

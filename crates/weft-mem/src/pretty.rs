@@ -438,6 +438,21 @@ impl Printer<'_> {
                     self.atom(*values)
                 )
             }
+            Exp::ReduceByIndex { dest, lambda, neutral, indices, values } => {
+                let operands = self.atoms(&[*dest, *neutral, *indices, *values]);
+                let _ = write!(self.out, "reduce_by_index {operands} ");
+                self.lambda(lambda, depth);
+                return;
+            }
+            Exp::Update { array, indices, value } => {
+                let indices: Vec<String> = indices.iter().map(|&i| self.atom(i)).collect();
+                format!(
+                    "{} with [{}] = {}",
+                    self.atom(*array),
+                    indices.join(", "),
+                    self.atom(*value)
+                )
+            }
             Exp::Iota { size } => format!("iota {}", self.atom(*size)),
             Exp::Replicate { size, value } => {
                 format!("replicate {} {}", self.atom(*size), self.atom(*value))

@@ -2,7 +2,8 @@
 //!
 //! [`compile_entry`] lowers an entry point (`weft-lower`) and prints its kernels as
 //! one OpenCL program: a prelude of helpers (the error buffer's first-writer-wins
-//! failure, integer division and powers with Weft's semantics), then one `__kernel`
+//! failure, integer division and powers with Weft's semantics, float atomic additions
+//! when a kernel needs them), then one `__kernel`
 //! per kernel, with parameters named after the source, `const` on buffers the kernel
 //! only reads, and a comment with the source position on each loop.
 
@@ -12,9 +13,9 @@ use std::fmt::Write;
 use weft_core::{FnId, Origin, Program};
 use weft_lower::aspace::{Instance, PtrSpaces, Resolved, Space, Spaces, Target};
 use weft_lower::{
-    CExpr, Cmd, FParam, FuncImp, KernelImp, LowerError, Options, ParLevel, Part, c_type,
+    AtomicOp, CExpr, Cmd, FParam, FuncImp, KernelImp, LowerError, Options, ParLevel, Part, c_type,
 };
-use weft_plan::{Kernel, KernelParam, ParamKind, Plan};
+use weft_plan::{Elem, Kernel, KernelParam, ParamKind, Plan};
 
 /// A compiled entry point: its host plan (with the OpenCL source), the kernels and the
 /// functions generated from user defs in the imperative IR they were printed from, and
@@ -102,6 +103,41 @@ void weft_fail(__global long* weft_err, long code, long a, long b) {
 }
 ";
 
+/// Atomic float additions, in programs that have them (`reduce_by_index` with `+` on
+/// floats).
+const FLOAT_ATOMICS: &str = r"
+// Atomic float additions (`reduce_by_index` with `+`): OpenCL 1.2 has no float
+// atomics, so a compare-and-swap loop on the bits retries until no other work-item
+// wrote in between.
+void weft_atomic_add_float(volatile __global float* p, float v) {
+  volatile __global uint* bits = (volatile __global uint*)p;
+  uint seen, old = *bits;
+  do {
+    seen = old;
+    old = atomic_cmpxchg(bits, seen, as_uint(as_float(seen) + v));
+  } while (old != seen);
+}
+
+void weft_atomic_add_double(volatile __global double* p, double v) {
+  volatile __global ulong* bits = (volatile __global ulong*)p;
+  ulong seen, old = *bits;
+  do {
+    seen = old;
+    old = atom_cmpxchg(bits, seen, as_ulong(as_double(seen) + v));
+  } while (old != seen);
+}
+";
+
+fn adds_floats_atomically(cmds: &[Cmd]) -> bool {
+    cmds.iter().any(|cmd| {
+        matches!(cmd, Cmd::Atomic { elem: Elem::F32 | Elem::F64, .. })
+            || cmd.parts().into_iter().any(|part| match part {
+                Part::Body(body) => adds_floats_atomically(body),
+                Part::Expr(_) => false,
+            })
+    })
+}
+
 /// Integer division, remainder and power with Weft's semantics: division by zero
 /// fails, `MIN / -1` wraps, negative exponents give 0.
 fn int_helpers(out: &mut String) {
@@ -135,6 +171,9 @@ pub fn print_program(kernels: &[KernelImp], functions: &[FuncImp], spaces: &Spac
         Target::OpenCl20 => format!("{OPENCL_20_MARKER}\n"),
     };
     out.push_str(PRELUDE);
+    if kernels.iter().any(|k| adds_floats_atomically(&k.body)) {
+        out.push_str(FLOAT_ATOMICS);
+    }
     int_helpers(&mut out);
     for inst in &spaces.instances {
         out.push('\n');
@@ -223,7 +262,7 @@ fn print_instance(func: &FuncImp, inst: &Instance) -> String {
 
 fn written(cmds: &[Cmd], out: &mut HashSet<String>) {
     for cmd in cmds {
-        if let Cmd::Store { ptr, .. } = cmd {
+        if let Cmd::Store { ptr, .. } | Cmd::Atomic { ptr, .. } = cmd {
             out.insert(ptr.to_string());
         }
         for part in cmd.parts() {
@@ -290,6 +329,18 @@ fn cmds(out: &mut String, list: &[Cmd], depth: usize, ptrs: &PtrSpaces) {
             Cmd::Store { ptr, index, value } => {
                 let (index, value) = (calls(index, ptrs), calls(value, ptrs));
                 let _ = writeln!(out, "{pad}{ptr}[{index}] = {value};");
+            }
+            Cmd::Atomic { op, elem, ptr, index, value } => {
+                let (index, value) = (calls(index, ptrs), calls(value, ptrs));
+                let func = match (op, elem) {
+                    (AtomicOp::Add, Elem::F32) => "weft_atomic_add_float",
+                    (AtomicOp::Add, Elem::F64) => "weft_atomic_add_double",
+                    (AtomicOp::Add, Elem::I64 | Elem::U64) => "atom_add",
+                    (AtomicOp::Add, _) => "atomic_add",
+                    (AtomicOp::Min, _) => "atomic_min",
+                    (AtomicOp::Max, _) => "atomic_max",
+                };
+                let _ = writeln!(out, "{pad}{func}(&{ptr}[{index}], {value});");
             }
             Cmd::If { cond, then_cmds, else_cmds } => {
                 let cond = calls(cond, ptrs);

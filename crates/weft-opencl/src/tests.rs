@@ -1350,3 +1350,140 @@ entry mm (as: [q][n][k]f32) (bs: [q][k][m]f32) : [q][n][m]f32 =
         result_10[batch_1 * s_11 + (row0_18 + ty_16 * 8) * x_9 + (col0_17 + tx_15)] = acc00_19;
     "#]].assert_eq(&format!("{plan}{lines}"));
 }
+
+#[test]
+fn reduce_by_index_is_a_copy_then_one_atomic_update_per_value() {
+    let float_add = "entry h (d: [m]f32) (is: [n]i64) (vs: [n]f32) : [m]f32 =
+  reduce_by_index d (+) 0 is vs";
+    check_kernel(
+        float_add,
+        expect![[r#"
+        // materialises `histogram`: one work-item per row
+        __kernel void h_map_0(
+            __global long* weft_err,
+            __global const float* restrict d_1,
+            long m_2,
+            __global float* restrict histogram_3) {
+          for (long i_4 = get_global_id(0); i_4 < m_2; i_4 += get_global_size(0)) {
+            histogram_3[i_4] = d_1[i_4];
+          }
+        }
+        // reduce_by_index: one work-item per value, an atomic add into its bin; out-of-range indices are ignored
+        __kernel void h_hist_1(
+            __global long* weft_err,
+            __global float* restrict histogram_1,
+            long m_2,
+            __global const long* restrict is_3,
+            long n_4,
+            __global const float* restrict vs_5) {
+          for (long i_6 = get_global_id(0); i_6 < n_4; i_6 += get_global_size(0)) { // main.weft:2
+            long j_7 = is_3[i_6];
+            if (0 <= j_7 && j_7 < m_2) {
+              weft_atomic_add_float(&histogram_1[j_7], vs_5[i_6]);
+            }
+          }
+        }
+    "#]],
+    );
+    // The float helper is in the program only when a kernel adds floats atomically.
+    assert!(compiled(float_add).plan.source.contains("void weft_atomic_add_float("));
+    let int_max = compiled(
+        "entry h (is: [n]i64) (vs: [n]i32) : [8]i32 =
+  reduce_by_index (replicate 8 i32.lowest) i32.max i32.lowest is vs",
+    );
+    assert!(int_max.plan.source.contains("atomic_max(&"));
+    assert!(!int_max.plan.source.contains("weft_atomic_add_float"));
+}
+
+#[test]
+fn reduce_by_index_without_an_atomic_runs_one_work_item_per_bin() {
+    check_kernel(
+        "entry h (is: [n]i64) (vs: [n]f32) : [8]f32 =
+  reduce_by_index (replicate 8 f32.inf) f32.min f32.inf is vs",
+        expect![[r#"
+            // computes `` (one work-item), main.weft:2
+            __kernel void h_scalar_0(
+                __global long* weft_err,
+                __global float* restrict v_1) {
+              v_1[0] = INFINITY;
+            }
+            // computes `` (one work-item), main.weft:2
+            __kernel void h_scalar_1(
+                __global long* weft_err,
+                __global float* restrict v_1) {
+              v_1[0] = INFINITY;
+            }
+            // materialises `histogram`: one work-item per row
+            __kernel void h_map_2(
+                __global long* weft_err,
+                __global const float* restrict v_1,
+                __global float* restrict histogram_2) {
+              for (long i_3 = get_global_id(0); i_3 < 8; i_3 += get_global_size(0)) {
+                histogram_2[i_3] = v_1[0];
+              }
+            }
+            // reduce_by_index: one work-item per bin folds every value whose index is that bin (bins times values work)
+            __kernel void h_hist_bins_3(
+                __global long* weft_err,
+                __global float* restrict histogram_1,
+                __global const long* restrict is_2,
+                long n_3,
+                __global const float* restrict vs_4) {
+              for (long bin_5 = get_global_id(0); bin_5 < 8; bin_5 += get_global_size(0)) { // main.weft:2
+                float r_6;
+                float n_7 = histogram_1[bin_5];
+                r_6 = n_7;
+                for (long i_8 = 0; i_8 < n_3; i_8++) {
+                  long j_9 = is_2[i_8];
+                  if (j_9 == bin_5) {
+                    float v_10 = fmin(r_6, vs_4[i_8]);
+                    float n_11 = v_10;
+                    r_6 = n_11;
+                  }
+                }
+                histogram_1[bin_5] = r_6;
+              }
+            }
+        "#]],
+    );
+}
+
+#[test]
+fn with_is_a_copy_then_a_checked_write_by_one_work_item() {
+    check_kernel(
+        "entry u (m: [r][c]i32) (i: i64) (j: i64) : [r][c]i32 = m with [i, j] = 0",
+        expect![[r#"
+            // materialises `updated`: one work-item per element (2-D NDRange)
+            __kernel void u_map2d_0(
+                __global long* weft_err,
+                __global const int* restrict m_1,
+                long c_2,
+                long r_3,
+                __global int* restrict updated_4) {
+              for (long j_6 = get_global_id(0); j_6 < c_2; j_6 += get_global_size(0)) {
+                for (long i_5 = get_global_id(1); i_5 < r_3; i_5 += get_global_size(1)) {
+                  updated_4[i_5 * c_2 + j_6] = m_1[i_5 * c_2 + j_6];
+                }
+              }
+            }
+            // with: one work-item checks the indices and writes the new element or row into the copy
+            __kernel void u_update_1(
+                __global long* weft_err,
+                __global int* restrict updated_1,
+                long c_2,
+                long r_3,
+                long i_4,
+                long j_5) {
+              if (!(0 <= i_4 && i_4 < r_3)) {
+                weft_fail(weft_err, 1, (long)(i_4), (long)(r_3));
+                return;
+              }
+              if (!(0 <= j_5 && j_5 < c_2)) {
+                weft_fail(weft_err, 2, (long)(j_5), (long)(c_2));
+                return;
+              }
+              updated_1[i_4 * c_2 + j_5] = 0;
+            }
+        "#]],
+    );
+}

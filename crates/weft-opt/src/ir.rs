@@ -22,9 +22,9 @@
 //!   `[n_0]...[n_{k-1}]` (a scalar for a one-dimensional space).
 //! - `SegScan`: as `SegRed`, but inclusive prefixes; results of shape `[n_0]...[n_k]`.
 //! - `SegHist`: the body yields a bin index and a value; values with the same bin are
-//!   combined by the operator into a histogram of `dest_size` bins starting from the
-//!   neutral element, per segment of the outer dimensions; bins out of range are
-//!   ignored.
+//!   combined by the operator into a copy of the bins of `dest`, per segment of the
+//!   outer dimensions (`dest` has shape `[n_0]...[n_{k-1}][bins]`); bins out of range
+//!   are ignored (Futhark's SegHist, whose destination is part of the operation).
 
 use la_arena::{Arena, ArenaMap, Idx};
 use weft_core::{Atom, CoreSize, FnId, Origin, Type, Var, VarId};
@@ -155,13 +155,14 @@ pub enum Exp {
     },
 }
 
-/// A sequential combinator.
+/// A sequential combinator (`Hist` is `reduce_by_index dest op neutral indices values`).
 #[derive(Debug, Clone, PartialEq)]
 pub enum SeqSoac {
     Map { lambda: Lambda, arrays: Vec<Atom> },
     Reduce { lambda: Lambda, neutral: Atom, array: Atom },
     Scan { lambda: Lambda, neutral: Atom, array: Atom },
     Generate { size: Atom, lambda: Lambda },
+    Hist { dest: Atom, lambda: Lambda, neutral: Atom, indices: Atom, values: Atom },
 }
 
 /// Where a SegOp runs (FCL's levels, LANGUAGE.md section 6).
@@ -208,7 +209,7 @@ pub enum SegKind {
     Map,
     Red(Vec<SegBinOp>),
     Scan(Vec<SegBinOp>),
-    Hist { dest_size: Atom, op: SegBinOp },
+    Hist { dest: Atom, op: SegBinOp },
 }
 
 /// An associative operator with its neutral elements, over `n` values: the lambda has
@@ -248,8 +249,8 @@ impl Exp {
             SegKind::Red(ops) | SegKind::Scan(ops) => {
                 ops.iter_mut().flat_map(|op| op.neutral.iter_mut()).for_each(&mut *f)
             }
-            SegKind::Hist { dest_size, op } => {
-                f(dest_size);
+            SegKind::Hist { dest, op } => {
+                f(dest);
                 op.neutral.iter_mut().for_each(f);
             }
         };
@@ -269,6 +270,12 @@ impl Exp {
                 SeqSoac::Reduce { neutral, array, .. } | SeqSoac::Scan { neutral, array, .. } => {
                     f(neutral);
                     f(array);
+                }
+                SeqSoac::Hist { dest, neutral, indices, values, .. } => {
+                    f(dest);
+                    f(neutral);
+                    f(indices);
+                    f(values);
                 }
             },
             Exp::Seg(seg) => {
@@ -291,7 +298,8 @@ impl Exp {
                 SeqSoac::Map { lambda, .. }
                 | SeqSoac::Generate { lambda, .. }
                 | SeqSoac::Reduce { lambda, .. }
-                | SeqSoac::Scan { lambda, .. } => vec![lambda.body],
+                | SeqSoac::Scan { lambda, .. }
+                | SeqSoac::Hist { lambda, .. } => vec![lambda.body],
             },
             Exp::Seg(seg) => {
                 let mut out: Vec<BlockId> = match &seg.kind {

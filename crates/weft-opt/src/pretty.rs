@@ -233,6 +233,11 @@ impl Printer<'_> {
                     let _ = write!(self.out, "{name}@seq {neutral} {array} ");
                     self.lambda(lambda, depth);
                 }
+                SeqSoac::Hist { dest, lambda, neutral, indices, values } => {
+                    let operands = self.atoms(&[*dest, *neutral, *indices, *values]);
+                    let _ = write!(self.out, "hist@seq ({operands}) ");
+                    self.lambda(lambda, depth);
+                }
             },
             Exp::Seg(seg) => {
                 let name = match &seg.kind {
@@ -256,9 +261,9 @@ impl Printer<'_> {
                             self.operator(op, depth);
                         }
                     }
-                    SegKind::Hist { dest_size, op } => {
-                        let bins = self.atom(*dest_size);
-                        let _ = write!(self.out, " bins {bins}");
+                    SegKind::Hist { dest, op } => {
+                        let dest = self.atom(*dest);
+                        let _ = write!(self.out, " into {dest}");
                         self.operator(op, depth);
                     }
                 }

@@ -571,8 +571,10 @@ fn check_simplify_inline(src: &str, expect: Expect) {
     }));
 }
 
-/// Inputs for `entry` with every size parameter `scale` (and every `i64` scalar 3),
-/// drawn at random; `None` for a parameter type this does not cover.
+/// Inputs for `entry` with every size parameter `scale` and every `i64` scalar 3,
+/// drawn at random (`i64` arrays in `0..3`, so that they index any array of at least
+/// 3 elements, histogram bins given as a scalar included); `None` for a parameter type
+/// this does not cover.
 fn scaled_inputs(program: &Program, entry: FnId, scale: i64) -> Option<Vec<Value>> {
     use weft_core::Type;
     let f = &program.functions[entry];
@@ -586,13 +588,12 @@ fn scaled_inputs(program: &Program, entry: FnId, scale: i64) -> Option<Vec<Value
     fn spec(
         ty: &Type,
         known: &rustc_hash::FxHashMap<weft_core::VarId, i64>,
-        scale: i64,
         out: &mut Vec<String>,
     ) -> Option<()> {
         match ty {
             Type::Tuple(elems) => {
                 for e in elems {
-                    spec(e, known, scale, out)?;
+                    spec(e, known, out)?;
                 }
             }
             _ => {
@@ -606,9 +607,7 @@ fn scaled_inputs(program: &Program, entry: FnId, scale: i64) -> Option<Vec<Value
                 let scalar = t.as_scalar()?;
                 text.push_str(scalar.name());
                 match scalar {
-                    weft_hir::ScalarTy::I64 if text.starts_with('[') => {
-                        text.push_str(&format!(" in 0..{scale}"))
-                    }
+                    weft_hir::ScalarTy::I64 if text.starts_with('[') => text.push_str(" in 0..3"),
                     weft_hir::ScalarTy::I64 => text.push_str(" in 3..4"),
                     _ => {}
                 }
@@ -619,7 +618,7 @@ fn scaled_inputs(program: &Program, entry: FnId, scale: i64) -> Option<Vec<Value
     }
     let mut specs = Vec::new();
     for &p in &f.params {
-        spec(&f.vars[p].ty, &known, scale, &mut specs)?;
+        spec(&f.vars[p].ty, &known, &mut specs)?;
     }
     let specs = weft_values::parse_random_specs(&specs.join(" ")).ok()?;
     Some(weft_values::generate_inputs(&specs, 7))
@@ -744,4 +743,37 @@ fn sibling_reductions_share_one_pass() {
 fn a_reduction_reading_another_is_not_merged() {
     let src = "entry main (xs: [n]f32) : f32 = let s = reduce (+) 0 xs in reduce (+) 0 (map (\\x -> x - s) xs)";
     assert_eq!(seg_ops(src), 2);
+}
+
+#[test]
+fn reduce_by_index_is_a_seghist_then_a_segmap_and_sequential_inside_a_map() {
+    check_gpu(
+        r"entry h (d: [m]i32) (is: [n]i64) (vs: [n]i32) : [m]i32 = reduce_by_index d (+) 0 is vs
+entry rows (a: [r][c]i64) : [r][2]i32 =
+  map (\row -> reduce_by_index (replicate 2 0) i32.max 0 row (replicate c 1)) a",
+        expect![[r#"
+            entry h [m_0] [n_1] (d_2: [m_0]i32) (is_3: [n_1]i64) (vs_4: [n_1]i32) : [m_0]i32 =
+              let t_5: [m_0]i32 = seghist@grid (i_6 < n_1) [chosen] into d_2
+                op (commutative) 0i32 \(x_7: i32) (y_8: i32) ->
+                    let t_9: i32 = add.i32 x_7 y_8
+                    in t_9
+                body ->
+                  let bin_10: i64 = is_3[i_6]
+                  let x_11: i32 = vs_4[i_6]
+                  in bin_10, x_11
+              in t_5
+
+            entry rows [r_0] [c_1] (a_2: [r_0][c_1]i64) : [r_0][2]i32 =
+              let t_3: [2]i32 = replicate 2i64 0i32
+              let t_4: [r_0][2]i32 = segmap@grid (i_5 < r_0) [chosen]
+                body ->
+                  let row_6: [c_1]i64 = a_2[i_5]
+                  let t_7: [c_1]i32 = replicate c_1 1i32
+                  let t_8: [2]i32 = hist@seq (t_3, 0i32, row_6, t_7) \(x_9: i32) (y_10: i32) ->
+                      let t_11: i32 = i32.max x_9 y_10
+                      in t_11
+                  in t_8
+              in t_4
+        "#]],
+    );
 }

@@ -7,6 +7,9 @@
 //!   `generate n_0 (\i_0 -> ... generate n_k (\i_k -> body))`;
 //! - `segred` and `segscan` are the same nest over the outer dimensions around a
 //!   `reduce`/`scan` of a `generate` over the innermost one;
+//! - `seghist` is the same nest around a `reduce_by_index` into the segment's row of
+//!   the destination, of the bins and values a `generate` over the innermost
+//!   dimension yields;
 //! - `version s >= threshold t then a else b` is `if s >= value(t) then a else b`,
 //!   the threshold's value given by the caller;
 //! - sequential combinators are the core combinators at level `@seq`.
@@ -17,7 +20,8 @@ use weft_hir::{Level, ScalarTy};
 use weft_values::Scalar;
 
 use crate::ir::{
-    BlockId, Exp, GpuFunction, GpuProgram, Lambda, LoopForm, SegKind, SegOp, SeqSoac, ThresholdId,
+    BlockId, Exp, GpuFunction, GpuProgram, Lambda, LoopForm, SegBinOp, SegKind, SegOp, SeqSoac,
+    ThresholdId,
 };
 
 /// How SegOps are written back.
@@ -231,6 +235,15 @@ impl Writer<'_> {
                         neutral: *neutral,
                         array: *array,
                     },
+                    SeqSoac::Hist { dest, lambda, neutral, indices, values } => {
+                        weft_core::Exp::ReduceByIndex {
+                            dest: *dest,
+                            lambda: self.lambda(lambda),
+                            neutral: *neutral,
+                            indices: *indices,
+                            values: *values,
+                        }
+                    }
                 }
             }
             Exp::Seg(seg) => {
@@ -281,9 +294,9 @@ impl Writer<'_> {
     fn seg(&mut self, stmts: &mut Vec<weft_core::Stmt>, seg: &SegOp) -> Atom {
         let reducing = match &seg.kind {
             SegKind::Map => None,
-            SegKind::Red(ops) => Some((true, ops)),
-            SegKind::Scan(ops) => Some((false, ops)),
-            SegKind::Hist { .. } => unreachable!("SegHist is not made by flattening yet"),
+            SegKind::Red(ops) => Some(Combine::Red(ops)),
+            SegKind::Scan(ops) => Some(Combine::Scan(ops)),
+            SegKind::Hist { dest, op } => Some(Combine::Hist { dest: *dest, op }),
         };
         let dims = seg.space.len();
         // Combinators over the outer dimensions wrap the innermost one.
@@ -322,7 +335,7 @@ impl Writer<'_> {
         seg: &SegOp,
         dim: usize,
         dims: usize,
-        reducing: Option<(bool, &Vec<crate::ir::SegBinOp>)>,
+        reducing: Option<Combine<'_>>,
     ) -> Atom {
         let (index, bound) = seg.space[dim];
         let innermost = dim + 1 == dims;
@@ -361,8 +374,18 @@ impl Writer<'_> {
         if let (Some(origin), Some(last)) = (seg.origins.first(), stmts.last()) {
             self.out.origins.insert(last.exp, origin.clone());
         }
-        let Some((reduce, ops)) = reducing.filter(|_| innermost) else {
+        let Some(combine) = reducing.filter(|_| innermost) else {
             return Atom::Var(generated);
+        };
+        let (reduce, ops) = match combine {
+            Combine::Red(ops) => (true, ops),
+            Combine::Scan(ops) => (false, ops),
+            Combine::Hist { dest, op } => {
+                // The segment's bins: `dest` at the outer indices.
+                let outer: Vec<VarId> = seg.space[..dim].iter().map(|&(i, _)| i).collect();
+                let dest = self.index_at(stmts, dest, &outer);
+                return self.hist(stmts, generated, dest, op);
+            }
         };
         let (op_lambda, neutral) = self.operators(stmts, ops);
         let (exp, ty) = if reduce {
@@ -387,6 +410,69 @@ impl Writer<'_> {
             )
         };
         let var = self.new_var(ty);
+        self.push(stmts, var, exp);
+        Atom::Var(var)
+    }
+}
+
+/// How a SegOp combines the values of its innermost dimension.
+#[derive(Clone, Copy)]
+enum Combine<'a> {
+    Red(&'a [SegBinOp]),
+    Scan(&'a [SegBinOp]),
+    Hist { dest: Atom, op: &'a SegBinOp },
+}
+
+impl Writer<'_> {
+    /// `array[indices]` (`array` itself without indices).
+    fn index_at(
+        &mut self,
+        stmts: &mut Vec<weft_core::Stmt>,
+        array: Atom,
+        indices: &[VarId],
+    ) -> Atom {
+        if indices.is_empty() {
+            return array;
+        }
+        let mut ty = self.ty_of(array);
+        for _ in indices {
+            ty = ty.elem().cloned().unwrap_or(ty);
+        }
+        let var = self.new_var(ty);
+        let items = indices.iter().map(|&i| weft_core::IndexItem::Fix(Atom::Var(i))).collect();
+        self.push(stmts, var, weft_core::Exp::Index { array, items });
+        Atom::Var(var)
+    }
+
+    /// `reduce_by_index dest op ne is vs` where `(is, vs)` is `unzip pairs`, the bins
+    /// and values a SegHist body yields.
+    fn hist(
+        &mut self,
+        stmts: &mut Vec<weft_core::Stmt>,
+        pairs: VarId,
+        dest: Atom,
+        op: &SegBinOp,
+    ) -> Atom {
+        let Type::Array { size: n, elem } = self.out.vars[pairs].ty.clone() else {
+            unreachable!("a generate yields an array")
+        };
+        let Type::Tuple(parts) = *elem else { unreachable!("a SegHist body yields two values") };
+        let columns =
+            Type::Tuple(parts.iter().map(|p| Type::array(n.clone(), p.clone())).collect());
+        let unzipped = self.new_var(columns);
+        self.push(stmts, unzipped, weft_core::Exp::Unzip(Atom::Var(pairs)));
+        let mut column = |this: &mut Self, index: u32| {
+            let ty = Type::array(n.clone(), parts[index as usize].clone());
+            let var = this.new_var(ty);
+            this.push(stmts, var, weft_core::Exp::Proj { tuple: Atom::Var(unzipped), index });
+            Atom::Var(var)
+        };
+        let indices = column(self, 0);
+        let values = column(self, 1);
+        let neutral = self.one_value(stmts, &op.neutral);
+        let lambda = self.lambda(&op.lambda);
+        let var = self.new_var(self.ty_of(dest));
+        let exp = weft_core::Exp::ReduceByIndex { dest, lambda, neutral, indices, values };
         self.push(stmts, var, exp);
         Atom::Var(var)
     }

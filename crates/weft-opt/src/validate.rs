@@ -241,6 +241,12 @@ impl Validator<'_> {
                         self.atom(*array);
                         self.lambda(lambda);
                     }
+                    SeqSoac::Hist { dest, lambda, neutral, indices, values } => {
+                        for &a in &[*dest, *neutral, *indices, *values] {
+                            self.atom(a);
+                        }
+                        self.lambda(lambda);
+                    }
                 }
             }
             Exp::Seg(seg) => {
@@ -269,9 +275,22 @@ impl Validator<'_> {
                             self.lambda(&op.lambda);
                         }
                     }
-                    SegKind::Hist { dest_size, op } => {
-                        self.atom(*dest_size);
+                    SegKind::Hist { dest, op } => {
+                        self.atom(*dest);
                         op.neutral.iter().for_each(|&a| self.atom(a));
+                        if op.lambda.params.len() != 2 * op.arity() {
+                            self.errors.push(
+                                "an operator whose parameters are not twice its neutral elements"
+                                    .into(),
+                            );
+                        }
+                        let yields = get(&self.f.blocks, seg.body).map_or(0, |b| b.results.len());
+                        if yields != 1 + op.arity() {
+                            self.errors.push(format!(
+                                "a SegHist body yields {yields} values, not a bin and {}",
+                                op.arity()
+                            ));
+                        }
                         self.lambda(&op.lambda);
                     }
                 }

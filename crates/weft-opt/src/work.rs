@@ -221,7 +221,9 @@ impl Counter<'_> {
                 SeqSoac::Generate { size, lambda } => {
                     self.known.count(*size) * self.lambda_work(lambda.body)
                 }
-                SeqSoac::Reduce { lambda, array, .. } | SeqSoac::Scan { lambda, array, .. } => {
+                SeqSoac::Reduce { lambda, array, .. }
+                | SeqSoac::Scan { lambda, array, .. }
+                | SeqSoac::Hist { lambda, values: array, .. } => {
                     self.known.outer(*array) * self.lambda_work(lambda.body)
                 }
             },

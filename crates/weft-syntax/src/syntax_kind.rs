@@ -35,6 +35,7 @@ pub enum SyntaxKind {
     FALSE_KW,
     TYPE_KW,
     IMPORT_KW,
+    WITH_KW,
     // Punctuation.
     L_PAREN,
     R_PAREN,
@@ -127,6 +128,7 @@ pub enum SyntaxKind {
     PROJ_EXPR,
     ASCRIBE_EXPR,
     COERCE_EXPR,
+    UPDATE_EXPR,
     /// Tokens that could not be parsed, kept so the tree stays lossless.
     ERROR,
     __LAST,
@@ -140,7 +142,7 @@ impl SyntaxKind {
     }
 
     pub fn is_keyword(self) -> bool {
-        (DEF_KW as u16..=IMPORT_KW as u16).contains(&(self as u16))
+        (DEF_KW as u16..=WITH_KW as u16).contains(&(self as u16))
     }
 
     pub fn is_token(self) -> bool {
@@ -164,6 +166,7 @@ impl SyntaxKind {
             "false" => FALSE_KW,
             "type" => TYPE_KW,
             "import" => IMPORT_KW,
+            "with" => WITH_KW,
             _ => return None,
         };
         Some(kw)
@@ -187,6 +190,7 @@ impl SyntaxKind {
             FALSE_KW => "false",
             TYPE_KW => "type",
             IMPORT_KW => "import",
+            WITH_KW => "with",
             L_PAREN => "(",
             R_PAREN => ")",
             L_BRACK => "[",
@@ -303,6 +307,7 @@ all_kinds![
     FALSE_KW,
     TYPE_KW,
     IMPORT_KW,
+    WITH_KW,
     L_PAREN,
     R_PAREN,
     L_BRACK,
@@ -387,6 +392,7 @@ all_kinds![
     PROJ_EXPR,
     ASCRIBE_EXPR,
     COERCE_EXPR,
+    UPDATE_EXPR,
     ERROR,
 ];
 

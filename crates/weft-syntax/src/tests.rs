@@ -239,6 +239,28 @@ fn block_forms_extend_right() {
 }
 
 #[test]
+fn updates_with_are_loose_and_chain_left_to_right() {
+    check_expr(
+        "xs with [i + 1] = a + b with [0] = f x",
+        expect![
+            "(UPDATE_EXPR (UPDATE_EXPR (PATH_EXPR (NAME_REF xs)) with [ (INDEX (BIN_EXPR (PATH_EXPR (NAME_REF i)) + (LITERAL 1))) ] = (BIN_EXPR (PATH_EXPR (NAME_REF a)) + (PATH_EXPR (NAME_REF b)))) with [ (INDEX (LITERAL 0)) ] = (CALL_EXPR (PATH_EXPR (NAME_REF f)) (PATH_EXPR (NAME_REF x))))"
+        ],
+    );
+    check_expr(
+        "let ys = m with [i, j] = 0 in ys",
+        expect![
+            "(LET_EXPR let (IDENT_PAT (NAME ys)) = (UPDATE_EXPR (PATH_EXPR (NAME_REF m)) with [ (INDEX (PATH_EXPR (NAME_REF i))) , (INDEX (PATH_EXPR (NAME_REF j))) ] = (LITERAL 0)) in (PATH_EXPR (NAME_REF ys)))"
+        ],
+    );
+    check_expr(
+        "xs with [i] =",
+        expect![[r#"
+        (UPDATE_EXPR (PATH_EXPR (NAME_REF xs)) with [ (INDEX (PATH_EXPR (NAME_REF i))) ] =)
+        error 21..21: expected an expression, found end of file"#]],
+    );
+}
+
+#[test]
 fn types_sizes_and_imports() {
     check(
         "import \"lib/util\"\ntype v3 = (f32, f32, f32)\ndef f (g: f32 -> [n/2][m]i64 -> bool) : i32 = 0",
@@ -504,7 +526,7 @@ proptest! {
     fn weft_like_text_round_trips(text in proptest::collection::vec(
         proptest::sample::select(vec![
             "def", "entry", "let", "in", "if", "then", "else", "loop", "for", "while", "do",
-            "x", "f", "(", ")", "[", "]", ",", ":", ":>", "=", "->", "\\", ".", "@", "'",
+            "x", "f", "(", ")", "[", "]", ",", ":", ":>", "=", "with", "->", "\\", ".", "@", "'",
             "+", "-", "*", "**", "<", "1", "2.5", "0.1", " ", "\n", "-- c\n", "map@group", "\"s\"",
         ]), 0..80)) {
         let text: String = text.concat();

@@ -144,6 +144,9 @@ impl InferCtx<'_> {
                 self.infer_loop(expr, *pat, *init, form, *loop_body)
             }
             Expr::Index { base, items } => self.infer_index(expr, *base, items),
+            Expr::Update { base, indices, value } => {
+                self.infer_update(expr, *base, indices, *value)
+            }
             Expr::Proj { base, index } => {
                 let base_ty = self.infer_expr(*base, None);
                 match self.table.shallow(&base_ty) {
@@ -554,6 +557,54 @@ impl InferCtx<'_> {
             ty = (*elem).clone();
         }
         kept_dims.into_iter().rev().fold(ty, |elem, size| Ty::array(size, elem))
+    }
+
+    /// `base with [i, j] = value`: the indices select an element or a row of `base`
+    /// (at most its rank), `value` has that element's or row's type, sizes included,
+    /// and the result has `base`'s type.
+    fn infer_update(
+        &mut self,
+        expr: ExprId,
+        base: ExprId,
+        indices: &[ExprId],
+        value: ExprId,
+    ) -> Ty {
+        let base_ty = self.infer_expr(base, None);
+        let mut ty = self.table.resolve(&base_ty);
+        for (n_done, index) in indices.iter().enumerate() {
+            let Ty::Array { elem, .. } = self.table.shallow(&ty) else {
+                if !ty.contains_error() && !matches!(ty, Ty::Var(_)) {
+                    let base_ty = self.table.resolve(&base_ty);
+                    if n_done == 0 {
+                        self.report(InferDiagnostic::NotAnArray {
+                            site: Site::Expr(base),
+                            ty: base_ty,
+                        });
+                    } else {
+                        self.report(InferDiagnostic::TooManyIndices {
+                            site: Site::Expr(expr),
+                            ty: base_ty,
+                            n_indices: indices.len(),
+                        });
+                    }
+                } else if matches!(ty, Ty::Var(_)) {
+                    self.report(InferDiagnostic::CannotInfer { site: Site::Expr(base) });
+                }
+                for rest in &indices[n_done..] {
+                    self.infer_expr(*rest, None);
+                }
+                self.infer_expr(value, None);
+                return Ty::Error;
+            };
+            let index_ty = self.infer_expr(*index, Some(&Ty::i64()));
+            if let Err(mismatch) = self.table.constrain(&index_ty, Class::Int) {
+                self.report_mismatch(Site::Expr(*index), &index_ty, &index_ty, mismatch);
+            }
+            ty = (*elem).clone();
+        }
+        let value_ty = self.infer_expr(value, Some(&ty));
+        self.expect_ty(Site::Expr(value), &ty, &value_ty);
+        base_ty
     }
 
     fn infer_index_items(&mut self, items: &[IndexItem]) {

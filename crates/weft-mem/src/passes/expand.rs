@@ -132,7 +132,9 @@ impl Ctx<'_> {
                     self.walk(lambda.body);
                     self.soac(stmt.var, stmt.exp, lambda);
                 }
-                Exp::Reduce { lambda, .. } | Exp::Scan { lambda, .. } => {
+                Exp::Reduce { lambda, .. }
+                | Exp::Scan { lambda, .. }
+                | Exp::ReduceByIndex { lambda, .. } => {
                     self.walk(lambda.body);
                     self.keep_all(lambda, NotExpandedReason::NotAMap);
                 }
@@ -149,6 +151,7 @@ impl Ctx<'_> {
                 | Exp::Dim { .. }
                 | Exp::Call { .. }
                 | Exp::Scatter { .. }
+                | Exp::Update { .. }
                 | Exp::Iota { .. }
                 | Exp::Replicate { .. }
                 | Exp::Zip(_)

@@ -128,6 +128,13 @@ impl Copier {
                     array: self.atom(*array),
                     lambda: self.lambda(f, lambda),
                 },
+                SeqSoac::Hist { dest, lambda, neutral, indices, values } => SeqSoac::Hist {
+                    dest: self.atom(*dest),
+                    neutral: self.atom(*neutral),
+                    indices: self.atom(*indices),
+                    values: self.atom(*values),
+                    lambda: self.lambda(f, lambda),
+                },
             }),
             Exp::Seg(seg) => {
                 let op = |this: &mut Self, f: &mut GpuFunction, op: &crate::ir::SegBinOp| {
@@ -143,8 +150,8 @@ impl Copier {
                     SegKind::Scan(ops) => {
                         SegKind::Scan(ops.iter().map(|o| op(self, f, o)).collect())
                     }
-                    SegKind::Hist { dest_size, op: o } => {
-                        SegKind::Hist { dest_size: self.atom(*dest_size), op: op(self, f, o) }
+                    SegKind::Hist { dest, op: o } => {
+                        SegKind::Hist { dest: self.atom(*dest), op: op(self, f, o) }
                     }
                 };
                 let space = seg

@@ -124,7 +124,8 @@ impl<'p> Safety<'p> {
 
     /// Whether evaluating `exp` can neither fail (a bounds, division, size or shape
     /// check) nor diverge, nor has a meaning tied to where it is (a memory annotation,
-    /// an in-place `scatter`, a written level). Only such expressions are hoisted out of
+    /// an in-place `scatter` or `reduce_by_index`, a written level; an update `with`
+    /// fails out of bounds). Only such expressions are hoisted out of
     /// loops and maps, or removed when unused: either would otherwise change which
     /// inputs report an error.
     pub(crate) fn exp_is_safe(&mut self, f: &Function, exp: &Exp) -> bool {
@@ -169,6 +170,8 @@ impl<'p> Safety<'p> {
             | Exp::Drop { .. }
             | Exp::Coerce { .. }
             | Exp::Scatter { .. }
+            | Exp::ReduceByIndex { .. }
+            | Exp::Update { .. }
             | Exp::Materialise { .. }
             | Exp::Loop { .. }
             | Exp::Map { .. }

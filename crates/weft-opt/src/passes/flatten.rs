@@ -5,6 +5,8 @@
 //! - a written level translates one to one and is pinned (`map@group` is a `group`
 //!   SegMap whose body's `@thread` combinators and `reduce@group` are `thread` SegOps);
 //! - `reduce` and `scan` become a `grid` `SegRed` or `SegScan`;
+//! - `reduce_by_index` becomes a `grid` `SegHist` into its destination; inside a SegOp
+//!   body it is a sequential `hist@seq`;
 //! - a `map` or `generate` whose body has no inner combinator becomes a `grid` `SegMap`;
 //! - a `map` or `generate` whose body has inner combinators gets versions, chosen at
 //!   run time by named thresholds:
@@ -219,6 +221,7 @@ impl Flattener<'_> {
             | weft_core::Exp::Generate { .. }
             | weft_core::Exp::Reduce { .. }
             | weft_core::Exp::Scan { .. } => self.host_soac(stmts, stmt, origin),
+            weft_core::Exp::ReduceByIndex { .. } => self.host_hist(stmts, stmt, origin),
             _ => {
                 let exp = Exp::Basic(self.basic(exp));
                 let var = self.rebind(stmt.var);
@@ -292,6 +295,46 @@ impl Flattener<'_> {
                 self.versions(stmts, stmt, &exp, origins);
                 return;
             }
+        };
+        let var = self.rebind(stmt.var);
+        self.push(stmts, vec![var], Exp::Seg(seg), origin.as_ref());
+    }
+
+    /// `reduce_by_index dest op neutral indices values` at host level: a SegHist over
+    /// the values whose body reads each value's bin and value.
+    fn host_hist(&mut self, stmts: &mut Vec<Stmt>, stmt: weft_core::Stmt, origin: Option<Origin>) {
+        let weft_core::Exp::ReduceByIndex { dest, lambda, neutral, indices, values } =
+            self.core.exps[stmt.exp].clone()
+        else {
+            unreachable!("host_hist is called on reduce_by_index")
+        };
+        let n = self.outer_size_atom(stmts, indices);
+        let index = self.new_var("i", Type::Scalar(ScalarTy::I64));
+        let mut body = Vec::new();
+        let mut read = |this: &mut Self, array: Atom, name: &str, ty: Type| {
+            let var = this.new_var(name, ty);
+            let items = vec![IndexItem::Fix(Atom::Var(index))];
+            let array = this.atom(array);
+            this.push(
+                &mut body,
+                vec![var],
+                Exp::Basic(weft_core::Exp::Index { array, items }),
+                None,
+            );
+            Atom::Var(var)
+        };
+        let value_ty = self.ty(&self.core.vars[stmt.var].ty).elem().cloned();
+        let bin = read(self, indices, "bin", Type::Scalar(ScalarTy::I64));
+        let value = read(self, values, "x", value_ty.unwrap_or(Type::Scalar(ScalarTy::I64)));
+        let body = self.block(body, vec![bin, value]);
+        let op = self.operator(&lambda, neutral);
+        let seg = SegOp {
+            level: SegLevel::Grid,
+            pinned: false,
+            space: vec![(index, n)],
+            kind: SegKind::Hist { dest: self.atom(dest), op },
+            body,
+            origins: origin.iter().cloned().collect(),
         };
         let var = self.rebind(stmt.var);
         self.push(stmts, vec![var], Exp::Seg(seg), origin.as_ref());
@@ -491,6 +534,12 @@ impl Flattener<'_> {
                 let (neutral, array) = (self.atom(*neutral), self.atom(*array));
                 let lambda = self.lambda(lambda, Inside::Sequential);
                 Exp::Seq(SeqSoac::Scan { lambda, neutral, array })
+            }
+            weft_core::Exp::ReduceByIndex { dest, lambda, neutral, indices, values } => {
+                let (dest, neutral) = (self.atom(*dest), self.atom(*neutral));
+                let (indices, values) = (self.atom(*indices), self.atom(*values));
+                let lambda = self.lambda(lambda, Inside::Sequential);
+                Exp::Seq(SeqSoac::Hist { dest, lambda, neutral, indices, values })
             }
             _ => Exp::Basic(self.basic(exp)),
         };

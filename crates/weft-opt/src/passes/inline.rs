@@ -39,9 +39,11 @@ fn parallel_functions(program: &Program) -> FxHashSet<FnId> {
         let before = parallel.len();
         for (id, f) in program.functions.iter() {
             let holds = f.exps.iter().any(|(_, exp)| match exp {
-                Exp::Map { .. } | Exp::Reduce { .. } | Exp::Scan { .. } | Exp::Generate { .. } => {
-                    true
-                }
+                Exp::Map { .. }
+                | Exp::Reduce { .. }
+                | Exp::Scan { .. }
+                | Exp::Generate { .. }
+                | Exp::ReduceByIndex { .. } => true,
                 Exp::Call { func, .. } => parallel.contains(func),
                 _ => false,
             });

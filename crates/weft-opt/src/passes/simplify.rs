@@ -136,6 +136,7 @@ fn shareable(exp: &Exp) -> bool {
                 | Exp::Replicate { .. }
                 | Exp::Concat(..)
                 | Exp::Scatter { .. }
+                | Exp::Update { .. }
                 | Exp::Materialise { .. }
         )
 }

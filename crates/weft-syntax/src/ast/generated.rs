@@ -407,6 +407,7 @@ pub enum Expr {
     ProjExpr(ProjExpr),
     AscribeExpr(AscribeExpr),
     CoerceExpr(CoerceExpr),
+    UpdateExpr(UpdateExpr),
 }
 
 impl AstNode for Expr {
@@ -432,6 +433,7 @@ impl AstNode for Expr {
                 | PROJ_EXPR
                 | ASCRIBE_EXPR
                 | COERCE_EXPR
+                | UPDATE_EXPR
         )
     }
     fn cast(syntax: SyntaxNode) -> Option<Self> {
@@ -455,6 +457,7 @@ impl AstNode for Expr {
             PROJ_EXPR => Expr::ProjExpr(ProjExpr { syntax }),
             ASCRIBE_EXPR => Expr::AscribeExpr(AscribeExpr { syntax }),
             COERCE_EXPR => Expr::CoerceExpr(CoerceExpr { syntax }),
+            UPDATE_EXPR => Expr::UpdateExpr(UpdateExpr { syntax }),
             _ => return None,
         };
         Some(res)
@@ -480,6 +483,7 @@ impl AstNode for Expr {
             Expr::ProjExpr(it) => &it.syntax,
             Expr::AscribeExpr(it) => &it.syntax,
             Expr::CoerceExpr(it) => &it.syntax,
+            Expr::UpdateExpr(it) => &it.syntax,
         }
     }
 }
@@ -595,6 +599,12 @@ impl From<AscribeExpr> for Expr {
 impl From<CoerceExpr> for Expr {
     fn from(node: CoerceExpr) -> Expr {
         Expr::CoerceExpr(node)
+    }
+}
+
+impl From<UpdateExpr> for Expr {
+    fn from(node: UpdateExpr) -> Expr {
+        Expr::UpdateExpr(node)
     }
 }
 
@@ -1669,6 +1679,44 @@ impl CoerceExpr {
     }
     pub fn colon_gt_token(&self) -> Option<SyntaxToken> {
         support::token(&self.syntax, COLON_GT)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct UpdateExpr {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for UpdateExpr {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == UPDATE_EXPR
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(UpdateExpr { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl UpdateExpr {
+    pub fn index_items(&self) -> AstChildren<IndexItem> {
+        support::children(&self.syntax)
+    }
+    pub fn with_kw_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, WITH_KW)
+    }
+    pub fn l_brack_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, L_BRACK)
+    }
+    pub fn comma_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, COMMA)
+    }
+    pub fn r_brack_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, R_BRACK)
+    }
+    pub fn eq_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, EQ)
     }
 }
 

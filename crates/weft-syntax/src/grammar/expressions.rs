@@ -49,6 +49,27 @@ fn expr_bp_inner(p: &mut Parser<'_>, min_bp: u8) -> Option<CompletedMarker> {
             lhs = m.complete(p, COERCE_EXPR);
             continue;
         }
+        if op == WITH_KW {
+            // `xs with [i] = v` is as loose as `:>`; the value stops before another
+            // `with`, so `xs with [0] = a with [1] = b` updates twice, left to right.
+            if min_bp > 0 {
+                break;
+            }
+            let m = lhs.precede(p);
+            p.bump(WITH_KW);
+            if p.expect(L_BRACK) {
+                index(p);
+                while p.eat(COMMA) {
+                    index(p);
+                }
+                p.expect(R_BRACK);
+            }
+            if p.expect(EQ) {
+                expr_bp(p, 1);
+            }
+            lhs = m.complete(p, UPDATE_EXPR);
+            continue;
+        }
         let Some((l_bp, r_bp)) = op.infix_binding_power() else { break };
         if l_bp < min_bp {
             break;
