@@ -308,3 +308,21 @@ def c (xs: [n]f32) : f32 = reduce (+) 0 xs
         db.take_log().into_iter().filter(|e| e.starts_with("infer(")).collect();
     assert_eq!(infers.len(), 1, "only `a` is re-inferred: {infers:?}");
 }
+
+/// A lambda with an unannotated parameter has a function type, whatever type is
+/// expected of it: these checked with no error and then failed in the compiler.
+#[test]
+fn lambdas_are_not_accepted_at_non_function_types() {
+    check_diagnostics(
+        r#"
+entry a (s: i32) : i32 = \x -> 1i32
+entry b (s: i32) : [3]f32 = (\x -> s)
+def c = map (\x -> x) (\y -> y)
+"#,
+        expect![[r#"
+            type-mismatch `\x -> 1i32`: type mismatch: expected `i32`, but `\x -> 1i32` has type `'a -> i32`
+            type-mismatch `\x -> s`: type mismatch: expected `[3]f32`, but `\x -> s` has type `'a -> i32`
+            type-mismatch `\y -> y`: type mismatch: expected `['s0]'a`, but `\y -> y` has type `'b -> 'b`
+        "#]],
+    );
+}
