@@ -338,6 +338,53 @@ fn survives_malformed_and_unexpected_requests() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// Bodies that pass a JSON check but not the server's decoder, and a header line with a
+/// split UTF-8 sequence, once ended the server (exit 1): each now gets the JSON-RPC error
+/// the specification names, with a `null` id, and the server goes on.
+#[test]
+fn undecodable_messages_get_json_rpc_errors_and_the_server_goes_on() {
+    let (dir, root) = workspace("undecodable", &[("a.weft", "def f (x: i32) : i32 = x\n")]);
+    let mut client = Client::start();
+    client.initialize(&root);
+    let bodies = [
+        r#"{"jsonrpc":"2.0","id":1.5,"method":"shutdown"}"#,
+        r#"{"jsonrpc":"2.0","id":1e300,"method":"shutdown"}"#,
+        r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"shutdown"}"#,
+        r#"{"jsonrpc":"2.0","id":7,"method":"shutdown","method":"exit"}"#,
+        "{ not json",
+    ];
+    for body in bodies {
+        client.send_raw(body);
+    }
+    // A client that miscounts Content-Length: the body ends inside `é`, and its second
+    // byte comes before the next header, on the same line.
+    let text = r#"{"jsonrpc":"2.0","method":"$/note","params":{"t":"é"}}"#;
+    let split = text.find('é').unwrap() + 1;
+    let next = r#"{"jsonrpc":"2.0","id":99,"method":"weft/noSuchMethod"}"#;
+    let mut bytes = format!("Content-Length: {split}\r\n\r\n").into_bytes();
+    bytes.extend_from_slice(text.as_bytes());
+    bytes.extend_from_slice(format!("Content-Length: {}\r\n\r\n{next}", next.len()).as_bytes());
+    client.stdin.write_all(&bytes).unwrap();
+    client.stdin.flush().unwrap();
+    let mut errors: Vec<i64> = (0..bodies.len() + 1)
+        .map(|_| {
+            let message =
+                client.messages.recv_timeout(Duration::from_secs(30)).expect("an error response");
+            assert_eq!(message["id"], Value::Null, "{message}");
+            message["error"]["code"].as_i64().unwrap()
+        })
+        .collect();
+    // Requests are served concurrently, so their answers may come in any order.
+    errors.sort_unstable();
+    assert_eq!(errors, [-32700, -32700, -32600, -32600, -32600, -32600]);
+    // The message after the split character is read whole.
+    assert_eq!(client.response(99)["error"]["code"], -32601);
+    let unknown = client.request("weft/noSuchMethod", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    client.shutdown();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[test]
 fn thousand_rapid_incremental_edits_keep_texts_equal() {
     let (dir, root) = workspace("edits", &[]);
