@@ -178,3 +178,36 @@ fn test_reports_each_failure_and_the_summary() {
     assert_eq!(lines[2], "1 passed, 2 failed");
     assert_eq!(code, 1);
 }
+
+/// A negative size for `replicate` or `iota` is the interpreter's error on both back
+/// ends: compiled code once returned wrong results (`[2.0]`, sums of 0, NaNs) or an
+/// internal error about the host plan.
+#[test]
+fn negative_sizes_are_errors_on_both_backends() {
+    let file = temp_file(
+        "negative_sizes.weft",
+        "entry concat (k: i64) (xs: [n]f32) : f32 = reduce (+) 0 (replicate (k-1) 0 ++ xs)\n\
+         entry result (k: i64) : [k-1]i64 = iota (k-1)\n\
+         entry inner (k: i64) (xs: [n]i64) : [n]i64 = map (\\x -> reduce (+) 0 (iota (x-k))) xs\n",
+    );
+    let cases = [
+        ("concat", "0i64 [2f32]", "`replicate` with negative size -1", ":1:58"),
+        ("result", "0i64", "`iota` with negative size -1", ":2:36"),
+        ("inner", "3i64 [1i64, 5i64]", "`iota` with negative size -2", ":3:71"),
+    ];
+    for (entry, input, message, position) in cases {
+        for backend in ["interp", "opencl"] {
+            let (stdout, stderr, code) =
+                weft(&["run", "--backend", backend, &file, "--entry", entry], input);
+            assert_eq!((stdout.as_str(), code), ("", 1), "{entry} on {backend}: {stderr}");
+            assert!(stderr.contains(message), "{entry} on {backend}: {stderr}");
+            assert!(stderr.contains(position), "{entry} on {backend}: {stderr}");
+        }
+    }
+    // Sizes of 0 are fine.
+    for backend in ["interp", "opencl"] {
+        let (stdout, stderr, code) =
+            weft(&["run", "--backend", backend, &file, "--entry", "concat"], "1i64 [2f32]");
+        assert_eq!((stdout.as_str(), code), ("2.0f32\n", 0), "{backend}: {stderr}");
+    }
+}

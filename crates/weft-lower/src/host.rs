@@ -575,6 +575,17 @@ impl<'p> Lowerer<'p> {
         self.step(Step::Check { cond, error: code, payload });
     }
 
+    /// Fails the run when `n`, the size given to `iota` or `replicate`, is negative (the
+    /// interpreter's error); unchecked, a negative size made wrong results.
+    fn check_count(&mut self, n: &Expr, what: &str, origin: Option<&Origin>) {
+        self.check(
+            Expr::bin(HOp::Le, Expr::I64(0), n.clone()),
+            format!("`{what}` with negative size {{0}}"),
+            origin,
+            vec![n.clone()],
+        );
+    }
+
     fn exp(&mut self, f: FnId, env: &mut HEnv, exp: ExpId, var: VarId) -> Res<HVal> {
         use crate::arr::IExpr;
         let program = self.program;
@@ -844,6 +855,7 @@ impl<'p> Lowerer<'p> {
             }
             Exp::Iota { size } => {
                 let n = self.host_int(env, size)?;
+                self.check_count(&n, "iota", origin.as_ref());
                 let (full, _) = elem_and_rank(ty);
                 let elem = match &full {
                     Type::Scalar(s) => elem_of(*s),
@@ -859,6 +871,7 @@ impl<'p> Lowerer<'p> {
             }
             Exp::Replicate { size, value } => {
                 let n = self.host_int(env, size)?;
+                self.check_count(&n, "replicate", origin.as_ref());
                 let v = self.atom(env, value)?;
                 let mut shape = vec![n];
                 if let HVal::Arr(a) = &v {
