@@ -186,6 +186,8 @@ impl OpenClVersion {
 }
 
 fn main() -> ExitCode {
+    // A `weft run` started by the language server dies with it.
+    weft_process::die_with_parent();
     let cli = Cli::parse();
     let code = weft_syntax::on_large_stack(move || run(cli));
     ExitCode::from(code)

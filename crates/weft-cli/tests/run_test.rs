@@ -211,3 +211,39 @@ fn negative_sizes_are_errors_on_both_backends() {
         assert_eq!((stdout.as_str(), code), ("2.0f32\n", 0), "{backend}: {stderr}");
     }
 }
+
+/// Runs `weft run` on the OpenCL back end with a stand-in runner script.
+#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
+fn run_with_runner(name: &str, script: &str) -> (String, String, i32) {
+    let runner = temp_file(name, script);
+    let mut permissions = std::fs::metadata(&runner).expect("script written").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&runner, permissions).expect("script made executable");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+        .current_dir(workspace_root())
+        .env("WEFT_RUNNER", &runner)
+        .args(["run", "examples/sum.weft", "--entry", "sum_i32", "--input", "[1i32]"])
+        .output()
+        .expect("the weft binary runs");
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        output.status.code().unwrap_or(-1),
+    )
+}
+
+/// A runner killed mid-run made `weft run` exit 2 silently, and output that is not
+/// values was printed as a result with exit 0.
+#[test]
+fn a_killed_or_broken_runner_is_an_error_that_says_so() {
+    let (stdout, stderr, code) = run_with_runner("killed.sh", "#!/bin/sh\nkill -9 $$\n");
+    assert_eq!((stdout.as_str(), code), ("", 2), "{stderr}");
+    assert_eq!(stderr, "error: the OpenCL runner was killed by signal 9 before it finished\n");
+    let (stdout, stderr, code) =
+        run_with_runner("garbage.sh", "#!/bin/sh\necho '{\"not\": values'\n");
+    assert_eq!((stdout.as_str(), code), ("", 2), "{stderr}");
+    assert!(stderr.starts_with("error: the OpenCL runner printed something that is not values"));
+    let (stdout, stderr, code) = run_with_runner("exit7.sh", "#!/bin/sh\nexit 7\n");
+    assert_eq!((stdout.as_str(), code), ("", 2), "{stderr}");
+    assert_eq!(stderr, "error: the OpenCL runner exited with status 7 before it finished\n");
+}

@@ -183,6 +183,8 @@ impl From<anyhow::Error> for Failure {
 }
 
 fn main() -> ExitCode {
+    // A runner whose `weft` or language server dies is killed with it.
+    weft_process::die_with_parent();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
