@@ -191,7 +191,7 @@ pub(crate) fn read_inputs(
                     .map_err(|e| anyhow::anyhow!("bad random spec `{spec}`: {e}"))
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
-        return Ok(weft_values::generate_inputs(&specs, seed));
+        return Ok(weft_values::generate_inputs(&specs, seed)?);
     }
     let mut text = String::new();
     std::io::stdin().read_to_string(&mut text).context("cannot read inputs from stdin")?;

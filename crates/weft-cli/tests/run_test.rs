@@ -247,3 +247,28 @@ fn a_killed_or_broken_runner_is_an_error_that_says_so() {
     assert_eq!((stdout.as_str(), code), ("", 2), "{stderr}");
     assert_eq!(stderr, "error: the OpenCL runner exited with status 7 before it finished\n");
 }
+
+/// A random input larger than memory aborted with a backtrace (host allocation).
+#[test]
+fn a_random_input_larger_than_memory_is_an_error() {
+    for backend in ["interp", "opencl"] {
+        let (stdout, stderr, code) = weft(
+            &[
+                "run",
+                "--backend",
+                backend,
+                "examples/sum.weft",
+                "--entry",
+                "sum_i32",
+                "--random",
+                "[1000000000000000]i32",
+            ],
+            "",
+        );
+        assert_eq!((stdout.as_str(), code), ("", 2), "{backend}: {stderr}");
+        assert!(
+            stderr.ends_with("error: cannot allocate 4000000000000000 bytes for a random input\n"),
+            "{backend}: {stderr}"
+        );
+    }
+}

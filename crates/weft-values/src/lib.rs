@@ -18,7 +18,7 @@ mod value;
 pub use crate::compare::{F32_RTOL, F64_RTOL, Mismatch, ResultsMismatch, compare, compare_all};
 pub use crate::npy::{NpyError, read_npy, write_npy};
 pub use crate::random::{
-    RandomSpec, Rng, SpecRange, generate_inputs, parse_random_spec, parse_random_specs,
+    OutOfMemory, RandomSpec, Rng, SpecRange, generate_inputs, parse_random_spec, parse_random_specs,
 };
 pub use crate::scalar::{Scalar, ScalarType};
 pub use crate::text::{
