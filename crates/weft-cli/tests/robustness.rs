@@ -95,3 +95,45 @@ fn commands_run_with_limited_address_space() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A Latin-1 byte was an error for `check`, accepted by `run` and an I/O error for
+/// `fmt`: every command now reports the invalid UTF-8 at the same position.
+#[test]
+#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
+fn invalid_utf8_is_the_same_error_for_every_command() {
+    let dir = temp_dir("latin1");
+    std::fs::write(dir.join("latin.weft"), b"entry e (x: i32) : i32 = x + 1 -- caf\xe9\n").unwrap();
+    let weft = |args: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+            .current_dir(&dir)
+            .args(args)
+            .env("NO_COLOR", "1")
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        (output.status.code(), text)
+    };
+    let (code, text) = weft(&["check", "latin.weft"]);
+    assert_eq!(code, Some(1), "{text}");
+    assert!(text.contains("error[invalid-utf8]") && text.contains("latin.weft:1:38"), "{text}");
+    let expected = "latin.weft:1:38: the file is not valid UTF-8 (see `weft check`)";
+    for args in [
+        &["run", "--backend", "interp", "latin.weft", "--input", "1i32"][..],
+        &["test", "latin.weft"],
+        &["fmt", "--check", "latin.weft"],
+        &["fmt", "latin.weft"],
+    ] {
+        let (code, text) = weft(args);
+        assert!(code == Some(1) || code == Some(2), "{args:?}: {text}");
+        assert!(text.contains(expected), "{args:?}: {text}");
+    }
+    // `fmt` left it alone.
+    let bytes = std::fs::read(dir.join("latin.weft")).unwrap();
+    assert!(bytes.ends_with(b"caf\xe9\n"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
