@@ -272,3 +272,22 @@ fn a_random_input_larger_than_memory_is_an_error() {
         );
     }
 }
+
+/// The back ends counted "too many inputs" differently ("takes 1 inputs, but 1 more
+/// were given" against "takes 1 input, but 2 were given").
+#[test]
+fn both_backends_count_inputs_alike() {
+    for (input, count) in [("[1i32] [2i32]", "2 were given"), ("", "0 were given")] {
+        let mut messages = Vec::new();
+        for backend in ["interp", "opencl"] {
+            let (stdout, stderr, code) = weft(
+                &["run", "--backend", backend, "examples/sum.weft", "--entry", "sum_i32"],
+                input,
+            );
+            assert_eq!((stdout.as_str(), code), ("", 1), "{backend}: {stderr}");
+            messages.push(stderr.lines().last().unwrap_or_default().to_owned());
+        }
+        assert_eq!(messages[0], messages[1]);
+        assert_eq!(messages[0], format!("error: entry `sum_i32` takes 1 input, but {count}"));
+    }
+}

@@ -174,6 +174,16 @@ fn run_entry_boxed<R: Recorder>(
     rec: &R,
 ) -> Result<Vec<Value>> {
     let function = &program.functions[entry];
+    // Counted as the compiled plan counts them (a tuple parameter takes one input per
+    // element), so both back ends say the same.
+    let expected = n_inputs(program, entry);
+    if inputs.len() != expected {
+        return Err(RuntimeError::new(weft_values::wrong_input_count(
+            function.name.as_str(),
+            expected,
+            inputs.len(),
+        )));
+    }
     let mut inputs = inputs.into_iter();
     let mut args = Vec::new();
     for &param in &function.params {
@@ -185,14 +195,6 @@ fn run_entry_boxed<R: Recorder>(
             ))
         })?;
         args.push(arg);
-    }
-    let extra = inputs.count();
-    if extra > 0 {
-        return Err(RuntimeError::new(format!(
-            "entry `{}` takes {} inputs, but {extra} more were given",
-            function.name,
-            function.params.len()
-        )));
     }
     let result = call(program, entry, args, rec)?;
     let mut out = Vec::new();

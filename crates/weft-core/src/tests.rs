@@ -307,7 +307,7 @@ entry f (xs: [n]i32) (y: f32) : [n]i32 = xs
 "#,
         "[1i32, 2i32]",
         expect![[r#"
-            error: entry `f`: parameter `y` expects a value of type f32, but no value is left
+            error: entry `f` takes 2 inputs, but 1 was given
         "#]],
     );
 }
