@@ -30,9 +30,12 @@ pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     for loaded in &files {
         let mut diagnostics = weft_ide::check_file(&db, loaded.file);
         if args.perf {
+            // With what the back end cannot compile, as the editor shows them.
             diagnostics.extend(weft_ide::perf_diagnostics(&db, loaded.file, &costs));
-            diagnostics.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
+        } else {
+            diagnostics.extend(weft_ide::backend_diagnostics(&db, loaded.file));
         }
+        diagnostics.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
         diagnostics
             .retain(|d| d.severity == Severity::Error || !args.allow.iter().any(|c| c == d.code));
         if let Some(range) = loaded.invalid_utf8 {

@@ -586,7 +586,12 @@ impl<'p> Lowerer<'p> {
         );
     }
 
+    /// Translates one expression; an error without a position gets this expression's.
     fn exp(&mut self, f: FnId, env: &mut HEnv, exp: ExpId, var: VarId) -> Res<HVal> {
+        self.exp_unplaced(f, env, exp, var).map_err(|error| error.placed(self.origin(f, exp)))
+    }
+
+    fn exp_unplaced(&mut self, f: FnId, env: &mut HEnv, exp: ExpId, var: VarId) -> Res<HVal> {
         use crate::arr::IExpr;
         let program = self.program;
         let function = &program.functions[f];
@@ -1159,6 +1164,13 @@ impl<'p> Lowerer<'p> {
         }
         let mut kenv = KEnv { vars: FxHashMap::default(), host: Some(Rc::new(env.clone())) };
         let v = kb.exp(f, &mut kenv, exp, var)?;
+        if contains_array(&v) {
+            // One work-item computes it, and it stores only scalars.
+            return Err(LowerError::unsupported(
+                "an array computed by one work-item (such as a row of an array computed on the host)",
+                self.origin(f, exp).as_ref(),
+            ));
+        }
         let name = self.program.functions[f].vars[var].name.to_string();
         let out = self.store_scalars(&mut kb, &v, &name)?;
         let doc = format!(
@@ -1708,5 +1720,14 @@ pub(crate) fn exp_blocks(exp: &Exp) -> Vec<(BlockId, bool)> {
         | Exp::Scan { lambda, .. }
         | Exp::Generate { lambda, .. } => vec![(lambda.body, true)],
         _ => Vec::new(),
+    }
+}
+
+/// Whether a kernel value holds an array anywhere.
+fn contains_array(v: &KVal) -> bool {
+    match v {
+        KVal::Scalar(..) => false,
+        KVal::Tuple(parts) => parts.iter().any(contains_array),
+        KVal::Arr(_) => true,
     }
 }

@@ -860,7 +860,12 @@ impl<'p> Kb<'p> {
     }
 
     /// Emits one expression; `var` is the variable it binds (for names and types).
+    /// Translates one expression; an error without a position gets this expression's.
     pub(crate) fn exp(&mut self, f: FnId, env: &mut KEnv, exp: ExpId, var: VarId) -> Res<KVal> {
+        self.exp_unplaced(f, env, exp, var).map_err(|error| error.placed(self.origin(f, exp)))
+    }
+
+    fn exp_unplaced(&mut self, f: FnId, env: &mut KEnv, exp: ExpId, var: VarId) -> Res<KVal> {
         let program = self.program;
         let function = &program.functions[f];
         let hint = function.vars[var].name.to_string();
