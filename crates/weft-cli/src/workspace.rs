@@ -21,7 +21,7 @@ pub(crate) fn load(paths: &[String]) -> anyhow::Result<(RootDatabase, Vec<Loaded
         if let Some(range) = loaded.invalid_utf8 {
             bail!(
                 "{}",
-                invalid_utf8_message(&loaded.file.path(&db), &loaded.file.text(&db), range)
+                invalid_utf8_message(loaded.file.path(&db), loaded.file.text(&db), range)
             );
         }
     }
