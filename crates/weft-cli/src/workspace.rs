@@ -19,10 +19,7 @@ pub(crate) fn load(paths: &[String]) -> anyhow::Result<(RootDatabase, Vec<Loaded
     let (db, files) = load_lossy(paths)?;
     for loaded in &files {
         if let Some(range) = loaded.invalid_utf8 {
-            bail!(
-                "{}",
-                invalid_utf8_message(loaded.file.path(&db), loaded.file.text(&db), range)
-            );
+            bail!("{}", invalid_utf8_message(loaded.file.path(&db), loaded.file.text(&db), range));
         }
     }
     Ok((db, files))

@@ -180,7 +180,11 @@ fn random_programs_agree_on_both_backends() {
         std::fs::write(&file, &program).unwrap();
         let file = file.to_str().unwrap();
         let (want, interp_err, interp_code) = run(file, "interp", &input);
-        assert_eq!(interp_code, Some(0), "interpreter failed:\n{program}\ninput: {input}\n{interp_err}");
+        assert_eq!(
+            interp_code,
+            Some(0),
+            "interpreter failed:\n{program}\ninput: {input}\n{interp_err}"
+        );
         let (got, cl_err, cl_code) = run(file, "opencl", &input);
         assert_eq!(cl_code, Some(0), "OpenCL failed:\n{program}\ninput: {input}\n{cl_err}");
         assert_eq!(got, want, "the back ends disagree on\n{program}\ninput: {input}");

@@ -69,17 +69,13 @@ pub fn run(
     limit: Duration,
     cancel: Option<&AtomicBool>,
 ) -> std::io::Result<Finished> {
-    use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
+    use std::os::unix::process::ExitStatusExt as _;
     let start = Instant::now();
-    let mut child = command
-        .process_group(0)
-        .env(PARENT_PID_VAR, std::process::id().to_string())
+    let mut child = own_group(command)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
-    // The child leads its own group: the group's id is its process id.
-    let group = i32::try_from(child.id()).ok().and_then(rustix::process::Pid::from_raw);
     let writer = child.stdin.take().map(|mut pipe| {
         std::thread::spawn(move || {
             // A child that does not read its input must not block the caller.
@@ -107,9 +103,7 @@ pub fn run(
     };
     // Whatever ended the run, nothing the child started may go on (or keep the pipes
     // open, which would block the readers below).
-    if let Some(group) = group {
-        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
-    }
+    kill_group(child.id());
     let _ = child.kill();
     let _ = child.wait();
     if let Some(writer) = writer {
@@ -118,6 +112,23 @@ pub fn run(
     let stdout = stdout.and_then(|h| h.join().ok()).unwrap_or_default();
     let stderr = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
     Ok(Finished { ended, stdout, stderr, elapsed: start.elapsed() })
+}
+
+/// Makes `command` start as the leader of its own process group, told its parent's
+/// process id (for [`die_with_parent`]). [`run`] does this; a caller that must stream a
+/// child's output itself does it, and calls [`kill_group`] with the child's id when it
+/// is done with it.
+pub fn own_group(command: &mut Command) -> &mut Command {
+    use std::os::unix::process::CommandExt as _;
+    command.process_group(0).env(PARENT_PID_VAR, std::process::id().to_string())
+}
+
+/// Kills the process group that the child `pid`, started through [`own_group`], leads.
+pub fn kill_group(pid: u32) {
+    // The child leads its own group: the group's id is its process id.
+    if let Some(group) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
+        let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+    }
 }
 
 fn read_all(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec<u8>> {
