@@ -96,8 +96,9 @@ fuzz_target!(|data: &[u8]| {
                 None => input.extend(frame(piece)),
             }
         }
-        // Whatever came before, a complete header starts after enough padding for the
-        // longest body a raw header announced.
+        // Whatever came before, a complete header starts after the end of any header
+        // block and enough padding for the longest body a raw header announced.
+        input.extend_from_slice(b"\r\n\r\n");
         input.extend(std::iter::repeat_n(b' ', pad));
         input.extend_from_slice(b"\r\n\r\n");
         input.extend(frame(br#"{"jsonrpc":"2.0","id":"end","method":"shutdown"}"#));
