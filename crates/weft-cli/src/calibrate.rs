@@ -146,7 +146,7 @@ fn run_runner(
     timeout: Duration,
 ) -> anyhow::Result<(Option<std::process::ExitStatus>, String)> {
     let path = crate::opencl::runner_path();
-    let mut child = Command::new(&path)
+    let mut child = weft_process::own_group(&mut Command::new(&path))
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -179,6 +179,8 @@ fn run_runner(
         }
         std::thread::sleep(Duration::from_millis(20));
     };
+    // Nothing the runner started outlives the calibration.
+    weft_process::kill_group(child.id());
     let stdout = reader.join().unwrap_or_default();
     Ok((status, stdout))
 }

@@ -7,7 +7,7 @@ use std::io::{IsTerminal, Write};
 use weft_hir::{Diagnostic, RootDatabase, Severity, SourceFile, TextRange};
 use weft_syntax::line_index::LineIndex;
 
-use crate::workspace::{Loaded, load};
+use crate::workspace::{Loaded, load_lossy};
 use crate::{CheckArgs, Format};
 
 pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<u8> {
@@ -17,7 +17,7 @@ pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<u8> {
             anyhow::anyhow!("no committed profile `{name}` (try `nvidia-h100` or `pocl-cpu`)")
         })?;
     }
-    let (db, files) = load(&args.paths)?;
+    let (db, files) = load_lossy(&args.paths)?;
     let mut n_errors = 0usize;
     let mut n_warnings = 0usize;
     let colour = args.format == Format::Human
@@ -30,9 +30,12 @@ pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     for loaded in &files {
         let mut diagnostics = weft_ide::check_file(&db, loaded.file);
         if args.perf {
+            // With what the back end cannot compile, as the editor shows them.
             diagnostics.extend(weft_ide::perf_diagnostics(&db, loaded.file, &costs));
-            diagnostics.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
+        } else {
+            diagnostics.extend(weft_ide::backend_diagnostics(&db, loaded.file));
         }
+        diagnostics.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
         diagnostics
             .retain(|d| d.severity == Severity::Error || !args.allow.iter().any(|c| c == d.code));
         if let Some(range) = loaded.invalid_utf8 {

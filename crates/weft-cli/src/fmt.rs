@@ -30,8 +30,22 @@ pub(crate) fn run(args: &FmtArgs) -> anyhow::Result<u8> {
     let mut out = stdout.lock();
     let mut failed = false;
     for file in &files {
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("cannot read `{}`", file.display()))?;
+        let bytes =
+            std::fs::read(file).with_context(|| format!("cannot read `{}`", file.display()))?;
+        let text = match String::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(error) => {
+                // Like a file with syntax errors: reported and left alone.
+                let valid = error.utf8_error().valid_up_to();
+                let text = String::from_utf8_lossy(error.as_bytes());
+                let start = weft_hir::TextSize::try_from(valid).unwrap_or_default();
+                let range = weft_hir::TextRange::at(start, weft_hir::TextSize::from(3));
+                let path = crate::workspace::db_path(file);
+                writeln!(out, "{}", crate::workspace::invalid_utf8_message(&path, &text, range))?;
+                failed = true;
+                continue;
+            }
+        };
         match weft_syntax::format::format(&text) {
             Ok(formatted) if formatted == text => {}
             Ok(_) if args.check => {

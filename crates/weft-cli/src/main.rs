@@ -214,6 +214,8 @@ impl OpenClVersion {
 }
 
 fn main() -> ExitCode {
+    // A `weft run` started by the language server dies with it.
+    weft_process::die_with_parent();
     let cli = Cli::parse();
     if cli.middle_end || cli.tuning.is_some() {
         let device = match &cli.command {

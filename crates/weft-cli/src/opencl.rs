@@ -2,10 +2,9 @@
 //! running them in the `weft-runner` process (ARCHITECTURE.md: running code is out of
 //! process, so `weft check` and `weft lsp` never load OpenCL).
 
-use std::io::{Read as _, Write as _};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use weft_core::{FnId, Program};
 use weft_hir::RootDatabase;
@@ -100,75 +99,43 @@ pub(crate) fn runner_path() -> PathBuf {
 
 /// What a runner invocation gave.
 pub(crate) struct RunnerOutput {
+    /// The exit status, if it exited.
     pub(crate) status: Option<i32>,
     pub(crate) stdout: String,
     pub(crate) stderr: String,
     pub(crate) timed_out: bool,
+    pub(crate) ended: weft_process::Ended,
 }
 
 /// A command running `weft` itself (`weft tune` measures each trial with `weft bench`).
 #[expect(clippy::disallowed_methods, reason = "the runner module is the one that spawns processes")]
-pub(crate) fn weft_command(exe: &std::path::Path) -> Command {
-    Command::new(exe)
+pub(crate) fn weft_command(exe: &std::path::Path) -> std::process::Command {
+    std::process::Command::new(exe)
 }
 
-/// Runs `weft-runner ARGS` with `stdin`, killing it after `timeout`.
-#[expect(clippy::disallowed_methods, reason = "the runner module is the one that spawns processes")]
+/// Runs `weft-runner ARGS` with `stdin`, killing its process group after `timeout`.
 pub(crate) fn run_runner(
     args: &[String],
     stdin: &str,
     timeout: Duration,
 ) -> anyhow::Result<RunnerOutput> {
     let path = runner_path();
-    let mut child = Command::new(&path)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+    #[expect(clippy::disallowed_methods, reason = "weft-process runs it")]
+    let mut command = Command::new(&path);
+    command.args(args);
+    let done = weft_process::run(&mut command, stdin.as_bytes().to_vec(), timeout, None)
         .map_err(|e| anyhow::anyhow!("cannot start the OpenCL runner `{}`: {e} (build it with `cargo build -p weft-runtime`, or set WEFT_RUNNER)", path.display()))?;
-    let mut input = child.stdin.take();
-    let stdin = stdin.to_owned();
-    let writer = std::thread::spawn(move || {
-        if let Some(pipe) = input.as_mut() {
-            let _ = pipe.write_all(stdin.as_bytes());
-        }
-        drop(input);
-    });
-    let mut out_pipe = child.stdout.take();
-    let mut err_pipe = child.stderr.take();
-    let out_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        if let Some(p) = out_pipe.as_mut() {
-            let _ = p.read_to_string(&mut s);
-        }
-        s
-    });
-    let err_reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        if let Some(p) = err_pipe.as_mut() {
-            let _ = p.read_to_string(&mut s);
-        }
-        s
-    });
-    let start = Instant::now();
-    let mut timed_out = false;
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status.code();
-        }
-        if start.elapsed() > timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            timed_out = true;
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(5));
+    let status = match done.ended {
+        weft_process::Ended::Exited(code) => Some(code),
+        _ => None,
     };
-    let _ = writer.join();
-    let stdout = out_reader.join().unwrap_or_default();
-    let stderr = err_reader.join().unwrap_or_default();
-    Ok(RunnerOutput { status, stdout, stderr, timed_out })
+    Ok(RunnerOutput {
+        status,
+        stdout: done.stdout_text(),
+        stderr: done.stderr_text(),
+        timed_out: done.ended == weft_process::Ended::TimedOut,
+        ended: done.ended,
+    })
 }
 
 /// Writes a plan to a temporary file for the runner.

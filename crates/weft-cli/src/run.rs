@@ -198,7 +198,7 @@ pub(crate) fn read_inputs(
                     .map_err(|e| anyhow::anyhow!("bad random spec `{spec}`: {e}"))
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
-        return Ok(weft_values::generate_inputs(&specs, seed));
+        return Ok(weft_values::generate_inputs(&specs, seed)?);
     }
     let mut text = String::new();
     std::io::stdin().read_to_string(&mut text).context("cannot read inputs from stdin")?;
@@ -268,6 +268,19 @@ fn run_opencl(
         return Ok(1);
     }
     let results = out.stdout;
+    if out.status != Some(0) && out.status != Some(1) && out.stderr.trim().is_empty() {
+        // A runner that crashed or was killed says nothing itself.
+        print_error(&format!("the OpenCL runner {} before it finished", out.ended));
+        return Ok(2);
+    }
+    if out.status == Some(0)
+        && let Err(error) = weft_values::parse_values(&results)
+    {
+        // Whatever printed this was not a working runner: it is not a result.
+        print_error(&format!("the OpenCL runner printed something that is not values: {error}"));
+        std::io::stderr().lock().write_all(out.stderr.as_bytes())?;
+        return Ok(2);
+    }
     match &args.output {
         Some(path) if out.status == Some(0) => {
             let values = weft_values::parse_values(&results)

@@ -134,6 +134,7 @@ fn run_case(
             let specs = weft_values::parse_random_specs(&text.text)
                 .map_err(|e| format!("bad random input: {e}"))?;
             weft_values::generate_inputs(&specs, SEED)
+                .map_err(|e| format!("bad random input: {e}"))?
         }
     };
     let result = weft_core::run_entry(program, entry, inputs);

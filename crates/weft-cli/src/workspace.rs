@@ -13,9 +13,30 @@ pub(crate) struct Loaded {
     pub(crate) invalid_utf8: Option<TextRange>,
 }
 
-/// The database with every requested file (and what they import), and the requested
-/// files in a stable order.
+/// [`load_lossy`] for commands that run or transform programs: a file that is not valid
+/// UTF-8 is an error here too (as `weft check` reports it), not run as repaired text.
 pub(crate) fn load(paths: &[String]) -> anyhow::Result<(RootDatabase, Vec<Loaded>)> {
+    let (db, files) = load_lossy(paths)?;
+    for loaded in &files {
+        if let Some(range) = loaded.invalid_utf8 {
+            bail!("{}", invalid_utf8_message(loaded.file.path(&db), loaded.file.text(&db), range));
+        }
+    }
+    Ok((db, files))
+}
+
+/// `PATH:LINE:COLUMN: the file is not valid UTF-8`, where `range` (in `text`) is the
+/// first invalid byte; shared by every command that refuses such a file.
+pub(crate) fn invalid_utf8_message(path: &str, text: &str, range: TextRange) -> String {
+    let before = &text[..usize::from(range.start()).min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    format!("{path}:{line}:{column}: the file is not valid UTF-8 (see `weft check`)")
+}
+
+/// The database with every requested file (and what they import), and the requested
+/// files in a stable order; files that are not UTF-8 are repaired and marked.
+pub(crate) fn load_lossy(paths: &[String]) -> anyhow::Result<(RootDatabase, Vec<Loaded>)> {
     let mut db = RootDatabase::default();
     let mut requested = Vec::new();
     let mut files = Vec::new();

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+mod common;
+
 struct Client {
     child: Child,
     stdin: ChildStdin,
@@ -338,6 +340,53 @@ fn survives_malformed_and_unexpected_requests() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// Bodies that pass a JSON check but not the server's decoder, and a header line with a
+/// split UTF-8 sequence, once ended the server (exit 1): each now gets the JSON-RPC error
+/// the specification names, with a `null` id, and the server goes on.
+#[test]
+fn undecodable_messages_get_json_rpc_errors_and_the_server_goes_on() {
+    let (dir, root) = workspace("undecodable", &[("a.weft", "def f (x: i32) : i32 = x\n")]);
+    let mut client = Client::start();
+    client.initialize(&root);
+    let bodies = [
+        r#"{"jsonrpc":"2.0","id":1.5,"method":"shutdown"}"#,
+        r#"{"jsonrpc":"2.0","id":1e300,"method":"shutdown"}"#,
+        r#"{"jsonrpc":"2.0","id":9223372036854775808,"method":"shutdown"}"#,
+        r#"{"jsonrpc":"2.0","id":7,"method":"shutdown","method":"exit"}"#,
+        "{ not json",
+    ];
+    for body in bodies {
+        client.send_raw(body);
+    }
+    // A client that miscounts Content-Length: the body ends inside `é`, and its second
+    // byte comes before the next header, on the same line.
+    let text = r#"{"jsonrpc":"2.0","method":"$/note","params":{"t":"é"}}"#;
+    let split = text.find('é').unwrap() + 1;
+    let next = r#"{"jsonrpc":"2.0","id":99,"method":"weft/noSuchMethod"}"#;
+    let mut bytes = format!("Content-Length: {split}\r\n\r\n").into_bytes();
+    bytes.extend_from_slice(text.as_bytes());
+    bytes.extend_from_slice(format!("Content-Length: {}\r\n\r\n{next}", next.len()).as_bytes());
+    client.stdin.write_all(&bytes).unwrap();
+    client.stdin.flush().unwrap();
+    let mut errors: Vec<i64> = (0..bodies.len() + 1)
+        .map(|_| {
+            let message =
+                client.messages.recv_timeout(Duration::from_secs(30)).expect("an error response");
+            assert_eq!(message["id"], Value::Null, "{message}");
+            message["error"]["code"].as_i64().unwrap()
+        })
+        .collect();
+    // Requests are served concurrently, so their answers may come in any order.
+    errors.sort_unstable();
+    assert_eq!(errors, [-32700, -32700, -32600, -32600, -32600, -32600]);
+    // The message after the split character is read whole.
+    assert_eq!(client.response(99)["error"]["code"], -32601);
+    let unknown = client.request("weft/noSuchMethod", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    client.shutdown();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 #[test]
 fn thousand_rapid_incremental_edits_keep_texts_equal() {
     let (dir, root) = workspace("edits", &[]);
@@ -385,6 +434,78 @@ fn utf16_position(text: &str, offset: usize) -> Value {
     let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
     let character: usize = text[line_start..offset].chars().map(char::len_utf16).sum();
     json!({ "line": line, "character": character })
+}
+
+/// The parent process id of `pid`, from `/proc`; `None` once it is gone or a zombie.
+fn live_parent(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let mut fields = stat.rsplit_once(") ")?.1.split(' ');
+    let state = fields.next()?;
+    if state == "Z" {
+        return None;
+    }
+    fields.next()?.parse().ok()
+}
+
+/// Every live process below `root`.
+fn descendants(root: u32) -> Vec<u32> {
+    let all: Vec<(u32, u32)> = std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter_map(|pid| Some((pid, live_parent(pid)?)))
+        .collect();
+    let mut found = vec![root];
+    let mut idx = 0;
+    while idx < found.len() {
+        let parent = found[idx];
+        found.extend(all.iter().filter(|(_, p)| *p == parent).map(|(pid, _)| *pid));
+        idx += 1;
+    }
+    found.remove(0);
+    found
+}
+
+/// Runs of a non-terminating entry once kept running, orphaned, long after the language
+/// server died: `weft run` and its `weft-runner` now die with it, even on `kill -9`.
+#[test]
+fn runs_die_with_the_language_server() {
+    let spin = "-- ==\n-- input { 1i64 }\n-- output { 0i64 }\nentry spin (x: i64) : i64 = loop i = x while i > 0 do i + 1\n";
+    let (dir, root) = workspace("orphans", &[("spin.weft", spin)]);
+    let uri = format!("{root}/spin.weft");
+    let _ = common::runner();
+    let mut client = Client::start();
+    client.initialize(&root);
+    client.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri, "languageId": "weft", "version": 1, "text": spin } }),
+    );
+    let arguments = json!([{ "uri": uri, "entry": "spin" }]);
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": 500,
+        "method": "workspace/executeCommand",
+        "params": { "command": "weft.server.runEntry", "arguments": arguments },
+    });
+    client.send_raw(&body.to_string());
+    let server = client.child.id();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let running = loop {
+        let below = descendants(server);
+        // `weft run` and the runner it started.
+        if below.len() >= 2 {
+            break below;
+        }
+        assert!(Instant::now() < deadline, "the run did not start: {below:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    client.child.kill().unwrap();
+    client.child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while running.iter().any(|&pid| live_parent(pid).is_some()) {
+        assert!(Instant::now() < deadline, "runs outlived the server: {running:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// An `.apl` document (docs/apl.md): APL diagnostics, a TAIL-type hover, the `main`

@@ -93,7 +93,7 @@ fn unknown_entries_and_bad_inputs_are_reported() {
     );
     assert_eq!(code, 1);
     expect![[r#"
-        error: entry `saxpy`: parameter `ys` expects a value of type []f32, but no value is left
+        error: entry `saxpy` takes 3 inputs, but 2 were given
     "#]]
     .assert_eq(&stderr);
     let _ = std::fs::remove_dir_all(&dir);

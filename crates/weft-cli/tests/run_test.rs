@@ -178,3 +178,116 @@ fn test_reports_each_failure_and_the_summary() {
     assert_eq!(lines[2], "1 passed, 2 failed");
     assert_eq!(code, 1);
 }
+
+/// A negative size for `replicate` or `iota` is the interpreter's error on both back
+/// ends: compiled code once returned wrong results (`[2.0]`, sums of 0, NaNs) or an
+/// internal error about the host plan.
+#[test]
+fn negative_sizes_are_errors_on_both_backends() {
+    let file = temp_file(
+        "negative_sizes.weft",
+        "entry concat (k: i64) (xs: [n]f32) : f32 = reduce (+) 0 (replicate (k-1) 0 ++ xs)\n\
+         entry result (k: i64) : [k-1]i64 = iota (k-1)\n\
+         entry inner (k: i64) (xs: [n]i64) : [n]i64 = map (\\x -> reduce (+) 0 (iota (x-k))) xs\n",
+    );
+    let cases = [
+        ("concat", "0i64 [2f32]", "`replicate` with negative size -1", ":1:58"),
+        ("result", "0i64", "`iota` with negative size -1", ":2:36"),
+        ("inner", "3i64 [1i64, 5i64]", "`iota` with negative size -2", ":3:71"),
+    ];
+    for (entry, input, message, position) in cases {
+        for backend in ["interp", "opencl"] {
+            let (stdout, stderr, code) =
+                weft(&["run", "--backend", backend, &file, "--entry", entry], input);
+            assert_eq!((stdout.as_str(), code), ("", 1), "{entry} on {backend}: {stderr}");
+            assert!(stderr.contains(message), "{entry} on {backend}: {stderr}");
+            assert!(stderr.contains(position), "{entry} on {backend}: {stderr}");
+        }
+    }
+    // Sizes of 0 are fine.
+    for backend in ["interp", "opencl"] {
+        let (stdout, stderr, code) =
+            weft(&["run", "--backend", backend, &file, "--entry", "concat"], "1i64 [2f32]");
+        assert_eq!((stdout.as_str(), code), ("2.0f32\n", 0), "{backend}: {stderr}");
+    }
+}
+
+/// Runs `weft run` on the OpenCL back end with a stand-in runner script.
+#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
+fn run_with_runner(name: &str, script: &str) -> (String, String, i32) {
+    let runner = temp_file(name, script);
+    let mut permissions = std::fs::metadata(&runner).expect("script written").permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&runner, permissions).expect("script made executable");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+        .current_dir(workspace_root())
+        .env("WEFT_RUNNER", &runner)
+        .args(["run", "examples/sum.weft", "--entry", "sum_i32", "--input", "[1i32]"])
+        .output()
+        .expect("the weft binary runs");
+    (
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+        output.status.code().unwrap_or(-1),
+    )
+}
+
+/// A runner killed mid-run made `weft run` exit 2 silently, and output that is not
+/// values was printed as a result with exit 0.
+#[test]
+fn a_killed_or_broken_runner_is_an_error_that_says_so() {
+    let (stdout, stderr, code) = run_with_runner("killed.sh", "#!/bin/sh\nkill -9 $$\n");
+    assert_eq!((stdout.as_str(), code), ("", 2), "{stderr}");
+    assert_eq!(stderr, "error: the OpenCL runner was killed by signal 9 before it finished\n");
+    let (stdout, stderr, code) =
+        run_with_runner("garbage.sh", "#!/bin/sh\necho '{\"not\": values'\n");
+    assert_eq!((stdout.as_str(), code), ("", 2), "{stderr}");
+    assert!(stderr.starts_with("error: the OpenCL runner printed something that is not values"));
+    let (stdout, stderr, code) = run_with_runner("exit7.sh", "#!/bin/sh\nexit 7\n");
+    assert_eq!((stdout.as_str(), code), ("", 2), "{stderr}");
+    assert_eq!(stderr, "error: the OpenCL runner exited with status 7 before it finished\n");
+}
+
+/// A random input larger than memory aborted with a backtrace (host allocation).
+#[test]
+fn a_random_input_larger_than_memory_is_an_error() {
+    for backend in ["interp", "opencl"] {
+        let (stdout, stderr, code) = weft(
+            &[
+                "run",
+                "--backend",
+                backend,
+                "examples/sum.weft",
+                "--entry",
+                "sum_i32",
+                "--random",
+                "[1000000000000000]i32",
+            ],
+            "",
+        );
+        assert_eq!((stdout.as_str(), code), ("", 2), "{backend}: {stderr}");
+        assert!(
+            stderr.ends_with("error: cannot allocate 4000000000000000 bytes for a random input\n"),
+            "{backend}: {stderr}"
+        );
+    }
+}
+
+/// The back ends counted "too many inputs" differently ("takes 1 inputs, but 1 more
+/// were given" against "takes 1 input, but 2 were given").
+#[test]
+fn both_backends_count_inputs_alike() {
+    for (input, count) in [("[1i32] [2i32]", "2 were given"), ("", "0 were given")] {
+        let mut messages = Vec::new();
+        for backend in ["interp", "opencl"] {
+            let (stdout, stderr, code) = weft(
+                &["run", "--backend", backend, "examples/sum.weft", "--entry", "sum_i32"],
+                input,
+            );
+            assert_eq!((stdout.as_str(), code), ("", 1), "{backend}: {stderr}");
+            messages.push(stderr.lines().last().unwrap_or_default().to_owned());
+        }
+        assert_eq!(messages[0], messages[1]);
+        assert_eq!(messages[0], format!("error: entry `sum_i32` takes 1 input, but {count}"));
+    }
+}

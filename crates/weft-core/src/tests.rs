@@ -307,7 +307,29 @@ entry f (xs: [n]i32) (y: f32) : [n]i32 = xs
 "#,
         "[1i32, 2i32]",
         expect![[r#"
-            error: entry `f`: parameter `y` expects a value of type f32, but no value is left
+            error: entry `f` takes 2 inputs, but 1 was given
+        "#]],
+    );
+}
+
+/// A left fold of f32 ones stops at 2^24 = 16777216, while the kernels' trees reach
+/// the count: `weft test --backend opencl` failed a correct program. The interpreter
+/// reduces pairwise (the regrouping LANGUAGE.md allows an associative operator).
+#[test]
+fn float_reductions_are_pairwise() {
+    check_run(
+        "entry ones (n: i64) : f32 = reduce (+) 0f32 (replicate n 1f32)\n",
+        "17000000i64",
+        expect![[r#"
+            1.7e7f32
+        "#]],
+    );
+    // Regrouping keeps the order of the elements: a non-commutative operator.
+    check_run(
+        "entry last (xs: [n]i32) : i32 = reduce (\\a b -> if b == 0 then a else b) 0 xs\n",
+        "[1i32, 2i32, 0i32, 4i32, 0i32, 0i32, 7i32, 0i32]",
+        expect![[r#"
+            7i32
         "#]],
     );
 }

@@ -626,10 +626,11 @@ impl<'db> InferCtx<'db> {
             .into_iter()
             .map(|d| match d {
                 InferDiagnostic::TypeMismatch { site, expected, found } => {
+                    let mut names = Vec::new();
                     InferDiagnostic::TypeMismatch {
                         site,
-                        expected: self.table.finish(&expected),
-                        found: self.table.finish(&found),
+                        expected: self.table.finish_named(&expected, &mut names),
+                        found: self.table.finish_named(&found, &mut names),
                     }
                 }
                 InferDiagnostic::ClassMismatch { site, class, found, expected_side } => {

@@ -22,10 +22,8 @@ pub fn check_in_parallel(db: &RootDatabase, files: &[SourceFile]) {
         for _ in 0..n_threads {
             let db = db.clone();
             let next = &next;
-            let spawned = std::thread::Builder::new()
-                .name("weft-check".to_owned())
-                .stack_size(weft_syntax::LARGE_STACK_BYTES)
-                .spawn_scoped(scope, move || {
+            let spawned =
+                weft_syntax::spawn_scoped_with_large_stack(scope, "weft-check", move || {
                     // Files are handed out one at a time, so a big file does not leave
                     // the other threads idle.
                     while let Some(&file) =

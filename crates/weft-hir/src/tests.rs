@@ -355,3 +355,21 @@ def f (is: [n]i64) (vs: [k]i32) (h: [m]i32) = reduce_by_index h (+) 0 is vs
         "#]],
     );
 }
+
+/// A lambda with an unannotated parameter has a function type, whatever type is
+/// expected of it: these checked with no error and then failed in the compiler.
+#[test]
+fn lambdas_are_not_accepted_at_non_function_types() {
+    check_diagnostics(
+        r#"
+entry a (s: i32) : i32 = \x -> 1i32
+entry b (s: i32) : [3]f32 = (\x -> s)
+def c = map (\x -> x) (\y -> y)
+"#,
+        expect![[r#"
+            type-mismatch `\x -> 1i32`: type mismatch: expected `i32`, but `\x -> 1i32` has type `'a -> i32`
+            type-mismatch `\x -> s`: type mismatch: expected `[3]f32`, but `\x -> s` has type `'a -> i32`
+            type-mismatch `\y -> y`: type mismatch: expected `['s0]'a`, but `\y -> y` has type `'b -> 'b`
+        "#]],
+    );
+}

@@ -68,8 +68,12 @@ fn nesting_100_001_levels_is_one_syntax_error() {
 #[test]
 fn megabyte_lines_check() {
     const MB: usize = 1 << 20;
-    let sum = format!("def x : i32 = 1{}\n", " + 1".repeat(MB / 4));
+    // Each `+` of a left-nested chain is a level of nesting for the phases after
+    // parsing: a sum within the limit checks, a megabyte one is one syntax error.
+    let sum = format!("def x : i32 = 1{}\n", " + 1".repeat(MAX_NESTING as usize - 1));
     assert_eq!(timed_codes("a long sum", &sum), Vec::<&str>::new());
+    let sum = format!("def x : i32 = 1{}\n", " + 1".repeat(MB / 4));
+    assert_eq!(timed_codes("a megabyte sum", &sum), ["syntax-error"]);
     let array = format!("def x : [262145]i32 = [1{}]\n", ", 1".repeat(MB / 4));
     assert_eq!(timed_codes("a long array", &array), Vec::<&str>::new());
     let name = format!("def {} : i32 = 1\n", "a".repeat(MB));

@@ -509,7 +509,12 @@ pub(crate) fn perf_diagnostics_within(
         return Vec::new();
     }
     let users = def_users(db, file);
-    let mut out: Vec<weft_hir::Diagnostic> = Vec::new();
+    let within_budget = |loc: &weft_hir::DefLoc| match budget {
+        Some(budget) => users.size(loc).is_some_and(|size| size <= budget.max_size),
+        None => true,
+    };
+    // Entries compiled here anyway: what the back end cannot compile is reported too.
+    let mut out = crate::diagnostics::backend_unsupported(db, file, &within_budget);
     for loc in weft_hir::item_tree(db, file).defs.iter() {
         if loc.kind != DefKind::Entry {
             continue;

@@ -6,6 +6,7 @@
 //! Memory diagnostics exist only for files without errors (a file with errors has no
 //! memory layout), so they never echo an error.
 
+mod backend_unsupported;
 mod forced_copy;
 
 use weft_hir::{Db, RootDatabase, Severity, SourceFile};
@@ -48,6 +49,16 @@ pub fn check_file(db: &dyn Db, file: SourceFile) -> Vec<weft_hir::Diagnostic> {
     out
 }
 
+/// The warnings of the OpenCL back end about `file`'s entries: what it cannot compile
+/// yet, where. Not part of [`check_file`], which never compiles kernels (the editor
+/// publishes it on every edit): `weft check` adds these, and the language server sends
+/// them with the performance diagnostics, which compile entries anyway.
+pub fn backend_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<weft_hir::Diagnostic> {
+    backend_unsupported::backend_unsupported(db, file, &|_| true)
+}
+
+pub(crate) use backend_unsupported::backend_unsupported;
+
 /// Computes [`check_file`]'s queries for every file, spread over the machine's cores
 /// (as `weft_hir::check_in_parallel`, whose thread handling this mirrors, does for the
 /// HIR diagnostics alone). Afterwards the results are memoized in `db`.
@@ -72,10 +83,8 @@ pub fn check_in_parallel(db: &RootDatabase, files: &[SourceFile]) {
         for _ in 0..n_threads {
             let db = db.clone();
             let next = &next;
-            let spawned = std::thread::Builder::new()
-                .name("weft-check".to_owned())
-                .stack_size(weft_syntax::LARGE_STACK_BYTES)
-                .spawn_scoped(scope, move || {
+            let spawned =
+                weft_syntax::spawn_scoped_with_large_stack(scope, "weft-check", move || {
                     while let Some(&file) =
                         files.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
                     {
@@ -159,6 +168,36 @@ entry h (a: [n][m]f64) : [m][n]f64 = transpose a
                 141..152 info[forced-copy]: an entry result must be row-major at offset 0, so it is copied (8*n*m bytes)
             "#]],
         );
+    }
+
+    /// These ran on the interpreter, passed `weft check` and then failed in the compiler
+    /// with internal errors (or errors without a position).
+    #[test]
+    fn constructs_the_backend_lacks_are_warnings_where_they_are() {
+        let src = r#"
+entry row (zs: [n]f32) : [n]f32 = (replicate 2 zs)[1]
+entry choose (xs: [n]f32) (ys: [n]f32) (ks: [m]i64) : [m][n]f32 = map (\k -> if k > 0 then xs else ys) ks
+entry sum_rows (a: [m][n]f32) : [n]f32 = reduce (map2 (+)) (replicate n 0f32) a
+entry fine (xs: [n]f32) : f32 = reduce (+) 0f32 xs
+"#;
+        let mut db = weft_hir::RootDatabase::default();
+        let file = db.set_file("main.weft", src);
+        let mut out = String::new();
+        for d in super::backend_diagnostics(&db, file) {
+            let snippet = &src[usize::from(d.range.start())..usize::from(d.range.end())];
+            out.push_str(&format!(
+                "{}[{}] `{snippet}`: {}\n",
+                d.severity.as_str(),
+                d.code,
+                d.message
+            ));
+        }
+        expect![[r#"
+            warning[backend-unsupported] `(replicate 2 zs)[1]`: entry `row`: the OpenCL backend does not support an array computed by one work-item (such as a row of an array computed on the host) yet
+            warning[backend-unsupported] `if k > 0 then xs else ys`: entry `choose`: the OpenCL backend does not support an array-valued `if`, loop or reduction inside a kernel whose size is not a small constant (outside a `map@group`, or with a size not known at launch) yet
+            warning[backend-unsupported] `reduce (map2 (+)) (replicate n 0f32) a`: entry `sum_rows`: the OpenCL backend does not support a reduction or scan whose elements are arrays yet
+        "#]]
+        .assert_eq(&out);
     }
 
     #[test]

@@ -54,6 +54,8 @@ pub(crate) struct KernelSummary {
 pub(crate) struct CompileError {
     pub(crate) message: String,
     pub(crate) origin: Option<Origin>,
+    /// A construct the back end does not support yet (else a compiler bug).
+    pub(crate) unsupported: bool,
 }
 
 /// The kernels of one entry (in launch-site order); `None` when its file has no core
@@ -215,10 +217,15 @@ pub(crate) fn compile_quietly(
     }));
     match compiled {
         Ok(Ok(compiled)) => Ok(compiled),
-        Ok(Err(error)) => Err(CompileError { message: error.message, origin: error.origin }),
+        Ok(Err(error)) => Err(CompileError {
+            message: error.message,
+            origin: error.origin,
+            unsupported: error.unsupported,
+        }),
         Err(_panic) => Err(CompileError {
             message: "internal compiler error: the OpenCL back end panicked".to_owned(),
             origin: None,
+            unsupported: false,
         }),
     }
 }

@@ -54,7 +54,9 @@ pub use crate::annotate_type::Assist;
 pub use crate::code_lens::Runnable;
 pub use crate::completion::{CompletionItem, CompletionKind};
 pub use crate::costs::{CostConfig, perf_diagnostics};
-pub use crate::diagnostics::{Diagnostic, RelatedInfo, check_file, check_in_parallel};
+pub use crate::diagnostics::{
+    Diagnostic, RelatedInfo, backend_diagnostics, check_file, check_in_parallel,
+};
 pub use crate::document_symbols::{StructureNode, SymbolKind};
 pub use crate::folding_ranges::{Fold, FoldKind};
 pub use crate::gpu_run::{GpuInput, GpuRun};

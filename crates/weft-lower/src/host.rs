@@ -575,7 +575,23 @@ impl<'p> Lowerer<'p> {
         self.step(Step::Check { cond, error: code, payload });
     }
 
+    /// Fails the run when `n`, the size given to `iota` or `replicate`, is negative (the
+    /// interpreter's error); unchecked, a negative size made wrong results.
+    fn check_count(&mut self, n: &Expr, what: &str, origin: Option<&Origin>) {
+        self.check(
+            Expr::bin(HOp::Le, Expr::I64(0), n.clone()),
+            format!("`{what}` with negative size {{0}}"),
+            origin,
+            vec![n.clone()],
+        );
+    }
+
+    /// Translates one expression; an error without a position gets this expression's.
     fn exp(&mut self, f: FnId, env: &mut HEnv, exp: ExpId, var: VarId) -> Res<HVal> {
+        self.exp_unplaced(f, env, exp, var).map_err(|error| error.placed(self.origin(f, exp)))
+    }
+
+    fn exp_unplaced(&mut self, f: FnId, env: &mut HEnv, exp: ExpId, var: VarId) -> Res<HVal> {
         use crate::arr::IExpr;
         let program = self.program;
         let function = &program.functions[f];
@@ -858,6 +874,7 @@ impl<'p> Lowerer<'p> {
             }
             Exp::Iota { size } => {
                 let n = self.host_int(env, size)?;
+                self.check_count(&n, "iota", origin.as_ref());
                 let (full, _) = elem_and_rank(ty);
                 let elem = match &full {
                     Type::Scalar(s) => elem_of(*s),
@@ -873,6 +890,7 @@ impl<'p> Lowerer<'p> {
             }
             Exp::Replicate { size, value } => {
                 let n = self.host_int(env, size)?;
+                self.check_count(&n, "replicate", origin.as_ref());
                 let v = self.atom(env, value)?;
                 let mut shape = vec![n];
                 if let HVal::Arr(a) = &v {
@@ -1160,6 +1178,13 @@ impl<'p> Lowerer<'p> {
         }
         let mut kenv = KEnv { vars: FxHashMap::default(), host: Some(Rc::new(env.clone())) };
         let v = kb.exp(f, &mut kenv, exp, var)?;
+        if contains_array(&v) {
+            // One work-item computes it, and it stores only scalars.
+            return Err(LowerError::unsupported(
+                "an array computed by one work-item (such as a row of an array computed on the host)",
+                self.origin(f, exp).as_ref(),
+            ));
+        }
         let name = self.program.functions[f].vars[var].name.to_string();
         let out = self.store_scalars(&mut kb, &v, &name)?;
         let doc = format!(
@@ -1656,5 +1681,14 @@ pub(crate) fn exp_blocks(exp: &Exp) -> Vec<(BlockId, bool)> {
         | Exp::Generate { lambda, .. }
         | Exp::ReduceByIndex { lambda, .. } => vec![(lambda.body, true)],
         _ => Vec::new(),
+    }
+}
+
+/// Whether a kernel value holds an array anywhere.
+fn contains_array(v: &KVal) -> bool {
+    match v {
+        KVal::Scalar(..) => false,
+        KVal::Tuple(parts) => parts.iter().any(contains_array),
+        KVal::Arr(_) => true,
     }
 }

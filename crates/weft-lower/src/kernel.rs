@@ -288,6 +288,16 @@ impl<'p> Kb<'p> {
         self.emit(Cmd::If { cond: CExpr::not(ok), then_cmds, else_cmds: Vec::new() });
     }
 
+    /// Fails when `n`, the size given to `iota` or `replicate`, is negative (the
+    /// interpreter's error); unchecked, a negative size made wrong results.
+    fn check_count(&mut self, n: &CExpr, what: &str, origin: Option<&Origin>) {
+        if self.checks() {
+            let code = self.error_site(format!("`{what}` with negative size {{0}}"), origin);
+            let ok = CExpr::bin(COp::Ge, n.clone(), CExpr::Int(0));
+            self.check(ok, code, n.clone(), CExpr::Int(0));
+        }
+    }
+
     // ---- parameters ----
 
     pub(crate) fn buffer_param(&mut self, buf: Var, elem: Elem) -> Rc<str> {
@@ -850,7 +860,12 @@ impl<'p> Kb<'p> {
     }
 
     /// Emits one expression; `var` is the variable it binds (for names and types).
+    /// Translates one expression; an error without a position gets this expression's.
     pub(crate) fn exp(&mut self, f: FnId, env: &mut KEnv, exp: ExpId, var: VarId) -> Res<KVal> {
+        self.exp_unplaced(f, env, exp, var).map_err(|error| error.placed(self.origin(f, exp)))
+    }
+
+    fn exp_unplaced(&mut self, f: FnId, env: &mut KEnv, exp: ExpId, var: VarId) -> Res<KVal> {
         let program = self.program;
         let function = &program.functions[f];
         let hint = function.vars[var].name.to_string();
@@ -1259,6 +1274,7 @@ impl<'p> Kb<'p> {
             }
             Exp::Iota { size } => {
                 let n = self.int(f, env, size)?;
+                self.check_count(&n, "iota", origin.as_ref());
                 let (elem_ty, _) = elem_and_rank(ty);
                 let elem = match elem_ty {
                     Type::Scalar(s) => elem_of(s),
@@ -1268,6 +1284,7 @@ impl<'p> Kb<'p> {
             }
             Exp::Replicate { size, value } => {
                 let n = self.int(f, env, size)?;
+                self.check_count(&n, "replicate", origin.as_ref());
                 let v = self.atom(f, env, value)?;
                 let mut shape = vec![n];
                 if let KVal::Arr(a) = &v {

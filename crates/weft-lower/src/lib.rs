@@ -59,6 +59,14 @@ impl LowerError {
         }
     }
 
+    /// The error, positioned at `origin` unless it already has a position.
+    pub(crate) fn placed(mut self, origin: Option<Origin>) -> LowerError {
+        if self.origin.is_none() {
+            self.origin = origin;
+        }
+        self
+    }
+
     pub(crate) fn internal(message: impl Into<String>) -> LowerError {
         LowerError {
             message: format!("internal compiler error: {}", message.into()),

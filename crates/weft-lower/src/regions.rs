@@ -645,18 +645,18 @@ mod tests {
         check(
             "entry s (xs: [n]i64) : i64 =\n  let t = reduce (+) 0 xs\n  in reduce (+) 0 (map (\\i -> i * i) (iota t))",
             expect![[r#"
-                regions of entry `s` (11 plan steps)
+                regions of entry `s` (12 plan steps)
                   r0   host    input  `xs`         i64: n × 8 = 8*n bytes; live before step 1
                   r1   device  input  `xs`         i64: n × 8 = 8*n bytes; live from the upload to step 3, line 2
                   r2   device  alloc  `partial`    i64: max(1, min(((n + 255) / 256), 1024)) × 8 = 8*max(1, min(((n + 255) / 256), 1024)) bytes; live from step 2 to step 5, line 2
                   r3   device  alloc  `partial`    i64: 1 × 8 = 8 bytes; live from step 4 to step 6, line 2
-                  r4   device  alloc  `partial`    i64: max(1, min(((read + 255) / 256), 1024)) × 8 = 8*max(1, min(((read + 255) / 256), 1024)) bytes; live from step 8 to step 11, line 3
-                  r5   device  alloc  `partial`    i64: 1 × 8 = 8 bytes; live from step 10 to the read-back, line 3
-                  r6   host    result `partial`    i64: 1 × 8 = 8 bytes; live after step 11, line 3
+                  r4   device  alloc  `partial`    i64: max(1, min(((read + 255) / 256), 1024)) × 8 = 8*max(1, min(((read + 255) / 256), 1024)) bytes; live from step 9 to step 12, line 3
+                  r5   device  alloc  `partial`    i64: 1 × 8 = 8 bytes; live from step 11 to the read-back, line 3
+                  r6   host    result `partial`    i64: 1 × 8 = 8 bytes; live after step 12, line 3
                 transfers
                   before step 1 host → device: r0 → r1, 8*n bytes (upload of the input)
                   at step 6 device → host: r3, 8 bytes (one element read into host scalar `read`)
-                  after step 11 device → host: r5 → r6, 8 bytes (read-back of the result)
+                  after step 12 device → host: r5 → r6, 8 bytes (read-back of the result)
             "#]],
         );
     }

@@ -29,6 +29,8 @@ mod tests;
 mod to_proto;
 mod transport;
 
+pub use transport::serve_guarded;
+
 /// Settings, from `initializationOptions` (see `docs/lsp.md`).
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
@@ -123,11 +125,8 @@ pub fn run_stdio() -> anyhow::Result<()> {
         .thread_name("weft-lsp-io")
         .enable_all()
         .build()?;
-    let shut_down = runtime.block_on(async {
-        let (writer, reader) = tokio::io::duplex(1 << 20);
-        tokio::spawn(transport::filter(tokio::io::stdin(), writer));
-        server::serve(reader, tokio::io::stdout()).await
-    });
+    let shut_down =
+        runtime.block_on(transport::serve_guarded(tokio::io::stdin(), tokio::io::stdout()));
     // Blocking-pool and worker threads may still run; do not wait for them.
     std::process::exit(if shut_down { 0 } else { 1 });
 }

@@ -81,10 +81,7 @@ pub(crate) fn start(client: Client, runtime: tokio::runtime::Handle) -> Sender<T
         diagnostics_due: None,
         edited: Vec::new(),
     };
-    std::thread::Builder::new()
-        .name("weft-lsp-owner".to_owned())
-        .stack_size(weft_syntax::LARGE_STACK_BYTES)
-        .spawn(move || owner.run(&receiver))
+    weft_syntax::spawn_with_large_stack("weft-lsp-owner", move || owner.run(&receiver))
         .expect("invariant: the OS can start the owner thread");
     sender
 }

@@ -16,15 +16,12 @@ impl Pool {
         let (sender, receiver) = unbounded::<Job>();
         for idx in 0..n_threads.max(1) {
             let receiver = receiver.clone();
-            std::thread::Builder::new()
-                .name(format!("weft-analysis-{idx}"))
-                .stack_size(weft_syntax::LARGE_STACK_BYTES)
-                .spawn(move || {
-                    for job in receiver {
-                        job();
-                    }
-                })
-                .expect("invariant: the OS can start an analysis thread");
+            weft_syntax::spawn_with_large_stack(&format!("weft-analysis-{idx}"), move || {
+                for job in receiver {
+                    job();
+                }
+            })
+            .expect("invariant: the OS can start an analysis thread");
         }
         Pool { sender }
     }

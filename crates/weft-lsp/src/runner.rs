@@ -5,10 +5,8 @@
 //! links OpenCL so that the server does not. Both have a time limit, after which the
 //! child is killed. The only module of the server that starts processes.
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use weft_ide::{GpuInput, GpuRun};
@@ -33,6 +31,7 @@ pub(crate) fn run_entry(
     entry: &str,
     input: Option<&str>,
     timeout: Duration,
+    cancel: &AtomicBool,
 ) -> RunResult {
     let start = Instant::now();
     let mut result = RunResult {
@@ -44,77 +43,55 @@ pub(crate) fn run_entry(
         message: String::new(),
         time_ms: 0,
     };
-    let child = spawn(exe, file, entry);
-    let mut child = match child {
-        Ok(child) => child,
+    let mut command = command(exe);
+    command.arg("run").arg(file).arg("--entry").arg(entry);
+    let input = input.unwrap_or("").as_bytes().to_vec();
+    let done = match weft_process::run(&mut command, input, timeout, Some(cancel)) {
+        Ok(done) => done,
         Err(error) => {
             result.message = format!("cannot start `{} run`: {error}", exe.display());
             return result;
         }
     };
-    if let Some(mut stdin) = child.stdin.take() {
-        let input = input.unwrap_or("").to_owned();
-        std::thread::spawn(move || {
-            let _ = stdin.write_all(input.as_bytes());
-        });
-    }
-    let stdout = child.stdout.take().map(read_in_background);
-    let stderr = child.stderr.take().map(read_in_background);
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Some(status),
-            Ok(None) if start.elapsed() >= timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break None;
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(error) => {
-                result.message = format!("waiting for `weft run` failed: {error}");
-                let _ = child.kill();
-                break None;
-            }
-        }
-    };
     result.time_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-    result.stdout = stdout.and_then(|h| h.join().ok()).unwrap_or_default();
-    result.stderr = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
-    match status {
-        Some(status) if status.success() => {
+    result.stdout = done.stdout_text();
+    result.stderr = done.stderr_text();
+    match done.ended {
+        weft_process::Ended::Exited(0) => {
             result.ok = true;
             result.values = result.stdout.lines().map(str::to_owned).collect();
             result.message = format!("`{entry}` finished in {} ms", result.time_ms);
         }
-        Some(status) => {
-            let first_line = result.stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-            result.message = format!("`weft run` failed ({status}): {first_line}");
-        }
-        None if result.message.is_empty() => {
+        weft_process::Ended::TimedOut => {
             result.message = format!("`{entry}` was stopped after {} s", timeout.as_secs());
         }
-        None => {}
+        ended => {
+            let first_line = result.stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            result.message = format!("`weft run` {ended}: {first_line}");
+        }
     }
     result
 }
 
-fn spawn(exe: &Path, file: &Path, entry: &str) -> std::io::Result<std::process::Child> {
-    command(exe)
-        .arg("run")
-        .arg(file)
-        .arg("--entry")
-        .arg(entry)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
+/// Set when dropped. A request's future holds one for its run: when tower-lsp-server
+/// drops the future (`$/cancelRequest`, or the server ending), the run's process group
+/// is killed instead of running on.
+pub(crate) struct CancelOnDrop(pub(crate) std::sync::Arc<AtomicBool>);
+
+impl CancelOnDrop {
+    pub(crate) fn new() -> CancelOnDrop {
+        CancelOnDrop(std::sync::Arc::new(AtomicBool::new(false)))
+    }
+
+    pub(crate) fn flag(&self) -> std::sync::Arc<AtomicBool> {
+        std::sync::Arc::clone(&self.0)
+    }
 }
 
-fn read_in_background(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = pipe.read_to_end(&mut bytes);
-        String::from_utf8_lossy(&bytes).into_owned()
-    })
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
 }
 
 /// The `weft` executable to run: this process's own.
@@ -187,7 +164,11 @@ pub(crate) struct GpuRunOptions {
 }
 
 /// Runs a compiled entry in `weft-runner`; never panics, errors become `ok: false`.
-pub(crate) fn run_on_gpu(run: &GpuRun, options: &GpuRunOptions) -> GpuRunResult {
+pub(crate) fn run_on_gpu(
+    run: &GpuRun,
+    options: &GpuRunOptions,
+    cancel: &AtomicBool,
+) -> GpuRunResult {
     let plan = match TempPlan::write(&run.plan_json) {
         Ok(plan) => plan,
         Err(error) => {
@@ -213,7 +194,7 @@ pub(crate) fn run_on_gpu(run: &GpuRun, options: &GpuRunOptions) -> GpuRunResult 
         }
     };
     let start = Instant::now();
-    let output = run_process(&options.runner, &args, &stdin, options.timeout);
+    let output = run_process(&options.runner, &args, &stdin, options.timeout, cancel);
     let time_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
     drop(plan);
     let output = match output {
@@ -283,6 +264,7 @@ pub(crate) fn profile_entry(
     entry: &str,
     input: &GpuInput,
     timeout: Duration,
+    cancel: &AtomicBool,
 ) -> ProfileResult {
     let dir = profile_dir(file, entry);
     let mut result = profile_failed(file, entry);
@@ -309,7 +291,7 @@ pub(crate) fn profile_entry(
         let _ = std::fs::remove_file(dir.join(name));
     }
     let start = Instant::now();
-    let output = run_process(exe, &args, &stdin, timeout);
+    let output = run_process(exe, &args, &stdin, timeout, cancel);
     result.time_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
     let output = match output {
         Ok(output) => output,
@@ -327,7 +309,7 @@ pub(crate) fn profile_entry(
         );
         return result;
     }
-    if !output.status.is_some_and(|s| s.success()) {
+    if output.ended != weft_process::Ended::Exited(0) {
         let first = output
             .stderr
             .lines()
@@ -358,8 +340,7 @@ pub(crate) fn profile_entry(
 
 /// What a child process gave.
 struct ProcessOutput {
-    /// `None` when it was killed at the time limit (or by a signal).
-    status: Option<std::process::ExitStatus>,
+    ended: weft_process::Ended,
     timed_out: bool,
     stdout: String,
     stderr: String,
@@ -380,9 +361,8 @@ fn gpu_result(entry: &str, output: ProcessOutput, time_ms: u64, timeout: Duratio
     let line = output.stdout.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("");
     let json: Option<serde_json::Value> = serde_json::from_str(line).ok();
     let Some(json) = json else {
-        let status = output.status.map_or("killed".to_owned(), |s| s.to_string());
         let first = output.stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("no output");
-        result.message = format!("the OpenCL runner failed ({status}): {first}");
+        result.message = format!("the OpenCL runner {}: {first}", output.ended);
         result.stdout = truncate(&output.stdout, MAX_STDERR_CHARS);
         return result;
     };
@@ -446,47 +426,24 @@ fn truncate(text: &str, max: usize) -> String {
     }
 }
 
-/// Runs `program ARGS` with `stdin`, killing it after `timeout`.
+/// Runs `program ARGS` with `stdin`, killing its process group after `timeout` or when
+/// `cancel` becomes true.
 fn run_process(
     program: &Path,
     args: &[String],
     stdin: &str,
     timeout: Duration,
+    cancel: &AtomicBool,
 ) -> std::io::Result<ProcessOutput> {
-    let mut child = command(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
-    if let Some(mut pipe) = child.stdin.take() {
-        let input = stdin.to_owned();
-        std::thread::spawn(move || {
-            let _ = pipe.write_all(input.as_bytes());
-        });
-    }
-    let stdout = child.stdout.take().map(read_in_background);
-    let stderr = child.stderr.take().map(read_in_background);
-    let start = Instant::now();
-    let (status, timed_out) = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break (Some(status), false),
-            Ok(None) if start.elapsed() >= timeout => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break (None, true);
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
-            Err(_) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                break (None, false);
-            }
-        }
-    };
-    let stdout = stdout.and_then(|h| h.join().ok()).unwrap_or_default();
-    let stderr = stderr.and_then(|h| h.join().ok()).unwrap_or_default();
-    Ok(ProcessOutput { status, timed_out, stdout, stderr })
+    let mut command = command(program);
+    command.args(args);
+    let done = weft_process::run(&mut command, stdin.as_bytes().to_vec(), timeout, Some(cancel))?;
+    Ok(ProcessOutput {
+        ended: done.ended,
+        timed_out: done.ended == weft_process::Ended::TimedOut,
+        stdout: done.stdout_text(),
+        stderr: done.stderr_text(),
+    })
 }
 
 #[expect(clippy::disallowed_methods, reason = "the runner module is the one that spawns processes")]
@@ -543,7 +500,7 @@ mod tests {
 
     fn check(stdout: &str, stderr: &str, expect: Expect) {
         let output = ProcessOutput {
-            status: None,
+            ended: weft_process::Ended::Signalled(9),
             timed_out: false,
             stdout: stdout.to_owned(),
             stderr: stderr.to_owned(),
@@ -659,20 +616,20 @@ mod tests {
             "",
             "thread 'main' panicked at ...\nmore\n",
             expect![[r#"
-            {
-              "ok": false,
-              "entry": "e",
-              "values": [],
-              "stdout": "",
-              "stderr": "thread 'main' panicked at ...\nmore\n",
-              "message": "the OpenCL runner failed (killed): thread 'main' panicked at ...",
-              "timeMs": 5,
-              "device": null,
-              "kernelNs": null,
-              "wallNs": null,
-              "kernels": []
-            }
-        "#]],
+                {
+                  "ok": false,
+                  "entry": "e",
+                  "values": [],
+                  "stdout": "",
+                  "stderr": "thread 'main' panicked at ...\nmore\n",
+                  "message": "the OpenCL runner was killed by signal 9: thread 'main' panicked at ...",
+                  "timeMs": 5,
+                  "device": null,
+                  "kernelNs": null,
+                  "wallNs": null,
+                  "kernels": []
+                }
+            "#]],
         );
     }
 }

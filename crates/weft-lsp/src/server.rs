@@ -26,6 +26,9 @@ pub(crate) struct Backend {
 }
 
 /// Serves until `exit`; returns whether `shutdown` was received first.
+/// Requests served at once; beyond it the server stops reading until one is answered.
+const MAX_PENDING_REQUESTS: usize = 256;
+
 pub(crate) async fn serve(input: impl AsyncRead + Unpin, output: impl AsyncWrite) -> bool {
     let shut_down = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&shut_down);
@@ -40,7 +43,10 @@ pub(crate) async fn serve(input: impl AsyncRead + Unpin, output: impl AsyncWrite
     #[cfg(debug_assertions)]
     let builder = builder.custom_method("weft/debug/documentText", Backend::document_text);
     let (service, socket) = builder.finish();
-    Server::new(input, output, socket).serve(service).await;
+    // tower-lsp-server serves four requests at a time by default, and stops reading
+    // when they are all pending: four long runs kept a hover waiting. Runs wait on their
+    // own threads, so many may be pending without holding reads back.
+    Server::new(input, output, socket).concurrency_level(MAX_PENDING_REQUESTS).serve(service).await;
     shut_down.load(Ordering::SeqCst)
 }
 
@@ -122,9 +128,15 @@ impl Backend {
                         timeout: config.gpu_run_timeout,
                     }
                 };
-                tokio::task::spawn_blocking(move || crate::runner::run_on_gpu(&run, &options))
-                    .await
-                    .map_err(|_| jsonrpc::Error::internal_error())?
+                let cancel = crate::runner::CancelOnDrop::new();
+                let flag = cancel.flag();
+                let result = tokio::task::spawn_blocking(move || {
+                    crate::runner::run_on_gpu(&run, &options, &flag)
+                })
+                .await
+                .map_err(|_| jsonrpc::Error::internal_error())?;
+                drop(cancel);
+                result
             }
         };
         let kind = if result.ok { lsp::MessageType::INFO } else { lsp::MessageType::ERROR };
@@ -168,11 +180,17 @@ impl Backend {
                 failed.message = message;
                 failed
             }
-            Ok(input) => tokio::task::spawn_blocking(move || {
-                crate::runner::profile_entry(&exe, &file, &entry, &input, timeout)
-            })
-            .await
-            .map_err(|_| jsonrpc::Error::internal_error())?,
+            Ok(input) => {
+                let cancel = crate::runner::CancelOnDrop::new();
+                let flag = cancel.flag();
+                let result = tokio::task::spawn_blocking(move || {
+                    crate::runner::profile_entry(&exe, &file, &entry, &input, timeout, &flag)
+                })
+                .await
+                .map_err(|_| jsonrpc::Error::internal_error())?;
+                drop(cancel);
+                result
+            }
         };
         let kind = if result.ok { lsp::MessageType::INFO } else { lsp::MessageType::ERROR };
         self.client.show_message(kind, format!("Weft: {}", result.message)).await;
@@ -203,11 +221,14 @@ impl Backend {
         let Some(exe) = crate::runner::current_exe() else {
             return Err(jsonrpc::Error::internal_error());
         };
+        let cancel = crate::runner::CancelOnDrop::new();
+        let flag = cancel.flag();
         let result = tokio::task::spawn_blocking(move || {
-            crate::runner::run_entry(&exe, &file, &entry, input.as_deref(), timeout)
+            crate::runner::run_entry(&exe, &file, &entry, input.as_deref(), timeout, &flag)
         })
         .await
         .map_err(|_| jsonrpc::Error::internal_error())?;
+        drop(cancel);
         Ok(Some(serde_json::to_value(result).unwrap_or(Value::Null)))
     }
 }

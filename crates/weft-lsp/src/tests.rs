@@ -127,6 +127,8 @@ struct Runners {
     fake: PathBuf,
     /// Never answers.
     hanging: PathBuf,
+    /// Never answers, after writing its process id to `pid-PID` beside itself.
+    recording: PathBuf,
 }
 
 fn runners() -> &'static Runners {
@@ -147,7 +149,12 @@ printf '{"ok": "%s\\n", "wall_ns": 1500000, "kernels": [{"kernel": "k0", "ns": 7
         );
         let hanging = dir.join("hanging-runner");
         write_script(&hanging, "#!/bin/sh\nexec sleep 30\n");
-        Runners { fake, hanging }
+        let recording = dir.join("recording-runner");
+        write_script(
+            &recording,
+            "#!/bin/sh\necho $$ > \"$(dirname \"$0\")/pid-$$\"\nexec sleep 1000\n",
+        );
+        Runners { fake, hanging, recording }
     })
 }
 
@@ -366,5 +373,78 @@ async fn materialise_in_local_memory_is_a_code_action() {
     assert_eq!(edit["range"]["start"], position(2, 6));
     assert_eq!(edit["range"]["end"], position(2, 6));
     client.shutdown().await;
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Process ids recorded by the `recording` runner.
+fn recorded_pids() -> Vec<String> {
+    let dir = runners().recording.parent().unwrap().to_owned();
+    let mut pids: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.strip_prefix("pid-").map(str::to_owned))
+        .collect();
+    pids.sort();
+    pids
+}
+
+fn process_alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| !stat.split(") ").nth(1).is_some_and(|rest| rest.starts_with('Z')))
+}
+
+/// Four runs of a non-terminating entry once held every request slot, so a hover
+/// waited for them; `$/cancelRequest` of a run left its process running.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pending_runs_do_not_hold_reads_back_and_cancelling_kills_them() {
+    let runner = &runners().recording;
+    let dir = test_dir("cancel");
+    let uri = format!("file://{}/main.weft", dir.display());
+    let mut client = Client::start();
+    let options =
+        json!({ "runnerPath": runner, "gpuRunTimeoutSecs": 100_000, "diagnosticsDelayMs": 0 });
+    client.initialize(options).await;
+    client.open(&uri, MAIN).await;
+    let before = recorded_pids();
+    let runs: Vec<i64> = (1000..1006).collect();
+    for &id in &runs {
+        let arguments = json!([{ "uri": uri, "entry": "double" }]);
+        client
+            .send(json!({
+                "jsonrpc": "2.0",
+                "id": id,
+                "method": "workspace/executeCommand",
+                "params": { "command": "weft.server.runOnGpu", "arguments": arguments },
+            }))
+            .await;
+    }
+    let started = tokio::time::timeout(WAIT, async {
+        loop {
+            let pids: Vec<String> =
+                recorded_pids().into_iter().filter(|p| !before.contains(p)).collect();
+            if pids.len() == runs.len() {
+                return pids;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .expect("every run starts");
+    let hover = client
+        .request(
+            "textDocument/hover",
+            json!({ "textDocument": { "uri": uri }, "position": position(3, 38) }),
+        )
+        .await;
+    assert!(hover["contents"]["value"].as_str().is_some(), "{hover}");
+    for &id in &runs {
+        client.notify("$/cancelRequest", json!({ "id": id })).await;
+    }
+    let all_gone = tokio::time::timeout(WAIT, async {
+        while started.iter().any(|pid| process_alive(pid)) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(all_gone.is_ok(), "runs still alive after $/cancelRequest: {started:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -126,7 +126,7 @@ fn check_valid_file(
                 TestInput::Random(text) => {
                     let specs =
                         weft_values::parse_random_specs(&text.text).map_err(|e| e.to_string())?;
-                    weft_values::generate_inputs(&specs, 0)
+                    weft_values::generate_inputs(&specs, 0).map_err(|e| e.to_string())?
                 }
             };
             if inputs.iter().map(Value::len).sum::<usize>() > 1024 {

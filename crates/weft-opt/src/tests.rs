@@ -95,7 +95,7 @@ pub(crate) fn every_program() -> Vec<Example> {
                     TestInput::Values(text) => weft_values::parse_values(&text.text).ok(),
                     TestInput::Random(text) => weft_values::parse_random_specs(&text.text)
                         .ok()
-                        .map(|specs| weft_values::generate_inputs(&specs, 0)),
+                        .and_then(|specs| weft_values::generate_inputs(&specs, 0).ok()),
                 };
                 if let Some(values) =
                     values.filter(|v| v.iter().map(Value::len).sum::<usize>() <= 4096)
@@ -621,7 +621,7 @@ fn scaled_inputs(program: &Program, entry: FnId, scale: i64) -> Option<Vec<Value
         spec(&f.vars[p].ty, &known, &mut specs)?;
     }
     let specs = weft_values::parse_random_specs(&specs.join(" ")).ok()?;
-    Some(weft_values::generate_inputs(&specs, 7))
+    weft_values::generate_inputs(&specs, 7).ok()
 }
 
 /// Counts the statements the reference interpreter evaluates, and the elements that

@@ -22,13 +22,10 @@ pub(crate) struct InputBindings {
 /// the agreement of sizes named by the same variable.
 pub(crate) fn check_inputs(plan: &Plan, values: &[Value]) -> Result<InputBindings, RunError> {
     if values.len() != plan.inputs.len() {
-        return Err(RunError::Input(format!(
-            "entry `{}` takes {} input{}, but {} {} given",
-            plan.entry,
+        return Err(RunError::Input(weft_values::wrong_input_count(
+            &plan.entry,
             plan.inputs.len(),
-            if plan.inputs.len() == 1 { "" } else { "s" },
             values.len(),
-            if values.len() == 1 { "was" } else { "were" },
         )));
     }
     let mut bindings = InputBindings { scalars: Vec::new(), arrays: Vec::new() };

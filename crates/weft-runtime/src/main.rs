@@ -183,6 +183,8 @@ impl From<anyhow::Error> for Failure {
 }
 
 fn main() -> ExitCode {
+    // A runner whose `weft` or language server dies is killed with it.
+    weft_process::die_with_parent();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(error) => {
@@ -438,7 +440,7 @@ fn read_inputs(args: &InputArgs) -> anyhow::Result<Vec<Value>> {
                     .map_err(|error| anyhow::anyhow!("bad random spec `{spec}`: {error}"))
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
-        return Ok(weft_values::generate_inputs(&specs, args.seed));
+        return Ok(weft_values::generate_inputs(&specs, args.seed)?);
     }
     let mut text = String::new();
     std::io::stdin().read_to_string(&mut text).context("cannot read inputs from stdin")?;

@@ -131,18 +131,78 @@ pub fn parse(text: &str) -> Parse {
 /// recursive phase, in debug builds too. Only touched pages are committed.
 pub const LARGE_STACK_BYTES: usize = 4 << 30;
 
-/// Runs `f` on a thread with a [`LARGE_STACK_BYTES`] stack and returns its result.
-/// Panics of `f` propagate.
+/// Stack sizes an analysis thread asks for, in order: where address space is limited
+/// (`ulimit -v`) a 4 GiB reservation fails, and a smaller stack (less deep input before
+/// an overflow) is better than no thread at all.
+const STACK_BYTES_TRIED: [usize; 4] = [LARGE_STACK_BYTES, 1 << 30, 256 << 20, 64 << 20];
+
+/// Starts a thread named `name` running `f` with the largest stack of
+/// [`STACK_BYTES_TRIED`] the system grants.
+pub fn spawn_with_large_stack<T: Send + 'static>(
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<T>> {
+    // A failed spawn drops the closure it was given: keep `f` outside it.
+    let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(f)));
+    let mut error = None;
+    for bytes in STACK_BYTES_TRIED {
+        let slot = std::sync::Arc::clone(&slot);
+        let spawned = std::thread::Builder::new()
+            .name(name.to_owned())
+            .stack_size(bytes)
+            .spawn(move || take(&slot)());
+        match spawned {
+            Ok(handle) => return Ok(handle),
+            Err(e) => error = Some(e),
+        }
+    }
+    Err(error.unwrap_or_else(|| std::io::Error::other("no stack size to try")))
+}
+
+/// [`spawn_with_large_stack`] in a scope.
+pub fn spawn_scoped_with_large_stack<'scope, T: Send + 'scope>(
+    scope: &'scope std::thread::Scope<'scope, '_>,
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'scope,
+) -> std::io::Result<std::thread::ScopedJoinHandle<'scope, T>> {
+    let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(f)));
+    let mut error = None;
+    for bytes in STACK_BYTES_TRIED {
+        let slot = std::sync::Arc::clone(&slot);
+        let spawned = std::thread::Builder::new()
+            .name(name.to_owned())
+            .stack_size(bytes)
+            .spawn_scoped(scope, move || take(&slot)());
+        match spawned {
+            Ok(handle) => return Ok(handle),
+            Err(e) => error = Some(e),
+        }
+    }
+    Err(error.unwrap_or_else(|| std::io::Error::other("no stack size to try")))
+}
+
+/// The closure a spawned thread runs; it is there, since only a thread that started
+/// takes it.
+fn take<F>(slot: &std::sync::Mutex<Option<F>>) -> F {
+    let taken = slot.lock().map_or_else(|poisoned| poisoned.into_inner().take(), |mut f| f.take());
+    taken.expect("invariant: the closure is taken once, by the thread that started")
+}
+
+/// Runs `f` on a thread with a large stack (see [`spawn_with_large_stack`]) and
+/// returns its result; on the calling thread if no thread can be started. Panics of `f`
+/// propagate.
 pub fn on_large_stack<R: Send>(f: impl FnOnce() -> R + Send) -> R {
-    std::thread::scope(|scope| {
-        let handle = std::thread::Builder::new()
-            .name("weft-analysis".to_owned())
-            .stack_size(LARGE_STACK_BYTES)
-            .spawn_scoped(scope, f)
-            .expect("invariant: the OS can reserve an analysis thread's stack");
-        match handle.join() {
+    let slot = std::sync::Mutex::new(Some(f));
+    let result = std::thread::scope(|scope| {
+        let handle =
+            spawn_scoped_with_large_stack(scope, "weft-analysis", || take(&slot)()).ok()?;
+        Some(match handle.join() {
             Ok(value) => value,
             Err(payload) => std::panic::resume_unwind(payload),
-        }
-    })
+        })
+    });
+    match result {
+        Some(value) => value,
+        None => take(&slot)(),
+    }
 }

@@ -534,3 +534,26 @@ proptest! {
         prop_assert_eq!(parse.syntax_node().to_string(), text);
     }
 }
+
+/// Later phases recurse into each operator of a left-nested chain, so a chain counts
+/// as nesting: 2.5 million terms once overflowed the stack.
+#[test]
+fn left_nested_chains_count_as_nesting() {
+    on_large_stack(left_nested_chains);
+}
+
+fn left_nested_chains() {
+    let limit = MAX_NESTING as usize;
+    let ok = format!("def x = 1{}", " + 1".repeat(limit - 1));
+    assert!(crate::parse(&ok).errors.is_empty());
+    for deep in [
+        format!("def x = 1{}\ndef ok = 1", " + 1".repeat(limit + 1)),
+        format!("def x = xs{}\ndef ok = 1", "[0]".repeat(limit + 1)),
+        format!("def x = t{}\ndef ok = 1", ".0".repeat(limit + 1)),
+    ] {
+        let parse = crate::parse(&deep);
+        let messages: Vec<&str> = parse.errors.iter().map(|e| e.message.as_str()).collect();
+        assert_eq!(messages.len(), 1, "{messages:?}");
+        assert!(messages[0].starts_with("nesting deeper than 100000 levels"), "{messages:?}");
+    }
+}

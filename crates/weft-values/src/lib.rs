@@ -18,10 +18,20 @@ mod value;
 pub use crate::compare::{F32_RTOL, F64_RTOL, Mismatch, ResultsMismatch, compare, compare_all};
 pub use crate::npy::{NpyError, read_npy, write_npy};
 pub use crate::random::{
-    RandomSpec, Rng, SpecRange, generate_inputs, parse_random_spec, parse_random_specs,
+    OutOfMemory, RandomSpec, Rng, SpecRange, generate_inputs, parse_random_spec, parse_random_specs,
 };
 pub use crate::scalar::{Scalar, ScalarType};
 pub use crate::text::{
     ParseError, ParseErrorKind, parse_value, parse_values, parse_values_expecting, print_values,
 };
 pub use crate::value::{ArrayData, ShapeError, ShapeText, Value, ValueType};
+
+/// The error for an entry given the wrong number of inputs, worded once for both back
+/// ends (the interpreter and the compiled plan once counted differently).
+pub fn wrong_input_count(entry: &str, expected: usize, given: usize) -> String {
+    format!(
+        "entry `{entry}` takes {expected} input{}, but {given} {} given",
+        if expected == 1 { "" } else { "s" },
+        if given == 1 { "was" } else { "were" },
+    )
+}

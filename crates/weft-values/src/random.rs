@@ -179,9 +179,17 @@ impl Rng {
 
 impl RandomSpec {
     /// Draws a value of this spec's type from `rng`.
-    pub fn generate(&self, rng: &mut Rng) -> Value {
+    /// A random value of the spec, or the error when its memory cannot be had.
+    pub fn generate(&self, rng: &mut Rng) -> Result<Value, OutOfMemory> {
         let n_elems = n_elements(&self.ty.shape).expect("invariant: checked when parsed");
-        let mut data = ArrayData::with_capacity(self.ty.elem, n_elems);
+        let bytes = n_elems.saturating_mul(self.ty.elem.size_in_bytes());
+        // With overcommit the reservation below succeeds and filling it gets the
+        // process killed: refuse what the machine does not have first.
+        if available_memory().is_some_and(|available| bytes > available) {
+            return Err(OutOfMemory { bytes });
+        }
+        let mut data =
+            ArrayData::try_with_capacity(self.ty.elem, n_elems).ok_or(OutOfMemory { bytes })?;
         match &mut data {
             ArrayData::F32(v) => {
                 let (lo, hi) = match self.range {
@@ -213,7 +221,8 @@ impl RandomSpec {
             ArrayData::U32(v) => v.extend(self.ints(rng, n_elems).map(|x| x as u32)),
             ArrayData::U64(v) => v.extend(self.ints(rng, n_elems).map(|x| x as u64)),
         }
-        Value::new(self.ty.shape.clone(), data).expect("invariant: generated `n_elems` elements")
+        Ok(Value::new(self.ty.shape.clone(), data)
+            .expect("invariant: generated `n_elems` elements"))
     }
 
     /// `n_elems` integers in the spec's range; they fit the element type because both
@@ -229,7 +238,23 @@ impl RandomSpec {
 }
 
 /// Draws one value per spec, in order, from a generator seeded with `seed`.
-pub fn generate_inputs(specs: &[RandomSpec], seed: u64) -> Vec<Value> {
+pub fn generate_inputs(specs: &[RandomSpec], seed: u64) -> Result<Vec<Value>, OutOfMemory> {
     let mut rng = Rng::new(seed);
     specs.iter().map(|spec| spec.generate(&mut rng)).collect()
+}
+
+/// The memory the system says is available (`MemAvailable` of `/proc/meminfo`), where
+/// it says.
+fn available_memory() -> Option<usize> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// A random input larger than the memory this process can have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot allocate {bytes} bytes for a random input")]
+pub struct OutOfMemory {
+    pub bytes: usize,
 }

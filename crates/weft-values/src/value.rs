@@ -38,6 +38,25 @@ impl ArrayData {
         }
     }
 
+    /// [`ArrayData::with_capacity`], or `None` when the memory cannot be had (a huge
+    /// random input must be an error, not an abort).
+    pub fn try_with_capacity(ty: ScalarType, capacity: usize) -> Option<ArrayData> {
+        fn reserve<T>(capacity: usize) -> Option<Vec<T>> {
+            let mut v = Vec::new();
+            v.try_reserve_exact(capacity).ok()?;
+            Some(v)
+        }
+        Some(match ty {
+            ScalarType::I32 => ArrayData::I32(reserve(capacity)?),
+            ScalarType::I64 => ArrayData::I64(reserve(capacity)?),
+            ScalarType::U32 => ArrayData::U32(reserve(capacity)?),
+            ScalarType::U64 => ArrayData::U64(reserve(capacity)?),
+            ScalarType::F32 => ArrayData::F32(reserve(capacity)?),
+            ScalarType::F64 => ArrayData::F64(reserve(capacity)?),
+            ScalarType::Bool => ArrayData::Bool(reserve(capacity)?),
+        })
+    }
+
     /// The element type.
     pub fn elem_type(&self) -> ScalarType {
         match self {

@@ -348,6 +348,35 @@ impl Table {
         }
     }
 
+    /// The fully resolved type for a message: each variable left is named `'a`, `'b`,
+    /// ... in order of first appearance (`names` is shared by the types of one
+    /// message). Unlike [`Table::finish`], which makes them `Error`, this keeps a real
+    /// mismatch such as `\x -> 1` against `i32` from reading as noise.
+    pub(crate) fn finish_named(&self, ty: &Ty, names: &mut Vec<u32>) -> Ty {
+        match self.shallow(ty) {
+            Ty::Var(idx) => {
+                let pos = names.iter().position(|&v| v == idx).unwrap_or_else(|| {
+                    names.push(idx);
+                    names.len() - 1
+                });
+                let letter = (b'a' + (pos % 26) as u8) as char;
+                let suffix = if pos < 26 { String::new() } else { (pos / 26).to_string() };
+                Ty::Param(crate::Name::new(&format!("'{letter}{suffix}")))
+            }
+            Ty::Array { size, elem } => Ty::Array {
+                size: self.resolve_size(&size),
+                elem: Arc::new(self.finish_named(&elem, names)),
+            },
+            Ty::Tuple(elems) => {
+                Ty::tuple(elems.iter().map(|e| self.finish_named(e, names)).collect())
+            }
+            Ty::Fn { param, ret } => {
+                Ty::func(self.finish_named(&param, names), self.finish_named(&ret, names))
+            }
+            other @ (Ty::Scalar(_) | Ty::Param(_) | Ty::Error) => other,
+        }
+    }
+
     /// The fully resolved type, with remaining variables as `Error`.
     pub(crate) fn finish(&self, ty: &Ty) -> Ty {
         match self.resolve(ty) {

@@ -35,13 +35,50 @@ fn expr_bp(p: &mut Parser<'_>, min_bp: u8) -> Option<CompletedMarker> {
 }
 
 fn expr_bp_inner(p: &mut Parser<'_>, min_bp: u8) -> Option<CompletedMarker> {
-    let mut lhs = lhs(p)?;
+    let lhs = lhs(p)?;
+    let mut chain = Chain::default();
+    let result = binary_chain(p, min_bp, lhs, &mut chain);
+    chain.leave(p);
+    result
+}
+
+/// Levels of a left-nested chain (`x + 1 + 1 ...`, `xs[0][0]...`): the parser loops
+/// over them, but later phases recurse into each, so each is a level of nesting.
+#[derive(Default)]
+struct Chain(u32);
+
+impl Chain {
+    /// Enters one more level; `false` when the input nests too deep (`enter`).
+    fn enter(&mut self, p: &mut Parser<'_>) -> bool {
+        if !enter(p) {
+            return false;
+        }
+        self.0 += 1;
+        true
+    }
+
+    fn leave(self, p: &mut Parser<'_>) {
+        for _ in 0..self.0 {
+            leave(p);
+        }
+    }
+}
+
+fn binary_chain(
+    p: &mut Parser<'_>,
+    min_bp: u8,
+    mut lhs: CompletedMarker,
+    chain: &mut Chain,
+) -> Option<CompletedMarker> {
     loop {
         let op = p.current();
         if op == COLON_GT {
             // `e :> t` is the loosest form: it applies to the whole expression so far.
             if min_bp > 0 {
                 break;
+            }
+            if !chain.enter(p) {
+                return None;
             }
             let m = lhs.precede(p);
             p.bump(COLON_GT);
@@ -77,6 +114,9 @@ fn expr_bp_inner(p: &mut Parser<'_>, min_bp: u8) -> Option<CompletedMarker> {
         // `(e op)` is a left section: leave `op )` for the parenthesis rule.
         if p.nth(1) == R_PAREN {
             break;
+        }
+        if !chain.enter(p) {
+            return None;
         }
         let m = lhs.precede(p);
         p.bump_any();
@@ -211,8 +251,27 @@ fn application(p: &mut Parser<'_>) -> Option<CompletedMarker> {
 
 /// An atom followed by glued indexing `xs[i]` and projections `t.0`.
 fn postfix(p: &mut Parser<'_>) -> Option<CompletedMarker> {
-    let mut lhs = atom(p)?;
+    let lhs = atom(p)?;
+    let mut chain = Chain::default();
+    let result = postfix_chain(p, lhs, &mut chain);
+    chain.leave(p);
+    result
+}
+
+fn postfix_chain(
+    p: &mut Parser<'_>,
+    mut lhs: CompletedMarker,
+    chain: &mut Chain,
+) -> Option<CompletedMarker> {
     loop {
+        let continues = match p.current() {
+            L_BRACK => p.nth_is_glued(0),
+            DOT => p.nth(1) == INT_NUMBER,
+            _ => false,
+        };
+        if continues && !chain.enter(p) {
+            return None;
+        }
         match p.current() {
             L_BRACK if p.nth_is_glued(0) => {
                 let m = lhs.precede(p);

@@ -1,0 +1,59 @@
+//! The `backend-unsupported` warning: an entry the reference interpreter runs but the
+//! OpenCL back end cannot compile yet, at the construct it lacks. Without it, `weft
+//! check` passed such a program and only `weft run` said no.
+
+use weft_hir::{Db, DefId, Severity, SourceFile};
+
+use crate::kernels::entry_kernels;
+use crate::program::file_program;
+
+// Diagnostic: backend-unsupported
+//
+// Shown (as a warning) on the expression of an entry that the OpenCL back end does not
+// support yet (an array-valued `if` inside a kernel whose size is not a small constant,
+// a reduction whose elements are arrays, ...): `weft run --backend interp` runs it,
+// `weft run` on a device says the same thing with the same position. A construct in an
+// imported def is reported on the entry's name.
+pub(crate) fn backend_unsupported(
+    db: &dyn Db,
+    file: SourceFile,
+    wanted: &dyn Fn(&weft_hir::DefLoc) -> bool,
+) -> Vec<weft_hir::Diagnostic> {
+    let Some(program) = file_program(db, file) else { return Vec::new() };
+    let mut out: Vec<weft_hir::Diagnostic> = Vec::new();
+    for &entry in &program.entries {
+        let def = &program.functions[entry].def;
+        if def.file != file || !wanted(def) {
+            continue;
+        }
+        let entry_id = DefId::new(db, def.clone());
+        let Some(kernels) = entry_kernels(db, entry_id) else { continue };
+        let Err(error) = kernels.as_ref() else { continue };
+        if !error.unsupported {
+            continue;
+        }
+        let at_expr = error.origin.as_ref().filter(|o| o.def.file == file).and_then(|origin| {
+            let id = DefId::new(db, origin.def.clone());
+            weft_hir::body_with_source_map(db, id).1.expr_range(origin.expr)
+        });
+        let range = at_expr.or(weft_hir::body_with_source_map(db, entry_id).1.name_range);
+        let Some(range) = range else { continue };
+        let name = &program.functions[entry].name;
+        let message = format!("entry `{name}`: {}", error.message);
+        if out.iter().any(|d| d.range == range && d.message == message) {
+            continue;
+        }
+        out.push(weft_hir::Diagnostic {
+            code: "backend-unsupported",
+            severity: Severity::Warning,
+            message,
+            file,
+            range,
+            related: Vec::new(),
+            help: Some(
+                "`weft run --backend interp` runs it with the reference interpreter".to_owned(),
+            ),
+        });
+    }
+    out
+}

@@ -1,0 +1,81 @@
+use std::process::Command;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use super::{Ended, run};
+
+#[expect(clippy::disallowed_methods, reason = "the tests start shell commands")]
+fn sh(script: &str) -> Command {
+    let mut command = Command::new("sh");
+    command.arg("-c").arg(script);
+    command
+}
+
+/// Whether a process with this id exists (and is not a zombie).
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+        .is_ok_and(|stat| !stat.split(") ").nth(1).is_some_and(|rest| rest.starts_with('Z')))
+}
+
+#[test]
+fn output_status_and_input() {
+    let done = run(&mut sh("cat; echo err >&2; exit 3"), b"in".to_vec(), Duration::MAX, None)
+        .expect("sh starts");
+    assert_eq!(done.ended, Ended::Exited(3));
+    assert_eq!(done.stdout_text(), "in");
+    assert_eq!(done.stderr_text(), "err\n");
+    let killed = run(&mut sh("kill -9 $$"), Vec::new(), Duration::MAX, None).expect("sh starts");
+    assert_eq!(killed.ended, Ended::Signalled(9));
+}
+
+/// A grandchild that holds the pipes once kept the caller past the time limit.
+#[test]
+fn the_time_limit_kills_the_group_and_its_pipe_holders() {
+    let start = Instant::now();
+    let done =
+        run(&mut sh("sleep 1000 & echo $!; wait"), Vec::new(), Duration::from_millis(300), None)
+            .expect("sh starts");
+    assert_eq!(done.ended, Ended::TimedOut);
+    assert!(start.elapsed() < Duration::from_secs(100), "the caller waited for the grandchild");
+    let grandchild = done.stdout_text();
+    assert!(!grandchild.trim().is_empty());
+    // The kill is asynchronous: allow the kernel a moment to reap.
+    let gone = (0..200).any(|_| {
+        std::thread::sleep(Duration::from_millis(10));
+        !alive(&grandchild)
+    });
+    assert!(gone, "the grandchild {grandchild} survived");
+}
+
+#[test]
+fn a_grandchild_left_behind_is_killed_when_the_command_ends() {
+    let done = run(
+        &mut sh("sleep 1000 >/dev/null 2>&1 </dev/null & echo $!"),
+        Vec::new(),
+        Duration::MAX,
+        None,
+    )
+    .expect("sh starts");
+    assert_eq!(done.ended, Ended::Exited(0));
+    let grandchild = done.stdout_text();
+    let gone = (0..200).any(|_| {
+        std::thread::sleep(Duration::from_millis(10));
+        !alive(&grandchild)
+    });
+    assert!(gone, "the grandchild {grandchild} survived");
+}
+
+#[test]
+fn cancelling_kills_the_group() {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&cancel);
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        flag.store(true, std::sync::atomic::Ordering::Relaxed);
+    });
+    let done =
+        run(&mut sh("sleep 1000"), Vec::new(), Duration::MAX, Some(&cancel)).expect("sh starts");
+    canceller.join().expect("the canceller ends");
+    assert_eq!(done.ended, Ended::Cancelled);
+}
