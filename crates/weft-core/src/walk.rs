@@ -144,42 +144,15 @@ impl Exp {
     }
 
     fn combinator_lambda_mut(&mut self) -> Option<&mut Lambda> {
-        match self {
-            Exp::Map { lambda, .. }
-            | Exp::Reduce { lambda, .. }
-            | Exp::Scan { lambda, .. }
-            | Exp::Generate { lambda, .. } => Some(lambda),
-            Exp::Atom(_)
-            | Exp::Size(_)
-            | Exp::BinOp { .. }
-            | Exp::UnOp { .. }
-            | Exp::Convert { .. }
-            | Exp::Math { .. }
-            | Exp::Tuple(_)
-            | Exp::Proj { .. }
-            | Exp::ArrayLit { .. }
-            | Exp::Index { .. }
-            | Exp::Dim { .. }
-            | Exp::Call { .. }
-            | Exp::If { .. }
-            | Exp::Loop { .. }
-            | Exp::Scatter { .. }
-            | Exp::Iota { .. }
-            | Exp::Replicate { .. }
-            | Exp::Zip(_)
-            | Exp::Unzip(_)
-            | Exp::Transpose(_)
-            | Exp::Reverse(_)
-            | Exp::Flatten(_)
-            | Exp::Unflatten { .. }
-            | Exp::Split { .. }
-            | Exp::Take { .. }
-            | Exp::Drop { .. }
-            | Exp::Concat(..)
-            | Exp::Materialise { .. }
-            | Exp::Coerce { .. }
-            | Exp::ReduceByIndex { .. }
-            | Exp::Update { .. } => None,
+        // The exhaustive list of what is a combinator is `combinator`'s.
+        if let Exp::Map { lambda, .. }
+        | Exp::Reduce { lambda, .. }
+        | Exp::Scan { lambda, .. }
+        | Exp::Generate { lambda, .. } = self
+        {
+            Some(lambda)
+        } else {
+            None
         }
     }
 
