@@ -96,7 +96,8 @@ test('activate registers the commands and the weft-kernel provider and starts `<
   assert.strictEqual(c.serverOptions.run.command, '/opt/weft/bin/weft');
   assert.deepStrictEqual(c.serverOptions.run.args, ['lsp']);
   assert.strictEqual(c.serverOptions.run.options.env.WEFT_DEVICE, 'cpu');
-  assert.deepStrictEqual(c.clientOptions.documentSelector.map((s) => s.language), ['weft', 'weft']);
+  // Weft and APL (docs/apl.md) documents, saved and untitled.
+  assert.deepStrictEqual(c.clientOptions.documentSelector.map((s) => s.language), ['weft', 'weft', 'apl', 'apl']);
   // The weft.runner.* settings reach the server as initializationOptions (docs/lsp.md).
   assert.deepStrictEqual(c.clientOptions.initializationOptions, {
     runnerPath: '/opt/weft/bin/weft-runner',
