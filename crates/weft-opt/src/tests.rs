@@ -110,6 +110,42 @@ pub(crate) fn every_program() -> Vec<Example> {
     out
 }
 
+/// Runs every test case of `example` on its source program and on `transformed`;
+/// records a line per case whose answer changed (errors count as the same answer; with
+/// `same_messages`, only with the same message) and returns how many it compared.
+fn compare_answers(
+    example: &Example,
+    transformed: &Program,
+    label: &str,
+    same_messages: bool,
+    failures: &mut Vec<String>,
+) -> usize {
+    let mut compared = 0;
+    for (entry, cases) in &example.cases {
+        for inputs in cases {
+            let before = weft_core::run_entry(&example.program, *entry, inputs.clone());
+            let after = weft_core::run_entry(transformed, *entry, inputs.clone());
+            let same = match (&before, &after) {
+                // Debug text compares NaNs and signed zeros by their bits.
+                (Ok(a), Ok(b)) => format!("{a:?}") == format!("{b:?}"),
+                (Err(a), Err(b)) => !same_messages || a.message == b.message,
+                _ => false,
+            };
+            if !same {
+                failures.push(format!(
+                    "{} `{}` ({label}): {:.200} became {:.200}",
+                    example.name,
+                    example.program.functions[*entry].name,
+                    format!("{before:?}"),
+                    format!("{after:?}")
+                ));
+            }
+            compared += 1;
+        }
+    }
+    compared
+}
+
 #[test]
 fn simplification_keeps_every_answer() {
     let mut compared = 0;
@@ -121,25 +157,7 @@ fn simplification_keeps_every_answer() {
             failures.push(format!("{}: invalid after simplification: {errors:?}", example.name));
             continue;
         }
-        for (entry, cases) in &example.cases {
-            for inputs in cases {
-                let before = weft_core::run_entry(&example.program, *entry, inputs.clone());
-                let after = weft_core::run_entry(&simplified, *entry, inputs.clone());
-                let same = match (&before, &after) {
-                    // Debug text compares NaNs and signed zeros by their bits.
-                    (Ok(a), Ok(b)) => format!("{a:?}") == format!("{b:?}"),
-                    (Err(a), Err(b)) => a.message == b.message,
-                    _ => false,
-                };
-                if !same {
-                    failures.push(format!(
-                        "{} `{}`: {before:?} became {after:?}",
-                        example.name, example.program.functions[*entry].name
-                    ));
-                }
-                compared += 1;
-            }
-        }
+        compared += compare_answers(&example, &simplified, "simplified", true, &mut failures);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(compared > 250, "only {compared} cases compared");
@@ -425,27 +443,8 @@ fn every_version_keeps_every_answer() {
                 failures.push(format!("{} ({choice:?}): invalid core: {errors:?}", example.name));
                 continue;
             }
-            for (entry, cases) in &example.cases {
-                for inputs in cases {
-                    let before = weft_core::run_entry(&example.program, *entry, inputs.clone());
-                    let after = weft_core::run_entry(&core, *entry, inputs.clone());
-                    let same = match (&before, &after) {
-                        (Ok(a), Ok(b)) => format!("{a:?}") == format!("{b:?}"),
-                        (Err(_), Err(_)) => true,
-                        _ => false,
-                    };
-                    if !same {
-                        failures.push(format!(
-                            "{} `{}` ({choice:?}): {:.200} became {:.200}",
-                            example.name,
-                            example.program.functions[*entry].name,
-                            format!("{before:?}"),
-                            format!("{after:?}")
-                        ));
-                    }
-                    compared += 1;
-                }
-            }
+            let label = format!("{choice:?}");
+            compared += compare_answers(&example, &core, &label, false, &mut failures);
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
