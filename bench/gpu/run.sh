@@ -15,6 +15,9 @@ echo "== middle end, rule" >&2;   bench --middle-end > "$OUT/middle.jsonl" 2>"$O
 echo "== tune" >&2
 timeout 300 "$BIN/weft" tune --device gpu --reps 5 -o "$OUT/h100-tuning.json" bench/gpu/ 2>"$OUT/tune.err"
 echo "== middle end, tuned" >&2;  bench --middle-end --tuning "$OUT/h100-tuning.json" > "$OUT/tuned.jsonl" 2>"$OUT/tuned.err"
+echo "== bench/programs, staged and middle end" >&2
+timeout 240 "$BIN/weft" bench --unsafe --json --device gpu --warmup 2 --reps 10 bench/programs/ > "$OUT/programs-staged.jsonl" 2>"$OUT/programs-staged.err"
+timeout 240 "$BIN/weft" bench --unsafe --json --device gpu --warmup 2 --reps 10 --middle-end bench/programs/ > "$OUT/programs-middle.jsonl" 2>"$OUT/programs-middle.err"
 echo "== torch" >&2
 timeout 400 python3 bench/gpu/torch_ref.py > "$OUT/torch.json" 2>"$OUT/torch.err"
 ls -la "$OUT" >&2

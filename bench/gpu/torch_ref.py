@@ -36,6 +36,10 @@ def assign(points, centroids):
     return d.argmin(dim=1)
 
 
+def histogram(xs):
+    return torch.bincount(xs, minlength=256)
+
+
 def rand(*shape):
     return torch.rand(*shape, device=dev, dtype=torch.float32)
 
@@ -45,6 +49,7 @@ CASES = {
     "layer_norm": (layer_norm, lambda: (rand(16384, 1024), rand(1024), rand(1024))),
     "accelerations": (accelerations, lambda: (rand(16384), rand(16384), rand(16384), rand(16384))),
     "assign": (assign, lambda: (rand(1 << 20, 16), rand(64, 16))),
+    "histogram": (histogram, lambda: (torch.randint(0, 256, (1 << 24,), device=dev),)),
 }
 
 

@@ -12,6 +12,7 @@
 mod interp;
 mod ir;
 mod lower;
+mod operators;
 mod pretty;
 mod render;
 #[cfg(test)]
@@ -28,6 +29,9 @@ pub use crate::ir::{
     Origin, Program, Space, Stmt, Type, UnOp, Var, VarId, VarKind,
 };
 pub use crate::lower::{CheckedFile, ElabError, lower_file};
+pub use crate::operators::{
+    CommutativeOp, componentwise_operators, is_commutative, scalar_operator,
+};
 pub use crate::pretty::{binop_name, flat_exp_text, pretty_program, size_text, type_text};
 pub use crate::render::{origin_position, render_error};
 pub use crate::validate::{InvariantError, validate};

@@ -411,3 +411,31 @@ entry u (m: [2][3]i32) (i: i64) : [2][3]i32 = m with [0, i] = 0
         "#]],
     );
 }
+
+/// The operators of every reduction in the first entry, in order.
+fn reduction_operators(src: &str) -> Vec<Option<Vec<crate::CommutativeOp>>> {
+    let (_, program) = program(src);
+    let f = &program.functions[program.entries[0]];
+    f.exps
+        .iter()
+        .filter_map(|(_, exp)| {
+            let crate::Exp::Reduce { lambda, .. } = exp else { return None };
+            Some(crate::componentwise_operators(f, lambda))
+        })
+        .collect()
+}
+
+#[test]
+fn commutative_operators_are_recognised_component_by_component() {
+    use crate::CommutativeOp::{Add, Max, Mul};
+    let ops = reduction_operators(
+        r"entry main (xs: [n]f32) (is: [n]i32) : f32 =
+  let a = reduce (+) 0 xs
+  let b = reduce (\x y -> y * x) 1 xs
+  let (c, d) = reduce (\(p, q) (r, s) -> (p + r, i32.max s q)) (0, 0) (zip xs is)
+  let (e, _) = reduce (\(p, q) (r, s) -> (p + s, q + r)) (0, 0) (zip xs xs)
+  let f = reduce (-) 0 xs
+  in a + b + c + f32 d + e + f",
+    );
+    assert_eq!(ops, vec![Some(vec![Add]), Some(vec![Mul]), Some(vec![Add, Max]), None, None],);
+}

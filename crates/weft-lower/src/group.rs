@@ -213,9 +213,12 @@ impl Kb<'_> {
         ls.into_iter().map(|(_, e)| (self.local_param(hint, e, Expr::I64(wg), why), e)).collect()
     }
 
-    /// `reduce@group`: each work-item folds a contiguous share (so any associative
-    /// operator works), then an ordered tree in local memory; every work-item gets the
-    /// result.
+    /// `reduce@group`: each work-item folds a share, then a tree in local memory;
+    /// every work-item gets the result. A commutative operator (weft-core's rule) folds
+    /// an interleaved share (work-item `t` reads `t`, `t + WG`, ...: neighbouring
+    /// work-items read neighbouring elements, coalesced) and the tree halves the active
+    /// work-items each step; any other associative operator folds a contiguous share and
+    /// combines neighbours in order.
     pub(crate) fn group_reduce(
         &mut self,
         f: FnId,
@@ -225,41 +228,57 @@ impl Kb<'_> {
         array: &Atom,
         origin: Option<&Origin>,
     ) -> Res<KVal> {
+        let interleaved = crate::soac::commutative(self.program, f, lambda);
         if let Some(o) = origin {
-            self.note(
-                o,
-                "@group: the work-group's work-items fold shares, then a tree in local memory",
-            );
+            let how = if interleaved {
+                "@group: the work-group's work-items fold interleaved shares (the operator is \
+                 commutative), then a tree in local memory"
+            } else {
+                "@group: the work-group's work-items fold contiguous shares, then a tree in \
+                 local memory"
+            };
+            self.note(o, how);
         }
         let arr = self.array(f, env, array)?;
         let ne = self.atom(f, env, neutral)?;
         let wg = self.work_group;
         let n = arr.shape()[0].clone();
         let t = self.tmp("t", Elem::I64, CExpr::work_item("get_local_id", 0));
-        let per = self.tmp(
-            "per",
-            Elem::I64,
-            CExpr::bin(COp::Div, CExpr::add(n.clone(), CExpr::Int(wg - 1)), CExpr::Int(wg)),
-        );
-        let start = self.tmp("start", Elem::I64, CExpr::mul(t.clone(), per.clone()));
-        let end =
-            self.tmp("end", Elem::I64, CExpr::call("min", vec![CExpr::add(start.clone(), per), n]));
         let acc = self.declare_like(&ne)?;
         self.assign(&acc, &ne)?;
         let k = self.fresh_name("k");
+        let (i_of_k, bound) = if interleaved {
+            // k runs over this work-item's elements t, t + WG, ...: ceil((n - t) / WG).
+            let count = CExpr::bin(
+                COp::Div,
+                CExpr::add(CExpr::sub(n.clone(), t.clone()), CExpr::Int(wg - 1)),
+                CExpr::Int(wg),
+            );
+            let i = CExpr::add(t.clone(), CExpr::mul(CExpr::Var(k.clone()), CExpr::Int(wg)));
+            (i, CExpr::call("max", vec![CExpr::Int(0), count]))
+        } else {
+            let per = self.tmp(
+                "per",
+                Elem::I64,
+                CExpr::bin(COp::Div, CExpr::add(n.clone(), CExpr::Int(wg - 1)), CExpr::Int(wg)),
+            );
+            let start = self.tmp("start", Elem::I64, CExpr::mul(t.clone(), per.clone()));
+            let end = self.tmp(
+                "end",
+                Elem::I64,
+                CExpr::call("min", vec![CExpr::add(start.clone(), per), n]),
+            );
+            let i = CExpr::add(start.clone(), CExpr::Var(k.clone()));
+            (i, CExpr::call("max", vec![CExpr::Int(0), CExpr::sub(end, start)]))
+        };
         self.push();
-        let i = self.tmp("i", Elem::I64, CExpr::add(start.clone(), CExpr::Var(k.clone())));
+        let i = self.tmp("i", Elem::I64, i_of_k);
         let x = self.index(&arr, &[i])?;
         let r = self.apply(f, env, lambda, acc.clone(), x)?;
         self.assign(&acc, &r)?;
         let body = self.pop();
         let comment = self.comment(origin);
-        self.emit(Cmd::For {
-            var: k,
-            bound: CExpr::call("max", vec![CExpr::Int(0), CExpr::sub(end, start)]),
-            body,
-            comment,
-        });
+        self.emit(Cmd::For { var: k, bound, body, comment });
         let locals = self.scratch(&ne, "red", "a `reduce@group`'s tree of partial results");
         let mut al = Vec::new();
         scalar_leaves(&acc, &mut al);
@@ -272,8 +291,41 @@ impl Kb<'_> {
                 locals.iter().map(|(l, e)| (CExpr::load(l, at.clone()), *e)).collect();
             rebuild(&ne, &mut ls.into_iter())
         };
-        let mut s = 1;
-        while s < wg {
+        // Steps of the tree: (the partner's distance, whether this work-item combines).
+        let steps: Vec<(i64, CExpr)> = if interleaved {
+            // Sequential addressing: the first half combines with the second half, so
+            // active work-items stay contiguous (whole warps retire together).
+            let mut s = (wg as u64).next_power_of_two() as i64 / 2;
+            let mut steps = Vec::new();
+            while s >= 1 {
+                let first_half = CExpr::bin(COp::Lt, t.clone(), CExpr::Int(s));
+                // With a work-group size that is not a power of two, some partners are
+                // missing.
+                let active = if wg.count_ones() == 1 {
+                    first_half
+                } else {
+                    let partner = CExpr::add(t.clone(), CExpr::Int(s));
+                    CExpr::bin(COp::And, first_half, CExpr::bin(COp::Lt, partner, CExpr::Int(wg)))
+                };
+                steps.push((s, active));
+                s /= 2;
+            }
+            steps
+        } else {
+            let mut s = 1;
+            let mut steps = Vec::new();
+            while s < wg {
+                let active = CExpr::bin(
+                    COp::Eq,
+                    CExpr::bin(COp::Rem, t.clone(), CExpr::Int(2 * s)),
+                    CExpr::Int(0),
+                );
+                steps.push((s, active));
+                s *= 2;
+            }
+            steps
+        };
+        for (s, cond) in steps {
             self.push();
             let r = self.apply(
                 f,
@@ -288,14 +340,8 @@ impl Kb<'_> {
                 self.emit(Cmd::Store { ptr: l.clone(), index: t.clone(), value: v });
             }
             let then_cmds = self.pop();
-            let cond = CExpr::bin(
-                COp::Eq,
-                CExpr::bin(COp::Rem, t.clone(), CExpr::Int(2 * s)),
-                CExpr::Int(0),
-            );
             self.emit(Cmd::If { cond, then_cmds, else_cmds: vec![] });
             self.emit(Cmd::Barrier);
-            s *= 2;
         }
         let result = self.declare_like(&ne)?;
         self.assign(&result, &load(CExpr::Int(0)))?;

@@ -20,8 +20,10 @@
 
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
-use weft_core::{Atom, BinOp, Exp, FnId, Lambda, Origin, Type};
+use weft_core::{FnId, Lambda, Origin, Type};
 use weft_plan::{BinOp as HOp, Elem, Expr, Step};
+
+use weft_core::CommutativeOp;
 
 use crate::arr::{IExpr, Mem};
 use crate::host::Lowerer;
@@ -29,29 +31,10 @@ use crate::imp::{AtomicOp, CExpr, COp, Cmd, ParLevel};
 use crate::kernel::{KEnv, Kb, elem_and_rank};
 use crate::val::{HArr, HEnv, HScalar, HVal, KArr, KVal, Res, rebuild, scalar_leaves};
 
-/// Whether the operator is one of the built-in commutative ones applied to its two
-/// parameters.
+/// Whether a reduction with this operator may combine elements in any order
+/// (weft-core decides, for every pass and back end).
 pub(crate) fn commutative(program: &weft_core::Program, f: FnId, lambda: &Lambda) -> bool {
-    let function = &program.functions[f];
-    let b = &function.blocks[lambda.body];
-    let [stmt] = b.stmts.as_slice() else { return false };
-    if b.result != Some(Atom::Var(stmt.var)) || lambda.params.len() != 2 {
-        return false;
-    }
-    let (p, q) = (Atom::Var(lambda.params[0]), Atom::Var(lambda.params[1]));
-    let params_ok = |a: &Atom, b: &Atom| (*a == p && *b == q) || (*a == q && *b == p);
-    match &function.exps[stmt.exp] {
-        Exp::BinOp { op, lhs, rhs, .. } => {
-            matches!(op, BinOp::Add | BinOp::Mul | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor)
-                && params_ok(lhs, rhs)
-        }
-        Exp::Math { func, args, .. } => {
-            matches!(func, weft_hir::MathFn::Min | weft_hir::MathFn::Max)
-                && args.len() == 2
-                && params_ok(&args[0], &args[1])
-        }
-        _ => false,
-    }
+    weft_core::is_commutative(&program.functions[f], lambda)
 }
 
 /// The atomic update that does what a `reduce_by_index` operator does to bins of
@@ -63,16 +46,16 @@ pub(crate) fn atomic_op(
     lambda: &Lambda,
     elem: Elem,
 ) -> Option<AtomicOp> {
-    if !commutative(program, f, lambda) {
-        return None;
-    }
-    let function = &program.functions[f];
-    let stmt = function.blocks[lambda.body].stmts.first()?;
-    let op = match &function.exps[stmt.exp] {
-        Exp::BinOp { op: BinOp::Add, .. } => AtomicOp::Add,
-        Exp::Math { func: weft_hir::MathFn::Min, .. } => AtomicOp::Min,
-        Exp::Math { func: weft_hir::MathFn::Max, .. } => AtomicOp::Max,
-        _ => return None,
+    let op = match weft_core::scalar_operator(&program.functions[f], lambda)? {
+        CommutativeOp::Add => AtomicOp::Add,
+        CommutativeOp::Min => AtomicOp::Min,
+        CommutativeOp::Max => AtomicOp::Max,
+        CommutativeOp::Mul
+        | CommutativeOp::BitAnd
+        | CommutativeOp::BitOr
+        | CommutativeOp::BitXor => {
+            return None;
+        }
     };
     op.supports(elem).then_some(op)
 }

@@ -1487,3 +1487,29 @@ fn with_is_a_copy_then_a_checked_write_by_one_work_item() {
         "#]],
     );
 }
+
+/// `reduce@group` with a commutative operator (here a component-wise tuple `+`) folds
+/// interleaved shares, so neighbouring work-items read neighbouring elements; a
+/// non-commutative one folds contiguous shares and combines neighbours in order.
+#[test]
+fn group_reductions_read_interleaved_when_the_operator_is_commutative() {
+    let kernel = |src: &str| {
+        let c = compiled(src);
+        (0..c.kernels.len()).map(|i| crate::print_kernel(&c, i)).collect::<String>()
+    };
+    let commutative = kernel(
+        "entry sums (xss: [n][m]f32) : [n]f32 =
+  map@group (\\xs -> let (s, q) = reduce@group (\\(a, b) (c, d) -> (a + c, d + b)) (0, 0)
+                                   (map@thread (\\x -> (x, x * x)) xs)
+                   in s * q) xss",
+    );
+    assert!(commutative.contains("k_") && commutative.contains(" * 256;"), "{commutative}");
+    assert!(commutative.contains("t_") && commutative.contains(" < 128)"), "{commutative}");
+    assert!(!commutative.contains("per_"), "{commutative}");
+    let ordered = kernel(
+        "entry firsts (xss: [n][m]f32) : [n]f32 =
+  map@group (\\xs -> reduce@group (\\a b -> if a != 0 then a else b) 0 xs) xss",
+    );
+    assert!(ordered.contains("per_"), "{ordered}");
+    assert!(ordered.contains(" % 2 == 0)"), "{ordered}");
+}

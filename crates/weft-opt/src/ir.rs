@@ -8,7 +8,8 @@
 //!
 //! - Host code: [`Exp::Basic`] (a core expression with no nested code: scalar
 //!   operations, views, indexing, calls, `iota`, `replicate`, literals...), [`Exp::If`],
-//!   [`Exp::Loop`], [`Exp::Version`] and [`Exp::Seg`].
+//!   [`Exp::Loop`], [`Exp::Version`], [`Exp::Manifest`] (a layout change) and
+//!   [`Exp::Seg`].
 //! - A [`SegOp`] runs its body once per point of its segment space, at a [`SegLevel`].
 //!   The body is sequential code: basic expressions, `if`, `loop`, sequential
 //!   combinators ([`Exp::Seq`]), and, in the body of a `group` SegOp only, `thread`
@@ -145,6 +146,13 @@ pub enum Exp {
     /// A combinator run as a loop by one work-item (only inside a SegOp body).
     Seq(SeqSoac),
     Seg(SegOp),
+    /// A copy of a two-dimensional array stored transposed: the value (every element at
+    /// its index) is the array's, but the memory holds column after column, so that
+    /// work-items reading one row each, element by element, read neighbouring addresses
+    /// (Futhark's `manifest (1, 0)`, made by `passes/coalesce.rs`). Host level only.
+    Manifest {
+        array: Atom,
+    },
     /// `if size >= threshold then then_branch else else_branch`: versions of one
     /// computation (incremental flattening), chosen at run time.
     Version {
@@ -256,6 +264,7 @@ impl Exp {
         };
         match self {
             Exp::Basic(exp) => exp.operands_mut(f),
+            Exp::Manifest { array } => f(array),
             Exp::If { cond, .. } => f(cond),
             Exp::Version { .. } => {}
             Exp::Loop { init, form, .. } => {
@@ -289,7 +298,7 @@ impl Exp {
     /// (operators included) and SegOp bodies.
     pub fn nested_blocks(&self) -> Vec<BlockId> {
         match self {
-            Exp::Basic(_) => Vec::new(),
+            Exp::Basic(_) | Exp::Manifest { .. } => Vec::new(),
             Exp::If { then_branch, else_branch, .. }
             | Exp::Version { then_branch, else_branch, .. } => vec![*then_branch, *else_branch],
             Exp::Loop { form: LoopForm::While { cond }, body, .. } => vec![*cond, *body],

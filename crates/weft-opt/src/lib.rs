@@ -2,7 +2,7 @@
 //! to the GPU IR of segmented operations.
 //!
 //! ```text
-//! core IR ─► simplify ─► inline ─► flatten (versions) ─► fuse ─► GPU IR
+//! core IR ─► simplify ─► inline ─► flatten (versions) ─► fuse ─► coalesce ─► GPU IR
 //! ```
 //!
 //! Each step is a function with a printer for its output (`weft dump --ir opt` prints
@@ -22,6 +22,7 @@ pub use crate::ir::{
     Block, BlockId, Exp, ExpId, GpuFunction, GpuProgram, Lambda, LoopForm, SegBinOp, SegKind,
     SegLevel, SegOp, SeqSoac, Stmt, Threshold, ThresholdId, ThresholdKind,
 };
+pub use crate::passes::coalesce::coalesce;
 pub use crate::passes::flatten::{
     DEFAULT_SUFF_INTRA_PAR, DEFAULT_SUFF_OUTER_PAR, DeviceShape, flatten, threshold_default,
 };
@@ -52,8 +53,8 @@ pub fn optimise_core(program: &weft_core::Program) -> weft_core::Program {
     simplify(&inline_parallel_calls(&simplify(program)))
 }
 
-/// The whole middle end: [`optimise_core`], then [`flatten`], [`fuse`] and
-/// [`simplify_gpu`].
+/// The whole middle end: [`optimise_core`], then [`flatten`], [`fuse`], [`coalesce`]
+/// and [`simplify_gpu`].
 pub fn pipeline(program: &weft_core::Program) -> GpuProgram {
-    simplify_gpu(&fuse(&flatten(&optimise_core(program))))
+    simplify_gpu(&coalesce(&fuse(&flatten(&optimise_core(program)))))
 }

@@ -1,6 +1,7 @@
 //! The middle end's passes: on the core IR (simplification, inlining) and from the
-//! core IR to the GPU IR (flattening), then on the GPU IR (fusion).
+//! core IR to the GPU IR (flattening), then on the GPU IR (fusion, coalescing).
 
+pub mod coalesce;
 pub(crate) mod copy;
 pub(crate) mod facts;
 pub mod flatten;

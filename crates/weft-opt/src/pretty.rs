@@ -174,6 +174,10 @@ impl Printer<'_> {
                     &text.unwrap_or_else(|| "<nested code in a basic expression>".into()),
                 );
             }
+            Exp::Manifest { array } => {
+                let array = self.atom(*array);
+                let _ = write!(self.out, "manifest (1, 0) {array}");
+            }
             Exp::If { cond, then_branch, else_branch } => {
                 let cond = self.atom(*cond);
                 let _ = write!(self.out, "if {cond} then");

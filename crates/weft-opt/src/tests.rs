@@ -253,86 +253,87 @@ fn row_softmax_gets_three_versions() {
               let t_3: f32 = f32.inf
               let t_4: f32 = neg.f32 t_3
               let t_5: [n_0][m_1]f32 = version n_0 >= threshold row_softmax.suff_outer_par_0 then
-                  let outer_6: [n_0][m_1]f32 = segmap@grid (i_7 < n_0) [chosen]
+                  let xss_6: [n_0][m_1]f32 = manifest (1, 0) xss_2
+                  let outer_7: [n_0][m_1]f32 = segmap@grid (i_8 < n_0) [chosen]
                     body ->
-                      let xs_8: [m_1]f32 = xss_2[i_7]
-                      let mx_9: f32 = reduce@seq t_4 xs_8 \(x_10: f32) (y_11: f32) ->
-                          let t_12: f32 = f32.max x_10 y_11
-                          in t_12
-                      let es_13: [m_1]f32 = map@seq (xs_8) \(x_14: f32) ->
-                          let t_15: f32 = sub.f32 x_14 mx_9
-                          let t_16: f32 = f32.exp t_15
-                          in t_16
-                      let s_17: f32 = reduce@seq 0.0f32 es_13 \(x_18: f32) (y_19: f32) ->
-                          let t_20: f32 = add.f32 x_18 y_19
-                          in t_20
-                      let t_21: [m_1]f32 = map@seq (es_13) \(e_22: f32) ->
-                          let t_23: f32 = div.f32 e_22 s_17
-                          in t_23
-                      in t_21
-                  in outer_6
+                      let xs_9: [m_1]f32 = xss_6[i_8]
+                      let mx_10: f32 = reduce@seq t_4 xs_9 \(x_11: f32) (y_12: f32) ->
+                          let t_13: f32 = f32.max x_11 y_12
+                          in t_13
+                      let es_14: [m_1]f32 = map@seq (xs_9) \(x_15: f32) ->
+                          let t_16: f32 = sub.f32 x_15 mx_10
+                          let t_17: f32 = f32.exp t_16
+                          in t_17
+                      let s_18: f32 = reduce@seq 0.0f32 es_14 \(x_19: f32) (y_20: f32) ->
+                          let t_21: f32 = add.f32 x_19 y_20
+                          in t_21
+                      let t_22: [m_1]f32 = map@seq (es_14) \(e_23: f32) ->
+                          let t_24: f32 = div.f32 e_23 s_18
+                          in t_24
+                      in t_22
+                  in outer_7
                 else
-                  let versions_24: [n_0][m_1]f32 = version n_0 >= threshold row_softmax.suff_intra_par_0 then
-                      let intra_25: [n_0][m_1]f32 = segmap@group (i_26 < n_0) [chosen]
+                  let versions_25: [n_0][m_1]f32 = version n_0 >= threshold row_softmax.suff_intra_par_0 then
+                      let intra_26: [n_0][m_1]f32 = segmap@group (i_27 < n_0) [chosen]
                         body ->
-                          let xs_27: [m_1]f32 = xss_2[i_26]
-                          let mx_28: f32 = segred@thread (i_29 < m_1) [chosen]
-                            op (commutative) t_4 \(x_30: f32) (y_31: f32) ->
-                                let t_32: f32 = f32.max x_30 y_31
-                                in t_32
+                          let xs_28: [m_1]f32 = xss_2[i_27]
+                          let mx_29: f32 = segred@thread (i_30 < m_1) [chosen]
+                            op (commutative) t_4 \(x_31: f32) (y_32: f32) ->
+                                let t_33: f32 = f32.max x_31 y_32
+                                in t_33
                             body ->
-                              let x_33: f32 = xs_27[i_29]
-                              in x_33
-                          let es_34: [m_1]f32 = segmap@thread (i_35 < m_1) [chosen]
+                              let x_34: f32 = xs_28[i_30]
+                              in x_34
+                          let es_35: [m_1]f32 = segmap@thread (i_36 < m_1) [chosen]
                             body ->
-                              let x_36: f32 = xs_27[i_35]
-                              let t_37: f32 = sub.f32 x_36 mx_28
-                              let t_38: f32 = f32.exp t_37
-                              in t_38
-                          let s_39: f32 = segred@thread (i_40 < m_1) [chosen]
-                            op (commutative) 0.0f32 \(x_41: f32) (y_42: f32) ->
-                                let t_43: f32 = add.f32 x_41 y_42
-                                in t_43
+                              let x_37: f32 = xs_28[i_36]
+                              let t_38: f32 = sub.f32 x_37 mx_29
+                              let t_39: f32 = f32.exp t_38
+                              in t_39
+                          let s_40: f32 = segred@thread (i_41 < m_1) [chosen]
+                            op (commutative) 0.0f32 \(x_42: f32) (y_43: f32) ->
+                                let t_44: f32 = add.f32 x_42 y_43
+                                in t_44
                             body ->
-                              let x_44: f32 = es_34[i_40]
-                              in x_44
-                          let t_45: [m_1]f32 = segmap@thread (i_46 < m_1) [chosen]
+                              let x_45: f32 = es_35[i_41]
+                              in x_45
+                          let t_46: [m_1]f32 = segmap@thread (i_47 < m_1) [chosen]
                             body ->
-                              let e_47: f32 = es_34[i_46]
-                              let t_48: f32 = div.f32 e_47 s_39
-                              in t_48
-                          in t_45
-                      in intra_25
+                              let e_48: f32 = es_35[i_47]
+                              let t_49: f32 = div.f32 e_48 s_40
+                              in t_49
+                          in t_46
+                      in intra_26
                     else
-                      let mx_49: [n_0]f32 = segred@grid (i_50 < n_0, i_51 < m_1) [chosen]
-                        op (commutative) t_4 \(x_52: f32) (y_53: f32) ->
-                            let t_54: f32 = f32.max x_52 y_53
-                            in t_54
+                      let mx_50: [n_0]f32 = segred@grid (i_51 < n_0, i_52 < m_1) [chosen]
+                        op (commutative) t_4 \(x_53: f32) (y_54: f32) ->
+                            let t_55: f32 = f32.max x_53 y_54
+                            in t_55
                         body ->
-                          let x_55: f32 = xss_2[i_50, i_51]
-                          in x_55
-                      let t_56: [n_0][m_1]f32 = segmap@grid (i_57 < n_0, i_58 < m_1) [chosen]
+                          let x_56: f32 = xss_2[i_51, i_52]
+                          in x_56
+                      let t_57: [n_0][m_1]f32 = segmap@grid (i_58 < n_0, i_59 < m_1) [chosen]
                         body ->
-                          let mx_59: f32 = mx_49[i_57]
-                          let x_60: f32 = xss_2[i_57, i_58]
-                          let t_61: f32 = sub.f32 x_60 mx_59
-                          let t_62: f32 = f32.exp t_61
-                          in t_62
-                      let s_63: [n_0]f32 = segred@grid (i_64 < n_0, i_65 < m_1) [chosen]
-                        op (commutative) 0.0f32 \(x_66: f32) (y_67: f32) ->
-                            let t_68: f32 = add.f32 x_66 y_67
-                            in t_68
+                          let mx_60: f32 = mx_50[i_58]
+                          let x_61: f32 = xss_2[i_58, i_59]
+                          let t_62: f32 = sub.f32 x_61 mx_60
+                          let t_63: f32 = f32.exp t_62
+                          in t_63
+                      let s_64: [n_0]f32 = segred@grid (i_65 < n_0, i_66 < m_1) [chosen]
+                        op (commutative) 0.0f32 \(x_67: f32) (y_68: f32) ->
+                            let t_69: f32 = add.f32 x_67 y_68
+                            in t_69
                         body ->
-                          let x_69: f32 = t_56[i_64, i_65]
-                          in x_69
-                      let t_70: [n_0][m_1]f32 = segmap@grid (i_71 < n_0, i_72 < m_1) [chosen]
+                          let x_70: f32 = t_57[i_65, i_66]
+                          in x_70
+                      let t_71: [n_0][m_1]f32 = segmap@grid (i_72 < n_0, i_73 < m_1) [chosen]
                         body ->
-                          let s_73: f32 = s_63[i_71]
-                          let e_74: f32 = t_56[i_71, i_72]
-                          let t_75: f32 = div.f32 e_74 s_73
-                          in t_75
-                      in t_70
-                  in versions_24
+                          let s_74: f32 = s_64[i_72]
+                          let e_75: f32 = t_57[i_72, i_73]
+                          let t_76: f32 = div.f32 e_75 s_74
+                          in t_76
+                      in t_71
+                  in versions_25
               in t_5
         "#]],
     );
@@ -775,4 +776,45 @@ entry rows (a: [r][c]i64) : [r][2]i32 =
               in t_4
         "#]],
     );
+}
+
+/// The printed outer-parallel version of `src`'s first entry (the `then` branch of its
+/// first version), after the whole pipeline.
+fn printed_pipeline(src: &str) -> String {
+    let gpu = crate::pipeline(&compile(src));
+    assert_eq!(crate::validate_gpu(&gpu), Vec::new(), "{}", crate::pretty_gpu(&gpu));
+    crate::pretty_gpu(&gpu)
+}
+
+#[test]
+fn rows_traversed_repeatedly_are_read_from_a_transposed_copy() {
+    // Each work-item reads its point once per centroid: the points are copied
+    // transposed before the outer-parallel version, whose body reads the copy.
+    let text = printed_pipeline(
+        r"entry assign (ps: [n][d]f32) (cs: [k][d]f32) : [n]f32 =
+  map (\p -> reduce f32.min f32.inf (map (\c -> reduce (+) 0 (map2 (\a b -> (a - b) * (a - b)) p c)) cs)) ps",
+    );
+    let manifest = text.lines().position(|l| l.contains("= manifest (1, 0) ps_")).expect(&text);
+    let outer = text.lines().position(|l| l.contains("segmap@grid (i_")).expect(&text);
+    assert!(manifest < outer, "{text}");
+    let copy = text.lines().nth(manifest).unwrap().split(':').next().unwrap().trim();
+    let copy = copy.trim_start_matches("let ");
+    assert!(text.contains(&format!("= {copy}[i_")), "the body reads the copy\n{text}");
+}
+
+#[test]
+fn rows_traversed_once_are_not_copied() {
+    // One pass over each row reads every cache line once either way.
+    let text =
+        printed_pipeline("entry sums (a: [n][m]f32) : [n]f32 = map (\\r -> reduce (+) 0 r) a");
+    assert!(!text.contains("manifest"), "{text}");
+}
+
+#[test]
+fn written_levels_are_not_coalesced() {
+    let text = printed_pipeline(
+        r"entry assign (ps: [n][d]f32) (cs: [k][d]f32) : [n]f32 =
+  map@grid (\p -> reduce@seq f32.min f32.inf (map@seq (\c -> reduce@seq (+) 0 (map2@seq (\a b -> (a - b) * (a - b)) p c)) cs)) ps",
+    );
+    assert!(!text.contains("manifest"), "{text}");
 }

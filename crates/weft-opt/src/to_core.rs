@@ -166,6 +166,39 @@ impl Writer<'_> {
         (weft_core::Lambda { params: vec![acc, next], body, ret: tuple_ty }, neutral)
     }
 
+    /// A transposed copy in the staged translator's terms: `flatten` of a transposed
+    /// array is not a layout change (no LMAD expresses it), so it copies the array into
+    /// fresh row-major memory, column after column, with its tiled transposition; the
+    /// `unflatten` and second `transpose` are views back to the array's own indices.
+    fn manifest(&mut self, stmts: &mut Vec<weft_core::Stmt>, array: Atom) -> weft_core::Exp {
+        let ty = self.ty_of(array);
+        let (Some(rows), Some(cols), Some(elem)) = (
+            ty.outer_size().cloned(),
+            ty.elem().and_then(Type::outer_size).cloned(),
+            ty.elem().and_then(Type::elem).cloned(),
+        ) else {
+            // The validator only lets two-dimensional arrays through.
+            return weft_core::Exp::Atom(array);
+        };
+        let columns = Type::array(cols.clone(), Type::array(rows.clone(), elem.clone()));
+        let transposed = self.new_var(columns.clone());
+        self.push(stmts, transposed, weft_core::Exp::Transpose(array));
+        let flat = self.new_var(Type::array(cols.mul(&rows), elem));
+        self.push(stmts, flat, weft_core::Exp::Flatten(Atom::Var(transposed)));
+        let [n_cols, n_rows] = [&cols, &rows].map(|size| {
+            let var = self.new_var(Type::Scalar(ScalarTy::I64));
+            self.push(stmts, var, weft_core::Exp::Size(size.clone()));
+            Atom::Var(var)
+        });
+        let copied = self.new_var(columns);
+        self.push(
+            stmts,
+            copied,
+            weft_core::Exp::Unflatten { rows: n_cols, cols: n_rows, array: Atom::Var(flat) },
+        );
+        weft_core::Exp::Transpose(Atom::Var(copied))
+    }
+
     fn lambda(&mut self, lambda: &Lambda) -> weft_core::Lambda {
         let body = self.block(lambda.body);
         let ret = self.out.blocks[body].result.map_or(Type::Tuple(Vec::new()), |a| self.ty_of(a));
@@ -175,6 +208,7 @@ impl Writer<'_> {
     fn stmt(&mut self, stmts: &mut Vec<weft_core::Stmt>, stmt: &crate::ir::Stmt) {
         let exp = match &self.gpu.exps[stmt.exp] {
             Exp::Basic(exp) => exp.clone(),
+            Exp::Manifest { array } => self.manifest(stmts, *array),
             Exp::If { cond, then_branch, else_branch } => weft_core::Exp::If {
                 cond: *cond,
                 then_branch: self.block(*then_branch),

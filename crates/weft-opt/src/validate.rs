@@ -192,6 +192,21 @@ impl Validator<'_> {
                     self.size(size);
                 }
             }
+            Exp::Manifest { array } => {
+                if at != Where::Host {
+                    self.errors.push("a manifest inside a SegOp body".into());
+                }
+                self.atom(*array);
+                let rank2 = match array {
+                    Atom::Var(v) => {
+                        self.f.vars[*v].ty.elem().is_some_and(|row| row.outer_size().is_some())
+                    }
+                    Atom::Const(_) => false,
+                };
+                if !rank2 {
+                    self.errors.push("a manifest of an array of fewer than two dimensions".into());
+                }
+            }
             Exp::If { cond, then_branch, else_branch } => {
                 self.atom(*cond);
                 self.block(*then_branch, inner);

@@ -199,6 +199,8 @@ impl Counter<'_> {
                 }
                 _ => 0.0,
             },
+            // A copy writes each element.
+            Exp::Manifest { array } => self.known.scalars_of(*array),
             Exp::If { then_branch, else_branch, .. }
             | Exp::Version { then_branch, else_branch, .. } => {
                 self.block(*then_branch) + self.block(*else_branch)

@@ -87,6 +87,7 @@ impl Copier {
                 basic.types_mut(&mut |ty| *ty = self.ty(ty));
                 Exp::Basic(basic)
             }
+            Exp::Manifest { array } => Exp::Manifest { array: self.atom(*array) },
             Exp::If { cond, then_branch, else_branch } => Exp::If {
                 cond: self.atom(*cond),
                 then_branch: self.block(f, *then_branch),

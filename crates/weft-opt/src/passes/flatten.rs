@@ -23,10 +23,8 @@
 
 use la_arena::Arena;
 use rustc_hash::FxHashMap;
-use weft_core::{
-    Atom, BinOp, CoreSize, Function, IndexItem, Origin, Program, Type, Var, VarId, VarKind,
-};
-use weft_hir::{Level, MathFn, ScalarTy};
+use weft_core::{Atom, CoreSize, Function, IndexItem, Origin, Program, Type, Var, VarId, VarKind};
+use weft_hir::{Level, ScalarTy};
 use weft_values::Scalar;
 
 use crate::ir::{
@@ -448,7 +446,7 @@ impl Flattener<'_> {
     }
 
     fn operator(&mut self, lambda: &weft_core::Lambda, neutral: Atom) -> SegBinOp {
-        let commutative = is_commutative(self.core, lambda);
+        let commutative = weft_core::is_commutative(self.core, lambda);
         let lambda = self.lambda(lambda, Inside::Sequential);
         SegBinOp { lambda, neutral: vec![self.atom(neutral)], commutative }
     }
@@ -1060,27 +1058,5 @@ impl ExpandedScope {
             Source::Array { array, dims } => Some((array, dims)),
             Source::Index(_) => None,
         }
-    }
-}
-
-/// Whether an operator's lambda is `\a b -> a op b` (or `b op a`) for a commutative
-/// built-in operator.
-fn is_commutative(core: &Function, lambda: &weft_core::Lambda) -> bool {
-    let block = &core.blocks[lambda.body];
-    let [stmt] = block.stmts.as_slice() else { return false };
-    if block.result != Some(Atom::Var(stmt.var)) || lambda.params.len() != 2 {
-        return false;
-    }
-    let (a, b) = (Atom::Var(lambda.params[0]), Atom::Var(lambda.params[1]));
-    let both = |x: &Atom, y: &Atom| (*x == a && *y == b) || (*x == b && *y == a);
-    match &core.exps[stmt.exp] {
-        weft_core::Exp::BinOp { op, lhs, rhs, .. } => {
-            matches!(op, BinOp::Add | BinOp::Mul | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor)
-                && both(lhs, rhs)
-        }
-        weft_core::Exp::Math { func: MathFn::Max | MathFn::Min, args, .. } => {
-            args.len() == 2 && both(&args[0], &args[1])
-        }
-        _ => false,
     }
 }

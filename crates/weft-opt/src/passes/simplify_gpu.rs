@@ -172,6 +172,7 @@ fn exp_is_safe(f: &GpuFunction, exp: &Exp) -> bool {
             seg.kind == crate::ir::SegKind::Map
                 && f.blocks[seg.body].stmts.iter().all(|s| exp_is_safe(f, &f.exps[s.exp]))
         }
+        Exp::Manifest { .. } => true,
         Exp::If { .. } | Exp::Version { .. } | Exp::Loop { .. } | Exp::Seq(_) => false,
     }
 }
