@@ -292,6 +292,17 @@ impl AtomicOp {
         }
     }
 
+    /// The 32-bit integer (`I32` or `U32`) that leaves a bin unchanged.
+    pub fn identity_32(self, elem: Elem) -> i64 {
+        match (self, elem) {
+            (AtomicOp::Add, _) => 0,
+            (AtomicOp::Min, Elem::U32) => i64::from(u32::MAX),
+            (AtomicOp::Min, _) => i64::from(i32::MAX),
+            (AtomicOp::Max, Elem::U32) => 0,
+            (AtomicOp::Max, _) => i64::from(i32::MIN),
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             AtomicOp::Add => "add",

@@ -25,6 +25,10 @@ use weft_plan::{BinOp as HOp, Elem, Expr, Step};
 
 use weft_core::CommutativeOp;
 
+/// The most bins a work-group keeps as a sub-histogram in local memory (16 KiB of
+/// 32-bit bins, a third of the 48 KiB that OpenCL devices commonly offer a group).
+const LOCAL_HISTOGRAM_BINS: i64 = 4096;
+
 use crate::arr::{IExpr, Mem};
 use crate::host::Lowerer;
 use crate::imp::{AtomicOp, CExpr, COp, Cmd, ParLevel};
@@ -679,60 +683,36 @@ impl<'p> Lowerer<'p> {
         let out = self.copy_to_fresh(&dest, "histogram")?;
         let n = indices.shape()[0].clone();
         let m = out.shape()[0].clone();
+        let atomic = match &out {
+            HArr::Mem(mem) if mem.shape.len() == 1 => atomic_op(self.program, f, lambda, mem.elem),
+            _ => None,
+        };
+        if let (Some(op), HArr::Mem(mem)) = (atomic, &out) {
+            self.push_steps();
+            self.hist_atomic(&out, &indices, &values, ty, op, false, origin)?;
+            let global = self.pop_steps();
+            if !matches!(mem.elem, Elem::I32 | Elem::U32) {
+                self.steps_mut().extend(global);
+                return Ok(out);
+            }
+            // 32-bit bins have atomics in local memory: each work-group fills its own
+            // sub-histogram there, then adds it into the bins (far fewer updates of
+            // global memory contend when there are few bins).
+            self.push_steps();
+            self.hist_atomic(&out, &indices, &values, ty, op, true, origin)?;
+            let local = self.pop_steps();
+            self.step(Step::If {
+                cond: Expr::bin(HOp::Le, m, Expr::I64(LOCAL_HISTOGRAM_BINS)),
+                then_steps: local,
+                else_steps: global,
+            });
+            return Ok(out);
+        }
         let mut kb = self.kb();
         let dst = static_shape(kb.import_arr(&out)?, &constant_dims(ty));
         let idx = kb.import_arr(&indices)?;
         let vals = kb.import_arr(&values)?;
         let bins = dst.shape()[0].clone();
-        let atomic = match &dst {
-            KArr::Mem(mem) if mem.shape.len() == 1 => {
-                atomic_op(self.program, f, lambda, mem.elem).map(|op| (op, mem.clone()))
-            }
-            _ => None,
-        };
-        if let Some((op, mem)) = atomic {
-            if let Some(o) = origin {
-                kb.note(
-                    o,
-                    &format!(
-                        "@grid: one work-item per value, an atomic {} into its bin",
-                        op.name()
-                    ),
-                );
-            }
-            let i = kb.fresh_name("i");
-            kb.push();
-            let j = kb.index(&idx, &[CExpr::Var(i.clone())])?;
-            let j = as_index(&mut kb, j, "reduce_by_index index")?;
-            kb.push();
-            let KVal::Scalar(v, _) = kb.index(&vals, &[CExpr::Var(i.clone())])? else {
-                return Err(crate::LowerError::internal("reduce_by_index value"));
-            };
-            kb.emit(Cmd::Atomic {
-                op,
-                elem: mem.elem,
-                ptr: mem.buf.clone(),
-                index: mem.address(std::slice::from_ref(&j)),
-                value: v,
-            });
-            let then_cmds = kb.pop();
-            kb.emit(Cmd::If { cond: in_range(j, bins), then_cmds, else_cmds: Vec::new() });
-            let body = kb.pop();
-            let comment = kb.comment(origin);
-            let kn = kb.import_index(&n);
-            kb.emit(Cmd::ParFor { level: ParLevel::Grid(0), var: i, bound: kn, body, comment });
-            self.launch(
-                kb,
-                "hist",
-                format!(
-                    "reduce_by_index: one work-item per value, an atomic {} into its bin; out-of-range indices are ignored",
-                    op.name()
-                ),
-                vec![n],
-                Some(vec![Expr::I64(256)]),
-            );
-            return Ok(out);
-        }
         if let Some(o) = origin {
             kb.note(
                 o,
@@ -774,6 +754,133 @@ impl<'p> Lowerer<'p> {
             Some(vec![Expr::I64(256)]),
         );
         Ok(out)
+    }
+
+    /// The kernel of a `reduce_by_index` whose operator is an atomic update of `out`'s
+    /// elements: one work-item per value updates its bin, in global memory, or (with
+    /// `sub_histograms`) in its work-group's copy of the bins in local memory, which the
+    /// group then adds into `out` (Futhark's SegHist with local sub-histograms).
+    #[expect(clippy::too_many_arguments, reason = "the histogram's whole description")]
+    fn hist_atomic(
+        &mut self,
+        out: &HArr,
+        indices: &HArr,
+        values: &HArr,
+        ty: &Type,
+        op: AtomicOp,
+        sub_histograms: bool,
+        origin: Option<&Origin>,
+    ) -> Res<()> {
+        let n = indices.shape()[0].clone();
+        let m = out.shape()[0].clone();
+        let mut kb = self.kb();
+        let dst = static_shape(kb.import_arr(out)?, &constant_dims(ty));
+        let KArr::Mem(mem) = &dst else {
+            return Err(crate::LowerError::internal("atomic histogram into a non-memory array"));
+        };
+        let mem = mem.clone();
+        let idx = kb.import_arr(indices)?;
+        let vals = kb.import_arr(values)?;
+        let bins = dst.shape()[0].clone();
+        let wg = i64::from(self.options.work_group);
+        let how = if sub_histograms {
+            format!(
+                "one work-item per value, an atomic {} into its work-group's bins in local memory, then into the bins",
+                op.name()
+            )
+        } else {
+            format!("one work-item per value, an atomic {} into its bin", op.name())
+        };
+        if let Some(o) = origin {
+            kb.note(o, &format!("@grid: {how}"));
+        }
+        let sub = if sub_histograms {
+            kb.can_return = false;
+            let sub = kb.local_param(
+                "bins",
+                mem.elem,
+                m.clone(),
+                "the work-group's sub-histogram of a `reduce_by_index`",
+            );
+            let b = kb.fresh_name("b");
+            let identity = CExpr::cast(mem.elem, CExpr::Int(op.identity_32(mem.elem)));
+            let fill = vec![Cmd::Store {
+                ptr: sub.clone(),
+                index: CExpr::Var(b.clone()),
+                value: identity,
+            }];
+            kb.emit(Cmd::ParFor {
+                level: ParLevel::Thread,
+                var: b,
+                bound: bins.clone(),
+                body: fill,
+                comment: None,
+            });
+            kb.emit(Cmd::Barrier);
+            Some(sub)
+        } else {
+            None
+        };
+        let i = kb.fresh_name("i");
+        kb.push();
+        let j = kb.index(&idx, &[CExpr::Var(i.clone())])?;
+        let j = as_index(&mut kb, j, "reduce_by_index index")?;
+        kb.push();
+        let KVal::Scalar(v, _) = kb.index(&vals, &[CExpr::Var(i.clone())])? else {
+            return Err(crate::LowerError::internal("reduce_by_index value"));
+        };
+        let (ptr, index) = match &sub {
+            Some(sub) => (sub.clone(), j.clone()),
+            None => (mem.buf.clone(), mem.address(std::slice::from_ref(&j))),
+        };
+        kb.emit(Cmd::Atomic { op, elem: mem.elem, ptr, index, value: v });
+        let then_cmds = kb.pop();
+        kb.emit(Cmd::If { cond: in_range(j, bins.clone()), then_cmds, else_cmds: Vec::new() });
+        let body = kb.pop();
+        let comment = kb.comment(origin);
+        let kn = kb.import_index(&n);
+        kb.emit(Cmd::ParFor { level: ParLevel::Grid(0), var: i, bound: kn, body, comment });
+        let global = if let Some(sub) = sub {
+            kb.emit(Cmd::Barrier);
+            // Bins the group never touched hold the identity: no update needed.
+            let b = kb.fresh_name("b");
+            let count = CExpr::load(&sub, CExpr::Var(b.clone()));
+            let add = Cmd::Atomic {
+                op,
+                elem: mem.elem,
+                ptr: mem.buf.clone(),
+                index: mem.address(&[CExpr::Var(b.clone())]),
+                value: count.clone(),
+            };
+            let merge = vec![Cmd::If {
+                cond: CExpr::bin(
+                    COp::Ne,
+                    count,
+                    CExpr::cast(mem.elem, CExpr::Int(op.identity_32(mem.elem))),
+                ),
+                then_cmds: vec![add],
+                else_cmds: Vec::new(),
+            }];
+            kb.emit(Cmd::ParFor {
+                level: ParLevel::Thread,
+                var: b,
+                bound: bins,
+                body: merge,
+                comment: None,
+            });
+            let groups = self.group_count(&n);
+            vec![Expr::mul(groups, Expr::I64(wg))]
+        } else {
+            vec![n]
+        };
+        self.launch(
+            kb,
+            "hist",
+            format!("reduce_by_index: {how}; out-of-range indices are ignored"),
+            global,
+            Some(vec![Expr::I64(wg)]),
+        );
+        Ok(())
     }
 
     /// `array with [indices] = value` at the host level: a copy of the array, then one

@@ -1513,3 +1513,27 @@ fn group_reductions_read_interleaved_when_the_operator_is_commutative() {
     assert!(ordered.contains("per_"), "{ordered}");
     assert!(ordered.contains(" % 2 == 0)"), "{ordered}");
 }
+
+/// A histogram of 32-bit bins has a second kernel, chosen at run time when the bins fit
+/// in local memory: each work-group counts into its own bins there (atomics in local
+/// memory), then adds the bins it touched into the result.
+#[test]
+fn few_32_bit_bins_are_counted_in_local_sub_histograms() {
+    let c = compiled(
+        "entry h (xs: [n]i64) : [256]i32 = reduce_by_index (replicate 256 0) (+) 0 xs (replicate n 1)",
+    );
+    let plan = weft_plan::print_plan(&c.plan);
+    assert!(plan.contains("if (I64(256) <= 4096) {"), "{plan}");
+    let local = (0..c.kernels.len())
+        .map(|i| crate::print_kernel(&c, i))
+        .find(|k| k.contains("__local int* bins_"))
+        .expect("a kernel with local bins");
+    assert!(local.contains("atomic_add(&bins_"), "{local}");
+    assert!(local.contains("atomic_add(&histogram_"), "{local}");
+    assert_eq!(local.matches("barrier(CLK_LOCAL_MEM_FENCE);").count(), 2, "{local}");
+    // Floats have no atomics in local memory here: one kernel, global atomics.
+    let floats = compiled(
+        "entry h (is: [n]i64) (vs: [n]f32) : [8]f32 = reduce_by_index (replicate 8 0) (+) 0 is vs",
+    );
+    assert!(!weft_plan::print_plan(&floats.plan).contains("<= 4096"));
+}

@@ -373,6 +373,13 @@ impl Writer<'_> {
     ) -> Atom {
         let (index, bound) = seg.space[dim];
         let innermost = dim + 1 == dims;
+        if let (Some(Combine::Hist { dest, op }), true, 1) = (reducing, innermost, dims)
+            && let Some((indices, values)) = self.read_columns(seg, index)
+        {
+            // The body only reads the bins and values at the point: the histogram of
+            // those arrays, with nothing to compute first.
+            return self.reduce_by_index(stmts, dest, op, indices, values);
+        }
         let mut body_stmts = Vec::new();
         let result = if innermost {
             for stmt in &self.gpu.blocks[seg.body].stmts {
@@ -478,6 +485,26 @@ impl Writer<'_> {
         Atom::Var(var)
     }
 
+    /// The arrays whose elements at the point `index` a SegOp's body yields, when the
+    /// body does nothing but read them (`let b = is[i]; let v = vs[i] in b, v`).
+    fn read_columns(&self, seg: &SegOp, index: VarId) -> Option<(Atom, Atom)> {
+        let body = &self.gpu.blocks[seg.body];
+        let column = |result: &Atom| {
+            let Atom::Var(var) = result else { return None };
+            let stmt = body.stmts.iter().find(|s| s.vars == [*var])?;
+            let Exp::Basic(weft_core::Exp::Index { array, items }) = &self.gpu.exps[stmt.exp]
+            else {
+                return None;
+            };
+            let bound_here = body.stmts.iter().any(|s| Some(&Atom::Var(s.vars[0])) == Some(array));
+            (items == &[weft_core::IndexItem::Fix(Atom::Var(index))] && !bound_here)
+                .then_some(*array)
+        };
+        let [bins, values] = body.results.as_slice() else { return None };
+        (body.stmts.len() == 2).then_some(())?;
+        Some((column(bins)?, column(values)?))
+    }
+
     /// `reduce_by_index dest op ne is vs` where `(is, vs)` is `unzip pairs`, the bins
     /// and values a SegHist body yields.
     fn hist(
@@ -503,6 +530,18 @@ impl Writer<'_> {
         };
         let indices = column(self, 0);
         let values = column(self, 1);
+        self.reduce_by_index(stmts, dest, op, indices, values)
+    }
+
+    /// `reduce_by_index dest op ne indices values`.
+    fn reduce_by_index(
+        &mut self,
+        stmts: &mut Vec<weft_core::Stmt>,
+        dest: Atom,
+        op: &SegBinOp,
+        indices: Atom,
+        values: Atom,
+    ) -> Atom {
         let neutral = self.one_value(stmts, &op.neutral);
         let lambda = self.lambda(&op.lambda);
         let var = self.new_var(self.ty_of(dest));
