@@ -439,3 +439,50 @@ fn commutative_operators_are_recognised_component_by_component() {
     );
     assert_eq!(ops, vec![Some(vec![Add]), Some(vec![Mul]), Some(vec![Add, Max]), None, None],);
 }
+
+/// The reuse decision of every update in the first entry, in order.
+fn update_decisions(src: &str) -> Vec<crate::UpdateReuse> {
+    let (_, program) = program(src);
+    let f = &program.functions[program.entries[0]];
+    let reuse = crate::update_reuse(f);
+    let mut updates: Vec<_> = reuse.into_iter().collect();
+    updates.sort_by_key(|(exp, _)| exp.into_raw());
+    updates.into_iter().map(|(_, r)| r).collect()
+}
+
+#[test]
+fn updates_of_a_loop_parameter_that_is_dead_afterwards_are_in_place() {
+    use crate::UpdateReuse::InPlace;
+    // A chain of updates of the parameter, reading it before: all in place.
+    let decisions = update_decisions(
+        "entry main (n: i64) : [n]i64 =
+  loop acc = replicate n 0 for i < n do
+    let a = acc with [i] = (if i > 0 then acc[i - 1] else 0) + 1
+    in a with [0] = 7",
+    );
+    assert_eq!(decisions, vec![InPlace, InPlace]);
+}
+
+#[test]
+fn updates_whose_array_is_still_needed_are_copies() {
+    use crate::UpdateReuse::Copied;
+    // A parameter of the entry: the caller's memory.
+    let decisions =
+        update_decisions("entry main (m: [n]i32) : ([n]i32, [n]i32) = (m with [0] = 1, m)");
+    assert_eq!(decisions, vec![Copied { used_later: None }]);
+    // Read after the update, directly or through a view made before it.
+    for src in [
+        "entry main (n: i64) : [n]i64 =
+  loop acc = replicate n 0 for i < n do
+    let b = acc with [i] = 1
+    in map2 (+) b acc",
+        "entry main (n: i64) : [n]i64 =
+  loop acc = replicate n 0 for i < n do
+    let r = reverse acc
+    let b = acc with [i] = 1
+    in map2 (+) b r",
+    ] {
+        let decisions = update_decisions(src);
+        assert!(matches!(decisions.as_slice(), [Copied { used_later: Some(_) }]), "{src}");
+    }
+}

@@ -111,6 +111,8 @@ pub(crate) struct Lowerer<'p> {
     n_vars: u32,
     pub(crate) options: Options,
     uses: FxHashMap<FnId, FxHashMap<VarId, u32>>,
+    /// Which updates write in place (weft-core decides), per function.
+    reuse: FxHashMap<FnId, FxHashMap<ExpId, weft_core::UpdateReuse>>,
     entry_name: String,
     /// The host-level statement being lowered: the source of the buffers it allocates.
     current_origin: Option<Origin>,
@@ -145,6 +147,7 @@ pub fn lower_entry(
         n_vars: 0,
         options,
         uses: FxHashMap::default(),
+        reuse: FxHashMap::default(),
         entry_name: function.name.to_string(),
         current_origin: None,
         buffer_origins: FxHashMap::default(),
@@ -447,6 +450,12 @@ impl<'p> Lowerer<'p> {
 
     // ---- use counts: how often a variable is read, a read inside a lambda counting
     // as many (it runs once per element) ----
+
+    /// The reuse decisions of `f`'s updates.
+    fn reuse(&mut self, f: FnId) -> &FxHashMap<ExpId, weft_core::UpdateReuse> {
+        let program = self.program;
+        self.reuse.entry(f).or_insert_with(|| weft_core::update_reuse(&program.functions[f]))
+    }
 
     pub(crate) fn uses(&mut self, f: FnId, var: VarId) -> u32 {
         if !self.uses.contains_key(&f) {
@@ -762,7 +771,16 @@ impl<'p> Lowerer<'p> {
                 Ok(slot_val(&slot))
             }
             Exp::Loop { param, init, form, body } => {
-                let init = self.atom(env, init)?;
+                let mut init = self.atom(env, init)?;
+                let reuse = self.reuse(f).clone();
+                if weft_core::loop_updates_in_place(function, &reuse, *param, *body)
+                    && let HVal::Arr(a) = &init
+                    && a.is_mem()
+                {
+                    // The body writes into its parameter: start from a buffer of the
+                    // loop's own, not one that the initial value shares.
+                    init = HVal::Arr(self.copy_to_fresh(a, "loop")?);
+                }
                 let slot =
                     self.make_slot(&function.vars[*param].ty, function.vars[*param].name.as_str())?;
                 self.assign_slot(&slot, &init)?;
@@ -870,7 +888,9 @@ impl<'p> Lowerer<'p> {
                 let arr = self.array(env, array)?;
                 let indices = indices.iter().map(|i| self.atom(env, i)).collect::<Res<Vec<_>>>()?;
                 let value = self.atom(env, value)?;
-                self.update(arr, &array_name, &indices, &value, origin.as_ref()).map(HVal::Arr)
+                let in_place = self.reuse(f).get(&exp) == Some(&weft_core::UpdateReuse::InPlace);
+                self.update(arr, &array_name, &indices, &value, in_place, origin.as_ref())
+                    .map(HVal::Arr)
             }
             Exp::Iota { size } => {
                 let n = self.host_int(env, size)?;

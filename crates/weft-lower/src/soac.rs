@@ -891,12 +891,24 @@ impl<'p> Lowerer<'p> {
         array_name: &str,
         indices: &[HVal],
         value: &HVal,
+        in_place: bool,
         origin: Option<&Origin>,
     ) -> Res<HArr> {
-        let out = self.copy_to_fresh(&array, "updated")?;
+        // In place (weft-core's `update_reuse`): the array owns row-major memory that
+        // nothing reads afterwards.
+        let out = match &array {
+            HArr::Mem(m) if in_place && m.is_row_major() => array.clone(),
+            _ => self.copy_to_fresh(&array, "updated")?,
+        };
+        let copied = !matches!((&array, &out), (HArr::Mem(a), HArr::Mem(b)) if a.buf == b.buf);
         let mut kb = self.kb();
         if let Some(o) = origin {
-            kb.note(o, "a copy, then one work-item writes the new element or row");
+            let how = if copied {
+                "a copy, then one work-item writes the new element or row"
+            } else {
+                "in place: one work-item writes the new element or row into the array"
+            };
+            kb.note(o, how);
         }
         let dst = kb.import_arr(&out)?;
         let shape = dst.shape();
@@ -923,7 +935,12 @@ impl<'p> Lowerer<'p> {
         self.launch(
             kb,
             "update",
-            "with: one work-item checks the indices and writes the new element or row into the copy".to_owned(),
+            if copied {
+                "with: one work-item checks the indices and writes the new element or row into the copy"
+            } else {
+                "with: one work-item checks the indices and writes the new element or row in place"
+            }
+            .to_owned(),
             vec![Expr::I64(1)],
             None,
         );

@@ -1537,3 +1537,33 @@ fn few_32_bit_bins_are_counted_in_local_sub_histograms() {
     );
     assert!(!weft_plan::print_plan(&floats.plan).contains("<= 4096"));
 }
+
+/// A loop that updates its parameter writes in place: no copy inside the loop; a loop
+/// starting from an input copies it once, before the loop.
+#[test]
+fn a_loop_of_updates_writes_in_place() {
+    let plan = |src: &str| weft_plan::print_plan(&compiled(src).plan);
+    let built = plan(
+        "entry f (n: i64) : [n]i64 =
+  loop acc = replicate n 0 for i < n do acc with [i] = i * 2",
+    );
+    let body = built.split("for v").nth(1).expect(&built);
+    assert_eq!(body.matches("launch").count(), 1, "one update per iteration, no copy\n{built}");
+    assert!(!body.contains("alloc"), "{built}");
+    let from_input = plan(
+        "entry g (m: [n][n]f32) (x: f32) : [n][n]f32 =
+  loop acc = m for i < n do acc with [i, i] = x",
+    );
+    let (before, body) = from_input.split_once("for v").expect(&from_input);
+    assert!(before.contains("alloc f32"), "the input is copied once\n{from_input}");
+    assert!(!body.contains("alloc"), "{from_input}");
+    // Still needed afterwards: a copy.
+    let kept = compiled(
+        "entry h (m: [r][c]i32) (i: i64) (row: [c]i32) : ([r][c]i32, [r][c]i32) = (m with [i] = row, m)",
+    );
+    assert!(
+        kept.kernels.iter().any(|k| k.doc.contains("into the copy")),
+        "{:?}",
+        kept.kernels.iter().map(|k| &k.doc).collect::<Vec<_>>()
+    );
+}

@@ -818,3 +818,32 @@ fn written_levels_are_not_coalesced() {
     );
     assert!(!text.contains("manifest"), "{text}");
 }
+
+#[test]
+fn a_perfect_nest_of_maps_is_one_two_dimensional_outer_version() {
+    let src = r"entry mm (a: [n][k]f32) (b: [k][m]f32) : [n][m]f32 =
+  map (\row -> map (\col -> reduce (+) 0 (map2 (*) row col)) (transpose b)) a";
+    let text = printed_pipeline(src);
+    // The outer-parallel version covers rows and columns, and its threshold compares
+    // the number of points of both.
+    assert!(text.contains("version n_0*m_2 >= threshold mm.suff_outer_par_0 then"), "{text}");
+    assert!(text.contains("segmap@grid (i_8 < n_0, i_9 < m_2) [chosen]"), "{text}");
+    // Written back for the staged translator, the dimensions whose indices only read a
+    // row are maps over those rows (the nest the translator tiles), not generates.
+    let staged = crate::staged_program(&compile(src), &|t| t.default);
+    let core = weft_core::pretty_program(&staged);
+    let then_branch = core.split("else").next().unwrap();
+    assert!(then_branch.contains("= map (a_3) \\(row_"), "{core}");
+    assert!(then_branch.contains("= map (t_5) \\(col_"), "{core}");
+    assert!(!then_branch.contains("generate"), "{core}");
+}
+
+#[test]
+fn a_nest_whose_inner_array_depends_on_the_row_is_not_perfect() {
+    let text = printed_pipeline(
+        r"entry tri (a: [n][m]f32) : [n][m]f32 = map (\row -> map (\x -> reduce (+) x row) row) a",
+    );
+    // The outer-parallel version (the first SegOp) is over the rows only.
+    let first = text.lines().find(|l| l.contains("segmap@grid (")).expect(&text);
+    assert!(!first.contains(", i_"), "{text}");
+}

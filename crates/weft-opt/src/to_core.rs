@@ -4,7 +4,9 @@
 //! output against the source program on the examples' test cases.
 //!
 //! - `segmap (i_0 < n_0, ..., i_k < n_k) body` is
-//!   `generate n_0 (\i_0 -> ... generate n_k (\i_k -> body))`;
+//!   `generate n_0 (\i_0 -> ... generate n_k (\i_k -> body))`, except that a chosen
+//!   grid SegMap's dimension whose index only serves to read a row `v = X[i_d]` is
+//!   `map (\v -> ...) X`;
 //! - `segred` and `segscan` are the same nest over the outer dimensions around a
 //!   `reduce`/`scan` of a `generate` over the innermost one;
 //! - `seghist` is the same nest around a `reduce_by_index` into the segment's row of
@@ -20,8 +22,8 @@ use weft_hir::{Level, ScalarTy};
 use weft_values::Scalar;
 
 use crate::ir::{
-    BlockId, Exp, GpuFunction, GpuProgram, Lambda, LoopForm, SegBinOp, SegKind, SegOp, SeqSoac,
-    ThresholdId,
+    BlockId, Exp, GpuFunction, GpuProgram, Lambda, LoopForm, SegBinOp, SegKind, SegLevel, SegOp,
+    SeqSoac, ThresholdId,
 };
 
 /// How SegOps are written back.
@@ -333,8 +335,61 @@ impl Writer<'_> {
             SegKind::Hist { dest, op } => Some(Combine::Hist { dest: *dest, op }),
         };
         let dims = seg.space.len();
+        let rows = if reducing.is_none() && !seg.pinned && seg.level == SegLevel::Grid {
+            seg.space.iter().map(|&(index, bound)| self.row_read(seg, index, bound)).collect()
+        } else {
+            vec![None; dims]
+        };
         // Combinators over the outer dimensions wrap the innermost one.
-        self.nest(stmts, seg, 0, dims, reducing)
+        self.nest(stmts, seg, 0, dims, reducing, &rows)
+    }
+
+    /// The statement `v = X[index]` of a chosen SegMap's body, when it is the body's only
+    /// use of `index` and `X` (bound outside, `bound` rows) is read whole: the dimension
+    /// is then written as `map (\v -> ...) X` rather than `generate bound (\index ->
+    /// ...)` (so the staged translator sees, say, a matrix product's nest of maps over
+    /// its operands' rows, which it tiles).
+    fn row_read(&self, seg: &SegOp, index: VarId, bound: Atom) -> Option<RowRead> {
+        let body = &self.gpu.blocks[seg.body];
+        let mut uses = 0;
+        let mut found = None;
+        let mut bound_inside = Vec::new();
+        self.count_uses(seg.body, index, &mut uses, &mut bound_inside);
+        for stmt in &body.stmts {
+            let Exp::Basic(weft_core::Exp::Index { array: Atom::Var(array), items }) =
+                &self.gpu.exps[stmt.exp]
+            else {
+                continue;
+            };
+            if let ([var], [weft_core::IndexItem::Fix(Atom::Var(i))]) =
+                (stmt.vars.as_slice(), items.as_slice())
+                && *i == index
+            {
+                found = Some(RowRead { var: *var, array: *array, exp: stmt.exp });
+            }
+        }
+        let read = found?;
+        let rows = self.gpu.vars[read.array].ty.outer_size()?;
+        let same_rows = match bound {
+            Atom::Var(n) => rows.as_var() == Some(&n),
+            Atom::Const(Scalar::I64(n)) => rows.as_constant() == Some(n),
+            Atom::Const(_) => false,
+        };
+        (uses == 1 && same_rows && !bound_inside.contains(&read.array)).then_some(read)
+    }
+
+    /// How many operands of `block` (nested code included) are `var`, and every
+    /// variable the block binds.
+    fn count_uses(&self, block: BlockId, var: VarId, uses: &mut usize, bound: &mut Vec<VarId>) {
+        for stmt in &self.gpu.blocks[block].stmts {
+            bound.extend(&stmt.vars);
+            let exp = &self.gpu.exps[stmt.exp];
+            *uses += exp.operands().iter().filter(|a| **a == Atom::Var(var)).count();
+            for nested in exp.nested_blocks() {
+                self.count_uses(nested, var, uses, bound);
+            }
+        }
+        *uses += self.gpu.blocks[block].results.iter().filter(|a| **a == Atom::Var(var)).count();
     }
 
     /// The levels to write on a SegOp's iteration and on its reduction (`None`:
@@ -370,6 +425,7 @@ impl Writer<'_> {
         dim: usize,
         dims: usize,
         reducing: Option<Combine<'_>>,
+        rows: &[Option<RowRead>],
     ) -> Atom {
         let (index, bound) = seg.space[dim];
         let innermost = dim + 1 == dims;
@@ -383,12 +439,15 @@ impl Writer<'_> {
         let mut body_stmts = Vec::new();
         let result = if innermost {
             for stmt in &self.gpu.blocks[seg.body].stmts {
+                if rows.iter().flatten().any(|read| read.exp == stmt.exp) {
+                    continue;
+                }
                 self.stmt(&mut body_stmts, stmt);
             }
             let results = self.gpu.blocks[seg.body].results.clone();
             self.one_value(&mut body_stmts, &results)
         } else {
-            self.nest(&mut body_stmts, seg, dim + 1, dims, reducing)
+            self.nest(&mut body_stmts, seg, dim + 1, dims, reducing, rows)
         };
         let ret = self.ty_of(result);
         let body =
@@ -402,9 +461,14 @@ impl Writer<'_> {
         let generated_ty = Type::array(size.clone(), ret.clone());
         let generated = self.new_var(generated_ty.clone());
         let (iteration_level, reduction_level) = self.written_levels(seg, dims, reducing.is_some());
-        let iteration = match iteration_level {
-            None => weft_core::Exp::Generate { level: None, size: bound, lambda },
-            Some(level) => {
+        let iteration = match (iteration_level, rows[dim]) {
+            (None, Some(read)) => weft_core::Exp::Map {
+                level: None,
+                lambda: weft_core::Lambda { params: vec![read.var], ..lambda },
+                arrays: vec![Atom::Var(read.array)],
+            },
+            (None, None) => weft_core::Exp::Generate { level: None, size: bound, lambda },
+            (Some(level), _) => {
                 // `map@L` over `iota n`: LANGUAGE.md writes levels on maps.
                 let indices = self.new_var(Type::array(size, Type::Scalar(ScalarTy::I64)));
                 self.push(stmts, indices, weft_core::Exp::Iota { size: bound });
@@ -454,6 +518,14 @@ impl Writer<'_> {
         self.push(stmts, var, exp);
         Atom::Var(var)
     }
+}
+
+/// A SegMap body's read of one row per point of a dimension (see `Writer::row_read`).
+#[derive(Clone, Copy)]
+struct RowRead {
+    var: VarId,
+    array: VarId,
+    exp: crate::ir::ExpId,
 }
 
 /// How a SegOp combines the values of its innermost dimension.

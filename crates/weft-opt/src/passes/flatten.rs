@@ -365,16 +365,30 @@ impl Flattener<'_> {
         exp: &weft_core::Exp,
         inside: Inside,
     ) -> (Vec<(VarId, Atom)>, BlockId) {
+        let mut stmts = Vec::new();
+        let (dim, lambda) = self.map_point(outer, exp, &mut stmts);
+        let results = self.body_code(&mut stmts, lambda.body, inside);
+        (vec![dim], self.block(stmts, results))
+    }
+
+    /// One dimension `i < n` of a map or generate, with the statements binding its
+    /// lambda's parameters at the point (the arrays' elements at `i`, or `i`) added to
+    /// `stmts`; returns the dimension and the lambda.
+    fn map_point(
+        &mut self,
+        outer: &mut Vec<Stmt>,
+        exp: &weft_core::Exp,
+        stmts: &mut Vec<Stmt>,
+    ) -> ((VarId, Atom), weft_core::Lambda) {
         let (lambda, arrays, size) = match exp {
             weft_core::Exp::Map { lambda, arrays, .. } => {
                 let size = self.outer_size_atom(outer, arrays[0]);
                 (lambda, arrays.clone(), size)
             }
             weft_core::Exp::Generate { lambda, size, .. } => (lambda, Vec::new(), self.atom(*size)),
-            _ => unreachable!("map_body is called on maps and generates"),
+            _ => unreachable!("map_point is called on maps and generates"),
         };
         let index = self.new_var("i", Type::Scalar(ScalarTy::I64));
-        let mut stmts = Vec::new();
         if arrays.is_empty() {
             self.subst.insert(lambda.params[0], Atom::Var(index));
         } else {
@@ -383,11 +397,51 @@ impl Flattener<'_> {
                 let read =
                     weft_core::Exp::Index { array, items: vec![IndexItem::Fix(Atom::Var(index))] };
                 let var = self.rebind(param);
-                self.push(&mut stmts, vec![var], Exp::Basic(read), None);
+                self.push(stmts, vec![var], Exp::Basic(read), None);
             }
         }
-        let results = self.body_code(&mut stmts, lambda.body, inside);
-        (vec![(index, size)], self.block(stmts, results))
+        ((index, size), lambda.clone())
+    }
+
+    /// The inner map or generate of a perfect nest: `exp`'s body is exactly one
+    /// unannotated map or generate whose arrays (or size) do not depend on `exp`'s
+    /// parameters, so the nest's points form a rectangle.
+    fn perfect_inner(&self, exp: &weft_core::Exp) -> Option<weft_core::Exp> {
+        let (weft_core::Exp::Map { lambda, .. } | weft_core::Exp::Generate { lambda, .. }) = exp
+        else {
+            return None;
+        };
+        let block = &self.core.blocks[lambda.body];
+        let [stmt] = block.stmts.as_slice() else { return None };
+        if block.result != Some(Atom::Var(stmt.var)) {
+            return None;
+        }
+        let inner = &self.core.exps[stmt.exp];
+        let unannotated = matches!(
+            inner,
+            weft_core::Exp::Map { level: None, .. } | weft_core::Exp::Generate { level: None, .. }
+        );
+        let rectangular = inner
+            .operands()
+            .iter()
+            .all(|a| !matches!(a, Atom::Var(v) if lambda.params.contains(v)));
+        (unannotated && rectangular).then(|| inner.clone())
+    }
+
+    /// The two-dimensional space of a perfect nest (`exp` over `inner`) and its body:
+    /// both lambdas' parameters bound at the point, then the inner lambda's code,
+    /// sequential.
+    fn perfect_nest_body(
+        &mut self,
+        outer: &mut Vec<Stmt>,
+        exp: &weft_core::Exp,
+        inner: &weft_core::Exp,
+    ) -> (Vec<(VarId, Atom)>, BlockId) {
+        let mut stmts = Vec::new();
+        let (first, _) = self.map_point(outer, exp, &mut stmts);
+        let (second, lambda) = self.map_point(outer, inner, &mut stmts);
+        let results = self.body_code(&mut stmts, lambda.body, Inside::Sequential);
+        (vec![first, second], self.block(stmts, results))
     }
 
     /// The outer size of an array operand as an atom; a size that is neither a variable
@@ -579,8 +633,14 @@ impl Flattener<'_> {
         };
         let result_ty = self.ty(&self.core.vars[stmt.var].ty);
 
-        // 1. Outer parallelism only.
-        let (space, body) = self.map_body(stmts, exp, Inside::Sequential);
+        // 1. Outer parallelism only: over both maps of a perfect nest (a matrix
+        // product's rows and columns), else over the outer map.
+        let (space, body) = match self.perfect_inner(exp) {
+            Some(inner) => self.perfect_nest_body(stmts, exp, &inner),
+            None => self.map_body(stmts, exp, Inside::Sequential),
+        };
+        let outer_points =
+            space.iter().skip(1).fold(outer_size.clone(), |n, (_, m)| n.mul(&atom_size(*m)));
         let outer_only = SegOp {
             level: SegLevel::Grid,
             pinned: false,
@@ -634,7 +694,7 @@ impl Flattener<'_> {
         let threshold = self.threshold(ThresholdKind::SuffOuterPar);
         let var = self.rebind(stmt.var);
         let version = Exp::Version {
-            size: outer_size,
+            size: outer_points,
             threshold,
             then_branch: outer_block,
             else_branch: inner_block,
