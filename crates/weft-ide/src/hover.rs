@@ -10,7 +10,7 @@ use weft_hir::{
     DefId, DefKind, DefLoc, ExprId, PatId, RootDatabase, Ty, def_scheme, infer, pretty_scheme,
     signature,
 };
-use weft_mem::{BindingMemory, LeafKind, LeafMemory};
+use weft_mem::{BindingMemory, CopyReason, LeafKind, LeafMemory};
 use weft_syntax::TextRange;
 
 use crate::FilePosition;
@@ -271,12 +271,12 @@ fn memory_section(db: &RootDatabase, def: &DefLoc, pat: PatId) -> Option<String>
     let first: &BindingMemory = found.first()?;
     let mut out = match first.leaves.as_slice() {
         [] => return None,
-        [leaf] => format!("**Memory**: {}", describe_leaf(leaf)),
+        [leaf] => format!("**Memory**: {}", describe_leaf(db, leaf)),
         leaves => {
             let mut out = "**Memory**:".to_owned();
             for leaf in leaves {
                 out.push_str("\n- ");
-                out.push_str(&describe_leaf(leaf));
+                out.push_str(&describe_leaf(db, leaf));
             }
             out
         }
@@ -291,7 +291,7 @@ fn memory_section(db: &RootDatabase, def: &DefLoc, pat: PatId) -> Option<String>
     Some(out)
 }
 
-fn describe_leaf(leaf: &LeafMemory) -> String {
+fn describe_leaf(db: &RootDatabase, leaf: &LeafMemory) -> String {
     let bytes = |b: &Option<String>| {
         b.as_deref()
             .map_or(" (its size is known at run time)".to_owned(), |b| format!(": {b} bytes"))
@@ -309,7 +309,23 @@ fn describe_leaf(leaf: &LeafMemory) -> String {
             }
             how
         }
-        LeafKind::Copy => format!("fresh allocation (forced copy){}", bytes(&leaf.bytes)),
+        LeafKind::Copy => {
+            let mut how = format!("fresh allocation (forced copy){}", bytes(&leaf.bytes));
+            // A `with` that copies says why (the update could have been in place).
+            if let Some(reason @ CopyReason::UpdateOfLiveArray { .. }) = &leaf.copy_reason {
+                how.push_str(&format!("; {}", reason.message()));
+            }
+            if let Some(position) =
+                leaf.used_later.as_ref().and_then(|o| weft_core::origin_position(db, o))
+            {
+                how.push_str(&format!(" (at {position})"));
+            }
+            how
+        }
+        LeafKind::InPlace => match &leaf.owner {
+            Some(owner) => format!("in place: the update writes into `{owner}`'s memory (no copy)"),
+            None => "in place: the update writes into the array's memory (no copy)".to_owned(),
+        },
         LeafKind::Existential => {
             "memory chosen at run time (by the caller, a branch, a loop or a call)".to_owned()
         }
@@ -419,7 +435,11 @@ entry h (is: [n]i64) (vs: [n]i32) : [4]i32 = reduce_by_$0index (replicate 4 0) (
 
                 **Kernel**: `h_hist_1` — @grid: one work-item per value, an atomic add into its bin
 
+                **Kernel**: `h_hist_2` — @grid: one work-item per value, an atomic add into its work-group's bins in local memory, then into the bins
+
                 **Cost** of `h_hist_1`: work `3*n`, span `5*((max(256*((n + 255)/256), 1) + n - 1)/(max(256*((n + 255)/256), 1)))`; global `20*n` bytes; predicted 34.8 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+
+                **Cost** of `h_hist_2`: work `4*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 3*n`, span `5*((max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) + n - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 5`; global `32*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 12*n` bytes, local `48*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 8*n` bytes; predicted 10.7 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -552,6 +572,32 @@ entry f (a: [n][m]i32) : [m*n]i32 =
                 **Region**: `r2` (`copy`) on the device, `4*m*n` bytes (`m*n` × i32), live line 2 (plan: from step 1 to the read-back); read back to the host (`4*m*n` bytes); used by `f_transpose_0`, `f_map2d_1` (entry `f`)
             "#]],
         );
+    }
+
+    /// The hover of the binding at `$0` in `src`, its memory line only.
+    fn memory_line(src: &str) -> String {
+        let fixture = fixture(src);
+        let hover = fixture.analysis.hover(&fixture.position).unwrap().unwrap();
+        hover.markdown.lines().find(|l| l.starts_with("**Memory**")).unwrap_or_default().to_owned()
+    }
+
+    #[test]
+    fn updates_say_whether_they_are_in_place_or_why_they_copy() {
+        let in_place = memory_line(
+            "entry f (n: i64) : [n]i64 =
+  loop acc = replicate n 0 for i < n do
+    let u$0pdated = acc with [i] = i
+    in updated",
+        );
+        assert!(in_place.contains("in place: the update writes into `acc`'s memory"), "{in_place}");
+        let copied = memory_line(
+            "entry f (n: i64) : [n]i64 =
+  loop acc = replicate n 0 for i < n do
+    let u$0pdated = acc with [i] = i
+    in map2 (+) updated acc",
+        );
+        assert!(copied.contains("forced copy"), "{copied}");
+        assert!(copied.contains("still used after the update (at main.weft:4:"), "{copied}");
     }
 
     #[test]

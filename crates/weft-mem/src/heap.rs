@@ -557,7 +557,7 @@ impl<'a> Interp<'a> {
                         }
                         Ok(HVal::Array(annotated))
                     }
-                    Provenance::Fresh | Provenance::Copy(_) => {
+                    Provenance::Fresh | Provenance::Copy(_) | Provenance::InPlace => {
                         let data = match self.produced_logical(&produced)? {
                             Logical::Array { data, .. } => data,
                             Logical::Scalar(_) | Logical::Tuple(_) => {

@@ -213,6 +213,9 @@ pub enum Provenance {
     Fresh,
     /// A copy into a block allocated for it, where a view was not possible.
     Copy(CopyReason),
+    /// `xs with [i] = v` written into `xs`'s own block, with its LMAD: nothing reads
+    /// `xs` afterwards (weft-core's `update_reuse`).
+    InPlace,
     /// Block and existential components come from the value at run time.
     Existential,
 }
@@ -228,6 +231,10 @@ pub enum CopyReason {
     SliceStrideUnknown,
     /// An entry result must be dense and row-major at offset 0.
     ResultNotDirect,
+    /// `xs with [i] = v` could not write into `xs`'s memory: `used_later` still reads
+    /// `xs` (or a value made from it), or, without one, the memory is not the update's
+    /// to reuse (a parameter's, or shared with another value).
+    UpdateOfLiveArray { used_later: Option<weft_core::ExpId> },
 }
 
 impl CopyReason {
@@ -242,6 +249,12 @@ impl CopyReason {
             }
             CopyReason::ResultNotDirect => {
                 "an entry result must be row-major at offset 0, so it is copied"
+            }
+            CopyReason::UpdateOfLiveArray { used_later: Some(_) } => {
+                "`with` copies the array: it is still used after the update"
+            }
+            CopyReason::UpdateOfLiveArray { used_later: None } => {
+                "`with` copies the array: its memory is not the update's to reuse (a parameter's, or shared with another value)"
             }
         }
     }

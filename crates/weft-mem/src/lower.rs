@@ -54,7 +54,8 @@ pub fn annotate(program: &Program) -> MemProgram {
 }
 
 fn annotate_function(f: &Function, callees: &ArenaMap<FnId, MemFunction>) -> MemFunction {
-    let mut ctx = Ctx { f, callees, out: MemFunction::default() };
+    let reuse = weft_core::update_reuse(f);
+    let mut ctx = Ctx { f, reuse, callees, out: MemFunction::default() };
     for &param in &f.params {
         let ty = &f.vars[param].ty;
         let info = if f.is_entry { ctx.param(param, ty) } else { ctx.exist(param, ty) };
@@ -199,6 +200,8 @@ pub(crate) fn defined_inside(
 
 struct Ctx<'a> {
     f: &'a Function,
+    /// Which updates write in place (weft-core decides; the back end follows the same).
+    reuse: rustc_hash::FxHashMap<ExpId, weft_core::UpdateReuse>,
     /// The functions annotated so far.
     callees: &'a ArenaMap<FnId, MemFunction>,
     out: MemFunction,
@@ -466,9 +469,17 @@ impl Ctx<'_> {
                 }
                 MemInfo::Scalar | MemInfo::Array(_) => MemInfo::Scalar,
             },
+            Exp::Update { array, .. } => match self.reuse.get(&exp_id) {
+                Some(weft_core::UpdateReuse::InPlace) => info_of(self, *array)
+                    .map_arrays(&mut |a| ArrayMem { how: Provenance::InPlace, ..a.clone() }),
+                Some(weft_core::UpdateReuse::Copied { used_later }) => {
+                    let reason = CopyReason::UpdateOfLiveArray { used_later: *used_later };
+                    self.fresh(var, ty, &Provenance::Copy(reason))
+                }
+                None => self.fresh(var, ty, &Provenance::Fresh),
+            },
             Exp::ArrayLit { .. }
             | Exp::Scatter { .. }
-            | Exp::Update { .. }
             | Exp::Iota { .. }
             | Exp::Concat(..)
             | Exp::Materialise { .. } => self.fresh(var, ty, &Provenance::Fresh),

@@ -264,6 +264,9 @@ impl Printer<'_> {
             if info.leaves().iter().any(|a| matches!(a.how, Provenance::Copy(_))) {
                 self.out.push_str("copy ");
             }
+            if info.leaves().iter().any(|a| a.how == Provenance::InPlace) {
+                self.out.push_str("in place ");
+            }
             self.exp(stmt.exp, depth);
             self.out.push('\n');
         }

@@ -45,8 +45,10 @@ pub struct LeafMemory {
     /// The allocation's size in bytes, for a fresh allocation or a copy (`None` when it
     /// depends on a value without a source name).
     pub bytes: Option<String>,
-    /// Why a copy was needed.
-    pub copy_reason: Option<&'static str>,
+    /// Why a copy was needed ([`CopyReason::message`] words it).
+    pub copy_reason: Option<CopyReason>,
+    /// For a `with` that copies: the later expression that still reads the array.
+    pub used_later: Option<weft_core::Origin>,
     /// For an expanded allocation: `interleaved over gtid < n` (innermost first).
     pub expanded: Vec<String>,
 }
@@ -62,6 +64,8 @@ pub enum LeafKind {
     Fresh,
     /// A copy that the compiler inserted.
     Copy,
+    /// An update written into the updated array's own memory.
+    InPlace,
     /// Memory chosen at run time (branch, loop, call).
     Existential,
 }
@@ -191,14 +195,15 @@ fn var_memory(fn_id: FnId, f: &Function, mem_f: &MemFunction, var: VarId) -> Opt
                 }
                 Provenance::View => (LeafKind::View, None),
                 Provenance::Fresh => (LeafKind::Fresh, None),
-                Provenance::Copy(reason) => (LeafKind::Copy, Some(CopyReason::message(reason))),
+                Provenance::Copy(reason) => (LeafKind::Copy, Some(reason.clone())),
+                Provenance::InPlace => (LeafKind::InPlace, None),
                 Provenance::Existential => (LeafKind::Existential, None),
             };
             let bytes = match kind {
                 LeafKind::Fresh | LeafKind::Copy => {
                     block_data.bytes().and_then(|b| display_bytes(f, &b))
                 }
-                LeafKind::Input | LeafKind::View | LeafKind::Existential => None,
+                LeafKind::Input | LeafKind::View | LeafKind::InPlace | LeafKind::Existential => None,
             };
             let (owner, expanded) = match &block_data.binding {
                 BlockBinding::Alloc { before, expansions, .. } => (
@@ -227,6 +232,12 @@ fn var_memory(fn_id: FnId, f: &Function, mem_f: &MemFunction, var: VarId) -> Opt
                 bytes,
                 copy_reason,
                 expanded,
+                used_later: match &leaf.how {
+                    Provenance::Copy(CopyReason::UpdateOfLiveArray { used_later: Some(e) }) => {
+                        f.origins.get(*e).cloned()
+                    }
+                    _ => None,
+                },
             }
         })
         .collect();

@@ -426,7 +426,7 @@ entry f (a: [n][m]i32) : [m][n]i32 =
   in map (\r -> map (+1) r) b
 ",
         expect![[r#"
-            b: [LeafMemory { block: "mem_0", owner: Some("a"), lmad: "{offset: 0; strides: [1, m]; shape: [m, n]}", kind: View, bytes: None, copy_reason: None, expanded: [] }]
+            b: [LeafMemory { block: "mem_0", owner: Some("a"), lmad: "{offset: 0; strides: [1, m]; shape: [m, n]}", kind: View, bytes: None, copy_reason: None, used_later: None, expanded: [] }]
         "#]],
     );
 }
@@ -690,7 +690,7 @@ entry f (a: [n][m]f32) : [n][m]f32 =
   $0map (\r -> map (\x -> x * 2) (reverse r)) a
 ",
         expect![[r#"
-            : [LeafMemory { block: "mem_1", owner: None, lmad: "{offset: 0; strides: [m, 1]; shape: [n, m]}", kind: Fresh, bytes: Some("4*n*m"), copy_reason: None, expanded: [] }]
+            : [LeafMemory { block: "mem_1", owner: None, lmad: "{offset: 0; strides: [m, 1]; shape: [n, m]}", kind: Fresh, bytes: Some("4*n*m"), copy_reason: None, used_later: None, expanded: [] }]
         "#]],
     );
 }

@@ -133,6 +133,11 @@ fn check_info(
                 errors
                     .push(format!("`{name}` is written into a block that is not allocated for it"));
             }
+            if array.how == Provenance::InPlace
+                && matches!(block.binding, BlockBinding::Param { .. })
+            {
+                errors.push(format!("`{name}` updates a parameter's memory in place"));
+            }
         }
         (ValueShape::Tuple(shapes), MemInfo::Tuple(infos)) if shapes.len() == infos.len() => {
             for (s, i) in shapes.iter().zip(infos) {
