@@ -35,6 +35,6 @@ pub use crate::operators::{
 };
 pub use crate::pretty::{binop_name, flat_exp_text, pretty_program, size_text, type_text};
 pub use crate::render::{origin_position, render_error};
-pub use crate::updates::{UpdateReuse, loop_updates_in_place, update_reuse};
+pub use crate::updates::{UpdateReuse, loop_updates_in_place, update_reuse, updated_array};
 pub use crate::validate::{InvariantError, validate};
 pub use crate::walk::type_vars;

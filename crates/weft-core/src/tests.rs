@@ -486,3 +486,21 @@ fn updates_whose_array_is_still_needed_are_copies() {
         assert!(matches!(decisions.as_slice(), [Copied { used_later: Some(_) }]), "{src}");
     }
 }
+
+#[test]
+fn scatters_and_histograms_into_a_loop_parameter_are_updates_too() {
+    use crate::UpdateReuse::{Copied, InPlace};
+    let decisions = update_decisions(
+        "entry main (n: i64) (is: [k]i64) (vs: [k]i32) : [n]i32 =
+  loop acc = replicate n 0 for _i < 3 do
+    let s = scatter acc is vs
+    in reduce_by_index s (+) 0 is vs",
+    );
+    assert_eq!(decisions, vec![InPlace, InPlace]);
+    // The values are made from the array being written: they may be read while it is.
+    let decisions = update_decisions(
+        "entry main (n: i64) (is: [n]i64) : [n]i32 =
+  loop acc = replicate n 0 for _i < 3 do scatter acc is (map (\\x -> x + 1) acc)",
+    );
+    assert_eq!(decisions, vec![Copied { used_later: None }]);
+}

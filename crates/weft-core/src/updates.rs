@@ -1,7 +1,9 @@
-//! Which updates `xs with [i] = v` may write into `xs`'s own memory instead of a copy
-//! (LANGUAGE.md 1.1: the meaning is pure; the compiler updates in place whenever `xs`
-//! is dead afterwards, seed 004's short-circuiting). The one place that decides it: the
-//! back end follows it and the editor's hover reports it.
+//! Which updates may write into their array's own memory instead of a copy (LANGUAGE.md
+//! 1.1: the meaning is pure; the compiler updates in place whenever the array is dead
+//! afterwards, seed 004's short-circuiting). The one place that decides it: the back end
+//! follows it and the editor's hover reports it. Updates are `xs with [i] = v`,
+//! `scatter xs is vs` and `reduce_by_index xs op ne is vs`: each is its array with some
+//! elements replaced.
 //!
 //! The rule, conservative by design: an update of `xs` in a block `B` is in place when
 //! 1. `xs` owns its memory: it is the parameter of the `loop` whose body is `B` (the
@@ -11,7 +13,9 @@
 //!    array) or any other value may share memory with something still needed; and
 //! 2. neither `xs` nor any variable of `B` bound before the update from `xs` (directly
 //!    or through others: views and lazily computed arrays read `xs` later) is used
-//!    after it in `B`.
+//!    after it in `B`; and
+//! 3. the update's other array operands (a new row, the indices and values of a
+//!    scatter) are not made from `xs`: they may be read while `xs` is being written.
 //!
 //! Otherwise the update copies, and the first later use is named.
 
@@ -46,9 +50,31 @@ pub fn loop_updates_in_place(
     body: BlockId,
 ) -> bool {
     function.blocks[body].stmts.iter().any(|s| {
-        matches!(&function.exps[s.exp], Exp::Update { array: Atom::Var(a), .. } if *a == param)
+        updated_array(&function.exps[s.exp]) == Some(param)
             && reuse.get(&s.exp) == Some(&UpdateReuse::InPlace)
     })
+}
+
+/// The array an update replaces elements of, with its other operands.
+fn update_parts(exp: &Exp) -> Option<(VarId, Vec<Atom>)> {
+    let (array, others): (&Atom, Vec<Atom>) = if let Exp::Update { array, indices, value } = exp {
+        (array, indices.iter().copied().chain([*value]).collect())
+    } else if let Exp::Scatter { dest, indices, values } = exp {
+        (dest, vec![*indices, *values])
+    } else if let Exp::ReduceByIndex { dest, neutral, indices, values, .. } = exp {
+        (dest, vec![*neutral, *indices, *values])
+    } else {
+        return None;
+    };
+    match array {
+        Atom::Var(v) => Some((*v, others)),
+        Atom::Const(_) => None,
+    }
+}
+
+/// The array an update (`with`, `scatter`, `reduce_by_index`) replaces elements of.
+pub fn updated_array(exp: &Exp) -> Option<VarId> {
+    update_parts(exp).map(|(array, _)| array)
 }
 
 struct Walker<'a> {
@@ -62,8 +88,8 @@ impl Walker<'_> {
         let stmts = &self.f.blocks[block].stmts;
         for (at, stmt) in stmts.iter().enumerate() {
             let exp = &self.f.exps[stmt.exp];
-            if let Exp::Update { array: Atom::Var(xs), .. } = exp {
-                let decision = self.decide(block, at, *xs, loop_param);
+            if let Some((xs, others)) = update_parts(exp) {
+                let decision = self.decide(block, at, xs, &others, loop_param);
                 self.out.insert(stmt.exp, decision);
             }
             if let Exp::Loop { param, form, body, .. } = exp {
@@ -84,13 +110,14 @@ impl Walker<'_> {
         block: BlockId,
         at: usize,
         xs: VarId,
+        others: &[Atom],
         loop_param: Option<VarId>,
     ) -> UpdateReuse {
         let stmts = &self.f.blocks[block].stmts;
         let owned = loop_param == Some(xs)
             || stmts[..at]
                 .iter()
-                .any(|s| s.var == xs && matches!(self.f.exps[s.exp], Exp::Update { .. }));
+                .any(|s| s.var == xs && updated_array(&self.f.exps[s.exp]).is_some());
         if !owned {
             return UpdateReuse::Copied { used_later: None };
         }
@@ -101,6 +128,13 @@ impl Walker<'_> {
             if self.reads_any(s.exp, &derived) {
                 derived.insert(s.var);
             }
+        }
+        // Scalars were computed before the update; arrays may be read while it writes.
+        let reads_itself = others.iter().any(|a| {
+            matches!(a, Atom::Var(v) if derived.contains(v) && self.f.vars[*v].ty.as_scalar().is_none())
+        });
+        if reads_itself {
+            return UpdateReuse::Copied { used_later: None };
         }
         if let Some(later) = stmts[at + 1..].iter().find(|s| self.reads_any(s.exp, &derived)) {
             return UpdateReuse::Copied { used_later: Some(later.exp) };

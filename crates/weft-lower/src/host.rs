@@ -451,6 +451,15 @@ impl<'p> Lowerer<'p> {
     // ---- use counts: how often a variable is read, a read inside a lambda counting
     // as many (it runs once per element) ----
 
+    /// The memory an update writes: the array's own when weft-core decided in place
+    /// and it is row-major memory, else a fresh copy.
+    pub(crate) fn updated(&mut self, array: &HArr, in_place: bool, name: &str) -> Res<HArr> {
+        match array {
+            HArr::Mem(m) if in_place && m.is_row_major() => Ok(array.clone()),
+            _ => self.copy_to_fresh(array, name),
+        }
+    }
+
     /// The reuse decisions of `f`'s updates.
     fn reuse(&mut self, f: FnId) -> &FxHashMap<ExpId, weft_core::UpdateReuse> {
         let program = self.program;
@@ -874,13 +883,17 @@ impl<'p> Lowerer<'p> {
                 let dest = self.array(env, dest)?;
                 let indices = self.array(env, indices)?;
                 let values = self.array(env, values)?;
-                self.scatter(dest, indices, values, origin.as_ref()).map(HVal::Arr)
+                let in_place = self.reuse(f).get(&exp) == Some(&weft_core::UpdateReuse::InPlace);
+                let out = self.updated(&dest, in_place, "scattered")?;
+                self.scatter(out, indices, values, origin.as_ref()).map(HVal::Arr)
             }
             Exp::ReduceByIndex { dest, lambda, indices, values, .. } => {
                 let dest = self.array(env, dest)?;
                 let indices = self.array(env, indices)?;
                 let values = self.array(env, values)?;
-                self.reduce_by_index(f, lambda, dest, indices, values, ty, origin.as_ref(), env)
+                let in_place = self.reuse(f).get(&exp) == Some(&weft_core::UpdateReuse::InPlace);
+                let out = self.updated(&dest, in_place, "histogram")?;
+                self.reduce_by_index(f, lambda, out, indices, values, ty, origin.as_ref(), env)
                     .map(HVal::Arr)
             }
             Exp::Update { array, indices, value } => {

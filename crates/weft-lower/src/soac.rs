@@ -9,14 +9,16 @@
 //! - `scan`: three stages (reduce per group, exclusive scan of the partials in one
 //!   work-item, scan per group in tiles of `WG` with a carry). Indices are `long`, so
 //!   sizes past 2^31 elements work.
-//! - `scatter`: a copy of the destination, then one work-item per index.
-//! - `reduce_by_index`: a copy of the destination, then either one work-item per value
+//! - `scatter`: a copy of the destination (none when weft-core's `update_reuse` says
+//!   in place), then one work-item per index.
+//! - `reduce_by_index`: a copy of the destination (likewise), then either one work-item
+//!   per value
 //!   doing an atomic update of its bin (`+` on 32- and 64-bit integers and on floats,
 //!   `min`/`max` on 32-bit integers: [`AtomicOp`]), or, for any other operator, one
 //!   work-item per bin folding every value whose index is that bin (quadratic work:
 //!   bins times values, but no atomics needed).
-//! - `xs with [i] = v`: a copy of the array, then one work-item that checks the
-//!   indices and writes the element or row.
+//! - `xs with [i] = v`: a copy of the array (likewise), then one work-item that checks
+//!   the indices and writes the element or row.
 
 use rustc_hash::FxHashMap;
 use std::rc::Rc;
@@ -621,7 +623,8 @@ impl<'p> Lowerer<'p> {
         values: HArr,
         origin: Option<&Origin>,
     ) -> Res<HArr> {
-        let out = self.copy_to_fresh(&dest, "scattered")?;
+        // `dest` is the memory to write: a copy, or the array itself (in place).
+        let out = dest;
         let m = indices.shape()[0].clone();
         let mut kb = self.kb();
         if let Some(o) = origin {
@@ -680,7 +683,8 @@ impl<'p> Lowerer<'p> {
         origin: Option<&Origin>,
         env: &HEnv,
     ) -> Res<HArr> {
-        let out = self.copy_to_fresh(&dest, "histogram")?;
+        // `dest` is the memory to update: a copy, or the array itself (in place).
+        let out = dest;
         let n = indices.shape()[0].clone();
         let m = out.shape()[0].clone();
         let atomic = match &out {
@@ -896,10 +900,7 @@ impl<'p> Lowerer<'p> {
     ) -> Res<HArr> {
         // In place (weft-core's `update_reuse`): the array owns row-major memory that
         // nothing reads afterwards.
-        let out = match &array {
-            HArr::Mem(m) if in_place && m.is_row_major() => array.clone(),
-            _ => self.copy_to_fresh(&array, "updated")?,
-        };
+        let out = self.updated(&array, in_place, "updated")?;
         let copied = !matches!((&array, &out), (HArr::Mem(a), HArr::Mem(b)) if a.buf == b.buf);
         let mut kb = self.kb();
         if let Some(o) = origin {

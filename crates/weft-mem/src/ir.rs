@@ -251,10 +251,10 @@ impl CopyReason {
                 "an entry result must be row-major at offset 0, so it is copied"
             }
             CopyReason::UpdateOfLiveArray { used_later: Some(_) } => {
-                "`with` copies the array: it is still used after the update"
+                "the update copies the array: it is still used after the update"
             }
             CopyReason::UpdateOfLiveArray { used_later: None } => {
-                "`with` copies the array: its memory is not the update's to reuse (a parameter's, or shared with another value)"
+                "the update copies the array: its memory is not the update's to reuse (a parameter's, shared with another value, or read by the update itself)"
             }
         }
     }

@@ -219,6 +219,21 @@ impl Ctx<'_> {
         self.out.blocks.alloc(MemBlock { elem, binding })
     }
 
+    /// The memory of an update of `array` (`with`, `scatter`, `reduce_by_index`):
+    /// `array`'s own when weft-core's `update_reuse` says in place, else a copy.
+    fn updated(&mut self, var: VarId, ty: &Type, exp_id: ExpId, array: Atom) -> MemInfo {
+        match self.reuse.get(&exp_id) {
+            Some(weft_core::UpdateReuse::InPlace) => self
+                .atom_info(Some(array))
+                .map_arrays(&mut |a| ArrayMem { how: Provenance::InPlace, ..a.clone() }),
+            Some(weft_core::UpdateReuse::Copied { used_later }) => {
+                let reason = CopyReason::UpdateOfLiveArray { used_later: *used_later };
+                self.fresh(var, ty, &Provenance::Copy(reason))
+            }
+            None => self.fresh(var, ty, &Provenance::Fresh),
+        }
+    }
+
     /// A fresh row-major block per array leaf of `ty`, allocated before `var`.
     fn fresh(&mut self, var: VarId, ty: &Type, how: &Provenance) -> MemInfo {
         self.fresh_shape(var, &value_shape(ty), how)
@@ -469,20 +484,12 @@ impl Ctx<'_> {
                 }
                 MemInfo::Scalar | MemInfo::Array(_) => MemInfo::Scalar,
             },
-            Exp::Update { array, .. } => match self.reuse.get(&exp_id) {
-                Some(weft_core::UpdateReuse::InPlace) => info_of(self, *array)
-                    .map_arrays(&mut |a| ArrayMem { how: Provenance::InPlace, ..a.clone() }),
-                Some(weft_core::UpdateReuse::Copied { used_later }) => {
-                    let reason = CopyReason::UpdateOfLiveArray { used_later: *used_later };
-                    self.fresh(var, ty, &Provenance::Copy(reason))
-                }
-                None => self.fresh(var, ty, &Provenance::Fresh),
-            },
-            Exp::ArrayLit { .. }
-            | Exp::Scatter { .. }
-            | Exp::Iota { .. }
-            | Exp::Concat(..)
-            | Exp::Materialise { .. } => self.fresh(var, ty, &Provenance::Fresh),
+            Exp::Update { array, .. } | Exp::Scatter { dest: array, .. } => {
+                self.updated(var, ty, exp_id, *array)
+            }
+            Exp::ArrayLit { .. } | Exp::Iota { .. } | Exp::Concat(..) | Exp::Materialise { .. } => {
+                self.fresh(var, ty, &Provenance::Fresh)
+            }
             Exp::Index { array, items } => {
                 let src = info_of(self, *array);
                 let items = items.clone();
@@ -534,9 +541,15 @@ impl Ctx<'_> {
                 self.block(lambda.body);
                 self.exist(var, ty)
             }
-            Exp::Scan { lambda, .. } | Exp::ReduceByIndex { lambda, .. } => {
+            Exp::Scan { lambda, .. } => {
                 self.lambda_params_exist(lambda);
                 let info = self.fresh(var, ty, &Provenance::Fresh);
+                self.block(lambda.body);
+                info
+            }
+            Exp::ReduceByIndex { lambda, dest, .. } => {
+                self.lambda_params_exist(lambda);
+                let info = self.updated(var, ty, exp_id, *dest);
                 self.block(lambda.body);
                 info
             }

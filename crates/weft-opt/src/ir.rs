@@ -26,6 +26,10 @@
 //!   combined by the operator into a copy of the bins of `dest`, per segment of the
 //!   outer dimensions (`dest` has shape `[n_0]...[n_{k-1}][bins]`); bins out of range
 //!   are ignored (Futhark's SegHist, whose destination is part of the operation).
+//! - `SegScatter` (one-dimensional): the body yields an index and a value; the result
+//!   is a copy of `dest` with each value written at its index (indices out of range
+//!   are ignored; with duplicate indices, which write wins is unspecified), as
+//!   `scatter` (Futhark expresses it as a SegMap with a write result).
 
 use la_arena::{Arena, ArenaMap, Idx};
 use weft_core::{Atom, CoreSize, FnId, Origin, Type, Var, VarId};
@@ -218,6 +222,7 @@ pub enum SegKind {
     Red(Vec<SegBinOp>),
     Scan(Vec<SegBinOp>),
     Hist { dest: Atom, op: SegBinOp },
+    Scatter { dest: Atom },
 }
 
 /// An associative operator with its neutral elements, over `n` values: the lambda has
@@ -261,6 +266,7 @@ impl Exp {
                 f(dest);
                 op.neutral.iter_mut().for_each(f);
             }
+            SegKind::Scatter { dest } => f(dest),
         };
         match self {
             Exp::Basic(exp) => exp.operands_mut(f),
@@ -312,7 +318,7 @@ impl Exp {
             },
             Exp::Seg(seg) => {
                 let mut out: Vec<BlockId> = match &seg.kind {
-                    SegKind::Map => Vec::new(),
+                    SegKind::Map | SegKind::Scatter { .. } => Vec::new(),
                     SegKind::Red(ops) | SegKind::Scan(ops) => {
                         ops.iter().map(|op| op.lambda.body).collect()
                     }

@@ -249,6 +249,7 @@ impl Printer<'_> {
                     SegKind::Red(_) => "segred",
                     SegKind::Scan(_) => "segscan",
                     SegKind::Hist { .. } => "seghist",
+                    SegKind::Scatter { .. } => "segscatter",
                 };
                 let space: Vec<String> = seg
                     .space
@@ -269,6 +270,10 @@ impl Printer<'_> {
                         let dest = self.atom(*dest);
                         let _ = write!(self.out, " into {dest}");
                         self.operator(op, depth);
+                    }
+                    SegKind::Scatter { dest } => {
+                        let dest = self.atom(*dest);
+                        let _ = write!(self.out, " into {dest}");
                     }
                 }
                 self.out.push('\n');

@@ -847,3 +847,27 @@ fn a_nest_whose_inner_array_depends_on_the_row_is_not_perfect() {
     let first = text.lines().find(|l| l.contains("segmap@grid (")).expect(&text);
     assert!(!first.contains(", i_"), "{text}");
 }
+
+#[test]
+fn a_map_fuses_into_a_scatter() {
+    let src = r"entry s (dest: [m]f32) (is: [n]i64) (xs: [n]f32) : [m]f32 = scatter dest is (map (\x -> x * 2) xs)";
+    check_gpu(
+        src,
+        expect![[r#"
+            entry s [m_0] [n_1] (dest_2: [m_0]f32) (is_3: [n_1]i64) (xs_4: [n_1]f32) : [m_0]f32 =
+              let t_5: [m_0]f32 = segscatter@grid (i_6 < n_1) [chosen] into dest_2
+                body ->
+                  let bin_7: i64 = is_3[i_6]
+                  let x_8: f32 = xs_4[i_6]
+                  let t_9: f32 = mul.f32 x_8 2.0f32
+                  in bin_7, t_9
+              in t_5
+        "#]],
+    );
+    assert_eq!(seg_ops(src), 1);
+    // Written back for the staged translator, the indices stay the array and the values
+    // are a `generate` it computes inside the scatter's kernel.
+    let core = weft_core::pretty_program(&crate::staged_program(&compile(src), &|t| t.default));
+    assert!(core.contains("scatter dest_2 is_3 t_"), "{core}");
+    assert!(core.contains("generate n_1"), "{core}");
+}

@@ -333,6 +333,7 @@ impl Writer<'_> {
             SegKind::Red(ops) => Some(Combine::Red(ops)),
             SegKind::Scan(ops) => Some(Combine::Scan(ops)),
             SegKind::Hist { dest, op } => Some(Combine::Hist { dest: *dest, op }),
+            SegKind::Scatter { dest } => Some(Combine::Scatter { dest: *dest }),
         };
         let dims = seg.space.len();
         let rows = if reducing.is_none() && !seg.pinned && seg.level == SegLevel::Grid {
@@ -429,12 +430,23 @@ impl Writer<'_> {
     ) -> Atom {
         let (index, bound) = seg.space[dim];
         let innermost = dim + 1 == dims;
-        if let (Some(Combine::Hist { dest, op }), true, 1) = (reducing, innermost, dims)
-            && let Some((indices, values)) = self.read_columns(seg, index)
+        if let (Some(combine @ (Combine::Hist { .. } | Combine::Scatter { .. })), true, 1) =
+            (reducing, innermost, dims)
         {
-            // The body only reads the bins and values at the point: the histogram of
-            // those arrays, with nothing to compute first.
-            return self.reduce_by_index(stmts, dest, op, indices, values);
+            // Indices or values that the body only reads at the point are those arrays;
+            // one computed column is a `generate` (a pull array the staged translator
+            // computes inside the update's kernel). Two computed columns go through the
+            // general form below (pairs, then `unzip`).
+            let [bins, values] = self.read_columns(seg, index);
+            let columns = match (bins, values) {
+                (Some(bins), Some(values)) => Some((bins, values)),
+                (Some(bins), None) => Some((bins, self.column_generate(stmts, seg, 1))),
+                (None, Some(values)) => Some((self.column_generate(stmts, seg, 0), values)),
+                (None, None) => None,
+            };
+            if let Some((bins, values)) = columns {
+                return self.write_update(stmts, combine, bins, values);
+            }
         }
         let mut body_stmts = Vec::new();
         let result = if innermost {
@@ -489,8 +501,9 @@ impl Writer<'_> {
                 // The segment's bins: `dest` at the outer indices.
                 let outer: Vec<VarId> = seg.space[..dim].iter().map(|&(i, _)| i).collect();
                 let dest = self.index_at(stmts, dest, &outer);
-                return self.hist(stmts, generated, dest, op);
+                return self.hist(stmts, generated, Combine::Hist { dest, op });
             }
+            Combine::Scatter { .. } => return self.hist(stmts, generated, combine),
         };
         let (op_lambda, neutral) = self.operators(stmts, ops);
         let (exp, ty) = if reduce {
@@ -534,6 +547,7 @@ enum Combine<'a> {
     Red(&'a [SegBinOp]),
     Scan(&'a [SegBinOp]),
     Hist { dest: Atom, op: &'a SegBinOp },
+    Scatter { dest: Atom },
 }
 
 impl Writer<'_> {
@@ -557,12 +571,13 @@ impl Writer<'_> {
         Atom::Var(var)
     }
 
-    /// The arrays whose elements at the point `index` a SegOp's body yields, when the
-    /// body does nothing but read them (`let b = is[i]; let v = vs[i] in b, v`).
-    fn read_columns(&self, seg: &SegOp, index: VarId) -> Option<(Atom, Atom)> {
+    /// For each of the two values a SegHist or SegScatter body yields, the array it is
+    /// read from at the point `index` (`let b = is[i]`, `is` bound outside the body),
+    /// if it is.
+    fn read_columns(&self, seg: &SegOp, index: VarId) -> [Option<Atom>; 2] {
         let body = &self.gpu.blocks[seg.body];
-        let column = |result: &Atom| {
-            let Atom::Var(var) = result else { return None };
+        let column = |result: Option<&Atom>| {
+            let Some(Atom::Var(var)) = result else { return None };
             let stmt = body.stmts.iter().find(|s| s.vars == [*var])?;
             let Exp::Basic(weft_core::Exp::Index { array, items }) = &self.gpu.exps[stmt.exp]
             else {
@@ -572,19 +587,59 @@ impl Writer<'_> {
             (items == &[weft_core::IndexItem::Fix(Atom::Var(index))] && !bound_here)
                 .then_some(*array)
         };
-        let [bins, values] = body.results.as_slice() else { return None };
-        (body.stmts.len() == 2).then_some(())?;
-        Some((column(bins)?, column(values)?))
+        [column(body.results.first()), column(body.results.get(1))]
     }
 
-    /// `reduce_by_index dest op ne is vs` where `(is, vs)` is `unzip pairs`, the bins
-    /// and values a SegHist body yields.
+    /// `generate n (\i -> body; result k)`: one of the values a one-dimensional
+    /// SegHist or SegScatter body yields, at every point.
+    fn column_generate(&mut self, stmts: &mut Vec<weft_core::Stmt>, seg: &SegOp, k: usize) -> Atom {
+        let (index, bound) = seg.space[0];
+        let mut body_stmts = Vec::new();
+        for stmt in &self.gpu.blocks[seg.body].stmts {
+            self.stmt(&mut body_stmts, stmt);
+        }
+        let result = self.gpu.blocks[seg.body].results[k];
+        let ret = self.ty_of(result);
+        let body =
+            self.out.blocks.alloc(weft_core::Block { stmts: body_stmts, result: Some(result) });
+        let lambda = weft_core::Lambda { params: vec![index], body, ret: ret.clone() };
+        let var = self.new_var(Type::array(atom_size(bound), ret));
+        self.push(stmts, var, weft_core::Exp::Generate { level: None, size: bound, lambda });
+        if let (Some(origin), Some(last)) = (seg.origins.first(), stmts.last()) {
+            self.out.origins.insert(last.exp, origin.clone());
+        }
+        Atom::Var(var)
+    }
+
+    /// `reduce_by_index dest op ne bins values` or `scatter dest bins values`.
+    fn write_update(
+        &mut self,
+        stmts: &mut Vec<weft_core::Stmt>,
+        combine: Combine<'_>,
+        bins: Atom,
+        values: Atom,
+    ) -> Atom {
+        match combine {
+            Combine::Hist { dest, op } => self.reduce_by_index(stmts, dest, op, bins, values),
+            Combine::Scatter { dest } => {
+                let var = self.new_var(self.ty_of(dest));
+                let exp = weft_core::Exp::Scatter { dest, indices: bins, values };
+                self.push(stmts, var, exp);
+                Atom::Var(var)
+            }
+            Combine::Red(_) | Combine::Scan(_) => {
+                unreachable!("write_update is called on histograms and scatters")
+            }
+        }
+    }
+
+    /// `reduce_by_index dest op ne is vs` or `scatter dest is vs` where `(is, vs)` is
+    /// `unzip pairs`, the bins (indices) and values a SegHist (SegScatter) body yields.
     fn hist(
         &mut self,
         stmts: &mut Vec<weft_core::Stmt>,
         pairs: VarId,
-        dest: Atom,
-        op: &SegBinOp,
+        combine: Combine<'_>,
     ) -> Atom {
         let Type::Array { size: n, elem } = self.out.vars[pairs].ty.clone() else {
             unreachable!("a generate yields an array")
@@ -602,7 +657,7 @@ impl Writer<'_> {
         };
         let indices = column(self, 0);
         let values = column(self, 1);
-        self.reduce_by_index(stmts, dest, op, indices, values)
+        self.write_update(stmts, combine, indices, values)
     }
 
     /// `reduce_by_index dest op ne indices values`.
@@ -632,5 +687,13 @@ fn scalar_ty(s: Scalar) -> ScalarTy {
         Scalar::F32(_) => ScalarTy::F32,
         Scalar::F64(_) => ScalarTy::F64,
         Scalar::Bool(_) => ScalarTy::Bool,
+    }
+}
+
+fn atom_size(a: Atom) -> CoreSize {
+    match a {
+        Atom::Var(v) => CoreSize::var(v),
+        Atom::Const(Scalar::I64(n)) => CoreSize::constant(n),
+        Atom::Const(_) => CoreSize::zero(),
     }
 }

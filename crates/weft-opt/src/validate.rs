@@ -149,6 +149,7 @@ impl Validator<'_> {
                     SegKind::Map => get(&self.f.blocks, seg.body).map_or(0, |b| b.results.len()),
                     SegKind::Red(ops) | SegKind::Scan(ops) => ops.iter().map(|op| op.arity()).sum(),
                     SegKind::Hist { op, .. } => op.arity(),
+                    SegKind::Scatter { .. } => 1,
                 },
                 _ => 1,
             };
@@ -288,6 +289,18 @@ impl Validator<'_> {
                                 self.errors.push("an operator whose parameters are not twice its neutral elements".into());
                             }
                             self.lambda(&op.lambda);
+                        }
+                    }
+                    SegKind::Scatter { dest } => {
+                        self.atom(*dest);
+                        let yields = get(&self.f.blocks, seg.body).map_or(0, |b| b.results.len());
+                        if yields != 2 {
+                            self.errors.push(format!(
+                                "a SegScatter body yields {yields} values, not an index and a value"
+                            ));
+                        }
+                        if seg.space.len() != 1 {
+                            self.errors.push("a SegScatter over more than one dimension".into());
                         }
                     }
                     SegKind::Hist { dest, op } => {

@@ -233,7 +233,7 @@ impl Counter<'_> {
                 let points: f64 =
                     seg.space.iter().map(|&(_, bound)| self.known.count(bound)).product();
                 let operators: f64 = match &seg.kind {
-                    SegKind::Map => 0.0,
+                    SegKind::Map | SegKind::Scatter { .. } => 0.0,
                     SegKind::Red(ops) | SegKind::Scan(ops) => {
                         ops.iter().map(|op| self.lambda_work(op.lambda.body)).sum()
                     }

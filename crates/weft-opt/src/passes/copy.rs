@@ -151,6 +151,7 @@ impl Copier {
                     SegKind::Scan(ops) => {
                         SegKind::Scan(ops.iter().map(|o| op(self, f, o)).collect())
                     }
+                    SegKind::Scatter { dest } => SegKind::Scatter { dest: self.atom(*dest) },
                     SegKind::Hist { dest, op: o } => {
                         SegKind::Hist { dest: self.atom(*dest), op: op(self, f, o) }
                     }

@@ -219,7 +219,9 @@ impl Flattener<'_> {
             | weft_core::Exp::Generate { .. }
             | weft_core::Exp::Reduce { .. }
             | weft_core::Exp::Scan { .. } => self.host_soac(stmts, stmt, origin),
-            weft_core::Exp::ReduceByIndex { .. } => self.host_hist(stmts, stmt, origin),
+            weft_core::Exp::ReduceByIndex { .. } | weft_core::Exp::Scatter { .. } => {
+                self.host_hist(stmts, stmt, origin)
+            }
             _ => {
                 let exp = Exp::Basic(self.basic(exp));
                 let var = self.rebind(stmt.var);
@@ -298,13 +300,16 @@ impl Flattener<'_> {
         self.push(stmts, vec![var], Exp::Seg(seg), origin.as_ref());
     }
 
-    /// `reduce_by_index dest op neutral indices values` at host level: a SegHist over
-    /// the values whose body reads each value's bin and value.
+    /// `reduce_by_index dest op neutral indices values` (or `scatter dest indices
+    /// values`) at host level: a SegHist (a SegScatter) over the values whose body reads
+    /// each value's bin (index) and value, so that producers of either fuse into it.
     fn host_hist(&mut self, stmts: &mut Vec<Stmt>, stmt: weft_core::Stmt, origin: Option<Origin>) {
-        let weft_core::Exp::ReduceByIndex { dest, lambda, neutral, indices, values } =
-            self.core.exps[stmt.exp].clone()
-        else {
-            unreachable!("host_hist is called on reduce_by_index")
+        let (dest, operator, indices, values) = match self.core.exps[stmt.exp].clone() {
+            weft_core::Exp::ReduceByIndex { dest, lambda, neutral, indices, values } => {
+                (dest, Some((lambda, neutral)), indices, values)
+            }
+            weft_core::Exp::Scatter { dest, indices, values } => (dest, None, indices, values),
+            _ => unreachable!("host_hist is called on reduce_by_index and scatter"),
         };
         let n = self.outer_size_atom(stmts, indices);
         let index = self.new_var("i", Type::Scalar(ScalarTy::I64));
@@ -325,12 +330,16 @@ impl Flattener<'_> {
         let bin = read(self, indices, "bin", Type::Scalar(ScalarTy::I64));
         let value = read(self, values, "x", value_ty.unwrap_or(Type::Scalar(ScalarTy::I64)));
         let body = self.block(body, vec![bin, value]);
-        let op = self.operator(&lambda, neutral);
+        let dest = self.atom(dest);
+        let kind = match operator {
+            Some((lambda, neutral)) => SegKind::Hist { dest, op: self.operator(&lambda, neutral) },
+            None => SegKind::Scatter { dest },
+        };
         let seg = SegOp {
             level: SegLevel::Grid,
             pinned: false,
             space: vec![(index, n)],
-            kind: SegKind::Hist { dest: self.atom(dest), op },
+            kind,
             body,
             origins: origin.iter().cloned().collect(),
         };
