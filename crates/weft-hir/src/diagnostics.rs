@@ -146,6 +146,13 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     // A message about a type that contains an error type (printed `{unknown}`) is a
     // cascade of a diagnostic already given: one mistake gives one error.
     out.retain(|d| !d.message.contains("{unknown}"));
+    // Two errors on the same text are one mistake seen twice (`for x in k` with `k` not
+    // an array is both indexed and measured by the loop it stands for): keep the first.
+    out.dedup_by(|later, first| {
+        later.range == first.range
+            && later.severity == Severity::Error
+            && first.severity == Severity::Error
+    });
     out
 }
 

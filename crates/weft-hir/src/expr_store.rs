@@ -508,6 +508,9 @@ impl LowerCtx<'_> {
                             self.with_scope(&[pat, var], |ctx| ctx.lower_expr(loop_expr.body()));
                         (LoopForm::For { var, bound }, body)
                     }
+                    Some(ast::LoopForm::ForInForm(for_in)) => {
+                        return self.lower_for_in(pat, init, &for_in, loop_expr.body(), range);
+                    }
                     Some(ast::LoopForm::WhileForm(while_form)) => {
                         let (cond, body) = self.with_scope(&[pat], |ctx| {
                             (
@@ -570,6 +573,59 @@ impl LowerCtx<'_> {
                     }
                 }
             }
+            ast::Expr::PipeExpr(pipe) => {
+                // `xs |> map f` is `map f xs`: the argument joins the call's own
+                // arguments, so a built-in sees all of them at once.
+                let (function, argument) = pipe.function_and_argument();
+                let mut function = function;
+                while let Some(ast::Expr::ParenExpr(paren)) = &function {
+                    function = paren.expr();
+                }
+                match function {
+                    Some(ast::Expr::CallExpr(call)) => {
+                        let callee = self.lower_expr(call.callee());
+                        let mut args: Vec<ExprId> =
+                            call.args().map(|a| self.lower_expr(Some(a))).collect();
+                        args.push(self.lower_expr(argument));
+                        Expr::Call { callee, args }
+                    }
+                    function => {
+                        let callee = self.lower_expr(function);
+                        let arg = self.lower_expr(argument);
+                        Expr::Call { callee, args: vec![arg] }
+                    }
+                }
+            }
+            ast::Expr::LetFnExpr(let_fn) => {
+                // `let f x y : t = e in body` is `let f = \x y -> (e : t) in body`: a local
+                // function is a let-bound lambda, monomorphic, and not in scope in `e`.
+                let params: Vec<PatId> = let_fn.pats().map(|p| self.lower_pat(Some(p))).collect();
+                let ret = let_fn.ret_type().map(|r| TypeRef::lower(r.ty()));
+                let value = self.with_scope(&params, |ctx| {
+                    let value = ctx.lower_expr(let_fn.value());
+                    match ret {
+                        Some(ty) => {
+                            let value_range = ctx.source_map.expr_range(value).unwrap_or(range);
+                            ctx.alloc_expr(Expr::Ascribe { expr: value, ty }, value_range)
+                        }
+                        None => value,
+                    }
+                });
+                let value_end = self.source_map.expr_range(value).map_or(range.end(), |r| r.end());
+                let lambda_start =
+                    let_fn.pats().next().map_or(value_end, |p| p.syntax().text_range().start());
+                let lambda_range = TextRange::new(lambda_start, value_end.max(lambda_start));
+                let value = self.alloc_expr(Expr::Lambda { params, body: value }, lambda_range);
+                let name_range = let_fn.name().map_or(range, |n| n.syntax().text_range());
+                let pat = match let_fn.name() {
+                    Some(name) => {
+                        self.alloc_pat(Pat::Bind { name: Name::new(&name.text()) }, name_range)
+                    }
+                    None => self.alloc_pat(Pat::Missing, name_range),
+                };
+                let body = self.with_scope(&[pat], |ctx| ctx.lower_expr(let_fn.body()));
+                Expr::Let { pat, ty: None, value, body }
+            }
             ast::Expr::AscribeExpr(ascribe) => Expr::Ascribe {
                 expr: self.lower_expr(ascribe.expr()),
                 ty: TypeRef::lower(ascribe.ty()),
@@ -580,6 +636,61 @@ impl LowerCtx<'_> {
             },
         };
         self.alloc_expr(lowered, range)
+    }
+
+    /// `loop p = init for x in xs do body` (version 1.1) is
+    /// `let a = xs in loop p = init for i < length a do let x = a[i] in body`: `xs` is
+    /// evaluated once, outside the loop, and `a` and `i` cannot be named by the program.
+    /// The hidden expressions carry the range of `xs`, where their errors belong.
+    fn lower_for_in(
+        &mut self,
+        pat: PatId,
+        init: ExprId,
+        for_in: &ast::ForInForm,
+        body: Option<ast::Expr>,
+        range: TextRange,
+    ) -> ExprId {
+        let array = self.lower_expr(for_in.array());
+        let array_range = self.source_map.expr_range(array).unwrap_or(range);
+        let array_name = Name::new("for_in_array");
+        let index_name = Name::new("for_in_index");
+        let array_var = self.body.pats.alloc(Pat::Bind { name: array_name.clone() });
+        let index_var = self.body.pats.alloc(Pat::Bind { name: index_name.clone() });
+        let array_ref = |ctx: &mut Self| {
+            let path = Expr::Path {
+                name: array_name.clone(),
+                res: Resolution::Local(array_var),
+                level: None,
+            };
+            ctx.alloc_expr(path, array_range)
+        };
+        let length = Expr::Path {
+            name: Name::new("length"),
+            res: Resolution::Builtin(Builtin::Length),
+            level: None,
+        };
+        let length = self.alloc_expr(length, array_range);
+        let length_arg = array_ref(self);
+        let bound =
+            self.alloc_expr(Expr::Call { callee: length, args: vec![length_arg] }, array_range);
+        let elem_pat = self.lower_pat(for_in.pat());
+        let body_range = body.as_ref().map_or(range, |b| b.syntax().text_range());
+        let loop_body = self.with_scope(&[pat, elem_pat], |ctx| ctx.lower_expr(body));
+        let index_ref =
+            Expr::Path { name: index_name, res: Resolution::Local(index_var), level: None };
+        let index_ref = self.alloc_expr(index_ref, array_range);
+        let base = array_ref(self);
+        let element = self.alloc_expr(
+            Expr::Index { base, items: vec![IndexItem::Index(index_ref)] },
+            array_range,
+        );
+        let loop_body = self.alloc_expr(
+            Expr::Let { pat: elem_pat, ty: None, value: element, body: loop_body },
+            body_range,
+        );
+        let form = LoopForm::For { var: index_var, bound };
+        let loop_id = self.alloc_expr(Expr::Loop { pat, init, form, body: loop_body }, range);
+        self.alloc_expr(Expr::Let { pat: array_var, ty: None, value: array, body: loop_id }, range)
     }
 
     fn lower_path(&mut self, path: &ast::PathExpr, range: TextRange) -> ExprId {

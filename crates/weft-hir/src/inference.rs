@@ -323,7 +323,7 @@ fn shortest_cycle(edges: &[Vec<usize>], members: &FxHashSet<usize>, start: usize
 #[salsa::tracked(returns(ref))]
 pub fn def_scheme<'db>(db: &'db dyn Db, def: DefId<'db>) -> Scheme {
     let sig = signature(db, def);
-    if recursion_cycle(db, def).is_some() {
+    if recursion_cycle(db, def).is_some() || sig.malformed_header {
         return error_scheme(sig);
     }
     if sig.ret.is_some() {

@@ -373,3 +373,65 @@ def c = map (\x -> x) (\y -> y)
         "#]],
     );
 }
+
+#[test]
+fn tuple_parameters_pipes_local_functions_and_for_in_loops() {
+    check_types(
+        "def f (d: f32, _: i64) : f32 = d
+def g ((a, b): (i32, i32)) = a + b
+entry e (xs: [n]f32) : f32 =
+  let sq x = x * x
+  let add (a: f32) (b: f32) : f32 = a + b
+  let s = xs |> map sq |> reduce add 0
+  let t = loop acc = 0 for (x, i) in zip xs (iota n) do acc + f (x, i)
+  in f32.sqrt <| s + t + f32 (g (1, 2))
+",
+        expect![[r#"
+            def f : (f32, i64) -> f32
+              let d : f32
+            def g : (i32, i32) -> i32
+              let a : i32
+              let b : i32
+            entry e : [n]f32 -> f32
+              let for_in_array : [n](f32, i64)
+              let for_in_index : i64
+              param xs : [n]f32
+              let sq : f32 -> f32
+              lambda x : f32
+              let add : f32 -> f32 -> f32
+              let a : f32
+              let b : f32
+              let s : f32
+              let t : f32
+              let acc : f32
+              let x : f32
+              let i : i64
+        "#]],
+    );
+}
+
+#[test]
+fn for_in_over_a_non_array_is_one_error() {
+    check_diagnostics(
+        "entry e (k: i32) : i32 = loop acc = 0 for x in k do acc + x",
+        expect![[r#"
+            not-an-array `k`: `k` is indexed but has type `i32`
+        "#]],
+    );
+}
+
+#[test]
+fn a_malformed_parameter_is_one_error_and_callers_still_check() {
+    check_diagnostics(
+        "def f (d: f32, i) : f32 = d
+def g (x: f32) (y: ) : f32 = x
+entry main (x: f32) : f32 = f (x, 2) + g x 1
+entry other (x: f32) : i32 = x
+",
+        expect![[r#"
+            syntax-error `)`: expected `:`, found `)`
+            syntax-error `)`: expected a type, found `)`
+            type-mismatch `x`: type mismatch: expected `i32`, but `x` has type `f32`
+        "#]],
+    );
+}

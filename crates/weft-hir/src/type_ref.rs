@@ -48,6 +48,28 @@ impl TypeRef {
         }
     }
 
+    /// A parameter's type: its annotation, or for `(d: f32, i: i64)` (version 1.1) the
+    /// tuple of its elements' ascriptions.
+    pub fn of_param(param: &ast::Param) -> TypeRef {
+        match (param.ty(), param.pat()) {
+            (Some(ty), _) => TypeRef::lower(Some(ty)),
+            (None, Some(pat)) => TypeRef::of_ascribed_pat(pat),
+            (None, None) => TypeRef::Error,
+        }
+    }
+
+    fn of_ascribed_pat(pat: ast::Pat) -> TypeRef {
+        match pat {
+            ast::Pat::AscribedPat(p) => TypeRef::lower(p.ty()),
+            ast::Pat::TuplePat(p) => {
+                TypeRef::Tuple(p.pats().map(TypeRef::of_ascribed_pat).collect())
+            }
+            ast::Pat::ParenPat(p) => p.pat().map_or(TypeRef::Error, TypeRef::of_ascribed_pat),
+            // The parser reported the missing `:`.
+            ast::Pat::IdentPat(_) | ast::Pat::WildcardPat(_) => TypeRef::Error,
+        }
+    }
+
     /// Calls `f` on every size name, outermost first.
     pub fn for_each_size_name(&self, f: &mut impl FnMut(&Name)) {
         match self {

@@ -191,6 +191,9 @@ fn locals_in_scope(data: &DefData, offset: TextSize) -> Vec<PatId> {
 
 fn bindings(data: &DefData, pat: PatId, out: &mut Vec<PatId>) {
     match &data.body.pats[pat] {
+        // Bindings the compiler introduces (a `for x in xs` loop's array and index)
+        // have no source and cannot be named.
+        Pat::Bind { .. } if data.source_map.pat_range(pat).is_none() => {}
         Pat::Bind { .. } => out.push(pat),
         Pat::Tuple(pats) => pats.iter().for_each(|&p| bindings(data, p, out)),
         Pat::Ascribed { pat, .. } => bindings(data, *pat, out),
@@ -237,6 +240,24 @@ def other (q: i32) : i32 = q
                 SizeParam n Some("i64 (size)")
                 Function f Some("f : [n]f32 -> f32")
                 Function other Some("other : i32 -> i32")
+            "#]],
+        );
+    }
+
+    #[test]
+    fn for_in_loops_offer_their_element_not_their_hidden_index() {
+        check(
+            r#"
+def f (xs: [n]f32) : f32 =
+  let inc x = x + 1
+  in loop acc = 0 for x in xs do acc + $0
+"#,
+            &[Local],
+            expect![[r#"
+                Local x Some("f32")
+                Local acc Some("f32")
+                Local inc Some("i32 -> i32")
+                Local xs Some("[n]f32")
             "#]],
         );
     }

@@ -942,4 +942,21 @@ def broken (x: i32) : i32 = x + true
             .unwrap();
         expect!["**Kernel**: not compiled for a hover: entry `e` is too large (2401 core expressions once its calls are inlined)"].assert_eq(&last);
     }
+
+    #[test]
+    fn local_function_shows_its_type() {
+        check(
+            r#"
+def f (xs: [3]f32) : [3]f32 =
+  let twice (x: f32) = 2 * x
+  in xs |> map tw$0ice
+"#,
+            expect![[r#"
+                main.weft:74..79 "twice"
+                ```weft
+                twice : f32 -> f32
+                ```
+            "#]],
+        );
+    }
 }

@@ -136,6 +136,8 @@ fn is_operator(kind: SyntaxKind) -> bool {
             | PERCENT
             | STAR2
             | BANG
+            | PIPE_GT
+            | LT_PIPE
             | ARROW
             | COLON_GT
             | BACKSLASH
@@ -233,6 +235,52 @@ def scale [n] (k: f32) (xs: [n]f32) : [n]f32 =
             "f32" Namespace []
             "sqrt" Function [DefaultLibrary]
             "ys" Variable []
+        "#]]
+        .assert_eq(&actual);
+    }
+
+    #[test]
+    fn pipes_local_functions_and_for_in_loops() {
+        let fixture = fixture(
+            r#"
+def f (d: f32, _: i64) : f32 =
+  let sq x = x * x
+  in loop acc = d for y in [1f32] do acc |> sq <| y
+"#,
+        );
+        let mut actual = String::new();
+        for token in fixture.analysis.semantic_tokens("main.weft").unwrap() {
+            let text = &fixture.text("main.weft")[std::ops::Range::<usize>::from(token.range)];
+            let _ = writeln!(actual, "{text:?} {:?} {:?}", token.tag, token.modifiers);
+        }
+        expect![[r#"
+            "def" Keyword []
+            "f" Function [Declaration]
+            "d" Parameter [Declaration]
+            "f32" Type [DefaultLibrary]
+            "_" Variable []
+            "i64" Type [DefaultLibrary]
+            "f32" Type [DefaultLibrary]
+            "let" Keyword []
+            "sq" Variable [Declaration]
+            "x" Variable [Declaration]
+            "x" Variable []
+            "*" Operator []
+            "x" Variable []
+            "in" Keyword []
+            "loop" Keyword []
+            "acc" Variable [Declaration]
+            "d" Variable []
+            "for" Keyword []
+            "y" Variable [Declaration]
+            "in" Keyword []
+            "1f32" Number []
+            "do" Keyword []
+            "acc" Variable []
+            "|>" Operator []
+            "sq" Variable []
+            "<|" Operator []
+            "y" Variable []
         "#]]
         .assert_eq(&actual);
     }

@@ -130,6 +130,8 @@ impl Lexer<'_> {
         const TWO: &[(&str, SyntaxKind)] = &[
             (":>", COLON_GT),
             ("->", ARROW),
+            ("|>", PIPE_GT),
+            ("<|", LT_PIPE),
             ("||", PIPE2),
             ("&&", AMP2),
             ("==", EQ2),

@@ -408,6 +408,8 @@ pub enum Expr {
     AscribeExpr(AscribeExpr),
     CoerceExpr(CoerceExpr),
     UpdateExpr(UpdateExpr),
+    PipeExpr(PipeExpr),
+    LetFnExpr(LetFnExpr),
 }
 
 impl AstNode for Expr {
@@ -434,6 +436,8 @@ impl AstNode for Expr {
                 | ASCRIBE_EXPR
                 | COERCE_EXPR
                 | UPDATE_EXPR
+                | PIPE_EXPR
+                | LET_FN_EXPR
         )
     }
     fn cast(syntax: SyntaxNode) -> Option<Self> {
@@ -458,6 +462,8 @@ impl AstNode for Expr {
             ASCRIBE_EXPR => Expr::AscribeExpr(AscribeExpr { syntax }),
             COERCE_EXPR => Expr::CoerceExpr(CoerceExpr { syntax }),
             UPDATE_EXPR => Expr::UpdateExpr(UpdateExpr { syntax }),
+            PIPE_EXPR => Expr::PipeExpr(PipeExpr { syntax }),
+            LET_FN_EXPR => Expr::LetFnExpr(LetFnExpr { syntax }),
             _ => return None,
         };
         Some(res)
@@ -484,6 +490,8 @@ impl AstNode for Expr {
             Expr::AscribeExpr(it) => &it.syntax,
             Expr::CoerceExpr(it) => &it.syntax,
             Expr::UpdateExpr(it) => &it.syntax,
+            Expr::PipeExpr(it) => &it.syntax,
+            Expr::LetFnExpr(it) => &it.syntax,
         }
     }
 }
@@ -605,6 +613,18 @@ impl From<CoerceExpr> for Expr {
 impl From<UpdateExpr> for Expr {
     fn from(node: UpdateExpr) -> Expr {
         Expr::UpdateExpr(node)
+    }
+}
+
+impl From<PipeExpr> for Expr {
+    fn from(node: PipeExpr) -> Expr {
+        Expr::PipeExpr(node)
+    }
+}
+
+impl From<LetFnExpr> for Expr {
+    fn from(node: LetFnExpr) -> Expr {
+        Expr::LetFnExpr(node)
     }
 }
 
@@ -1721,6 +1741,61 @@ impl UpdateExpr {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PipeExpr {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for PipeExpr {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == PIPE_EXPR
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(PipeExpr { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LetFnExpr {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for LetFnExpr {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == LET_FN_EXPR
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(LetFnExpr { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl LetFnExpr {
+    pub fn name(&self) -> Option<Name> {
+        support::child(&self.syntax)
+    }
+    pub fn pats(&self) -> AstChildren<Pat> {
+        support::children(&self.syntax)
+    }
+    pub fn ret_type(&self) -> Option<RetType> {
+        support::child(&self.syntax)
+    }
+    pub fn let_kw_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, LET_KW)
+    }
+    pub fn eq_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, EQ)
+    }
+    pub fn in_kw_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, IN_KW)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Strategy {
     pub(crate) syntax: SyntaxNode,
 }
@@ -1750,16 +1825,18 @@ impl Strategy {
 pub enum LoopForm {
     ForForm(ForForm),
     WhileForm(WhileForm),
+    ForInForm(ForInForm),
 }
 
 impl AstNode for LoopForm {
     fn can_cast(kind: SyntaxKind) -> bool {
-        matches!(kind, FOR_FORM | WHILE_FORM)
+        matches!(kind, FOR_FORM | WHILE_FORM | FOR_IN_FORM)
     }
     fn cast(syntax: SyntaxNode) -> Option<Self> {
         let res = match syntax.kind() {
             FOR_FORM => LoopForm::ForForm(ForForm { syntax }),
             WHILE_FORM => LoopForm::WhileForm(WhileForm { syntax }),
+            FOR_IN_FORM => LoopForm::ForInForm(ForInForm { syntax }),
             _ => return None,
         };
         Some(res)
@@ -1768,6 +1845,7 @@ impl AstNode for LoopForm {
         match self {
             LoopForm::ForForm(it) => &it.syntax,
             LoopForm::WhileForm(it) => &it.syntax,
+            LoopForm::ForInForm(it) => &it.syntax,
         }
     }
 }
@@ -1781,6 +1859,12 @@ impl From<ForForm> for LoopForm {
 impl From<WhileForm> for LoopForm {
     fn from(node: WhileForm) -> LoopForm {
         LoopForm::WhileForm(node)
+    }
+}
+
+impl From<ForInForm> for LoopForm {
+    fn from(node: ForInForm) -> LoopForm {
+        LoopForm::ForInForm(node)
     }
 }
 
@@ -1839,6 +1923,38 @@ impl WhileForm {
     }
     pub fn while_kw_token(&self) -> Option<SyntaxToken> {
         support::token(&self.syntax, WHILE_KW)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ForInForm {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for ForInForm {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == FOR_IN_FORM
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(ForInForm { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl ForInForm {
+    pub fn pat(&self) -> Option<Pat> {
+        support::child(&self.syntax)
+    }
+    pub fn array(&self) -> Option<Expr> {
+        support::child(&self.syntax)
+    }
+    pub fn for_kw_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, FOR_KW)
+    }
+    pub fn in_kw_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, IN_KW)
     }
 }
 

@@ -107,6 +107,20 @@ fn binary_chain(
             lhs = m.complete(p, UPDATE_EXPR);
             continue;
         }
+        if let Some((l_bp, r_bp)) = op.pipe_binding_power() {
+            if l_bp < min_bp {
+                break;
+            }
+            if !chain.enter(p) {
+                return None;
+            }
+            let m = lhs.precede(p);
+            p.bump_any();
+            let rhs = expr_bp(p, r_bp);
+            lhs = m.complete(p, PIPE_EXPR);
+            rhs?;
+            continue;
+        }
         let Some((l_bp, r_bp)) = op.infix_binding_power() else { break };
         if l_bp < min_bp {
             break;
@@ -182,17 +196,35 @@ fn lhs(p: &mut Parser<'_>) -> Option<CompletedMarker> {
     Some(m.complete(p, kind))
 }
 
-/// `let pat [: type] = expr (let ... | in expr)`; a chain of `let`s nests.
+/// `let pat [: type] = expr (let ... | in expr)`; a chain of `let`s nests. A name
+/// followed by parameters is a local function (version 1.1):
+/// `let name pat... [: type] = expr in expr`.
 fn let_expr(p: &mut Parser<'_>) -> CompletedMarker {
     let m = p.start();
     p.bump(LET_KW);
-    patterns::pattern(p);
-    if p.eat(COLON) {
-        types::type_(p);
+    let is_function =
+        p.at(IDENT) && p.nth_text(0) != "_" && patterns::PATTERN_START.contains(&p.nth(1));
+    if is_function {
+        name(p, &[]);
+        while patterns::PATTERN_START.contains(&p.current()) {
+            patterns::pattern(p);
+        }
+        if p.at(COLON) {
+            let ret = p.start();
+            p.bump(COLON);
+            types::type_(p);
+            ret.complete(p, RET_TYPE);
+        }
+    } else {
+        patterns::pattern(p);
+        if p.eat(COLON) {
+            types::type_(p);
+        }
     }
     if p.expect(EQ) {
         expr(p);
     }
+    let kind = if is_function { LET_FN_EXPR } else { LET_EXPR };
     if p.at(LET_KW) {
         if enter(p) {
             let_expr(p);
@@ -201,7 +233,7 @@ fn let_expr(p: &mut Parser<'_>) -> CompletedMarker {
     } else if p.expect(IN_KW) {
         expr(p);
     }
-    m.complete(p, LET_EXPR)
+    m.complete(p, kind)
 }
 
 /// `loop pat = expr for name < expr do expr` or `loop pat = expr while expr do expr`
@@ -212,6 +244,16 @@ fn loop_expr(p: &mut Parser<'_>) {
         expr(p);
     }
     match p.current() {
+        // `for x in xs` (version 1.1) takes a pattern; `for i < n` a name.
+        FOR_KW if p.nth(1) != IDENT || p.nth(2) == IN_KW => {
+            let m = p.start();
+            p.bump(FOR_KW);
+            patterns::pattern(p);
+            if p.expect(IN_KW) {
+                expr(p);
+            }
+            m.complete(p, FOR_IN_FORM);
+        }
         FOR_KW => {
             let m = p.start();
             p.bump(FOR_KW);

@@ -90,13 +90,32 @@ fn type_param(p: &mut Parser<'_>) {
     m.complete(p, TYPE_PARAM);
 }
 
-/// `(pat: type)`
+/// `(pat: type)`, or (version 1.1) a tuple of ascribed patterns `(d: f32, i: i64)`,
+/// parsed as a `TUPLE_PAT` of `ASCRIBED_PAT`s without parentheses of their own: the
+/// parameter's type is then the tuple of the ascriptions.
 fn param(p: &mut Parser<'_>) {
     let m = p.start();
     p.bump(L_PAREN);
+    let tuple = p.start();
+    let first = p.start();
     patterns::pattern(p);
     if p.expect(COLON) {
         types::type_(p);
+    }
+    if p.at(COMMA) {
+        first.complete(p, ASCRIBED_PAT);
+        while p.eat(COMMA) {
+            let elem = p.start();
+            patterns::pattern(p);
+            if p.expect(COLON) {
+                types::type_(p);
+            }
+            elem.complete(p, ASCRIBED_PAT);
+        }
+        tuple.complete(p, TUPLE_PAT);
+    } else {
+        first.abandon(p);
+        tuple.abandon(p);
     }
     p.expect(R_PAREN);
     m.complete(p, PARAM);
