@@ -163,6 +163,9 @@ fn render_body_diagnostic(
 ) -> Diagnostic {
     let range_of = |expr: ExprId| source_map.expr_range(expr).unwrap_or_default();
     let (code, range, message) = match diagnostic {
+        BodyDiagnostic::DuplicateField { range, name } => {
+            ("duplicate-field", *range, format!("field `{name}` is written twice in one record"))
+        }
         BodyDiagnostic::UnresolvedName { expr, name } => {
             ("unresolved-name", range_of(*expr), format!("cannot find `{name}` in this scope"))
         }
@@ -336,6 +339,31 @@ impl RenderCtx<'_> {
                     ty.dims().0.len(),
                     if ty.dims().0.len() == 1 { "" } else { "s" }
                 ),
+            ),
+            InferDiagnostic::NotARecord { site, ty, field } => (
+                "not-a-record",
+                site.clone(),
+                if matches!(ty, Ty::Param(name) if name.as_str().starts_with('\'')) {
+                    format!(
+                        "the type of {} must be known to take its field `{field}`; add a type annotation",
+                        subject(site)
+                    )
+                } else {
+                    format!(
+                        "{} has no fields (it has type `{ty}`), so no `.{field}`",
+                        subject(site)
+                    )
+                },
+            ),
+            InferDiagnostic::NoSuchField { site, ty, field } => (
+                "no-such-field",
+                site.clone(),
+                format!("no field `{field}` in a record of type `{ty}`"),
+            ),
+            InferDiagnostic::DuplicateField { site, name } => (
+                "duplicate-field",
+                site.clone(),
+                format!("field `{name}` is written twice in one record type"),
             ),
             InferDiagnostic::NotATuple { site, ty } => (
                 "not-a-tuple",

@@ -169,6 +169,13 @@ pub enum Expr {
         base: ExprId,
         index: u32,
     },
+    /// `{x = e, y = e'}` (version 1.1): fields as written, in evaluation order.
+    Record(Vec<(Name, ExprId)>),
+    /// `e.x` (version 1.1): a record's field.
+    Field {
+        base: ExprId,
+        field: Name,
+    },
     Ascribe {
         expr: ExprId,
         ty: TypeRef,
@@ -189,10 +196,17 @@ pub enum Expr {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Pat {
     Missing,
-    Bind { name: Name },
+    Bind {
+        name: Name,
+    },
     Wild,
     Tuple(Vec<PatId>),
-    Ascribed { pat: PatId, ty: TypeRef },
+    Ascribed {
+        pat: PatId,
+        ty: TypeRef,
+    },
+    /// `{x, y = p}` (version 1.1): every field of the record, as written.
+    Record(Vec<(Name, PatId)>),
 }
 
 /// Problems found while lowering, keyed by ids.
@@ -219,6 +233,11 @@ pub enum BodyDiagnostic {
     /// `xs with [a:b] = v`: an update takes indices, not slices.
     SliceInUpdate {
         expr: ExprId,
+    },
+    /// A field named twice in one record expression, pattern or type (version 1.1).
+    DuplicateField {
+        range: TextRange,
+        name: Name,
     },
 }
 
@@ -362,6 +381,7 @@ impl LowerCtx<'_> {
             Pat::Bind { name } => out.push((name.clone(), pat)),
             Pat::Tuple(pats) => pats.iter().for_each(|&p| self.bindings(p, out)),
             Pat::Ascribed { pat, .. } => self.bindings(*pat, out),
+            Pat::Record(fields) => fields.iter().for_each(|(_, p)| self.bindings(*p, out)),
             Pat::Wild | Pat::Missing => {}
         }
     }
@@ -407,6 +427,22 @@ impl LowerCtx<'_> {
                 Pat::Tuple(p.pats().map(|p| self.lower_pat(Some(p))).collect())
             }
             ast::Pat::ParenPat(p) => return self.lower_pat(p.pat()),
+            ast::Pat::RecordPat(p) => {
+                let mut fields = Vec::new();
+                for field in p.record_pat_fields() {
+                    let Some(label) = field.name_ref() else { continue };
+                    let name = Name::new(&label.text());
+                    let label_range = label.syntax().text_range();
+                    self.check_unique_field(&fields, &name, label_range);
+                    // `{x}` binds `x`; `{x = p}` matches the field against `p`.
+                    let pat = match field.pat() {
+                        Some(pat) => self.lower_pat(Some(pat)),
+                        None => self.alloc_pat(Pat::Bind { name: name.clone() }, label_range),
+                    };
+                    fields.push((name, pat));
+                }
+                Pat::Record(fields)
+            }
             ast::Pat::AscribedPat(p) => {
                 let inner = self.lower_pat(p.pat());
                 Pat::Ascribed { pat: inner, ty: TypeRef::lower(p.ty()) }
@@ -426,6 +462,29 @@ impl LowerCtx<'_> {
             ast::Expr::ParenExpr(paren) => return self.lower_expr(paren.expr()),
             ast::Expr::TupleExpr(tuple) => {
                 Expr::Tuple(tuple.exprs().map(|e| self.lower_expr(Some(e))).collect())
+            }
+            ast::Expr::RecordExpr(record) => {
+                let mut fields = Vec::new();
+                for field in record.record_expr_fields() {
+                    let Some(label) = field.name_ref() else { continue };
+                    let name = Name::new(&label.text());
+                    let label_range = label.syntax().text_range();
+                    self.check_unique_field(&fields, &name, label_range);
+                    // `{y}` is `{y = y}`.
+                    let value = match field.expr() {
+                        Some(expr) => self.lower_expr(Some(expr)),
+                        None => self.lower_name(&name, label_range),
+                    };
+                    fields.push((name, value));
+                }
+                Expr::Record(fields)
+            }
+            ast::Expr::FieldExpr(field) => {
+                let base = self.lower_expr(field.expr());
+                match field.name_ref() {
+                    Some(name) => Expr::Field { base, field: Name::new(&name.text()) },
+                    None => Expr::Missing,
+                }
             }
             ast::Expr::ArrayExpr(array) => {
                 Expr::Array(array.exprs().map(|e| self.lower_expr(Some(e))).collect())
@@ -693,8 +752,39 @@ impl LowerCtx<'_> {
         self.alloc_expr(Expr::Let { pat: array_var, ty: None, value: array, body: loop_id }, range)
     }
 
+    fn check_unique_field<T>(&mut self, fields: &[(Name, T)], name: &Name, range: TextRange) {
+        if fields.iter().any(|(n, _)| n == name) {
+            self.body
+                .diagnostics
+                .push(BodyDiagnostic::DuplicateField { range, name: name.clone() });
+        }
+    }
+
+    /// A use of a plain name (the `y` of a record field `{y}`).
+    fn lower_name(&mut self, name: &Name, range: TextRange) -> ExprId {
+        let res = self.resolve(name.as_str());
+        let id = self
+            .alloc_expr(Expr::Path { name: name.clone(), res: res.clone(), level: None }, range);
+        if res == Resolution::Unresolved {
+            self.body
+                .diagnostics
+                .push(BodyDiagnostic::UnresolvedName { expr: id, name: name.clone() });
+        }
+        id
+    }
+
     fn lower_path(&mut self, path: &ast::PathExpr, range: TextRange) -> ExprId {
         let name_text = path.name_ref().map(|n| n.text()).unwrap_or_default();
+        // `r.x` where `r` is a value in scope is a field (version 1.1); otherwise the
+        // qualifier is a type's namespace (`f32.sqrt`).
+        if let Some(qualifier) = path.qualifier()
+            && matches!(self.resolve(&qualifier.text()), Resolution::Local(_) | Resolution::Def(_))
+        {
+            let base =
+                self.lower_name(&Name::new(&qualifier.text()), qualifier.syntax().text_range());
+            let field = Expr::Field { base, field: Name::new(&name_text) };
+            return self.alloc_expr(field, range);
+        }
         let (name, res) = match path.qualifier() {
             Some(qualifier) => {
                 let namespace = qualifier.text();

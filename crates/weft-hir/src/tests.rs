@@ -435,3 +435,49 @@ entry other (x: f32) : i32 = x
         "#]],
     );
 }
+
+#[test]
+fn records_have_field_types_in_name_order() {
+    check_types(
+        "type vec2 = {y: f32, x: f32}
+def add ({x = x1, y = y1}: vec2) ({x, y}: vec2) : vec2 = {y = y1 + y, x = x1 + x}
+def e (xs: [n]f32) : [n]{x: f32, y: f32} =
+  let vs = map (\\x -> {x, y = 2 * x}) xs
+  in map (\\v -> add v {x = v.x, y = (v).y}) vs
+",
+        expect![[r#"
+            type vec2 : {x: f32, y: f32}
+            def add : {x: f32, y: f32} -> {x: f32, y: f32} -> {x: f32, y: f32}
+              let x1 : f32
+              let y1 : f32
+              let x : f32
+              let y : f32
+            def e : [n]f32 -> [n]{x: f32, y: f32}
+              param xs : [n]f32
+              let vs : [n]{x: f32, y: f32}
+              lambda x : f32
+              lambda v : {x: f32, y: f32}
+        "#]],
+    );
+}
+
+#[test]
+fn record_errors_name_the_field() {
+    check_diagnostics(
+        "type t = {x: f32, x: i32}
+def a (p: {x: f32, y: f32}) : f32 = p.z
+def b (k: f32) : f32 = k.x
+def c = {x = 1, x = 2}
+def d = let {x, y} = {x = 1, y = 2, z = 3} in x
+def f = \\p -> p.x
+",
+        expect![[r#"
+            duplicate-field `t`: field `x` is written twice in one record type
+            no-such-field `p.z`: no field `z` in a record of type `{x: f32, y: f32}`
+            not-a-record `k`: `k` has no fields (it has type `f32`), so no `.x`
+            duplicate-field `x`: field `x` is written twice in one record
+            type-mismatch `{x, y}`: type mismatch: expected `{x: 'a, y: 'b}`, but `{x, y}` has type `{x: i32, y: i32, z: i32}`
+            not-a-record `p`: the type of `p` must be known to take its field `x`; add a type annotation
+        "#]],
+    );
+}

@@ -13,6 +13,8 @@ pub enum TypeRef {
     Name(Name),
     Array(SizeRef, Box<TypeRef>),
     Tuple(Vec<TypeRef>),
+    /// `{x: f32, y: f32}` (version 1.1), fields as written.
+    Record(Vec<(Name, TypeRef)>),
     Fn(Box<TypeRef>, Box<TypeRef>),
     /// Missing or malformed (a syntax error was reported).
     Error,
@@ -41,6 +43,14 @@ impl TypeRef {
                 TypeRef::Tuple(tuple.tys().map(|t| TypeRef::lower(Some(t))).collect())
             }
             ast::Type::ParenType(paren) => TypeRef::lower(paren.ty()),
+            ast::Type::RecordType(record) => TypeRef::Record(
+                record
+                    .record_type_fields()
+                    .filter_map(|field| {
+                        Some((Name::new(&field.name()?.text()), TypeRef::lower(field.ty())))
+                    })
+                    .collect(),
+            ),
             ast::Type::FnType(func) => TypeRef::Fn(
                 Box::new(TypeRef::lower(func.param_ty())),
                 Box::new(TypeRef::lower(func.ret_ty())),
@@ -66,7 +76,9 @@ impl TypeRef {
             }
             ast::Pat::ParenPat(p) => p.pat().map_or(TypeRef::Error, TypeRef::of_ascribed_pat),
             // The parser reported the missing `:`.
-            ast::Pat::IdentPat(_) | ast::Pat::WildcardPat(_) => TypeRef::Error,
+            ast::Pat::IdentPat(_) | ast::Pat::WildcardPat(_) | ast::Pat::RecordPat(_) => {
+                TypeRef::Error
+            }
         }
     }
 
@@ -79,6 +91,7 @@ impl TypeRef {
                 elem.for_each_size_name(f);
             }
             TypeRef::Tuple(elems) => elems.iter().for_each(|e| e.for_each_size_name(f)),
+            TypeRef::Record(fields) => fields.iter().for_each(|(_, t)| t.for_each_size_name(f)),
             TypeRef::Fn(param, ret) => {
                 param.for_each_size_name(f);
                 ret.for_each_size_name(f);

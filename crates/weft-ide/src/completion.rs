@@ -197,6 +197,7 @@ fn bindings(data: &DefData, pat: PatId, out: &mut Vec<PatId>) {
         Pat::Bind { .. } => out.push(pat),
         Pat::Tuple(pats) => pats.iter().for_each(|&p| bindings(data, p, out)),
         Pat::Ascribed { pat, .. } => bindings(data, *pat, out),
+        Pat::Record(fields) => fields.iter().for_each(|(_, p)| bindings(data, *p, out)),
         Pat::Missing | Pat::Wild => {}
     }
 }

@@ -250,6 +250,7 @@ fn contains_array(ty: &Ty) -> bool {
     match ty {
         Ty::Array { .. } => true,
         Ty::Tuple(items) => items.iter().any(contains_array),
+        Ty::Record(fields) => fields.iter().any(|(_, t)| contains_array(t)),
         Ty::Scalar(_) | Ty::Fn { .. } | Ty::Param(_) | Ty::Var(_) | Ty::Error => false,
     }
 }
@@ -955,6 +956,32 @@ def f (xs: [3]f32) : [3]f32 =
                 main.weft:74..79 "twice"
                 ```weft
                 twice : f32 -> f32
+                ```
+            "#]],
+        );
+    }
+
+    #[test]
+    fn record_field_shows_its_type() {
+        check(
+            r#"
+def f (p: {x: f32, y: [3]i32}) : [3]i32 = p.$0y
+"#,
+            expect![[r#"
+                main.weft:42..45 "p.y"
+                ```weft
+                [3]i32
+                ```
+            "#]],
+        );
+        check(
+            r#"
+def f (p: {x: f32, y: [3]i32}) : f32 = let {x$0, y = _} = p in x
+"#,
+            expect![[r#"
+                main.weft:44..45 "x"
+                ```weft
+                x : f32
                 ```
             "#]],
         );

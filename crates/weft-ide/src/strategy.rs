@@ -272,7 +272,8 @@ fn children(expr: &Expr) -> Vec<ExprId> {
             }
             out
         }
-        Expr::Proj { base, .. } => vec![*base],
+        Expr::Proj { base, .. } | Expr::Field { base, .. } => vec![*base],
+        Expr::Record(fields) => fields.iter().map(|(_, e)| *e).collect(),
         Expr::Ascribe { expr, .. } | Expr::Coerce { expr, .. } => vec![*expr],
         Expr::Update { base, indices, value } => {
             std::iter::once(*base).chain(indices.iter().copied()).chain([*value]).collect()

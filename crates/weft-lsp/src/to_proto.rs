@@ -63,7 +63,7 @@ pub(crate) fn completion_kind(kind: weft_ide::CompletionKind) -> lsp_types::Comp
 }
 
 /// The semantic token legend: indices are what `semantic_tokens` encodes.
-pub(crate) const TOKEN_TYPES: [lsp_types::SemanticTokenType; 12] = [
+pub(crate) const TOKEN_TYPES: [lsp_types::SemanticTokenType; 13] = [
     lsp_types::SemanticTokenType::KEYWORD,
     lsp_types::SemanticTokenType::NUMBER,
     lsp_types::SemanticTokenType::STRING,
@@ -76,6 +76,7 @@ pub(crate) const TOKEN_TYPES: [lsp_types::SemanticTokenType; 12] = [
     lsp_types::SemanticTokenType::TYPE_PARAMETER,
     lsp_types::SemanticTokenType::NAMESPACE,
     lsp_types::SemanticTokenType::ENUM_MEMBER,
+    lsp_types::SemanticTokenType::PROPERTY,
 ];
 
 pub(crate) const TOKEN_MODIFIERS: [lsp_types::SemanticTokenModifier; 3] = [
@@ -99,6 +100,7 @@ fn token_type(tag: weft_ide::HighlightTag) -> u32 {
         T::TypeParameter => 9,
         T::Namespace => 10,
         T::EnumMember => 11,
+        T::Property => 12,
     }
 }
 

@@ -74,6 +74,8 @@ pub enum SyntaxKind {
     BANG,
     PIPE_GT,
     LT_PIPE,
+    L_BRACE,
+    R_BRACE,
     EOF,
     __LAST_TOKEN,
 
@@ -134,6 +136,13 @@ pub enum SyntaxKind {
     PIPE_EXPR,
     LET_FN_EXPR,
     FOR_IN_FORM,
+    RECORD_TYPE,
+    RECORD_TYPE_FIELD,
+    RECORD_EXPR,
+    RECORD_EXPR_FIELD,
+    FIELD_EXPR,
+    RECORD_PAT,
+    RECORD_PAT_FIELD,
     /// Tokens that could not be parsed, kept so the tree stays lossless.
     ERROR,
     __LAST,
@@ -232,6 +241,8 @@ impl SyntaxKind {
             BANG => "!",
             PIPE_GT => "|>",
             LT_PIPE => "<|",
+            L_BRACE => "{",
+            R_BRACE => "}",
             _ => return None,
         };
         Some(text)
@@ -362,6 +373,8 @@ all_kinds![
     BANG,
     PIPE_GT,
     LT_PIPE,
+    L_BRACE,
+    R_BRACE,
     EOF,
     __LAST_TOKEN,
     SOURCE_FILE,
@@ -416,6 +429,13 @@ all_kinds![
     PIPE_EXPR,
     LET_FN_EXPR,
     FOR_IN_FORM,
+    RECORD_TYPE,
+    RECORD_TYPE_FIELD,
+    RECORD_EXPR,
+    RECORD_EXPR_FIELD,
+    FIELD_EXPR,
+    RECORD_PAT,
+    RECORD_PAT_FIELD,
     ERROR,
 ];
 

@@ -674,3 +674,33 @@ fn tuple_parameters_of_ascribed_patterns() {
     "#]],
     );
 }
+
+#[test]
+fn records_types_expressions_fields_and_patterns() {
+    check_expr(
+        "let {x, y = (a, _)} : {x: f32, y: (i32, bool)} = {x = 1, y} in (f r).x + r.x.y",
+        expect![
+            "(LET_EXPR let (RECORD_PAT { (RECORD_PAT_FIELD (NAME_REF x)) , (RECORD_PAT_FIELD (NAME_REF y) = (TUPLE_PAT ( (IDENT_PAT (NAME a)) , (WILDCARD_PAT _) ))) }) : (RECORD_TYPE { (RECORD_TYPE_FIELD (NAME x) : (PATH_TYPE (NAME_REF f32))) , (RECORD_TYPE_FIELD (NAME y) : (TUPLE_TYPE ( (PATH_TYPE (NAME_REF i32)) , (PATH_TYPE (NAME_REF bool)) ))) }) = (RECORD_EXPR { (RECORD_EXPR_FIELD (NAME_REF x) = (LITERAL 1)) , (RECORD_EXPR_FIELD (NAME_REF y)) }) in (BIN_EXPR (FIELD_EXPR (PAREN_EXPR ( (CALL_EXPR (PATH_EXPR (NAME_REF f)) (PATH_EXPR (NAME_REF r))) )) . (NAME_REF x)) + (FIELD_EXPR (PATH_EXPR (NAME_REF r) . (NAME_REF x)) . (NAME_REF y))))"
+        ],
+    );
+    check_expr(
+        "\\{x} -> {}",
+        expect![[
+            r#"(LAMBDA_EXPR \ (RECORD_PAT { (RECORD_PAT_FIELD (NAME_REF x)) }) -> (RECORD_EXPR { }))"#
+        ]],
+    );
+    check_expr(
+        "{x = 1, y",
+        expect![[r#"
+        (RECORD_EXPR { (RECORD_EXPR_FIELD (NAME_REF x) = (LITERAL 1)) , (RECORD_EXPR_FIELD (NAME_REF y)))
+        error 17..17: expected `}`, found end of file"#]],
+    );
+    check_errors(
+        "def f (p: {x: f32, y}) = p\ndef g = 1",
+        expect![[r#"
+        20..21: expected `:`, found `}`
+        def f
+        def g
+    "#]],
+    );
+}

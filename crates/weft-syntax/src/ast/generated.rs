@@ -238,11 +238,12 @@ pub enum Type {
     TupleType(TupleType),
     ParenType(ParenType),
     FnType(FnType),
+    RecordType(RecordType),
 }
 
 impl AstNode for Type {
     fn can_cast(kind: SyntaxKind) -> bool {
-        matches!(kind, PATH_TYPE | ARRAY_TYPE | TUPLE_TYPE | PAREN_TYPE | FN_TYPE)
+        matches!(kind, PATH_TYPE | ARRAY_TYPE | TUPLE_TYPE | PAREN_TYPE | FN_TYPE | RECORD_TYPE)
     }
     fn cast(syntax: SyntaxNode) -> Option<Self> {
         let res = match syntax.kind() {
@@ -251,6 +252,7 @@ impl AstNode for Type {
             TUPLE_TYPE => Type::TupleType(TupleType { syntax }),
             PAREN_TYPE => Type::ParenType(ParenType { syntax }),
             FN_TYPE => Type::FnType(FnType { syntax }),
+            RECORD_TYPE => Type::RecordType(RecordType { syntax }),
             _ => return None,
         };
         Some(res)
@@ -262,6 +264,7 @@ impl AstNode for Type {
             Type::TupleType(it) => &it.syntax,
             Type::ParenType(it) => &it.syntax,
             Type::FnType(it) => &it.syntax,
+            Type::RecordType(it) => &it.syntax,
         }
     }
 }
@@ -293,6 +296,12 @@ impl From<ParenType> for Type {
 impl From<FnType> for Type {
     fn from(node: FnType) -> Type {
         Type::FnType(node)
+    }
+}
+
+impl From<RecordType> for Type {
+    fn from(node: RecordType) -> Type {
+        Type::RecordType(node)
     }
 }
 
@@ -410,6 +419,8 @@ pub enum Expr {
     UpdateExpr(UpdateExpr),
     PipeExpr(PipeExpr),
     LetFnExpr(LetFnExpr),
+    RecordExpr(RecordExpr),
+    FieldExpr(FieldExpr),
 }
 
 impl AstNode for Expr {
@@ -438,6 +449,8 @@ impl AstNode for Expr {
                 | UPDATE_EXPR
                 | PIPE_EXPR
                 | LET_FN_EXPR
+                | RECORD_EXPR
+                | FIELD_EXPR
         )
     }
     fn cast(syntax: SyntaxNode) -> Option<Self> {
@@ -464,6 +477,8 @@ impl AstNode for Expr {
             UPDATE_EXPR => Expr::UpdateExpr(UpdateExpr { syntax }),
             PIPE_EXPR => Expr::PipeExpr(PipeExpr { syntax }),
             LET_FN_EXPR => Expr::LetFnExpr(LetFnExpr { syntax }),
+            RECORD_EXPR => Expr::RecordExpr(RecordExpr { syntax }),
+            FIELD_EXPR => Expr::FieldExpr(FieldExpr { syntax }),
             _ => return None,
         };
         Some(res)
@@ -492,6 +507,8 @@ impl AstNode for Expr {
             Expr::UpdateExpr(it) => &it.syntax,
             Expr::PipeExpr(it) => &it.syntax,
             Expr::LetFnExpr(it) => &it.syntax,
+            Expr::RecordExpr(it) => &it.syntax,
+            Expr::FieldExpr(it) => &it.syntax,
         }
     }
 }
@@ -628,6 +645,18 @@ impl From<LetFnExpr> for Expr {
     }
 }
 
+impl From<RecordExpr> for Expr {
+    fn from(node: RecordExpr) -> Expr {
+        Expr::RecordExpr(node)
+    }
+}
+
+impl From<FieldExpr> for Expr {
+    fn from(node: FieldExpr) -> Expr {
+        Expr::FieldExpr(node)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Pat {
     IdentPat(IdentPat),
@@ -635,11 +664,12 @@ pub enum Pat {
     TuplePat(TuplePat),
     ParenPat(ParenPat),
     AscribedPat(AscribedPat),
+    RecordPat(RecordPat),
 }
 
 impl AstNode for Pat {
     fn can_cast(kind: SyntaxKind) -> bool {
-        matches!(kind, IDENT_PAT | WILDCARD_PAT | TUPLE_PAT | PAREN_PAT | ASCRIBED_PAT)
+        matches!(kind, IDENT_PAT | WILDCARD_PAT | TUPLE_PAT | PAREN_PAT | ASCRIBED_PAT | RECORD_PAT)
     }
     fn cast(syntax: SyntaxNode) -> Option<Self> {
         let res = match syntax.kind() {
@@ -648,6 +678,7 @@ impl AstNode for Pat {
             TUPLE_PAT => Pat::TuplePat(TuplePat { syntax }),
             PAREN_PAT => Pat::ParenPat(ParenPat { syntax }),
             ASCRIBED_PAT => Pat::AscribedPat(AscribedPat { syntax }),
+            RECORD_PAT => Pat::RecordPat(RecordPat { syntax }),
             _ => return None,
         };
         Some(res)
@@ -659,6 +690,7 @@ impl AstNode for Pat {
             Pat::TuplePat(it) => &it.syntax,
             Pat::ParenPat(it) => &it.syntax,
             Pat::AscribedPat(it) => &it.syntax,
+            Pat::RecordPat(it) => &it.syntax,
         }
     }
 }
@@ -690,6 +722,12 @@ impl From<ParenPat> for Pat {
 impl From<AscribedPat> for Pat {
     fn from(node: AscribedPat) -> Pat {
         Pat::AscribedPat(node)
+    }
+}
+
+impl From<RecordPat> for Pat {
+    fn from(node: RecordPat) -> Pat {
+        Pat::RecordPat(node)
     }
 }
 
@@ -856,6 +894,38 @@ impl FnType {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RecordType {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for RecordType {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == RECORD_TYPE
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(RecordType { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl RecordType {
+    pub fn record_type_fields(&self) -> AstChildren<RecordTypeField> {
+        support::children(&self.syntax)
+    }
+    pub fn l_brace_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, L_BRACE)
+    }
+    pub fn comma_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, COMMA)
+    }
+    pub fn r_brace_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, R_BRACE)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Size {
     SizeName(SizeName),
     SizeLit(SizeLit),
@@ -908,6 +978,35 @@ impl From<SizeBin> for Size {
 impl From<SizeParen> for Size {
     fn from(node: SizeParen) -> Size {
         Size::SizeParen(node)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RecordTypeField {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for RecordTypeField {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == RECORD_TYPE_FIELD
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(RecordTypeField { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl RecordTypeField {
+    pub fn name(&self) -> Option<Name> {
+        support::child(&self.syntax)
+    }
+    pub fn ty(&self) -> Option<Type> {
+        support::child(&self.syntax)
+    }
+    pub fn colon_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, COLON)
     }
 }
 
@@ -1142,6 +1241,67 @@ impl AscribedPat {
     }
     pub fn r_paren_token(&self) -> Option<SyntaxToken> {
         support::token(&self.syntax, R_PAREN)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RecordPat {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for RecordPat {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == RECORD_PAT
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(RecordPat { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl RecordPat {
+    pub fn record_pat_fields(&self) -> AstChildren<RecordPatField> {
+        support::children(&self.syntax)
+    }
+    pub fn l_brace_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, L_BRACE)
+    }
+    pub fn comma_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, COMMA)
+    }
+    pub fn r_brace_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, R_BRACE)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RecordPatField {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for RecordPatField {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == RECORD_PAT_FIELD
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(RecordPatField { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl RecordPatField {
+    pub fn name_ref(&self) -> Option<NameRef> {
+        support::child(&self.syntax)
+    }
+    pub fn pat(&self) -> Option<Pat> {
+        support::child(&self.syntax)
+    }
+    pub fn eq_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, EQ)
     }
 }
 
@@ -1796,6 +1956,67 @@ impl LetFnExpr {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RecordExpr {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for RecordExpr {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == RECORD_EXPR
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(RecordExpr { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl RecordExpr {
+    pub fn record_expr_fields(&self) -> AstChildren<RecordExprField> {
+        support::children(&self.syntax)
+    }
+    pub fn l_brace_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, L_BRACE)
+    }
+    pub fn comma_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, COMMA)
+    }
+    pub fn r_brace_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, R_BRACE)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FieldExpr {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for FieldExpr {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == FIELD_EXPR
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(FieldExpr { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl FieldExpr {
+    pub fn expr(&self) -> Option<Expr> {
+        support::child(&self.syntax)
+    }
+    pub fn name_ref(&self) -> Option<NameRef> {
+        support::child(&self.syntax)
+    }
+    pub fn dot_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, DOT)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Strategy {
     pub(crate) syntax: SyntaxNode,
 }
@@ -2039,5 +2260,34 @@ impl AstNode for Slice {
 impl Slice {
     pub fn colon_token(&self) -> Option<SyntaxToken> {
         support::token(&self.syntax, COLON)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RecordExprField {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for RecordExprField {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == RECORD_EXPR_FIELD
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(RecordExprField { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl RecordExprField {
+    pub fn name_ref(&self) -> Option<NameRef> {
+        support::child(&self.syntax)
+    }
+    pub fn expr(&self) -> Option<Expr> {
+        support::child(&self.syntax)
+    }
+    pub fn eq_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, EQ)
     }
 }

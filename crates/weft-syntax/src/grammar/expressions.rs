@@ -13,7 +13,7 @@ use crate::syntax_kind::PREFIX_BINDING_POWER;
 
 /// Tokens that can start an argument of an application.
 const ATOM_START: &[SyntaxKind] =
-    &[INT_NUMBER, FLOAT_NUMBER, TRUE_KW, FALSE_KW, IDENT, L_PAREN, L_BRACK];
+    &[INT_NUMBER, FLOAT_NUMBER, TRUE_KW, FALSE_KW, IDENT, L_PAREN, L_BRACK, L_BRACE];
 
 /// Tokens an expression rule leaves for an enclosing rule instead of skipping.
 const EXPR_RECOVERY: &[SyntaxKind] = &[
@@ -308,7 +308,7 @@ fn postfix_chain(
     loop {
         let continues = match p.current() {
             L_BRACK => p.nth_is_glued(0),
-            DOT => p.nth(1) == INT_NUMBER,
+            DOT => p.nth(1) == INT_NUMBER || is_glued_field(p),
             _ => false,
         };
         if continues && !chain.enter(p) {
@@ -331,9 +331,20 @@ fn postfix_chain(
                 p.bump(INT_NUMBER);
                 lhs = m.complete(p, PROJ_EXPR);
             }
+            DOT if is_glued_field(p) => {
+                let m = lhs.precede(p);
+                p.bump(DOT);
+                name_ref(p);
+                lhs = m.complete(p, FIELD_EXPR);
+            }
             _ => return Some(lhs),
         }
     }
+}
+
+/// `.x` glued on both sides: a record field (version 1.1), as in `(f r).x` or `r.x.y`.
+fn is_glued_field(p: &Parser<'_>) -> bool {
+    p.nth(1) == IDENT && p.nth_is_glued(0) && p.nth_is_glued(1)
 }
 
 /// `i` or `[start] : [end] [: stride]` inside `[...]`.
@@ -374,6 +385,23 @@ fn atom(p: &mut Parser<'_>) -> Option<CompletedMarker> {
             PATH_EXPR
         }
         L_PAREN => paren_expr(p),
+        L_BRACE => {
+            // `{x = e, y}` (version 1.1); `y` alone is `y = y`.
+            p.bump(L_BRACE);
+            while p.at(IDENT) {
+                let field = p.start();
+                name_ref(p);
+                if p.eat(EQ) {
+                    expr(p);
+                }
+                field.complete(p, RECORD_EXPR_FIELD);
+                if !p.eat(COMMA) {
+                    break;
+                }
+            }
+            p.expect(R_BRACE);
+            RECORD_EXPR
+        }
         L_BRACK => {
             p.bump(L_BRACK);
             while !p.at(R_BRACK) && !p.at_eof() {

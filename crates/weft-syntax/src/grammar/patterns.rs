@@ -1,9 +1,10 @@
-//! Patterns: `pat ::= name | _ | (pat, ...) | (pat : type)` (LANGUAGE.md section 4).
+//! Patterns: `pat ::= name | _ | (pat, ...) | (pat : type) | {field [= pat], ...}`
+//! (LANGUAGE.md section 4; records are version 1.1).
 
 use super::*;
 use crate::grammar::types;
 
-pub(crate) const PATTERN_START: &[SyntaxKind] = &[IDENT, L_PAREN];
+pub(crate) const PATTERN_START: &[SyntaxKind] = &[IDENT, L_PAREN, L_BRACE];
 
 pub(crate) fn pattern(p: &mut Parser<'_>) {
     if !enter(p) {
@@ -40,6 +41,23 @@ pub(crate) fn pattern(p: &mut Parser<'_>) {
             };
             p.expect(R_PAREN);
             m.complete(p, kind);
+        }
+        L_BRACE => {
+            let m = p.start();
+            p.bump(L_BRACE);
+            while p.at(IDENT) {
+                let field = p.start();
+                name_ref(p);
+                if p.eat(EQ) {
+                    pattern(p);
+                }
+                field.complete(p, RECORD_PAT_FIELD);
+                if !p.eat(COMMA) {
+                    break;
+                }
+            }
+            p.expect(R_BRACE);
+            m.complete(p, RECORD_PAT);
         }
         _ => p.err_recover(
             "expected a pattern",
