@@ -12,7 +12,7 @@ use crate::expr_store::{BodyDiagnostic, BodySourceMap, ExprId, body_with_source_
 use crate::inference::{InferDiagnostic, Site, infer};
 use crate::items::{DefId, DefKind, item_tree};
 use crate::scope::file_scope;
-use crate::ty::{SizeVar, Ty, TySize};
+use crate::ty::{ScalarTy, SizeVar, Ty, TySize};
 use crate::{Db, SourceFile};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -123,8 +123,25 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         {
             continue;
         }
+        // `def f32.sum` (version 1.1) adds to a scalar type's namespace; nothing else has one.
+        if let Some((namespace, _)) = def.name.as_str().split_once('.')
+            && ScalarTy::from_name(namespace).is_none()
+        {
+            out.push(error(
+                "bad-namespace",
+                name_range,
+                format!(
+                    "`{}`: only a scalar type's namespace takes definitions (`def f32.sum`), and `{namespace}` is not a scalar type",
+                    def.name
+                ),
+            ));
+        }
         for diagnostic in &body.diagnostics {
-            out.push(render_body_diagnostic(file, source_map, diagnostic));
+            let mut rendered = render_body_diagnostic(file, source_map, diagnostic);
+            if let BodyDiagnostic::UnresolvedName { name, .. } = diagnostic {
+                rendered.help = crate::suggest::did_you_mean(db, file, name.as_str());
+            }
+            out.push(rendered);
         }
         let result = infer(db, id);
         let ctx = RenderCtx { db, file, source_map, text: file.text(db) };

@@ -788,9 +788,17 @@ impl LowerCtx<'_> {
         let (name, res) = match path.qualifier() {
             Some(qualifier) => {
                 let namespace = qualifier.text();
-                let res = Builtin::lookup_qualified(&namespace, &name_text)
-                    .map_or(Resolution::Unresolved, Resolution::Builtin);
-                (Name::new(&format!("{namespace}.{name_text}")), res)
+                let full = format!("{namespace}.{name_text}");
+                // A built-in, else a def in that namespace (the prelude's `f32.sum`).
+                let res = match Builtin::lookup_qualified(&namespace, &name_text) {
+                    Some(builtin) => Resolution::Builtin(builtin),
+                    None => self
+                        .values
+                        .get(&full)
+                        .cloned()
+                        .map_or(Resolution::Unresolved, Resolution::Def),
+                };
+                (Name::new(&full), res)
             }
             None => (Name::new(&name_text), self.resolve(&name_text)),
         };

@@ -481,3 +481,58 @@ def f = \\p -> p.x
         "#]],
     );
 }
+
+#[test]
+fn the_prelude_checks_without_errors() {
+    use crate::Db as _;
+    let db = RootDatabase::default();
+    let diagnostics = file_diagnostics(&db, db.prelude());
+    assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+}
+
+#[test]
+fn prelude_names_resolve_and_are_shadowed_by_the_file() {
+    check_types(
+        "def rotate (x: i32) : i32 = x
+entry e (xs: [n]f32) : (f32, i32, [n]f32) = (f32.sum xs, rotate 1, tabulate n (\\i -> f32.i64 i))
+",
+        expect![[r#"
+            def rotate : i32 -> i32
+              param x : i32
+            entry e : [n]f32 -> (f32, i32, [n]f32)
+              param xs : [n]f32
+              lambda i : i64
+        "#]],
+    );
+}
+
+#[test]
+fn unknown_futhark_and_numpy_names_get_the_weft_spelling() {
+    check_diagnostics(
+        "def a (xs: [3]f32) : f32 = sum xs
+def b (x: f32) : f32 = f32.atan2 x x
+def c = tabluate 3 (\\i -> i)
+def d (xs: [3]f32) = filter (\\x -> x > 0) xs
+def e (x: i64) : f32 = f32.from_i64 x + f32.maximun [x]
+def f (xs: [3]f32) = hist xs
+def foo.bar (x: i32) : i32 = x
+",
+        expect![[r#"
+            unresolved-name `sum`: cannot find `sum` in this scope
+              help: Weft spells this `f32.sum`, `i32.sum`, ... (one per type), or `reduce (+) 0`
+            unresolved-name `f32.atan2`: cannot find `f32.atan2` in this scope
+              help: no `atan2` yet: Weft has no arctangent built-in
+            unresolved-name `tabluate`: cannot find `tabluate` in this scope
+              help: a name with a similar spelling exists: `tabulate`
+            unresolved-name `filter`: cannot find `filter` in this scope
+              help: no `filter` yet (its size is known only at run time): `scan` the flags and `scatter` (examples/compact.weft)
+            unresolved-name `f32.from_i64`: cannot find `f32.from_i64` in this scope
+              help: Weft spells this `f32.i64` (or `f32 x`)
+            unresolved-name `f32.maximun`: cannot find `f32.maximun` in this scope
+              help: a name with a similar spelling exists: `f32.maximum`
+            unresolved-name `hist`: cannot find `hist` in this scope
+              help: Weft spells this `reduce_by_index dest op ne is vs` (Futhark's `hist`)
+            bad-namespace `foo.bar`: `foo.bar`: only a scalar type's namespace takes definitions (`def f32.sum`), and `foo` is not a scalar type
+        "#]],
+    );
+}

@@ -2,8 +2,8 @@
 //! their schemes, strategy levels after `@`, and declaration keywords at top level.
 
 use weft_hir::{
-    Builtin, Expr, LoopForm, Pat, PatId, RootDatabase, ScalarTy, UNQUALIFIED_BUILTINS, def_scheme,
-    file_scope, infer, pretty_scheme, signature,
+    Builtin, Db as _, Expr, LoopForm, Pat, PatId, RootDatabase, ScalarTy, UNQUALIFIED_BUILTINS,
+    def_scheme, file_scope, infer, pretty_scheme, signature,
 };
 use weft_syntax::{SyntaxKind, TextRange, TextSize};
 
@@ -99,11 +99,18 @@ pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<Com
         };
         push(item, &mut out);
     }
+    let prelude = db.prelude();
     for (name, loc) in &file_scope(db, file).values {
+        // The prelude's `f32.sum` and the like are typed after their namespace, which
+        // this completion does not offer; its plain names are library functions.
+        let from_prelude = loc.file == prelude;
+        if from_prelude && name.contains('.') {
+            continue;
+        }
         let id = weft_hir::DefId::new(db, loc.clone());
         let item = CompletionItem {
             label: name.clone(),
-            kind: CompletionKind::Function,
+            kind: if from_prelude { CompletionKind::Builtin } else { CompletionKind::Function },
             detail: Some(pretty_scheme(name, def_scheme(db, id))),
             documentation: signature(db, id).doc.clone(),
         };
@@ -273,6 +280,10 @@ def f (xs: [n]f32) : f32 =
         "#]]
         .assert_eq(&format!("{:?} {:?}\n", iota.kind, iota.detail));
         assert!(items.iter().any(|i| i.kind == Builtin && i.label == "f32"));
+        // The prelude's functions come with their documentation.
+        let rotate = items.iter().find(|i| i.label == "rotate").unwrap();
+        assert_eq!(rotate.kind, Builtin);
+        assert!(rotate.documentation.as_deref().unwrap_or("").contains("rotated left"));
     }
 
     #[test]

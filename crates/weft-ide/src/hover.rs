@@ -945,6 +945,23 @@ def broken (x: i32) : i32 = x + true
     }
 
     #[test]
+    fn prelude_function_shows_its_documentation() {
+        check(
+            r#"
+entry main (xs: [3]f32) : f32 = f32.max$0imum xs
+"#,
+            expect![[r#"
+                main.weft:36..43 "maximum"
+                ```weft
+                def f32.maximum : [n]f32 -> f32
+                ```
+
+                The largest element (`f32.lowest` for an empty array).
+            "#]],
+        );
+    }
+
+    #[test]
     fn local_function_shows_its_type() {
         check(
             r#"

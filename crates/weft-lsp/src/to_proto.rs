@@ -24,13 +24,30 @@ impl FileText<'_> {
     }
 }
 
-/// The URI of a database path (inverse of `from_proto::path`).
+/// The URI of a database path (inverse of `from_proto::path`). The prelude lives in
+/// the compiler, not on disk: its URI is a copy written once per version, so that
+/// go-to-definition opens it.
 pub(crate) fn uri(path: &str) -> Option<Uri> {
+    if path == weft_hir::PRELUDE_PATH {
+        return Uri::from_file_path(prelude_copy()?);
+    }
     if path.starts_with('/') || std::path::Path::new(path).is_absolute() {
         Uri::from_file_path(path)
     } else {
         Uri::from_str(path).ok()
     }
+}
+
+/// `$TMPDIR/weft-VERSION/prelude.weft`, written if missing or different.
+fn prelude_copy() -> Option<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join(format!("weft-{}", env!("CARGO_PKG_VERSION")));
+    let path = dir.join("prelude.weft");
+    let current = std::fs::read_to_string(&path).ok();
+    if current.as_deref() != Some(weft_hir::PRELUDE_TEXT) {
+        std::fs::create_dir_all(&dir).ok()?;
+        std::fs::write(&path, weft_hir::PRELUDE_TEXT).ok()?;
+    }
+    Some(path)
 }
 
 pub(crate) fn severity(severity: Severity) -> lsp_types::DiagnosticSeverity {

@@ -704,3 +704,21 @@ fn records_types_expressions_fields_and_patterns() {
     "#]],
     );
 }
+
+#[test]
+fn namespaced_def_names_and_tuple_patterns_of_ascriptions() {
+    check_errors(
+        "def f32.sum (xs: [3]f32) : f32 = 0\ndef g = 1",
+        expect![[r#"
+
+        def f32.sum
+        def g
+    "#]],
+    );
+    check_expr(
+        "let f (a: f32, i: i64) = a in \\(x: i32, _: bool) -> x",
+        expect![[
+            r#"(LET_FN_EXPR let (NAME f) (TUPLE_PAT ( (ASCRIBED_PAT (IDENT_PAT (NAME a)) : (PATH_TYPE (NAME_REF f32))) , (ASCRIBED_PAT (IDENT_PAT (NAME i)) : (PATH_TYPE (NAME_REF i64))) )) = (PATH_EXPR (NAME_REF a)) in (LAMBDA_EXPR \ (TUPLE_PAT ( (ASCRIBED_PAT (IDENT_PAT (NAME x)) : (PATH_TYPE (NAME_REF i32))) , (ASCRIBED_PAT (WILDCARD_PAT _) : (PATH_TYPE (NAME_REF bool))) )) -> (PATH_EXPR (NAME_REF x))))"#
+        ]],
+    );
+}

@@ -198,8 +198,9 @@ impl ast::NameRef {
 }
 
 impl ast::Name {
+    /// The name as written: one identifier, or `f32.sum` for a def in a namespace.
     pub fn text(&self) -> String {
-        self.ident_token().map(|t| t.text().to_owned()).unwrap_or_default()
+        tokens(self.syntax()).map(|t| t.text().to_owned()).collect()
     }
 }
 

@@ -203,6 +203,9 @@ impl Name {
     pub fn ident_token(&self) -> Option<SyntaxToken> {
         support::token(&self.syntax, IDENT)
     }
+    pub fn dot_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, DOT)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -52,7 +52,7 @@ fn type_alias(p: &mut Parser<'_>) {
 fn def(p: &mut Parser<'_>) {
     let m = p.start();
     p.bump_any(); // `def` or `entry`
-    name(p, &[L_BRACK, QUOTE, L_PAREN, COLON, EQ, DEF_KW, ENTRY_KW, TYPE_KW, IMPORT_KW]);
+    def_name(p);
     loop {
         match p.current() {
             L_BRACK => size_param(p),
@@ -71,6 +71,25 @@ fn def(p: &mut Parser<'_>) {
         expressions::expr(p);
     }
     m.complete(p, DEF);
+}
+
+/// A def's name; `f32.sum` (version 1.1) adds `sum` to the namespace of `f32`, as the
+/// prelude does. The qualifier is checked by the checker.
+fn def_name(p: &mut Parser<'_>) {
+    let glued_qualified = p.at(IDENT)
+        && p.nth(1) == DOT
+        && p.nth(2) == IDENT
+        && p.nth_is_glued(1)
+        && p.nth_is_glued(2);
+    if !glued_qualified {
+        name(p, &[L_BRACK, QUOTE, L_PAREN, COLON, EQ, DEF_KW, ENTRY_KW, TYPE_KW, IMPORT_KW]);
+        return;
+    }
+    let m = p.start();
+    p.bump(IDENT);
+    p.bump(DOT);
+    p.bump(IDENT);
+    m.complete(p, NAME);
 }
 
 /// `[n]`

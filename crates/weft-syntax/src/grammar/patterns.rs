@@ -24,11 +24,28 @@ pub(crate) fn pattern(p: &mut Parser<'_>) {
         L_PAREN => {
             let m = p.start();
             p.bump(L_PAREN);
+            let first = p.start();
             pattern(p);
             let kind = if p.eat(COLON) {
                 types::type_(p);
-                ASCRIBED_PAT
+                if p.at(COMMA) {
+                    // `(a: f32, i: i64)` (version 1.1): a tuple of ascribed patterns.
+                    first.complete(p, ASCRIBED_PAT);
+                    while p.eat(COMMA) {
+                        let elem = p.start();
+                        pattern(p);
+                        if p.expect(COLON) {
+                            types::type_(p);
+                        }
+                        elem.complete(p, ASCRIBED_PAT);
+                    }
+                    TUPLE_PAT
+                } else {
+                    first.abandon(p);
+                    ASCRIBED_PAT
+                }
             } else if p.at(COMMA) {
+                first.abandon(p);
                 while p.eat(COMMA) {
                     if p.at(R_PAREN) {
                         break;
@@ -37,6 +54,7 @@ pub(crate) fn pattern(p: &mut Parser<'_>) {
                 }
                 TUPLE_PAT
             } else {
+                first.abandon(p);
                 PAREN_PAT
             };
             p.expect(R_PAREN);
