@@ -474,7 +474,7 @@ impl RenderCtx<'_> {
                 "uninferable-size",
                 site.clone(),
                 format!(
-                    "this parameter's size uses `{name}`, which is not an earlier `i64` parameter, so it cannot be inferred from the argument"
+                    "this parameter's size uses `{name}`, which is neither an earlier `i64` parameter nor a whole dimension of an earlier parameter, so it cannot be inferred from the argument"
                 ),
             ),
             InferDiagnostic::ToLocalOutsideGroup { site, context } => {

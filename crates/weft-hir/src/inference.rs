@@ -562,6 +562,18 @@ impl<'db> InferCtx<'db> {
                 .filter_map(|(_, n)| n.as_ref())
                 .collect();
             let later: Vec<&Name> = sig.param_names[idx..].iter().flatten().collect();
+            // A size that is a whole dimension of an earlier parameter is bound by that
+            // argument (version 1.1), so a later size may be an expression over it:
+            // `(xs: [n]f32) (w: [n + 1][h]f32)`; the argument is then checked, not
+            // inferred.
+            let mut bound_earlier: Vec<Name> = Vec::new();
+            for earlier_ty in &sig.params[..idx] {
+                visit_param_sizes(earlier_ty, &mut |size| {
+                    if let SizeRef::Name(name) = size {
+                        bound_earlier.push(name.clone());
+                    }
+                });
+            }
             let mut offending = None;
             visit_param_sizes(ty, &mut |size| match size {
                 SizeRef::Name(name) => {
@@ -570,7 +582,7 @@ impl<'db> InferCtx<'db> {
                     }
                 }
                 SizeRef::Binary(..) => size.for_each_name(&mut |name| {
-                    if !earlier.contains(&name) {
+                    if !earlier.contains(&name) && !bound_earlier.contains(name) {
                         offending.get_or_insert(name.clone());
                     }
                 }),

@@ -536,3 +536,18 @@ def foo.bar (x: i32) : i32 = x
         "#]],
     );
 }
+
+#[test]
+fn parameter_sizes_over_earlier_dimensions_are_checked_at_the_call() {
+    check_diagnostics(
+        "def layer [n] [h] (xs: [n]f32) (w: [n + 1][h]f32) : [h]f32 = w[0]
+def ok (xs: [3]f32) (w: [4][2]f32) : [2]f32 = layer xs w
+def bad (xs: [3]f32) (w: [3][2]f32) : [2]f32 = layer xs w
+def later (w: [n + 1]f32) (xs: [n]f32) : f32 = xs[0]
+",
+        expect![[r#"
+            size-mismatch `w`: size mismatch: expected size 4, but `w` has size 3
+            uninferable-size `[n + 1]f32`: this parameter's size uses `n`, which is neither an earlier `i64` parameter nor a whole dimension of an earlier parameter, so it cannot be inferred from the argument
+        "#]],
+    );
+}
