@@ -479,6 +479,17 @@ impl LowerCtx<'_> {
                 }
                 Expr::Record(fields)
             }
+            ast::Expr::FieldSection(section) => {
+                // `(.x)` is `\r -> r.x`, with `r` a binding no one can name.
+                let Some(field) = section.name_ref() else { return self.missing(range) };
+                let name = Name::new("field_section_record");
+                let record = self.body.pats.alloc(Pat::Bind { name: name.clone() });
+                let base = Expr::Path { name, res: Resolution::Local(record), level: None };
+                let base = self.alloc_expr(base, range);
+                let body = Expr::Field { base, field: Name::new(&field.text()) };
+                let body = self.alloc_expr(body, range);
+                Expr::Lambda { params: vec![record], body }
+            }
             ast::Expr::FieldExpr(field) => {
                 let base = self.lower_expr(field.expr());
                 match field.name_ref() {

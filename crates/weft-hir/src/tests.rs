@@ -393,8 +393,6 @@ entry e (xs: [n]f32) : f32 =
               let a : i32
               let b : i32
             entry e : [n]f32 -> f32
-              let for_in_array : [n](f32, i64)
-              let for_in_index : i64
               param xs : [n]f32
               let sq : f32 -> f32
               lambda x : f32
@@ -548,6 +546,18 @@ def later (w: [n + 1]f32) (xs: [n]f32) : f32 = xs[0]
         expect![[r#"
             size-mismatch `w`: size mismatch: expected size 4, but `w` has size 3
             uninferable-size `[n + 1]f32`: this parameter's size uses `n`, which is neither an earlier `i64` parameter nor a whole dimension of an earlier parameter, so it cannot be inferred from the argument
+        "#]],
+    );
+}
+
+#[test]
+fn field_sections_take_a_field() {
+    check_types(
+        "def f (ps: [3]{x: f32, y: i32}) : [3]i32 = map (.y) ps
+",
+        expect![[r#"
+            def f : [3]{x: f32, y: i32} -> [3]i32
+              param ps : [3]{x: f32, y: i32}
         "#]],
     );
 }

@@ -143,6 +143,7 @@ pub enum SyntaxKind {
     FIELD_EXPR,
     RECORD_PAT,
     RECORD_PAT_FIELD,
+    FIELD_SECTION,
     /// Tokens that could not be parsed, kept so the tree stays lossless.
     ERROR,
     __LAST,
@@ -436,6 +437,7 @@ all_kinds![
     FIELD_EXPR,
     RECORD_PAT,
     RECORD_PAT_FIELD,
+    FIELD_SECTION,
     ERROR,
 ];
 

@@ -722,3 +722,13 @@ fn namespaced_def_names_and_tuple_patterns_of_ascriptions() {
         ]],
     );
 }
+
+#[test]
+fn field_sections() {
+    check_expr(
+        "map (.x) ps",
+        expect![
+            "(CALL_EXPR (PATH_EXPR (NAME_REF map)) (FIELD_SECTION ( . (NAME_REF x) )) (PATH_EXPR (NAME_REF ps)))"
+        ],
+    );
+}

@@ -424,6 +424,7 @@ pub enum Expr {
     LetFnExpr(LetFnExpr),
     RecordExpr(RecordExpr),
     FieldExpr(FieldExpr),
+    FieldSection(FieldSection),
 }
 
 impl AstNode for Expr {
@@ -454,6 +455,7 @@ impl AstNode for Expr {
                 | LET_FN_EXPR
                 | RECORD_EXPR
                 | FIELD_EXPR
+                | FIELD_SECTION
         )
     }
     fn cast(syntax: SyntaxNode) -> Option<Self> {
@@ -482,6 +484,7 @@ impl AstNode for Expr {
             LET_FN_EXPR => Expr::LetFnExpr(LetFnExpr { syntax }),
             RECORD_EXPR => Expr::RecordExpr(RecordExpr { syntax }),
             FIELD_EXPR => Expr::FieldExpr(FieldExpr { syntax }),
+            FIELD_SECTION => Expr::FieldSection(FieldSection { syntax }),
             _ => return None,
         };
         Some(res)
@@ -512,6 +515,7 @@ impl AstNode for Expr {
             Expr::LetFnExpr(it) => &it.syntax,
             Expr::RecordExpr(it) => &it.syntax,
             Expr::FieldExpr(it) => &it.syntax,
+            Expr::FieldSection(it) => &it.syntax,
         }
     }
 }
@@ -657,6 +661,12 @@ impl From<RecordExpr> for Expr {
 impl From<FieldExpr> for Expr {
     fn from(node: FieldExpr) -> Expr {
         Expr::FieldExpr(node)
+    }
+}
+
+impl From<FieldSection> for Expr {
+    fn from(node: FieldSection) -> Expr {
+        Expr::FieldSection(node)
     }
 }
 
@@ -2016,6 +2026,38 @@ impl FieldExpr {
     }
     pub fn dot_token(&self) -> Option<SyntaxToken> {
         support::token(&self.syntax, DOT)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FieldSection {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for FieldSection {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == FIELD_SECTION
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(FieldSection { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl FieldSection {
+    pub fn name_ref(&self) -> Option<NameRef> {
+        support::child(&self.syntax)
+    }
+    pub fn l_paren_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, L_PAREN)
+    }
+    pub fn dot_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, DOT)
+    }
+    pub fn r_paren_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, R_PAREN)
     }
 }
 

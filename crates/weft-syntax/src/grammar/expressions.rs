@@ -445,6 +445,13 @@ fn path_expr(p: &mut Parser<'_>) {
 /// `(* 2)`, `(2 -)`. `(- e)` is negation: there is no right section of `-`.
 fn paren_expr(p: &mut Parser<'_>) -> SyntaxKind {
     p.bump(L_PAREN);
+    // `(.x)` (version 1.1): the function taking a record's field `x`.
+    if p.at(DOT) && p.nth(1) == IDENT && p.nth(2) == R_PAREN {
+        p.bump(DOT);
+        name_ref(p);
+        p.bump(R_PAREN);
+        return FIELD_SECTION;
+    }
     let op = p.current();
     if op.infix_binding_power().is_some() {
         if p.nth(1) == R_PAREN {
