@@ -727,6 +727,12 @@ impl Elab<'_> {
                 let index = u32::try_from(idx).expect("invariant: small records");
                 val(self.emit(Exp::Proj { tuple, index }, elems[idx].clone()))
             }
+            Expr::RecordUpdate { base, path, value } => {
+                let record = self.val(ctx, scope, *base)?;
+                let value = self.val(ctx, scope, *value)?;
+                let ty = ctx.infer.expr_ty(*base);
+                val(self.replace_field(record, &ty, path, value)?)
+            }
             Expr::Array(elems) => {
                 let atoms =
                     elems.iter().map(|&e| self.val(ctx, scope, e)).collect::<Result<Vec<_>>>()?;
@@ -921,6 +927,33 @@ impl Elab<'_> {
                 val(self.emit(Exp::Coerce { value, ty: ty.clone() }, ty))
             }
         })
+    }
+
+    /// `record` (of HIR type `ty`) with the field at `path` replaced by `value`: the
+    /// tuple of its fields rebuilt, one projection per field kept.
+    fn replace_field(&mut self, record: Atom, ty: &Ty, path: &[Name], value: Atom) -> Result<Atom> {
+        let Some((field, rest)) = path.split_first() else { return Ok(value) };
+        let Ty::Record(fields) = ty else {
+            return err("a record update of a non-record", self.origin.clone());
+        };
+        let Type::Tuple(elems) = self.atom_ty(record) else {
+            return err("a record update of a non-tuple", self.origin.clone());
+        };
+        let Some(target) = fields.iter().position(|(n, _)| n == field) else {
+            return err(format!("no field `{field}`"), self.origin.clone());
+        };
+        let mut atoms = Vec::with_capacity(elems.len());
+        for (idx, elem_ty) in elems.iter().enumerate() {
+            let index = u32::try_from(idx).expect("invariant: small records");
+            let old = self.emit(Exp::Proj { tuple: record, index }, elem_ty.clone());
+            atoms.push(if idx == target {
+                self.replace_field(old, &fields[idx].1, rest, value)?
+            } else {
+                old
+            });
+        }
+        let ty = Type::Tuple(atoms.iter().map(|&a| self.atom_ty(a)).collect());
+        Ok(self.emit(Exp::Tuple(atoms), ty))
     }
 
     fn block_ty(&self, block: BlockId) -> Type {

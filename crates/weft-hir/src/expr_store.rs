@@ -176,6 +176,12 @@ pub enum Expr {
         base: ExprId,
         field: Name,
     },
+    /// `r with x.y = v` (version 1.1): `r` with the field at `path` replaced.
+    RecordUpdate {
+        base: ExprId,
+        path: Vec<Name>,
+        value: ExprId,
+    },
     Ascribe {
         expr: ExprId,
         ty: TypeRef,
@@ -478,6 +484,16 @@ impl LowerCtx<'_> {
                     fields.push((name, value));
                 }
                 Expr::Record(fields)
+            }
+            ast::Expr::RecordUpdateExpr(update) => {
+                let base = self.lower_expr(update.base());
+                let path: Vec<Name> = update.name_refs().map(|n| Name::new(&n.text())).collect();
+                let value = self.lower_expr(update.value());
+                if path.is_empty() {
+                    Expr::Missing
+                } else {
+                    Expr::RecordUpdate { base, path, value }
+                }
             }
             ast::Expr::FieldSection(section) => {
                 // `(.x)` is `\r -> r.x`, with `r` a binding no one can name.

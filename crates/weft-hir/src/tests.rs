@@ -561,3 +561,20 @@ fn field_sections_take_a_field() {
         "#]],
     );
 }
+
+#[test]
+fn record_updates_keep_the_type_and_check_the_value() {
+    check_diagnostics(
+        "type particle = {pos: {x: f32, y: f32}, mass: f32}
+def ok (p: particle) : particle = p with pos.x = 1 with mass = 2
+def no_field (p: particle) : particle = p with pos.z = 1
+def wrong_type (p: particle) : particle = p with mass = true
+def not_record (x: f32) : f32 = x with y = 1
+",
+        expect![[r#"
+            no-such-field `p with pos.z = 1`: no field `z` in a record of type `{x: f32, y: f32}`
+            type-mismatch `true`: type mismatch: expected `f32`, but `true` has type `bool`
+            not-a-record `x`: `x` has no fields (it has type `f32`), so no `.y`
+        "#]],
+    );
+}

@@ -180,6 +180,7 @@ impl Lookup<'_> {
             | Expr::Proj { .. }
             | Expr::Record(_)
             | Expr::Field { .. }
+            | Expr::RecordUpdate { .. }
             | Expr::Ascribe { .. }
             | Expr::Coerce { .. }
             | Expr::Update { .. } => None,

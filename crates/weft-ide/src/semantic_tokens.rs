@@ -169,7 +169,10 @@ fn classify_ident(
         (SyntaxKind::NAME_REF, SyntaxKind::PATH_TYPE) => HighlightTag::Type,
         (SyntaxKind::NAME_REF, SyntaxKind::SIZE_NAME) => HighlightTag::TypeParameter,
         (SyntaxKind::NAME_REF, SyntaxKind::STRATEGY) => HighlightTag::EnumMember,
-        (SyntaxKind::NAME_REF, SyntaxKind::FIELD_EXPR) => HighlightTag::Property,
+        (
+            SyntaxKind::NAME_REF,
+            SyntaxKind::FIELD_EXPR | SyntaxKind::FIELD_SECTION | SyntaxKind::RECORD_UPDATE_EXPR,
+        ) => HighlightTag::Property,
         // A field label; a label alone (`{x}`) is also a use or binding of `x`.
         (SyntaxKind::NAME_REF, SyntaxKind::RECORD_EXPR_FIELD | SyntaxKind::RECORD_PAT_FIELD) => {
             let shorthand = !grand.children().any(|c| c != parent);
@@ -308,7 +311,7 @@ def f (d: f32, _: i64) : f32 =
         let fixture = fixture(
             r#"
 type pt = {x: f32, y: f32}
-def f ({x, y = b}: pt) : pt = let r = {x = b, y = x} in {x = r.x, y = (r).y}
+def f ({x, y = b}: pt) : pt = let r = {x = b, y = x} in {x = r.x, y = (r).y} with y = 1
 "#,
         );
         let mut actual = String::new();
@@ -343,6 +346,9 @@ def f ({x, y = b}: pt) : pt = let r = {x = b, y = x} in {x = r.x, y = (r).y}
             "y" Property []
             "r" Variable []
             "y" Property []
+            "with" Keyword []
+            "y" Property []
+            "1" Number []
         "#]]
         .assert_eq(&actual);
     }

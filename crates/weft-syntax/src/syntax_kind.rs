@@ -144,6 +144,7 @@ pub enum SyntaxKind {
     RECORD_PAT,
     RECORD_PAT_FIELD,
     FIELD_SECTION,
+    RECORD_UPDATE_EXPR,
     /// Tokens that could not be parsed, kept so the tree stays lossless.
     ERROR,
     __LAST,
@@ -438,6 +439,7 @@ all_kinds![
     RECORD_PAT,
     RECORD_PAT_FIELD,
     FIELD_SECTION,
+    RECORD_UPDATE_EXPR,
     ERROR,
 ];
 

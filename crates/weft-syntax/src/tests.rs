@@ -732,3 +732,13 @@ fn field_sections() {
         ],
     );
 }
+
+#[test]
+fn record_updates_chain_like_array_updates() {
+    check_expr(
+        "r with a.b = 1 + x with c = 2",
+        expect![
+            "(RECORD_UPDATE_EXPR (RECORD_UPDATE_EXPR (PATH_EXPR (NAME_REF r)) with (NAME_REF a) . (NAME_REF b) = (BIN_EXPR (LITERAL 1) + (PATH_EXPR (NAME_REF x)))) with (NAME_REF c) = (LITERAL 2))"
+        ],
+    );
+}

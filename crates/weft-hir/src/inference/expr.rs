@@ -220,6 +220,43 @@ impl InferCtx<'_> {
                     }
                 }
             }
+            Expr::RecordUpdate { base, path, value } => {
+                let base_ty = self.infer_expr(*base, expected);
+                // Follow the path through the record types; the value must have the
+                // type of the field it replaces, and the result is the base's type.
+                let mut field_ty = base_ty.clone();
+                let mut site = *base;
+                for field in path {
+                    match self.table.shallow(&field_ty) {
+                        Ty::Record(fields) => match fields.iter().find(|(n, _)| n == field) {
+                            Some((_, ty)) => field_ty = ty.clone(),
+                            None => {
+                                let ty = self.table.resolve(&field_ty);
+                                self.report(InferDiagnostic::NoSuchField {
+                                    site: Site::Expr(expr),
+                                    ty,
+                                    field: field.clone(),
+                                });
+                                field_ty = Ty::Error;
+                            }
+                        },
+                        Ty::Error => field_ty = Ty::Error,
+                        other => {
+                            let ty = self.table.resolve(&other);
+                            self.report(InferDiagnostic::NotARecord {
+                                site: Site::Expr(site),
+                                ty,
+                                field: field.clone(),
+                            });
+                            field_ty = Ty::Error;
+                        }
+                    }
+                    site = expr;
+                }
+                let found = self.infer_expr(*value, Some(&field_ty));
+                self.expect_ty(Site::Expr(*value), &field_ty, &found);
+                base_ty
+            }
             Expr::Ascribe { expr: inner, ty } => {
                 let annotated = self.lower_type_ref(ty, Site::Expr(expr));
                 let found = self.infer_expr(*inner, Some(&annotated));

@@ -436,6 +436,18 @@ impl ast::UpdateExpr {
     }
 }
 
+impl ast::RecordUpdateExpr {
+    pub fn base(&self) -> Option<ast::Expr> {
+        let with = self.with_kw_token()?;
+        let first: ast::Expr = nth_child(self.syntax(), 0)?;
+        (first.syntax().text_range().end() <= with.text_range().start()).then_some(first)
+    }
+
+    pub fn value(&self) -> Option<ast::Expr> {
+        child_after(self.syntax(), EQ)
+    }
+}
+
 impl ast::ProjExpr {
     pub fn index_token(&self) -> Option<SyntaxToken> {
         self.int_number_token()

@@ -425,6 +425,7 @@ pub enum Expr {
     RecordExpr(RecordExpr),
     FieldExpr(FieldExpr),
     FieldSection(FieldSection),
+    RecordUpdateExpr(RecordUpdateExpr),
 }
 
 impl AstNode for Expr {
@@ -456,6 +457,7 @@ impl AstNode for Expr {
                 | RECORD_EXPR
                 | FIELD_EXPR
                 | FIELD_SECTION
+                | RECORD_UPDATE_EXPR
         )
     }
     fn cast(syntax: SyntaxNode) -> Option<Self> {
@@ -485,6 +487,7 @@ impl AstNode for Expr {
             RECORD_EXPR => Expr::RecordExpr(RecordExpr { syntax }),
             FIELD_EXPR => Expr::FieldExpr(FieldExpr { syntax }),
             FIELD_SECTION => Expr::FieldSection(FieldSection { syntax }),
+            RECORD_UPDATE_EXPR => Expr::RecordUpdateExpr(RecordUpdateExpr { syntax }),
             _ => return None,
         };
         Some(res)
@@ -516,6 +519,7 @@ impl AstNode for Expr {
             Expr::RecordExpr(it) => &it.syntax,
             Expr::FieldExpr(it) => &it.syntax,
             Expr::FieldSection(it) => &it.syntax,
+            Expr::RecordUpdateExpr(it) => &it.syntax,
         }
     }
 }
@@ -667,6 +671,12 @@ impl From<FieldExpr> for Expr {
 impl From<FieldSection> for Expr {
     fn from(node: FieldSection) -> Expr {
         Expr::FieldSection(node)
+    }
+}
+
+impl From<RecordUpdateExpr> for Expr {
+    fn from(node: RecordUpdateExpr) -> Expr {
+        Expr::RecordUpdateExpr(node)
     }
 }
 
@@ -2058,6 +2068,38 @@ impl FieldSection {
     }
     pub fn r_paren_token(&self) -> Option<SyntaxToken> {
         support::token(&self.syntax, R_PAREN)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RecordUpdateExpr {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for RecordUpdateExpr {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == RECORD_UPDATE_EXPR
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(RecordUpdateExpr { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl RecordUpdateExpr {
+    pub fn name_refs(&self) -> AstChildren<NameRef> {
+        support::children(&self.syntax)
+    }
+    pub fn with_kw_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, WITH_KW)
+    }
+    pub fn dot_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, DOT)
+    }
+    pub fn eq_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, EQ)
     }
 }
 

@@ -94,6 +94,19 @@ fn binary_chain(
             }
             let m = lhs.precede(p);
             p.bump(WITH_KW);
+            if p.at(IDENT) {
+                // `r with x.y = v` (version 1.1): a record with one field replaced.
+                name_ref(p);
+                while p.at(DOT) && p.nth(1) == IDENT {
+                    p.bump(DOT);
+                    name_ref(p);
+                }
+                if p.expect(EQ) {
+                    expr_bp(p, 1);
+                }
+                lhs = m.complete(p, RECORD_UPDATE_EXPR);
+                continue;
+            }
             if p.expect(L_BRACK) {
                 index(p);
                 while p.eat(COMMA) {
