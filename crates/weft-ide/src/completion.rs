@@ -19,6 +19,8 @@ pub enum CompletionKind {
     Builtin,
     Level,
     Keyword,
+    /// A record's field, after `r.` (version 1.1).
+    Field,
 }
 
 /// One completion candidate.
@@ -58,6 +60,9 @@ pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<Com
                 documentation: Some((*doc).to_owned()),
             })
             .collect();
+    }
+    if let Some(fields) = record_fields_after_dot(db, file, before.as_ref(), offset) {
+        return fields;
     }
     let Some(data) = def_at(db, file, offset) else {
         return ["def", "entry", "type", "import"]
@@ -137,6 +142,32 @@ pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<Com
         push(item, &mut out);
     }
     out
+}
+
+/// After `r.` (or `r.pa`) where `r` is a record: its fields.
+fn record_fields_after_dot(
+    db: &RootDatabase,
+    file: weft_hir::SourceFile,
+    before: Option<&weft_syntax::SyntaxToken>,
+    offset: TextSize,
+) -> Option<Vec<CompletionItem>> {
+    let dot = before.filter(|t| t.kind() == SyntaxKind::DOT)?;
+    let record = dot.prev_token().filter(|t| t.kind() == SyntaxKind::IDENT)?;
+    let data = def_at(db, file, offset)?;
+    let expr = data.source_map.expr_at(record.text_range())?;
+    let weft_hir::Ty::Record(fields) = infer(db, data.id(db)).expr_ty(expr) else {
+        return None;
+    };
+    let items = fields
+        .iter()
+        .map(|(name, ty)| CompletionItem {
+            label: name.as_str().to_owned(),
+            kind: CompletionKind::Field,
+            detail: Some(ty.to_string()),
+            documentation: None,
+        })
+        .collect();
+    Some(items)
 }
 
 /// The def the cursor is in, or at the end of: the last def starting before the
@@ -266,6 +297,27 @@ def f (xs: [n]f32) : f32 =
                 Local acc Some("f32")
                 Local inc Some("i32 -> i32")
                 Local xs Some("[n]f32")
+            "#]],
+        );
+    }
+
+    #[test]
+    fn record_fields_after_a_dot() {
+        use crate::CompletionKind::Field;
+        check(
+            "def f (p: {pos: {x: f32, y: f32}, mass: f32}) : f32 = p.$0\n",
+            &[Field, Local],
+            expect![[r#"
+                Field mass Some("f32")
+                Field pos Some("{x: f32, y: f32}")
+            "#]],
+        );
+        check(
+            "def f (p: {pos: {x: f32, y: f32}, mass: f32}) : f32 = p.pos.$0\n",
+            &[Field, Local],
+            expect![[r#"
+                Field x Some("f32")
+                Field y Some("f32")
             "#]],
         );
     }

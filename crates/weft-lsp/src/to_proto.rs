@@ -75,6 +75,7 @@ pub(crate) fn completion_kind(kind: weft_ide::CompletionKind) -> lsp_types::Comp
         weft_ide::CompletionKind::Function => lsp_types::CompletionItemKind::FUNCTION,
         weft_ide::CompletionKind::Builtin => lsp_types::CompletionItemKind::FUNCTION,
         weft_ide::CompletionKind::Level => lsp_types::CompletionItemKind::ENUM_MEMBER,
+        weft_ide::CompletionKind::Field => lsp_types::CompletionItemKind::FIELD,
         weft_ide::CompletionKind::Keyword => lsp_types::CompletionItemKind::KEYWORD,
     }
 }
