@@ -191,6 +191,11 @@ fn match_type_params(pattern: &Ty, actual: &Ty, out: &mut FxHashMap<Name, Ty>) {
                 match_type_params(a, b, out);
             }
         }
+        (Ty::Record(a), Ty::Record(b)) => {
+            for ((_, a), (_, b)) in a.iter().zip(b.iter()) {
+                match_type_params(a, b, out);
+            }
+        }
         (Ty::Fn { param: p1, ret: r1 }, Ty::Fn { param: p2, ret: r2 }) => {
             match_type_params(p1, p2, out);
             match_type_params(r1, r2, out);
@@ -199,6 +204,7 @@ fn match_type_params(pattern: &Ty, actual: &Ty, out: &mut FxHashMap<Name, Ty>) {
             Ty::Scalar(_)
             | Ty::Array { .. }
             | Ty::Tuple(_)
+            | Ty::Record(_)
             | Ty::Fn { .. }
             | Ty::Var(_)
             | Ty::Error,
@@ -324,6 +330,11 @@ impl Elab<'_> {
             }
             Ty::Tuple(elems) => Type::Tuple(
                 elems.iter().map(|e| self.lower_ty(ctx, scope, e)).collect::<Result<_>>()?,
+            ),
+            // A record is the tuple of its fields in name order (version 1.1), so an
+            // array of records is stored as one array per field.
+            Ty::Record(fields) => Type::Tuple(
+                fields.iter().map(|(_, t)| self.lower_ty(ctx, scope, t)).collect::<Result<_>>()?,
             ),
             Ty::Param(name) => match ctx.type_subst.get(name) {
                 Some(ty) => ty.clone(),
@@ -562,6 +573,28 @@ impl Elab<'_> {
                     self.bind_pat(ctx, scope, p, Binding::Val(elem))?;
                 }
             }
+            Pat::Record(fields) => {
+                let Binding::Val(atom) = binding else {
+                    return err("a function bound to a record pattern", self.origin.clone());
+                };
+                let Ty::Record(field_tys) = ctx.infer.pat_ty(pat) else {
+                    return err("a record pattern of non-record type", self.origin.clone());
+                };
+                let Type::Tuple(elems) = self.atom_ty(atom) else {
+                    return err("a record pattern bound to a non-tuple", self.origin.clone());
+                };
+                for (name, p) in fields {
+                    let Some(idx) = field_tys.iter().position(|(n, _)| n == name) else {
+                        return err(format!("no field `{name}`"), self.origin.clone());
+                    };
+                    if matches!(ctx.body.pats[*p], Pat::Wild) {
+                        continue;
+                    }
+                    let index = u32::try_from(idx).expect("invariant: small records");
+                    let elem = self.emit(Exp::Proj { tuple: atom, index }, elems[idx].clone());
+                    self.bind_pat(ctx, scope, *p, Binding::Val(elem))?;
+                }
+            }
         }
         Ok(())
     }
@@ -665,6 +698,40 @@ impl Elab<'_> {
                     elems.iter().map(|&e| self.val(ctx, scope, e)).collect::<Result<Vec<_>>>()?;
                 let ty = Type::Tuple(atoms.iter().map(|&a| self.atom_ty(a)).collect());
                 val(self.emit(Exp::Tuple(atoms), ty))
+            }
+            Expr::Record(fields) => {
+                // Fields are evaluated as written and stored in name order.
+                let mut atoms: Vec<(Name, Atom)> = Vec::new();
+                for (name, value) in fields {
+                    let atom = self.val(ctx, scope, *value)?;
+                    if !atoms.iter().any(|(n, _)| n == name) {
+                        atoms.push((name.clone(), atom));
+                    }
+                }
+                atoms.sort_by(|a, b| a.0.cmp(&b.0));
+                let atoms: Vec<Atom> = atoms.into_iter().map(|(_, a)| a).collect();
+                let ty = Type::Tuple(atoms.iter().map(|&a| self.atom_ty(a)).collect());
+                val(self.emit(Exp::Tuple(atoms), ty))
+            }
+            Expr::Field { base, field } => {
+                let tuple = self.val(ctx, scope, *base)?;
+                let Ty::Record(field_tys) = ctx.infer.expr_ty(*base) else {
+                    return err("a field of a non-record", self.origin.clone());
+                };
+                let Type::Tuple(elems) = self.atom_ty(tuple) else {
+                    return err("a field of a non-tuple", self.origin.clone());
+                };
+                let Some(idx) = field_tys.iter().position(|(n, _)| n == field) else {
+                    return err(format!("no field `{field}`"), self.origin.clone());
+                };
+                let index = u32::try_from(idx).expect("invariant: small records");
+                val(self.emit(Exp::Proj { tuple, index }, elems[idx].clone()))
+            }
+            Expr::RecordUpdate { base, path, value } => {
+                let record = self.val(ctx, scope, *base)?;
+                let value = self.val(ctx, scope, *value)?;
+                let ty = ctx.infer.expr_ty(*base);
+                val(self.replace_field(record, &ty, path, value)?)
             }
             Expr::Array(elems) => {
                 let atoms =
@@ -860,6 +927,33 @@ impl Elab<'_> {
                 val(self.emit(Exp::Coerce { value, ty: ty.clone() }, ty))
             }
         })
+    }
+
+    /// `record` (of HIR type `ty`) with the field at `path` replaced by `value`: the
+    /// tuple of its fields rebuilt, one projection per field kept.
+    fn replace_field(&mut self, record: Atom, ty: &Ty, path: &[Name], value: Atom) -> Result<Atom> {
+        let Some((field, rest)) = path.split_first() else { return Ok(value) };
+        let Ty::Record(fields) = ty else {
+            return err("a record update of a non-record", self.origin.clone());
+        };
+        let Type::Tuple(elems) = self.atom_ty(record) else {
+            return err("a record update of a non-tuple", self.origin.clone());
+        };
+        let Some(target) = fields.iter().position(|(n, _)| n == field) else {
+            return err(format!("no field `{field}`"), self.origin.clone());
+        };
+        let mut atoms = Vec::with_capacity(elems.len());
+        for (idx, elem_ty) in elems.iter().enumerate() {
+            let index = u32::try_from(idx).expect("invariant: small records");
+            let old = self.emit(Exp::Proj { tuple: record, index }, elem_ty.clone());
+            atoms.push(if idx == target {
+                self.replace_field(old, &fields[idx].1, rest, value)?
+            } else {
+                old
+            });
+        }
+        let ty = Type::Tuple(atoms.iter().map(|&a| self.atom_ty(a)).collect());
+        Ok(self.emit(Exp::Tuple(atoms), ty))
     }
 
     fn block_ty(&self, block: BlockId) -> Type {
@@ -1337,7 +1431,7 @@ fn pat_name(body: &Body, pat: PatId) -> Option<&str> {
     match &body.pats[pat] {
         Pat::Bind { name } => Some(name.as_str()),
         Pat::Ascribed { pat, .. } => pat_name(body, *pat),
-        Pat::Wild | Pat::Missing | Pat::Tuple(_) => None,
+        Pat::Wild | Pat::Missing | Pat::Tuple(_) | Pat::Record(_) => None,
     }
 }
 
@@ -1372,6 +1466,11 @@ fn bind_size_params(param: &Ty, arg: &Type, sizes: &mut FxHashMap<SizeVar, CoreS
         }
         (Ty::Tuple(a), Type::Tuple(b)) => {
             for (a, b) in a.iter().zip(b) {
+                bind_size_params(a, b, sizes);
+            }
+        }
+        (Ty::Record(a), Type::Tuple(b)) => {
+            for ((_, a), b) in a.iter().zip(b) {
                 bind_size_params(a, b, sizes);
             }
         }

@@ -27,7 +27,16 @@ pub struct Workspace {
 #[salsa::db]
 pub trait Db: salsa::Database {
     fn workspace(&self) -> Workspace;
+    /// The prelude (version 1.1): a file every other file sees, not in the workspace.
+    fn prelude(&self) -> SourceFile;
 }
+
+/// Where the prelude's declarations say they are: not a path in any workspace (an
+/// editor opens a copy written to disk by the language server).
+pub const PRELUDE_PATH: &str = "<weft>/prelude.weft";
+
+/// The prelude's text, shipped inside the compiler.
+pub const PRELUDE_TEXT: &str = include_str!("prelude.weft");
 
 /// The concrete database used by the CLI, the language server and tests.
 #[salsa::db]
@@ -36,6 +45,8 @@ pub struct RootDatabase {
     storage: salsa::Storage<Self>,
     /// Always `Some` after construction; an input id can only be made with a database.
     workspace: Option<Workspace>,
+    /// Always `Some` after construction, like `workspace`.
+    prelude: Option<SourceFile>,
     /// Names of queries that executed, when logging is on (incrementality tests).
     log: Arc<Mutex<Option<Vec<String>>>>,
 }
@@ -52,8 +63,9 @@ impl Default for RootDatabase {
                 entries.push(format!("{database_key:?}"));
             }
         })));
-        let mut db = RootDatabase { storage, workspace: None, log };
+        let mut db = RootDatabase { storage, workspace: None, prelude: None, log };
         db.workspace = Some(Workspace::new(&db, BTreeMap::new()));
+        db.prelude = Some(SourceFile::new(&db, PRELUDE_PATH.to_owned(), Arc::from(PRELUDE_TEXT)));
         db
     }
 }
@@ -65,6 +77,10 @@ impl salsa::Database for RootDatabase {}
 impl Db for RootDatabase {
     fn workspace(&self) -> Workspace {
         self.workspace.expect("invariant: the workspace input is created with the database")
+    }
+
+    fn prelude(&self) -> SourceFile {
+        self.prelude.expect("invariant: the prelude input is created with the database")
     }
 }
 
@@ -91,7 +107,11 @@ impl RootDatabase {
         }
     }
 
+    /// The file at `path`: a workspace file, or the prelude at [`PRELUDE_PATH`].
     pub fn file(&self, path: &str) -> Option<SourceFile> {
+        if path == PRELUDE_PATH {
+            return Some(self.prelude());
+        }
         self.workspace().files(self).get(path).copied()
     }
 

@@ -12,7 +12,7 @@ use crate::expr_store::{BodyDiagnostic, BodySourceMap, ExprId, body_with_source_
 use crate::inference::{InferDiagnostic, Site, infer};
 use crate::items::{DefId, DefKind, item_tree};
 use crate::scope::file_scope;
-use crate::ty::{SizeVar, Ty, TySize};
+use crate::ty::{ScalarTy, SizeVar, Ty, TySize};
 use crate::{Db, SourceFile};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -123,8 +123,25 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         {
             continue;
         }
+        // `def f32.sum` (version 1.1) adds to a scalar type's namespace; nothing else has one.
+        if let Some((namespace, _)) = def.name.as_str().split_once('.')
+            && ScalarTy::from_name(namespace).is_none()
+        {
+            out.push(error(
+                "bad-namespace",
+                name_range,
+                format!(
+                    "`{}`: only a scalar type's namespace takes definitions (`def f32.sum`), and `{namespace}` is not a scalar type",
+                    def.name
+                ),
+            ));
+        }
         for diagnostic in &body.diagnostics {
-            out.push(render_body_diagnostic(file, source_map, diagnostic));
+            let mut rendered = render_body_diagnostic(file, source_map, diagnostic);
+            if let BodyDiagnostic::UnresolvedName { name, .. } = diagnostic {
+                rendered.help = crate::suggest::did_you_mean(db, file, name.as_str());
+            }
+            out.push(rendered);
         }
         let result = infer(db, id);
         let ctx = RenderCtx { db, file, source_map, text: file.text(db) };
@@ -146,6 +163,13 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     // A message about a type that contains an error type (printed `{unknown}`) is a
     // cascade of a diagnostic already given: one mistake gives one error.
     out.retain(|d| !d.message.contains("{unknown}"));
+    // Two errors on the same text are one mistake seen twice (`for x in k` with `k` not
+    // an array is both indexed and measured by the loop it stands for): keep the first.
+    out.dedup_by(|later, first| {
+        later.range == first.range
+            && later.severity == Severity::Error
+            && first.severity == Severity::Error
+    });
     out
 }
 
@@ -156,6 +180,9 @@ fn render_body_diagnostic(
 ) -> Diagnostic {
     let range_of = |expr: ExprId| source_map.expr_range(expr).unwrap_or_default();
     let (code, range, message) = match diagnostic {
+        BodyDiagnostic::DuplicateField { range, name } => {
+            ("duplicate-field", *range, format!("field `{name}` is written twice in one record"))
+        }
         BodyDiagnostic::UnresolvedName { expr, name } => {
             ("unresolved-name", range_of(*expr), format!("cannot find `{name}` in this scope"))
         }
@@ -330,6 +357,31 @@ impl RenderCtx<'_> {
                     if ty.dims().0.len() == 1 { "" } else { "s" }
                 ),
             ),
+            InferDiagnostic::NotARecord { site, ty, field } => (
+                "not-a-record",
+                site.clone(),
+                if matches!(ty, Ty::Param(name) if name.as_str().starts_with('\'')) {
+                    format!(
+                        "the type of {} must be known to take its field `{field}`; add a type annotation",
+                        subject(site)
+                    )
+                } else {
+                    format!(
+                        "{} has no fields (it has type `{ty}`), so no `.{field}`",
+                        subject(site)
+                    )
+                },
+            ),
+            InferDiagnostic::NoSuchField { site, ty, field } => (
+                "no-such-field",
+                site.clone(),
+                format!("no field `{field}` in a record of type `{ty}`"),
+            ),
+            InferDiagnostic::DuplicateField { site, name } => (
+                "duplicate-field",
+                site.clone(),
+                format!("field `{name}` is written twice in one record type"),
+            ),
             InferDiagnostic::NotATuple { site, ty } => (
                 "not-a-tuple",
                 site.clone(),
@@ -422,7 +474,7 @@ impl RenderCtx<'_> {
                 "uninferable-size",
                 site.clone(),
                 format!(
-                    "this parameter's size uses `{name}`, which is not an earlier `i64` parameter, so it cannot be inferred from the argument"
+                    "this parameter's size uses `{name}`, which is neither an earlier `i64` parameter nor a whole dimension of an earlier parameter, so it cannot be inferred from the argument"
                 ),
             ),
             InferDiagnostic::ToLocalOutsideGroup { site, context } => {

@@ -169,6 +169,19 @@ pub enum Expr {
         base: ExprId,
         index: u32,
     },
+    /// `{x = e, y = e'}` (version 1.1): fields as written, in evaluation order.
+    Record(Vec<(Name, ExprId)>),
+    /// `e.x` (version 1.1): a record's field.
+    Field {
+        base: ExprId,
+        field: Name,
+    },
+    /// `r with x.y = v` (version 1.1): `r` with the field at `path` replaced.
+    RecordUpdate {
+        base: ExprId,
+        path: Vec<Name>,
+        value: ExprId,
+    },
     Ascribe {
         expr: ExprId,
         ty: TypeRef,
@@ -189,10 +202,17 @@ pub enum Expr {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Pat {
     Missing,
-    Bind { name: Name },
+    Bind {
+        name: Name,
+    },
     Wild,
     Tuple(Vec<PatId>),
-    Ascribed { pat: PatId, ty: TypeRef },
+    Ascribed {
+        pat: PatId,
+        ty: TypeRef,
+    },
+    /// `{x, y = p}` (version 1.1): every field of the record, as written.
+    Record(Vec<(Name, PatId)>),
 }
 
 /// Problems found while lowering, keyed by ids.
@@ -219,6 +239,11 @@ pub enum BodyDiagnostic {
     /// `xs with [a:b] = v`: an update takes indices, not slices.
     SliceInUpdate {
         expr: ExprId,
+    },
+    /// A field named twice in one record expression, pattern or type (version 1.1).
+    DuplicateField {
+        range: TextRange,
+        name: Name,
     },
 }
 
@@ -362,6 +387,7 @@ impl LowerCtx<'_> {
             Pat::Bind { name } => out.push((name.clone(), pat)),
             Pat::Tuple(pats) => pats.iter().for_each(|&p| self.bindings(p, out)),
             Pat::Ascribed { pat, .. } => self.bindings(*pat, out),
+            Pat::Record(fields) => fields.iter().for_each(|(_, p)| self.bindings(*p, out)),
             Pat::Wild | Pat::Missing => {}
         }
     }
@@ -407,6 +433,22 @@ impl LowerCtx<'_> {
                 Pat::Tuple(p.pats().map(|p| self.lower_pat(Some(p))).collect())
             }
             ast::Pat::ParenPat(p) => return self.lower_pat(p.pat()),
+            ast::Pat::RecordPat(p) => {
+                let mut fields = Vec::new();
+                for field in p.record_pat_fields() {
+                    let Some(label) = field.name_ref() else { continue };
+                    let name = Name::new(&label.text());
+                    let label_range = label.syntax().text_range();
+                    self.check_unique_field(&fields, &name, label_range);
+                    // `{x}` binds `x`; `{x = p}` matches the field against `p`.
+                    let pat = match field.pat() {
+                        Some(pat) => self.lower_pat(Some(pat)),
+                        None => self.alloc_pat(Pat::Bind { name: name.clone() }, label_range),
+                    };
+                    fields.push((name, pat));
+                }
+                Pat::Record(fields)
+            }
             ast::Pat::AscribedPat(p) => {
                 let inner = self.lower_pat(p.pat());
                 Pat::Ascribed { pat: inner, ty: TypeRef::lower(p.ty()) }
@@ -426,6 +468,50 @@ impl LowerCtx<'_> {
             ast::Expr::ParenExpr(paren) => return self.lower_expr(paren.expr()),
             ast::Expr::TupleExpr(tuple) => {
                 Expr::Tuple(tuple.exprs().map(|e| self.lower_expr(Some(e))).collect())
+            }
+            ast::Expr::RecordExpr(record) => {
+                let mut fields = Vec::new();
+                for field in record.record_expr_fields() {
+                    let Some(label) = field.name_ref() else { continue };
+                    let name = Name::new(&label.text());
+                    let label_range = label.syntax().text_range();
+                    self.check_unique_field(&fields, &name, label_range);
+                    // `{y}` is `{y = y}`.
+                    let value = match field.expr() {
+                        Some(expr) => self.lower_expr(Some(expr)),
+                        None => self.lower_name(&name, label_range),
+                    };
+                    fields.push((name, value));
+                }
+                Expr::Record(fields)
+            }
+            ast::Expr::RecordUpdateExpr(update) => {
+                let base = self.lower_expr(update.base());
+                let path: Vec<Name> = update.name_refs().map(|n| Name::new(&n.text())).collect();
+                let value = self.lower_expr(update.value());
+                if path.is_empty() {
+                    Expr::Missing
+                } else {
+                    Expr::RecordUpdate { base, path, value }
+                }
+            }
+            ast::Expr::FieldSection(section) => {
+                // `(.x)` is `\r -> r.x`, with `r` a binding no one can name.
+                let Some(field) = section.name_ref() else { return self.missing(range) };
+                let name = Name::new("field_section_record");
+                let record = self.body.pats.alloc(Pat::Bind { name: name.clone() });
+                let base = Expr::Path { name, res: Resolution::Local(record), level: None };
+                let base = self.alloc_expr(base, range);
+                let body = Expr::Field { base, field: Name::new(&field.text()) };
+                let body = self.alloc_expr(body, range);
+                Expr::Lambda { params: vec![record], body }
+            }
+            ast::Expr::FieldExpr(field) => {
+                let base = self.lower_expr(field.expr());
+                match field.name_ref() {
+                    Some(name) => Expr::Field { base, field: Name::new(&name.text()) },
+                    None => Expr::Missing,
+                }
             }
             ast::Expr::ArrayExpr(array) => {
                 Expr::Array(array.exprs().map(|e| self.lower_expr(Some(e))).collect())
@@ -508,6 +594,9 @@ impl LowerCtx<'_> {
                             self.with_scope(&[pat, var], |ctx| ctx.lower_expr(loop_expr.body()));
                         (LoopForm::For { var, bound }, body)
                     }
+                    Some(ast::LoopForm::ForInForm(for_in)) => {
+                        return self.lower_for_in(pat, init, &for_in, loop_expr.body(), range);
+                    }
                     Some(ast::LoopForm::WhileForm(while_form)) => {
                         let (cond, body) = self.with_scope(&[pat], |ctx| {
                             (
@@ -570,6 +659,59 @@ impl LowerCtx<'_> {
                     }
                 }
             }
+            ast::Expr::PipeExpr(pipe) => {
+                // `xs |> map f` is `map f xs`: the argument joins the call's own
+                // arguments, so a built-in sees all of them at once.
+                let (function, argument) = pipe.function_and_argument();
+                let mut function = function;
+                while let Some(ast::Expr::ParenExpr(paren)) = &function {
+                    function = paren.expr();
+                }
+                match function {
+                    Some(ast::Expr::CallExpr(call)) => {
+                        let callee = self.lower_expr(call.callee());
+                        let mut args: Vec<ExprId> =
+                            call.args().map(|a| self.lower_expr(Some(a))).collect();
+                        args.push(self.lower_expr(argument));
+                        Expr::Call { callee, args }
+                    }
+                    function => {
+                        let callee = self.lower_expr(function);
+                        let arg = self.lower_expr(argument);
+                        Expr::Call { callee, args: vec![arg] }
+                    }
+                }
+            }
+            ast::Expr::LetFnExpr(let_fn) => {
+                // `let f x y : t = e in body` is `let f = \x y -> (e : t) in body`: a local
+                // function is a let-bound lambda, monomorphic, and not in scope in `e`.
+                let params: Vec<PatId> = let_fn.pats().map(|p| self.lower_pat(Some(p))).collect();
+                let ret = let_fn.ret_type().map(|r| TypeRef::lower(r.ty()));
+                let value = self.with_scope(&params, |ctx| {
+                    let value = ctx.lower_expr(let_fn.value());
+                    match ret {
+                        Some(ty) => {
+                            let value_range = ctx.source_map.expr_range(value).unwrap_or(range);
+                            ctx.alloc_expr(Expr::Ascribe { expr: value, ty }, value_range)
+                        }
+                        None => value,
+                    }
+                });
+                let value_end = self.source_map.expr_range(value).map_or(range.end(), |r| r.end());
+                let lambda_start =
+                    let_fn.pats().next().map_or(value_end, |p| p.syntax().text_range().start());
+                let lambda_range = TextRange::new(lambda_start, value_end.max(lambda_start));
+                let value = self.alloc_expr(Expr::Lambda { params, body: value }, lambda_range);
+                let name_range = let_fn.name().map_or(range, |n| n.syntax().text_range());
+                let pat = match let_fn.name() {
+                    Some(name) => {
+                        self.alloc_pat(Pat::Bind { name: Name::new(&name.text()) }, name_range)
+                    }
+                    None => self.alloc_pat(Pat::Missing, name_range),
+                };
+                let body = self.with_scope(&[pat], |ctx| ctx.lower_expr(let_fn.body()));
+                Expr::Let { pat, ty: None, value, body }
+            }
             ast::Expr::AscribeExpr(ascribe) => Expr::Ascribe {
                 expr: self.lower_expr(ascribe.expr()),
                 ty: TypeRef::lower(ascribe.ty()),
@@ -582,14 +724,108 @@ impl LowerCtx<'_> {
         self.alloc_expr(lowered, range)
     }
 
+    /// `loop p = init for x in xs do body` (version 1.1) is
+    /// `let a = xs in loop p = init for i < length a do let x = a[i] in body`: `xs` is
+    /// evaluated once, outside the loop, and `a` and `i` cannot be named by the program.
+    /// The hidden expressions carry the range of `xs`, where their errors belong.
+    fn lower_for_in(
+        &mut self,
+        pat: PatId,
+        init: ExprId,
+        for_in: &ast::ForInForm,
+        body: Option<ast::Expr>,
+        range: TextRange,
+    ) -> ExprId {
+        let array = self.lower_expr(for_in.array());
+        let array_range = self.source_map.expr_range(array).unwrap_or(range);
+        let array_name = Name::new("for_in_array");
+        let index_name = Name::new("for_in_index");
+        let array_var = self.body.pats.alloc(Pat::Bind { name: array_name.clone() });
+        let index_var = self.body.pats.alloc(Pat::Bind { name: index_name.clone() });
+        let array_ref = |ctx: &mut Self| {
+            let path = Expr::Path {
+                name: array_name.clone(),
+                res: Resolution::Local(array_var),
+                level: None,
+            };
+            ctx.alloc_expr(path, array_range)
+        };
+        let length = Expr::Path {
+            name: Name::new("length"),
+            res: Resolution::Builtin(Builtin::Length),
+            level: None,
+        };
+        let length = self.alloc_expr(length, array_range);
+        let length_arg = array_ref(self);
+        let bound =
+            self.alloc_expr(Expr::Call { callee: length, args: vec![length_arg] }, array_range);
+        let elem_pat = self.lower_pat(for_in.pat());
+        let body_range = body.as_ref().map_or(range, |b| b.syntax().text_range());
+        let loop_body = self.with_scope(&[pat, elem_pat], |ctx| ctx.lower_expr(body));
+        let index_ref =
+            Expr::Path { name: index_name, res: Resolution::Local(index_var), level: None };
+        let index_ref = self.alloc_expr(index_ref, array_range);
+        let base = array_ref(self);
+        let element = self.alloc_expr(
+            Expr::Index { base, items: vec![IndexItem::Index(index_ref)] },
+            array_range,
+        );
+        let loop_body = self.alloc_expr(
+            Expr::Let { pat: elem_pat, ty: None, value: element, body: loop_body },
+            body_range,
+        );
+        let form = LoopForm::For { var: index_var, bound };
+        let loop_id = self.alloc_expr(Expr::Loop { pat, init, form, body: loop_body }, range);
+        self.alloc_expr(Expr::Let { pat: array_var, ty: None, value: array, body: loop_id }, range)
+    }
+
+    fn check_unique_field<T>(&mut self, fields: &[(Name, T)], name: &Name, range: TextRange) {
+        if fields.iter().any(|(n, _)| n == name) {
+            self.body
+                .diagnostics
+                .push(BodyDiagnostic::DuplicateField { range, name: name.clone() });
+        }
+    }
+
+    /// A use of a plain name (the `y` of a record field `{y}`).
+    fn lower_name(&mut self, name: &Name, range: TextRange) -> ExprId {
+        let res = self.resolve(name.as_str());
+        let id = self
+            .alloc_expr(Expr::Path { name: name.clone(), res: res.clone(), level: None }, range);
+        if res == Resolution::Unresolved {
+            self.body
+                .diagnostics
+                .push(BodyDiagnostic::UnresolvedName { expr: id, name: name.clone() });
+        }
+        id
+    }
+
     fn lower_path(&mut self, path: &ast::PathExpr, range: TextRange) -> ExprId {
         let name_text = path.name_ref().map(|n| n.text()).unwrap_or_default();
+        // `r.x` where `r` is a value in scope is a field (version 1.1); otherwise the
+        // qualifier is a type's namespace (`f32.sqrt`).
+        if let Some(qualifier) = path.qualifier()
+            && matches!(self.resolve(&qualifier.text()), Resolution::Local(_) | Resolution::Def(_))
+        {
+            let base =
+                self.lower_name(&Name::new(&qualifier.text()), qualifier.syntax().text_range());
+            let field = Expr::Field { base, field: Name::new(&name_text) };
+            return self.alloc_expr(field, range);
+        }
         let (name, res) = match path.qualifier() {
             Some(qualifier) => {
                 let namespace = qualifier.text();
-                let res = Builtin::lookup_qualified(&namespace, &name_text)
-                    .map_or(Resolution::Unresolved, Resolution::Builtin);
-                (Name::new(&format!("{namespace}.{name_text}")), res)
+                let full = format!("{namespace}.{name_text}");
+                // A built-in, else a def in that namespace (the prelude's `f32.sum`).
+                let res = match Builtin::lookup_qualified(&namespace, &name_text) {
+                    Some(builtin) => Resolution::Builtin(builtin),
+                    None => self
+                        .values
+                        .get(&full)
+                        .cloned()
+                        .map_or(Resolution::Unresolved, Resolution::Def),
+                };
+                (Name::new(&full), res)
             }
             None => (Name::new(&name_text), self.resolve(&name_text)),
         };

@@ -99,6 +99,22 @@ pub enum InferDiagnostic {
         site: Site,
         ty: Ty,
     },
+    /// `e.x` (version 1.1) where `e` is not a record, or its type is not known yet.
+    NotARecord {
+        site: Site,
+        ty: Ty,
+        field: Name,
+    },
+    NoSuchField {
+        site: Site,
+        ty: Ty,
+        field: Name,
+    },
+    /// A record type that names a field twice (version 1.1).
+    DuplicateField {
+        site: Site,
+        name: Name,
+    },
     ProjectionOutOfRange {
         site: Site,
         ty: Ty,
@@ -323,7 +339,7 @@ fn shortest_cycle(edges: &[Vec<usize>], members: &FxHashSet<usize>, start: usize
 #[salsa::tracked(returns(ref))]
 pub fn def_scheme<'db>(db: &'db dyn Db, def: DefId<'db>) -> Scheme {
     let sig = signature(db, def);
-    if recursion_cycle(db, def).is_some() {
+    if recursion_cycle(db, def).is_some() || sig.malformed_header {
         return error_scheme(sig);
     }
     if sig.ret.is_some() {
@@ -546,6 +562,18 @@ impl<'db> InferCtx<'db> {
                 .filter_map(|(_, n)| n.as_ref())
                 .collect();
             let later: Vec<&Name> = sig.param_names[idx..].iter().flatten().collect();
+            // A size that is a whole dimension of an earlier parameter is bound by that
+            // argument (version 1.1), so a later size may be an expression over it:
+            // `(xs: [n]f32) (w: [n + 1][h]f32)`; the argument is then checked, not
+            // inferred.
+            let mut bound_earlier: Vec<Name> = Vec::new();
+            for earlier_ty in &sig.params[..idx] {
+                visit_param_sizes(earlier_ty, &mut |size| {
+                    if let SizeRef::Name(name) = size {
+                        bound_earlier.push(name.clone());
+                    }
+                });
+            }
             let mut offending = None;
             visit_param_sizes(ty, &mut |size| match size {
                 SizeRef::Name(name) => {
@@ -554,7 +582,7 @@ impl<'db> InferCtx<'db> {
                     }
                 }
                 SizeRef::Binary(..) => size.for_each_name(&mut |name| {
-                    if !earlier.contains(&name) {
+                    if !earlier.contains(&name) && !bound_earlier.contains(name) {
                         offending.get_or_insert(name.clone());
                     }
                 }),
@@ -572,6 +600,8 @@ impl<'db> InferCtx<'db> {
                 Ty::Scalar(_) | Ty::Error => true,
                 Ty::Array { .. } => matches!(ty.dims().1, Ty::Scalar(_) | Ty::Error),
                 Ty::Tuple(elems) => !in_tuple && elems.iter().all(|e| allowed(e, true)),
+                // A record is passed like the tuple of its fields in name order.
+                Ty::Record(fields) => !in_tuple && fields.iter().all(|(_, t)| allowed(t, true)),
                 Ty::Fn { .. } | Ty::Param(_) | Ty::Var(_) => false,
             }
         }
@@ -650,6 +680,13 @@ impl<'db> InferCtx<'db> {
                 InferDiagnostic::NotATuple { site, ty } => {
                     InferDiagnostic::NotATuple { site, ty: self.table.finish(&ty) }
                 }
+                InferDiagnostic::NotARecord { site, ty, field } => {
+                    let ty = self.table.finish_named(&ty, &mut Vec::new());
+                    InferDiagnostic::NotARecord { site, ty, field }
+                }
+                InferDiagnostic::NoSuchField { site, ty, field } => {
+                    InferDiagnostic::NoSuchField { site, ty: self.table.finish(&ty), field }
+                }
                 other => other,
             })
             .collect();
@@ -697,6 +734,21 @@ impl<'db> InferCtx<'db> {
                 self.lower_type_ref_in(param, site, depth),
                 self.lower_type_ref_in(ret, site, depth),
             ),
+            TypeRef::Record(fields) => {
+                let mut lowered: Vec<(Name, Ty)> = Vec::new();
+                for (name, field) in fields {
+                    let ty = self.lower_type_ref_in(field, site, depth);
+                    if lowered.iter().any(|(n, _)| n == name) {
+                        self.report(InferDiagnostic::DuplicateField {
+                            site: site.clone(),
+                            name: name.clone(),
+                        });
+                    } else {
+                        lowered.push((name.clone(), ty));
+                    }
+                }
+                Ty::record(lowered)
+            }
         }
     }
 
@@ -850,6 +902,7 @@ fn visit_param_sizes(ty: &TypeRef, f: &mut impl FnMut(&SizeRef)) {
             visit_param_sizes(elem, f);
         }
         TypeRef::Tuple(elems) => elems.iter().for_each(|e| visit_param_sizes(e, f)),
+        TypeRef::Record(fields) => fields.iter().for_each(|(_, t)| visit_param_sizes(t, f)),
         TypeRef::Name(_) | TypeRef::Fn(..) | TypeRef::Error => {}
     }
 }
@@ -867,6 +920,9 @@ pub(crate) fn substitute_types(ty: &Ty, types: &[(Name, Ty)]) -> Ty {
             Ty::Array { size: size.clone(), elem: Arc::new(substitute_types(elem, types)) }
         }
         Ty::Tuple(elems) => Ty::Tuple(elems.iter().map(|e| substitute_types(e, types)).collect()),
+        Ty::Record(fields) => Ty::Record(
+            fields.iter().map(|(n, t)| (n.clone(), substitute_types(t, types))).collect(),
+        ),
         Ty::Fn { param, ret } => {
             Ty::func(substitute_types(param, types), substitute_types(ret, types))
         }

@@ -188,7 +188,12 @@ pub(crate) fn check_levels(ctx: &mut InferCtx<'_>) {
                     }
                 }
             }
-            Expr::Proj { base, .. } => push(*base),
+            Expr::Proj { base, .. } | Expr::Field { base, .. } => push(*base),
+            Expr::Record(fields) => fields.iter().for_each(|(_, e)| push(*e)),
+            Expr::RecordUpdate { base, value, .. } => {
+                push(*base);
+                push(*value);
+            }
             Expr::Ascribe { expr, .. } | Expr::Coerce { expr, .. } => push(*expr),
             Expr::Update { base, indices, value } => {
                 push(*base);

@@ -30,13 +30,14 @@ mod parallel;
 mod pretty;
 mod scope;
 mod signatures;
+mod suggest;
 #[cfg(test)]
 mod tests;
 mod ty;
 mod type_ref;
 
 pub use crate::builtins::{Builtin, MathFn, UNQUALIFIED as UNQUALIFIED_BUILTINS};
-pub use crate::db::{Db, RootDatabase, SourceFile, Workspace};
+pub use crate::db::{Db, PRELUDE_PATH, PRELUDE_TEXT, RootDatabase, SourceFile, Workspace};
 pub use crate::diagnostics::{Diagnostic, RelatedInfo, Severity, file_diagnostics};
 pub use crate::expr_store::{
     Body, BodySourceMap, Expr, ExprId, IndexItem, Level, Literal, LoopForm, Pat, PatId, Resolution,

@@ -49,7 +49,9 @@ pub fn pretty_file(db: &dyn Db, file: SourceFile) -> String {
             } else {
                 "let"
             };
-            let start = source_map.pat_range(pat).map(|r| r.start()).unwrap_or_default();
+            // Bindings the compiler introduces (a `for x in xs` loop's array and
+            // index, a field section's record) have no source and are not shown.
+            let Some(start) = source_map.pat_range(pat).map(|r| r.start()) else { continue };
             bindings.push((start, format!("  {kind} {name} : {}", result.pat_ty(pat))));
         }
         bindings.sort_by_key(|(start, _)| *start);

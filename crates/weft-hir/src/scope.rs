@@ -4,7 +4,8 @@
 //! `import "path"` is relative to the importing file, without `.weft`. It makes the
 //! imported file's own declarations visible, not what that file imports in turn (so
 //! a file's names never change because a distant file changed its imports). A file's
-//! own declarations shadow imported ones; among imports, the first wins.
+//! own declarations shadow imported ones; among imports, the first wins; the prelude
+//! (version 1.1) is seen by every file, below everything else.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -63,6 +64,15 @@ pub fn file_scope(db: &dyn Db, file: SourceFile) -> Arc<FileScope> {
             if def.dup != 0 {
                 continue;
             }
+            let map =
+                if def.kind == DefKind::TypeAlias { &mut scope.types } else { &mut scope.values };
+            map.entry(def.name.as_str().to_owned()).or_insert_with(|| def.clone());
+        }
+    }
+    // The prelude comes last: the file and its imports shadow it.
+    let prelude = db.prelude();
+    if file != prelude {
+        for def in item_tree(db, prelude).defs.iter().filter(|d| d.dup == 0) {
             let map =
                 if def.kind == DefKind::TypeAlias { &mut scope.types } else { &mut scope.values };
             map.entry(def.name.as_str().to_owned()).or_insert_with(|| def.clone());

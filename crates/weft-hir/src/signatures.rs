@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use weft_syntax::ast;
+use weft_syntax::ast::{self, AstNode};
 
 use crate::items::{DefId, def_ast};
 use crate::type_ref::TypeRef;
@@ -25,6 +25,10 @@ pub struct Signature {
     /// For a `type` alias: the aliased type.
     pub alias: Option<TypeRef>,
     pub doc: Option<String>,
+    /// A syntax error between the name and the `=`: the parameters or the return type
+    /// may be cut short, so callers see every parameter and the result as the error
+    /// type rather than report mismatches against a signature nobody wrote.
+    pub malformed_header: bool,
 }
 
 #[salsa::tracked(returns(ref))]
@@ -39,7 +43,7 @@ pub fn signature<'db>(db: &'db dyn Db, def: DefId<'db>) -> Arc<Signature> {
             sig.type_params =
                 node.type_params().filter_map(|p| p.name()).map(|n| Name::new(&n.text())).collect();
             for param in node.params() {
-                sig.params.push(TypeRef::lower(param.ty()));
+                sig.params.push(TypeRef::of_param(&param));
                 let name = match param.pat() {
                     Some(ast::Pat::IdentPat(p)) => p.name().map(|n| Name::new(&n.text())),
                     _ => None,
@@ -47,6 +51,7 @@ pub fn signature<'db>(db: &'db dyn Db, def: DefId<'db>) -> Arc<Signature> {
                 sig.param_names.push(name);
             }
             sig.ret = node.ret_type().map(|r| TypeRef::lower(r.ty()));
+            sig.malformed_header = header_has_syntax_error(db, def, &node);
         }
         Some(ast::Item::TypeAlias(node)) => {
             sig.doc = node.doc_comment();
@@ -57,4 +62,17 @@ pub fn signature<'db>(db: &'db dyn Db, def: DefId<'db>) -> Arc<Signature> {
         Some(ast::Item::Import(_)) | None => {}
     }
     Arc::new(sig)
+}
+
+fn header_has_syntax_error(db: &dyn Db, def: DefId<'_>, node: &ast::Def) -> bool {
+    let Some(name) = node.name() else { return true };
+    let after_name = name.syntax().text_range().end();
+    let header_end =
+        node.eq_token().map_or(node.syntax().text_range().end(), |t| t.text_range().end());
+    // An error at the next declaration's keyword ("expected `)`, found `def`") lies at
+    // this node's end, within the header when `=` is missing.
+    crate::parse(db, def.loc(db).file)
+        .errors()
+        .iter()
+        .any(|e| e.range.start() >= after_name && e.range.start() < header_end)
 }

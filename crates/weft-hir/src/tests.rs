@@ -373,3 +373,208 @@ def c = map (\x -> x) (\y -> y)
         "#]],
     );
 }
+
+#[test]
+fn tuple_parameters_pipes_local_functions_and_for_in_loops() {
+    check_types(
+        "def f (d: f32, _: i64) : f32 = d
+def g ((a, b): (i32, i32)) = a + b
+entry e (xs: [n]f32) : f32 =
+  let sq x = x * x
+  let add (a: f32) (b: f32) : f32 = a + b
+  let s = xs |> map sq |> reduce add 0
+  let t = loop acc = 0 for (x, i) in zip xs (iota n) do acc + f (x, i)
+  in f32.sqrt <| s + t + f32 (g (1, 2))
+",
+        expect![[r#"
+            def f : (f32, i64) -> f32
+              let d : f32
+            def g : (i32, i32) -> i32
+              let a : i32
+              let b : i32
+            entry e : [n]f32 -> f32
+              param xs : [n]f32
+              let sq : f32 -> f32
+              lambda x : f32
+              let add : f32 -> f32 -> f32
+              let a : f32
+              let b : f32
+              let s : f32
+              let t : f32
+              let acc : f32
+              let x : f32
+              let i : i64
+        "#]],
+    );
+}
+
+#[test]
+fn for_in_over_a_non_array_is_one_error() {
+    check_diagnostics(
+        "entry e (k: i32) : i32 = loop acc = 0 for x in k do acc + x",
+        expect![[r#"
+            not-an-array `k`: `k` is indexed but has type `i32`
+        "#]],
+    );
+}
+
+#[test]
+fn a_malformed_parameter_is_one_error_and_callers_still_check() {
+    check_diagnostics(
+        "def f (d: f32, i) : f32 = d
+def g (x: f32) (y: ) : f32 = x
+entry main (x: f32) : f32 = f (x, 2) + g x 1
+entry other (x: f32) : i32 = x
+",
+        expect![[r#"
+            syntax-error `)`: expected `:`, found `)`
+            syntax-error `)`: expected a type, found `)`
+            type-mismatch `x`: type mismatch: expected `i32`, but `x` has type `f32`
+        "#]],
+    );
+}
+
+#[test]
+fn records_have_field_types_in_name_order() {
+    check_types(
+        "type vec2 = {y: f32, x: f32}
+def add ({x = x1, y = y1}: vec2) ({x, y}: vec2) : vec2 = {y = y1 + y, x = x1 + x}
+def e (xs: [n]f32) : [n]{x: f32, y: f32} =
+  let vs = map (\\x -> {x, y = 2 * x}) xs
+  in map (\\v -> add v {x = v.x, y = (v).y}) vs
+",
+        expect![[r#"
+            type vec2 : {x: f32, y: f32}
+            def add : {x: f32, y: f32} -> {x: f32, y: f32} -> {x: f32, y: f32}
+              let x1 : f32
+              let y1 : f32
+              let x : f32
+              let y : f32
+            def e : [n]f32 -> [n]{x: f32, y: f32}
+              param xs : [n]f32
+              let vs : [n]{x: f32, y: f32}
+              lambda x : f32
+              lambda v : {x: f32, y: f32}
+        "#]],
+    );
+}
+
+#[test]
+fn record_errors_name_the_field() {
+    check_diagnostics(
+        "type t = {x: f32, x: i32}
+def a (p: {x: f32, y: f32}) : f32 = p.z
+def b (k: f32) : f32 = k.x
+def c = {x = 1, x = 2}
+def d = let {x, y} = {x = 1, y = 2, z = 3} in x
+def f = \\p -> p.x
+",
+        expect![[r#"
+            duplicate-field `t`: field `x` is written twice in one record type
+            no-such-field `p.z`: no field `z` in a record of type `{x: f32, y: f32}`
+            not-a-record `k`: `k` has no fields (it has type `f32`), so no `.x`
+            duplicate-field `x`: field `x` is written twice in one record
+            type-mismatch `{x, y}`: type mismatch: expected `{x: 'a, y: 'b}`, but `{x, y}` has type `{x: i32, y: i32, z: i32}`
+            not-a-record `p`: the type of `p` must be known to take its field `x`; add a type annotation
+        "#]],
+    );
+}
+
+#[test]
+fn the_prelude_checks_without_errors() {
+    use crate::Db as _;
+    let db = RootDatabase::default();
+    let diagnostics = file_diagnostics(&db, db.prelude());
+    assert!(diagnostics.is_empty(), "{diagnostics:#?}");
+}
+
+#[test]
+fn prelude_names_resolve_and_are_shadowed_by_the_file() {
+    check_types(
+        "def rotate (x: i32) : i32 = x
+entry e (xs: [n]f32) : (f32, i32, [n]f32) = (f32.sum xs, rotate 1, tabulate n (\\i -> f32.i64 i))
+",
+        expect![[r#"
+            def rotate : i32 -> i32
+              param x : i32
+            entry e : [n]f32 -> (f32, i32, [n]f32)
+              param xs : [n]f32
+              lambda i : i64
+        "#]],
+    );
+}
+
+#[test]
+fn unknown_futhark_and_numpy_names_get_the_weft_spelling() {
+    check_diagnostics(
+        "def a (xs: [3]f32) : f32 = sum xs
+def b (x: f32) : f32 = f32.atan2 x x
+def c = tabluate 3 (\\i -> i)
+def d (xs: [3]f32) = filter (\\x -> x > 0) xs
+def e (x: i64) : f32 = f32.from_i64 x + f32.maximun [x]
+def f (xs: [3]f32) = hist xs
+def foo.bar (x: i32) : i32 = x
+",
+        expect![[r#"
+            unresolved-name `sum`: cannot find `sum` in this scope
+              help: Weft spells this `f32.sum`, `i32.sum`, ... (one per type), or `reduce (+) 0`
+            unresolved-name `f32.atan2`: cannot find `f32.atan2` in this scope
+              help: no `atan2` yet: Weft has no arctangent built-in
+            unresolved-name `tabluate`: cannot find `tabluate` in this scope
+              help: a name with a similar spelling exists: `tabulate`
+            unresolved-name `filter`: cannot find `filter` in this scope
+              help: no `filter` yet (its size is known only at run time): `scan` the flags and `scatter` (examples/compact.weft)
+            unresolved-name `f32.from_i64`: cannot find `f32.from_i64` in this scope
+              help: Weft spells this `f32.i64` (or `f32 x`)
+            unresolved-name `f32.maximun`: cannot find `f32.maximun` in this scope
+              help: a name with a similar spelling exists: `f32.maximum`
+            unresolved-name `hist`: cannot find `hist` in this scope
+              help: Weft spells this `reduce_by_index dest op ne is vs` (Futhark's `hist`)
+            bad-namespace `foo.bar`: `foo.bar`: only a scalar type's namespace takes definitions (`def f32.sum`), and `foo` is not a scalar type
+        "#]],
+    );
+}
+
+#[test]
+fn parameter_sizes_over_earlier_dimensions_are_checked_at_the_call() {
+    check_diagnostics(
+        "def layer [n] [h] (xs: [n]f32) (w: [n + 1][h]f32) : [h]f32 = w[0]
+def ok (xs: [3]f32) (w: [4][2]f32) : [2]f32 = layer xs w
+def bad (xs: [3]f32) (w: [3][2]f32) : [2]f32 = layer xs w
+def later (w: [n + 1]f32) (xs: [n]f32) : f32 = xs[0]
+",
+        expect![[r#"
+            size-mismatch `w`: size mismatch: expected size 4, but `w` has size 3
+            uninferable-size `[n + 1]f32`: this parameter's size uses `n`, which is neither an earlier `i64` parameter nor a whole dimension of an earlier parameter, so it cannot be inferred from the argument
+        "#]],
+    );
+}
+
+#[test]
+fn field_sections_take_a_field() {
+    check_types(
+        "def f (ps: [3]{x: f32, y: i32}) : [3]i32 = map (.y) ps
+",
+        expect![[r#"
+            def f : [3]{x: f32, y: i32} -> [3]i32
+              param ps : [3]{x: f32, y: i32}
+        "#]],
+    );
+}
+
+#[test]
+fn record_updates_keep_the_type_and_check_the_value() {
+    check_diagnostics(
+        "type particle = {pos: {x: f32, y: f32}, mass: f32}
+def ok (p: particle) : particle = p with pos.x = 1 with mass = 2
+def no_field (p: particle) : particle = p with pos.z = 1
+def wrong_type (p: particle) : particle = p with mass = true
+def not_record (x: f32) : f32 = x with y = 1
+",
+        expect![[r#"
+            no-such-field `p with pos.z = 1`: no field `z` in a record of type `{x: f32, y: f32}`
+            type-mismatch `true`: type mismatch: expected `f32`, but `true` has type `bool`
+            not-a-record `x`: `x` has no fields (it has type `f32`), so no `.y`
+        "#]],
+    );
+}

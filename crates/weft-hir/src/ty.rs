@@ -104,6 +104,9 @@ pub enum Ty {
         elem: Arc<Ty>,
     },
     Tuple(Arc<[Ty]>),
+    /// `{x: f32, y: f32}` (version 1.1): fields sorted by name, each name once. Stored
+    /// like the tuple of its fields in that order.
+    Record(Arc<[(Name, Ty)]>),
     Fn {
         param: Arc<Ty>,
         ret: Arc<Ty>,
@@ -130,6 +133,13 @@ impl Ty {
         Ty::Tuple(elems.into())
     }
 
+    /// A record type from fields in any order (sorted here; the caller has rejected
+    /// duplicates).
+    pub fn record(mut fields: Vec<(Name, Ty)>) -> Ty {
+        fields.sort_by(|a, b| a.0.cmp(&b.0));
+        Ty::Record(fields.into())
+    }
+
     pub fn i64() -> Ty {
         Ty::Scalar(ScalarTy::I64)
     }
@@ -149,6 +159,7 @@ impl Ty {
             Ty::Scalar(_) | Ty::Param(_) | Ty::Var(_) => false,
             Ty::Array { elem, .. } => elem.contains_error(),
             Ty::Tuple(elems) => elems.iter().any(Ty::contains_error),
+            Ty::Record(fields) => fields.iter().any(|(_, t)| t.contains_error()),
             Ty::Fn { param, ret } => param.contains_error() || ret.contains_error(),
         }
     }
@@ -159,6 +170,7 @@ impl Ty {
             Ty::Scalar(_) | Ty::Param(_) | Ty::Var(_) | Ty::Error => false,
             Ty::Array { elem, .. } => elem.contains_fn(),
             Ty::Tuple(elems) => elems.iter().any(Ty::contains_fn),
+            Ty::Record(fields) => fields.iter().any(|(_, t)| t.contains_fn()),
         }
     }
 
@@ -181,6 +193,9 @@ impl Ty {
                 Ty::Array { size: f(size), elem: Arc::new(elem.map_sizes(f)) }
             }
             Ty::Tuple(elems) => Ty::Tuple(elems.iter().map(|e| e.map_sizes(f)).collect()),
+            Ty::Record(fields) => {
+                Ty::Record(fields.iter().map(|(n, t)| (n.clone(), t.map_sizes(f))).collect())
+            }
             Ty::Fn { param, ret } => {
                 Ty::Fn { param: Arc::new(param.map_sizes(f)), ret: Arc::new(ret.map_sizes(f)) }
             }
@@ -195,6 +210,7 @@ impl Ty {
                 elem.for_each_size(f);
             }
             Ty::Tuple(elems) => elems.iter().for_each(|e| e.for_each_size(f)),
+            Ty::Record(fields) => fields.iter().for_each(|(_, t)| t.for_each_size(f)),
             Ty::Fn { param, ret } => {
                 param.for_each_size(f);
                 ret.for_each_size(f);
@@ -217,6 +233,16 @@ impl fmt::Display for Ty {
                     write!(f, "{elem}")?;
                 }
                 f.write_str(")")
+            }
+            Ty::Record(fields) => {
+                f.write_str("{")?;
+                for (idx, (name, ty)) in fields.iter().enumerate() {
+                    if idx > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{name}: {ty}")?;
+                }
+                f.write_str("}")
             }
             Ty::Fn { param, ret } => {
                 if matches!(**param, Ty::Fn { .. }) {

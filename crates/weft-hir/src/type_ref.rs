@@ -13,6 +13,8 @@ pub enum TypeRef {
     Name(Name),
     Array(SizeRef, Box<TypeRef>),
     Tuple(Vec<TypeRef>),
+    /// `{x: f32, y: f32}` (version 1.1), fields as written.
+    Record(Vec<(Name, TypeRef)>),
     Fn(Box<TypeRef>, Box<TypeRef>),
     /// Missing or malformed (a syntax error was reported).
     Error,
@@ -41,10 +43,42 @@ impl TypeRef {
                 TypeRef::Tuple(tuple.tys().map(|t| TypeRef::lower(Some(t))).collect())
             }
             ast::Type::ParenType(paren) => TypeRef::lower(paren.ty()),
+            ast::Type::RecordType(record) => TypeRef::Record(
+                record
+                    .record_type_fields()
+                    .filter_map(|field| {
+                        Some((Name::new(&field.name()?.text()), TypeRef::lower(field.ty())))
+                    })
+                    .collect(),
+            ),
             ast::Type::FnType(func) => TypeRef::Fn(
                 Box::new(TypeRef::lower(func.param_ty())),
                 Box::new(TypeRef::lower(func.ret_ty())),
             ),
+        }
+    }
+
+    /// A parameter's type: its annotation, or for `(d: f32, i: i64)` (version 1.1) the
+    /// tuple of its elements' ascriptions.
+    pub fn of_param(param: &ast::Param) -> TypeRef {
+        match (param.ty(), param.pat()) {
+            (Some(ty), _) => TypeRef::lower(Some(ty)),
+            (None, Some(pat)) => TypeRef::of_ascribed_pat(pat),
+            (None, None) => TypeRef::Error,
+        }
+    }
+
+    fn of_ascribed_pat(pat: ast::Pat) -> TypeRef {
+        match pat {
+            ast::Pat::AscribedPat(p) => TypeRef::lower(p.ty()),
+            ast::Pat::TuplePat(p) => {
+                TypeRef::Tuple(p.pats().map(TypeRef::of_ascribed_pat).collect())
+            }
+            ast::Pat::ParenPat(p) => p.pat().map_or(TypeRef::Error, TypeRef::of_ascribed_pat),
+            // The parser reported the missing `:`.
+            ast::Pat::IdentPat(_) | ast::Pat::WildcardPat(_) | ast::Pat::RecordPat(_) => {
+                TypeRef::Error
+            }
         }
     }
 
@@ -57,6 +91,7 @@ impl TypeRef {
                 elem.for_each_size_name(f);
             }
             TypeRef::Tuple(elems) => elems.iter().for_each(|e| e.for_each_size_name(f)),
+            TypeRef::Record(fields) => fields.iter().for_each(|(_, t)| t.for_each_size_name(f)),
             TypeRef::Fn(param, ret) => {
                 param.for_each_size_name(f);
                 ret.for_each_size_name(f);

@@ -26,6 +26,7 @@ pub(crate) fn assists(db: &RootDatabase, range: &FileRange) -> Vec<Assist> {
     let mut out = Vec::new();
     // The innermost `let` whose head (`let` to the end of the pattern) holds the cursor.
     let mut best: Option<(TextRange, TextRange, Ty)> = None;
+    let root = weft_hir::parse(db, file).syntax_node();
     for (expr, e) in data.body.exprs.iter() {
         let Expr::Let { pat, ty: None, .. } = e else { continue };
         let (Some(let_range), Some(pat_range)) =
@@ -33,6 +34,12 @@ pub(crate) fn assists(db: &RootDatabase, range: &FileRange) -> Vec<Assist> {
         else {
             continue;
         };
+        // Only a `let p = e` as written: not a local function `let f x = e` (its type
+        // goes elsewhere) nor the element binding a `for x in xs` loop stands for
+        // (its pattern lies outside the body it scopes).
+        if !let_range.contains_range(pat_range) || !is_plain_let(&root, let_range) {
+            continue;
+        }
         let head = TextRange::new(let_range.start(), pat_range.end());
         if !head.contains_range(range.range) && !head.contains_inclusive(range.range.start()) {
             continue;
@@ -58,6 +65,20 @@ pub(crate) fn assists(db: &RootDatabase, range: &FileRange) -> Vec<Assist> {
         });
     }
     out
+}
+
+/// Whether the syntax at `range` is a `let p = e` (a `LET_EXPR`).
+fn is_plain_let(root: &weft_syntax::SyntaxNode, range: TextRange) -> bool {
+    let node = match root.covering_element(range) {
+        weft_syntax::NodeOrToken::Node(node) => node,
+        weft_syntax::NodeOrToken::Token(token) => match token.parent() {
+            Some(node) => node,
+            None => return false,
+        },
+    };
+    node.ancestors()
+        .take_while(|node| node.text_range() == range)
+        .any(|node| node.kind() == weft_syntax::SyntaxKind::LET_EXPR)
 }
 
 /// Whether the printed type parses back as the same type.
@@ -116,6 +137,25 @@ def f (x: i32) : i32 = let y$0: i32 = x in y
 def f (xs: [n]i64) = let y$0s = iota xs[0] in ys
 "#,
             expect![[""]],
+        );
+    }
+
+    #[test]
+    fn not_offered_on_local_functions_nor_inside_for_in_loops() {
+        check(
+            r#"
+def f (xs: [3]f32) : f32 = let s$0q x = x * x in loop a = 0 for x in xs do a + sq x
+"#,
+            expect![[""]],
+        );
+        check(
+            r#"
+def f (xs: [3]f32) : f32 = loop a = 0 for x in xs do let y$0 = x in a + y
+"#,
+            expect![[r#"
+                Insert type annotation
+                def f (xs: [3]f32) : f32 = loop a = 0 for x in xs do let y: f32 = x in a + y
+            "#]],
         );
     }
 }

@@ -127,9 +127,11 @@ pub(crate) fn classify(
         SyntaxKind::NAME_REF => {
             let grand = parent.parent()?;
             match grand.kind() {
-                SyntaxKind::PATH_EXPR => {
+                SyntaxKind::PATH_EXPR | SyntaxKind::RECORD_EXPR_FIELD => {
                     let data = enclosing_def(db, file, range.start())?;
-                    let expr = data.source_map.expr_at(grand.text_range())?;
+                    // The token's own range: in `r.x`, `r` is a path of its own and
+                    // `x` a field (version 1.1), which defines nothing.
+                    let expr = data.source_map.expr_at(range)?;
                     let Expr::Path { res, .. } = &data.body.exprs[expr] else { return None };
                     match res {
                         Resolution::Local(pat) => {
@@ -140,6 +142,12 @@ pub(crate) fn classify(
                         Resolution::Builtin(builtin) => Some(Definition::Builtin(*builtin)),
                         Resolution::Unresolved => None,
                     }
+                }
+                // `{x}` in a pattern binds `x` (version 1.1).
+                SyntaxKind::RECORD_PAT_FIELD => {
+                    let data = enclosing_def(db, file, range.start())?;
+                    let pat = bind_pat_at(&data, range)?;
+                    Some(Definition::Local { def: data.loc.clone(), pat })
                 }
                 SyntaxKind::PATH_TYPE => {
                     file_scope(db, file).types.get(text).map(|loc| Definition::Def(loc.clone()))
@@ -172,6 +180,7 @@ fn find_binding(body: &Body, pat: PatId, name: &str) -> Option<PatId> {
         Pat::Bind { .. } | Pat::Missing | Pat::Wild => None,
         Pat::Tuple(pats) => pats.iter().find_map(|&p| find_binding(body, p, name)),
         Pat::Ascribed { pat, .. } => find_binding(body, *pat, name),
+        Pat::Record(fields) => fields.iter().find_map(|(_, p)| find_binding(body, *p, name)),
     }
 }
 

@@ -2,8 +2,8 @@
 //! their schemes, strategy levels after `@`, and declaration keywords at top level.
 
 use weft_hir::{
-    Builtin, Expr, LoopForm, Pat, PatId, RootDatabase, ScalarTy, UNQUALIFIED_BUILTINS, def_scheme,
-    file_scope, infer, pretty_scheme, signature,
+    Builtin, Db as _, Expr, LoopForm, Pat, PatId, RootDatabase, ScalarTy, UNQUALIFIED_BUILTINS,
+    def_scheme, file_scope, infer, pretty_scheme, signature,
 };
 use weft_syntax::{SyntaxKind, TextRange, TextSize};
 
@@ -19,6 +19,8 @@ pub enum CompletionKind {
     Builtin,
     Level,
     Keyword,
+    /// A record's field, after `r.` (version 1.1).
+    Field,
 }
 
 /// One completion candidate.
@@ -58,6 +60,9 @@ pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<Com
                 documentation: Some((*doc).to_owned()),
             })
             .collect();
+    }
+    if let Some(fields) = record_fields_after_dot(db, file, before.as_ref(), offset) {
+        return fields;
     }
     let Some(data) = def_at(db, file, offset) else {
         return ["def", "entry", "type", "import"]
@@ -99,11 +104,18 @@ pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<Com
         };
         push(item, &mut out);
     }
+    let prelude = db.prelude();
     for (name, loc) in &file_scope(db, file).values {
+        // The prelude's `f32.sum` and the like are typed after their namespace, which
+        // this completion does not offer; its plain names are library functions.
+        let from_prelude = loc.file == prelude;
+        if from_prelude && name.contains('.') {
+            continue;
+        }
         let id = weft_hir::DefId::new(db, loc.clone());
         let item = CompletionItem {
             label: name.clone(),
-            kind: CompletionKind::Function,
+            kind: if from_prelude { CompletionKind::Builtin } else { CompletionKind::Function },
             detail: Some(pretty_scheme(name, def_scheme(db, id))),
             documentation: signature(db, id).doc.clone(),
         };
@@ -130,6 +142,32 @@ pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<Com
         push(item, &mut out);
     }
     out
+}
+
+/// After `r.` (or `r.pa`) where `r` is a record: its fields.
+fn record_fields_after_dot(
+    db: &RootDatabase,
+    file: weft_hir::SourceFile,
+    before: Option<&weft_syntax::SyntaxToken>,
+    offset: TextSize,
+) -> Option<Vec<CompletionItem>> {
+    let dot = before.filter(|t| t.kind() == SyntaxKind::DOT)?;
+    let record = dot.prev_token().filter(|t| t.kind() == SyntaxKind::IDENT)?;
+    let data = def_at(db, file, offset)?;
+    let expr = data.source_map.expr_at(record.text_range())?;
+    let weft_hir::Ty::Record(fields) = infer(db, data.id(db)).expr_ty(expr) else {
+        return None;
+    };
+    let items = fields
+        .iter()
+        .map(|(name, ty)| CompletionItem {
+            label: name.as_str().to_owned(),
+            kind: CompletionKind::Field,
+            detail: Some(ty.to_string()),
+            documentation: None,
+        })
+        .collect();
+    Some(items)
 }
 
 /// The def the cursor is in, or at the end of: the last def starting before the
@@ -191,9 +229,13 @@ fn locals_in_scope(data: &DefData, offset: TextSize) -> Vec<PatId> {
 
 fn bindings(data: &DefData, pat: PatId, out: &mut Vec<PatId>) {
     match &data.body.pats[pat] {
+        // Bindings the compiler introduces (a `for x in xs` loop's array and index)
+        // have no source and cannot be named.
+        Pat::Bind { .. } if data.source_map.pat_range(pat).is_none() => {}
         Pat::Bind { .. } => out.push(pat),
         Pat::Tuple(pats) => pats.iter().for_each(|&p| bindings(data, p, out)),
         Pat::Ascribed { pat, .. } => bindings(data, *pat, out),
+        Pat::Record(fields) => fields.iter().for_each(|(_, p)| bindings(data, *p, out)),
         Pat::Missing | Pat::Wild => {}
     }
 }
@@ -242,6 +284,45 @@ def other (q: i32) : i32 = q
     }
 
     #[test]
+    fn for_in_loops_offer_their_element_not_their_hidden_index() {
+        check(
+            r#"
+def f (xs: [n]f32) : f32 =
+  let inc x = x + 1
+  in loop acc = 0 for x in xs do acc + $0
+"#,
+            &[Local],
+            expect![[r#"
+                Local x Some("f32")
+                Local acc Some("f32")
+                Local inc Some("i32 -> i32")
+                Local xs Some("[n]f32")
+            "#]],
+        );
+    }
+
+    #[test]
+    fn record_fields_after_a_dot() {
+        use crate::CompletionKind::Field;
+        check(
+            "def f (p: {pos: {x: f32, y: f32}, mass: f32}) : f32 = p.$0\n",
+            &[Field, Local],
+            expect![[r#"
+                Field mass Some("f32")
+                Field pos Some("{x: f32, y: f32}")
+            "#]],
+        );
+        check(
+            "def f (p: {pos: {x: f32, y: f32}, mass: f32}) : f32 = p.pos.$0\n",
+            &[Field, Local],
+            expect![[r#"
+                Field x Some("f32")
+                Field y Some("f32")
+            "#]],
+        );
+    }
+
+    #[test]
     fn builtins_with_schemes() {
         let fixture = fixture("def f (x: i32) : i32 = i$0\n");
         let items = fixture.analysis.completions(&fixture.position).unwrap();
@@ -251,6 +332,10 @@ def other (q: i32) : i32 = q
         "#]]
         .assert_eq(&format!("{:?} {:?}\n", iota.kind, iota.detail));
         assert!(items.iter().any(|i| i.kind == Builtin && i.label == "f32"));
+        // The prelude's functions come with their documentation.
+        let rotate = items.iter().find(|i| i.label == "rotate").unwrap();
+        assert_eq!(rotate.kind, Builtin);
+        assert!(rotate.documentation.as_deref().unwrap_or("").contains("rotated left"));
     }
 
     #[test]

@@ -42,6 +42,26 @@ def f (x: i32) : i32 = let y = x + 1 in y$0 * 2
     }
 
     #[test]
+    fn prelude_functions_open_the_prelude() {
+        check(
+            r#"
+entry main (xs: [3]f32) : f32 = f32.su$0m (rotate 1 xs)
+"#,
+            expect![[r#"
+                <weft>/prelude.weft:10298..10305 "f32.sum"
+            "#]],
+        );
+        check(
+            r#"
+entry main (xs: [3]f32) : [3]f32 = rot$0ate 1 xs
+"#,
+            expect![[r#"
+                <weft>/prelude.weft:407..413 "rotate"
+            "#]],
+        );
+    }
+
+    #[test]
     fn parameter() {
         check(
             r#"

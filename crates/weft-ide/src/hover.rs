@@ -250,6 +250,7 @@ fn contains_array(ty: &Ty) -> bool {
     match ty {
         Ty::Array { .. } => true,
         Ty::Tuple(items) => items.iter().any(contains_array),
+        Ty::Record(fields) => fields.iter().any(|(_, t)| contains_array(t)),
         Ty::Scalar(_) | Ty::Fn { .. } | Ty::Param(_) | Ty::Var(_) | Ty::Error => false,
     }
 }
@@ -987,5 +988,65 @@ def broken (x: i32) : i32 = x + true
             .join()
             .unwrap();
         expect!["**Kernel**: not compiled for a hover: entry `e` is too large (2401 core expressions once its calls are inlined)"].assert_eq(&last);
+    }
+
+    #[test]
+    fn prelude_function_shows_its_documentation() {
+        check(
+            r#"
+entry main (xs: [3]f32) : f32 = f32.max$0imum xs
+"#,
+            expect![[r#"
+                main.weft:36..43 "maximum"
+                ```weft
+                def f32.maximum : [n]f32 -> f32
+                ```
+
+                The largest element (`f32.lowest` for an empty array).
+            "#]],
+        );
+    }
+
+    #[test]
+    fn local_function_shows_its_type() {
+        check(
+            r#"
+def f (xs: [3]f32) : [3]f32 =
+  let twice (x: f32) = 2 * x
+  in xs |> map tw$0ice
+"#,
+            expect![[r#"
+                main.weft:74..79 "twice"
+                ```weft
+                twice : f32 -> f32
+                ```
+            "#]],
+        );
+    }
+
+    #[test]
+    fn record_field_shows_its_type() {
+        check(
+            r#"
+def f (p: {x: f32, y: [3]i32}) : [3]i32 = p.$0y
+"#,
+            expect![[r#"
+                main.weft:42..45 "p.y"
+                ```weft
+                [3]i32
+                ```
+            "#]],
+        );
+        check(
+            r#"
+def f (p: {x: f32, y: [3]i32}) : f32 = let {x$0, y = _} = p in x
+"#,
+            expect![[r#"
+                main.weft:44..45 "x"
+                ```weft
+                x : f32
+                ```
+            "#]],
+        );
     }
 }

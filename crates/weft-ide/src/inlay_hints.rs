@@ -79,6 +79,7 @@ fn bindings(data: &DefData, pat: PatId, out: &mut Vec<PatId>) {
     match &data.body.pats[pat] {
         Pat::Bind { .. } => out.push(pat),
         Pat::Tuple(pats) => pats.iter().for_each(|&p| bindings(data, p, out)),
+        Pat::Record(fields) => fields.iter().for_each(|(_, p)| bindings(data, *p, out)),
         Pat::Ascribed { .. } | Pat::Missing | Pat::Wild => {}
     }
 }

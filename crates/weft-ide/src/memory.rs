@@ -178,6 +178,9 @@ impl Lookup<'_> {
             | Expr::Loop { .. }
             | Expr::Index { .. }
             | Expr::Proj { .. }
+            | Expr::Record(_)
+            | Expr::Field { .. }
+            | Expr::RecordUpdate { .. }
             | Expr::Ascribe { .. }
             | Expr::Coerce { .. }
             | Expr::Update { .. } => None,
@@ -288,6 +291,15 @@ fn pat_parents(body: &Body) -> ArenaMap<PatId, (PatId, Option<u32>)> {
             }
             Pat::Ascribed { pat: inner, .. } => {
                 parents.insert(*inner, (id, None));
+            }
+            // A record is the tuple of its fields in name order.
+            Pat::Record(fields) => {
+                for (name, item) in fields {
+                    let idx = fields.iter().filter(|(other, _)| other < name).count();
+                    if let Ok(idx) = u32::try_from(idx) {
+                        parents.insert(*item, (id, Some(idx)));
+                    }
+                }
             }
             Pat::Missing | Pat::Bind { .. } | Pat::Wild => {}
         }

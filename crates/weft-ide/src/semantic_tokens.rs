@@ -6,7 +6,7 @@
 
 use rustc_hash::FxHashMap;
 use weft_hir::{Resolution, RootDatabase, ScalarTy};
-use weft_syntax::{SyntaxKind, SyntaxToken, TextRange, TextSize};
+use weft_syntax::{SyntaxKind, SyntaxToken, TextRange};
 
 use crate::classify::file_defs;
 
@@ -25,6 +25,8 @@ pub enum HighlightTag {
     TypeParameter,
     Namespace,
     EnumMember,
+    /// A record field (version 1.1).
+    Property,
 }
 
 /// Extra facts about a token.
@@ -45,7 +47,7 @@ pub struct HighlightedRange {
 
 pub(crate) fn semantic_tokens(db: &RootDatabase, path: &str) -> Vec<HighlightedRange> {
     let Some(file) = db.file(path) else { return Vec::new() };
-    let mut paths: FxHashMap<TextSize, (HighlightTag, Vec<HighlightModifier>)> =
+    let mut paths: FxHashMap<TextRange, (HighlightTag, Vec<HighlightModifier>)> =
         FxHashMap::default();
     for data in file_defs(db, file) {
         for (expr, e) in data.body.exprs.iter() {
@@ -63,7 +65,7 @@ pub(crate) fn semantic_tokens(db: &RootDatabase, path: &str) -> Vec<HighlightedR
                 }
                 Resolution::Unresolved => continue,
             };
-            paths.insert(range.start(), class);
+            paths.insert(range, class);
         }
     }
     let root = weft_hir::parse(db, file).syntax_node();
@@ -78,7 +80,7 @@ pub(crate) fn semantic_tokens(db: &RootDatabase, path: &str) -> Vec<HighlightedR
 
 fn classify_token(
     token: &SyntaxToken,
-    paths: &FxHashMap<TextSize, (HighlightTag, Vec<HighlightModifier>)>,
+    paths: &FxHashMap<TextRange, (HighlightTag, Vec<HighlightModifier>)>,
 ) -> Option<(HighlightTag, Vec<HighlightModifier>)> {
     use HighlightModifier::{Declaration, DefaultLibrary, Documentation};
     let kind = token.kind();
@@ -136,6 +138,8 @@ fn is_operator(kind: SyntaxKind) -> bool {
             | PERCENT
             | STAR2
             | BANG
+            | PIPE_GT
+            | LT_PIPE
             | ARROW
             | COLON_GT
             | BACKSLASH
@@ -144,7 +148,7 @@ fn is_operator(kind: SyntaxKind) -> bool {
 
 fn classify_ident(
     token: &SyntaxToken,
-    paths: &FxHashMap<TextSize, (HighlightTag, Vec<HighlightModifier>)>,
+    paths: &FxHashMap<TextRange, (HighlightTag, Vec<HighlightModifier>)>,
 ) -> Option<(HighlightTag, Vec<HighlightModifier>)> {
     let parent = token.parent()?;
     if parent.kind() == SyntaxKind::WILDCARD_PAT {
@@ -157,6 +161,7 @@ fn classify_ident(
         (SyntaxKind::NAME, SyntaxKind::SIZE_PARAM | SyntaxKind::TYPE_PARAM) => {
             HighlightTag::TypeParameter
         }
+        (SyntaxKind::NAME, SyntaxKind::RECORD_TYPE_FIELD) => HighlightTag::Property,
         (SyntaxKind::NAME, _) => {
             let in_param = grand.ancestors().any(|a| a.kind() == SyntaxKind::PARAM);
             if in_param { HighlightTag::Parameter } else { HighlightTag::Variable }
@@ -164,16 +169,34 @@ fn classify_ident(
         (SyntaxKind::NAME_REF, SyntaxKind::PATH_TYPE) => HighlightTag::Type,
         (SyntaxKind::NAME_REF, SyntaxKind::SIZE_NAME) => HighlightTag::TypeParameter,
         (SyntaxKind::NAME_REF, SyntaxKind::STRATEGY) => HighlightTag::EnumMember,
+        (
+            SyntaxKind::NAME_REF,
+            SyntaxKind::FIELD_EXPR | SyntaxKind::FIELD_SECTION | SyntaxKind::RECORD_UPDATE_EXPR,
+        ) => HighlightTag::Property,
+        // A field label; a label alone (`{x}`) is also a use or binding of `x`.
+        (SyntaxKind::NAME_REF, SyntaxKind::RECORD_EXPR_FIELD | SyntaxKind::RECORD_PAT_FIELD) => {
+            let shorthand = !grand.children().any(|c| c != parent);
+            match (shorthand, grand.kind()) {
+                (false, _) => HighlightTag::Property,
+                (true, SyntaxKind::RECORD_EXPR_FIELD) => {
+                    return paths.get(&token.text_range()).cloned();
+                }
+                (true, _) => {
+                    return Some((HighlightTag::Variable, vec![HighlightModifier::Declaration]));
+                }
+            }
+        }
         (SyntaxKind::NAME_REF, SyntaxKind::PATH_EXPR) => {
-            let is_qualifier = grand
-                .children()
-                .filter(|c| c.kind() == SyntaxKind::NAME_REF)
-                .nth(1)
-                .is_some_and(|second| second != parent);
-            if is_qualifier {
-                HighlightTag::Namespace
-            } else {
-                return paths.get(&grand.text_range().start()).cloned();
+            let names: Vec<_> =
+                grand.children().filter(|c| c.kind() == SyntaxKind::NAME_REF).collect();
+            let qualified = names.len() == 2;
+            // `r.x` on a value is a field access: the value is a path of its own.
+            let base = names.first().and_then(|n| paths.get(&n.text_range()).cloned());
+            match (qualified, names.first() == Some(&parent), base) {
+                (true, true, Some(class)) => return Some(class),
+                (true, true, None) => HighlightTag::Namespace,
+                (true, false, Some(_)) => HighlightTag::Property,
+                _ => return paths.get(&grand.text_range()).cloned(),
             }
         }
         _ => return None,
@@ -233,6 +256,99 @@ def scale [n] (k: f32) (xs: [n]f32) : [n]f32 =
             "f32" Namespace []
             "sqrt" Function [DefaultLibrary]
             "ys" Variable []
+        "#]]
+        .assert_eq(&actual);
+    }
+
+    #[test]
+    fn pipes_local_functions_and_for_in_loops() {
+        let fixture = fixture(
+            r#"
+def f (d: f32, _: i64) : f32 =
+  let sq x = x * x
+  in loop acc = d for y in [1f32] do acc |> sq <| y
+"#,
+        );
+        let mut actual = String::new();
+        for token in fixture.analysis.semantic_tokens("main.weft").unwrap() {
+            let text = &fixture.text("main.weft")[std::ops::Range::<usize>::from(token.range)];
+            let _ = writeln!(actual, "{text:?} {:?} {:?}", token.tag, token.modifiers);
+        }
+        expect![[r#"
+            "def" Keyword []
+            "f" Function [Declaration]
+            "d" Parameter [Declaration]
+            "f32" Type [DefaultLibrary]
+            "_" Variable []
+            "i64" Type [DefaultLibrary]
+            "f32" Type [DefaultLibrary]
+            "let" Keyword []
+            "sq" Variable [Declaration]
+            "x" Variable [Declaration]
+            "x" Variable []
+            "*" Operator []
+            "x" Variable []
+            "in" Keyword []
+            "loop" Keyword []
+            "acc" Variable [Declaration]
+            "d" Variable []
+            "for" Keyword []
+            "y" Variable [Declaration]
+            "in" Keyword []
+            "1f32" Number []
+            "do" Keyword []
+            "acc" Variable []
+            "|>" Operator []
+            "sq" Variable []
+            "<|" Operator []
+            "y" Variable []
+        "#]]
+        .assert_eq(&actual);
+    }
+
+    #[test]
+    fn records() {
+        let fixture = fixture(
+            r#"
+type pt = {x: f32, y: f32}
+def f ({x, y = b}: pt) : pt = let r = {x = b, y = x} in {x = r.x, y = (r).y} with y = 1
+"#,
+        );
+        let mut actual = String::new();
+        for token in fixture.analysis.semantic_tokens("main.weft").unwrap() {
+            let text = &fixture.text("main.weft")[std::ops::Range::<usize>::from(token.range)];
+            let _ = writeln!(actual, "{text:?} {:?} {:?}", token.tag, token.modifiers);
+        }
+        expect![[r#"
+            "type" Keyword []
+            "pt" Type [Declaration]
+            "x" Property [Declaration]
+            "f32" Type [DefaultLibrary]
+            "y" Property [Declaration]
+            "f32" Type [DefaultLibrary]
+            "def" Keyword []
+            "f" Function [Declaration]
+            "x" Variable [Declaration]
+            "y" Property []
+            "b" Parameter [Declaration]
+            "pt" Type []
+            "pt" Type []
+            "let" Keyword []
+            "r" Variable [Declaration]
+            "x" Property []
+            "b" Variable []
+            "y" Property []
+            "x" Variable []
+            "in" Keyword []
+            "x" Property []
+            "r" Variable []
+            "x" Property []
+            "y" Property []
+            "r" Variable []
+            "y" Property []
+            "with" Keyword []
+            "y" Property []
+            "1" Number []
         "#]]
         .assert_eq(&actual);
     }

@@ -272,7 +272,9 @@ fn children(expr: &Expr) -> Vec<ExprId> {
             }
             out
         }
-        Expr::Proj { base, .. } => vec![*base],
+        Expr::Proj { base, .. } | Expr::Field { base, .. } => vec![*base],
+        Expr::Record(fields) => fields.iter().map(|(_, e)| *e).collect(),
+        Expr::RecordUpdate { base, value, .. } => vec![*base, *value],
         Expr::Ascribe { expr, .. } | Expr::Coerce { expr, .. } => vec![*expr],
         Expr::Update { base, indices, value } => {
             std::iter::once(*base).chain(indices.iter().copied()).chain([*value]).collect()

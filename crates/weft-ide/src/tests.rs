@@ -16,6 +16,9 @@ pub(crate) struct Fixture {
 
 impl Fixture {
     pub(crate) fn text(&self, path: &str) -> &str {
+        if path == weft_hir::PRELUDE_PATH {
+            return weft_hir::PRELUDE_TEXT;
+        }
         self.files.iter().find(|(p, _)| p == path).map_or("", |(_, t)| t.as_str())
     }
 

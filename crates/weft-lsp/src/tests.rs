@@ -448,3 +448,29 @@ async fn pending_runs_do_not_hold_reads_back_and_cancelling_kills_them() {
     assert!(all_gone.is_ok(), "runs still alive after $/cancelRequest: {started:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn definition_of_a_prelude_function_opens_a_copy_of_the_prelude() {
+    let dir = test_dir("prelude");
+    let uri = format!("file://{}/main.weft", dir.display());
+    let mut client = Client::start();
+    client.initialize(json!({ "diagnosticsDelayMs": 0 })).await;
+    client.open(&uri, "entry e (xs: [3]f32) : f32 = f32.sum (rotate 1 xs)\n").await;
+    let doc = json!({ "uri": uri });
+    for character in [30, 40] {
+        let found = client
+            .request(
+                "textDocument/definition",
+                json!({ "textDocument": doc, "position": position(0, character) }),
+            )
+            .await;
+        let target = found[0]["uri"].as_str().unwrap().strip_prefix("file://").unwrap();
+        assert!(target.ends_with("/prelude.weft"), "{found}");
+        let text = std::fs::read_to_string(target).unwrap();
+        assert_eq!(text, weft_hir::PRELUDE_TEXT);
+        let line = found[0]["range"]["start"]["line"].as_u64().unwrap() as usize;
+        let name = if character == 30 { "def f32.sum" } else { "def rotate" };
+        assert!(text.lines().nth(line).unwrap().starts_with(name), "{found}");
+    }
+    client.shutdown().await;
+}

@@ -24,13 +24,30 @@ impl FileText<'_> {
     }
 }
 
-/// The URI of a database path (inverse of `from_proto::path`).
+/// The URI of a database path (inverse of `from_proto::path`). The prelude lives in
+/// the compiler, not on disk: its URI is a copy written once per version, so that
+/// go-to-definition opens it.
 pub(crate) fn uri(path: &str) -> Option<Uri> {
+    if path == weft_hir::PRELUDE_PATH {
+        return Uri::from_file_path(prelude_copy()?);
+    }
     if path.starts_with('/') || std::path::Path::new(path).is_absolute() {
         Uri::from_file_path(path)
     } else {
         Uri::from_str(path).ok()
     }
+}
+
+/// `$TMPDIR/weft-VERSION/prelude.weft`, written if missing or different.
+fn prelude_copy() -> Option<std::path::PathBuf> {
+    let dir = std::env::temp_dir().join(format!("weft-{}", env!("CARGO_PKG_VERSION")));
+    let path = dir.join("prelude.weft");
+    let current = std::fs::read_to_string(&path).ok();
+    if current.as_deref() != Some(weft_hir::PRELUDE_TEXT) {
+        std::fs::create_dir_all(&dir).ok()?;
+        std::fs::write(&path, weft_hir::PRELUDE_TEXT).ok()?;
+    }
+    Some(path)
 }
 
 pub(crate) fn severity(severity: Severity) -> lsp_types::DiagnosticSeverity {
@@ -58,12 +75,13 @@ pub(crate) fn completion_kind(kind: weft_ide::CompletionKind) -> lsp_types::Comp
         weft_ide::CompletionKind::Function => lsp_types::CompletionItemKind::FUNCTION,
         weft_ide::CompletionKind::Builtin => lsp_types::CompletionItemKind::FUNCTION,
         weft_ide::CompletionKind::Level => lsp_types::CompletionItemKind::ENUM_MEMBER,
+        weft_ide::CompletionKind::Field => lsp_types::CompletionItemKind::FIELD,
         weft_ide::CompletionKind::Keyword => lsp_types::CompletionItemKind::KEYWORD,
     }
 }
 
 /// The semantic token legend: indices are what `semantic_tokens` encodes.
-pub(crate) const TOKEN_TYPES: [lsp_types::SemanticTokenType; 12] = [
+pub(crate) const TOKEN_TYPES: [lsp_types::SemanticTokenType; 13] = [
     lsp_types::SemanticTokenType::KEYWORD,
     lsp_types::SemanticTokenType::NUMBER,
     lsp_types::SemanticTokenType::STRING,
@@ -76,6 +94,7 @@ pub(crate) const TOKEN_TYPES: [lsp_types::SemanticTokenType; 12] = [
     lsp_types::SemanticTokenType::TYPE_PARAMETER,
     lsp_types::SemanticTokenType::NAMESPACE,
     lsp_types::SemanticTokenType::ENUM_MEMBER,
+    lsp_types::SemanticTokenType::PROPERTY,
 ];
 
 pub(crate) const TOKEN_MODIFIERS: [lsp_types::SemanticTokenModifier; 3] = [
@@ -99,6 +118,7 @@ fn token_type(tag: weft_ide::HighlightTag) -> u32 {
         T::TypeParameter => 9,
         T::Namespace => 10,
         T::EnumMember => 11,
+        T::Property => 12,
     }
 }
 

@@ -140,7 +140,7 @@ fn wants_space(prev: &SyntaxToken, next: &SyntaxToken, had_space: bool) -> bool 
         (_, COMMENT) => true,
         (_, COMMA) => false,
         (COMMA, _) => true,
-        (L_PAREN | L_BRACK, _) | (_, R_PAREN | R_BRACK) => false,
+        (L_PAREN | L_BRACK | L_BRACE, _) | (_, R_PAREN | R_BRACK | R_BRACE) => false,
         (BACKSLASH, _) | (QUOTE, _) => false,
         // `[n]f32`: the element type follows the brackets directly.
         (R_BRACK, _) if parent_kind(prev) == Some(ARRAY_TYPE) => false,
@@ -240,7 +240,7 @@ mod tests {
         "def", "entry", "let", "in", "if", "then", "else", "loop", "for", "do", "x", "xs", "f",
         "n", "i32", "f32", "map", "reduce", "1", "2f32", "(", ")", "[", "]", ",", ":", ":>", "=",
         "->", "\\", ".", "0", "@", "group", "with", "+", "-", "*", "**", "<", "==", "!", "-- c\n",
-        "'",
+        "'", "|>", "<|", "_", "{", "}",
     ];
 
     fn program() -> impl Strategy<Value = String> {
@@ -266,6 +266,8 @@ mod tests {
                 "def h [n] (xs: [n]i32) : [n]i32 = map@group (\\i -> xs[i % 2]) (iota n :> [n]i64)",
                 "def k (a: bool) : i32 = if !a then loop s = 0 for i < 10 do s + i else 1",
                 "def u [n] (xs: [n]i32) : [n]i32 = xs with [0] = 1 with [n - 1] = xs[0] + 2",
+                "type pt = {x: f32, y: f32}\ndef q ({x, y = b}: pt) : pt = let r = {x = b, y = x} in {x = r.x + (id r).y, y} with x = 1",
+                "def p (d: f32, _: i64) : f32 = let sq x = x * x in loop a = d for y in [d] do a + (y |> sq) + (sq <| y)",
                 "type v = [3]f32\ndef m (x: v) : v = x -- c\n-- ==\n-- input { 1 }\nentry z (x: i32) : i32 = x",
             ][..],
         );

@@ -105,7 +105,7 @@ impl Lexer<'_> {
                             .find(|c: char| {
                                 c.is_whitespace()
                                     || c.is_ascii_alphanumeric()
-                                    || "()[],:=\\.@'\"-+*/%<>!&|^_".contains(c)
+                                    || "()[]{},:=\\.@'\"-+*/%<>!&|^_".contains(c)
                             })
                             .unwrap_or(self.rest().len())
                             .max(c.len_utf8());
@@ -130,6 +130,8 @@ impl Lexer<'_> {
         const TWO: &[(&str, SyntaxKind)] = &[
             (":>", COLON_GT),
             ("->", ARROW),
+            ("|>", PIPE_GT),
+            ("<|", LT_PIPE),
             ("||", PIPE2),
             ("&&", AMP2),
             ("==", EQ2),
@@ -150,6 +152,8 @@ impl Lexer<'_> {
             '(' => L_PAREN,
             ')' => R_PAREN,
             '[' => L_BRACK,
+            '{' => L_BRACE,
+            '}' => R_BRACE,
             ']' => R_BRACK,
             ',' => COMMA,
             ':' => COLON,

@@ -72,6 +72,10 @@ pub enum SyntaxKind {
     PERCENT,
     STAR2,
     BANG,
+    PIPE_GT,
+    LT_PIPE,
+    L_BRACE,
+    R_BRACE,
     EOF,
     __LAST_TOKEN,
 
@@ -129,6 +133,18 @@ pub enum SyntaxKind {
     ASCRIBE_EXPR,
     COERCE_EXPR,
     UPDATE_EXPR,
+    PIPE_EXPR,
+    LET_FN_EXPR,
+    FOR_IN_FORM,
+    RECORD_TYPE,
+    RECORD_TYPE_FIELD,
+    RECORD_EXPR,
+    RECORD_EXPR_FIELD,
+    FIELD_EXPR,
+    RECORD_PAT,
+    RECORD_PAT_FIELD,
+    FIELD_SECTION,
+    RECORD_UPDATE_EXPR,
     /// Tokens that could not be parsed, kept so the tree stays lossless.
     ERROR,
     __LAST,
@@ -225,6 +241,10 @@ impl SyntaxKind {
             PERCENT => "%",
             STAR2 => "**",
             BANG => "!",
+            PIPE_GT => "|>",
+            LT_PIPE => "<|",
+            L_BRACE => "{",
+            R_BRACE => "}",
             _ => return None,
         };
         Some(text)
@@ -246,25 +266,36 @@ impl SyntaxKind {
     /// (LANGUAGE.md section 4). `**` is right-associative, the others left.
     pub fn infix_binding_power(self) -> Option<(u8, u8)> {
         let bp = match self {
-            PIPE2 => (1, 2),
-            AMP2 => (3, 4),
-            EQ2 | NEQ | LT | LTEQ | GT | GTEQ => (5, 6),
-            PIPE => (7, 8),
-            CARET => (9, 10),
-            AMP => (11, 12),
-            SHL | SHR => (13, 14),
-            PLUS | PLUS2 | MINUS => (15, 16),
-            STAR | SLASH | PERCENT => (17, 18),
-            STAR2 => (20, 19),
+            PIPE2 => (5, 6),
+            AMP2 => (7, 8),
+            EQ2 | NEQ | LT | LTEQ | GT | GTEQ => (9, 10),
+            PIPE => (11, 12),
+            CARET => (13, 14),
+            AMP => (15, 16),
+            SHL | SHR => (17, 18),
+            PLUS | PLUS2 | MINUS => (19, 20),
+            STAR | SLASH | PERCENT => (21, 22),
+            STAR2 => (24, 23),
             _ => return None,
         };
         Some(bp)
+    }
+
+    /// Pipes (version 1.1), looser than every binary operator as in Futhark: `|>` is
+    /// left-associative, `<|` right-associative and binds tighter, so
+    /// `f <| x |> g` is `g (f x)`. Not operators: they have no sections.
+    pub fn pipe_binding_power(self) -> Option<(u8, u8)> {
+        match self {
+            PIPE_GT => Some((1, 2)),
+            LT_PIPE => Some((4, 3)),
+            _ => None,
+        }
     }
 }
 
 /// Binding power of the operand of unary `-` and `!`: tighter than every binary
 /// operator except `**`, so `-x ** 2` is `-(x ** 2)`.
-pub const PREFIX_BINDING_POWER: u8 = 19;
+pub const PREFIX_BINDING_POWER: u8 = 23;
 
 impl From<SyntaxKind> for rowan::SyntaxKind {
     fn from(kind: SyntaxKind) -> Self {
@@ -342,6 +373,10 @@ all_kinds![
     PERCENT,
     STAR2,
     BANG,
+    PIPE_GT,
+    LT_PIPE,
+    L_BRACE,
+    R_BRACE,
     EOF,
     __LAST_TOKEN,
     SOURCE_FILE,
@@ -393,6 +428,18 @@ all_kinds![
     ASCRIBE_EXPR,
     COERCE_EXPR,
     UPDATE_EXPR,
+    PIPE_EXPR,
+    LET_FN_EXPR,
+    FOR_IN_FORM,
+    RECORD_TYPE,
+    RECORD_TYPE_FIELD,
+    RECORD_EXPR,
+    RECORD_EXPR_FIELD,
+    FIELD_EXPR,
+    RECORD_PAT,
+    RECORD_PAT_FIELD,
+    FIELD_SECTION,
+    RECORD_UPDATE_EXPR,
     ERROR,
 ];
 

@@ -557,3 +557,188 @@ fn left_nested_chains() {
         assert!(messages[0].starts_with("nesting deeper than 100000 levels"), "{messages:?}");
     }
 }
+
+#[test]
+fn pipes_are_looser_than_operators() {
+    check_expr(
+        "xs |> map f |> reduce (+) 0",
+        expect![
+            "(PIPE_EXPR (PIPE_EXPR (PATH_EXPR (NAME_REF xs)) |> (CALL_EXPR (PATH_EXPR (NAME_REF map)) (PATH_EXPR (NAME_REF f)))) |> (CALL_EXPR (PATH_EXPR (NAME_REF reduce)) (OP_SECTION ( + )) (LITERAL 0)))"
+        ],
+    );
+    check_expr(
+        "f <| g <| x + 1",
+        expect![
+            "(PIPE_EXPR (PATH_EXPR (NAME_REF f)) <| (PIPE_EXPR (PATH_EXPR (NAME_REF g)) <| (BIN_EXPR (PATH_EXPR (NAME_REF x)) + (LITERAL 1))))"
+        ],
+    );
+    check_expr(
+        "f <| x |> g",
+        expect![
+            "(PIPE_EXPR (PIPE_EXPR (PATH_EXPR (NAME_REF f)) <| (PATH_EXPR (NAME_REF x))) |> (PATH_EXPR (NAME_REF g)))"
+        ],
+    );
+    check_expr(
+        "xs |>",
+        expect![[r#"
+        (PIPE_EXPR (PATH_EXPR (NAME_REF xs)) |>)
+        error 13..13: expected an expression, found end of file"#]],
+    );
+}
+
+#[test]
+fn local_functions_and_for_in_loops() {
+    check_expr(
+        "let f x (y: i32) : i32 = x + y in f 1 2",
+        expect![
+            "(LET_FN_EXPR let (NAME f) (IDENT_PAT (NAME x)) (ASCRIBED_PAT ( (IDENT_PAT (NAME y)) : (PATH_TYPE (NAME_REF i32)) )) (RET_TYPE : (PATH_TYPE (NAME_REF i32))) = (BIN_EXPR (PATH_EXPR (NAME_REF x)) + (PATH_EXPR (NAME_REF y))) in (CALL_EXPR (PATH_EXPR (NAME_REF f)) (LITERAL 1) (LITERAL 2)))"
+        ],
+    );
+    check_expr(
+        "let f x = x let g = 2 in f g",
+        expect![
+            "(LET_FN_EXPR let (NAME f) (IDENT_PAT (NAME x)) = (PATH_EXPR (NAME_REF x)) (LET_EXPR let (IDENT_PAT (NAME g)) = (LITERAL 2) in (CALL_EXPR (PATH_EXPR (NAME_REF f)) (PATH_EXPR (NAME_REF g)))))"
+        ],
+    );
+    check_expr(
+        "loop acc = 0 for x in xs do acc + x",
+        expect![
+            "(LOOP_EXPR loop (IDENT_PAT (NAME acc)) = (LITERAL 0) (FOR_IN_FORM for (IDENT_PAT (NAME x)) in (PATH_EXPR (NAME_REF xs))) do (BIN_EXPR (PATH_EXPR (NAME_REF acc)) + (PATH_EXPR (NAME_REF x))))"
+        ],
+    );
+    check_expr(
+        "loop acc = 0 for (a, _) in zip xs ys do acc + a",
+        expect![
+            "(LOOP_EXPR loop (IDENT_PAT (NAME acc)) = (LITERAL 0) (FOR_IN_FORM for (TUPLE_PAT ( (IDENT_PAT (NAME a)) , (WILDCARD_PAT _) )) in (CALL_EXPR (PATH_EXPR (NAME_REF zip)) (PATH_EXPR (NAME_REF xs)) (PATH_EXPR (NAME_REF ys)))) do (BIN_EXPR (PATH_EXPR (NAME_REF acc)) + (PATH_EXPR (NAME_REF a))))"
+        ],
+    );
+}
+
+#[test]
+fn tuple_parameters_of_ascribed_patterns() {
+    check_errors(
+        "def f (d: f32, i: i64) (_: bool) : f32 = d\ndef g ((a, b): (i32, i32)) = a",
+        expect![[r#"
+
+        def f
+        def g
+    "#]],
+    );
+    check(
+        "def f (d: f32, _: i64) = d",
+        expect![[r#"
+            SOURCE_FILE@0..26
+              DEF@0..26
+                DEF_KW@0..3 "def"
+                WHITESPACE@3..4 " "
+                NAME@4..5
+                  IDENT@4..5 "f"
+                WHITESPACE@5..6 " "
+                PARAM@6..22
+                  L_PAREN@6..7 "("
+                  TUPLE_PAT@7..21
+                    ASCRIBED_PAT@7..13
+                      IDENT_PAT@7..8
+                        NAME@7..8
+                          IDENT@7..8 "d"
+                      COLON@8..9 ":"
+                      WHITESPACE@9..10 " "
+                      PATH_TYPE@10..13
+                        NAME_REF@10..13
+                          IDENT@10..13 "f32"
+                    COMMA@13..14 ","
+                    WHITESPACE@14..15 " "
+                    ASCRIBED_PAT@15..21
+                      WILDCARD_PAT@15..16
+                        IDENT@15..16 "_"
+                      COLON@16..17 ":"
+                      WHITESPACE@17..18 " "
+                      PATH_TYPE@18..21
+                        NAME_REF@18..21
+                          IDENT@18..21 "i64"
+                  R_PAREN@21..22 ")"
+                WHITESPACE@22..23 " "
+                EQ@23..24 "="
+                WHITESPACE@24..25 " "
+                PATH_EXPR@25..26
+                  NAME_REF@25..26
+                    IDENT@25..26 "d"
+        "#]],
+    );
+    check_errors(
+        "def f (d: f32, i) = d\ndef g = 1",
+        expect![[r#"
+        16..17: expected `:`, found `)`
+        def f
+        def g
+    "#]],
+    );
+}
+
+#[test]
+fn records_types_expressions_fields_and_patterns() {
+    check_expr(
+        "let {x, y = (a, _)} : {x: f32, y: (i32, bool)} = {x = 1, y} in (f r).x + r.x.y",
+        expect![
+            "(LET_EXPR let (RECORD_PAT { (RECORD_PAT_FIELD (NAME_REF x)) , (RECORD_PAT_FIELD (NAME_REF y) = (TUPLE_PAT ( (IDENT_PAT (NAME a)) , (WILDCARD_PAT _) ))) }) : (RECORD_TYPE { (RECORD_TYPE_FIELD (NAME x) : (PATH_TYPE (NAME_REF f32))) , (RECORD_TYPE_FIELD (NAME y) : (TUPLE_TYPE ( (PATH_TYPE (NAME_REF i32)) , (PATH_TYPE (NAME_REF bool)) ))) }) = (RECORD_EXPR { (RECORD_EXPR_FIELD (NAME_REF x) = (LITERAL 1)) , (RECORD_EXPR_FIELD (NAME_REF y)) }) in (BIN_EXPR (FIELD_EXPR (PAREN_EXPR ( (CALL_EXPR (PATH_EXPR (NAME_REF f)) (PATH_EXPR (NAME_REF r))) )) . (NAME_REF x)) + (FIELD_EXPR (PATH_EXPR (NAME_REF r) . (NAME_REF x)) . (NAME_REF y))))"
+        ],
+    );
+    check_expr(
+        "\\{x} -> {}",
+        expect![[
+            r#"(LAMBDA_EXPR \ (RECORD_PAT { (RECORD_PAT_FIELD (NAME_REF x)) }) -> (RECORD_EXPR { }))"#
+        ]],
+    );
+    check_expr(
+        "{x = 1, y",
+        expect![[r#"
+        (RECORD_EXPR { (RECORD_EXPR_FIELD (NAME_REF x) = (LITERAL 1)) , (RECORD_EXPR_FIELD (NAME_REF y)))
+        error 17..17: expected `}`, found end of file"#]],
+    );
+    check_errors(
+        "def f (p: {x: f32, y}) = p\ndef g = 1",
+        expect![[r#"
+        20..21: expected `:`, found `}`
+        def f
+        def g
+    "#]],
+    );
+}
+
+#[test]
+fn namespaced_def_names_and_tuple_patterns_of_ascriptions() {
+    check_errors(
+        "def f32.sum (xs: [3]f32) : f32 = 0\ndef g = 1",
+        expect![[r#"
+
+        def f32.sum
+        def g
+    "#]],
+    );
+    check_expr(
+        "let f (a: f32, i: i64) = a in \\(x: i32, _: bool) -> x",
+        expect![[
+            r#"(LET_FN_EXPR let (NAME f) (TUPLE_PAT ( (ASCRIBED_PAT (IDENT_PAT (NAME a)) : (PATH_TYPE (NAME_REF f32))) , (ASCRIBED_PAT (IDENT_PAT (NAME i)) : (PATH_TYPE (NAME_REF i64))) )) = (PATH_EXPR (NAME_REF a)) in (LAMBDA_EXPR \ (TUPLE_PAT ( (ASCRIBED_PAT (IDENT_PAT (NAME x)) : (PATH_TYPE (NAME_REF i32))) , (ASCRIBED_PAT (WILDCARD_PAT _) : (PATH_TYPE (NAME_REF bool))) )) -> (PATH_EXPR (NAME_REF x))))"#
+        ]],
+    );
+}
+
+#[test]
+fn field_sections() {
+    check_expr(
+        "map (.x) ps",
+        expect![
+            "(CALL_EXPR (PATH_EXPR (NAME_REF map)) (FIELD_SECTION ( . (NAME_REF x) )) (PATH_EXPR (NAME_REF ps)))"
+        ],
+    );
+}
+
+#[test]
+fn record_updates_chain_like_array_updates() {
+    check_expr(
+        "r with a.b = 1 + x with c = 2",
+        expect![
+            "(RECORD_UPDATE_EXPR (RECORD_UPDATE_EXPR (PATH_EXPR (NAME_REF r)) with (NAME_REF a) . (NAME_REF b) = (BIN_EXPR (LITERAL 1) + (PATH_EXPR (NAME_REF x)))) with (NAME_REF c) = (LITERAL 2))"
+        ],
+    );
+}

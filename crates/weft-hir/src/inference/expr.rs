@@ -6,6 +6,7 @@ use weft_syntax::ast::{BinOp, PrefixOp};
 
 use super::unify::Class;
 use super::{InferCtx, InferDiagnostic, Site};
+use crate::Name;
 use crate::builtins::Builtin;
 use crate::expr_store::{Expr, ExprId, IndexItem, Literal, LoopForm, Pat, PatId, Resolution};
 use crate::items::DefId;
@@ -169,6 +170,92 @@ impl InferCtx<'_> {
                         Ty::Error
                     }
                 }
+            }
+            Expr::Record(fields) => {
+                let expected_fields = match expected.map(|t| self.table.shallow(t)) {
+                    Some(Ty::Record(fields)) => fields.to_vec(),
+                    _ => Vec::new(),
+                };
+                let mut tys: Vec<(Name, Ty)> = Vec::new();
+                for (name, value) in fields {
+                    let hint = expected_fields.iter().find(|(n, _)| n == name).map(|(_, t)| t);
+                    let ty = self.infer_expr(*value, hint);
+                    // A duplicate was reported when lowering; its first value counts.
+                    if !tys.iter().any(|(n, _)| n == name) {
+                        tys.push((name.clone(), ty));
+                    }
+                }
+                if tys.iter().any(|(_, t)| matches!(self.table.shallow(t), Ty::Fn { .. })) {
+                    self.report(InferDiagnostic::FunctionNotAllowed {
+                        site: Site::Expr(expr),
+                        context: "a record",
+                    });
+                }
+                Ty::record(tys)
+            }
+            Expr::Field { base, field } => {
+                let base_ty = self.infer_expr(*base, None);
+                match self.table.shallow(&base_ty) {
+                    Ty::Record(fields) => match fields.iter().find(|(n, _)| n == field) {
+                        Some((_, ty)) => ty.clone(),
+                        None => {
+                            let ty = self.table.resolve(&base_ty);
+                            self.report(InferDiagnostic::NoSuchField {
+                                site: Site::Expr(expr),
+                                ty,
+                                field: field.clone(),
+                            });
+                            Ty::Error
+                        }
+                    },
+                    Ty::Error => Ty::Error,
+                    other => {
+                        let ty = self.table.resolve(&other);
+                        self.report(InferDiagnostic::NotARecord {
+                            site: Site::Expr(*base),
+                            ty,
+                            field: field.clone(),
+                        });
+                        Ty::Error
+                    }
+                }
+            }
+            Expr::RecordUpdate { base, path, value } => {
+                let base_ty = self.infer_expr(*base, expected);
+                // Follow the path through the record types; the value must have the
+                // type of the field it replaces, and the result is the base's type.
+                let mut field_ty = base_ty.clone();
+                let mut site = *base;
+                for field in path {
+                    match self.table.shallow(&field_ty) {
+                        Ty::Record(fields) => match fields.iter().find(|(n, _)| n == field) {
+                            Some((_, ty)) => field_ty = ty.clone(),
+                            None => {
+                                let ty = self.table.resolve(&field_ty);
+                                self.report(InferDiagnostic::NoSuchField {
+                                    site: Site::Expr(expr),
+                                    ty,
+                                    field: field.clone(),
+                                });
+                                field_ty = Ty::Error;
+                            }
+                        },
+                        Ty::Error => field_ty = Ty::Error,
+                        other => {
+                            let ty = self.table.resolve(&other);
+                            self.report(InferDiagnostic::NotARecord {
+                                site: Site::Expr(site),
+                                ty,
+                                field: field.clone(),
+                            });
+                            field_ty = Ty::Error;
+                        }
+                    }
+                    site = expr;
+                }
+                let found = self.infer_expr(*value, Some(&field_ty));
+                self.expect_ty(Site::Expr(*value), &field_ty, &found);
+                base_ty
             }
             Expr::Ascribe { expr: inner, ty } => {
                 let annotated = self.lower_type_ref(ty, Site::Expr(expr));
@@ -714,6 +801,26 @@ impl InferCtx<'_> {
                 };
                 for (&p, t) in pats.iter().zip(elems) {
                     self.bind_pat(p, &t);
+                }
+            }
+            Pat::Record(fields) => {
+                // A record pattern names every field, so it gives the whole type.
+                let mut names: Vec<Name> = Vec::new();
+                let mut fresh: Vec<(Name, Ty)> = Vec::new();
+                for (name, _) in fields {
+                    if !names.contains(name) {
+                        names.push(name.clone());
+                        fresh.push((name.clone(), self.table.new_var(Class::Any)));
+                    }
+                }
+                let record = Ty::record(fresh.clone());
+                if let Err(mismatch) = self.table.unify(&record, ty) {
+                    self.report_mismatch(Site::Pat(pat), &record, ty, mismatch);
+                }
+                for (name, p) in fields {
+                    let field_ty =
+                        fresh.iter().find(|(n, _)| n == name).map_or(Ty::Error, |(_, t)| t.clone());
+                    self.bind_pat(*p, &field_ty);
                 }
             }
             Pat::Ascribed { pat: inner, ty: ty_ref } => {

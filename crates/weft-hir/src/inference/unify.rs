@@ -164,6 +164,9 @@ impl Table {
                 Ty::Array { size: self.resolve_size(&size), elem: Arc::new(self.resolve(&elem)) }
             }
             Ty::Tuple(elems) => Ty::Tuple(elems.iter().map(|e| self.resolve(e)).collect()),
+            Ty::Record(fields) => {
+                Ty::Record(fields.iter().map(|(n, t)| (n.clone(), self.resolve(t))).collect())
+            }
             Ty::Fn { param, ret } => {
                 Ty::Fn { param: Arc::new(self.resolve(&param)), ret: Arc::new(self.resolve(&ret)) }
             }
@@ -194,6 +197,7 @@ impl Table {
             Ty::Var(idx) => idx == var,
             Ty::Array { elem, .. } => self.occurs(var, &elem),
             Ty::Tuple(elems) => elems.iter().any(|e| self.occurs(var, e)),
+            Ty::Record(fields) => fields.iter().any(|(_, t)| self.occurs(var, t)),
             Ty::Fn { param, ret } => self.occurs(var, &param) || self.occurs(var, &ret),
             Ty::Scalar(_) | Ty::Param(_) | Ty::Error => false,
         }
@@ -255,6 +259,12 @@ impl Table {
             }
             (Ty::Tuple(xs), Ty::Tuple(ys)) if xs.len() == ys.len() => {
                 for (x, y) in xs.iter().zip(ys.iter()) {
+                    self.unify(x, y)?;
+                }
+                Ok(())
+            }
+            (Ty::Record(xs), Ty::Record(ys)) if same_fields(xs, ys) => {
+                for ((_, x), (_, y)) in xs.iter().zip(ys.iter()) {
                     self.unify(x, y)?;
                 }
                 Ok(())
@@ -330,6 +340,14 @@ impl Table {
                     .collect::<Result<Vec<_>, _>>()?;
                 Ok(Ty::tuple(elems))
             }
+            (Ty::Record(xs), Ty::Record(ys)) if same_fields(xs, ys) => {
+                let fields = xs
+                    .iter()
+                    .zip(ys.iter())
+                    .map(|((name, x), (_, y))| Ok((name.clone(), self.join(x, y)?)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(Ty::Record(fields.into()))
+            }
             _ => {
                 self.unify(&a, &b)?;
                 Ok(self.resolve(&a))
@@ -370,6 +388,9 @@ impl Table {
             Ty::Tuple(elems) => {
                 Ty::tuple(elems.iter().map(|e| self.finish_named(e, names)).collect())
             }
+            Ty::Record(fields) => Ty::Record(
+                fields.iter().map(|(n, t)| (n.clone(), self.finish_named(t, names))).collect(),
+            ),
             Ty::Fn { param, ret } => {
                 Ty::func(self.finish_named(&param, names), self.finish_named(&ret, names))
             }
@@ -440,6 +461,18 @@ impl<'a> Finisher<'a> {
                     .collect();
                 (Ty::tuple(elems), flags)
             }
+            Ty::Record(fields) => {
+                let mut flags = Flags::default();
+                let fields = fields
+                    .iter()
+                    .map(|(name, t)| {
+                        let (t, f) = self.finish(t);
+                        flags = flags.or(f);
+                        (name.clone(), t)
+                    })
+                    .collect();
+                (Ty::Record(fields), flags)
+            }
             Ty::Fn { param, ret } => {
                 let (param, f1) = self.shared(&param);
                 let (ret, f2) = self.shared(&ret);
@@ -466,6 +499,7 @@ fn check_vars(ty: &Ty, found: &mut bool) {
         Ty::Var(_) => *found = true,
         Ty::Array { elem, .. } => check_vars(elem, found),
         Ty::Tuple(elems) => elems.iter().for_each(|e| check_vars(e, found)),
+        Ty::Record(fields) => fields.iter().for_each(|(_, t)| check_vars(t, found)),
         Ty::Fn { param, ret } => {
             check_vars(param, found);
             check_vars(ret, found);
@@ -481,7 +515,15 @@ fn replace_vars(ty: &Ty) -> Ty {
             Ty::Array { size: size.clone(), elem: Arc::new(replace_vars(elem)) }
         }
         Ty::Tuple(elems) => Ty::Tuple(elems.iter().map(replace_vars).collect()),
+        Ty::Record(fields) => {
+            Ty::Record(fields.iter().map(|(n, t)| (n.clone(), replace_vars(t))).collect())
+        }
         Ty::Fn { param, ret } => Ty::func(replace_vars(param), replace_vars(ret)),
         Ty::Scalar(_) | Ty::Param(_) | Ty::Error => ty.clone(),
     }
+}
+
+/// Whether two record types have the same field names (both are sorted).
+fn same_fields(xs: &[(crate::Name, Ty)], ys: &[(crate::Name, Ty)]) -> bool {
+    xs.len() == ys.len() && xs.iter().zip(ys).all(|((a, _), (b, _))| a == b)
 }

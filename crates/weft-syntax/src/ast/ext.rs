@@ -198,8 +198,9 @@ impl ast::NameRef {
 }
 
 impl ast::Name {
+    /// The name as written: one identifier, or `f32.sum` for a def in a namespace.
     pub fn text(&self) -> String {
-        self.ident_token().map(|t| t.text().to_owned()).unwrap_or_default()
+        tokens(self.syntax()).map(|t| t.text().to_owned()).collect()
     }
 }
 
@@ -308,16 +309,74 @@ impl ast::LetExpr {
     }
 
     pub fn body(&self) -> Option<ast::Expr> {
-        if let Some(body) = child_after(self.syntax(), IN_KW) {
-            return Some(body);
+        let_body(self.syntax(), self.value())
+    }
+}
+
+impl ast::LetFnExpr {
+    pub fn value(&self) -> Option<ast::Expr> {
+        child_after(self.syntax(), EQ)
+    }
+
+    pub fn body(&self) -> Option<ast::Expr> {
+        let_body(self.syntax(), self.value())
+    }
+}
+
+/// The body of a `let` (of either form): after `in`, or the next `let` of a chain.
+fn let_body(node: &SyntaxNode, value: Option<ast::Expr>) -> Option<ast::Expr> {
+    if let Some(body) = child_after(node, IN_KW) {
+        return Some(body);
+    }
+    // `let p = e let ...`: the nested `let` is the body.
+    let value_end = value?.syntax().text_range().end();
+    node.children()
+        .filter(|c| c.text_range().start() >= value_end)
+        .filter(|c| matches!(c.kind(), LET_EXPR | LET_FN_EXPR))
+        .find_map(ast::Expr::cast)
+}
+
+/// Which way a pipe applies (version 1.1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PipeDirection {
+    /// `x |> f`
+    Forward,
+    /// `f <| x`
+    Backward,
+}
+
+impl ast::PipeExpr {
+    pub fn op_token(&self) -> Option<SyntaxToken> {
+        tokens(self.syntax()).find(|t| matches!(t.kind(), PIPE_GT | LT_PIPE))
+    }
+
+    pub fn direction(&self) -> Option<PipeDirection> {
+        match self.op_token()?.kind() {
+            PIPE_GT => Some(PipeDirection::Forward),
+            _ => Some(PipeDirection::Backward),
         }
-        // `let p = e let ...`: the nested `let` is the body.
-        let value_end = self.value()?.syntax().text_range().end();
+    }
+
+    pub fn lhs(&self) -> Option<ast::Expr> {
+        let op = self.op_token()?;
+        let first: ast::Expr = nth_child(self.syntax(), 0)?;
+        (first.syntax().text_range().end() <= op.text_range().start()).then_some(first)
+    }
+
+    pub fn rhs(&self) -> Option<ast::Expr> {
+        let after = self.op_token()?.text_range().end();
         self.syntax()
             .children()
-            .filter(|c| c.text_range().start() >= value_end)
-            .find_map(ast::LetExpr::cast)
-            .map(ast::Expr::LetExpr)
+            .filter(|c| c.text_range().start() >= after)
+            .find_map(ast::Expr::cast)
+    }
+
+    /// The function applied and its argument, whichever way the pipe points.
+    pub fn function_and_argument(&self) -> (Option<ast::Expr>, Option<ast::Expr>) {
+        match self.direction() {
+            Some(PipeDirection::Forward) => (self.rhs(), self.lhs()),
+            _ => (self.lhs(), self.rhs()),
+        }
     }
 }
 
@@ -366,6 +425,18 @@ impl ast::Slice {
 }
 
 impl ast::UpdateExpr {
+    pub fn base(&self) -> Option<ast::Expr> {
+        let with = self.with_kw_token()?;
+        let first: ast::Expr = nth_child(self.syntax(), 0)?;
+        (first.syntax().text_range().end() <= with.text_range().start()).then_some(first)
+    }
+
+    pub fn value(&self) -> Option<ast::Expr> {
+        child_after(self.syntax(), EQ)
+    }
+}
+
+impl ast::RecordUpdateExpr {
     pub fn base(&self) -> Option<ast::Expr> {
         let with = self.with_kw_token()?;
         let first: ast::Expr = nth_child(self.syntax(), 0)?;

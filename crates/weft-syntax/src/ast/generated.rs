@@ -203,6 +203,9 @@ impl Name {
     pub fn ident_token(&self) -> Option<SyntaxToken> {
         support::token(&self.syntax, IDENT)
     }
+    pub fn dot_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, DOT)
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -238,11 +241,12 @@ pub enum Type {
     TupleType(TupleType),
     ParenType(ParenType),
     FnType(FnType),
+    RecordType(RecordType),
 }
 
 impl AstNode for Type {
     fn can_cast(kind: SyntaxKind) -> bool {
-        matches!(kind, PATH_TYPE | ARRAY_TYPE | TUPLE_TYPE | PAREN_TYPE | FN_TYPE)
+        matches!(kind, PATH_TYPE | ARRAY_TYPE | TUPLE_TYPE | PAREN_TYPE | FN_TYPE | RECORD_TYPE)
     }
     fn cast(syntax: SyntaxNode) -> Option<Self> {
         let res = match syntax.kind() {
@@ -251,6 +255,7 @@ impl AstNode for Type {
             TUPLE_TYPE => Type::TupleType(TupleType { syntax }),
             PAREN_TYPE => Type::ParenType(ParenType { syntax }),
             FN_TYPE => Type::FnType(FnType { syntax }),
+            RECORD_TYPE => Type::RecordType(RecordType { syntax }),
             _ => return None,
         };
         Some(res)
@@ -262,6 +267,7 @@ impl AstNode for Type {
             Type::TupleType(it) => &it.syntax,
             Type::ParenType(it) => &it.syntax,
             Type::FnType(it) => &it.syntax,
+            Type::RecordType(it) => &it.syntax,
         }
     }
 }
@@ -293,6 +299,12 @@ impl From<ParenType> for Type {
 impl From<FnType> for Type {
     fn from(node: FnType) -> Type {
         Type::FnType(node)
+    }
+}
+
+impl From<RecordType> for Type {
+    fn from(node: RecordType) -> Type {
+        Type::RecordType(node)
     }
 }
 
@@ -408,6 +420,12 @@ pub enum Expr {
     AscribeExpr(AscribeExpr),
     CoerceExpr(CoerceExpr),
     UpdateExpr(UpdateExpr),
+    PipeExpr(PipeExpr),
+    LetFnExpr(LetFnExpr),
+    RecordExpr(RecordExpr),
+    FieldExpr(FieldExpr),
+    FieldSection(FieldSection),
+    RecordUpdateExpr(RecordUpdateExpr),
 }
 
 impl AstNode for Expr {
@@ -434,6 +452,12 @@ impl AstNode for Expr {
                 | ASCRIBE_EXPR
                 | COERCE_EXPR
                 | UPDATE_EXPR
+                | PIPE_EXPR
+                | LET_FN_EXPR
+                | RECORD_EXPR
+                | FIELD_EXPR
+                | FIELD_SECTION
+                | RECORD_UPDATE_EXPR
         )
     }
     fn cast(syntax: SyntaxNode) -> Option<Self> {
@@ -458,6 +482,12 @@ impl AstNode for Expr {
             ASCRIBE_EXPR => Expr::AscribeExpr(AscribeExpr { syntax }),
             COERCE_EXPR => Expr::CoerceExpr(CoerceExpr { syntax }),
             UPDATE_EXPR => Expr::UpdateExpr(UpdateExpr { syntax }),
+            PIPE_EXPR => Expr::PipeExpr(PipeExpr { syntax }),
+            LET_FN_EXPR => Expr::LetFnExpr(LetFnExpr { syntax }),
+            RECORD_EXPR => Expr::RecordExpr(RecordExpr { syntax }),
+            FIELD_EXPR => Expr::FieldExpr(FieldExpr { syntax }),
+            FIELD_SECTION => Expr::FieldSection(FieldSection { syntax }),
+            RECORD_UPDATE_EXPR => Expr::RecordUpdateExpr(RecordUpdateExpr { syntax }),
             _ => return None,
         };
         Some(res)
@@ -484,6 +514,12 @@ impl AstNode for Expr {
             Expr::AscribeExpr(it) => &it.syntax,
             Expr::CoerceExpr(it) => &it.syntax,
             Expr::UpdateExpr(it) => &it.syntax,
+            Expr::PipeExpr(it) => &it.syntax,
+            Expr::LetFnExpr(it) => &it.syntax,
+            Expr::RecordExpr(it) => &it.syntax,
+            Expr::FieldExpr(it) => &it.syntax,
+            Expr::FieldSection(it) => &it.syntax,
+            Expr::RecordUpdateExpr(it) => &it.syntax,
         }
     }
 }
@@ -608,6 +644,42 @@ impl From<UpdateExpr> for Expr {
     }
 }
 
+impl From<PipeExpr> for Expr {
+    fn from(node: PipeExpr) -> Expr {
+        Expr::PipeExpr(node)
+    }
+}
+
+impl From<LetFnExpr> for Expr {
+    fn from(node: LetFnExpr) -> Expr {
+        Expr::LetFnExpr(node)
+    }
+}
+
+impl From<RecordExpr> for Expr {
+    fn from(node: RecordExpr) -> Expr {
+        Expr::RecordExpr(node)
+    }
+}
+
+impl From<FieldExpr> for Expr {
+    fn from(node: FieldExpr) -> Expr {
+        Expr::FieldExpr(node)
+    }
+}
+
+impl From<FieldSection> for Expr {
+    fn from(node: FieldSection) -> Expr {
+        Expr::FieldSection(node)
+    }
+}
+
+impl From<RecordUpdateExpr> for Expr {
+    fn from(node: RecordUpdateExpr) -> Expr {
+        Expr::RecordUpdateExpr(node)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Pat {
     IdentPat(IdentPat),
@@ -615,11 +687,12 @@ pub enum Pat {
     TuplePat(TuplePat),
     ParenPat(ParenPat),
     AscribedPat(AscribedPat),
+    RecordPat(RecordPat),
 }
 
 impl AstNode for Pat {
     fn can_cast(kind: SyntaxKind) -> bool {
-        matches!(kind, IDENT_PAT | WILDCARD_PAT | TUPLE_PAT | PAREN_PAT | ASCRIBED_PAT)
+        matches!(kind, IDENT_PAT | WILDCARD_PAT | TUPLE_PAT | PAREN_PAT | ASCRIBED_PAT | RECORD_PAT)
     }
     fn cast(syntax: SyntaxNode) -> Option<Self> {
         let res = match syntax.kind() {
@@ -628,6 +701,7 @@ impl AstNode for Pat {
             TUPLE_PAT => Pat::TuplePat(TuplePat { syntax }),
             PAREN_PAT => Pat::ParenPat(ParenPat { syntax }),
             ASCRIBED_PAT => Pat::AscribedPat(AscribedPat { syntax }),
+            RECORD_PAT => Pat::RecordPat(RecordPat { syntax }),
             _ => return None,
         };
         Some(res)
@@ -639,6 +713,7 @@ impl AstNode for Pat {
             Pat::TuplePat(it) => &it.syntax,
             Pat::ParenPat(it) => &it.syntax,
             Pat::AscribedPat(it) => &it.syntax,
+            Pat::RecordPat(it) => &it.syntax,
         }
     }
 }
@@ -670,6 +745,12 @@ impl From<ParenPat> for Pat {
 impl From<AscribedPat> for Pat {
     fn from(node: AscribedPat) -> Pat {
         Pat::AscribedPat(node)
+    }
+}
+
+impl From<RecordPat> for Pat {
+    fn from(node: RecordPat) -> Pat {
+        Pat::RecordPat(node)
     }
 }
 
@@ -836,6 +917,38 @@ impl FnType {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RecordType {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for RecordType {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == RECORD_TYPE
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(RecordType { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl RecordType {
+    pub fn record_type_fields(&self) -> AstChildren<RecordTypeField> {
+        support::children(&self.syntax)
+    }
+    pub fn l_brace_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, L_BRACE)
+    }
+    pub fn comma_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, COMMA)
+    }
+    pub fn r_brace_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, R_BRACE)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Size {
     SizeName(SizeName),
     SizeLit(SizeLit),
@@ -888,6 +1001,35 @@ impl From<SizeBin> for Size {
 impl From<SizeParen> for Size {
     fn from(node: SizeParen) -> Size {
         Size::SizeParen(node)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RecordTypeField {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for RecordTypeField {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == RECORD_TYPE_FIELD
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(RecordTypeField { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl RecordTypeField {
+    pub fn name(&self) -> Option<Name> {
+        support::child(&self.syntax)
+    }
+    pub fn ty(&self) -> Option<Type> {
+        support::child(&self.syntax)
+    }
+    pub fn colon_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, COLON)
     }
 }
 
@@ -1122,6 +1264,67 @@ impl AscribedPat {
     }
     pub fn r_paren_token(&self) -> Option<SyntaxToken> {
         support::token(&self.syntax, R_PAREN)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RecordPat {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for RecordPat {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == RECORD_PAT
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(RecordPat { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl RecordPat {
+    pub fn record_pat_fields(&self) -> AstChildren<RecordPatField> {
+        support::children(&self.syntax)
+    }
+    pub fn l_brace_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, L_BRACE)
+    }
+    pub fn comma_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, COMMA)
+    }
+    pub fn r_brace_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, R_BRACE)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RecordPatField {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for RecordPatField {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == RECORD_PAT_FIELD
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(RecordPatField { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl RecordPatField {
+    pub fn name_ref(&self) -> Option<NameRef> {
+        support::child(&self.syntax)
+    }
+    pub fn pat(&self) -> Option<Pat> {
+        support::child(&self.syntax)
+    }
+    pub fn eq_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, EQ)
     }
 }
 
@@ -1721,6 +1924,186 @@ impl UpdateExpr {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PipeExpr {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for PipeExpr {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == PIPE_EXPR
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(PipeExpr { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct LetFnExpr {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for LetFnExpr {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == LET_FN_EXPR
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(LetFnExpr { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl LetFnExpr {
+    pub fn name(&self) -> Option<Name> {
+        support::child(&self.syntax)
+    }
+    pub fn pats(&self) -> AstChildren<Pat> {
+        support::children(&self.syntax)
+    }
+    pub fn ret_type(&self) -> Option<RetType> {
+        support::child(&self.syntax)
+    }
+    pub fn let_kw_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, LET_KW)
+    }
+    pub fn eq_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, EQ)
+    }
+    pub fn in_kw_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, IN_KW)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RecordExpr {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for RecordExpr {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == RECORD_EXPR
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(RecordExpr { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl RecordExpr {
+    pub fn record_expr_fields(&self) -> AstChildren<RecordExprField> {
+        support::children(&self.syntax)
+    }
+    pub fn l_brace_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, L_BRACE)
+    }
+    pub fn comma_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, COMMA)
+    }
+    pub fn r_brace_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, R_BRACE)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FieldExpr {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for FieldExpr {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == FIELD_EXPR
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(FieldExpr { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl FieldExpr {
+    pub fn expr(&self) -> Option<Expr> {
+        support::child(&self.syntax)
+    }
+    pub fn name_ref(&self) -> Option<NameRef> {
+        support::child(&self.syntax)
+    }
+    pub fn dot_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, DOT)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct FieldSection {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for FieldSection {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == FIELD_SECTION
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(FieldSection { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl FieldSection {
+    pub fn name_ref(&self) -> Option<NameRef> {
+        support::child(&self.syntax)
+    }
+    pub fn l_paren_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, L_PAREN)
+    }
+    pub fn dot_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, DOT)
+    }
+    pub fn r_paren_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, R_PAREN)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RecordUpdateExpr {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for RecordUpdateExpr {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == RECORD_UPDATE_EXPR
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(RecordUpdateExpr { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl RecordUpdateExpr {
+    pub fn name_refs(&self) -> AstChildren<NameRef> {
+        support::children(&self.syntax)
+    }
+    pub fn with_kw_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, WITH_KW)
+    }
+    pub fn dot_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, DOT)
+    }
+    pub fn eq_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, EQ)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Strategy {
     pub(crate) syntax: SyntaxNode,
 }
@@ -1750,16 +2133,18 @@ impl Strategy {
 pub enum LoopForm {
     ForForm(ForForm),
     WhileForm(WhileForm),
+    ForInForm(ForInForm),
 }
 
 impl AstNode for LoopForm {
     fn can_cast(kind: SyntaxKind) -> bool {
-        matches!(kind, FOR_FORM | WHILE_FORM)
+        matches!(kind, FOR_FORM | WHILE_FORM | FOR_IN_FORM)
     }
     fn cast(syntax: SyntaxNode) -> Option<Self> {
         let res = match syntax.kind() {
             FOR_FORM => LoopForm::ForForm(ForForm { syntax }),
             WHILE_FORM => LoopForm::WhileForm(WhileForm { syntax }),
+            FOR_IN_FORM => LoopForm::ForInForm(ForInForm { syntax }),
             _ => return None,
         };
         Some(res)
@@ -1768,6 +2153,7 @@ impl AstNode for LoopForm {
         match self {
             LoopForm::ForForm(it) => &it.syntax,
             LoopForm::WhileForm(it) => &it.syntax,
+            LoopForm::ForInForm(it) => &it.syntax,
         }
     }
 }
@@ -1781,6 +2167,12 @@ impl From<ForForm> for LoopForm {
 impl From<WhileForm> for LoopForm {
     fn from(node: WhileForm) -> LoopForm {
         LoopForm::WhileForm(node)
+    }
+}
+
+impl From<ForInForm> for LoopForm {
+    fn from(node: ForInForm) -> LoopForm {
+        LoopForm::ForInForm(node)
     }
 }
 
@@ -1839,6 +2231,38 @@ impl WhileForm {
     }
     pub fn while_kw_token(&self) -> Option<SyntaxToken> {
         support::token(&self.syntax, WHILE_KW)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ForInForm {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for ForInForm {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == FOR_IN_FORM
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(ForInForm { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl ForInForm {
+    pub fn pat(&self) -> Option<Pat> {
+        support::child(&self.syntax)
+    }
+    pub fn array(&self) -> Option<Expr> {
+        support::child(&self.syntax)
+    }
+    pub fn for_kw_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, FOR_KW)
+    }
+    pub fn in_kw_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, IN_KW)
     }
 }
 
@@ -1923,5 +2347,34 @@ impl AstNode for Slice {
 impl Slice {
     pub fn colon_token(&self) -> Option<SyntaxToken> {
         support::token(&self.syntax, COLON)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RecordExprField {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for RecordExprField {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == RECORD_EXPR_FIELD
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(RecordExprField { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl RecordExprField {
+    pub fn name_ref(&self) -> Option<NameRef> {
+        support::child(&self.syntax)
+    }
+    pub fn expr(&self) -> Option<Expr> {
+        support::child(&self.syntax)
+    }
+    pub fn eq_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, EQ)
     }
 }

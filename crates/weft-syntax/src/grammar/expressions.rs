@@ -13,7 +13,7 @@ use crate::syntax_kind::PREFIX_BINDING_POWER;
 
 /// Tokens that can start an argument of an application.
 const ATOM_START: &[SyntaxKind] =
-    &[INT_NUMBER, FLOAT_NUMBER, TRUE_KW, FALSE_KW, IDENT, L_PAREN, L_BRACK];
+    &[INT_NUMBER, FLOAT_NUMBER, TRUE_KW, FALSE_KW, IDENT, L_PAREN, L_BRACK, L_BRACE];
 
 /// Tokens an expression rule leaves for an enclosing rule instead of skipping.
 const EXPR_RECOVERY: &[SyntaxKind] = &[
@@ -94,6 +94,19 @@ fn binary_chain(
             }
             let m = lhs.precede(p);
             p.bump(WITH_KW);
+            if p.at(IDENT) {
+                // `r with x.y = v` (version 1.1): a record with one field replaced.
+                name_ref(p);
+                while p.at(DOT) && p.nth(1) == IDENT {
+                    p.bump(DOT);
+                    name_ref(p);
+                }
+                if p.expect(EQ) {
+                    expr_bp(p, 1);
+                }
+                lhs = m.complete(p, RECORD_UPDATE_EXPR);
+                continue;
+            }
             if p.expect(L_BRACK) {
                 index(p);
                 while p.eat(COMMA) {
@@ -105,6 +118,20 @@ fn binary_chain(
                 expr_bp(p, 1);
             }
             lhs = m.complete(p, UPDATE_EXPR);
+            continue;
+        }
+        if let Some((l_bp, r_bp)) = op.pipe_binding_power() {
+            if l_bp < min_bp {
+                break;
+            }
+            if !chain.enter(p) {
+                return None;
+            }
+            let m = lhs.precede(p);
+            p.bump_any();
+            let rhs = expr_bp(p, r_bp);
+            lhs = m.complete(p, PIPE_EXPR);
+            rhs?;
             continue;
         }
         let Some((l_bp, r_bp)) = op.infix_binding_power() else { break };
@@ -182,17 +209,35 @@ fn lhs(p: &mut Parser<'_>) -> Option<CompletedMarker> {
     Some(m.complete(p, kind))
 }
 
-/// `let pat [: type] = expr (let ... | in expr)`; a chain of `let`s nests.
+/// `let pat [: type] = expr (let ... | in expr)`; a chain of `let`s nests. A name
+/// followed by parameters is a local function (version 1.1):
+/// `let name pat... [: type] = expr in expr`.
 fn let_expr(p: &mut Parser<'_>) -> CompletedMarker {
     let m = p.start();
     p.bump(LET_KW);
-    patterns::pattern(p);
-    if p.eat(COLON) {
-        types::type_(p);
+    let is_function =
+        p.at(IDENT) && p.nth_text(0) != "_" && patterns::PATTERN_START.contains(&p.nth(1));
+    if is_function {
+        name(p, &[]);
+        while patterns::PATTERN_START.contains(&p.current()) {
+            patterns::pattern(p);
+        }
+        if p.at(COLON) {
+            let ret = p.start();
+            p.bump(COLON);
+            types::type_(p);
+            ret.complete(p, RET_TYPE);
+        }
+    } else {
+        patterns::pattern(p);
+        if p.eat(COLON) {
+            types::type_(p);
+        }
     }
     if p.expect(EQ) {
         expr(p);
     }
+    let kind = if is_function { LET_FN_EXPR } else { LET_EXPR };
     if p.at(LET_KW) {
         if enter(p) {
             let_expr(p);
@@ -201,7 +246,7 @@ fn let_expr(p: &mut Parser<'_>) -> CompletedMarker {
     } else if p.expect(IN_KW) {
         expr(p);
     }
-    m.complete(p, LET_EXPR)
+    m.complete(p, kind)
 }
 
 /// `loop pat = expr for name < expr do expr` or `loop pat = expr while expr do expr`
@@ -212,6 +257,16 @@ fn loop_expr(p: &mut Parser<'_>) {
         expr(p);
     }
     match p.current() {
+        // `for x in xs` (version 1.1) takes a pattern; `for i < n` a name.
+        FOR_KW if p.nth(1) != IDENT || p.nth(2) == IN_KW => {
+            let m = p.start();
+            p.bump(FOR_KW);
+            patterns::pattern(p);
+            if p.expect(IN_KW) {
+                expr(p);
+            }
+            m.complete(p, FOR_IN_FORM);
+        }
         FOR_KW => {
             let m = p.start();
             p.bump(FOR_KW);
@@ -266,7 +321,7 @@ fn postfix_chain(
     loop {
         let continues = match p.current() {
             L_BRACK => p.nth_is_glued(0),
-            DOT => p.nth(1) == INT_NUMBER,
+            DOT => p.nth(1) == INT_NUMBER || is_glued_field(p),
             _ => false,
         };
         if continues && !chain.enter(p) {
@@ -289,9 +344,20 @@ fn postfix_chain(
                 p.bump(INT_NUMBER);
                 lhs = m.complete(p, PROJ_EXPR);
             }
+            DOT if is_glued_field(p) => {
+                let m = lhs.precede(p);
+                p.bump(DOT);
+                name_ref(p);
+                lhs = m.complete(p, FIELD_EXPR);
+            }
             _ => return Some(lhs),
         }
     }
+}
+
+/// `.x` glued on both sides: a record field (version 1.1), as in `(f r).x` or `r.x.y`.
+fn is_glued_field(p: &Parser<'_>) -> bool {
+    p.nth(1) == IDENT && p.nth_is_glued(0) && p.nth_is_glued(1)
 }
 
 /// `i` or `[start] : [end] [: stride]` inside `[...]`.
@@ -332,6 +398,23 @@ fn atom(p: &mut Parser<'_>) -> Option<CompletedMarker> {
             PATH_EXPR
         }
         L_PAREN => paren_expr(p),
+        L_BRACE => {
+            // `{x = e, y}` (version 1.1); `y` alone is `y = y`.
+            p.bump(L_BRACE);
+            while p.at(IDENT) {
+                let field = p.start();
+                name_ref(p);
+                if p.eat(EQ) {
+                    expr(p);
+                }
+                field.complete(p, RECORD_EXPR_FIELD);
+                if !p.eat(COMMA) {
+                    break;
+                }
+            }
+            p.expect(R_BRACE);
+            RECORD_EXPR
+        }
         L_BRACK => {
             p.bump(L_BRACK);
             while !p.at(R_BRACK) && !p.at_eof() {
@@ -375,6 +458,13 @@ fn path_expr(p: &mut Parser<'_>) {
 /// `(* 2)`, `(2 -)`. `(- e)` is negation: there is no right section of `-`.
 fn paren_expr(p: &mut Parser<'_>) -> SyntaxKind {
     p.bump(L_PAREN);
+    // `(.x)` (version 1.1): the function taking a record's field `x`.
+    if p.at(DOT) && p.nth(1) == IDENT && p.nth(2) == R_PAREN {
+        p.bump(DOT);
+        name_ref(p);
+        p.bump(R_PAREN);
+        return FIELD_SECTION;
+    }
     let op = p.current();
     if op.infix_binding_power().is_some() {
         if p.nth(1) == R_PAREN {

@@ -52,7 +52,7 @@ fn type_alias(p: &mut Parser<'_>) {
 fn def(p: &mut Parser<'_>) {
     let m = p.start();
     p.bump_any(); // `def` or `entry`
-    name(p, &[L_BRACK, QUOTE, L_PAREN, COLON, EQ, DEF_KW, ENTRY_KW, TYPE_KW, IMPORT_KW]);
+    def_name(p);
     loop {
         match p.current() {
             L_BRACK => size_param(p),
@@ -73,6 +73,25 @@ fn def(p: &mut Parser<'_>) {
     m.complete(p, DEF);
 }
 
+/// A def's name; `f32.sum` (version 1.1) adds `sum` to the namespace of `f32`, as the
+/// prelude does. The qualifier is checked by the checker.
+fn def_name(p: &mut Parser<'_>) {
+    let glued_qualified = p.at(IDENT)
+        && p.nth(1) == DOT
+        && p.nth(2) == IDENT
+        && p.nth_is_glued(1)
+        && p.nth_is_glued(2);
+    if !glued_qualified {
+        name(p, &[L_BRACK, QUOTE, L_PAREN, COLON, EQ, DEF_KW, ENTRY_KW, TYPE_KW, IMPORT_KW]);
+        return;
+    }
+    let m = p.start();
+    p.bump(IDENT);
+    p.bump(DOT);
+    p.bump(IDENT);
+    m.complete(p, NAME);
+}
+
 /// `[n]`
 fn size_param(p: &mut Parser<'_>) {
     let m = p.start();
@@ -90,13 +109,32 @@ fn type_param(p: &mut Parser<'_>) {
     m.complete(p, TYPE_PARAM);
 }
 
-/// `(pat: type)`
+/// `(pat: type)`, or (version 1.1) a tuple of ascribed patterns `(d: f32, i: i64)`,
+/// parsed as a `TUPLE_PAT` of `ASCRIBED_PAT`s without parentheses of their own: the
+/// parameter's type is then the tuple of the ascriptions.
 fn param(p: &mut Parser<'_>) {
     let m = p.start();
     p.bump(L_PAREN);
+    let tuple = p.start();
+    let first = p.start();
     patterns::pattern(p);
     if p.expect(COLON) {
         types::type_(p);
+    }
+    if p.at(COMMA) {
+        first.complete(p, ASCRIBED_PAT);
+        while p.eat(COMMA) {
+            let elem = p.start();
+            patterns::pattern(p);
+            if p.expect(COLON) {
+                types::type_(p);
+            }
+            elem.complete(p, ASCRIBED_PAT);
+        }
+        tuple.complete(p, TUPLE_PAT);
+    } else {
+        first.abandon(p);
+        tuple.abandon(p);
     }
     p.expect(R_PAREN);
     m.complete(p, PARAM);

@@ -49,6 +49,10 @@ fn type_atom(p: &mut Parser<'_>) -> Option<crate::parser::CompletedMarker> {
             p.expect(R_PAREN);
             if n_elems == 1 { PAREN_TYPE } else { TUPLE_TYPE }
         }
+        L_BRACE => {
+            record_type(p);
+            RECORD_TYPE
+        }
         _ => {
             m.abandon(p);
             p.err_recover(
@@ -59,6 +63,23 @@ fn type_atom(p: &mut Parser<'_>) -> Option<crate::parser::CompletedMarker> {
         }
     };
     Some(m.complete(p, kind))
+}
+
+/// `{x: f32, y: f32}` (version 1.1), possibly empty.
+fn record_type(p: &mut Parser<'_>) {
+    p.bump(L_BRACE);
+    while p.at(IDENT) {
+        let field = p.start();
+        name(p, &[]);
+        if p.expect(COLON) {
+            type_(p);
+        }
+        field.complete(p, RECORD_TYPE_FIELD);
+        if !p.eat(COMMA) {
+            break;
+        }
+    }
+    p.expect(R_BRACE);
 }
 
 /// `size ::= name | intlit | size + size | size - size | size * size | size / size | (size)`

@@ -50,6 +50,8 @@ fn token_kind(text: &str) -> (String, String) {
         ")" => ("R_PAREN", "r_paren"),
         "[" => ("L_BRACK", "l_brack"),
         "]" => ("R_BRACK", "r_brack"),
+        "{" => ("L_BRACE", "l_brace"),
+        "}" => ("R_BRACE", "r_brace"),
         "," => ("COMMA", "comma"),
         ":" => ("COLON", "colon"),
         ":>" => ("COLON_GT", "colon_gt"),
