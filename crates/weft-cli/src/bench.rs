@@ -474,7 +474,7 @@ fn bench_entry(
     let mut runner_args = vec![
         "bench".to_owned(),
         "--plan".to_owned(),
-        plan_file.path().display().to_string(),
+        plan_file.display().to_string(),
         "--warmup".to_owned(),
         args.warmup.to_string(),
         "--reps".to_owned(),

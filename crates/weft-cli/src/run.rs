@@ -231,8 +231,7 @@ fn run_opencl(
         }
     };
     let plan = crate::opencl::write_plan(&compiled.plan)?;
-    let mut runner_args =
-        vec!["run".to_owned(), "--plan".to_owned(), plan.path().display().to_string()];
+    let mut runner_args = vec!["run".to_owned(), "--plan".to_owned(), plan.display().to_string()];
     if let Some(device) = &args.device {
         runner_args.extend(["--device".to_owned(), device.clone()]);
     }

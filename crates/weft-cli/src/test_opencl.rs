@@ -61,8 +61,7 @@ pub(crate) fn run_cases(
             inputs.push(values);
         }
         let plan = crate::opencl::write_plan(&compiled.plan)?;
-        let mut args =
-            vec!["batch".to_owned(), "--plan".to_owned(), plan.path().display().to_string()];
+        let mut args = vec!["batch".to_owned(), "--plan".to_owned(), plan.display().to_string()];
         if let Some(d) = device {
             args.extend(["--device".to_owned(), d.to_owned()]);
         }
