@@ -464,8 +464,11 @@ fn bench_entry(
         Ok(entry) => entry,
         Err(message) => return Ok(Outcome::failed(message, 1)),
     };
-    let options =
-        weft_lower::Options { checks: !args.unchecked, profile, ..weft_lower::Options::default() };
+    let options = weft_lower::Options {
+        checks: !args.unchecked,
+        profile,
+        ..crate::environment::lower_options()
+    };
     let compiled = match crate::opencl::compile(db, program, entry, options) {
         Ok(compiled) => compiled,
         Err(message) => return Ok(Outcome::failed(message, 1)),

@@ -172,7 +172,7 @@ pub(crate) fn build(args: &crate::BuildArgs) -> anyhow::Result<u8> {
     let options = weft_lower::Options {
         checks: !args.unchecked,
         target: args.opencl.target(),
-        ..weft_lower::Options::default()
+        ..crate::environment::lower_options()
     };
     let mut failed = false;
     for entry in entries {

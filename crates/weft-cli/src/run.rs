@@ -221,7 +221,7 @@ fn run_opencl(
     let options = weft_lower::Options {
         checks: !args.unchecked,
         target: args.opencl.target(),
-        ..weft_lower::Options::default()
+        ..crate::environment::lower_options()
     };
     let compiled = match crate::opencl::compile(db, program, entry, options) {
         Ok(c) => c,

@@ -35,7 +35,7 @@ pub(crate) fn run_cases(
                 continue;
             }
         };
-        let options = weft_lower::Options { target, ..weft_lower::Options::default() };
+        let options = weft_lower::Options { target, ..crate::environment::lower_options() };
         let compiled = match crate::opencl::compile(db, program, entry, options) {
             Ok(c) => c,
             Err(m) => {

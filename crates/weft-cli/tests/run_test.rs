@@ -11,15 +11,9 @@ fn workspace_root() -> PathBuf {
 }
 
 /// Runs `weft ARGS` in the workspace root with `stdin`: (stdout, stderr, exit code).
-#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
 fn weft(args: &[&str], stdin: &str) -> (String, String, i32) {
-    let runner = common::runner();
-    let pocl_cache = std::env::var_os("POCL_CACHE_DIR")
-        .map_or_else(|| common::profile_dir().join("../pocl-cache"), PathBuf::from);
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+    let mut child = common::weft_with_runner()
         .current_dir(workspace_root())
-        .env("WEFT_RUNNER", runner)
-        .env("POCL_CACHE_DIR", pocl_cache)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -213,13 +207,12 @@ fn negative_sizes_are_errors_on_both_backends() {
 }
 
 /// Runs `weft run` on the OpenCL back end with a stand-in runner script.
-#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
 fn run_with_runner(name: &str, script: &str) -> (String, String, i32) {
     let runner = temp_file(name, script);
     let mut permissions = std::fs::metadata(&runner).expect("script written").permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
     std::fs::set_permissions(&runner, permissions).expect("script made executable");
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+    let output = common::weft()
         .current_dir(workspace_root())
         .env("WEFT_RUNNER", &runner)
         .args(["run", "examples/sum.weft", "--entry", "sum_i32", "--input", "[1i32]"])

@@ -32,7 +32,7 @@ pub struct Options {
     pub reduce_groups: u32,
     /// Elements of the shared dimension per local-memory stage of a matrix product.
     pub matmul_stage: u32,
-    /// The matrix-multiplication kernel's shape (`matmul.rs`, `WEFT_MATMUL_VARIANT`).
+    /// The matrix-multiplication kernel's shape (`matmul.rs`, `Variant`).
     pub matmul_variant: u32,
     /// The OpenCL C version the kernels target: 1.2 clones each generated function
     /// per address-space instantiation; 2.0 uses the generic space instead, except
@@ -43,36 +43,27 @@ pub struct Options {
     /// (docs/costs.md, "Predictions and validation").
     pub profile: Option<&'static weft_cost::profile::DeviceProfile>,
     /// Whether tiled kernels (matrix products, transpositions) compete with the plain
-    /// kernel by predicted time (the default), or are always used
-    /// (`WEFT_STRATEGY=preferred`: the fixed rule, so that tests exercise the tiled
-    /// kernels at any size).
+    /// kernel by predicted time (the default), or are always used (the fixed rule, so
+    /// that tests exercise the tiled kernels at any size).
     pub steer_tiling: bool,
 }
 
 impl Default for Options {
     /// Checks on, work-groups of 256, 4 elements per work-item, up to 1024 groups per
-    /// reduction, stages of 8 and the default kernel variant in matrix products.
-    /// `WEFT_COARSEN`, `WEFT_REDUCE_GROUPS`, `WEFT_MATMUL_STAGE` and
-    /// `WEFT_MATMUL_VARIANT` override the last four (tuning knobs for benchmarking
-    /// experiments; `bench/results/` says what was measured).
+    /// reduction, stages of 8 and the default kernel variant in matrix products, tiled
+    /// kernels chosen by predicted time. (`weft` lets environment variables override
+    /// some of these for experiments: docs/cli.md, "Environment".)
     fn default() -> Self {
-        let knob = |name: &str, default: u32, ok: fn(u32) -> bool| {
-            std::env::var(name)
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .filter(|&v| ok(v))
-                .unwrap_or(default)
-        };
         Options {
             checks: true,
             work_group: 256,
-            coarsen: knob("WEFT_COARSEN", 4, |c| c >= 1),
-            reduce_groups: knob("WEFT_REDUCE_GROUPS", 1024, |g| g >= 1),
-            matmul_stage: knob("WEFT_MATMUL_STAGE", 8, |k| matches!(k, 2 | 4 | 8 | 16 | 32)),
-            matmul_variant: knob("WEFT_MATMUL_VARIANT", crate::matmul::DEFAULT_VARIANT, |v| v < 8),
+            coarsen: 4,
+            reduce_groups: 1024,
+            matmul_stage: 8,
+            matmul_variant: crate::matmul::DEFAULT_VARIANT,
             target: weft_aspace::Target::OpenCl12,
             profile: None,
-            steer_tiling: std::env::var("WEFT_STRATEGY").map_or(true, |v| v != "preferred"),
+            steer_tiling: true,
         }
     }
 }

@@ -216,7 +216,7 @@ fn dim0_contiguous(a: &KArr) -> bool {
     matches!(a, KArr::Mem(m) if m.strides.first().and_then(CExpr::as_int) == Some(1) && m.strides.get(1).and_then(CExpr::as_int) != Some(1))
 }
 
-/// Shape choices of the kernel, as bits of a number (`WEFT_MATMUL_VARIANT`, a tuning
+/// Shape choices of the kernel, as bits of a number (`Options::matmul_variant`, a tuning
 /// knob, default [`DEFAULT_VARIANT`]; `bench/results/h100-2026-11-24-sgemm-tuning.md`
 /// has the H100's times of each).
 #[derive(Debug, Clone, Copy)]
