@@ -19,7 +19,7 @@
 use std::rc::Rc;
 
 use weft_hir::{MathFn, ScalarTy};
-use weft_values::{ArrayData, Scalar, Value};
+use weft_values::{ArrayData, RuntimeCheck, Scalar, Value};
 
 use crate::ir::{
     Atom, BinOp, BlockId, CoreSize, Exp, FnId, Function, IndexItem, Lambda, LoopForm, Origin,
@@ -462,7 +462,7 @@ fn eval_size(frame: &Frame, size: &CoreSize) -> std::result::Result<i64, String>
         weft_size::EvalError::NotDivisible { dividend, divisor } => {
             format!("size {dividend} is not divisible by {divisor}")
         }
-        weft_size::EvalError::DivisionByZero => "size division by zero".to_owned(),
+        weft_size::EvalError::DivisionByZero => RuntimeCheck::SizeDivisionByZero.words(&"", &""),
         weft_size::EvalError::UnboundVar(_) => "unknown size".to_owned(),
     })
 }
@@ -477,13 +477,32 @@ fn shape_of(val: &Val) -> &[usize] {
 
 /// Binds unbound size variables of `ty` to the shape of `val`; with `check`, also
 /// checks the other sizes.
+/// Why a value does not have the sizes of its type.
+enum SizeError {
+    /// Dimension `dim` has size `actual` where the type's `size` is `expected`.
+    Mismatch { dim: usize, size: String, expected: i64, actual: usize },
+    /// The type's size could not be computed.
+    Other(String),
+}
+
+impl std::fmt::Display for SizeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SizeError::Mismatch { dim, size, expected, actual } => {
+                write!(f, "expected size {expected} (`{size}`) in dimension {dim}, got {actual}")
+            }
+            SizeError::Other(message) => f.write_str(message),
+        }
+    }
+}
+
 fn bind_sizes(
     f: &Function,
     frame: &mut Frame,
     ty: &Type,
     val: &Val,
     check: bool,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), SizeError> {
     if let (Type::Tuple(tys), Val::Tuple(vals)) = (ty, val) {
         for (t, v) in tys.iter().zip(vals) {
             bind_sizes(f, frame, t, v, check)?;
@@ -502,19 +521,22 @@ fn bind_sizes(
             return Ok(());
         }
         let Some(&actual) = shape_of(val).get(dim_idx) else { return Ok(()) };
-        let actual_i64 = i64::try_from(actual).map_err(|_| "size too large".to_owned())?;
+        let actual_i64 =
+            i64::try_from(actual).map_err(|_| SizeError::Other("size too large".to_owned()))?;
         let unbound_var = size.as_var().filter(|v| {
             frame.slots[slot(**v)].is_none() || f.vars[**v].kind == VarKind::Existential
         });
         if let Some(&var) = unbound_var {
             frame.slots[slot(var)] = Some(Val::Scalar(Scalar::I64(actual_i64)));
         } else if check {
-            let expected = eval_size(frame, size)?;
+            let expected = eval_size(frame, size).map_err(SizeError::Other)?;
             if expected != actual_i64 {
-                return Err(format!(
-                    "expected size {expected} (`{}`) in dimension {dim_idx}, got {actual}",
-                    size.display(&|v: &VarId| f.vars[*v].name.to_string())
-                ));
+                return Err(SizeError::Mismatch {
+                    dim: dim_idx,
+                    size: size.display(&|v: &VarId| f.vars[*v].name.to_string()).to_string(),
+                    expected,
+                    actual,
+                });
             }
         }
         dim_idx += 1;
@@ -746,18 +768,13 @@ impl<R: Recorder> Interp<'_, R> {
     }
 
     fn name(&self, atom: Atom) -> String {
-        match atom {
-            Atom::Var(v) if !self.f.vars[v].name.as_str().is_empty() => {
-                self.f.vars[v].name.to_string()
-            }
-            Atom::Var(_) | Atom::Const(_) => "(temporary)".to_owned(),
-        }
+        self.f.atom_name(atom)
     }
 
     fn bind(&self, frame: &mut Frame, var: VarId, val: Val) -> Result<()> {
         if matches!(self.f.vars[var].ty, Type::Array { .. } | Type::Tuple(_)) {
             bind_sizes(self.f, frame, &self.f.vars[var].ty, &val, false)
-                .map_err(RuntimeError::new)?;
+                .map_err(|error| RuntimeError::new(error.to_string()))?;
         }
         frame.slots[slot(var)] = Some(val);
         Ok(())
@@ -1042,10 +1059,8 @@ impl<R: Recorder> Interp<'_, R> {
                     match usize::try_from(i) {
                         Ok(i) if i < n => block = block * n + i,
                         _ => {
-                            return Err(RuntimeError::new(format!(
-                                "index {i} out of bounds for array `{}` of size {n}",
-                                self.name(*array)
-                            )));
+                            let check = RuntimeCheck::Index { array: &self.name(*array) };
+                            return Err(RuntimeError::new(check.words(&i, &n)));
                         }
                     }
                 }
@@ -1101,10 +1116,8 @@ impl<R: Recorder> Interp<'_, R> {
                     && c >= 0
                     && r.checked_mul(c).and_then(|p| usize::try_from(p).ok()) == Some(len);
                 if !fits {
-                    return Err(RuntimeError::new(format!(
-                        "cannot unflatten array `{}` of size {len} into {r} rows of {c}",
-                        self.name(*array)
-                    )));
+                    let check = RuntimeCheck::Unflatten { array: &self.name(*array) };
+                    return Err(RuntimeError::new(check.words(&len, &c)));
                 }
                 reshape(
                     &val,
@@ -1118,10 +1131,8 @@ impl<R: Recorder> Interp<'_, R> {
                 let n = outer_len(&val);
                 let n_i64 = i64::try_from(n).unwrap_or(i64::MAX);
                 if k <= 0 || n_i64 % k != 0 {
-                    return Err(RuntimeError::new(format!(
-                        "cannot split array `{}`: size {n} is not divisible by {k}",
-                        self.name(*array)
-                    )));
+                    let check = RuntimeCheck::Split { array: &self.name(*array) };
+                    return Err(RuntimeError::new(check.words(&n, &k)));
                 }
                 let k = usize::try_from(k).unwrap_or(1);
                 reshape(&val, &[n / k, k], 1)
@@ -1133,21 +1144,25 @@ impl<R: Recorder> Interp<'_, R> {
                 let is_take = matches!(exp, Exp::Take { .. });
                 let Some(k) = usize::try_from(k).ok().filter(|&k| k <= n) else {
                     let what = if is_take { "take" } else { "drop" };
-                    return Err(RuntimeError::new(format!(
-                        "{what} {k} out of bounds for array `{}` of size {n}",
-                        self.name(*array)
-                    )));
+                    let check = RuntimeCheck::Count { what, array: &self.name(*array) };
+                    return Err(RuntimeError::new(check.words(&k, &n)));
                 };
                 if is_take { rows(&val, 0, k) } else { rows(&val, k, n - k) }
             }
             Exp::Concat(a, b) => concat(&self.atom(frame, *a)?, &self.atom(frame, *b)?)?,
             Exp::Coerce { value, ty } => {
                 let val = self.atom(frame, *value)?;
-                bind_sizes(self.f, frame, ty, &val, true).map_err(|message| {
-                    RuntimeError::new(format!(
-                        "size coercion of `{}` failed: {message}",
-                        self.name(*value)
-                    ))
+                bind_sizes(self.f, frame, ty, &val, true).map_err(|error| {
+                    let value = &self.name(*value);
+                    RuntimeError::new(match error {
+                        SizeError::Mismatch { dim, size, expected, actual } => {
+                            RuntimeCheck::Coerce { value, dim, size: &size }
+                                .words(&actual, &expected)
+                        }
+                        SizeError::Other(message) => {
+                            format!("size coercion of `{value}` failed: {message}")
+                        }
+                    })
                 })?;
                 val
             }
@@ -1161,7 +1176,7 @@ impl<R: Recorder> Interp<'_, R> {
     fn count(&self, frame: &Frame, atom: Atom, what: &str) -> Result<usize> {
         let n = self.int(frame, atom)?;
         let n = usize::try_from(n)
-            .map_err(|_| RuntimeError::new(format!("`{what}` with negative size {n}")))?;
+            .map_err(|_| RuntimeError::new(RuntimeCheck::NegativeSize { what }.words(&n, &"")))?;
         if n > MAX_ELEMS {
             return Err(RuntimeError::new(format!(
                 "`{what}` of size {n} is too large to interpret"
@@ -1210,10 +1225,8 @@ impl<R: Recorder> Interp<'_, R> {
             IndexItem::Fix(idx) => {
                 let i = self.int(frame, *idx)?;
                 if i < 0 || i >= n_i64 {
-                    return Err(RuntimeError::new(format!(
-                        "index {i} out of bounds for array `{}` of size {n}",
-                        self.name(array)
-                    )));
+                    let check = RuntimeCheck::Index { array: &self.name(array) };
+                    return Err(RuntimeError::new(check.words(&i, &n)));
                 }
                 *val = elem(val, usize::try_from(i).unwrap_or(0));
                 self.index_from(frame, val, array, rest, 0)
@@ -1225,16 +1238,14 @@ impl<R: Recorder> Interp<'_, R> {
                 };
                 let start = start.map(|s| self.int(frame, s)).transpose()?;
                 let end = end.map(|e| self.int(frame, e)).transpose()?;
-                let bad = |start: i64, end: i64| {
-                    RuntimeError::new(format!(
-                        "slice {start}:{end}:{stride} out of bounds for array `{}` of size {n}",
-                        self.name(array)
-                    ))
+                let bad = |start: i64| {
+                    let check = RuntimeCheck::Slice { array: &self.name(array) };
+                    RuntimeError::new(check.words(&start, &n))
                 };
                 let indices: Vec<usize> = if stride > 0 {
                     let (s, e) = (start.unwrap_or(0), end.unwrap_or(n_i64));
                     if s < 0 || e > n_i64 || s > e {
-                        return Err(bad(s, e));
+                        return Err(bad(s));
                     }
                     (s..e)
                         .step_by(usize::try_from(stride).unwrap_or(1))
@@ -1243,7 +1254,7 @@ impl<R: Recorder> Interp<'_, R> {
                 } else if stride < 0 {
                     let (s, e) = (start.unwrap_or(n_i64 - 1), end.unwrap_or(-1));
                     if s >= n_i64 || e < -1 || s < e {
-                        return Err(bad(s, e));
+                        return Err(bad(s));
                     }
                     let mut out = Vec::new();
                     let mut i = s;
@@ -1329,7 +1340,7 @@ fn scalar_ty(s: Scalar) -> ScalarTy {
 macro_rules! int_ops {
     ($op:expr, $a:expr, $b:expr, $variant:ident, $t:ty, $bits:expr) => {{
         let (a, b): ($t, $t) = ($a, $b);
-        let division_by_zero = || RuntimeError::new("integer division by zero");
+        let division_by_zero = || RuntimeError::new(RuntimeCheck::DivisionByZero.words(&"", &""));
         Scalar::$variant(match $op {
             BinOp::Add => a.wrapping_add(b),
             BinOp::Sub => a.wrapping_sub(b),

@@ -213,7 +213,7 @@ entry f (xs: [n]i32) (a: i64) (b: i64) : [b-a]i32 = xs[a:b]
 "#,
         "[1i32, 2i32] 1i64 3i64",
         expect![[r#"
-            error: slice 1:3:1 out of bounds for array `xs` of size 2 at test.weft:2:53
+            error: slice out of bounds for array `xs` of size 2 (start 1) at test.weft:2:53
         "#]],
     );
 }

@@ -11,6 +11,7 @@ use weft_core::{
     VarId, VarKind,
 };
 use weft_plan::{BinOp as HOp, Elem, ErrorSite, Expr, Input, Output, Step, Var};
+use weft_values::RuntimeCheck;
 
 use crate::LowerError;
 use crate::arr::{Mem, View};
@@ -162,11 +163,7 @@ pub fn lower_entry(
     }
     for (dim, size) in deferred {
         let want = l.host_size(&mut env, &size)?;
-        let code = l.error_site(
-            "size mismatch: an input dimension is {0}, but the parameter's type says {1}"
-                .to_owned(),
-            None,
-        );
+        let code = l.error_site(RuntimeCheck::InputSize, None);
         l.step(Step::Check {
             cond: Expr::bin(HOp::Eq, Expr::Var(dim), want.clone()),
             error: code,
@@ -268,10 +265,10 @@ impl<'p> Lowerer<'p> {
         Kb::new(self.program, self.position, self.shared.clone())
     }
 
-    pub(crate) fn error_site(&mut self, message: String, origin: Option<&Origin>) -> u32 {
+    pub(crate) fn error_site(&mut self, check: RuntimeCheck<'_>, origin: Option<&Origin>) -> u32 {
         let position = origin.and_then(|o| (self.position)(o));
         let mut shared = self.shared.borrow_mut();
-        shared.errors.push(ErrorSite { message, position });
+        shared.errors.push(ErrorSite { message: check.template(), position });
         shared.errors.len() as u32
     }
 
@@ -558,11 +555,17 @@ impl<'p> Lowerer<'p> {
         self.program.functions[f].origins.get(exp).cloned()
     }
 
-    fn check(&mut self, cond: Expr, message: String, origin: Option<&Origin>, payload: Vec<Expr>) {
+    fn check(
+        &mut self,
+        cond: Expr,
+        check: RuntimeCheck<'_>,
+        origin: Option<&Origin>,
+        payload: Vec<Expr>,
+    ) {
         if !self.options.checks {
             return;
         }
-        let code = self.error_site(message, origin);
+        let code = self.error_site(check, origin);
         self.step(Step::Check { cond, error: code, payload });
     }
 
@@ -571,7 +574,7 @@ impl<'p> Lowerer<'p> {
     fn check_count(&mut self, n: &Expr, what: &str, origin: Option<&Origin>) {
         self.check(
             Expr::bin(HOp::Le, Expr::I64(0), n.clone()),
-            format!("`{what}` with negative size {{0}}"),
+            RuntimeCheck::NegativeSize { what },
             origin,
             vec![n.clone()],
         );
@@ -589,10 +592,7 @@ impl<'p> Lowerer<'p> {
         let ty = &function.vars[var].ty;
         let name = function.vars[var].name.to_string();
         let origin = self.origin(f, exp);
-        let var_name = |a: &Atom| match a {
-            Atom::Var(v) => function.vars[*v].name.to_string(),
-            Atom::Const(_) => "literal".to_owned(),
-        };
+        let var_name = |a: &Atom| function.atom_name(*a);
         match &function.exps[exp] {
             Exp::Atom(a) => self.atom(env, a),
             Exp::Size(s) => Ok(HVal::Scalar(HScalar::Host(self.host_size(env, s)?, Elem::I64))),
@@ -604,7 +604,7 @@ impl<'p> Lowerer<'p> {
                     if matches!(hop, HOp::Div | HOp::Rem) {
                         self.check(
                             Expr::bin(HOp::Ne, y.clone(), Expr::I64(0)),
-                            "integer division by zero".to_owned(),
+                            RuntimeCheck::DivisionByZero,
                             origin.as_ref(),
                             vec![],
                         );
@@ -682,9 +682,7 @@ impl<'p> Lowerer<'p> {
                             );
                             self.check(
                                 ok,
-                                format!(
-                                    "index {{0}} out of bounds for array `{aname}` of size {{1}}"
-                                ),
+                                RuntimeCheck::Index { array: &aname },
                                 origin.as_ref(),
                                 vec![i.clone(), n],
                             );
@@ -945,7 +943,8 @@ impl<'p> Lowerer<'p> {
                     Expr::bin(HOp::Ge, r.clone(), Expr::I64(0)),
                     Expr::bin(HOp::Eq, Expr::mul(r.clone(), c.clone()), n.clone()),
                 );
-                self.check(ok, format!("cannot unflatten array `{}` of size {{0}} into rows of {{1}} (size mismatch)", var_name(array)), origin.as_ref(), vec![n, c.clone()]);
+                let check = RuntimeCheck::Unflatten { array: &var_name(array) };
+                self.check(ok, check, origin.as_ref(), vec![n, c.clone()]);
                 Ok(HVal::Arr(self.view(&arr, &View::Unflatten { rows: r, cols: c })?))
             }
             Exp::Split { chunk, array } => {
@@ -968,10 +967,7 @@ impl<'p> Lowerer<'p> {
                 );
                 self.check(
                     ok,
-                    format!(
-                        "cannot split array `{}`: size {{0}} is not divisible by {{1}}",
-                        var_name(array)
-                    ),
+                    RuntimeCheck::Split { array: &var_name(array) },
                     origin.as_ref(),
                     vec![n.clone(), k.clone()],
                 );
@@ -991,10 +987,7 @@ impl<'p> Lowerer<'p> {
                 );
                 self.check(
                     ok,
-                    format!(
-                        "{what} {{0}} out of bounds for array `{}` of size {{1}}",
-                        var_name(array)
-                    ),
+                    RuntimeCheck::Count { what, array: &var_name(array) },
                     origin.as_ref(),
                     vec![k.clone(), n.clone()],
                 );
@@ -1058,7 +1051,20 @@ impl<'p> Lowerer<'p> {
                         } else {
                             let want = self.host_size(env, size)?;
                             if want != shape[d] {
-                                self.check(Expr::bin(HOp::Eq, shape[d].clone(), want.clone()), format!("size coercion of `{}` failed: size {{0}} does not match {{1}}", var_name(value)), origin.as_ref(), vec![shape[d].clone(), want]);
+                                let size = size
+                                    .display(&|v: &VarId| function.vars[*v].name.to_string())
+                                    .to_string();
+                                let check = RuntimeCheck::Coerce {
+                                    value: &var_name(value),
+                                    dim: d,
+                                    size: &size,
+                                };
+                                self.check(
+                                    Expr::bin(HOp::Eq, shape[d].clone(), want.clone()),
+                                    check,
+                                    origin.as_ref(),
+                                    vec![shape[d].clone(), want],
+                                );
                             }
                         }
                         t = elem;
@@ -1137,12 +1143,7 @@ impl<'p> Lowerer<'p> {
             ok_pos,
             and(Expr::bin(HOp::Ne, stride.clone(), Expr::I64(0)), ok_neg),
         );
-        self.check(
-            ok,
-            format!("slice out of bounds for array `{name}` of size {{1}} (start {{0}})"),
-            origin,
-            vec![s.clone(), n],
-        );
+        self.check(ok, RuntimeCheck::Slice { array: name }, origin, vec![s.clone(), n]);
         let safe =
             sel(Expr::bin(HOp::Eq, stride.clone(), Expr::I64(0)), Expr::I64(1), stride.clone());
         let len_pos = Expr::bin(

@@ -12,7 +12,7 @@ use weft_core::{
 };
 use weft_hir::{MathFn, ScalarTy};
 use weft_plan::{Arg, Elem, ErrorSite, Expr, ParamKind, Var};
-use weft_values::Scalar;
+use weft_values::{RuntimeCheck, Scalar};
 
 use crate::LowerError;
 use crate::arr::{Mem, View};
@@ -262,10 +262,10 @@ impl<'p> Kb<'p> {
     }
 
     /// Registers a run-time error and returns its code.
-    pub(crate) fn error_site(&mut self, message: String, origin: Option<&Origin>) -> u32 {
+    pub(crate) fn error_site(&mut self, check: RuntimeCheck<'_>, origin: Option<&Origin>) -> u32 {
         let position = origin.and_then(|o| (self.position)(o));
         let mut shared = self.shared.borrow_mut();
-        shared.errors.push(ErrorSite { message, position });
+        shared.errors.push(ErrorSite { message: check.template(), position });
         shared.errors.len() as u32
     }
 
@@ -292,7 +292,7 @@ impl<'p> Kb<'p> {
     /// interpreter's error); unchecked, a negative size made wrong results.
     fn check_count(&mut self, n: &CExpr, what: &str, origin: Option<&Origin>) {
         if self.checks() {
-            let code = self.error_site(format!("`{what}` with negative size {{0}}"), origin);
+            let code = self.error_site(RuntimeCheck::NegativeSize { what }, origin);
             let ok = CExpr::bin(COp::Ge, n.clone(), CExpr::Int(0));
             self.check(ok, code, n.clone(), CExpr::Int(0));
         }
@@ -853,10 +853,7 @@ impl<'p> Kb<'p> {
     }
 
     fn var_name(&self, f: FnId, atom: &Atom) -> String {
-        match atom {
-            Atom::Var(v) => self.program.functions[f].vars[*v].name.to_string(),
-            Atom::Const(_) => "literal".to_owned(),
-        }
+        self.program.functions[f].atom_name(*atom)
     }
 
     /// Emits one expression; `var` is the variable it binds (for names and types).
@@ -955,9 +952,7 @@ impl<'p> Kb<'p> {
                             let i = self.tmp("i", Elem::I64, i);
                             if self.checks() {
                                 let code = self.error_site(
-                                    format!(
-                                        "index {{0}} out of bounds for array `{name}` of size {{1}}"
-                                    ),
+                                    RuntimeCheck::Index { array: &name },
                                     origin.as_ref(),
                                 );
                                 let ok = CExpr::bin(
@@ -1239,10 +1234,8 @@ impl<'p> Kb<'p> {
                     let i = self.int(f, env, index)?;
                     let i = self.tmp("i", Elem::I64, i);
                     if self.checks() {
-                        let code = self.error_site(
-                            format!("index {{0}} out of bounds for array `{name}` of size {{1}}"),
-                            origin.as_ref(),
-                        );
+                        let code =
+                            self.error_site(RuntimeCheck::Index { array: &name }, origin.as_ref());
                         let ok = CExpr::bin(
                             COp::And,
                             CExpr::bin(COp::Le, CExpr::Int(0), i.clone()),
@@ -1335,7 +1328,8 @@ impl<'p> Kb<'p> {
                 let c = self.int(f, env, cols)?;
                 let n = arr.shape()[0].clone();
                 if self.checks() {
-                    let code = self.error_site(format!("cannot unflatten array `{name}` of size {{0}} into rows of {{1}} (size mismatch)"), origin.as_ref());
+                    let code =
+                        self.error_site(RuntimeCheck::Unflatten { array: &name }, origin.as_ref());
                     let ok = CExpr::bin(
                         COp::And,
                         CExpr::bin(COp::Ge, r.clone(), CExpr::Int(0)),
@@ -1351,12 +1345,8 @@ impl<'p> Kb<'p> {
                 let k = self.int(f, env, chunk)?;
                 let n = arr.shape()[0].clone();
                 if self.checks() {
-                    let code = self.error_site(
-                        format!(
-                            "cannot split array `{name}`: size {{0}} is not divisible by {{1}}"
-                        ),
-                        origin.as_ref(),
-                    );
+                    let code =
+                        self.error_site(RuntimeCheck::Split { array: &name }, origin.as_ref());
                     let ok = CExpr::bin(
                         COp::And,
                         CExpr::bin(COp::Gt, k.clone(), CExpr::Int(0)),
@@ -1396,10 +1386,8 @@ impl<'p> Kb<'p> {
                 let n = arr.shape()[0].clone();
                 if self.checks() {
                     let what = if is_take { "take" } else { "drop" };
-                    let code = self.error_site(
-                        format!("{what} {{0}} out of bounds for array `{name}` of size {{1}}"),
-                        origin.as_ref(),
-                    );
+                    let code = self
+                        .error_site(RuntimeCheck::Count { what, array: &name }, origin.as_ref());
                     let ok = CExpr::bin(
                         COp::And,
                         CExpr::bin(COp::Le, CExpr::Int(0), k.clone()),
@@ -1471,7 +1459,11 @@ impl<'p> Kb<'p> {
                         }
                         let want = self.size(env, size)?;
                         if want != shape[d] && self.checks() {
-                            let code = self.error_site(format!("size coercion of `{name}` failed: size {{0}} does not match {{1}}"), origin.as_ref());
+                            let vars = &self.program.functions[f].vars;
+                            let size =
+                                size.display(&|v: &VarId| vars[*v].name.to_string()).to_string();
+                            let check = RuntimeCheck::Coerce { value: &name, dim: d, size: &size };
+                            let code = self.error_site(check, origin.as_ref());
                             self.check(
                                 CExpr::bin(COp::Eq, shape[d].clone(), want.clone()),
                                 code,
@@ -1730,10 +1722,7 @@ impl<'p> Kb<'p> {
             ),
         };
         if self.checks() {
-            let code = self.error_site(
-                format!("slice out of bounds for array `{name}` of size {{1}} (start {{0}})"),
-                origin,
-            );
+            let code = self.error_site(RuntimeCheck::Slice { array: name }, origin);
             self.check(ok, code, s.clone(), n);
         }
         // len = ceil(|e - s| / |stride|)
@@ -1795,7 +1784,7 @@ impl<'p> Kb<'p> {
             BinOp::Sub => (CExpr::bin(COp::Sub, a, b), elem),
             BinOp::Mul => (CExpr::bin(COp::Mul, a, b), elem),
             BinOp::Div | BinOp::Rem if int => {
-                let code = self.error_site("integer division by zero".to_owned(), origin);
+                let code = self.error_site(RuntimeCheck::DivisionByZero, origin);
                 let name = if op == BinOp::Div { "weft_div" } else { "weft_rem" };
                 (
                     CExpr::call(

@@ -22,6 +22,7 @@ use rustc_hash::FxHashMap;
 use std::rc::Rc;
 use weft_core::{Atom, BinOp, Exp, FnId, Lambda, Origin, Type};
 use weft_plan::{BinOp as HOp, Elem, Expr, Step};
+use weft_values::RuntimeCheck;
 
 use crate::arr::{IExpr, Mem};
 use crate::host::Lowerer;
@@ -815,10 +816,7 @@ impl<'p> Lowerer<'p> {
             let i = kb.import_val(index)?;
             let i = as_index(&mut kb, i, "update index")?;
             if kb.checks() {
-                let code = kb.error_site(
-                    format!("index {{0}} out of bounds for array `{array_name}` of size {{1}}"),
-                    origin,
-                );
+                let code = kb.error_site(RuntimeCheck::Index { array: array_name }, origin);
                 kb.check(
                     in_range(i.clone(), shape[dim].clone()),
                     code,

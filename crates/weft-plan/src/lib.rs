@@ -310,3 +310,32 @@ impl Plan {
         serde_json::from_str(text)
     }
 }
+
+#[cfg(test)]
+mod check_tests {
+    use weft_values::RuntimeCheck;
+
+    use super::ErrorSite;
+
+    /// Compiled code's words for a failed check, once the runner fills in the payload,
+    /// are the interpreter's for the same numbers.
+    #[test]
+    fn a_rendered_template_is_the_checks_words() {
+        let checks = [
+            RuntimeCheck::Index { array: "xs" },
+            RuntimeCheck::Slice { array: "xs" },
+            RuntimeCheck::Count { what: "take", array: "xs" },
+            RuntimeCheck::Split { array: "xs" },
+            RuntimeCheck::Unflatten { array: "xs" },
+            RuntimeCheck::Coerce { value: "xs", dim: 1, size: "m" },
+            RuntimeCheck::NegativeSize { what: "iota" },
+            RuntimeCheck::DivisionByZero,
+            RuntimeCheck::SizeDivisionByZero,
+            RuntimeCheck::InputSize,
+        ];
+        for check in checks {
+            let site = ErrorSite { message: check.template(), position: None };
+            assert_eq!(site.render(&[-3, 7]), check.words(&-3, &7), "{check:?}");
+        }
+    }
+}

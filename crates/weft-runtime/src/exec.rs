@@ -227,7 +227,7 @@ impl<'a> Exec<'a> {
             EvalError::DivisionByZero => match self.check_errors() {
                 Err(kernel_error) => kernel_error,
                 Ok(()) => {
-                    RunError::Program("integer division by zero in a size computation".to_owned())
+                    RunError::Program(weft_values::RuntimeCheck::SizeDivisionByZero.words(&"", &""))
                 }
             },
             EvalError::Unbound(_) | EvalError::Mismatch { .. } => {
