@@ -104,7 +104,7 @@ impl Val {
     /// The bytes of the value's elements (`bool` is one byte).
     pub fn n_bytes(&self) -> u64 {
         match self {
-            Val::Scalar(s) => scalar_bytes(scalar_ty(*s)),
+            Val::Scalar(s) => scalar_bytes(s.ty()),
             Val::Array(arr) => arr.n_elems() as u64 * scalar_bytes(scalar_of_data(&arr.data)),
             Val::Tuple(vals) => vals.iter().map(Val::n_bytes).sum(),
         }
@@ -294,18 +294,6 @@ fn base_scalar(ty: &Type) -> ScalarTy {
     }
 }
 
-fn values_ty(s: ScalarTy) -> weft_values::ScalarType {
-    match s {
-        ScalarTy::I32 => weft_values::ScalarType::I32,
-        ScalarTy::I64 => weft_values::ScalarType::I64,
-        ScalarTy::U32 => weft_values::ScalarType::U32,
-        ScalarTy::U64 => weft_values::ScalarType::U64,
-        ScalarTy::F32 => weft_values::ScalarType::F32,
-        ScalarTy::F64 => weft_values::ScalarType::F64,
-        ScalarTy::Bool => weft_values::ScalarType::Bool,
-    }
-}
-
 /// Collects the elements of an array being built (an array of tuples as a tuple of
 /// builders).
 enum Builder {
@@ -326,7 +314,7 @@ impl Builder {
                 Builder::Tuple(elems.iter().map(|e| Builder::new(e, capacity)).collect())
             }
             Type::Scalar(s) => Builder::Leaf {
-                data: ArrayData::with_capacity(values_ty(*s), capacity),
+                data: ArrayData::with_capacity(*s, capacity),
                 inner: Some(Vec::new()),
                 elem: elem.clone(),
             },
@@ -342,7 +330,7 @@ impl Builder {
                     );
                 }
                 Builder::Leaf {
-                    data: ArrayData::with_capacity(values_ty(base_scalar(elem)), capacity),
+                    data: ArrayData::with_capacity(base_scalar(elem), capacity),
                     inner: None,
                     elem: elem.clone(),
                 }
@@ -914,7 +902,7 @@ impl<R: Recorder> Interp<'_, R> {
                         for i in 0..n.max(0) {
                             self.bind(frame, *param, acc)?;
                             frame.slots[slot(*index)] =
-                                Some(Val::Scalar(convert(Scalar::I64(i), scalar_ty(bound_scalar))));
+                                Some(Val::Scalar(convert(Scalar::I64(i), bound_scalar.ty())));
                             acc = self.block(frame, *body)?;
                         }
                     }
@@ -1292,7 +1280,7 @@ fn type_of_rows(rows: &[Val], fallback: &Val) -> Type {
                 }
                 ty
             }
-            Val::Scalar(s) => Type::Scalar(scalar_ty(*s)),
+            Val::Scalar(s) => Type::Scalar(s.ty()),
             Val::Tuple(vals) => Type::Tuple(vals.iter().map(|v| type_of_rows(&[], v)).collect()),
         },
     }
@@ -1301,7 +1289,7 @@ fn type_of_rows(rows: &[Val], fallback: &Val) -> Type {
 /// A type of the value's structure (sizes are not needed by builders).
 fn type_of_val(val: &Val) -> Type {
     match val {
-        Val::Scalar(s) => Type::Scalar(scalar_ty(*s)),
+        Val::Scalar(s) => Type::Scalar(s.ty()),
         Val::Array(arr) => {
             let mut ty = Type::Scalar(scalar_of_data(&arr.data));
             for _ in 0..arr.shape.len() {
@@ -1322,18 +1310,6 @@ fn scalar_of_data(data: &ArrayData) -> ScalarTy {
         ArrayData::F32(_) => ScalarTy::F32,
         ArrayData::F64(_) => ScalarTy::F64,
         ArrayData::Bool(_) => ScalarTy::Bool,
-    }
-}
-
-fn scalar_ty(s: Scalar) -> ScalarTy {
-    match s {
-        Scalar::I32(_) => ScalarTy::I32,
-        Scalar::I64(_) => ScalarTy::I64,
-        Scalar::U32(_) => ScalarTy::U32,
-        Scalar::U64(_) => ScalarTy::U64,
-        Scalar::F32(_) => ScalarTy::F32,
-        Scalar::F64(_) => ScalarTy::F64,
-        Scalar::Bool(_) => ScalarTy::Bool,
     }
 }
 

@@ -16,7 +16,7 @@ use weft_values::RuntimeCheck;
 use crate::LowerError;
 use crate::arr::{Mem, View};
 use crate::imp::{CExpr, Cmd, KernelImp, ParLevel};
-use crate::kernel::{KEnv, Kb, Shared, elem_and_rank, elem_of, leaves, scalar_ty_of};
+use crate::kernel::{KEnv, Kb, Shared, elem_and_rank, leaves};
 use crate::val::{HArr, HEnv, HPull, HScalar, HVal, KVal, PullSrc, Res};
 
 /// Choices the caller makes.
@@ -307,8 +307,8 @@ impl<'p> Lowerer<'p> {
         Ok(match ty {
             Type::Scalar(s) => {
                 let var = self.new_var(name);
-                inputs.push(Input::Scalar { var, elem: elem_of(*s) });
-                HVal::Scalar(HScalar::Host(Expr::Var(var), elem_of(*s)))
+                inputs.push(Input::Scalar { var, elem: *s });
+                HVal::Scalar(HScalar::Host(Expr::Var(var), *s))
             }
             Type::Tuple(parts) => {
                 let mut vals = Vec::new();
@@ -367,12 +367,8 @@ impl<'p> Lowerer<'p> {
                 if let Some(len) = static_len {
                     self.shared.borrow_mut().static_lens.insert(buf, len);
                 }
-                inputs.push(Input::Array { buf, elem: elem_of(s), dims: dims.clone() });
-                HVal::Arr(HArr::Mem(Mem::fresh(
-                    buf,
-                    elem_of(s),
-                    dims.into_iter().map(Expr::Var).collect(),
-                )))
+                inputs.push(Input::Array { buf, elem: s, dims: dims.clone() });
+                HVal::Arr(HArr::Mem(Mem::fresh(buf, s, dims.into_iter().map(Expr::Var).collect())))
             }
         })
     }
@@ -488,9 +484,7 @@ impl<'p> Lowerer<'p> {
                 .get(v)
                 .cloned()
                 .ok_or_else(|| LowerError::internal(format!("host variable {v:?} unbound"))),
-            Atom::Const(s) => {
-                Ok(HVal::Scalar(HScalar::Host(weft_plan::lit_of(*s), elem_of(scalar_ty_of(*s)))))
-            }
+            Atom::Const(s) => Ok(HVal::Scalar(HScalar::Host(weft_plan::lit_of(*s), s.ty()))),
         }
     }
 
@@ -596,11 +590,11 @@ impl<'p> Lowerer<'p> {
         match &function.exps[exp] {
             Exp::Atom(a) => self.atom(env, a),
             Exp::Size(s) => Ok(HVal::Scalar(HScalar::Host(self.host_size(env, s)?, Elem::I64))),
-            Exp::BinOp { op, ty: sty, lhs, rhs } if host_op(*op, elem_of(*sty)).is_some() => {
+            Exp::BinOp { op, ty: sty, lhs, rhs } if host_op(*op, *sty).is_some() => {
                 let a = self.atom(env, lhs)?;
                 let b = self.atom(env, rhs)?;
                 if let (Some(x), Some(y)) = (host_known(&a), host_known(&b)) {
-                    let hop = host_op(*op, elem_of(*sty)).unwrap_or(HOp::Add);
+                    let hop = host_op(*op, *sty).unwrap_or(HOp::Add);
                     if matches!(hop, HOp::Div | HOp::Rem) {
                         self.check(
                             Expr::bin(HOp::Ne, y.clone(), Expr::I64(0)),
@@ -615,7 +609,7 @@ impl<'p> Lowerer<'p> {
                     ) {
                         Elem::Bool
                     } else {
-                        elem_of(*sty)
+                        *sty
                     };
                     return Ok(HVal::Scalar(HScalar::Host(Expr::bin(hop, x, y), out)));
                 }
@@ -866,7 +860,7 @@ impl<'p> Lowerer<'p> {
                 self.check_count(&n, "iota", origin.as_ref());
                 let (full, _) = elem_and_rank(ty);
                 let elem = match &full {
-                    Type::Scalar(s) => elem_of(*s),
+                    Type::Scalar(s) => *s,
                     _ => Elem::I64,
                 };
                 Ok(HVal::Arr(pull(
@@ -1249,7 +1243,7 @@ impl<'p> Lowerer<'p> {
 
     fn elem_type_of(&self, a: &HArr) -> Type {
         match a {
-            HArr::Mem(m) => Type::Scalar(scalar_of_elem(m.elem)),
+            HArr::Mem(m) => Type::Scalar(m.elem),
             HArr::Zip(parts) => Type::Tuple(parts.iter().map(|p| self.elem_type_of(p)).collect()),
             HArr::Pull(p) => p.elem_ty.clone(),
         }
@@ -1403,7 +1397,7 @@ impl<'p> Lowerer<'p> {
 
     fn make_slot(&mut self, ty: &Type, name: &str) -> Res<Slot> {
         Ok(match ty {
-            Type::Scalar(s) => Slot::Scalar(self.new_var(name), elem_of(*s)),
+            Type::Scalar(s) => Slot::Scalar(self.new_var(name), *s),
             Type::Tuple(parts) => {
                 Slot::Tuple(parts.iter().map(|p| self.make_slot(p, name)).collect::<Res<_>>()?)
             }
@@ -1508,19 +1502,6 @@ pub(crate) fn pull(
         views: Vec::new(),
         origin: origin.cloned(),
     }))
-}
-
-fn scalar_of_elem(e: Elem) -> weft_hir::ScalarTy {
-    use weft_hir::ScalarTy;
-    match e {
-        Elem::I32 => ScalarTy::I32,
-        Elem::I64 => ScalarTy::I64,
-        Elem::U32 => ScalarTy::U32,
-        Elem::U64 => ScalarTy::U64,
-        Elem::F32 => ScalarTy::F32,
-        Elem::F64 => ScalarTy::F64,
-        Elem::Bool => ScalarTy::Bool,
-    }
 }
 
 pub(crate) fn to_i64(e: Expr, elem: Elem) -> Expr {

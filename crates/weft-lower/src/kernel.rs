@@ -10,7 +10,7 @@ use weft_core::{
     Atom, BinOp, BlockId, CoreSize, Exp, ExpId, FnId, IndexItem, LoopForm, Origin, Program, Type,
     UnOp, VarId,
 };
-use weft_hir::{MathFn, ScalarTy};
+use weft_hir::MathFn;
 use weft_plan::{Arg, Elem, ErrorSite, Expr, ParamKind, Var};
 use weft_values::{RuntimeCheck, Scalar};
 
@@ -75,22 +75,10 @@ pub(crate) struct Kb<'p> {
     pub(crate) fn_ret: Option<Elem>,
 }
 
-pub(crate) fn elem_of(ty: ScalarTy) -> Elem {
-    match ty {
-        ScalarTy::I32 => Elem::I32,
-        ScalarTy::I64 => Elem::I64,
-        ScalarTy::U32 => Elem::U32,
-        ScalarTy::U64 => Elem::U64,
-        ScalarTy::F32 => Elem::F32,
-        ScalarTy::F64 => Elem::F64,
-        ScalarTy::Bool => Elem::Bool,
-    }
-}
-
 /// The scalar leaves of a full-depth element type, in order.
 pub(crate) fn leaves(ty: &Type) -> Res<Vec<Elem>> {
     match ty {
-        Type::Scalar(s) => Ok(vec![elem_of(*s)]),
+        Type::Scalar(s) => Ok(vec![*s]),
         Type::Tuple(parts) => {
             let mut out = Vec::new();
             for part in parts {
@@ -759,7 +747,7 @@ impl<'p> Kb<'p> {
         let _ = f;
         match atom {
             Atom::Var(v) => self.lookup(env, *v),
-            Atom::Const(s) => Ok(KVal::Scalar(literal(*s), elem_of(scalar_ty_of(*s)))),
+            Atom::Const(s) => Ok(KVal::Scalar(literal(*s), s.ty())),
         }
     }
 
@@ -886,27 +874,27 @@ impl<'p> Kb<'p> {
             Exp::BinOp { op, ty: sty, lhs, rhs } => {
                 let (a, _) = self.scalar(f, env, lhs)?;
                 let (b, _) = self.scalar(f, env, rhs)?;
-                let elem = elem_of(*sty);
+                let elem = *sty;
                 let (value, out) = self.binop(*op, elem, a, b, origin.as_ref());
                 Ok(KVal::Scalar(self.tmp(&hint, out, value), out))
             }
             Exp::UnOp { op, ty: sty, operand } => {
                 let (a, _) = self.scalar(f, env, operand)?;
-                let elem = elem_of(*sty);
+                let elem = *sty;
                 let value = unop(*op, elem, a);
                 Ok(KVal::Scalar(self.tmp(&hint, elem, value), elem))
             }
             Exp::Convert { from, to, operand } => {
                 let (a, _) = self.scalar(f, env, operand)?;
-                let value = convert(elem_of(*from), elem_of(*to), a);
-                Ok(KVal::Scalar(self.tmp(&hint, elem_of(*to), value), elem_of(*to)))
+                let value = convert(*from, *to, a);
+                Ok(KVal::Scalar(self.tmp(&hint, *to, value), *to))
             }
             Exp::Math { ty: sty, func, args } => {
                 let mut cargs = Vec::new();
                 for a in args {
                     cargs.push(self.scalar(f, env, a)?.0);
                 }
-                let (value, out) = math(elem_of(*sty), *func, cargs);
+                let (value, out) = math(*sty, *func, cargs);
                 Ok(KVal::Scalar(self.tmp(&hint, out, value), out))
             }
             Exp::Tuple(parts) => {
@@ -1270,7 +1258,7 @@ impl<'p> Kb<'p> {
                 self.check_count(&n, "iota", origin.as_ref());
                 let (elem_ty, _) = elem_and_rank(ty);
                 let elem = match elem_ty {
-                    Type::Scalar(s) => elem_of(s),
+                    Type::Scalar(s) => s,
                     _ => Elem::I64,
                 };
                 Ok(KVal::Arr(iota(n, elem)))
@@ -1960,18 +1948,6 @@ fn math(elem: Elem, func: MathFn, args: Vec<CExpr>) -> (CExpr, Elem) {
             }),
             elem,
         ),
-    }
-}
-
-pub(crate) fn scalar_ty_of(s: Scalar) -> ScalarTy {
-    match s {
-        Scalar::I32(_) => ScalarTy::I32,
-        Scalar::I64(_) => ScalarTy::I64,
-        Scalar::U32(_) => ScalarTy::U32,
-        Scalar::U64(_) => ScalarTy::U64,
-        Scalar::F32(_) => ScalarTy::F32,
-        Scalar::F64(_) => ScalarTy::F64,
-        Scalar::Bool(_) => ScalarTy::Bool,
     }
 }
 

@@ -252,12 +252,7 @@ impl<'p> Lowerer<'p> {
         let wg = i64::from(self.options.work_group);
         let mut elems = Vec::new();
         hval_leaves(ne, &mut elems)?;
-        let ty = Type::Tuple(
-            elems
-                .iter()
-                .map(|e| Type::Scalar(crate::kernel::scalar_ty_of(weft_plan::lit(*e, 0))))
-                .collect(),
-        );
+        let ty = Type::Tuple(elems.iter().map(|e| Type::Scalar(*e)).collect());
         let out = self.alloc(&ty, vec![groups.clone()], "partial")?;
         let mut kb = self.kb();
         kb.can_return = false;

@@ -770,7 +770,7 @@ impl<'a> Interp<'a> {
                         let ty = bound.ty();
                         for i in 0..scalar_i64(bound).max(0) {
                             self.bind_param(run, *param, acc)?;
-                            let index_val = weft_core::convert(Scalar::I64(i), scalar_ty(ty));
+                            let index_val = weft_core::convert(Scalar::I64(i), ty);
                             run.fr.vals.insert(*index, HVal::Scalar(index_val));
                             acc = self.block(run, *body)?;
                         }
@@ -1084,18 +1084,6 @@ struct Run<'a> {
     mem_f: &'a MemFunction,
     allocs: FxHashMap<VarId, Vec<MemBlockId>>,
     fr: Frame,
-}
-
-fn scalar_ty(ty: weft_values::ScalarType) -> ScalarTy {
-    match ty {
-        weft_values::ScalarType::I32 => ScalarTy::I32,
-        weft_values::ScalarType::I64 => ScalarTy::I64,
-        weft_values::ScalarType::U32 => ScalarTy::U32,
-        weft_values::ScalarType::U64 => ScalarTy::U64,
-        weft_values::ScalarType::F32 => ScalarTy::F32,
-        weft_values::ScalarType::F64 => ScalarTy::F64,
-        weft_values::ScalarType::Bool => ScalarTy::Bool,
-    }
 }
 
 fn first_shape(val: &HVal) -> Vec<usize> {

@@ -1,6 +1,6 @@
 //! Evaluation of host expressions.
 
-use weft_values::{Scalar, ScalarType};
+use weft_values::Scalar;
 
 use crate::{BinOp, Elem, Expr, Var};
 
@@ -15,32 +15,6 @@ pub enum EvalError {
     DivisionByZero,
     #[error("host expression applies `{op}` to {lhs} and {rhs}")]
     Mismatch { op: &'static str, lhs: &'static str, rhs: &'static str },
-}
-
-impl Elem {
-    pub fn scalar_type(self) -> ScalarType {
-        match self {
-            Elem::I32 => ScalarType::I32,
-            Elem::I64 => ScalarType::I64,
-            Elem::U32 => ScalarType::U32,
-            Elem::U64 => ScalarType::U64,
-            Elem::F32 => ScalarType::F32,
-            Elem::F64 => ScalarType::F64,
-            Elem::Bool => ScalarType::Bool,
-        }
-    }
-
-    pub fn of_scalar_type(ty: ScalarType) -> Elem {
-        match ty {
-            ScalarType::I32 => Elem::I32,
-            ScalarType::I64 => Elem::I64,
-            ScalarType::U32 => Elem::U32,
-            ScalarType::U64 => Elem::U64,
-            ScalarType::F32 => Elem::F32,
-            ScalarType::F64 => Elem::F64,
-            ScalarType::Bool => Elem::Bool,
-        }
-    }
 }
 
 /// Evaluates `expr`, reading variables through `lookup`.

@@ -6,8 +6,13 @@
 
 use std::fmt;
 
-/// One of Weft's seven scalar types.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// One of Weft's seven scalar types: the one scalar type of the compiler, from the
+/// checker (`weft_hir::ScalarTy`) to host plans (`weft_plan::Elem`, serialised by its
+/// name) and values.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum ScalarType {
     I32,
     I64,
@@ -66,6 +71,16 @@ impl ScalarType {
     /// Whether this is `f32` or `f64`.
     pub fn is_float(self) -> bool {
         matches!(self, ScalarType::F32 | ScalarType::F64)
+    }
+
+    /// Whether this is a signed integer type.
+    pub fn is_signed(self) -> bool {
+        matches!(self, ScalarType::I32 | ScalarType::I64)
+    }
+
+    /// Whether arithmetic applies (an integer or a float type).
+    pub fn is_numeric(self) -> bool {
+        self.is_integer() || self.is_float()
     }
 }
 
