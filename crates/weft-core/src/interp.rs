@@ -784,7 +784,7 @@ impl<R: Recorder> Interp<'_, R> {
                     }
                 }
                 Exp::Convert { to, operand, .. } => {
-                    self.scalar(frame, *operand).map(|s| Val::Scalar(convert(s, *to)))
+                    self.scalar(frame, *operand).map(|s| Val::Scalar(s.convert(*to)))
                 }
                 _ => self.exp(frame, exp),
             };
@@ -851,7 +851,7 @@ impl<R: Recorder> Interp<'_, R> {
             }
             Exp::UnOp { op, operand, .. } => Val::Scalar(unop(*op, self.scalar(frame, *operand)?)?),
             Exp::Convert { to, operand, .. } => {
-                Val::Scalar(convert(self.scalar(frame, *operand)?, *to))
+                Val::Scalar(self.scalar(frame, *operand)?.convert(*to))
             }
             Exp::Math { ty, func, args } => {
                 let args =
@@ -902,7 +902,7 @@ impl<R: Recorder> Interp<'_, R> {
                         for i in 0..n.max(0) {
                             self.bind(frame, *param, acc)?;
                             frame.slots[slot(*index)] =
-                                Some(Val::Scalar(convert(Scalar::I64(i), bound_scalar.ty())));
+                                Some(Val::Scalar(Scalar::I64(i).convert(bound_scalar.ty())));
                             acc = self.block(frame, *body)?;
                         }
                     }
@@ -1410,7 +1410,9 @@ pub fn binop(op: BinOp, a: Scalar, b: Scalar) -> Result<Scalar> {
     })
 }
 
-fn unop(op: UnOp, a: Scalar) -> Result<Scalar> {
+/// A unary operator on a scalar (LANGUAGE.md), as the interpreter and the memory
+/// checker evaluate it.
+pub fn unop(op: UnOp, a: Scalar) -> Result<Scalar> {
     Ok(match (op, a) {
         (UnOp::Neg, Scalar::I32(x)) => Scalar::I32(x.wrapping_neg()),
         (UnOp::Neg, Scalar::I64(x)) => Scalar::I64(x.wrapping_neg()),
@@ -1427,33 +1429,6 @@ fn unop(op: UnOp, a: Scalar) -> Result<Scalar> {
             return Err(RuntimeError::new("internal error: bad unary operand"));
         }
     })
-}
-
-/// A conversion: integers wrap, floats to integers saturate with NaN giving 0 (Rust's
-/// `as` does exactly that), booleans are 0 or 1.
-pub fn convert(s: Scalar, to: ScalarTy) -> Scalar {
-    macro_rules! cast {
-        ($x:expr) => {
-            match to {
-                ScalarTy::I32 => Scalar::I32($x as i32),
-                ScalarTy::I64 => Scalar::I64($x as i64),
-                ScalarTy::U32 => Scalar::U32($x as u32),
-                ScalarTy::U64 => Scalar::U64($x as u64),
-                ScalarTy::F32 => Scalar::F32($x as f32),
-                ScalarTy::F64 => Scalar::F64($x as f64),
-                ScalarTy::Bool => Scalar::Bool($x != (0 as _)),
-            }
-        };
-    }
-    match s {
-        Scalar::I32(x) => cast!(x),
-        Scalar::I64(x) => cast!(x),
-        Scalar::U32(x) => cast!(x),
-        Scalar::U64(x) => cast!(x),
-        Scalar::F32(x) => cast!(x),
-        Scalar::F64(x) => cast!(x),
-        Scalar::Bool(b) => cast!(u8::from(b)),
-    }
 }
 
 macro_rules! float_math {
@@ -1538,7 +1513,9 @@ macro_rules! wrapping_pow {
     ($($t:ty),*) => {$(impl WrappingPow for $t { fn wpow(self, exp: u32) -> Self { self.wrapping_pow(exp) } })*};
 }
 wrapping_pow!(i32, i64, u32, u64);
-fn math(ty: ScalarTy, func: MathFn, args: &[Scalar]) -> Result<Scalar> {
+/// A math function of LANGUAGE.md on scalars of type `ty`, as the interpreter and
+/// the memory checker evaluate it.
+pub fn math(ty: ScalarTy, func: MathFn, args: &[Scalar]) -> Result<Scalar> {
     Ok(match ty {
         ScalarTy::F32 => float_math!(f32, F32, func, args),
         ScalarTy::F64 => float_math!(f64, F64, func, args),

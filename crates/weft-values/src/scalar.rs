@@ -119,6 +119,35 @@ impl Scalar {
         }
     }
 
+    /// The scalar converted to `to` (LANGUAGE.md): integers wrap, floats to integers
+    /// saturate with NaN giving 0 (Rust's `as` does exactly that), booleans are 0 or 1,
+    /// and a number converts to `true` unless it is zero. The interpreter, the memory
+    /// checker and host plans all convert through this.
+    pub fn convert(self, to: ScalarType) -> Scalar {
+        macro_rules! cast {
+            ($x:expr) => {
+                match to {
+                    ScalarType::I32 => Scalar::I32($x as i32),
+                    ScalarType::I64 => Scalar::I64($x as i64),
+                    ScalarType::U32 => Scalar::U32($x as u32),
+                    ScalarType::U64 => Scalar::U64($x as u64),
+                    ScalarType::F32 => Scalar::F32($x as f32),
+                    ScalarType::F64 => Scalar::F64($x as f64),
+                    ScalarType::Bool => Scalar::Bool($x != (0 as _)),
+                }
+            };
+        }
+        match self {
+            Scalar::I32(x) => cast!(x),
+            Scalar::I64(x) => cast!(x),
+            Scalar::U32(x) => cast!(x),
+            Scalar::U64(x) => cast!(x),
+            Scalar::F32(x) => cast!(x),
+            Scalar::F64(x) => cast!(x),
+            Scalar::Bool(b) => cast!(u8::from(b)),
+        }
+    }
+
     /// Same type and same bits, except that all NaNs are equal to each other (the
     /// textual format does not keep NaN payloads or signs).
     pub fn bits_eq(self, other: Scalar) -> bool {
