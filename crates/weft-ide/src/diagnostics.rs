@@ -1,13 +1,17 @@
 //! Diagnostics of a file: `weft_hir::file_diagnostics` (syntax, names, imports, types,
-//! sizes, levels) and the memory layer's information diagnostics, one file per code
-//! under `diagnostics/`. [`check_file`] is the list `weft check` prints and the language
+//! sizes, levels) and the memory layer's information diagnostics; the back end's and
+//! the performance diagnostics (`crate::costs`) have one file per code under
+//! `diagnostics/`, as the memory layer's. [`check_file`] is the list `weft check` prints and the language
 //! server publishes, as `weft_hir::Diagnostic`s (the one diagnostic type).
 //!
 //! Memory diagnostics exist only for files without errors (a file with errors has no
 //! memory layout), so they never echo an error.
 
 mod backend_unsupported;
+pub(crate) mod bank_conflict;
 mod forced_copy;
+pub(crate) mod local_memory_limit;
+pub(crate) mod uncoalesced_access;
 
 use weft_hir::{Db, Diagnostic, RootDatabase, SourceFile};
 
