@@ -28,7 +28,7 @@ use weft_core::{
     VarKind,
 };
 use weft_hir::ScalarTy;
-use weft_values::{ArrayData, Scalar, Value};
+use weft_values::{ArrayData, RuntimeCheck, Scalar, Value};
 
 use crate::ir::{
     BlockBinding, MemBlockId, MemFunction, MemInfo, MemProgram, MemSize, MemVar, Provenance,
@@ -747,7 +747,8 @@ impl<'a> Interp<'a> {
                         ),
                     });
                 }
-                self.map_leaves(&val, &mut |interp, arr| interp.index(arr, &idx))?
+                let name = run.f.atom_name(*array);
+                self.map_leaves(&val, &mut |interp, arr| interp.index(arr, &name, &idx))?
             }
             Exp::Dim { array, dim } => {
                 let val = self.atom(run, *array)?;
@@ -878,9 +879,8 @@ impl<'a> Interp<'a> {
                     match usize::try_from(i) {
                         Ok(i) if i < n => block = block * n + i,
                         _ => {
-                            return Err(HeapError::new(format!(
-                                "index {i} out of bounds for size {n}"
-                            )));
+                            let check = RuntimeCheck::Index { array: &run.f.atom_name(*array) };
+                            return Err(HeapError::new(check.words(&i, &n)));
                         }
                     }
                 }
@@ -1031,7 +1031,8 @@ impl<'a> Interp<'a> {
         })
     }
 
-    fn index(&self, arr: &HArr, items: &[Idx]) -> Result<Produced> {
+    /// `arr` (the array called `name` in messages) indexed by `items`.
+    fn index(&self, arr: &HArr, name: &str, items: &[Idx]) -> Result<Produced> {
         let mut res = HArr { label: arr.label, offset: arr.offset, dims: Vec::new() };
         for (dim_idx, &(n, stride)) in arr.dims.iter().enumerate() {
             let n_i64 = to_i64(n);
@@ -1039,9 +1040,9 @@ impl<'a> Interp<'a> {
                 None => res.dims.push((n, stride)),
                 Some(Idx::Fix(i)) => {
                     if !(0..n_i64).contains(i) {
-                        return Err(HeapError::new(format!(
-                            "index {i} out of bounds for size {n}"
-                        )));
+                        return Err(HeapError::new(
+                            RuntimeCheck::Index { array: name }.words(i, &n),
+                        ));
                     }
                     res.offset += i * stride;
                 }
