@@ -57,7 +57,7 @@ fuzz_target!(|data: &[u8]| {
     runtime.block_on(async {
         let (mut client, server_in) = tokio::io::duplex(1 << 16);
         let (server_out, mut from_server) = tokio::io::duplex(1 << 16);
-        let server = tokio::spawn(weft_lsp::serve_guarded(server_in, server_out));
+        let server = tokio::spawn(weft_lsp::serve_guarded(server_in, server_out, None));
         // Read everything the server says, so it never blocks on a full pipe, and pass
         // it on as it comes.
         let (said_tx, mut said_rx) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();

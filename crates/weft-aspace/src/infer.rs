@@ -691,6 +691,10 @@ impl<'a> FuncCx<'a> {
                     trace.origin
                 ),
             ),
+            // A pointer that is its own origin points there; no need to name it twice.
+            CauseKind::Bound { text } if name == trace.origin => {
+                ("aspace-bound", format!("{text}, but {name} points to {label} memory"))
+            }
             CauseKind::Bound { text } => (
                 "aspace-bound",
                 format!("{text}, but {name} may point to {label} memory (from {})", trace.origin),

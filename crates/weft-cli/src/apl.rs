@@ -52,11 +52,10 @@ pub(crate) fn results(
         Backend::Interp => weft_core::run_entry(program, entry, Vec::new())
             .map_err(|e| weft_core::render_error(db, &e)),
         Backend::Opencl => {
-            let options = weft_lower::Options { target, ..weft_lower::Options::default() };
+            let options = weft_lower::Options { target, ..crate::environment::lower_options() };
             let compiled = crate::opencl::compile(db, program, entry, options)?;
             let plan = crate::opencl::write_plan(&compiled.plan).map_err(|e| e.to_string())?;
-            let mut args =
-                vec!["run".to_owned(), "--plan".to_owned(), plan.path().display().to_string()];
+            let mut args = vec!["run".to_owned(), "--plan".to_owned(), plan.display().to_string()];
             if let Some(d) = device {
                 args.extend(["--device".to_owned(), d.to_owned()]);
             }

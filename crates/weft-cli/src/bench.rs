@@ -464,8 +464,11 @@ fn bench_entry(
         Ok(entry) => entry,
         Err(message) => return Ok(Outcome::failed(message, 1)),
     };
-    let options =
-        weft_lower::Options { checks: !args.unchecked, profile, ..weft_lower::Options::default() };
+    let options = weft_lower::Options {
+        checks: !args.unchecked,
+        profile,
+        ..crate::environment::lower_options()
+    };
     let compiled = match crate::opencl::compile(db, program, entry, options) {
         Ok(compiled) => compiled,
         Err(message) => return Ok(Outcome::failed(message, 1)),
@@ -474,7 +477,7 @@ fn bench_entry(
     let mut runner_args = vec![
         "bench".to_owned(),
         "--plan".to_owned(),
-        plan_file.path().display().to_string(),
+        plan_file.display().to_string(),
         "--warmup".to_owned(),
         args.warmup.to_string(),
         "--reps".to_owned(),

@@ -9,10 +9,8 @@
 //! Exit codes: 0 when the profile was measured and written, 2 for usage, I/O and
 //! device problems (the runner's own message on stderr).
 
-use std::io::Read as _;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context as _;
 use weft_cost::profile::{DeviceProfile, DeviceQuery, Match, default_profile_for};
@@ -77,20 +75,19 @@ pub(crate) fn run(args: &CalibrateArgs) -> anyhow::Result<u8> {
     if let Some(reps) = args.reps {
         runner_args.extend(["--reps".to_owned(), reps.to_string()]);
     }
-    let (status, stdout) = run_runner(&runner_args, Duration::from_secs(args.timeout))?;
-    match status {
-        Some(status) if status.success() => {}
+    let out =
+        crate::opencl::run_runner_showing_stderr(&runner_args, Duration::from_secs(args.timeout))?;
+    match out.ended {
+        weft_process::Ended::Exited(0) => {}
         // The runner printed its error on stderr.
-        Some(status) => match status.code() {
-            Some(code) => return Ok(u8::try_from(code).unwrap_or(2)),
-            None => anyhow::bail!("`weft-runner calibrate` was stopped ({status})"),
-        },
-        None => anyhow::bail!(
+        weft_process::Ended::Exited(code) => return Ok(u8::try_from(code).unwrap_or(2)),
+        weft_process::Ended::TimedOut => anyhow::bail!(
             "the benchmarks did not finish in {} seconds (raise `--timeout`)",
             args.timeout
         ),
+        ended => anyhow::bail!("`weft-runner calibrate` {ended}"),
     }
-    let mut profile = DeviceProfile::from_json(stdout.trim())
+    let mut profile = DeviceProfile::from_json(out.stdout.trim())
         .context("`weft-runner calibrate` printed an invalid profile (a bug in weft)")?;
     profile.round_measurements();
     let text = profile.to_json_pretty();
@@ -133,56 +130,6 @@ fn builtin_note(profile: &DeviceProfile) -> String {
         ),
         None => "weft has no built-in profile of this device".to_owned(),
     }
-}
-
-/// Runs `weft-runner ARGS` with stderr passed through (the progress lines), and
-/// returns its exit status (`None` when killed after `timeout`) and its stdout.
-#[expect(
-    clippy::disallowed_methods,
-    reason = "the calibration streams the runner's progress, which `opencl::run_runner` collects"
-)]
-fn run_runner(
-    args: &[String],
-    timeout: Duration,
-) -> anyhow::Result<(Option<std::process::ExitStatus>, String)> {
-    let path = crate::opencl::runner_path();
-    let mut child = weft_process::own_group(&mut Command::new(&path))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|error| {
-            anyhow::anyhow!(
-                "cannot start the OpenCL runner `{}`: {error} (build it with `cargo build -p \
-                 weft-runtime`, or set WEFT_RUNNER)",
-                path.display()
-            )
-        })?;
-    let mut pipe = child.stdout.take();
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        if let Some(pipe) = pipe.as_mut() {
-            let _ = pipe.read_to_string(&mut text);
-        }
-        text
-    });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break Some(status);
-        }
-        if start.elapsed() > timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    // Nothing the runner started outlives the calibration.
-    weft_process::kill_group(child.id());
-    let stdout = reader.join().unwrap_or_default();
-    Ok((status, stdout))
 }
 
 #[expect(clippy::print_stdout, reason = "the profile is the command's output")]

@@ -52,8 +52,10 @@ pub(crate) fn run(args: &DumpArgs) -> anyhow::Result<u8> {
                 crate::run::core_program(&db, loaded.file).map_err(|e| anyhow::anyhow!(e))?;
             let mut text = String::new();
             for &entry in &program.entries {
-                let options =
-                    weft_lower::Options { target: args.opencl.target(), ..Default::default() };
+                let options = weft_lower::Options {
+                    target: args.opencl.target(),
+                    ..crate::environment::lower_options()
+                };
                 let compiled = crate::opencl::compile(&db, &program, entry, options);
                 let compiled = match compiled {
                     Ok(c) => c,

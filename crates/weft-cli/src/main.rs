@@ -9,6 +9,7 @@ mod bench;
 mod calibrate;
 mod check;
 mod dump;
+mod environment;
 mod fmt;
 mod opencl;
 mod predict;
@@ -243,7 +244,7 @@ fn run(cli: Cli) -> u8 {
         (None, Some(Command::Bench(args))) => bench::run(&args),
         (None, Some(Command::Calibrate(args))) => calibrate::run(&args),
         (None, Some(Command::Fmt(args))) => fmt::run(&args),
-        (None, Some(Command::Lsp)) => weft_lsp::run_stdio().map(|()| 0),
+        (None, Some(Command::Lsp)) => weft_lsp::run_stdio(environment::runner()).map(|()| 0),
         (None, Some(Command::Run(args))) => run::run(&args),
         (None, Some(Command::Tune(args))) => tune::run(&args),
         (None, Some(Command::Profile(args))) => profile::run(&args),

@@ -2,13 +2,13 @@
 //! running them in the `weft-runner` process (ARCHITECTURE.md: running code is out of
 //! process, so `weft check` and `weft lsp` never load OpenCL).
 
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::Duration;
 
 use weft_core::{FnId, Program};
 use weft_hir::RootDatabase;
 use weft_opencl::Compiled;
+use weft_process::Spawn;
 
 /// Compiles one entry, or says why not (with the source position).
 /// How `--middle-end` compiles: the device whose shape gives the thresholds' defaults,
@@ -81,22 +81,6 @@ pub(crate) fn compile(
     })
 }
 
-/// Where `weft-runner` is: `$WEFT_RUNNER`, else beside this executable, else on PATH.
-pub(crate) fn runner_path() -> PathBuf {
-    if let Some(path) = std::env::var_os("WEFT_RUNNER") {
-        return PathBuf::from(path);
-    }
-    if let Ok(exe) = std::env::current_exe()
-        && let Some(dir) = exe.parent()
-    {
-        let candidate = dir.join("weft-runner");
-        if candidate.exists() {
-            return candidate;
-        }
-    }
-    PathBuf::from("weft-runner")
-}
-
 /// What a runner invocation gave.
 pub(crate) struct RunnerOutput {
     /// The exit status, if it exited.
@@ -119,12 +103,30 @@ pub(crate) fn run_runner(
     stdin: &str,
     timeout: Duration,
 ) -> anyhow::Result<RunnerOutput> {
-    let path = runner_path();
+    spawn_runner(args, weft_process::Spawn { stdin: stdin.as_bytes(), ..Spawn::limited(timeout) })
+}
+
+/// Runs `weft-runner ARGS` as [`run_runner`] does, its stderr (progress lines) shown
+/// as it comes instead of collected.
+pub(crate) fn run_runner_showing_stderr(
+    args: &[String],
+    timeout: Duration,
+) -> anyhow::Result<RunnerOutput> {
+    spawn_runner(args, Spawn { show_stderr: true, ..Spawn::limited(timeout) })
+}
+
+fn spawn_runner(args: &[String], how: Spawn<'_>) -> anyhow::Result<RunnerOutput> {
+    let path = weft_process::runner_path(crate::environment::runner().as_deref());
     #[expect(clippy::disallowed_methods, reason = "weft-process runs it")]
     let mut command = Command::new(&path);
     command.args(args);
-    let done = weft_process::run(&mut command, stdin.as_bytes().to_vec(), timeout, None)
-        .map_err(|e| anyhow::anyhow!("cannot start the OpenCL runner `{}`: {e} (build it with `cargo build -p weft-runtime`, or set WEFT_RUNNER)", path.display()))?;
+    let done = weft_process::spawn_with_timeout(&mut command, how).map_err(|error| {
+        anyhow::anyhow!(
+            "cannot start the OpenCL runner `{}`: {error} (build it with `cargo build -p \
+             weft-runtime`, or set WEFT_RUNNER)",
+            path.display()
+        )
+    })?;
     let status = match done.ended {
         weft_process::Ended::Exited(code) => Some(code),
         _ => None,
@@ -138,39 +140,11 @@ pub(crate) fn run_runner(
     })
 }
 
-/// Writes a plan to a temporary file for the runner.
-pub(crate) fn write_plan(plan: &weft_plan::Plan) -> anyhow::Result<tempfile_path::TempPath> {
-    tempfile_path::TempPath::with_contents(&plan.to_json())
-}
-
-/// A file deleted when dropped (no extra dependency for one temporary file).
-pub(crate) mod tempfile_path {
-    use std::path::{Path, PathBuf};
-    use std::sync::atomic::{AtomicU64, Ordering};
-
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-
-    pub(crate) struct TempPath(PathBuf);
-
-    impl TempPath {
-        pub(crate) fn with_contents(text: &str) -> anyhow::Result<TempPath> {
-            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let path =
-                std::env::temp_dir().join(format!("weft-plan-{}-{n}.json", std::process::id()));
-            std::fs::write(&path, text)?;
-            Ok(TempPath(path))
-        }
-
-        pub(crate) fn path(&self) -> &Path {
-            &self.0
-        }
-    }
-
-    impl Drop for TempPath {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_file(&self.0);
-        }
-    }
+/// Writes a plan to a temporary file for the runner, deleted when dropped.
+pub(crate) fn write_plan(plan: &weft_plan::Plan) -> anyhow::Result<tempfile::TempPath> {
+    let mut file = tempfile::Builder::new().prefix("weft-plan-").suffix(".json").tempfile()?;
+    std::io::Write::write_all(&mut file, plan.to_json().as_bytes())?;
+    Ok(file.into_temp_path())
 }
 
 /// `weft build FILE -o DIR`: every entry's OpenCL program and host plan.
@@ -198,7 +172,7 @@ pub(crate) fn build(args: &crate::BuildArgs) -> anyhow::Result<u8> {
     let options = weft_lower::Options {
         checks: !args.unchecked,
         target: args.opencl.target(),
-        ..weft_lower::Options::default()
+        ..crate::environment::lower_options()
     };
     let mut failed = false;
     for entry in entries {

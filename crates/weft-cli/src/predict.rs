@@ -28,7 +28,7 @@ pub(crate) fn profile_for(
     )?;
     let json: serde_json::Value = serde_json::from_str(out.stdout.trim())
         .with_context(|| format!("`weft-runner devices --json` gave no list: {}", out.stderr))?;
-    let spec = device.map(str::to_owned).or_else(|| std::env::var("WEFT_DEVICE").ok());
+    let spec = device.map(str::to_owned).or_else(crate::environment::device);
     let mut chosen = None;
     for platform in json.get("platforms").and_then(|p| p.as_array()).into_iter().flatten() {
         let platform_name = platform.get("name").and_then(|n| n.as_str()).unwrap_or("");

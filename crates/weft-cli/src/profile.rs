@@ -132,7 +132,7 @@ pub(crate) fn run(args: &ProfileArgs) -> anyhow::Result<u8> {
         notes.push("--host-only: costed on the host world".to_owned());
         None
     } else {
-        match crate::opencl::compile(&db, &program, entry, weft_lower::Options::default()) {
+        match crate::opencl::compile(&db, &program, entry, crate::environment::lower_options()) {
             Ok(c) => Some(c),
             Err(message) => {
                 notes.push(format!(

@@ -221,7 +221,7 @@ fn run_opencl(
     let options = weft_lower::Options {
         checks: !args.unchecked,
         target: args.opencl.target(),
-        ..weft_lower::Options::default()
+        ..crate::environment::lower_options()
     };
     let compiled = match crate::opencl::compile(db, program, entry, options) {
         Ok(c) => c,
@@ -231,8 +231,7 @@ fn run_opencl(
         }
     };
     let plan = crate::opencl::write_plan(&compiled.plan)?;
-    let mut runner_args =
-        vec!["run".to_owned(), "--plan".to_owned(), plan.path().display().to_string()];
+    let mut runner_args = vec!["run".to_owned(), "--plan".to_owned(), plan.display().to_string()];
     if let Some(device) = &args.device {
         runner_args.extend(["--device".to_owned(), device.clone()]);
     }

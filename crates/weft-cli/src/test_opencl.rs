@@ -35,7 +35,7 @@ pub(crate) fn run_cases(
                 continue;
             }
         };
-        let options = weft_lower::Options { target, ..weft_lower::Options::default() };
+        let options = weft_lower::Options { target, ..crate::environment::lower_options() };
         let compiled = match crate::opencl::compile(db, program, entry, options) {
             Ok(c) => c,
             Err(m) => {
@@ -61,8 +61,7 @@ pub(crate) fn run_cases(
             inputs.push(values);
         }
         let plan = crate::opencl::write_plan(&compiled.plan)?;
-        let mut args =
-            vec!["batch".to_owned(), "--plan".to_owned(), plan.path().display().to_string()];
+        let mut args = vec!["batch".to_owned(), "--plan".to_owned(), plan.display().to_string()];
         if let Some(d) = device {
             args.extend(["--device".to_owned(), d.to_owned()]);
         }

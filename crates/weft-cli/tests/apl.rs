@@ -10,14 +10,9 @@ fn workspace_root() -> PathBuf {
 }
 
 /// Runs `weft ARGS` in the workspace root: (stdout, stderr, exit code).
-#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
 fn weft(args: &[&str]) -> (String, String, i32) {
-    let pocl_cache = std::env::var_os("POCL_CACHE_DIR")
-        .map_or_else(|| common::profile_dir().join("../pocl-cache"), PathBuf::from);
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+    let output = common::weft_with_runner()
         .current_dir(workspace_root())
-        .env("WEFT_RUNNER", common::runner())
-        .env("POCL_CACHE_DIR", pocl_cache)
         .args(args)
         .stdin(Stdio::null())
         .output()

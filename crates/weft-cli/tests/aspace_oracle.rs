@@ -23,7 +23,7 @@ fn command(program: impl AsRef<std::ffi::OsStr>) -> Command {
 }
 
 fn build(file: &Path, out: &Path, version: &str) {
-    let output = command(env!("CARGO_BIN_EXE_weft"))
+    let output = common::weft()
         .args(["build", "--opencl", version, "-o"])
         .arg(out)
         .arg(file)
@@ -143,7 +143,7 @@ fn the_runner_recognises_opencl_2_0_programs() {
          entry rows (a: [n][m]f32) (v: [m]f32) : [n]f32 = map (\\row -> dot row v) a\n",
     )
     .expect("write");
-    let mut child = command(env!("CARGO_BIN_EXE_weft"))
+    let mut child = common::weft()
         .args(["run", "--opencl", "2.0", "--device", "cpu"])
         .arg(&file)
         .stdin(std::process::Stdio::piped())

@@ -11,19 +11,9 @@ use std::path::PathBuf;
 use std::process::Output;
 
 mod common;
-use common::{profile_dir, runner};
 
-#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
 fn weft_bench(args: &[&str]) -> Output {
-    let pocl_cache = std::env::var_os("POCL_CACHE_DIR")
-        .map_or_else(|| profile_dir().join("../pocl-cache"), PathBuf::from);
-    std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
-        .arg("bench")
-        .args(args)
-        .env("WEFT_RUNNER", runner())
-        .env("POCL_CACHE_DIR", pocl_cache)
-        .output()
-        .expect("the weft binary runs")
+    common::weft_with_runner().arg("bench").args(args).output().expect("the weft binary runs")
 }
 
 fn program(name: &str, text: &str) -> String {

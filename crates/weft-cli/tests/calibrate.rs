@@ -8,20 +8,9 @@ use std::process::Output;
 use weft_cost::profile::{DeviceProfile, fit_latency_bandwidth};
 
 mod common;
-use common::{profile_dir, runner};
 
-#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
 fn weft_calibrate(args: &[&str]) -> Output {
-    let pocl_cache = std::env::var_os("POCL_CACHE_DIR")
-        .map_or_else(|| profile_dir().join("../pocl-cache"), PathBuf::from);
-    std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
-        .arg("calibrate")
-        .args(args)
-        .env("WEFT_RUNNER", runner())
-        .env("POCL_CACHE_DIR", pocl_cache)
-        .env_remove("WEFT_DEVICE")
-        .output()
-        .expect("the weft binary runs")
+    common::weft_with_runner().arg("calibrate").args(args).output().expect("the weft binary runs")
 }
 
 fn in_range(what: &str, value: f64, low: f64, high: f64) {
@@ -92,8 +81,7 @@ fn a_missing_device_fails_with_the_runners_message() {
 
 #[test]
 fn help_says_what_is_measured() {
-    #[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+    let output = common::weft_with_runner()
         .args(["calibrate", "--help"])
         .output()
         .expect("the weft binary runs");

@@ -7,18 +7,14 @@ use std::process::Output;
 
 use expect_test::expect;
 
+mod common;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
 fn weft(args: &[&str], dir: &std::path::Path) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
-        .current_dir(dir)
-        .args(args)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the weft binary runs")
+    common::weft().current_dir(dir).args(args).output().expect("the weft binary runs")
 }
 
 fn text(output: &Output) -> String {

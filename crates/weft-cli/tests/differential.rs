@@ -144,10 +144,8 @@ impl Gen {
     }
 }
 
-#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
 fn run(file: &str, backend: &str, input: &str) -> (String, String, Option<i32>) {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
-        .env("WEFT_RUNNER", common::runner())
+    let mut child = common::weft_with_runner()
         .args(["run", "--backend", backend, "--device", "cpu", file])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

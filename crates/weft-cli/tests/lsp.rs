@@ -24,9 +24,8 @@ struct Client {
 }
 
 impl Client {
-    #[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
     fn start() -> Client {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+        let mut child = common::weft()
             .arg("lsp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -2,7 +2,7 @@
 //! file, keeps its test blocks passing on the interpreter and on POCL
 //! (`tests/fixtures/materialise.weft`; docs/costs.md, "Costs in the editor").
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Stdio;
 
 use weft_ide::{AnalysisHost, Change, FileRange, TextRange, TextSize};
@@ -37,13 +37,8 @@ fn apply(text: &str, at: &str, shift: usize) -> (String, String) {
 
 /// `weft test ARGS FILE` in the workspace root, with the runner and a POCL cache under
 /// the target directory: (stdout and stderr, exit code).
-#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
 fn weft_test(args: &[&str], file: &Path) -> (String, i32) {
-    let pocl_cache = std::env::var_os("POCL_CACHE_DIR")
-        .map_or_else(|| common::profile_dir().join("../pocl-cache"), PathBuf::from);
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
-        .env("WEFT_RUNNER", common::runner())
-        .env("POCL_CACHE_DIR", pocl_cache)
+    let output = common::weft_with_runner()
         .arg("test")
         .args(args)
         .arg(file)

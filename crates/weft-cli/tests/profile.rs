@@ -7,9 +7,10 @@ use std::process::{Command, Stdio};
 
 use expect_test::expect;
 
-#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
+mod common;
+
 fn weft_profile(args: &[&str], stdin: &str) -> (i32, String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_weft"))
+    let mut child = common::weft()
         .arg("profile")
         .args(args)
         .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."))

@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+mod common;
+
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("weft-cli-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -13,12 +15,10 @@ fn temp_dir(name: &str) -> PathBuf {
 }
 
 /// Runs `weft check` on `file` in `dir`; returns the exit code and stdout.
-#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
 fn weft_check(dir: &Path, file: &str) -> (i32, String) {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+    let output = common::weft()
         .current_dir(dir)
         .args(["check", file])
-        .env("NO_COLOR", "1")
         .output()
         .expect("the weft binary runs");
     let code = output.status.code();
@@ -99,15 +99,13 @@ fn commands_run_with_limited_address_space() {
 /// A Latin-1 byte was an error for `check`, accepted by `run` and an I/O error for
 /// `fmt`: every command now reports the invalid UTF-8 at the same position.
 #[test]
-#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
 fn invalid_utf8_is_the_same_error_for_every_command() {
     let dir = temp_dir("latin1");
     std::fs::write(dir.join("latin.weft"), b"entry e (x: i32) : i32 = x + 1 -- caf\xe9\n").unwrap();
     let weft = |args: &[&str]| {
-        let output = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+        let output = common::weft()
             .current_dir(&dir)
             .args(args)
-            .env("NO_COLOR", "1")
             .stdin(std::process::Stdio::null())
             .output()
             .unwrap();

@@ -11,15 +11,9 @@ fn workspace_root() -> PathBuf {
 }
 
 /// Runs `weft ARGS` in the workspace root with `stdin`: (stdout, stderr, exit code).
-#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
 fn weft(args: &[&str], stdin: &str) -> (String, String, i32) {
-    let runner = common::runner();
-    let pocl_cache = std::env::var_os("POCL_CACHE_DIR")
-        .map_or_else(|| common::profile_dir().join("../pocl-cache"), PathBuf::from);
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+    let mut child = common::weft_with_runner()
         .current_dir(workspace_root())
-        .env("WEFT_RUNNER", runner)
-        .env("POCL_CACHE_DIR", pocl_cache)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -77,7 +71,7 @@ fn run_time_error_exits_1_with_message_and_position() {
     assert_eq!(stdout, "");
     assert_eq!(
         stderr,
-        "error: drop 6 out of bounds for array `xs` of size 2 at examples/views.weft:13:47\n"
+        "error: examples/views.weft:13:47: drop 6 out of bounds for array `xs` of size 2\n"
     );
     assert_eq!(code, 1);
 }
@@ -171,7 +165,7 @@ fn test_reports_each_failure_and_the_summary() {
     );
     assert!(
         lines[1].ends_with(&format!(
-            ":6: `inc`: expected an error matching `bounds`, got: integer division by zero at {path}:8:28"
+            ":6: `inc`: expected an error matching `bounds`, got: {path}:8:28: integer division by zero"
         )),
         "{stdout}"
     );
@@ -212,14 +206,65 @@ fn negative_sizes_are_errors_on_both_backends() {
     }
 }
 
+/// Every run-time check (`weft_values::RuntimeCheck`) fails with the same words in
+/// the interpreter and on a device, on the host and in kernels: the back ends once
+/// worded slices, `unflatten` and `:>` each their own way.
+#[test]
+fn every_run_time_check_is_worded_alike_on_both_backends() {
+    let file = temp_file(
+        "checks.weft",
+        "entry index (xs: [n]i32) (i: i64) : i32 = xs[i]\n\
+         entry gather (xs: [n]i32) (is: [m]i64) : [m]i32 = map (\\i -> xs[i]) is\n\
+         entry take_k (xs: [n]i32) (k: i64) : [k]i32 = take k xs\n\
+         entry slice (xs: [n]i32) (a: i64) (b: i64) : [b-a]i32 = xs[a:b]\n\
+         entry halves (xs: [n]i32) : [n/2][2]i32 = split 2 xs\n\
+         entry grid (xs: [n]i32) (c: i64) : [n/c][c]i32 = unflatten (n/c) c xs\n\
+         entry fit (m: i64) (xs: [n]i32) : [m]i32 = xs :> [m]i32\n\
+         entry divide (x: i32) (y: i32) : i32 = x / y\n\
+         entry divide_all (xs: [n]i32) (y: i32) : [n]i32 = map (\\x -> x / y) xs\n\
+         entry count (k: i64) : [k]i64 = iota k\n",
+    );
+    let cases = [
+        ("index", "[1i32, 2i32, 3i32] 3i64", "index 3 out of bounds for array `xs` of size 3"),
+        ("gather", "[1i32, 2i32] [0i64, 5i64]", "index 5 out of bounds for array `xs` of size 2"),
+        ("take_k", "[1i32, 2i32] 3i64", "take 3 out of bounds for array `xs` of size 2"),
+        (
+            "slice",
+            "[1i32, 2i32] 1i64 3i64",
+            "slice out of bounds for array `xs` of size 2 (start 1)",
+        ),
+        ("halves", "[1i32, 2i32, 3i32]", "cannot split array `xs`: size 3 is not divisible by 2"),
+        ("grid", "[1i32, 2i32, 3i32] 2i64", "cannot unflatten array `xs` of size 3 into rows of 2"),
+        (
+            "fit",
+            "2i64 [1i32, 2i32, 3i32]",
+            "size coercion of `xs` failed: expected size 2 (`m`) in dimension 0, got 3",
+        ),
+        ("divide", "1i32 0i32", "integer division by zero"),
+        ("divide_all", "[1i32] 0i32", "integer division by zero"),
+        ("count", "-1i64", "`iota` with negative size -1"),
+    ];
+    for (entry, input, message) in cases {
+        let mut lines = Vec::new();
+        for backend in ["interp", "opencl"] {
+            let (stdout, stderr, code) =
+                weft(&["run", "--backend", backend, &file, "--entry", entry], input);
+            assert_eq!((stdout.as_str(), code), ("", 1), "{entry} on {backend}: {stderr}");
+            assert!(stderr.contains(message), "{entry} on {backend}: {stderr}");
+            lines.push(stderr.lines().last().unwrap_or_default().to_owned());
+        }
+        // The whole line, position included.
+        assert_eq!(lines[0], lines[1], "{entry}");
+    }
+}
+
 /// Runs `weft run` on the OpenCL back end with a stand-in runner script.
-#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
 fn run_with_runner(name: &str, script: &str) -> (String, String, i32) {
     let runner = temp_file(name, script);
     let mut permissions = std::fs::metadata(&runner).expect("script written").permissions();
     std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
     std::fs::set_permissions(&runner, permissions).expect("script made executable");
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+    let output = common::weft()
         .current_dir(workspace_root())
         .env("WEFT_RUNNER", &runner)
         .args(["run", "examples/sum.weft", "--entry", "sum_i32", "--input", "[1i32]"])

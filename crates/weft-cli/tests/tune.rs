@@ -5,19 +5,9 @@ use std::path::PathBuf;
 use std::process::Output;
 
 mod common;
-use common::{profile_dir, runner};
 
-#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
 fn weft(args: &[&str]) -> Output {
-    let pocl_cache = std::env::var_os("POCL_CACHE_DIR")
-        .map_or_else(|| profile_dir().join("../pocl-cache"), PathBuf::from);
-    std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
-        .args(args)
-        .env("WEFT_RUNNER", runner())
-        .env("POCL_CACHE_DIR", pocl_cache)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("the weft binary runs")
+    common::weft_with_runner().args(args).output().expect("the weft binary runs")
 }
 
 fn scratch(name: &str, text: &str) -> String {

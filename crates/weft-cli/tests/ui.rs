@@ -3,16 +3,16 @@
 
 use std::path::{Path, PathBuf};
 
+mod common;
+
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
 fn weft_check(root: &Path, file: &str) -> (String, i32) {
-    let output = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+    let output = common::weft()
         .current_dir(root)
         .args(["check", file])
-        .env("NO_COLOR", "1")
         .output()
         .expect("the weft binary runs");
     let stdout = String::from_utf8(output.stdout).expect("utf-8 output");

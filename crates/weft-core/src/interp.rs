@@ -19,7 +19,7 @@
 use std::rc::Rc;
 
 use weft_hir::{MathFn, ScalarTy};
-use weft_values::{ArrayData, Scalar, Value};
+use weft_values::{ArrayData, RuntimeCheck, Scalar, Value};
 
 use crate::ir::{
     Atom, BinOp, BlockId, CoreSize, Exp, FnId, Function, IndexItem, Lambda, LoopForm, Origin,
@@ -104,7 +104,7 @@ impl Val {
     /// The bytes of the value's elements (`bool` is one byte).
     pub fn n_bytes(&self) -> u64 {
         match self {
-            Val::Scalar(s) => scalar_bytes(scalar_ty(*s)),
+            Val::Scalar(s) => scalar_bytes(s.ty()),
             Val::Array(arr) => arr.n_elems() as u64 * scalar_bytes(scalar_of_data(&arr.data)),
             Val::Tuple(vals) => vals.iter().map(Val::n_bytes).sum(),
         }
@@ -294,18 +294,6 @@ fn base_scalar(ty: &Type) -> ScalarTy {
     }
 }
 
-fn values_ty(s: ScalarTy) -> weft_values::ScalarType {
-    match s {
-        ScalarTy::I32 => weft_values::ScalarType::I32,
-        ScalarTy::I64 => weft_values::ScalarType::I64,
-        ScalarTy::U32 => weft_values::ScalarType::U32,
-        ScalarTy::U64 => weft_values::ScalarType::U64,
-        ScalarTy::F32 => weft_values::ScalarType::F32,
-        ScalarTy::F64 => weft_values::ScalarType::F64,
-        ScalarTy::Bool => weft_values::ScalarType::Bool,
-    }
-}
-
 /// Collects the elements of an array being built (an array of tuples as a tuple of
 /// builders).
 enum Builder {
@@ -326,7 +314,7 @@ impl Builder {
                 Builder::Tuple(elems.iter().map(|e| Builder::new(e, capacity)).collect())
             }
             Type::Scalar(s) => Builder::Leaf {
-                data: ArrayData::with_capacity(values_ty(*s), capacity),
+                data: ArrayData::with_capacity(*s, capacity),
                 inner: Some(Vec::new()),
                 elem: elem.clone(),
             },
@@ -342,7 +330,7 @@ impl Builder {
                     );
                 }
                 Builder::Leaf {
-                    data: ArrayData::with_capacity(values_ty(base_scalar(elem)), capacity),
+                    data: ArrayData::with_capacity(base_scalar(elem), capacity),
                     inner: None,
                     elem: elem.clone(),
                 }
@@ -462,7 +450,7 @@ fn eval_size(frame: &Frame, size: &CoreSize) -> std::result::Result<i64, String>
         weft_size::EvalError::NotDivisible { dividend, divisor } => {
             format!("size {dividend} is not divisible by {divisor}")
         }
-        weft_size::EvalError::DivisionByZero => "size division by zero".to_owned(),
+        weft_size::EvalError::DivisionByZero => RuntimeCheck::SizeDivisionByZero.words(&"", &""),
         weft_size::EvalError::UnboundVar(_) => "unknown size".to_owned(),
     })
 }
@@ -477,13 +465,32 @@ fn shape_of(val: &Val) -> &[usize] {
 
 /// Binds unbound size variables of `ty` to the shape of `val`; with `check`, also
 /// checks the other sizes.
+/// Why a value does not have the sizes of its type.
+enum SizeError {
+    /// Dimension `dim` has size `actual` where the type's `size` is `expected`.
+    Mismatch { dim: usize, size: String, expected: i64, actual: usize },
+    /// The type's size could not be computed.
+    Other(String),
+}
+
+impl std::fmt::Display for SizeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SizeError::Mismatch { dim, size, expected, actual } => {
+                write!(f, "expected size {expected} (`{size}`) in dimension {dim}, got {actual}")
+            }
+            SizeError::Other(message) => f.write_str(message),
+        }
+    }
+}
+
 fn bind_sizes(
     f: &Function,
     frame: &mut Frame,
     ty: &Type,
     val: &Val,
     check: bool,
-) -> std::result::Result<(), String> {
+) -> std::result::Result<(), SizeError> {
     if let (Type::Tuple(tys), Val::Tuple(vals)) = (ty, val) {
         for (t, v) in tys.iter().zip(vals) {
             bind_sizes(f, frame, t, v, check)?;
@@ -502,19 +509,22 @@ fn bind_sizes(
             return Ok(());
         }
         let Some(&actual) = shape_of(val).get(dim_idx) else { return Ok(()) };
-        let actual_i64 = i64::try_from(actual).map_err(|_| "size too large".to_owned())?;
+        let actual_i64 =
+            i64::try_from(actual).map_err(|_| SizeError::Other("size too large".to_owned()))?;
         let unbound_var = size.as_var().filter(|v| {
             frame.slots[slot(**v)].is_none() || f.vars[**v].kind == VarKind::Existential
         });
         if let Some(&var) = unbound_var {
             frame.slots[slot(var)] = Some(Val::Scalar(Scalar::I64(actual_i64)));
         } else if check {
-            let expected = eval_size(frame, size)?;
+            let expected = eval_size(frame, size).map_err(SizeError::Other)?;
             if expected != actual_i64 {
-                return Err(format!(
-                    "expected size {expected} (`{}`) in dimension {dim_idx}, got {actual}",
-                    size.display(&|v: &VarId| f.vars[*v].name.to_string())
-                ));
+                return Err(SizeError::Mismatch {
+                    dim: dim_idx,
+                    size: size.display(&|v: &VarId| f.vars[*v].name.to_string()).to_string(),
+                    expected,
+                    actual,
+                });
             }
         }
         dim_idx += 1;
@@ -746,18 +756,13 @@ impl<R: Recorder> Interp<'_, R> {
     }
 
     fn name(&self, atom: Atom) -> String {
-        match atom {
-            Atom::Var(v) if !self.f.vars[v].name.as_str().is_empty() => {
-                self.f.vars[v].name.to_string()
-            }
-            Atom::Var(_) | Atom::Const(_) => "(temporary)".to_owned(),
-        }
+        self.f.atom_name(atom)
     }
 
     fn bind(&self, frame: &mut Frame, var: VarId, val: Val) -> Result<()> {
         if matches!(self.f.vars[var].ty, Type::Array { .. } | Type::Tuple(_)) {
             bind_sizes(self.f, frame, &self.f.vars[var].ty, &val, false)
-                .map_err(RuntimeError::new)?;
+                .map_err(|error| RuntimeError::new(error.to_string()))?;
         }
         frame.slots[slot(var)] = Some(val);
         Ok(())
@@ -779,7 +784,7 @@ impl<R: Recorder> Interp<'_, R> {
                     }
                 }
                 Exp::Convert { to, operand, .. } => {
-                    self.scalar(frame, *operand).map(|s| Val::Scalar(convert(s, *to)))
+                    self.scalar(frame, *operand).map(|s| Val::Scalar(s.convert(*to)))
                 }
                 _ => self.exp(frame, exp),
             };
@@ -846,7 +851,7 @@ impl<R: Recorder> Interp<'_, R> {
             }
             Exp::UnOp { op, operand, .. } => Val::Scalar(unop(*op, self.scalar(frame, *operand)?)?),
             Exp::Convert { to, operand, .. } => {
-                Val::Scalar(convert(self.scalar(frame, *operand)?, *to))
+                Val::Scalar(self.scalar(frame, *operand)?.convert(*to))
             }
             Exp::Math { ty, func, args } => {
                 let args =
@@ -897,7 +902,7 @@ impl<R: Recorder> Interp<'_, R> {
                         for i in 0..n.max(0) {
                             self.bind(frame, *param, acc)?;
                             frame.slots[slot(*index)] =
-                                Some(Val::Scalar(convert(Scalar::I64(i), scalar_ty(bound_scalar))));
+                                Some(Val::Scalar(Scalar::I64(i).convert(bound_scalar.ty())));
                             acc = self.block(frame, *body)?;
                         }
                     }
@@ -1042,10 +1047,8 @@ impl<R: Recorder> Interp<'_, R> {
                     match usize::try_from(i) {
                         Ok(i) if i < n => block = block * n + i,
                         _ => {
-                            return Err(RuntimeError::new(format!(
-                                "index {i} out of bounds for array `{}` of size {n}",
-                                self.name(*array)
-                            )));
+                            let check = RuntimeCheck::Index { array: &self.name(*array) };
+                            return Err(RuntimeError::new(check.words(&i, &n)));
                         }
                     }
                 }
@@ -1101,10 +1104,8 @@ impl<R: Recorder> Interp<'_, R> {
                     && c >= 0
                     && r.checked_mul(c).and_then(|p| usize::try_from(p).ok()) == Some(len);
                 if !fits {
-                    return Err(RuntimeError::new(format!(
-                        "cannot unflatten array `{}` of size {len} into {r} rows of {c}",
-                        self.name(*array)
-                    )));
+                    let check = RuntimeCheck::Unflatten { array: &self.name(*array) };
+                    return Err(RuntimeError::new(check.words(&len, &c)));
                 }
                 reshape(
                     &val,
@@ -1118,10 +1119,8 @@ impl<R: Recorder> Interp<'_, R> {
                 let n = outer_len(&val);
                 let n_i64 = i64::try_from(n).unwrap_or(i64::MAX);
                 if k <= 0 || n_i64 % k != 0 {
-                    return Err(RuntimeError::new(format!(
-                        "cannot split array `{}`: size {n} is not divisible by {k}",
-                        self.name(*array)
-                    )));
+                    let check = RuntimeCheck::Split { array: &self.name(*array) };
+                    return Err(RuntimeError::new(check.words(&n, &k)));
                 }
                 let k = usize::try_from(k).unwrap_or(1);
                 reshape(&val, &[n / k, k], 1)
@@ -1133,21 +1132,25 @@ impl<R: Recorder> Interp<'_, R> {
                 let is_take = matches!(exp, Exp::Take { .. });
                 let Some(k) = usize::try_from(k).ok().filter(|&k| k <= n) else {
                     let what = if is_take { "take" } else { "drop" };
-                    return Err(RuntimeError::new(format!(
-                        "{what} {k} out of bounds for array `{}` of size {n}",
-                        self.name(*array)
-                    )));
+                    let check = RuntimeCheck::Count { what, array: &self.name(*array) };
+                    return Err(RuntimeError::new(check.words(&k, &n)));
                 };
                 if is_take { rows(&val, 0, k) } else { rows(&val, k, n - k) }
             }
             Exp::Concat(a, b) => concat(&self.atom(frame, *a)?, &self.atom(frame, *b)?)?,
             Exp::Coerce { value, ty } => {
                 let val = self.atom(frame, *value)?;
-                bind_sizes(self.f, frame, ty, &val, true).map_err(|message| {
-                    RuntimeError::new(format!(
-                        "size coercion of `{}` failed: {message}",
-                        self.name(*value)
-                    ))
+                bind_sizes(self.f, frame, ty, &val, true).map_err(|error| {
+                    let value = &self.name(*value);
+                    RuntimeError::new(match error {
+                        SizeError::Mismatch { dim, size, expected, actual } => {
+                            RuntimeCheck::Coerce { value, dim, size: &size }
+                                .words(&actual, &expected)
+                        }
+                        SizeError::Other(message) => {
+                            format!("size coercion of `{value}` failed: {message}")
+                        }
+                    })
                 })?;
                 val
             }
@@ -1161,7 +1164,7 @@ impl<R: Recorder> Interp<'_, R> {
     fn count(&self, frame: &Frame, atom: Atom, what: &str) -> Result<usize> {
         let n = self.int(frame, atom)?;
         let n = usize::try_from(n)
-            .map_err(|_| RuntimeError::new(format!("`{what}` with negative size {n}")))?;
+            .map_err(|_| RuntimeError::new(RuntimeCheck::NegativeSize { what }.words(&n, &"")))?;
         if n > MAX_ELEMS {
             return Err(RuntimeError::new(format!(
                 "`{what}` of size {n} is too large to interpret"
@@ -1210,10 +1213,8 @@ impl<R: Recorder> Interp<'_, R> {
             IndexItem::Fix(idx) => {
                 let i = self.int(frame, *idx)?;
                 if i < 0 || i >= n_i64 {
-                    return Err(RuntimeError::new(format!(
-                        "index {i} out of bounds for array `{}` of size {n}",
-                        self.name(array)
-                    )));
+                    let check = RuntimeCheck::Index { array: &self.name(array) };
+                    return Err(RuntimeError::new(check.words(&i, &n)));
                 }
                 *val = elem(val, usize::try_from(i).unwrap_or(0));
                 self.index_from(frame, val, array, rest, 0)
@@ -1225,16 +1226,14 @@ impl<R: Recorder> Interp<'_, R> {
                 };
                 let start = start.map(|s| self.int(frame, s)).transpose()?;
                 let end = end.map(|e| self.int(frame, e)).transpose()?;
-                let bad = |start: i64, end: i64| {
-                    RuntimeError::new(format!(
-                        "slice {start}:{end}:{stride} out of bounds for array `{}` of size {n}",
-                        self.name(array)
-                    ))
+                let bad = |start: i64| {
+                    let check = RuntimeCheck::Slice { array: &self.name(array) };
+                    RuntimeError::new(check.words(&start, &n))
                 };
                 let indices: Vec<usize> = if stride > 0 {
                     let (s, e) = (start.unwrap_or(0), end.unwrap_or(n_i64));
                     if s < 0 || e > n_i64 || s > e {
-                        return Err(bad(s, e));
+                        return Err(bad(s));
                     }
                     (s..e)
                         .step_by(usize::try_from(stride).unwrap_or(1))
@@ -1243,7 +1242,7 @@ impl<R: Recorder> Interp<'_, R> {
                 } else if stride < 0 {
                     let (s, e) = (start.unwrap_or(n_i64 - 1), end.unwrap_or(-1));
                     if s >= n_i64 || e < -1 || s < e {
-                        return Err(bad(s, e));
+                        return Err(bad(s));
                     }
                     let mut out = Vec::new();
                     let mut i = s;
@@ -1281,7 +1280,7 @@ fn type_of_rows(rows: &[Val], fallback: &Val) -> Type {
                 }
                 ty
             }
-            Val::Scalar(s) => Type::Scalar(scalar_ty(*s)),
+            Val::Scalar(s) => Type::Scalar(s.ty()),
             Val::Tuple(vals) => Type::Tuple(vals.iter().map(|v| type_of_rows(&[], v)).collect()),
         },
     }
@@ -1290,7 +1289,7 @@ fn type_of_rows(rows: &[Val], fallback: &Val) -> Type {
 /// A type of the value's structure (sizes are not needed by builders).
 fn type_of_val(val: &Val) -> Type {
     match val {
-        Val::Scalar(s) => Type::Scalar(scalar_ty(*s)),
+        Val::Scalar(s) => Type::Scalar(s.ty()),
         Val::Array(arr) => {
             let mut ty = Type::Scalar(scalar_of_data(&arr.data));
             for _ in 0..arr.shape.len() {
@@ -1314,22 +1313,10 @@ fn scalar_of_data(data: &ArrayData) -> ScalarTy {
     }
 }
 
-fn scalar_ty(s: Scalar) -> ScalarTy {
-    match s {
-        Scalar::I32(_) => ScalarTy::I32,
-        Scalar::I64(_) => ScalarTy::I64,
-        Scalar::U32(_) => ScalarTy::U32,
-        Scalar::U64(_) => ScalarTy::U64,
-        Scalar::F32(_) => ScalarTy::F32,
-        Scalar::F64(_) => ScalarTy::F64,
-        Scalar::Bool(_) => ScalarTy::Bool,
-    }
-}
-
 macro_rules! int_ops {
     ($op:expr, $a:expr, $b:expr, $variant:ident, $t:ty, $bits:expr) => {{
         let (a, b): ($t, $t) = ($a, $b);
-        let division_by_zero = || RuntimeError::new("integer division by zero");
+        let division_by_zero = || RuntimeError::new(RuntimeCheck::DivisionByZero.words(&"", &""));
         Scalar::$variant(match $op {
             BinOp::Add => a.wrapping_add(b),
             BinOp::Sub => a.wrapping_sub(b),
@@ -1423,7 +1410,9 @@ pub fn binop(op: BinOp, a: Scalar, b: Scalar) -> Result<Scalar> {
     })
 }
 
-fn unop(op: UnOp, a: Scalar) -> Result<Scalar> {
+/// A unary operator on a scalar (LANGUAGE.md), as the interpreter and the memory
+/// checker evaluate it.
+pub fn unop(op: UnOp, a: Scalar) -> Result<Scalar> {
     Ok(match (op, a) {
         (UnOp::Neg, Scalar::I32(x)) => Scalar::I32(x.wrapping_neg()),
         (UnOp::Neg, Scalar::I64(x)) => Scalar::I64(x.wrapping_neg()),
@@ -1440,33 +1429,6 @@ fn unop(op: UnOp, a: Scalar) -> Result<Scalar> {
             return Err(RuntimeError::new("internal error: bad unary operand"));
         }
     })
-}
-
-/// A conversion: integers wrap, floats to integers saturate with NaN giving 0 (Rust's
-/// `as` does exactly that), booleans are 0 or 1.
-pub fn convert(s: Scalar, to: ScalarTy) -> Scalar {
-    macro_rules! cast {
-        ($x:expr) => {
-            match to {
-                ScalarTy::I32 => Scalar::I32($x as i32),
-                ScalarTy::I64 => Scalar::I64($x as i64),
-                ScalarTy::U32 => Scalar::U32($x as u32),
-                ScalarTy::U64 => Scalar::U64($x as u64),
-                ScalarTy::F32 => Scalar::F32($x as f32),
-                ScalarTy::F64 => Scalar::F64($x as f64),
-                ScalarTy::Bool => Scalar::Bool($x != (0 as _)),
-            }
-        };
-    }
-    match s {
-        Scalar::I32(x) => cast!(x),
-        Scalar::I64(x) => cast!(x),
-        Scalar::U32(x) => cast!(x),
-        Scalar::U64(x) => cast!(x),
-        Scalar::F32(x) => cast!(x),
-        Scalar::F64(x) => cast!(x),
-        Scalar::Bool(b) => cast!(u8::from(b)),
-    }
 }
 
 macro_rules! float_math {
@@ -1551,7 +1513,9 @@ macro_rules! wrapping_pow {
     ($($t:ty),*) => {$(impl WrappingPow for $t { fn wpow(self, exp: u32) -> Self { self.wrapping_pow(exp) } })*};
 }
 wrapping_pow!(i32, i64, u32, u64);
-fn math(ty: ScalarTy, func: MathFn, args: &[Scalar]) -> Result<Scalar> {
+/// A math function of LANGUAGE.md on scalars of type `ty`, as the interpreter and
+/// the memory checker evaluate it.
+pub fn math(ty: ScalarTy, func: MathFn, args: &[Scalar]) -> Result<Scalar> {
     Ok(match ty {
         ScalarTy::F32 => float_math!(f32, F32, func, args),
         ScalarTy::F64 => float_math!(f64, F64, func, args),

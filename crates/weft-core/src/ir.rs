@@ -77,6 +77,16 @@ pub struct Function {
     pub origins: ArenaMap<ExpId, Origin>,
 }
 
+impl Function {
+    /// How run-time errors name `atom` (the interpreter's and compiled code's alike).
+    pub fn atom_name(&self, atom: Atom) -> String {
+        match atom {
+            Atom::Var(v) if !self.vars[v].name.as_str().is_empty() => self.vars[v].name.to_string(),
+            Atom::Var(_) | Atom::Const(_) => "(temporary)".to_owned(),
+        }
+    }
+}
+
 /// A variable: a source name (or a made-up one for temporaries) and a type.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Var {

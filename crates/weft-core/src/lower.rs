@@ -167,18 +167,6 @@ fn err<T>(message: impl Into<String>, origin: Option<Origin>) -> Result<T> {
     Err(ElabError { message: message.into(), origin })
 }
 
-fn scalar_ty(s: Scalar) -> ScalarTy {
-    match s {
-        Scalar::I32(_) => ScalarTy::I32,
-        Scalar::I64(_) => ScalarTy::I64,
-        Scalar::U32(_) => ScalarTy::U32,
-        Scalar::U64(_) => ScalarTy::U64,
-        Scalar::F32(_) => ScalarTy::F32,
-        Scalar::F64(_) => ScalarTy::F64,
-        Scalar::Bool(_) => ScalarTy::Bool,
-    }
-}
-
 /// Collects what each type parameter of `pattern` is in `actual`.
 fn match_type_params(pattern: &Ty, actual: &Ty, out: &mut FxHashMap<Name, Ty>) {
     match (pattern, actual) {
@@ -262,7 +250,7 @@ impl Elab<'_> {
     fn atom_ty(&self, atom: Atom) -> Type {
         match atom {
             Atom::Var(v) => self.f.vars[v].ty.clone(),
-            Atom::Const(s) => Type::Scalar(scalar_ty(s)),
+            Atom::Const(s) => Type::Scalar(s.ty()),
         }
     }
 

@@ -19,10 +19,11 @@ pub fn origin_position(db: &dyn Db, origin: &Origin) -> Option<String> {
     Some(format!("{}:{}:{}", origin.def.file.path(db), line_col.line + 1, line_col.col + 1))
 }
 
-/// The message of a run-time error, followed by ` at path:line:col` when known.
+/// The message of a run-time error, after `path:line:col: ` when known: as compiled
+/// code reports it (`weft_plan::ErrorSite::render`), so both back ends print one line.
 pub fn render_error(db: &dyn Db, error: &RuntimeError) -> String {
     match error.origin.as_ref().and_then(|o| origin_position(db, o)) {
-        Some(position) => format!("{} at {position}", error.message),
+        Some(position) => format!("{position}: {}", error.message),
         None => error.message.clone(),
     }
 }

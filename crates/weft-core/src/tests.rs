@@ -146,7 +146,7 @@ entry f (x: i32) (y: i32) : i32 =
 "#,
         "1i32 0i32",
         expect![[r#"
-            error: integer division by zero at test.weft:3:3
+            error: test.weft:3:3: integer division by zero
         "#]],
     );
 }
@@ -191,7 +191,7 @@ entry f (xs: [n]i32) (i: i64) : i32 =
 "#,
         "[1i32, 2i32, 3i32] 3i64",
         expect![[r#"
-            error: index 3 out of bounds for array `xs` of size 3 at test.weft:4:6
+            error: test.weft:4:6: index 3 out of bounds for array `xs` of size 3
         "#]],
     );
 }
@@ -204,7 +204,7 @@ entry f (xs: [n]i32) (k: i64) : [k]i32 = take k xs
 "#,
         "[1i32, 2i32] 3i64",
         expect![[r#"
-            error: take 3 out of bounds for array `xs` of size 2 at test.weft:2:42
+            error: test.weft:2:42: take 3 out of bounds for array `xs` of size 2
         "#]],
     );
     check_run(
@@ -213,7 +213,7 @@ entry f (xs: [n]i32) (a: i64) (b: i64) : [b-a]i32 = xs[a:b]
 "#,
         "[1i32, 2i32] 1i64 3i64",
         expect![[r#"
-            error: slice 1:3:1 out of bounds for array `xs` of size 2 at test.weft:2:53
+            error: test.weft:2:53: slice out of bounds for array `xs` of size 2 (start 1)
         "#]],
     );
 }
@@ -239,7 +239,7 @@ entry f (xs: [n]i32) : [n/2][2]i32 = split 2 xs
 "#,
         "[1i32, 2i32, 3i32]",
         expect![[r#"
-            error: cannot split array `xs`: size 3 is not divisible by 2 at test.weft:2:38
+            error: test.weft:2:38: cannot split array `xs`: size 3 is not divisible by 2
         "#]],
     );
 }
@@ -252,7 +252,7 @@ entry f (m: i64) (xs: [n]i32) : [m]i32 = xs :> [m]i32
 "#,
         "2i64 [1i32, 2i32, 3i32]",
         expect![[r#"
-            error: size coercion of `xs` failed: expected size 2 (`m`) in dimension 0, got 3 at test.weft:2:42
+            error: test.weft:2:42: size coercion of `xs` failed: expected size 2 (`m`) in dimension 0, got 3
         "#]],
     );
 }
@@ -407,7 +407,7 @@ entry u (m: [2][3]i32) (i: i64) : [2][3]i32 = m with [0, i] = 0
 "#,
         "[[1i32, 2i32, 3i32], [4i32, 5i32, 6i32]] 3i64",
         expect![[r#"
-            error: index 3 out of bounds for array `m` of size 3 at test.weft:2:47
+            error: test.weft:2:47: index 3 out of bounds for array `m` of size 3
         "#]],
     );
 }

@@ -101,6 +101,47 @@ impl Exp {
         }
     }
 
+    /// The expression's kind, as profiles and tools name it (`map`, `array literal`).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Exp::Atom(_) => "copy",
+            Exp::Size(_) => "size",
+            Exp::BinOp { .. } => "binop",
+            Exp::UnOp { .. } => "unop",
+            Exp::Convert { .. } => "convert",
+            Exp::Math { .. } => "math",
+            Exp::Tuple(_) => "tuple",
+            Exp::Proj { .. } => "proj",
+            Exp::ArrayLit { .. } => "array literal",
+            Exp::Index { .. } => "index",
+            Exp::Dim { .. } => "dim",
+            Exp::Call { .. } => "call",
+            Exp::If { .. } => "if",
+            Exp::Loop { .. } => "loop",
+            Exp::Map { .. } => "map",
+            Exp::Reduce { .. } => "reduce",
+            Exp::Scan { .. } => "scan",
+            Exp::Generate { .. } => "generate",
+            Exp::Scatter { .. } => "scatter",
+            Exp::ReduceByIndex { .. } => "reduce_by_index",
+            Exp::Update { .. } => "update",
+            Exp::Iota { .. } => "iota",
+            Exp::Replicate { .. } => "replicate",
+            Exp::Zip(_) => "zip",
+            Exp::Unzip(_) => "unzip",
+            Exp::Transpose(_) => "transpose",
+            Exp::Reverse(_) => "reverse",
+            Exp::Flatten(_) => "flatten",
+            Exp::Unflatten { .. } => "unflatten",
+            Exp::Split { .. } => "split",
+            Exp::Take { .. } => "take",
+            Exp::Drop { .. } => "drop",
+            Exp::Concat(..) => "concat",
+            Exp::Materialise { .. } => "materialise",
+            Exp::Coerce { .. } => "coerce",
+        }
+    }
+
     /// A combinator's written level and function argument (`map`, `reduce`, `scan`,
     /// `generate`); `None` for every other expression.
     pub fn combinator(&self) -> Option<(Option<weft_hir::Level>, &Lambda)> {

@@ -484,46 +484,6 @@ fn materialises(exp: &Exp) -> bool {
     )
 }
 
-fn exp_name(exp: &Exp) -> &'static str {
-    match exp {
-        Exp::Atom(_) => "copy",
-        Exp::Size(_) => "size",
-        Exp::BinOp { .. } => "binop",
-        Exp::UnOp { .. } => "unop",
-        Exp::Convert { .. } => "convert",
-        Exp::Math { .. } => "math",
-        Exp::Tuple(_) => "tuple",
-        Exp::Proj { .. } => "proj",
-        Exp::ArrayLit { .. } => "array literal",
-        Exp::Index { .. } => "index",
-        Exp::Dim { .. } => "dim",
-        Exp::Call { .. } => "call",
-        Exp::If { .. } => "if",
-        Exp::Loop { .. } => "loop",
-        Exp::Map { .. } => "map",
-        Exp::Reduce { .. } => "reduce",
-        Exp::Scan { .. } => "scan",
-        Exp::Generate { .. } => "generate",
-        Exp::Scatter { .. } => "scatter",
-        Exp::ReduceByIndex { .. } => "reduce_by_index",
-        Exp::Update { .. } => "update",
-        Exp::Iota { .. } => "iota",
-        Exp::Replicate { .. } => "replicate",
-        Exp::Zip(_) => "zip",
-        Exp::Unzip(_) => "unzip",
-        Exp::Transpose(_) => "transpose",
-        Exp::Reverse(_) => "reverse",
-        Exp::Flatten(_) => "flatten",
-        Exp::Unflatten { .. } => "unflatten",
-        Exp::Split { .. } => "split",
-        Exp::Take { .. } => "take",
-        Exp::Drop { .. } => "drop",
-        Exp::Concat(..) => "concat",
-        Exp::Materialise { .. } => "materialise",
-        Exp::Coerce { .. } => "coerce",
-    }
-}
-
 /// A variable's source name, or `t<index>` for a temporary.
 fn var_label(f: &weft_core::Function, var: VarId) -> String {
     let name = f.vars[var].name.as_str();
@@ -761,11 +721,7 @@ impl State<'_> {
         }
         let top = self.pars == 0;
         let node = self.append(EdgeKind::Op, own, own, || {
-            if top {
-                format!("{} = {}", var_label(f, stmt.var), exp_name(exp))
-            } else {
-                String::new()
-            }
+            if top { format!("{} = {}", var_label(f, stmt.var), exp.name()) } else { String::new() }
         });
         if !top {
             return;

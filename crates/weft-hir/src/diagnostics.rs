@@ -571,12 +571,7 @@ fn aspace_explanation(
                     chain.push(item);
                 }
             }
-            // A chain of one step names `to_local` twice: say it once.
-            let message = d.message.replace(
-                "`to_local` may point to local memory (from `to_local`)",
-                "`to_local` gives local memory",
-            );
-            (message, chain)
+            (d.message.clone(), chain)
         }
         // The engine accepts it only if the bound allows `local`: not for these callers.
         None => (sink.1.clone(), Vec::new()),

@@ -12,8 +12,11 @@ use crate::builtins::Builtin;
 use crate::expr_store::{Expr, ExprId, IndexItem, Level, LoopForm, Resolution};
 use crate::inference::{InferCtx, InferDiagnostic, Site};
 
+/// Where a combinator stands, for the level rules (LANGUAGE.md section 6). The one
+/// copy of the rules: the checker reports violations with it, and the editor's
+/// strategy assists propose only annotations it allows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Context {
+pub enum LevelContext {
     /// The top of a `def`: called from a level not known here.
     AnyLevel,
     Host,
@@ -23,48 +26,50 @@ enum Context {
     Sequential,
 }
 
-impl Context {
+impl LevelContext {
     fn describe(self) -> &'static str {
         match self {
-            Context::AnyLevel => "at any level",
-            Context::Host => "at host level",
-            Context::Group => "in the body of a `map@group`",
-            Context::Sequential => "in a sequential body (`@grid`, `@thread` or `@seq`)",
+            LevelContext::AnyLevel => "at any level",
+            LevelContext::Host => "at host level",
+            LevelContext::Group => "in the body of a `map@group`",
+            LevelContext::Sequential => "in a sequential body (`@grid`, `@thread` or `@seq`)",
         }
     }
 
     fn legal(self) -> &'static str {
         match self {
-            Context::AnyLevel => "any annotation",
-            Context::Host => "`map@grid`, `map@group`, `reduce@grid`, `scan@grid`",
-            Context::Group => "`map@thread`, `reduce@group`, `scan@group`, `@seq`",
-            Context::Sequential => "`@seq` only",
+            LevelContext::AnyLevel => "any annotation",
+            LevelContext::Host => "`map@grid`, `map@group`, `reduce@grid`, `scan@grid`",
+            LevelContext::Group => "`map@thread`, `reduce@group`, `scan@group`, `@seq`",
+            LevelContext::Sequential => "`@seq` only",
         }
     }
 
-    fn allows(self, builtin: Builtin, level: Level) -> bool {
+    /// Whether `builtin` may carry `level` here.
+    pub fn allows(self, builtin: Builtin, level: Level) -> bool {
         let is_map = matches!(builtin, Builtin::Map(_) | Builtin::Generate);
         match self {
-            Context::AnyLevel => true,
-            Context::Host => match level {
+            LevelContext::AnyLevel => true,
+            LevelContext::Host => match level {
                 Level::Grid => true,
                 Level::Group => is_map,
                 Level::Thread | Level::Seq => false,
             },
-            Context::Group => match level {
+            LevelContext::Group => match level {
                 Level::Thread => is_map,
                 Level::Group => !is_map,
                 Level::Seq => true,
                 Level::Grid => false,
             },
-            Context::Sequential => level == Level::Seq,
+            LevelContext::Sequential => level == Level::Seq,
         }
     }
 
-    fn enter(builtin: Builtin, level: Level) -> Context {
+    /// The context of the body of `builtin` annotated with `level`.
+    pub fn enter(builtin: Builtin, level: Level) -> LevelContext {
         match (builtin, level) {
-            (Builtin::Map(_) | Builtin::Generate, Level::Group) => Context::Group,
-            _ => Context::Sequential,
+            (Builtin::Map(_) | Builtin::Generate, Level::Group) => LevelContext::Group,
+            _ => LevelContext::Sequential,
         }
     }
 }
@@ -72,13 +77,13 @@ impl Context {
 pub(crate) fn check_levels(ctx: &mut InferCtx<'_>) {
     let body = Arc::clone(&ctx.body);
     let Some(root) = body.root else { return };
-    let start = if ctx.sig.is_entry { Context::Host } else { Context::AnyLevel };
+    let start = if ctx.sig.is_entry { LevelContext::Host } else { LevelContext::AnyLevel };
     let mut diagnostics = Vec::new();
     // An explicit stack: bodies may nest 100,000 levels.
     // Each item: the expression, its level context, whether it is inside a
     // `map@group` body, and the innermost annotated combinator around it.
     type Enclosing = Option<(ExprId, String)>;
-    let mut stack: Vec<(ExprId, Context, bool, Enclosing)> = vec![(root, start, false, None)];
+    let mut stack: Vec<(ExprId, LevelContext, bool, Enclosing)> = vec![(root, start, false, None)];
     while let Some((expr, context, in_group, enclosing)) = stack.pop() {
         let mut push = |e: ExprId| stack.push((e, context, in_group, enclosing.clone()));
         match &body.exprs[expr] {
@@ -103,8 +108,8 @@ pub(crate) fn check_levels(ctx: &mut InferCtx<'_>) {
                 match annotated {
                     Some((builtin, level)) => {
                         let function_arg = builtin.function_arg();
-                        let inner = Context::enter(builtin, level);
-                        if inner == Context::Group
+                        let inner = LevelContext::enter(builtin, level);
+                        if inner == LevelContext::Group
                             && let Some(&arg) = function_arg.and_then(|idx| args.get(idx))
                             && let Expr::Lambda { body: lambda_body, .. } = &body.exprs[arg]
                             && let Some((local, via)) = local_result(&body, *lambda_body)
@@ -115,7 +120,7 @@ pub(crate) fn check_levels(ctx: &mut InferCtx<'_>) {
                                 group: Site::Expr(*callee),
                             });
                         }
-                        let inner_group = in_group || inner == Context::Group;
+                        let inner_group = in_group || inner == LevelContext::Group;
                         let name = match &body.exprs[*callee] {
                             Expr::Path { name, .. } => format!("{name}@{}", level.name()),
                             _ => level.name().to_owned(),

@@ -45,8 +45,9 @@ pub use crate::expr_store::{
 };
 pub use crate::inference::{InferDiagnostic, InferenceResult, Site, def_scheme, infer};
 pub use crate::items::{DefId, DefKind, DefLoc, ItemTree, def_ast, item_tree};
+pub use crate::levels::LevelContext;
 pub use crate::name::Name;
-pub use crate::parallel::check_in_parallel;
+pub use crate::parallel::for_each_file_in_parallel;
 pub use crate::pretty::{pretty_file, pretty_scheme};
 pub use crate::scope::{FileScope, file_scope, resolve_import_path};
 pub use crate::signatures::{Signature, signature};

@@ -208,7 +208,7 @@ entry grid (xss: [n][m]f32) : [n]f32 =
               related `u`: flows through `u`
               related `map@group`: a `map@group` result lives in global memory, after its work-group has ended: only {global}
               help: return a value computed from the local array (say, a `reduce@group` over it), or drop the `to_local`
-            to-local-outside-group `to_local`: `to_local` outside a `map@group`: in a `map@grid` body no work-group shares memory: only {global, private}, but `to_local` gives local memory
+            to-local-outside-group `to_local`: `to_local` outside a `map@group`: in a `map@grid` body no work-group shares memory: only {global, private}, but `to_local` points to local memory
               related `map@grid`: in a `map@grid` body no work-group shares memory: only {global, private}
               help: move it into the body of a `map@group`, or use `to_private` for a work-item's own copy
         "#]],
@@ -245,7 +245,7 @@ entry h (xs: [n]f32) : [n]f32 = to_local xs
         expect![[r#"
             illegal-level `map@thread`: `map@thread` is not allowed at host level; legal here: `map@grid`, `map@group`, `reduce@grid`, `scan@grid`
             illegal-level `reduce@grid`: `reduce@grid` is not allowed in a sequential body (`@grid`, `@thread` or `@seq`); legal here: `@seq` only
-            to-local-outside-group `to_local`: `to_local` outside a `map@group`: outside every combinator no work-group shares memory: only {global, private}, but `to_local` gives local memory
+            to-local-outside-group `to_local`: `to_local` outside a `map@group`: outside every combinator no work-group shares memory: only {global, private}, but `to_local` points to local memory
               related `to_local`: outside every combinator no work-group shares memory: only {global, private}
               help: move it into the body of a `map@group`, or use `to_private` for a work-item's own copy
         "#]],

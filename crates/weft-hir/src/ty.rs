@@ -10,61 +10,8 @@ use std::sync::Arc;
 
 use crate::Name;
 
-/// A scalar type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum ScalarTy {
-    I32,
-    I64,
-    U32,
-    U64,
-    F32,
-    F64,
-    Bool,
-}
-
-impl ScalarTy {
-    pub const ALL: [ScalarTy; 7] = [
-        ScalarTy::I32,
-        ScalarTy::I64,
-        ScalarTy::U32,
-        ScalarTy::U64,
-        ScalarTy::F32,
-        ScalarTy::F64,
-        ScalarTy::Bool,
-    ];
-
-    pub fn from_name(name: &str) -> Option<ScalarTy> {
-        ScalarTy::ALL.into_iter().find(|s| s.name() == name)
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ScalarTy::I32 => "i32",
-            ScalarTy::I64 => "i64",
-            ScalarTy::U32 => "u32",
-            ScalarTy::U64 => "u64",
-            ScalarTy::F32 => "f32",
-            ScalarTy::F64 => "f64",
-            ScalarTy::Bool => "bool",
-        }
-    }
-
-    pub fn is_integer(self) -> bool {
-        matches!(self, ScalarTy::I32 | ScalarTy::I64 | ScalarTy::U32 | ScalarTy::U64)
-    }
-
-    pub fn is_signed(self) -> bool {
-        matches!(self, ScalarTy::I32 | ScalarTy::I64)
-    }
-
-    pub fn is_float(self) -> bool {
-        matches!(self, ScalarTy::F32 | ScalarTy::F64)
-    }
-
-    pub fn is_numeric(self) -> bool {
-        self.is_integer() || self.is_float()
-    }
-}
+/// A scalar type: Weft's one scalar type, under the checker's name.
+pub use weft_values::ScalarType as ScalarTy;
 
 /// A variable in a size.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -24,6 +24,7 @@ use weft_lower::imp::{Cmd, KernelImp, Sharing};
 use weft_plan::{Arg, Expr, Input, ParamKind, Step, Var};
 
 use crate::code_lens::test_inputs;
+use crate::diagnostics::{bank_conflict, local_memory_limit, uncoalesced_access};
 use crate::kernels::{Budget, compile_quietly, def_users, entry_id};
 use crate::program::file_program;
 
@@ -593,6 +594,22 @@ pub(crate) fn allowed(db: &RootDatabase, def: &DefLoc, code: &str) -> bool {
     })
 }
 
+/// A strided access of a kernel, as the performance diagnostics word it.
+pub(crate) struct StridedAccess<'a> {
+    /// The stride between neighbouring work-items, in elements (its absolute value).
+    pub(crate) stride: u64,
+    /// `reads` or `writes`.
+    pub(crate) verb: &'static str,
+    /// The array, quoted.
+    pub(crate) what: String,
+    pub(crate) kernel: &'a str,
+    /// The stride as an expression of the sizes.
+    pub(crate) shown: &'a str,
+    /// What the stride is at the prediction's sizes (` (64 at n = 64)`), or nothing.
+    pub(crate) at: &'a str,
+    pub(crate) device: &'a str,
+}
+
 /// The findings of one entry's kernels: each kernel once, at its first launch that runs
 /// at the sizes (steered candidates left out).
 fn findings(costs: &EntryCosts, profile: &DeviceProfile, env: &SizeEnv) -> Vec<Finding> {
@@ -637,44 +654,28 @@ fn findings(costs: &EntryCosts, profile: &DeviceProfile, env: &SizeEnv) -> Vec<F
                 Dir::Read => "reads",
                 Dir::Write => "writes",
             };
-            match access.space {
-                MemSpace::Global if s >= 2 => {
-                    if !reported.insert((access.ptr.clone(), access.space)) {
-                        continue;
-                    }
-                    let slowdown = machine.global_slowdown(s as i64);
-                    out.push(Finding {
-                        code: "uncoalesced-access",
-                        origin: origin_of(&access.ptr),
-                        message: format!(
-                            "uncoalesced global {verb} of {} in kernel `{}`: neighbouring \
-                             work-items access elements `{shown}` apart{at}; `{device}` is \
-                             {slowdown:.1}× slower than coalesced at that stride",
-                            what(&access.ptr, access.space),
-                            kernel.name
-                        ),
-                    });
+            let strided = StridedAccess {
+                stride: s,
+                verb,
+                what: what(&access.ptr, access.space),
+                kernel: &kernel.name,
+                shown: &shown,
+                at: &at,
+                device,
+            };
+            let (code, message) = match access.space {
+                MemSpace::Global => {
+                    (uncoalesced_access::CODE, uncoalesced_access::message(&strided, &machine))
                 }
-                MemSpace::Local if gcd(s, 32) >= 2 => {
-                    if !reported.insert((access.ptr.clone(), access.space)) {
-                        continue;
-                    }
-                    let degree = gcd(s, 32);
-                    let slowdown = machine.local_slowdown(s as i64);
-                    out.push(Finding {
-                        code: "bank-conflict",
-                        origin: origin_of(&access.ptr),
-                        message: format!(
-                            "local-memory bank conflicts of degree {degree} on 32 banks: \
-                             {verb} of {} in kernel `{}` at a stride of `{shown}` \
-                             elements{at}; `{device}` measured {slowdown:.1}× the \
-                             conflict-free time",
-                            what(&access.ptr, access.space),
-                            kernel.name
-                        ),
-                    });
+                MemSpace::Local => {
+                    (bank_conflict::CODE, bank_conflict::message(&strided, &machine))
                 }
-                _ => {}
+                _ => continue,
+            };
+            if let Some(message) = message
+                && reported.insert((access.ptr.clone(), access.space))
+            {
+                out.push(Finding { code, origin: origin_of(&access.ptr), message });
             }
         }
         // Local memory per work-group against the device's.
@@ -694,30 +695,24 @@ fn findings(costs: &EntryCosts, profile: &DeviceProfile, env: &SizeEnv) -> Vec<F
                 Err(_) => known = false,
             }
         }
-        if known && total > limit {
+        let message = local_memory_limit::message(
+            &kernel.name,
+            total,
+            limit,
+            &parts,
+            &env.describe(c),
+            device,
+        );
+        if let Some(message) = message.filter(|_| known) {
             let origin = kernel
                 .local_bytes
                 .iter()
                 .find_map(|(name, _)| kernel.ptr_origins.iter().find(|(p, _)| p == name))
                 .map_or(main.clone(), |(_, o)| o.clone());
-            out.push(Finding {
-                code: "local-memory-limit",
-                origin,
-                message: format!(
-                    "kernel `{}` needs {total} bytes of local memory per work-group ({}) {}, \
-                     more than the {limit} bytes of `{device}`: its launch would fail",
-                    kernel.name,
-                    parts.join(", "),
-                    env.describe(c)
-                ),
-            });
+            out.push(Finding { code: local_memory_limit::CODE, origin, message });
         }
     }
     out
-}
-
-fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 /// The code lens titles of a file's entries, for those small enough to compile unasked.

@@ -1,42 +1,25 @@
 //! Diagnostics of a file: `weft_hir::file_diagnostics` (syntax, names, imports, types,
-//! sizes, levels) and the memory layer's information diagnostics, one file per code
-//! under `diagnostics/`. [`check_file`] is the list `weft check` prints; the language
-//! server publishes the same list with file ids turned into paths.
+//! sizes, levels) and the memory layer's information diagnostics; the back end's and
+//! the performance diagnostics (`crate::costs`) have one file per code under
+//! `diagnostics/`, as the memory layer's. [`check_file`] is the list `weft check` prints and the language
+//! server publishes, as `weft_hir::Diagnostic`s (the one diagnostic type).
 //!
 //! Memory diagnostics exist only for files without errors (a file with errors has no
 //! memory layout), so they never echo an error.
 
 mod backend_unsupported;
+pub(crate) mod bank_conflict;
 mod forced_copy;
+pub(crate) mod local_memory_limit;
+pub(crate) mod uncoalesced_access;
 
-use weft_hir::{Db, RootDatabase, Severity, SourceFile};
-use weft_syntax::TextRange;
+use weft_hir::{Db, Diagnostic, RootDatabase, SourceFile};
 
 use crate::memory::file_memory;
 
-/// A diagnostic ready to show.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Diagnostic {
-    /// Stable, kebab-case (`size-mismatch`).
-    pub code: &'static str,
-    pub severity: Severity,
-    pub message: String,
-    pub range: TextRange,
-    pub related: Vec<RelatedInfo>,
-    pub help: Option<String>,
-}
-
-/// Another place that explains a diagnostic.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RelatedInfo {
-    pub path: String,
-    pub range: TextRange,
-    pub message: String,
-}
-
 /// Every diagnostic of `file`, sorted by position: what `weft check` prints and the
 /// language server publishes.
-pub fn check_file(db: &dyn Db, file: SourceFile) -> Vec<weft_hir::Diagnostic> {
+pub fn check_file(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     if crate::apl::is_apl(file.path(db)) {
         return crate::apl::check_file(db, file);
     }
@@ -53,87 +36,36 @@ pub fn check_file(db: &dyn Db, file: SourceFile) -> Vec<weft_hir::Diagnostic> {
 /// yet, where. Not part of [`check_file`], which never compiles kernels (the editor
 /// publishes it on every edit): `weft check` adds these, and the language server sends
 /// them with the performance diagnostics, which compile entries anyway.
-pub fn backend_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<weft_hir::Diagnostic> {
+pub fn backend_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     backend_unsupported::backend_unsupported(db, file, &|_| true)
 }
 
 pub(crate) use backend_unsupported::backend_unsupported;
 
 /// Computes [`check_file`]'s queries for every file, spread over the machine's cores
-/// (as `weft_hir::check_in_parallel`, whose thread handling this mirrors, does for the
-/// HIR diagnostics alone). Afterwards the results are memoized in `db`.
+/// (`weft_hir::for_each_file_in_parallel`). Afterwards the results are memoized in `db`.
 pub fn check_in_parallel(db: &RootDatabase, files: &[SourceFile]) {
-    let compute = |db: &RootDatabase, file: SourceFile| {
+    weft_hir::for_each_file_in_parallel(db, files, |db, file| {
         if crate::apl::is_apl(file.path(db)) {
             return;
         }
         weft_hir::file_diagnostics(db, file);
         memory_diagnostics(db, file);
-    };
-    let n_threads =
-        std::thread::available_parallelism().map_or(1, |n| n.get()).min(files.len().max(1));
-    if n_threads <= 1 {
-        for &file in files {
-            compute(db, file);
-        }
-        return;
-    }
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..n_threads {
-            let db = db.clone();
-            let next = &next;
-            let spawned =
-                weft_syntax::spawn_scoped_with_large_stack(scope, "weft-check", move || {
-                    while let Some(&file) =
-                        files.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
-                    {
-                        compute(&db, file);
-                    }
-                });
-            if spawned.is_err() {
-                // No thread could be made: the caller's reads compute what is missing.
-                break;
-            }
-        }
     });
 }
 
 /// The information diagnostics of the memory layer.
 #[salsa::tracked(returns(ref))]
-fn memory_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<weft_hir::Diagnostic> {
+fn memory_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     match file_memory(db, file) {
         Some(memory) => forced_copy::forced_copies(db, file, memory),
         None => Vec::new(),
     }
 }
 
+/// Every diagnostic of the file at `path` ([`check_file`]); none for an unknown path.
 pub(crate) fn diagnostics(db: &RootDatabase, path: &str) -> Vec<Diagnostic> {
-    let Some(file) = db.file(path) else { return Vec::new() };
-    convert(db, check_file(db, file))
-}
-
-/// File ids to paths.
-pub(crate) fn convert(db: &RootDatabase, found: Vec<weft_hir::Diagnostic>) -> Vec<Diagnostic> {
-    found
-        .into_iter()
-        .map(|d| Diagnostic {
-            code: d.code,
-            severity: d.severity,
-            message: d.message,
-            range: d.range,
-            related: d
-                .related
-                .iter()
-                .map(|r| RelatedInfo {
-                    path: r.file.path(db).clone(),
-                    range: r.range,
-                    message: r.message.clone(),
-                })
-                .collect(),
-            help: d.help,
-        })
-        .collect()
+    db.file(path).map(|file| check_file(db, file)).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -54,9 +54,7 @@ pub use crate::annotate_type::Assist;
 pub use crate::code_lens::Runnable;
 pub use crate::completion::{CompletionItem, CompletionKind};
 pub use crate::costs::{CostConfig, perf_diagnostics};
-pub use crate::diagnostics::{
-    Diagnostic, RelatedInfo, backend_diagnostics, check_file, check_in_parallel,
-};
+pub use crate::diagnostics::{backend_diagnostics, check_file, check_in_parallel};
 pub use crate::document_symbols::{StructureNode, SymbolKind};
 pub use crate::folding_ranges::{Fold, FoldKind};
 pub use crate::gpu_run::{GpuInput, GpuRun};
@@ -67,7 +65,7 @@ pub use crate::show_kernel::KernelView;
 pub use crate::signature_help::SignatureHelp;
 pub use crate::workspace_symbols::WorkspaceSymbol;
 pub use salsa::Cancelled;
-pub use weft_hir::Severity;
+pub use weft_hir::{Diagnostic, RelatedInfo, Severity, SourceFile};
 pub use weft_syntax::{TextRange, TextSize};
 
 /// The result of a read: `Err` when an edit cancelled it.
@@ -201,6 +199,11 @@ impl Analysis {
         self.with_db(|db| db.file(path).map(|f| Arc::from(f.text(db))))
     }
 
+    /// The path of `file` (diagnostics name the files of their related places so).
+    pub fn path(&self, file: SourceFile) -> Cancellable<String> {
+        self.with_db(|db| file.path(db).clone())
+    }
+
     pub fn line_index(&self, path: &str) -> Cancellable<Option<Arc<LineIndex>>> {
         self.with_db(|db| db.file(path).map(|f| Arc::clone(line_index(db, f))))
     }
@@ -219,13 +222,7 @@ impl Analysis {
     pub fn perf_diagnostics(&self, path: &str) -> Cancellable<Vec<Diagnostic>> {
         self.with_db(|db| {
             let Some(file) = db.file(path) else { return Vec::new() };
-            let found = costs::perf_diagnostics_within(
-                db,
-                file,
-                &self.costs,
-                Some(kernels::IMPLICIT_BUDGET),
-            );
-            diagnostics::convert(db, found)
+            costs::perf_diagnostics_within(db, file, &self.costs, Some(kernels::IMPLICIT_BUDGET))
         })
     }
 

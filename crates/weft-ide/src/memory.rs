@@ -251,7 +251,7 @@ impl Lookup<'_> {
                 if &origin.def != self.loc || !takes_lambda(origin.expr) {
                     return;
                 }
-                if let (Some(core_lambda), _) = nested(&f.exps[stmt.exp])
+                if let Some(core_lambda) = f.exps[stmt.exp].lambda()
                     && let Some(&var) = core_lambda.params.get(idx)
                 {
                     out.push((id, var));
@@ -322,50 +322,6 @@ fn projection(f: &Function, var: VarId, index: u32) -> Option<VarId> {
     found
 }
 
-/// The lambda of a SOAC and the blocks nested in an expression.
-fn nested(exp: &Exp) -> (Option<&weft_core::Lambda>, Vec<BlockId>) {
-    match exp {
-        Exp::If { then_branch, else_branch, .. } => (None, vec![*then_branch, *else_branch]),
-        Exp::Loop { form: weft_core::LoopForm::While { cond }, body, .. } => {
-            (None, vec![*cond, *body])
-        }
-        Exp::Loop { form: weft_core::LoopForm::For { .. }, body, .. } => (None, vec![*body]),
-        Exp::Map { lambda, .. }
-        | Exp::Reduce { lambda, .. }
-        | Exp::Scan { lambda, .. }
-        | Exp::Generate { lambda, .. }
-        | Exp::ReduceByIndex { lambda, .. } => (Some(lambda), vec![lambda.body]),
-        Exp::Atom(_)
-        | Exp::Size(_)
-        | Exp::BinOp { .. }
-        | Exp::UnOp { .. }
-        | Exp::Convert { .. }
-        | Exp::Math { .. }
-        | Exp::Tuple(_)
-        | Exp::Proj { .. }
-        | Exp::ArrayLit { .. }
-        | Exp::Index { .. }
-        | Exp::Dim { .. }
-        | Exp::Call { .. }
-        | Exp::Scatter { .. }
-        | Exp::Update { .. }
-        | Exp::Iota { .. }
-        | Exp::Replicate { .. }
-        | Exp::Zip(_)
-        | Exp::Unzip(_)
-        | Exp::Transpose(_)
-        | Exp::Reverse(_)
-        | Exp::Flatten(_)
-        | Exp::Unflatten { .. }
-        | Exp::Split { .. }
-        | Exp::Take { .. }
-        | Exp::Drop { .. }
-        | Exp::Concat(..)
-        | Exp::Materialise { .. }
-        | Exp::Coerce { .. } => (None, Vec::new()),
-    }
-}
-
 /// Visits every statement of `f` in order with the depth of its block (the body is 0),
 /// with an explicit stack (bodies can nest deeply).
 fn walk_stmts(f: &Function, visit: &mut impl FnMut(usize, &weft_core::Stmt)) {
@@ -374,7 +330,7 @@ fn walk_stmts(f: &Function, visit: &mut impl FnMut(usize, &weft_core::Stmt)) {
         let mut inner = Vec::new();
         for stmt in &f.blocks[block].stmts {
             visit(depth, stmt);
-            inner.extend(nested(&f.exps[stmt.exp]).1);
+            inner.extend(f.exps[stmt.exp].nested_blocks());
         }
         stack.extend(inner.into_iter().rev().map(|b| (b, depth + 1)));
     }

@@ -20,7 +20,8 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use weft_hir::{
-    Body, Builtin, DefKind, Expr, ExprId, IndexItem, Level, LoopForm, RootDatabase, SourceFile,
+    Body, Builtin, DefKind, Expr, ExprId, IndexItem, Level, LevelContext, LoopForm, RootDatabase,
+    SourceFile,
 };
 use weft_syntax::TextRange;
 
@@ -135,7 +136,8 @@ fn chosen_levels(db: &RootDatabase, data: &DefData) -> Vec<(ExprId, Level)> {
         }
     }
     let Some(root) = data.body.root else { return Vec::new() };
-    let start = if data.loc.kind == DefKind::Entry { Context::Host } else { Context::AnyLevel };
+    let start =
+        if data.loc.kind == DefKind::Entry { LevelContext::Host } else { LevelContext::AnyLevel };
     // Dropping an illegal annotation makes its body take the enclosing context, which
     // can make another one illegal: repeat until none is (each round drops one or more).
     loop {
@@ -160,52 +162,12 @@ fn level_of_role(role: &str) -> Option<Level> {
     Level::from_name(name)
 }
 
-/// Where a combinator stands (weft-hir's `levels.rs`, which reports violations).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Context {
-    /// The top of a `def`: called from a level not known here.
-    AnyLevel,
-    Host,
-    /// Directly in the body of a `map@group`.
-    Group,
-    /// In the body of `@grid`, `@thread`, `@seq`, or a reduce/scan operator.
-    Sequential,
-}
-
-impl Context {
-    fn allows(self, builtin: Builtin, level: Level) -> bool {
-        let is_map = matches!(builtin, Builtin::Map(_) | Builtin::Generate);
-        match self {
-            Context::AnyLevel => true,
-            Context::Host => match level {
-                Level::Grid => true,
-                Level::Group => is_map,
-                Level::Thread | Level::Seq => false,
-            },
-            Context::Group => match level {
-                Level::Thread => is_map,
-                Level::Group => !is_map,
-                Level::Seq => true,
-                Level::Grid => false,
-            },
-            Context::Sequential => level == Level::Seq,
-        }
-    }
-
-    fn enter(builtin: Builtin, level: Level) -> Context {
-        match (builtin, level) {
-            (Builtin::Map(_) | Builtin::Generate, Level::Group) => Context::Group,
-            _ => Context::Sequential,
-        }
-    }
-}
-
 /// The proposed annotations that would be illegal where they stand, given the
 /// annotations already written and the proposed ones.
 fn illegal_levels(
     body: &Body,
     root: ExprId,
-    start: Context,
+    start: LevelContext,
     proposed: &FxHashMap<ExprId, Level>,
 ) -> FxHashSet<ExprId> {
     let level_of = |path: ExprId| -> Option<(Builtin, Level)> {
@@ -218,7 +180,7 @@ fn illegal_levels(
     };
     let mut illegal = FxHashSet::default();
     // An explicit stack: bodies may nest deeply.
-    let mut stack: Vec<(ExprId, Context)> = vec![(root, start)];
+    let mut stack: Vec<(ExprId, LevelContext)> = vec![(root, start)];
     while let Some((expr, context)) = stack.pop() {
         if let Expr::Call { callee, args } = &body.exprs[expr]
             && let Some((builtin, level)) = level_of(*callee)
@@ -226,7 +188,7 @@ fn illegal_levels(
             if !context.allows(builtin, level) && proposed.contains_key(callee) {
                 illegal.insert(*callee);
             }
-            let inner = Context::enter(builtin, level);
+            let inner = LevelContext::enter(builtin, level);
             for (idx, &arg) in args.iter().enumerate() {
                 let arg_context = if Some(idx) == builtin.function_arg() { inner } else { context };
                 stack.push((arg, arg_context));

@@ -18,7 +18,7 @@ use weft_plan::Elem;
 use crate::LowerError;
 use crate::arr::Mem;
 use crate::imp::{CExpr, Cmd, FParam, FuncImp};
-use crate::kernel::{KEnv, Kb, elem_of, sanitize};
+use crate::kernel::{KEnv, Kb, sanitize};
 use crate::val::{KArr, KVal, Res};
 
 /// How a call's arguments are passed: the key under which one def's function is
@@ -79,7 +79,7 @@ impl Kb<'_> {
     ) -> Res<Option<KVal>> {
         let callee = &self.program.functions[func];
         let Type::Scalar(ret) = &callee.ret else { return Ok(None) };
-        let ret = elem_of(*ret);
+        let ret = *ret;
         if !args.iter().any(|a| matches!(a, KVal::Arr(_)))
             || (self.in_group && cooperates(self.program, func))
         {

@@ -11,11 +11,12 @@ use weft_core::{
     VarId, VarKind,
 };
 use weft_plan::{BinOp as HOp, Elem, ErrorSite, Expr, Input, Output, Step, Var};
+use weft_values::RuntimeCheck;
 
 use crate::LowerError;
 use crate::arr::{Mem, View};
 use crate::imp::{CExpr, Cmd, KernelImp, ParLevel};
-use crate::kernel::{KEnv, Kb, Shared, elem_and_rank, elem_of, leaves, scalar_ty_of};
+use crate::kernel::{KEnv, Kb, Shared, elem_and_rank, leaves};
 use crate::val::{HArr, HEnv, HPull, HScalar, HVal, KVal, PullSrc, Res};
 
 /// Choices the caller makes.
@@ -32,7 +33,7 @@ pub struct Options {
     pub reduce_groups: u32,
     /// Elements of the shared dimension per local-memory stage of a matrix product.
     pub matmul_stage: u32,
-    /// The matrix-multiplication kernel's shape (`matmul.rs`, `WEFT_MATMUL_VARIANT`).
+    /// The matrix-multiplication kernel's shape (`matmul.rs`, `Variant`).
     pub matmul_variant: u32,
     /// The OpenCL C version the kernels target: 1.2 clones each generated function
     /// per address-space instantiation; 2.0 uses the generic space instead, except
@@ -43,36 +44,27 @@ pub struct Options {
     /// (docs/costs.md, "Predictions and validation").
     pub profile: Option<&'static weft_cost::profile::DeviceProfile>,
     /// Whether tiled kernels (matrix products, transpositions) compete with the plain
-    /// kernel by predicted time (the default), or are always used
-    /// (`WEFT_STRATEGY=preferred`: the fixed rule, so that tests exercise the tiled
-    /// kernels at any size).
+    /// kernel by predicted time (the default), or are always used (the fixed rule, so
+    /// that tests exercise the tiled kernels at any size).
     pub steer_tiling: bool,
 }
 
 impl Default for Options {
     /// Checks on, work-groups of 256, 4 elements per work-item, up to 1024 groups per
-    /// reduction, stages of 8 and the default kernel variant in matrix products.
-    /// `WEFT_COARSEN`, `WEFT_REDUCE_GROUPS`, `WEFT_MATMUL_STAGE` and
-    /// `WEFT_MATMUL_VARIANT` override the last four (tuning knobs for benchmarking
-    /// experiments; `bench/results/` says what was measured).
+    /// reduction, stages of 8 and the default kernel variant in matrix products, tiled
+    /// kernels chosen by predicted time. (`weft` lets environment variables override
+    /// some of these for experiments: docs/cli.md, "Environment".)
     fn default() -> Self {
-        let knob = |name: &str, default: u32, ok: fn(u32) -> bool| {
-            std::env::var(name)
-                .ok()
-                .and_then(|v| v.parse().ok())
-                .filter(|&v| ok(v))
-                .unwrap_or(default)
-        };
         Options {
             checks: true,
             work_group: 256,
-            coarsen: knob("WEFT_COARSEN", 4, |c| c >= 1),
-            reduce_groups: knob("WEFT_REDUCE_GROUPS", 1024, |g| g >= 1),
-            matmul_stage: knob("WEFT_MATMUL_STAGE", 8, |k| matches!(k, 2 | 4 | 8 | 16 | 32)),
-            matmul_variant: knob("WEFT_MATMUL_VARIANT", crate::matmul::DEFAULT_VARIANT, |v| v < 8),
+            coarsen: 4,
+            reduce_groups: 1024,
+            matmul_stage: 8,
+            matmul_variant: crate::matmul::DEFAULT_VARIANT,
             target: weft_aspace::Target::OpenCl12,
             profile: None,
-            steer_tiling: std::env::var("WEFT_STRATEGY").map_or(true, |v| v != "preferred"),
+            steer_tiling: true,
         }
     }
 }
@@ -174,11 +166,7 @@ pub fn lower_entry(
     }
     for (dim, size) in deferred {
         let want = l.host_size(&mut env, &size)?;
-        let code = l.error_site(
-            "size mismatch: an input dimension is {0}, but the parameter's type says {1}"
-                .to_owned(),
-            None,
-        );
+        let code = l.error_site(RuntimeCheck::InputSize, None);
         l.step(Step::Check {
             cond: Expr::bin(HOp::Eq, Expr::Var(dim), want.clone()),
             error: code,
@@ -280,10 +268,10 @@ impl<'p> Lowerer<'p> {
         Kb::new(self.program, self.position, self.shared.clone())
     }
 
-    pub(crate) fn error_site(&mut self, message: String, origin: Option<&Origin>) -> u32 {
+    pub(crate) fn error_site(&mut self, check: RuntimeCheck<'_>, origin: Option<&Origin>) -> u32 {
         let position = origin.and_then(|o| (self.position)(o));
         let mut shared = self.shared.borrow_mut();
-        shared.errors.push(ErrorSite { message, position });
+        shared.errors.push(ErrorSite { message: check.template(), position });
         shared.errors.len() as u32
     }
 
@@ -322,8 +310,8 @@ impl<'p> Lowerer<'p> {
         Ok(match ty {
             Type::Scalar(s) => {
                 let var = self.new_var(name);
-                inputs.push(Input::Scalar { var, elem: elem_of(*s) });
-                HVal::Scalar(HScalar::Host(Expr::Var(var), elem_of(*s)))
+                inputs.push(Input::Scalar { var, elem: *s });
+                HVal::Scalar(HScalar::Host(Expr::Var(var), *s))
             }
             Type::Tuple(parts) => {
                 let mut vals = Vec::new();
@@ -382,12 +370,8 @@ impl<'p> Lowerer<'p> {
                 if let Some(len) = static_len {
                     self.shared.borrow_mut().static_lens.insert(buf, len);
                 }
-                inputs.push(Input::Array { buf, elem: elem_of(s), dims: dims.clone() });
-                HVal::Arr(HArr::Mem(Mem::fresh(
-                    buf,
-                    elem_of(s),
-                    dims.into_iter().map(Expr::Var).collect(),
-                )))
+                inputs.push(Input::Array { buf, elem: s, dims: dims.clone() });
+                HVal::Arr(HArr::Mem(Mem::fresh(buf, s, dims.into_iter().map(Expr::Var).collect())))
             }
         })
     }
@@ -518,9 +502,7 @@ impl<'p> Lowerer<'p> {
                 .get(v)
                 .cloned()
                 .ok_or_else(|| LowerError::internal(format!("host variable {v:?} unbound"))),
-            Atom::Const(s) => {
-                Ok(HVal::Scalar(HScalar::Host(weft_plan::lit_of(*s), elem_of(scalar_ty_of(*s)))))
-            }
+            Atom::Const(s) => Ok(HVal::Scalar(HScalar::Host(weft_plan::lit_of(*s), s.ty()))),
         }
     }
 
@@ -585,11 +567,17 @@ impl<'p> Lowerer<'p> {
         self.program.functions[f].origins.get(exp).cloned()
     }
 
-    fn check(&mut self, cond: Expr, message: String, origin: Option<&Origin>, payload: Vec<Expr>) {
+    fn check(
+        &mut self,
+        cond: Expr,
+        check: RuntimeCheck<'_>,
+        origin: Option<&Origin>,
+        payload: Vec<Expr>,
+    ) {
         if !self.options.checks {
             return;
         }
-        let code = self.error_site(message, origin);
+        let code = self.error_site(check, origin);
         self.step(Step::Check { cond, error: code, payload });
     }
 
@@ -598,7 +586,7 @@ impl<'p> Lowerer<'p> {
     fn check_count(&mut self, n: &Expr, what: &str, origin: Option<&Origin>) {
         self.check(
             Expr::bin(HOp::Le, Expr::I64(0), n.clone()),
-            format!("`{what}` with negative size {{0}}"),
+            RuntimeCheck::NegativeSize { what },
             origin,
             vec![n.clone()],
         );
@@ -616,22 +604,19 @@ impl<'p> Lowerer<'p> {
         let ty = &function.vars[var].ty;
         let name = function.vars[var].name.to_string();
         let origin = self.origin(f, exp);
-        let var_name = |a: &Atom| match a {
-            Atom::Var(v) => function.vars[*v].name.to_string(),
-            Atom::Const(_) => "literal".to_owned(),
-        };
+        let var_name = |a: &Atom| function.atom_name(*a);
         match &function.exps[exp] {
             Exp::Atom(a) => self.atom(env, a),
             Exp::Size(s) => Ok(HVal::Scalar(HScalar::Host(self.host_size(env, s)?, Elem::I64))),
-            Exp::BinOp { op, ty: sty, lhs, rhs } if host_op(*op, elem_of(*sty)).is_some() => {
+            Exp::BinOp { op, ty: sty, lhs, rhs } if host_op(*op, *sty).is_some() => {
                 let a = self.atom(env, lhs)?;
                 let b = self.atom(env, rhs)?;
                 if let (Some(x), Some(y)) = (host_known(&a), host_known(&b)) {
-                    let hop = host_op(*op, elem_of(*sty)).unwrap_or(HOp::Add);
+                    let hop = host_op(*op, *sty).unwrap_or(HOp::Add);
                     if matches!(hop, HOp::Div | HOp::Rem) {
                         self.check(
                             Expr::bin(HOp::Ne, y.clone(), Expr::I64(0)),
-                            "integer division by zero".to_owned(),
+                            RuntimeCheck::DivisionByZero,
                             origin.as_ref(),
                             vec![],
                         );
@@ -642,7 +627,7 @@ impl<'p> Lowerer<'p> {
                     ) {
                         Elem::Bool
                     } else {
-                        elem_of(*sty)
+                        *sty
                     };
                     return Ok(HVal::Scalar(HScalar::Host(Expr::bin(hop, x, y), out)));
                 }
@@ -709,9 +694,7 @@ impl<'p> Lowerer<'p> {
                             );
                             self.check(
                                 ok,
-                                format!(
-                                    "index {{0}} out of bounds for array `{aname}` of size {{1}}"
-                                ),
+                                RuntimeCheck::Index { array: &aname },
                                 origin.as_ref(),
                                 vec![i.clone(), n],
                             );
@@ -910,7 +893,7 @@ impl<'p> Lowerer<'p> {
                 self.check_count(&n, "iota", origin.as_ref());
                 let (full, _) = elem_and_rank(ty);
                 let elem = match &full {
-                    Type::Scalar(s) => elem_of(*s),
+                    Type::Scalar(s) => *s,
                     _ => Elem::I64,
                 };
                 Ok(HVal::Arr(pull(
@@ -987,7 +970,8 @@ impl<'p> Lowerer<'p> {
                     Expr::bin(HOp::Ge, r.clone(), Expr::I64(0)),
                     Expr::bin(HOp::Eq, Expr::mul(r.clone(), c.clone()), n.clone()),
                 );
-                self.check(ok, format!("cannot unflatten array `{}` of size {{0}} into rows of {{1}} (size mismatch)", var_name(array)), origin.as_ref(), vec![n, c.clone()]);
+                let check = RuntimeCheck::Unflatten { array: &var_name(array) };
+                self.check(ok, check, origin.as_ref(), vec![n, c.clone()]);
                 Ok(HVal::Arr(self.view(&arr, &View::Unflatten { rows: r, cols: c })?))
             }
             Exp::Split { chunk, array } => {
@@ -1010,10 +994,7 @@ impl<'p> Lowerer<'p> {
                 );
                 self.check(
                     ok,
-                    format!(
-                        "cannot split array `{}`: size {{0}} is not divisible by {{1}}",
-                        var_name(array)
-                    ),
+                    RuntimeCheck::Split { array: &var_name(array) },
                     origin.as_ref(),
                     vec![n.clone(), k.clone()],
                 );
@@ -1033,10 +1014,7 @@ impl<'p> Lowerer<'p> {
                 );
                 self.check(
                     ok,
-                    format!(
-                        "{what} {{0}} out of bounds for array `{}` of size {{1}}",
-                        var_name(array)
-                    ),
+                    RuntimeCheck::Count { what, array: &var_name(array) },
                     origin.as_ref(),
                     vec![k.clone(), n.clone()],
                 );
@@ -1100,7 +1078,20 @@ impl<'p> Lowerer<'p> {
                         } else {
                             let want = self.host_size(env, size)?;
                             if want != shape[d] {
-                                self.check(Expr::bin(HOp::Eq, shape[d].clone(), want.clone()), format!("size coercion of `{}` failed: size {{0}} does not match {{1}}", var_name(value)), origin.as_ref(), vec![shape[d].clone(), want]);
+                                let size = size
+                                    .display(&|v: &VarId| function.vars[*v].name.to_string())
+                                    .to_string();
+                                let check = RuntimeCheck::Coerce {
+                                    value: &var_name(value),
+                                    dim: d,
+                                    size: &size,
+                                };
+                                self.check(
+                                    Expr::bin(HOp::Eq, shape[d].clone(), want.clone()),
+                                    check,
+                                    origin.as_ref(),
+                                    vec![shape[d].clone(), want],
+                                );
                             }
                         }
                         t = elem;
@@ -1179,12 +1170,7 @@ impl<'p> Lowerer<'p> {
             ok_pos,
             and(Expr::bin(HOp::Ne, stride.clone(), Expr::I64(0)), ok_neg),
         );
-        self.check(
-            ok,
-            format!("slice out of bounds for array `{name}` of size {{1}} (start {{0}})"),
-            origin,
-            vec![s.clone(), n],
-        );
+        self.check(ok, RuntimeCheck::Slice { array: name }, origin, vec![s.clone(), n]);
         let safe =
             sel(Expr::bin(HOp::Eq, stride.clone(), Expr::I64(0)), Expr::I64(1), stride.clone());
         let len_pos = Expr::bin(
@@ -1290,7 +1276,7 @@ impl<'p> Lowerer<'p> {
 
     fn elem_type_of(&self, a: &HArr) -> Type {
         match a {
-            HArr::Mem(m) => Type::Scalar(scalar_of_elem(m.elem)),
+            HArr::Mem(m) => Type::Scalar(m.elem),
             HArr::Zip(parts) => Type::Tuple(parts.iter().map(|p| self.elem_type_of(p)).collect()),
             HArr::Pull(p) => p.elem_ty.clone(),
         }
@@ -1444,7 +1430,7 @@ impl<'p> Lowerer<'p> {
 
     fn make_slot(&mut self, ty: &Type, name: &str) -> Res<Slot> {
         Ok(match ty {
-            Type::Scalar(s) => Slot::Scalar(self.new_var(name), elem_of(*s)),
+            Type::Scalar(s) => Slot::Scalar(self.new_var(name), *s),
             Type::Tuple(parts) => {
                 Slot::Tuple(parts.iter().map(|p| self.make_slot(p, name)).collect::<Res<_>>()?)
             }
@@ -1549,19 +1535,6 @@ pub(crate) fn pull(
         views: Vec::new(),
         origin: origin.cloned(),
     }))
-}
-
-fn scalar_of_elem(e: Elem) -> weft_hir::ScalarTy {
-    use weft_hir::ScalarTy;
-    match e {
-        Elem::I32 => ScalarTy::I32,
-        Elem::I64 => ScalarTy::I64,
-        Elem::U32 => ScalarTy::U32,
-        Elem::U64 => ScalarTy::U64,
-        Elem::F32 => ScalarTy::F32,
-        Elem::F64 => ScalarTy::F64,
-        Elem::Bool => ScalarTy::Bool,
-    }
 }
 
 pub(crate) fn to_i64(e: Expr, elem: Elem) -> Expr {

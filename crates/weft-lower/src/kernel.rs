@@ -10,9 +10,9 @@ use weft_core::{
     Atom, BinOp, BlockId, CoreSize, Exp, ExpId, FnId, IndexItem, LoopForm, Origin, Program, Type,
     UnOp, VarId,
 };
-use weft_hir::{MathFn, ScalarTy};
+use weft_hir::MathFn;
 use weft_plan::{Arg, Elem, ErrorSite, Expr, ParamKind, Var};
-use weft_values::Scalar;
+use weft_values::{RuntimeCheck, Scalar};
 
 use crate::LowerError;
 use crate::arr::{Mem, View};
@@ -75,22 +75,10 @@ pub(crate) struct Kb<'p> {
     pub(crate) fn_ret: Option<Elem>,
 }
 
-pub(crate) fn elem_of(ty: ScalarTy) -> Elem {
-    match ty {
-        ScalarTy::I32 => Elem::I32,
-        ScalarTy::I64 => Elem::I64,
-        ScalarTy::U32 => Elem::U32,
-        ScalarTy::U64 => Elem::U64,
-        ScalarTy::F32 => Elem::F32,
-        ScalarTy::F64 => Elem::F64,
-        ScalarTy::Bool => Elem::Bool,
-    }
-}
-
 /// The scalar leaves of a full-depth element type, in order.
 pub(crate) fn leaves(ty: &Type) -> Res<Vec<Elem>> {
     match ty {
-        Type::Scalar(s) => Ok(vec![elem_of(*s)]),
+        Type::Scalar(s) => Ok(vec![*s]),
         Type::Tuple(parts) => {
             let mut out = Vec::new();
             for part in parts {
@@ -262,10 +250,10 @@ impl<'p> Kb<'p> {
     }
 
     /// Registers a run-time error and returns its code.
-    pub(crate) fn error_site(&mut self, message: String, origin: Option<&Origin>) -> u32 {
+    pub(crate) fn error_site(&mut self, check: RuntimeCheck<'_>, origin: Option<&Origin>) -> u32 {
         let position = origin.and_then(|o| (self.position)(o));
         let mut shared = self.shared.borrow_mut();
-        shared.errors.push(ErrorSite { message, position });
+        shared.errors.push(ErrorSite { message: check.template(), position });
         shared.errors.len() as u32
     }
 
@@ -292,7 +280,7 @@ impl<'p> Kb<'p> {
     /// interpreter's error); unchecked, a negative size made wrong results.
     fn check_count(&mut self, n: &CExpr, what: &str, origin: Option<&Origin>) {
         if self.checks() {
-            let code = self.error_site(format!("`{what}` with negative size {{0}}"), origin);
+            let code = self.error_site(RuntimeCheck::NegativeSize { what }, origin);
             let ok = CExpr::bin(COp::Ge, n.clone(), CExpr::Int(0));
             self.check(ok, code, n.clone(), CExpr::Int(0));
         }
@@ -759,7 +747,7 @@ impl<'p> Kb<'p> {
         let _ = f;
         match atom {
             Atom::Var(v) => self.lookup(env, *v),
-            Atom::Const(s) => Ok(KVal::Scalar(literal(*s), elem_of(scalar_ty_of(*s)))),
+            Atom::Const(s) => Ok(KVal::Scalar(literal(*s), s.ty())),
         }
     }
 
@@ -853,10 +841,7 @@ impl<'p> Kb<'p> {
     }
 
     fn var_name(&self, f: FnId, atom: &Atom) -> String {
-        match atom {
-            Atom::Var(v) => self.program.functions[f].vars[*v].name.to_string(),
-            Atom::Const(_) => "literal".to_owned(),
-        }
+        self.program.functions[f].atom_name(*atom)
     }
 
     /// Emits one expression; `var` is the variable it binds (for names and types).
@@ -889,27 +874,27 @@ impl<'p> Kb<'p> {
             Exp::BinOp { op, ty: sty, lhs, rhs } => {
                 let (a, _) = self.scalar(f, env, lhs)?;
                 let (b, _) = self.scalar(f, env, rhs)?;
-                let elem = elem_of(*sty);
+                let elem = *sty;
                 let (value, out) = self.binop(*op, elem, a, b, origin.as_ref());
                 Ok(KVal::Scalar(self.tmp(&hint, out, value), out))
             }
             Exp::UnOp { op, ty: sty, operand } => {
                 let (a, _) = self.scalar(f, env, operand)?;
-                let elem = elem_of(*sty);
+                let elem = *sty;
                 let value = unop(*op, elem, a);
                 Ok(KVal::Scalar(self.tmp(&hint, elem, value), elem))
             }
             Exp::Convert { from, to, operand } => {
                 let (a, _) = self.scalar(f, env, operand)?;
-                let value = convert(elem_of(*from), elem_of(*to), a);
-                Ok(KVal::Scalar(self.tmp(&hint, elem_of(*to), value), elem_of(*to)))
+                let value = convert(*from, *to, a);
+                Ok(KVal::Scalar(self.tmp(&hint, *to, value), *to))
             }
             Exp::Math { ty: sty, func, args } => {
                 let mut cargs = Vec::new();
                 for a in args {
                     cargs.push(self.scalar(f, env, a)?.0);
                 }
-                let (value, out) = math(elem_of(*sty), *func, cargs);
+                let (value, out) = math(*sty, *func, cargs);
                 Ok(KVal::Scalar(self.tmp(&hint, out, value), out))
             }
             Exp::Tuple(parts) => {
@@ -955,9 +940,7 @@ impl<'p> Kb<'p> {
                             let i = self.tmp("i", Elem::I64, i);
                             if self.checks() {
                                 let code = self.error_site(
-                                    format!(
-                                        "index {{0}} out of bounds for array `{name}` of size {{1}}"
-                                    ),
+                                    RuntimeCheck::Index { array: &name },
                                     origin.as_ref(),
                                 );
                                 let ok = CExpr::bin(
@@ -1239,10 +1222,8 @@ impl<'p> Kb<'p> {
                     let i = self.int(f, env, index)?;
                     let i = self.tmp("i", Elem::I64, i);
                     if self.checks() {
-                        let code = self.error_site(
-                            format!("index {{0}} out of bounds for array `{name}` of size {{1}}"),
-                            origin.as_ref(),
-                        );
+                        let code =
+                            self.error_site(RuntimeCheck::Index { array: &name }, origin.as_ref());
                         let ok = CExpr::bin(
                             COp::And,
                             CExpr::bin(COp::Le, CExpr::Int(0), i.clone()),
@@ -1277,7 +1258,7 @@ impl<'p> Kb<'p> {
                 self.check_count(&n, "iota", origin.as_ref());
                 let (elem_ty, _) = elem_and_rank(ty);
                 let elem = match elem_ty {
-                    Type::Scalar(s) => elem_of(s),
+                    Type::Scalar(s) => s,
                     _ => Elem::I64,
                 };
                 Ok(KVal::Arr(iota(n, elem)))
@@ -1335,7 +1316,8 @@ impl<'p> Kb<'p> {
                 let c = self.int(f, env, cols)?;
                 let n = arr.shape()[0].clone();
                 if self.checks() {
-                    let code = self.error_site(format!("cannot unflatten array `{name}` of size {{0}} into rows of {{1}} (size mismatch)"), origin.as_ref());
+                    let code =
+                        self.error_site(RuntimeCheck::Unflatten { array: &name }, origin.as_ref());
                     let ok = CExpr::bin(
                         COp::And,
                         CExpr::bin(COp::Ge, r.clone(), CExpr::Int(0)),
@@ -1351,12 +1333,8 @@ impl<'p> Kb<'p> {
                 let k = self.int(f, env, chunk)?;
                 let n = arr.shape()[0].clone();
                 if self.checks() {
-                    let code = self.error_site(
-                        format!(
-                            "cannot split array `{name}`: size {{0}} is not divisible by {{1}}"
-                        ),
-                        origin.as_ref(),
-                    );
+                    let code =
+                        self.error_site(RuntimeCheck::Split { array: &name }, origin.as_ref());
                     let ok = CExpr::bin(
                         COp::And,
                         CExpr::bin(COp::Gt, k.clone(), CExpr::Int(0)),
@@ -1396,10 +1374,8 @@ impl<'p> Kb<'p> {
                 let n = arr.shape()[0].clone();
                 if self.checks() {
                     let what = if is_take { "take" } else { "drop" };
-                    let code = self.error_site(
-                        format!("{what} {{0}} out of bounds for array `{name}` of size {{1}}"),
-                        origin.as_ref(),
-                    );
+                    let code = self
+                        .error_site(RuntimeCheck::Count { what, array: &name }, origin.as_ref());
                     let ok = CExpr::bin(
                         COp::And,
                         CExpr::bin(COp::Le, CExpr::Int(0), k.clone()),
@@ -1471,7 +1447,11 @@ impl<'p> Kb<'p> {
                         }
                         let want = self.size(env, size)?;
                         if want != shape[d] && self.checks() {
-                            let code = self.error_site(format!("size coercion of `{name}` failed: size {{0}} does not match {{1}}"), origin.as_ref());
+                            let vars = &self.program.functions[f].vars;
+                            let size =
+                                size.display(&|v: &VarId| vars[*v].name.to_string()).to_string();
+                            let check = RuntimeCheck::Coerce { value: &name, dim: d, size: &size };
+                            let code = self.error_site(check, origin.as_ref());
                             self.check(
                                 CExpr::bin(COp::Eq, shape[d].clone(), want.clone()),
                                 code,
@@ -1730,10 +1710,7 @@ impl<'p> Kb<'p> {
             ),
         };
         if self.checks() {
-            let code = self.error_site(
-                format!("slice out of bounds for array `{name}` of size {{1}} (start {{0}})"),
-                origin,
-            );
+            let code = self.error_site(RuntimeCheck::Slice { array: name }, origin);
             self.check(ok, code, s.clone(), n);
         }
         // len = ceil(|e - s| / |stride|)
@@ -1795,7 +1772,7 @@ impl<'p> Kb<'p> {
             BinOp::Sub => (CExpr::bin(COp::Sub, a, b), elem),
             BinOp::Mul => (CExpr::bin(COp::Mul, a, b), elem),
             BinOp::Div | BinOp::Rem if int => {
-                let code = self.error_site("integer division by zero".to_owned(), origin);
+                let code = self.error_site(RuntimeCheck::DivisionByZero, origin);
                 let name = if op == BinOp::Div { "weft_div" } else { "weft_rem" };
                 (
                     CExpr::call(
@@ -1971,18 +1948,6 @@ fn math(elem: Elem, func: MathFn, args: Vec<CExpr>) -> (CExpr, Elem) {
             }),
             elem,
         ),
-    }
-}
-
-pub(crate) fn scalar_ty_of(s: Scalar) -> ScalarTy {
-    match s {
-        Scalar::I32(_) => ScalarTy::I32,
-        Scalar::I64(_) => ScalarTy::I64,
-        Scalar::U32(_) => ScalarTy::U32,
-        Scalar::U64(_) => ScalarTy::U64,
-        Scalar::F32(_) => ScalarTy::F32,
-        Scalar::F64(_) => ScalarTy::F64,
-        Scalar::Bool(_) => ScalarTy::Bool,
     }
 }
 

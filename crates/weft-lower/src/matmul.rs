@@ -27,7 +27,7 @@ use weft_plan::{Elem, Expr};
 use crate::arr::{IExpr, View};
 use crate::host::Lowerer;
 use crate::imp::{CExpr, COp, Cmd};
-use crate::kernel::{KEnv, elem_of};
+use crate::kernel::KEnv;
 use crate::val::{HArr, HEnv, KArr, KVal, PullSrc, Res};
 
 /// Rows (and columns) of the result per work-item.
@@ -216,7 +216,7 @@ fn dim0_contiguous(a: &KArr) -> bool {
     matches!(a, KArr::Mem(m) if m.strides.first().and_then(CExpr::as_int) == Some(1) && m.strides.get(1).and_then(CExpr::as_int) != Some(1))
 }
 
-/// Shape choices of the kernel, as bits of a number (`WEFT_MATMUL_VARIANT`, a tuning
+/// Shape choices of the kernel, as bits of a number (`Options::matmul_variant`, a tuning
 /// knob, default [`DEFAULT_VARIANT`]; `bench/results/h100-2026-11-24-sgemm-tuning.md`
 /// has the H100's times of each).
 #[derive(Debug, Clone, Copy)]
@@ -293,10 +293,10 @@ impl Lowerer<'_> {
         let (n, k_len) = (a.shape()[0].clone(), a.shape()[1].clone());
         let m = bt.shape()[0].clone();
         let (row_ty, _) = crate::kernel::elem_and_rank(&f.vars[nest.outer.params[0]].ty);
-        let Some(elem_a) = row_ty.as_scalar().map(elem_of) else { return Ok(false) };
+        let Some(elem_a) = row_ty.as_scalar() else { return Ok(false) };
         let Atom::Var(bv) = nest.inner_array else { return Ok(false) };
         let (bty, _) = crate::kernel::elem_and_rank(&f.vars[bv].ty);
-        let Some(elem_b) = bty.as_scalar().map(elem_of) else { return Ok(false) };
+        let Some(elem_b) = bty.as_scalar() else { return Ok(false) };
         let acc_elem = out_mem.elem;
         let var = variant(self.options.matmul_variant);
         // Words per row of a local tile (one row per element of the shared dimension).

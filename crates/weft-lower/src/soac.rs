@@ -24,6 +24,7 @@ use rustc_hash::FxHashMap;
 use std::rc::Rc;
 use weft_core::{FnId, Lambda, Origin, Type};
 use weft_plan::{BinOp as HOp, Elem, Expr, Step};
+use weft_values::RuntimeCheck;
 
 use weft_core::CommutativeOp;
 
@@ -240,12 +241,7 @@ impl<'p> Lowerer<'p> {
         let wg = i64::from(self.options.work_group);
         let mut elems = Vec::new();
         hval_leaves(ne, &mut elems)?;
-        let ty = Type::Tuple(
-            elems
-                .iter()
-                .map(|e| Type::Scalar(crate::kernel::scalar_ty_of(weft_plan::lit(*e, 0))))
-                .collect(),
-        );
+        let ty = Type::Tuple(elems.iter().map(|e| Type::Scalar(*e)).collect());
         let out = self.alloc(&ty, vec![groups.clone()], "partial")?;
         let mut kb = self.kb();
         kb.can_return = false;
@@ -918,10 +914,7 @@ impl<'p> Lowerer<'p> {
             let i = kb.import_val(index)?;
             let i = as_index(&mut kb, i, "update index")?;
             if kb.checks() {
-                let code = kb.error_site(
-                    format!("index {{0}} out of bounds for array `{array_name}` of size {{1}}"),
-                    origin,
-                );
+                let code = kb.error_site(RuntimeCheck::Index { array: array_name }, origin);
                 kb.check(
                     in_range(i.clone(), shape[dim].clone()),
                     code,

@@ -557,7 +557,7 @@ impl<'p> Lowerer<'p> {
         let dst = kb.import_arr(out)?;
         let kn = kb.import_index(&n);
         let elem = match function.vars[last.var].ty.as_scalar() {
-            Some(s) => crate::kernel::elem_of(s),
+            Some(s) => s,
             None => return Err(crate::LowerError::internal("segmented reduce of a non-scalar")),
         };
         let local = kb.local_param(

@@ -97,7 +97,7 @@ fn convert_diagnostics(
     for d in found {
         let mut related = Vec::new();
         for r in &d.related {
-            if let Some(location) = location(analysis, &r.path, r.range)? {
+            if let Some(location) = location(analysis, &analysis.path(r.file)?, r.range)? {
                 related.push(lsp::DiagnosticRelatedInformation {
                     location,
                     message: r.message.clone(),

@@ -42,8 +42,12 @@ pub(crate) struct Config {
     pub(crate) gpu_run_timeout: std::time::Duration,
     /// Time limit of a "Profile".
     pub(crate) profile_timeout: std::time::Duration,
-    /// The `weft-runner` executable; `None`: `$WEFT_RUNNER`, beside the server, on PATH.
+    /// The `weft-runner` executable (the `runnerPath` setting); `None`:
+    /// [`Config::runner_from_environment`].
     pub(crate) runner_path: Option<std::path::PathBuf>,
+    /// The `weft-runner` the server's starter named (`weft lsp` reads `WEFT_RUNNER`);
+    /// `None`: the one beside the server, else on PATH.
+    pub(crate) runner_from_environment: Option<std::path::PathBuf>,
     /// The OpenCL device of "Run on GPU" (`gpu`, `cpu`, `P:D`); `None`: the runner's
     /// default (`$WEFT_DEVICE`, else the first GPU, else the first CPU device).
     pub(crate) device: Option<String>,
@@ -64,6 +68,7 @@ impl Default for Config {
             gpu_run_timeout: std::time::Duration::from_secs(30),
             profile_timeout: std::time::Duration::from_secs(60),
             runner_path: None,
+            runner_from_environment: None,
             device: None,
             cost_profile: None,
             allow: Vec::new(),
@@ -104,6 +109,13 @@ impl Config {
         }
     }
 
+    /// The `weft-runner` to start.
+    pub(crate) fn runner(&self) -> std::path::PathBuf {
+        weft_process::runner_path(
+            self.runner_path.as_deref().or(self.runner_from_environment.as_deref()),
+        )
+    }
+
     /// The settings of `weft-ide`'s cost features; an unknown profile name falls back to
     /// the default (and is reported by the caller).
     pub(crate) fn cost_config(&self) -> weft_ide::CostConfig {
@@ -118,15 +130,17 @@ impl Config {
 }
 
 /// Serves LSP on stdin/stdout until `exit`, then ends the process: exit code 0 if
-/// `shutdown` came first, else 1 (the LSP specification).
-pub fn run_stdio() -> anyhow::Result<()> {
+/// `shutdown` came first, else 1 (the LSP specification). `runner`: the `weft-runner`
+/// to use when the client's `runnerPath` setting names none (`weft lsp` passes
+/// `WEFT_RUNNER`).
+pub fn run_stdio(runner: Option<std::path::PathBuf>) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .thread_name("weft-lsp-io")
         .enable_all()
         .build()?;
     let shut_down =
-        runtime.block_on(transport::serve_guarded(tokio::io::stdin(), tokio::io::stdout()));
+        runtime.block_on(transport::serve_guarded(tokio::io::stdin(), tokio::io::stdout(), runner));
     // Blocking-pool and worker threads may still run; do not wait for them.
     std::process::exit(if shut_down { 0 } else { 1 });
 }
@@ -146,5 +160,19 @@ mod config_tests {
         assert_eq!(costs.profile.device.name, "pthread-haswell-AMD EPYC");
         assert_eq!(costs.allow, ["bank-conflict"]);
         assert!(!config.perf_diagnostics);
+    }
+
+    #[test]
+    fn the_runner_setting_comes_before_the_environments() {
+        let mut config = super::Config {
+            runner_from_environment: Some("/env/weft-runner".into()),
+            ..super::Config::default()
+        };
+        assert_eq!(config.runner(), std::path::Path::new("/env/weft-runner"));
+        config.update(&serde_json::json!({ "runnerPath": "/setting/weft-runner" }));
+        assert_eq!(config.runner(), std::path::Path::new("/setting/weft-runner"));
+        // An empty setting clears it: the environment's comes back.
+        config.update(&serde_json::json!({ "runnerPath": "" }));
+        assert_eq!(config.runner(), std::path::Path::new("/env/weft-runner"));
     }
 }

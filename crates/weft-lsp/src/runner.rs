@@ -6,7 +6,7 @@
 //! child is killed. The only module of the server that starts processes.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use weft_ide::{GpuInput, GpuRun};
@@ -43,10 +43,8 @@ pub(crate) fn run_entry(
         message: String::new(),
         time_ms: 0,
     };
-    let mut command = command(exe);
-    command.arg("run").arg(file).arg("--entry").arg(entry);
-    let input = input.unwrap_or("").as_bytes().to_vec();
-    let done = match weft_process::run(&mut command, input, timeout, Some(cancel)) {
+    let args = ["run".to_owned(), file.display().to_string(), "--entry".to_owned(), entry.into()];
+    let done = match run_process(exe, &args, input.unwrap_or(""), timeout, cancel) {
         Ok(done) => done,
         Err(error) => {
             result.message = format!("cannot start `{} run`: {error}", exe.display());
@@ -54,8 +52,8 @@ pub(crate) fn run_entry(
         }
     };
     result.time_ms = u64::try_from(start.elapsed().as_millis()).unwrap_or(u64::MAX);
-    result.stdout = done.stdout_text();
-    result.stderr = done.stderr_text();
+    result.stdout = done.stdout;
+    result.stderr = done.stderr;
     match done.ended {
         weft_process::Ended::Exited(0) => {
             result.ok = true;
@@ -169,7 +167,7 @@ pub(crate) fn run_on_gpu(
     options: &GpuRunOptions,
     cancel: &AtomicBool,
 ) -> GpuRunResult {
-    let plan = match TempPlan::write(&run.plan_json) {
+    let plan = match write_plan(&run.plan_json) {
         Ok(plan) => plan,
         Err(error) => {
             return GpuRunResult::failed(
@@ -179,7 +177,7 @@ pub(crate) fn run_on_gpu(
         }
     };
     let mut args: Vec<String> =
-        vec!["run".into(), "--plan".into(), plan.0.display().to_string(), "--json".into()];
+        vec!["run".into(), "--plan".into(), plan.display().to_string(), "--json".into()];
     if let Some(device) = &options.device {
         args.extend(["--device".to_owned(), device.clone()]);
     }
@@ -437,7 +435,12 @@ fn run_process(
 ) -> std::io::Result<ProcessOutput> {
     let mut command = command(program);
     command.args(args);
-    let done = weft_process::run(&mut command, stdin.as_bytes().to_vec(), timeout, Some(cancel))?;
+    let how = weft_process::Spawn {
+        stdin: stdin.as_bytes(),
+        cancel: Some(cancel),
+        ..weft_process::Spawn::limited(timeout)
+    };
+    let done = weft_process::spawn_with_timeout(&mut command, how)?;
     Ok(ProcessOutput {
         ended: done.ended,
         timed_out: done.ended == weft_process::Ended::TimedOut,
@@ -451,43 +454,11 @@ fn command(program: &Path) -> std::process::Command {
     std::process::Command::new(program)
 }
 
-/// The `weft-runner` to use: the `runnerPath` setting, else `$WEFT_RUNNER`, else the one
-/// beside this executable, else `weft-runner` on PATH (as `weft run --backend opencl`).
-pub(crate) fn runner_path(setting: Option<&Path>) -> PathBuf {
-    if let Some(path) = setting {
-        return path.to_owned();
-    }
-    if let Some(path) = std::env::var_os("WEFT_RUNNER") {
-        return PathBuf::from(path);
-    }
-    if let Some(dir) = current_exe().as_deref().and_then(Path::parent) {
-        let candidate = dir.join(format!("weft-runner{}", std::env::consts::EXE_SUFFIX));
-        if candidate.exists() {
-            return candidate;
-        }
-    }
-    PathBuf::from("weft-runner")
-}
-
 /// A host plan in a temporary file, deleted when dropped.
-struct TempPlan(PathBuf);
-
-static PLAN_COUNTER: AtomicU64 = AtomicU64::new(0);
-
-impl TempPlan {
-    fn write(json: &str) -> std::io::Result<TempPlan> {
-        let n = PLAN_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let path =
-            std::env::temp_dir().join(format!("weft-lsp-plan-{}-{n}.json", std::process::id()));
-        std::fs::write(&path, json)?;
-        Ok(TempPlan(path))
-    }
-}
-
-impl Drop for TempPlan {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
+fn write_plan(json: &str) -> std::io::Result<tempfile::TempPath> {
+    let mut file = tempfile::Builder::new().prefix("weft-lsp-plan-").suffix(".json").tempfile()?;
+    std::io::Write::write_all(&mut file, json.as_bytes())?;
+    Ok(file.into_temp_path())
 }
 
 #[cfg(test)]

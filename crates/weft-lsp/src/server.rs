@@ -29,7 +29,12 @@ pub(crate) struct Backend {
 /// Requests served at once; beyond it the server stops reading until one is answered.
 const MAX_PENDING_REQUESTS: usize = 256;
 
-pub(crate) async fn serve(input: impl AsyncRead + Unpin, output: impl AsyncWrite) -> bool {
+/// `runner`: the `weft-runner` to use when the client's settings name none.
+pub(crate) async fn serve(
+    input: impl AsyncRead + Unpin,
+    output: impl AsyncWrite,
+    runner: Option<std::path::PathBuf>,
+) -> bool {
     let shut_down = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&shut_down);
     let runtime = tokio::runtime::Handle::current();
@@ -37,7 +42,10 @@ pub(crate) async fn serve(input: impl AsyncRead + Unpin, output: impl AsyncWrite
         owner: crate::main_loop::start(client.clone(), runtime.clone()),
         client,
         shut_down: flag,
-        config: std::sync::Mutex::new(crate::Config::default()),
+        config: std::sync::Mutex::new(crate::Config {
+            runner_from_environment: runner.clone(),
+            ..crate::Config::default()
+        }),
     })
     .custom_method("weft/showKernel", Backend::show_kernel);
     #[cfg(debug_assertions)]
@@ -123,7 +131,7 @@ impl Backend {
                 let options = {
                     let config = self.config.lock().map(|c| c.clone()).unwrap_or_default();
                     crate::runner::GpuRunOptions {
-                        runner: crate::runner::runner_path(config.runner_path.as_deref()),
+                        runner: config.runner(),
                         device: config.device,
                         timeout: config.gpu_run_timeout,
                     }

@@ -24,7 +24,7 @@ impl Client {
     fn start() -> Client {
         let (client_out, server_in) = tokio::io::duplex(1 << 20);
         let (server_out, client_in) = tokio::io::duplex(1 << 20);
-        tokio::spawn(crate::server::serve(server_in, server_out));
+        tokio::spawn(crate::server::serve(server_in, server_out, None));
         Client {
             to_server: client_out,
             from_server: BufReader::new(client_in),

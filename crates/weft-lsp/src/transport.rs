@@ -26,6 +26,7 @@ const FRAMES_IN_FLIGHT: usize = 64;
 pub async fn serve_guarded(
     input: impl AsyncRead + Unpin + Send + 'static,
     output: impl AsyncWrite + Unpin + Send + 'static,
+    runner: Option<std::path::PathBuf>,
 ) -> bool {
     let (to_server, server_in) = tokio::io::duplex(1 << 20);
     let (server_out, from_server) = tokio::io::duplex(1 << 20);
@@ -33,7 +34,7 @@ pub async fn serve_guarded(
     let writer = tokio::spawn(write_frames(queue, output));
     tokio::spawn(filter(input, to_server, frames.clone()));
     let reframer = tokio::spawn(reframe(from_server, frames));
-    let shut_down = crate::server::serve(server_in, server_out).await;
+    let shut_down = crate::server::serve(server_in, server_out, runner).await;
     // The server's output ends with `serve`: every frame it wrote reaches the client
     // before the process ends, unless the client has stopped reading.
     let flushed = async {

@@ -24,11 +24,11 @@
 
 use rustc_hash::FxHashMap;
 use weft_core::{
-    Atom, BlockId, Exp, ExpId, FnId, Function, IndexItem, Lambda, LoopForm, Origin, Program, UnOp,
-    VarId, VarKind,
+    Atom, BlockId, Exp, ExpId, FnId, Function, IndexItem, Lambda, LoopForm, Origin, Program, VarId,
+    VarKind,
 };
-use weft_hir::{MathFn, ScalarTy};
-use weft_values::{ArrayData, Scalar, Value};
+use weft_hir::ScalarTy;
+use weft_values::{ArrayData, RuntimeCheck, Scalar, Value};
 
 use crate::ir::{
     BlockBinding, MemBlockId, MemFunction, MemInfo, MemProgram, MemSize, MemVar, Provenance,
@@ -703,15 +703,18 @@ impl<'a> Interp<'a> {
                     weft_core::binop(*op, a, b).map_err(|e| HeapError::new(e.message))?,
                 ))
             }
-            Exp::UnOp { op, operand, .. } => {
-                Produced::Val(HVal::Scalar(unop(*op, self.scalar(run, *operand)?)?))
-            }
+            Exp::UnOp { op, operand, .. } => Produced::Val(HVal::Scalar(
+                weft_core::unop(*op, self.scalar(run, *operand)?)
+                    .map_err(|e| HeapError::new(e.message))?,
+            )),
             Exp::Convert { to, operand, .. } => {
-                Produced::Val(HVal::Scalar(weft_core::convert(self.scalar(run, *operand)?, *to)))
+                Produced::Val(HVal::Scalar(self.scalar(run, *operand)?.convert(*to)))
             }
             Exp::Math { ty, func, args } => {
                 let args = args.iter().map(|&a| self.scalar(run, a)).collect::<Result<Vec<_>>>()?;
-                Produced::Val(HVal::Scalar(math(*ty, *func, &args)?))
+                Produced::Val(HVal::Scalar(
+                    weft_core::math(*ty, *func, &args).map_err(|e| HeapError::new(e.message))?,
+                ))
             }
             Exp::Tuple(atoms) => Produced::Val(HVal::Tuple(
                 atoms.iter().map(|&a| self.atom(run, a)).collect::<Result<_>>()?,
@@ -744,7 +747,8 @@ impl<'a> Interp<'a> {
                         ),
                     });
                 }
-                self.map_leaves(&val, &mut |interp, arr| interp.index(arr, &idx))?
+                let name = run.f.atom_name(*array);
+                self.map_leaves(&val, &mut |interp, arr| interp.index(arr, &name, &idx))?
             }
             Exp::Dim { array, dim } => {
                 let val = self.atom(run, *array)?;
@@ -770,7 +774,7 @@ impl<'a> Interp<'a> {
                         let ty = bound.ty();
                         for i in 0..scalar_i64(bound).max(0) {
                             self.bind_param(run, *param, acc)?;
-                            let index_val = weft_core::convert(Scalar::I64(i), scalar_ty(ty));
+                            let index_val = Scalar::I64(i).convert(ty);
                             run.fr.vals.insert(*index, HVal::Scalar(index_val));
                             acc = self.block(run, *body)?;
                         }
@@ -875,9 +879,8 @@ impl<'a> Interp<'a> {
                     match usize::try_from(i) {
                         Ok(i) if i < n => block = block * n + i,
                         _ => {
-                            return Err(HeapError::new(format!(
-                                "index {i} out of bounds for size {n}"
-                            )));
+                            let check = RuntimeCheck::Index { array: &run.f.atom_name(*array) };
+                            return Err(HeapError::new(check.words(&i, &n)));
                         }
                     }
                 }
@@ -1028,7 +1031,8 @@ impl<'a> Interp<'a> {
         })
     }
 
-    fn index(&self, arr: &HArr, items: &[Idx]) -> Result<Produced> {
+    /// `arr` (the array called `name` in messages) indexed by `items`.
+    fn index(&self, arr: &HArr, name: &str, items: &[Idx]) -> Result<Produced> {
         let mut res = HArr { label: arr.label, offset: arr.offset, dims: Vec::new() };
         for (dim_idx, &(n, stride)) in arr.dims.iter().enumerate() {
             let n_i64 = to_i64(n);
@@ -1036,9 +1040,9 @@ impl<'a> Interp<'a> {
                 None => res.dims.push((n, stride)),
                 Some(Idx::Fix(i)) => {
                     if !(0..n_i64).contains(i) {
-                        return Err(HeapError::new(format!(
-                            "index {i} out of bounds for size {n}"
-                        )));
+                        return Err(HeapError::new(
+                            RuntimeCheck::Index { array: name }.words(i, &n),
+                        ));
                     }
                     res.offset += i * stride;
                 }
@@ -1084,18 +1088,6 @@ struct Run<'a> {
     mem_f: &'a MemFunction,
     allocs: FxHashMap<VarId, Vec<MemBlockId>>,
     fr: Frame,
-}
-
-fn scalar_ty(ty: weft_values::ScalarType) -> ScalarTy {
-    match ty {
-        weft_values::ScalarType::I32 => ScalarTy::I32,
-        weft_values::ScalarType::I64 => ScalarTy::I64,
-        weft_values::ScalarType::U32 => ScalarTy::U32,
-        weft_values::ScalarType::U64 => ScalarTy::U64,
-        weft_values::ScalarType::F32 => ScalarTy::F32,
-        weft_values::ScalarType::F64 => ScalarTy::F64,
-        weft_values::ScalarType::Bool => ScalarTy::Bool,
-    }
 }
 
 fn first_shape(val: &HVal) -> Vec<usize> {
@@ -1249,108 +1241,4 @@ fn concat(a: Logical, b: Logical) -> Result<Logical> {
         )),
         _ => Err(HeapError::new("concat of mismatched values")),
     }
-}
-
-fn unop(op: UnOp, a: Scalar) -> Result<Scalar> {
-    Ok(match (op, a) {
-        (UnOp::Neg, Scalar::I32(x)) => Scalar::I32(x.wrapping_neg()),
-        (UnOp::Neg, Scalar::I64(x)) => Scalar::I64(x.wrapping_neg()),
-        (UnOp::Neg, Scalar::U32(x)) => Scalar::U32(x.wrapping_neg()),
-        (UnOp::Neg, Scalar::U64(x)) => Scalar::U64(x.wrapping_neg()),
-        (UnOp::Neg, Scalar::F32(x)) => Scalar::F32(-x),
-        (UnOp::Neg, Scalar::F64(x)) => Scalar::F64(-x),
-        (UnOp::Not, Scalar::Bool(x)) => Scalar::Bool(!x),
-        (UnOp::Not, Scalar::I32(x)) => Scalar::I32(!x),
-        (UnOp::Not, Scalar::I64(x)) => Scalar::I64(!x),
-        (UnOp::Not, Scalar::U32(x)) => Scalar::U32(!x),
-        (UnOp::Not, Scalar::U64(x)) => Scalar::U64(!x),
-        (UnOp::Neg, Scalar::Bool(_)) | (UnOp::Not, Scalar::F32(_) | Scalar::F64(_)) => {
-            return Err(HeapError::new("bad unary operand"));
-        }
-    })
-}
-
-/// LANGUAGE.md's math functions (the same definitions as the reference interpreter).
-#[expect(clippy::cast_possible_truncation, reason = "pi as f32 rounds")]
-fn math(ty: ScalarTy, func: MathFn, args: &[Scalar]) -> Result<Scalar> {
-    macro_rules! float {
-        ($t:ty, $v:ident) => {{
-            let arg = |i: usize| -> Result<$t> {
-                match args.get(i) {
-                    Some(Scalar::$v(x)) => Ok(*x),
-                    _ => Err(HeapError::new("bad math argument")),
-                }
-            };
-            Scalar::$v(match func {
-                MathFn::Sqrt => arg(0)?.sqrt(),
-                MathFn::Exp => arg(0)?.exp(),
-                MathFn::Log => arg(0)?.ln(),
-                MathFn::Sin => arg(0)?.sin(),
-                MathFn::Cos => arg(0)?.cos(),
-                MathFn::Tan => arg(0)?.tan(),
-                MathFn::Tanh => arg(0)?.tanh(),
-                MathFn::Abs => arg(0)?.abs(),
-                MathFn::Min => arg(0)?.min(arg(1)?),
-                MathFn::Max => arg(0)?.max(arg(1)?),
-                MathFn::Floor => arg(0)?.floor(),
-                MathFn::Ceil => arg(0)?.ceil(),
-                MathFn::Pow => arg(0)?.powf(arg(1)?),
-                MathFn::IsNan => return Ok(Scalar::Bool(arg(0)?.is_nan())),
-                MathFn::Nan => <$t>::NAN,
-                MathFn::Inf => <$t>::INFINITY,
-                MathFn::Pi => std::f64::consts::PI as $t,
-                MathFn::Highest => <$t>::MAX,
-                MathFn::Lowest => <$t>::MIN,
-            })
-        }};
-    }
-    macro_rules! int {
-        ($t:ty, $v:ident) => {{
-            let arg = |i: usize| -> Result<$t> {
-                match args.get(i) {
-                    Some(Scalar::$v(x)) => Ok(*x),
-                    _ => Err(HeapError::new("bad math argument")),
-                }
-            };
-            Scalar::$v(match func {
-                #[allow(unused_comparisons, reason = "the macro covers unsigned types")]
-                MathFn::Abs => {
-                    let x = arg(0)?;
-                    if x < 0 { (0 as $t).wrapping_sub(x) } else { x }
-                }
-                MathFn::Min => arg(0)?.min(arg(1)?),
-                MathFn::Max => arg(0)?.max(arg(1)?),
-                MathFn::Pow => {
-                    let (a, b) = (arg(0)?, arg(1)?);
-                    #[allow(unused_comparisons, reason = "the macro covers unsigned types")]
-                    let negative = b < 0;
-                    if negative { 0 } else { a.wrapping_pow(u32::try_from(b).unwrap_or(u32::MAX)) }
-                }
-                MathFn::Highest => <$t>::MAX,
-                MathFn::Lowest => <$t>::MIN,
-                MathFn::Sqrt
-                | MathFn::Exp
-                | MathFn::Log
-                | MathFn::Sin
-                | MathFn::Cos
-                | MathFn::Tan
-                | MathFn::Tanh
-                | MathFn::Floor
-                | MathFn::Ceil
-                | MathFn::IsNan
-                | MathFn::Nan
-                | MathFn::Inf
-                | MathFn::Pi => return Err(HeapError::new("a float function on integers")),
-            })
-        }};
-    }
-    Ok(match ty {
-        ScalarTy::F32 => float!(f32, F32),
-        ScalarTy::F64 => float!(f64, F64),
-        ScalarTy::I32 => int!(i32, I32),
-        ScalarTy::I64 => int!(i64, I64),
-        ScalarTy::U32 => int!(u32, U32),
-        ScalarTy::U64 => int!(u64, U64),
-        ScalarTy::Bool => return Err(HeapError::new("a math function on booleans")),
-    })
 }

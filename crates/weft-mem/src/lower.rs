@@ -142,58 +142,9 @@ pub(crate) fn defined_inside(
         for stmt in &f.blocks[block].stmts {
             vars.insert(stmt.var);
             exps.insert(stmt.exp);
-            let mut lambda = |l: &Lambda, stack: &mut Vec<BlockId>| {
-                vars.extend(l.params.iter().copied());
-                stack.push(l.body);
-            };
-            match &f.exps[stmt.exp] {
-                Exp::If { then_branch, else_branch, .. } => {
-                    stack.extend([*then_branch, *else_branch])
-                }
-                Exp::Loop { param, form, body, .. } => {
-                    vars.insert(*param);
-                    match form {
-                        LoopForm::For { index, .. } => {
-                            vars.insert(*index);
-                        }
-                        LoopForm::While { cond } => stack.push(*cond),
-                    }
-                    stack.push(*body);
-                }
-                Exp::Map { lambda: l, .. }
-                | Exp::Reduce { lambda: l, .. }
-                | Exp::Scan { lambda: l, .. }
-                | Exp::Generate { lambda: l, .. }
-                | Exp::ReduceByIndex { lambda: l, .. } => lambda(l, &mut stack),
-                Exp::Atom(_)
-                | Exp::Size(_)
-                | Exp::BinOp { .. }
-                | Exp::UnOp { .. }
-                | Exp::Convert { .. }
-                | Exp::Math { .. }
-                | Exp::Tuple(_)
-                | Exp::Proj { .. }
-                | Exp::ArrayLit { .. }
-                | Exp::Index { .. }
-                | Exp::Dim { .. }
-                | Exp::Call { .. }
-                | Exp::Scatter { .. }
-                | Exp::Update { .. }
-                | Exp::Iota { .. }
-                | Exp::Replicate { .. }
-                | Exp::Zip(_)
-                | Exp::Unzip(_)
-                | Exp::Transpose(_)
-                | Exp::Reverse(_)
-                | Exp::Flatten(_)
-                | Exp::Unflatten { .. }
-                | Exp::Split { .. }
-                | Exp::Take { .. }
-                | Exp::Drop { .. }
-                | Exp::Concat(..)
-                | Exp::Materialise { .. }
-                | Exp::Coerce { .. } => {}
-            }
+            let exp = &f.exps[stmt.exp];
+            vars.extend(exp.binders());
+            stack.extend(exp.nested_blocks());
         }
     }
 }

@@ -717,3 +717,25 @@ entry f (a: [n][m]i32) : [m]i32 = firsts (transpose a)
         "#]],
     );
 }
+
+/// The heap checker words a failed bounds check as the interpreter does
+/// (`weft_values::RuntimeCheck`); it once said `index 3 out of bounds for size 3`.
+#[test]
+fn heap_bounds_errors_are_the_interpreters_words() {
+    let src = "entry f (xs: [n]i32) (i: i64) : i32 = xs[i]\n\
+               entry g (xs: [n]i32) (i: i64) : [n]i32 = xs with [i] = 0i32\n";
+    let (db, file) = load(src);
+    let program = compile(&db, file);
+    let mem = crate::pipeline(&program, ExpandOptions::default());
+    for &entry in &program.entries {
+        let inputs = weft_values::parse_values("[1i32, 2i32, 3i32] 3i64").expect("valid input");
+        let interpreted = weft_core::run_entry(&program, entry, inputs.clone())
+            .expect_err("out of bounds")
+            .message;
+        let on_heap = crate::run_entry_on_heap(&program, &mem, entry, inputs)
+            .expect_err("out of bounds")
+            .message;
+        assert_eq!(on_heap, interpreted);
+        assert_eq!(on_heap, "index 3 out of bounds for array `xs` of size 3");
+    }
+}

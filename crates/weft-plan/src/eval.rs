@@ -1,6 +1,6 @@
 //! Evaluation of host expressions.
 
-use weft_values::{Scalar, ScalarType};
+use weft_values::Scalar;
 
 use crate::{BinOp, Elem, Expr, Var};
 
@@ -15,32 +15,6 @@ pub enum EvalError {
     DivisionByZero,
     #[error("host expression applies `{op}` to {lhs} and {rhs}")]
     Mismatch { op: &'static str, lhs: &'static str, rhs: &'static str },
-}
-
-impl Elem {
-    pub fn scalar_type(self) -> ScalarType {
-        match self {
-            Elem::I32 => ScalarType::I32,
-            Elem::I64 => ScalarType::I64,
-            Elem::U32 => ScalarType::U32,
-            Elem::U64 => ScalarType::U64,
-            Elem::F32 => ScalarType::F32,
-            Elem::F64 => ScalarType::F64,
-            Elem::Bool => ScalarType::Bool,
-        }
-    }
-
-    pub fn of_scalar_type(ty: ScalarType) -> Elem {
-        match ty {
-            ScalarType::I32 => Elem::I32,
-            ScalarType::I64 => Elem::I64,
-            ScalarType::U32 => Elem::U32,
-            ScalarType::U64 => Elem::U64,
-            ScalarType::F32 => Elem::F32,
-            ScalarType::F64 => Elem::F64,
-            ScalarType::Bool => Elem::Bool,
-        }
-    }
 }
 
 /// Evaluates `expr`, reading variables through `lookup`.
@@ -63,7 +37,7 @@ pub fn eval(expr: &Expr, lookup: &dyn Fn(Var) -> Option<Scalar>) -> Result<Scala
             Scalar::Bool(false) => eval(b, lookup)?,
             other => return Err(mismatch("if", other, other)),
         },
-        Expr::Convert(to, e) => convert(eval(e, lookup)?, *to),
+        Expr::Convert(to, e) => eval(e, lookup)?.convert(*to),
         Expr::Bin(op, a, b) => {
             let (a, b) = (eval(a, lookup)?, eval(b, lookup)?);
             bin(*op, a, b)?
@@ -163,33 +137,6 @@ pub(crate) fn op_name(op: BinOp) -> &'static str {
         BinOp::Ge => ">=",
         BinOp::And => "&&",
         BinOp::Or => "||",
-    }
-}
-
-/// Conversions as the interpreter's: integers wrap, floats saturate, NaN gives 0,
-/// booleans are 0 or 1.
-fn convert(s: Scalar, to: Elem) -> Scalar {
-    macro_rules! cast {
-        ($x:expr) => {
-            match to {
-                Elem::I32 => Scalar::I32($x as i32),
-                Elem::I64 => Scalar::I64($x as i64),
-                Elem::U32 => Scalar::U32($x as u32),
-                Elem::U64 => Scalar::U64($x as u64),
-                Elem::F32 => Scalar::F32($x as f32),
-                Elem::F64 => Scalar::F64($x as f64),
-                Elem::Bool => Scalar::Bool(($x as f64) != 0.0),
-            }
-        };
-    }
-    match s {
-        Scalar::I32(x) => cast!(x),
-        Scalar::I64(x) => cast!(x),
-        Scalar::U32(x) => cast!(x),
-        Scalar::U64(x) => cast!(x),
-        Scalar::F32(x) => cast!(x),
-        Scalar::F64(x) => cast!(x),
-        Scalar::Bool(b) => cast!(u8::from(b)),
     }
 }
 

@@ -33,41 +33,9 @@ pub const ERROR_WORDS: usize = 3;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Var(pub u32);
 
-/// The element types of device buffers and scalars (Weft's scalar types; `bool` is
-/// stored as one byte, `uchar` in OpenCL).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Elem {
-    I32,
-    I64,
-    U32,
-    U64,
-    F32,
-    F64,
-    Bool,
-}
-
-impl Elem {
-    pub fn name(self) -> &'static str {
-        match self {
-            Elem::I32 => "i32",
-            Elem::I64 => "i64",
-            Elem::U32 => "u32",
-            Elem::U64 => "u64",
-            Elem::F32 => "f32",
-            Elem::F64 => "f64",
-            Elem::Bool => "bool",
-        }
-    }
-
-    pub fn size_in_bytes(self) -> usize {
-        match self {
-            Elem::Bool => 1,
-            Elem::I32 | Elem::U32 | Elem::F32 => 4,
-            Elem::I64 | Elem::U64 | Elem::F64 => 8,
-        }
-    }
-}
+/// The element types of device buffers and scalars: Weft's one scalar type
+/// (`weft_values::ScalarType`; `bool` is stored as one byte, `uchar` in OpenCL).
+pub use weft_values::ScalarType as Elem;
 
 /// One compiled entry point.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -308,5 +276,34 @@ impl Plan {
 
     pub fn from_json(text: &str) -> Result<Plan, serde_json::Error> {
         serde_json::from_str(text)
+    }
+}
+
+#[cfg(test)]
+mod check_tests {
+    use weft_values::RuntimeCheck;
+
+    use super::ErrorSite;
+
+    /// Compiled code's words for a failed check, once the runner fills in the payload,
+    /// are the interpreter's for the same numbers.
+    #[test]
+    fn a_rendered_template_is_the_checks_words() {
+        let checks = [
+            RuntimeCheck::Index { array: "xs" },
+            RuntimeCheck::Slice { array: "xs" },
+            RuntimeCheck::Count { what: "take", array: "xs" },
+            RuntimeCheck::Split { array: "xs" },
+            RuntimeCheck::Unflatten { array: "xs" },
+            RuntimeCheck::Coerce { value: "xs", dim: 1, size: "m" },
+            RuntimeCheck::NegativeSize { what: "iota" },
+            RuntimeCheck::DivisionByZero,
+            RuntimeCheck::SizeDivisionByZero,
+            RuntimeCheck::InputSize,
+        ];
+        for check in checks {
+            let site = ErrorSite { message: check.template(), position: None };
+            assert_eq!(site.render(&[-3, 7]), check.words(&-3, &7), "{check:?}");
+        }
     }
 }

@@ -1,23 +1,31 @@
-//! Child processes that never outlive their purpose. [`run`] starts a command as the
-//! leader of its own process group, feeds it its input, collects its output, and kills
-//! the whole group (the command and anything it started) when the time limit passes,
-//! when the caller cancels, and when the command ends (a grandchild that still holds the
-//! output pipes would otherwise keep the caller waiting). A child that calls
-//! [`die_with_parent`] first thing is killed by the kernel when the process that
-//! started it through [`run`] dies, even by `kill -9`.
+//! Child processes that never outlive their purpose. [`spawn_with_timeout`] starts a
+//! command as the leader of its own process group, feeds it its input, collects its
+//! output, and kills the whole group (the command and anything it started) when the
+//! time limit passes, when the caller cancels, and when the command ends (a grandchild
+//! that still holds the output pipes would otherwise keep the caller waiting). A child
+//! that calls [`die_with_parent`] first thing is killed by the kernel when the process
+//! that started it through [`spawn_with_timeout`] dies, even by `kill -9`.
 //!
 //! Every Weft process that starts another (`weft run` starting `weft-runner`, the
-//! language server starting runs) goes through this crate.
+//! language server starting runs) goes through this crate, and finds `weft-runner`
+//! through [`runner_path`].
 
 use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-/// The environment variable through which [`run`] tells a child its parent's process id.
+use wait_timeout::ChildExt as _;
+
+/// The environment variable through which [`spawn_with_timeout`] tells a child its
+/// parent's process id (a protocol between Weft's own processes, not a setting).
 const PARENT_PID_VAR: &str = "WEFT_PARENT_PID";
 
-/// How a process run by [`run`] ended.
+/// How often a run that can be cancelled looks at its cancellation flag.
+const CANCEL_POLL: Duration = Duration::from_millis(10);
+
+/// How a process run by [`spawn_with_timeout`] ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Ended {
     /// It exited with this status.
@@ -41,11 +49,12 @@ impl std::fmt::Display for Ended {
     }
 }
 
-/// What a process run by [`run`] did.
+/// What a process run by [`spawn_with_timeout`] did.
 #[derive(Debug, Clone)]
 pub struct Finished {
     pub ended: Ended,
     pub stdout: Vec<u8>,
+    /// Empty when [`Spawn::show_stderr`] passed it through.
     pub stderr: Vec<u8>,
     pub elapsed: Duration,
 }
@@ -60,22 +69,37 @@ impl Finished {
     }
 }
 
-/// Runs `command` with `stdin` as its input until it ends, `limit` passes or `cancel`
-/// becomes true, and kills its process group in every case. Its stdin, stdout and
-/// stderr are replaced by pipes. An error only when it cannot be started.
-pub fn run(
-    command: &mut Command,
-    stdin: Vec<u8>,
-    limit: Duration,
-    cancel: Option<&AtomicBool>,
-) -> std::io::Result<Finished> {
+/// How [`spawn_with_timeout`] runs a command.
+#[derive(Debug, Clone, Copy)]
+pub struct Spawn<'a> {
+    /// Its input.
+    pub stdin: &'a [u8],
+    /// How long it may run (`Duration::MAX`: no limit).
+    pub limit: Duration,
+    /// Set by the caller to stop it.
+    pub cancel: Option<&'a AtomicBool>,
+    /// Whether its stderr goes straight to this process's stderr (progress lines a user
+    /// watches) instead of being collected.
+    pub show_stderr: bool,
+}
+
+impl Spawn<'_> {
+    /// No input, no cancellation, stderr collected.
+    pub fn limited(limit: Duration) -> Spawn<'static> {
+        Spawn { stdin: &[], limit, cancel: None, show_stderr: false }
+    }
+}
+
+/// Runs `command` as [`Spawn`] says until it ends, the time limit passes or the caller
+/// cancels, and kills its process group in every case. Its stdin and stdout (and
+/// stderr unless shown) are replaced by pipes. An error only when it cannot be started.
+pub fn spawn_with_timeout(command: &mut Command, how: Spawn<'_>) -> std::io::Result<Finished> {
     use std::os::unix::process::ExitStatusExt as _;
     let start = Instant::now();
-    let mut child = own_group(command)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()?;
+    let stderr = if how.show_stderr { Stdio::inherit() } else { Stdio::piped() };
+    let mut child =
+        own_group(command).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(stderr).spawn()?;
+    let stdin = how.stdin.to_vec();
     let writer = child.stdin.take().map(|mut pipe| {
         std::thread::spawn(move || {
             // A child that does not read its input must not block the caller.
@@ -84,8 +108,12 @@ pub fn run(
     });
     let stdout = child.stdout.take().map(read_all);
     let stderr = child.stderr.take().map(read_all);
+    let cancelled = || how.cancel.is_some_and(|c| c.load(Ordering::Relaxed));
     let ended = loop {
-        match child.try_wait() {
+        let left = how.limit.saturating_sub(start.elapsed());
+        // Without a flag to watch, sleep until the child ends or the limit passes.
+        let wait = if how.cancel.is_some() { left.min(CANCEL_POLL) } else { left };
+        match child.wait_timeout(wait) {
             Ok(Some(status)) => {
                 break match (status.code(), status.signal()) {
                     (Some(code), _) => Ended::Exited(code),
@@ -93,11 +121,9 @@ pub fn run(
                     (None, None) => Ended::Signalled(0),
                 };
             }
-            Ok(None) if cancel.is_some_and(|c| c.load(Ordering::Relaxed)) => {
-                break Ended::Cancelled;
-            }
-            Ok(None) if start.elapsed() >= limit => break Ended::TimedOut,
-            Ok(None) => std::thread::sleep(Duration::from_millis(5)),
+            Ok(None) if cancelled() => break Ended::Cancelled,
+            Ok(None) if start.elapsed() >= how.limit => break Ended::TimedOut,
+            Ok(None) => {}
             Err(_) => break Ended::Cancelled,
         }
     };
@@ -114,17 +140,33 @@ pub fn run(
     Ok(Finished { ended, stdout, stderr, elapsed: start.elapsed() })
 }
 
+/// Where `weft-runner` is: `configured` (a setting, or `WEFT_RUNNER` as the binaries
+/// read it), else beside this executable, else on PATH.
+pub fn runner_path(configured: Option<&Path>) -> PathBuf {
+    if let Some(path) = configured {
+        return path.to_owned();
+    }
+    let name = format!("weft-runner{}", std::env::consts::EXE_SUFFIX);
+    if let Ok(exe) = std::env::current_exe()
+        && let Some(dir) = exe.parent()
+    {
+        let candidate = dir.join(&name);
+        if candidate.exists() {
+            return candidate;
+        }
+    }
+    PathBuf::from(name)
+}
+
 /// Makes `command` start as the leader of its own process group, told its parent's
-/// process id (for [`die_with_parent`]). [`run`] does this; a caller that must stream a
-/// child's output itself does it, and calls [`kill_group`] with the child's id when it
-/// is done with it.
-pub fn own_group(command: &mut Command) -> &mut Command {
+/// process id (for [`die_with_parent`]).
+fn own_group(command: &mut Command) -> &mut Command {
     use std::os::unix::process::CommandExt as _;
     command.process_group(0).env(PARENT_PID_VAR, std::process::id().to_string())
 }
 
 /// Kills the process group that the child `pid`, started through [`own_group`], leads.
-pub fn kill_group(pid: u32) {
+fn kill_group(pid: u32) {
     // The child leads its own group: the group's id is its process id.
     if let Some(group) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) {
         let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
@@ -140,8 +182,8 @@ fn read_all(mut pipe: impl Read + Send + 'static) -> std::thread::JoinHandle<Vec
 }
 
 /// Asks the kernel to kill this process when the process that started it through
-/// [`run`] dies (Linux), and exits at once if that process has already gone. Does
-/// nothing in a process not started through [`run`].
+/// [`spawn_with_timeout`] dies (Linux), and exits at once if that process has already
+/// gone. Does nothing in a process not started through [`spawn_with_timeout`].
 pub fn die_with_parent() {
     let Some(parent) = std::env::var(PARENT_PID_VAR).ok().and_then(|p| p.parse::<i32>().ok())
     else {

@@ -3,7 +3,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use super::{Ended, run};
+use super::{Ended, Spawn, spawn_with_timeout};
 
 #[expect(clippy::disallowed_methods, reason = "the tests start shell commands")]
 fn sh(script: &str) -> Command {
@@ -20,12 +20,16 @@ fn alive(pid: &str) -> bool {
 
 #[test]
 fn output_status_and_input() {
-    let done = run(&mut sh("cat; echo err >&2; exit 3"), b"in".to_vec(), Duration::MAX, None)
-        .expect("sh starts");
+    let done = spawn_with_timeout(
+        &mut sh("cat; echo err >&2; exit 3"),
+        Spawn { stdin: b"in", ..Spawn::limited(Duration::MAX) },
+    )
+    .expect("sh starts");
     assert_eq!(done.ended, Ended::Exited(3));
     assert_eq!(done.stdout_text(), "in");
     assert_eq!(done.stderr_text(), "err\n");
-    let killed = run(&mut sh("kill -9 $$"), Vec::new(), Duration::MAX, None).expect("sh starts");
+    let killed = spawn_with_timeout(&mut sh("kill -9 $$"), Spawn::limited(Duration::MAX))
+        .expect("sh starts");
     assert_eq!(killed.ended, Ended::Signalled(9));
 }
 
@@ -33,9 +37,11 @@ fn output_status_and_input() {
 #[test]
 fn the_time_limit_kills_the_group_and_its_pipe_holders() {
     let start = Instant::now();
-    let done =
-        run(&mut sh("sleep 1000 & echo $!; wait"), Vec::new(), Duration::from_millis(300), None)
-            .expect("sh starts");
+    let done = spawn_with_timeout(
+        &mut sh("sleep 1000 & echo $!; wait"),
+        Spawn::limited(Duration::from_millis(300)),
+    )
+    .expect("sh starts");
     assert_eq!(done.ended, Ended::TimedOut);
     assert!(start.elapsed() < Duration::from_secs(100), "the caller waited for the grandchild");
     let grandchild = done.stdout_text();
@@ -50,11 +56,9 @@ fn the_time_limit_kills_the_group_and_its_pipe_holders() {
 
 #[test]
 fn a_grandchild_left_behind_is_killed_when_the_command_ends() {
-    let done = run(
+    let done = spawn_with_timeout(
         &mut sh("sleep 1000 >/dev/null 2>&1 </dev/null & echo $!"),
-        Vec::new(),
-        Duration::MAX,
-        None,
+        Spawn::limited(Duration::MAX),
     )
     .expect("sh starts");
     assert_eq!(done.ended, Ended::Exited(0));
@@ -74,8 +78,31 @@ fn cancelling_kills_the_group() {
         std::thread::sleep(Duration::from_millis(200));
         flag.store(true, std::sync::atomic::Ordering::Relaxed);
     });
-    let done =
-        run(&mut sh("sleep 1000"), Vec::new(), Duration::MAX, Some(&cancel)).expect("sh starts");
+    let done = spawn_with_timeout(
+        &mut sh("sleep 1000"),
+        Spawn { cancel: Some(&cancel), ..Spawn::limited(Duration::MAX) },
+    )
+    .expect("sh starts");
     canceller.join().expect("the canceller ends");
     assert_eq!(done.ended, Ended::Cancelled);
+}
+
+/// `weft calibrate` shows the runner's progress lines as they come: its stderr is not
+/// collected, and its stdout still is.
+#[test]
+fn shown_stderr_is_not_collected() {
+    let done = spawn_with_timeout(
+        &mut sh("echo out; echo progress >&2"),
+        Spawn { show_stderr: true, ..Spawn::limited(Duration::MAX) },
+    )
+    .expect("sh starts");
+    assert_eq!(done.ended, Ended::Exited(0));
+    assert_eq!(done.stdout_text(), "out\n");
+    assert_eq!(done.stderr_text(), "");
+}
+
+#[test]
+fn the_configured_runner_comes_first() {
+    let configured = std::path::Path::new("/opt/weft/bin/weft-runner");
+    assert_eq!(super::runner_path(Some(configured)), configured);
 }

@@ -352,7 +352,13 @@ pub fn calibrate(
         "calibrating {} ({}, {} compute units, {} MHz)",
         selected.description, facts.platform, facts.compute_units, facts.max_clock_mhz
     ));
-    let built = program::build(&context, &selected.device, &selected.description, SOURCE)?;
+    let built = program::build(
+        &context,
+        &selected.device,
+        &selected.description,
+        SOURCE,
+        &Default::default(),
+    )?;
     let kernel = |name: &str| {
         ocl::core::create_kernel(&built.program, name)
             .map_err(|error| RunError::opencl(format!("creating the kernel `{name}`"), error))
@@ -380,7 +386,13 @@ pub fn calibrate(
     let local = bench.local_memory(&kernels.local_read, &facts, &plan)?;
     let f32_flops = bench.mad_rate(&kernels.mad_f32, Precision::F32, &facts, &plan)?;
     let f64_flops = if facts.fp64 {
-        let built = program::build(&context, &selected.device, &selected.description, SOURCE_F64)?;
+        let built = program::build(
+            &context,
+            &selected.device,
+            &selected.description,
+            SOURCE_F64,
+            &Default::default(),
+        )?;
         let mad_f64 = ocl::core::create_kernel(&built.program, "mad_f64")
             .map_err(|error| RunError::opencl("creating the kernel `mad_f64`", error))?;
         Some(bench.mad_rate(&mad_f64, Precision::F64, &facts, &plan)?)

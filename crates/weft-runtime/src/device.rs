@@ -69,14 +69,18 @@ pub const NO_PLATFORM_HELP: &str = "install an OpenCL driver: on Debian, `apt-ge
      vendor's OpenCL driver";
 
 impl DeviceSpec {
-    /// The spec from a `--device` flag, else from `WEFT_DEVICE`, else `None` (the
+    /// The spec from a `--device` flag, else from the value of `WEFT_DEVICE`
+    /// (`weft-runner` reads the environment, this library does not), else `None` (the
     /// default choice). An empty `WEFT_DEVICE` counts as unset.
-    pub fn from_flag_or_env(flag: Option<&str>) -> Result<Option<DeviceSpec>, RunError> {
+    pub fn from_flag_or_env(
+        flag: Option<&str>,
+        env: Option<&str>,
+    ) -> Result<Option<DeviceSpec>, RunError> {
         if let Some(flag) = flag {
             return flag.parse().map(Some);
         }
-        match std::env::var(DEVICE_ENV) {
-            Ok(text) if !text.trim().is_empty() => text.parse().map(Some).map_err(|error| {
+        match env {
+            Some(text) if !text.trim().is_empty() => text.parse().map(Some).map_err(|error| {
                 RunError::Device(format!("in the environment variable `{DEVICE_ENV}`: {error}"))
             }),
             _ => Ok(None),
@@ -334,6 +338,24 @@ mod tests {
             Ok(spec) => format!("{spec:?}"),
             Err(error) => format!("error: {error}"),
         }
+    }
+
+    /// The flag comes first; an empty variable is unset; a wrong one is named.
+    #[test]
+    fn the_flag_comes_before_the_variable() {
+        let chosen = |flag, env| match DeviceSpec::from_flag_or_env(flag, env) {
+            Ok(spec) => format!("{spec:?}"),
+            Err(error) => format!("error: {error}"),
+        };
+        assert_eq!(chosen(Some("cpu"), Some("gpu")), "Some(Cpu)");
+        assert_eq!(chosen(None, Some("gpu")), "Some(Gpu)");
+        assert_eq!(chosen(None, Some("  ")), "None");
+        assert_eq!(chosen(None, None), "None");
+        assert!(
+            chosen(None, Some("tpu")).contains("`WEFT_DEVICE`"),
+            "{}",
+            chosen(None, Some("tpu"))
+        );
     }
 
     #[test]

@@ -227,7 +227,7 @@ impl<'a> Exec<'a> {
             EvalError::DivisionByZero => match self.check_errors() {
                 Err(kernel_error) => kernel_error,
                 Ok(()) => {
-                    RunError::Program("integer division by zero in a size computation".to_owned())
+                    RunError::Program(weft_values::RuntimeCheck::SizeDivisionByZero.words(&"", &""))
                 }
             },
             EvalError::Unbound(_) | EvalError::Mismatch { .. } => {
@@ -240,7 +240,7 @@ impl<'a> Exec<'a> {
     /// host computes it in another type (host arithmetic is `i64`).
     fn eval_as(&self, expr: &Expr, elem: Elem) -> Result<Scalar, RunError> {
         let value = self.eval(expr)?;
-        if value.ty() == elem.scalar_type() {
+        if value.ty() == elem {
             return Ok(value);
         }
         self.eval(&Expr::Convert(elem, Box::new(expr.clone())))
@@ -503,7 +503,7 @@ impl<'a> Exec<'a> {
                     RunError::InvalidPlan(format!("output v{}: {message}", buf.0))
                 })?;
                 let data = match gather {
-                    None => ArrayData::with_capacity(elem.scalar_type(), 0),
+                    None => ArrayData::with_capacity(*elem, 0),
                     Some(gather) => {
                         let bytes = buffer
                             .read(gather.first * size, (gather.last - gather.first + 1) * size)?;

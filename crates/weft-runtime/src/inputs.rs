@@ -36,7 +36,7 @@ pub(crate) fn check_inputs(plan: &Plan, values: &[Value]) -> Result<InputBinding
             Input::Scalar { elem, .. } => (*elem, 0),
             Input::Array { elem, dims, .. } => (*elem, dims.len()),
         };
-        if value.elem_type() != elem.scalar_type() || value.rank() != rank {
+        if value.elem_type() != elem || value.rank() != rank {
             return Err(RunError::Input(format!(
                 "wrong input type: {} of entry `{}` must be a value of type \
                  {}{}, but it is of type {}",

@@ -38,7 +38,7 @@ pub use crate::device::{
 };
 pub use crate::error::RunError;
 pub use crate::exec::KernelTime;
-pub use crate::program::excerpt_for_log;
+pub use crate::program::{BuildDiagnostics, excerpt_for_log};
 pub use crate::runtime::{
     BenchOptions, BenchResult, KernelStats, RunOptions, RunResult, Runtime, Stats,
 };

@@ -220,11 +220,28 @@ fn main() -> ExitCode {
     }
 }
 
+/// The device `--device` names, else `WEFT_DEVICE`. The runner reads its environment
+/// here and in [`runtime`]; the library takes values.
+fn device_spec(flag: Option<&str>) -> Result<Option<DeviceSpec>, Failure> {
+    let env = std::env::var(weft_runtime::DEVICE_ENV).ok();
+    Ok(DeviceSpec::from_flag_or_env(flag, env.as_deref())?)
+}
+
+/// A runtime on `spec`, with the build diagnostics `WEFT_CL_OPTIONS` (extra build
+/// options) and `WEFT_CL_LOG=DIR` (each program's source, log and binary) ask for.
+fn runtime(spec: Option<DeviceSpec>) -> Result<Runtime, Failure> {
+    let diagnostics = weft_runtime::BuildDiagnostics {
+        extra_options: std::env::var("WEFT_CL_OPTIONS").unwrap_or_default(),
+        log_dir: std::env::var_os("WEFT_CL_LOG").map(PathBuf::from),
+    };
+    Ok(Runtime::new(spec)?.with_build_diagnostics(diagnostics))
+}
+
 fn run(args: &RunArgs) -> Result<(), Failure> {
     let plan = load_plan(&args.plan.plan)?;
-    let spec = DeviceSpec::from_flag_or_env(args.plan.device.as_deref())?;
+    let spec = device_spec(args.plan.device.as_deref())?;
     let inputs = read_inputs(&args.inputs)?;
-    let mut runtime = Runtime::new(spec)?;
+    let mut runtime = runtime(spec)?;
     let options = RunOptions { timing: args.timing || args.json };
     let result = runtime.run_plan(&plan, inputs, &options)?;
     let mut files = Vec::new();
@@ -271,13 +288,13 @@ fn batch(args: &BatchArgs) -> Result<(), Failure> {
         cases: Vec<String>,
     }
     let plan = load_plan(&args.plan.plan)?;
-    let spec = DeviceSpec::from_flag_or_env(args.plan.device.as_deref())?;
+    let spec = device_spec(args.plan.device.as_deref())?;
     let mut text = String::new();
     std::io::stdin().read_to_string(&mut text).context("cannot read the cases from stdin")?;
     let cases: Batch = serde_json::from_str(&text).context(
         "cannot read the cases from stdin (expected `{\"cases\": [\"<inputs>\", ...]}`)",
     )?;
-    let mut runtime = Runtime::new(spec)?;
+    let mut runtime = runtime(spec)?;
     runtime.prepare(&plan)?;
     for case in &cases.cases {
         let line = match weft_values::parse_values(case) {
@@ -294,9 +311,9 @@ fn batch(args: &BatchArgs) -> Result<(), Failure> {
 
 fn bench(args: &BenchArgs) -> Result<(), Failure> {
     let plan = load_plan(&args.plan.plan)?;
-    let spec = DeviceSpec::from_flag_or_env(args.plan.device.as_deref())?;
+    let spec = device_spec(args.plan.device.as_deref())?;
     let inputs = read_inputs(&args.inputs)?;
-    let mut runtime = Runtime::new(spec)?;
+    let mut runtime = runtime(spec)?;
     let options = BenchOptions { warmup: args.warmup, reps: args.reps };
     let result = runtime.bench_plan(&plan, inputs, &options)?;
     if args.json {
@@ -397,7 +414,7 @@ fn devices(args: &DevicesArgs) -> Result<(), Failure> {
 }
 
 fn calibrate(args: &CalibrateArgs) -> Result<(), Failure> {
-    let spec = DeviceSpec::from_flag_or_env(args.device.as_deref())?;
+    let spec = device_spec(args.device.as_deref())?;
     let options = CalibrateOptions {
         quick: args.quick,
         reps: args.reps.map(|reps| usize::try_from(reps).unwrap_or(usize::MAX)),

@@ -10,6 +10,7 @@
 
 use std::ffi::CString;
 use std::hash::{Hash as _, Hasher as _};
+use std::path::PathBuf;
 
 use ocl::core::{KernelInfo, KernelInfoResult, ProgramBuildInfo, ProgramBuildInfoResult};
 use rustc_hash::{FxHashMap, FxHasher};
@@ -31,6 +32,16 @@ fn options_for(source: &str) -> (&'static str, bool) {
     } else {
         (BUILD_OPTIONS, false)
     }
+}
+
+/// Tuning diagnostics of program builds (`weft-runner` fills them from
+/// `WEFT_CL_OPTIONS` and `WEFT_CL_LOG`; docs/backend.md).
+#[derive(Debug, Clone, Default)]
+pub struct BuildDiagnostics {
+    /// Added to every program's build options (`-cl-nv-verbose`, say).
+    pub extra_options: String,
+    /// Where each program's source, build log and binary (PTX on NVIDIA) are written.
+    pub log_dir: Option<PathBuf>,
 }
 
 /// Lines of source shown on each side of the line a build log names.
@@ -55,6 +66,7 @@ pub(crate) fn build(
     device: &ocl::Device,
     device_description: &str,
     source: &str,
+    diagnostics: &BuildDiagnostics,
 ) -> Result<BuiltProgram, RunError> {
     let c_source = CString::new(source).map_err(|_| {
         RunError::InvalidPlan("the OpenCL source contains a NUL character".to_owned())
@@ -80,8 +92,7 @@ pub(crate) fn build(
             });
         }
     }
-    // Tuning diagnostics: `WEFT_CL_OPTIONS` adds build options (`-cl-nv-verbose`, say).
-    let extra = std::env::var("WEFT_CL_OPTIONS").unwrap_or_default();
+    let extra = &diagnostics.extra_options;
     let options = CString::new(format!("{options} {extra}").trim().replace('\0', ""))
         .expect("invariant: the options have no NUL");
     let program = ocl::core::create_program_with_source(context, &[c_source])
@@ -96,9 +107,8 @@ pub(crate) fn build(
         let excerpt = excerpt_for_log(source, &log);
         return Err(RunError::Build { device: device_description.to_owned(), log, excerpt });
     }
-    // `WEFT_CL_LOG=DIR` writes each program's build log and binary (PTX on NVIDIA) there.
-    if let Ok(dir) = std::env::var("WEFT_CL_LOG") {
-        let stem = format!("{dir}/{:016x}", source_hash(source));
+    if let Some(dir) = &diagnostics.log_dir {
+        let stem = dir.join(format!("{:016x}", source_hash(source))).display().to_string();
         if let Ok(ProgramBuildInfoResult::BuildLog(log)) =
             ocl::core::get_program_build_info(&program, device, ProgramBuildInfo::BuildLog)
         {

@@ -17,7 +17,7 @@ use crate::device::{self, DeviceSpec};
 use crate::error::RunError;
 use crate::exec::{Exec, KernelTime, Slot};
 use crate::inputs::{InputBindings, check_inputs};
-use crate::program::{self, BuiltProgram};
+use crate::program::{self, BuildDiagnostics, BuiltProgram};
 
 /// An OpenCL device ready to run plans.
 pub struct Runtime {
@@ -30,6 +30,7 @@ pub struct Runtime {
     /// Built programs by the hash of their source.
     programs: FxHashMap<u64, BuiltProgram>,
     n_builds: usize,
+    build_diagnostics: BuildDiagnostics,
 }
 
 /// Options of [`Runtime::run_plan`].
@@ -154,7 +155,13 @@ impl Runtime {
             max_alloc,
             programs: FxHashMap::default(),
             n_builds: 0,
+            build_diagnostics: BuildDiagnostics::default(),
         })
+    }
+
+    /// This runtime, building its programs with `diagnostics`.
+    pub fn with_build_diagnostics(self, diagnostics: BuildDiagnostics) -> Runtime {
+        Runtime { build_diagnostics: diagnostics, ..self }
     }
 
     /// The device, as `` `NAME` (device P:D) ``.
@@ -183,8 +190,13 @@ impl Runtime {
         let hash = program::source_hash(&plan.source);
         let cached = self.programs.get(&hash).is_some_and(|built| built.source == plan.source);
         if !cached {
-            let built =
-                program::build(&self.context, &self.device, &self.description, &plan.source)?;
+            let built = program::build(
+                &self.context,
+                &self.device,
+                &self.description,
+                &plan.source,
+                &self.build_diagnostics,
+            )?;
             self.n_builds += 1;
             self.programs.insert(hash, built);
         }

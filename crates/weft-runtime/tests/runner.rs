@@ -23,10 +23,17 @@ fn plan_file(name: &str, plan: &Plan) -> PathBuf {
 
 #[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
 fn runner(args: &[&str], stdin: &str) -> Output {
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_weft-runner"))
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_weft-runner"));
+    // The shell's `WEFT_DEVICE`, `WEFT_CL_OPTIONS` or `WEFT_CL_LOG` must not change
+    // what the tests see.
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("WEFT_") {
+            command.env_remove(name);
+        }
+    }
+    let mut child = command
         .args(args)
         .env("POCL_CACHE_DIR", plans::pocl_cache_dir())
-        .env_remove("WEFT_DEVICE")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -165,7 +165,7 @@ fn host_division_by_zero_and_out_of_memory_are_clear_errors() {
     "#]]
     .assert_eq(&run(&mut runtime, &plan, "3i64"));
     expect![[r#"
-        error (exit 1): integer division by zero in a size computation
+        error (exit 1): size division by zero
     "#]]
     .assert_eq(&run(&mut runtime, &plan, "0i64"));
     let message = run(&mut runtime, &plan, "35184372088832i64");

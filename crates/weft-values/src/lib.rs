@@ -6,6 +6,7 @@
 //! read from users (text, `.npy` bytes, specs) is checked, and errors are values with
 //! clear messages: no input makes this crate panic.
 
+mod check;
 pub mod compare;
 pub mod npy;
 pub mod random;
@@ -15,6 +16,7 @@ mod tests;
 pub mod text;
 mod value;
 
+pub use crate::check::RuntimeCheck;
 pub use crate::compare::{F32_RTOL, F64_RTOL, Mismatch, ResultsMismatch, compare, compare_all};
 pub use crate::npy::{NpyError, read_npy, write_npy};
 pub use crate::random::{

@@ -6,8 +6,13 @@
 
 use std::fmt;
 
-/// One of Weft's seven scalar types.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// One of Weft's seven scalar types: the one scalar type of the compiler, from the
+/// checker (`weft_hir::ScalarTy`) to host plans (`weft_plan::Elem`, serialised by its
+/// name) and values.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum ScalarType {
     I32,
     I64,
@@ -67,6 +72,16 @@ impl ScalarType {
     pub fn is_float(self) -> bool {
         matches!(self, ScalarType::F32 | ScalarType::F64)
     }
+
+    /// Whether this is a signed integer type.
+    pub fn is_signed(self) -> bool {
+        matches!(self, ScalarType::I32 | ScalarType::I64)
+    }
+
+    /// Whether arithmetic applies (an integer or a float type).
+    pub fn is_numeric(self) -> bool {
+        self.is_integer() || self.is_float()
+    }
 }
 
 impl fmt::Display for ScalarType {
@@ -101,6 +116,35 @@ impl Scalar {
             Scalar::F32(_) => ScalarType::F32,
             Scalar::F64(_) => ScalarType::F64,
             Scalar::Bool(_) => ScalarType::Bool,
+        }
+    }
+
+    /// The scalar converted to `to` (LANGUAGE.md): integers wrap, floats to integers
+    /// saturate with NaN giving 0 (Rust's `as` does exactly that), booleans are 0 or 1,
+    /// and a number converts to `true` unless it is zero. The interpreter, the memory
+    /// checker and host plans all convert through this.
+    pub fn convert(self, to: ScalarType) -> Scalar {
+        macro_rules! cast {
+            ($x:expr) => {
+                match to {
+                    ScalarType::I32 => Scalar::I32($x as i32),
+                    ScalarType::I64 => Scalar::I64($x as i64),
+                    ScalarType::U32 => Scalar::U32($x as u32),
+                    ScalarType::U64 => Scalar::U64($x as u64),
+                    ScalarType::F32 => Scalar::F32($x as f32),
+                    ScalarType::F64 => Scalar::F64($x as f64),
+                    ScalarType::Bool => Scalar::Bool($x != (0 as _)),
+                }
+            };
+        }
+        match self {
+            Scalar::I32(x) => cast!(x),
+            Scalar::I64(x) => cast!(x),
+            Scalar::U32(x) => cast!(x),
+            Scalar::U64(x) => cast!(x),
+            Scalar::F32(x) => cast!(x),
+            Scalar::F64(x) => cast!(x),
+            Scalar::Bool(b) => cast!(u8::from(b)),
         }
     }
 

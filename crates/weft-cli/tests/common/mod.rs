@@ -1,5 +1,6 @@
-//! Helpers shared by the CLI tests: the `weft-runner` binary that `weft run`, `weft
-//! test --backend opencl` and `weft bench` spawn.
+//! Helpers shared by the CLI tests: the `weft` command, in an environment of the
+//! tests' own, and the `weft-runner` binary that `weft run`, `weft test --backend
+//! opencl` and `weft bench` spawn.
 //!
 //! Cargo builds other packages' binaries only for their own tests (a dev-dependency
 //! does not build them), so `cargo test --workspace` has built it by now but
@@ -10,6 +11,31 @@
 #![allow(dead_code, reason = "each test file uses part of the helpers")]
 
 use std::path::{Path, PathBuf};
+
+/// The `weft` binary, without any `WEFT_*` variable of the shell that runs the tests
+/// (a developer's `WEFT_STRATEGY` or `WEFT_DEVICE` must not change what they see), and
+/// without colours.
+#[expect(clippy::disallowed_methods, reason = "the tests run the real binary")]
+pub(crate) fn weft() -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_weft"));
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("WEFT_") {
+            command.env_remove(name);
+        }
+    }
+    command.env("NO_COLOR", "1");
+    command
+}
+
+/// [`weft`] with the runner beside it and POCL's kernel cache in `target/` (or where
+/// `POCL_CACHE_DIR` says), for commands that run OpenCL.
+pub(crate) fn weft_with_runner() -> std::process::Command {
+    let pocl_cache = std::env::var_os("POCL_CACHE_DIR")
+        .map_or_else(|| profile_dir().join("../pocl-cache"), PathBuf::from);
+    let mut command = weft();
+    command.env("WEFT_RUNNER", runner()).env("POCL_CACHE_DIR", pocl_cache);
+    command
+}
 
 /// `target/<profile>`, where Cargo put `weft`.
 pub(crate) fn profile_dir() -> PathBuf {

@@ -26,7 +26,7 @@
 //! not implemented.
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use weft_core::{BlockId, Exp, ExpId, Function, Lambda, LoopForm, Program, Type, VarId, VarKind};
+use weft_core::{BlockId, Exp, ExpId, Function, Lambda, Program, Type, VarId, VarKind};
 use weft_size::Size;
 
 use crate::ir::{
@@ -117,55 +117,18 @@ impl Ctx<'_> {
     fn walk(&mut self, block: BlockId) {
         let f = self.f;
         for stmt in &f.blocks[block].stmts {
-            match &f.exps[stmt.exp] {
-                Exp::If { then_branch, else_branch, .. } => {
-                    self.walk(*then_branch);
-                    self.walk(*else_branch);
-                }
-                Exp::Loop { form, body, .. } => {
-                    if let LoopForm::While { cond } = form {
-                        self.walk(*cond);
-                    }
-                    self.walk(*body);
-                }
-                Exp::Map { lambda, .. } | Exp::Generate { lambda, .. } => {
-                    self.walk(lambda.body);
+            let exp = &f.exps[stmt.exp];
+            for block in exp.nested_blocks() {
+                self.walk(block);
+            }
+            // Only a map's (or generate's) result is expanded; the other functional
+            // arguments keep their memory.
+            match (exp, exp.lambda()) {
+                (Exp::Map { .. } | Exp::Generate { .. }, Some(lambda)) => {
                     self.soac(stmt.var, stmt.exp, lambda);
                 }
-                Exp::Reduce { lambda, .. }
-                | Exp::Scan { lambda, .. }
-                | Exp::ReduceByIndex { lambda, .. } => {
-                    self.walk(lambda.body);
-                    self.keep_all(lambda, NotExpandedReason::NotAMap);
-                }
-                Exp::Atom(_)
-                | Exp::Size(_)
-                | Exp::BinOp { .. }
-                | Exp::UnOp { .. }
-                | Exp::Convert { .. }
-                | Exp::Math { .. }
-                | Exp::Tuple(_)
-                | Exp::Proj { .. }
-                | Exp::ArrayLit { .. }
-                | Exp::Index { .. }
-                | Exp::Dim { .. }
-                | Exp::Call { .. }
-                | Exp::Scatter { .. }
-                | Exp::Update { .. }
-                | Exp::Iota { .. }
-                | Exp::Replicate { .. }
-                | Exp::Zip(_)
-                | Exp::Unzip(_)
-                | Exp::Transpose(_)
-                | Exp::Reverse(_)
-                | Exp::Flatten(_)
-                | Exp::Unflatten { .. }
-                | Exp::Split { .. }
-                | Exp::Take { .. }
-                | Exp::Drop { .. }
-                | Exp::Concat(..)
-                | Exp::Materialise { .. }
-                | Exp::Coerce { .. } => {}
+                (_, Some(lambda)) => self.keep_all(lambda, NotExpandedReason::NotAMap),
+                (_, None) => {}
             }
         }
     }
