@@ -53,6 +53,18 @@ pub(crate) struct EntryCosts {
     pub(crate) costs: EntryCost,
     pub(crate) kernels: Vec<KernelFacts>,
     pub(crate) inputs: Vec<Input>,
+    /// The host's variables a `Let` defines once (a size an inlined def names `t`), with
+    /// their values in the entry's own sizes: costs are shown in the signature's names.
+    host_defs: FxHashMap<Var, Expr>,
+}
+
+impl EntryCosts {
+    /// A cost expression in the entry's names: the host's `let`s substituted, values
+    /// read back from the device shown as `?` (known at run time).
+    pub(crate) fn show(&self, e: &Expr) -> String {
+        let e = model::subst(e, &|v| self.host_defs.get(&v).cloned());
+        model::show(&model::simplify(&e), &self.costs.names)
+    }
 }
 
 /// What a kernel computes and the local memory it takes per work-group.
@@ -115,7 +127,59 @@ pub(crate) fn entry_costs<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<Arc
             local_bytes: kernel_local_bytes(k, local_args.get(&(idx as u32))),
         })
         .collect();
-    Some(Arc::new(EntryCosts { costs: compiled.costs, kernels, inputs: compiled.plan.inputs }))
+    let mut costs = compiled.costs;
+    let host_defs = host_defs(&compiled.plan.steps, &mut costs.names);
+    Some(Arc::new(EntryCosts { costs, kernels, inputs: compiled.plan.inputs, host_defs }))
+}
+
+/// The variables a single `Let` of the plan defines, with their values substituted in
+/// turn; the variables `Read` defines are renamed `?` in `names`.
+fn host_defs(steps: &[Step], names: &mut model::Names) -> FxHashMap<Var, Expr> {
+    fn count(steps: &[Step], lets: &mut FxHashMap<Var, u32>, names: &mut model::Names) {
+        for step in steps {
+            match step {
+                Step::Let { var, .. } => *lets.entry(*var).or_default() += 1,
+                Step::Read { var, .. } => {
+                    names.0.insert(*var, "?".to_owned());
+                }
+                Step::If { then_steps, else_steps, .. } => {
+                    count(then_steps, lets, names);
+                    count(else_steps, lets, names);
+                }
+                Step::For { body, .. } => count(body, lets, names),
+                Step::While { cond_steps, body, .. } => {
+                    count(cond_steps, lets, names);
+                    count(body, lets, names);
+                }
+                _ => {}
+            }
+        }
+    }
+    fn define(steps: &[Step], once: &FxHashMap<Var, u32>, defs: &mut FxHashMap<Var, Expr>) {
+        for step in steps {
+            match step {
+                Step::Let { var, value } if once.get(var) == Some(&1) => {
+                    let value = model::subst(value, &|v| defs.get(&v).cloned());
+                    defs.insert(*var, value);
+                }
+                Step::If { then_steps, else_steps, .. } => {
+                    define(then_steps, once, defs);
+                    define(else_steps, once, defs);
+                }
+                Step::For { body, .. } => define(body, once, defs),
+                Step::While { cond_steps, body, .. } => {
+                    define(cond_steps, once, defs);
+                    define(body, once, defs);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut lets = FxHashMap::default();
+    count(steps, &mut lets, names);
+    let mut defs = FxHashMap::default();
+    define(steps, &lets, &mut defs);
+    defs
 }
 
 /// Each kernel's arguments at its first launch, with the host's `let`s substituted.
@@ -216,8 +280,17 @@ impl SizeEnv {
 
     /// `n = 1000, m = 32 (the test block's first input)`.
     pub(crate) fn describe(&self, costs: &EntryCost) -> String {
-        let mut named: Vec<(String, i64)> =
-            self.values.iter().map(|(v, x)| (costs.names.name(*v), *x)).collect();
+        // Variables named by a size expression (`4*bm`, a dimension the type computes)
+        // follow from the others: only the signature's names are listed.
+        let mut named: Vec<(String, i64)> = self
+            .values
+            .iter()
+            .map(|(v, x)| (costs.names.name(*v), *x))
+            .filter(|(name, _)| {
+                name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'\'')
+            })
+            .filter(|(name, _)| name.parse::<i64>().is_err())
+            .collect();
         named.sort();
         named.dedup_by(|a, b| a.0 == b.0);
         let list: Vec<String> = named.iter().map(|(n, x)| format!("{n} = {x}")).collect();
@@ -379,7 +452,7 @@ pub(crate) fn entry_section(
     let total = |f: &dyn Fn(&Cost) -> Expr| {
         model::simplify(&model::sum(running.iter().map(|l| times(&f(&l.cost), l))))
     };
-    let show = |e: &Expr| model::show(e, &c.names);
+    let show = |e: &Expr| costs.show(e);
     let mut line = format!(
         "**Cost** ({} launch{} per run): work `{}`, span `{}`",
         running.len(),
@@ -431,10 +504,10 @@ pub(crate) fn kernel_line(
     let env = size_env(db, &loc, &costs.inputs);
     let c = &costs.costs;
     let launch = c.launches.iter().find(|l| l.kernel as usize == kernel_idx)?;
-    let show = |e: &Expr| model::show(e, &c.names);
+    let show = |e: &Expr| costs.show(e);
     let k = &launch.cost;
     let mut line = format!(
-        "**Cost** of `{}`: work `{}`, span `{}`",
+        "**Cost** of `{}` (entry `{entry}`): work `{}`, span `{}`",
         launch.name,
         show(&k.work),
         show(&k.span)
@@ -542,6 +615,11 @@ pub(crate) fn perf_diagnostics_within(
             else {
                 continue;
             };
+            // In a def, the sizes are those of the entry it was compiled for: name it.
+            let mut finding = finding;
+            if finding.origin.def != *loc {
+                finding.message.push_str(&format!(" (entry `{}`)", loc.name));
+            }
             if out
                 .iter()
                 .any(|d| d.range == range && d.code == finding.code && d.message == finding.message)
@@ -627,7 +705,7 @@ fn findings(costs: &EntryCosts, profile: &DeviceProfile, env: &SizeEnv) -> Vec<F
                 e => model::eval_i64(e, &sizes).ok(),
             };
             let Some(s) = value.map(i64::unsigned_abs) else { continue };
-            let shown = model::show(&model::simplify(stride), &c.names);
+            let shown = costs.show(stride);
             let at = if matches!(stride, Expr::I64(_)) || shown == s.to_string() {
                 String::new()
             } else {
@@ -818,9 +896,9 @@ entry silenced (a: [n][m]f32) : [n]f32 = map (\r -> r[0]) a
 "#,
             expect![[r#"
                 main.weft:117..135 "map (\\r -> r[0]) a" warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `first_col_map_0`: neighbouring work-items access elements `m` apart (2 at m = 2, n = 2 (the test block's first `input`)); `NVIDIA H100 80GB HBM3` is 1.3× slower than coalesced at that stride
-                main.weft:355..491 "map@group (\\tile ->\n      let l = to_local tile\n      in map@thread (\\i -> map@seq (\\j -> l[i][j] + l[j][i]) (iota 32)) (iota 32))\n    a" warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `tiles_group_0`: neighbouring work-items access elements `dim` apart (32 at dim = 32, n = 4 (the test block's first `random input`)); `NVIDIA H100 80GB HBM3` is 7.2× slower than coalesced at that stride
+                main.weft:355..491 "map@group (\\tile ->\n      let l = to_local tile\n      in map@thread (\\i -> map@seq (\\j -> l[i][j] + l[j][i]) (iota 32)) (iota 32))\n    a" warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `tiles_group_0`: neighbouring work-items access elements `32` apart; `NVIDIA H100 80GB HBM3` is 7.2× slower than coalesced at that stride
                 main.weft:355..491 "map@group (\\tile ->\n      let l = to_local tile\n      in map@thread (\\i -> map@seq (\\j -> l[i][j] + l[j][i]) (iota 32)) (iota 32))\n    a" warning[uncoalesced-access]: uncoalesced global writes of `v` in kernel `tiles_group_0`: neighbouring work-items access elements `32` apart; `NVIDIA H100 80GB HBM3` is 7.2× slower than coalesced at that stride
-                main.weft:389..402 "to_local tile" warning[bank-conflict]: local-memory bank conflicts of degree 32 on 32 banks: writes of `l` in kernel `tiles_group_0` at a stride of `dim` elements (32 at dim = 32, n = 4 (the test block's first `random input`)); `NVIDIA H100 80GB HBM3` measured 28.8× the conflict-free time
+                main.weft:389..402 "to_local tile" warning[bank-conflict]: local-memory bank conflicts of degree 32 on 32 banks: writes of `l` in kernel `tiles_group_0` at a stride of `32` elements; `NVIDIA H100 80GB HBM3` measured 28.8× the conflict-free time
                 main.weft:412..484 "map@thread (\\i -> map@seq (\\j -> l[i][j] + l[j][i]) (iota 32)) (iota 32)" warning[bank-conflict]: local-memory bank conflicts of degree 32 on 32 banks: writes of `v` in kernel `tiles_group_0` at a stride of `32` elements; `NVIDIA H100 80GB HBM3` measured 28.8× the conflict-free time
                 main.weft:611..623 "to_local row" warning[local-memory-limit]: kernel `big_rows_group_0` needs 160000 bytes of local memory per work-group (`l_6` 80000 bytes, `v_8` 80000 bytes) at m = 20000, n = 2 (the test block's first `random input`), more than the 49152 bytes of `NVIDIA H100 80GB HBM3`: its launch would fail
             "#]],
@@ -867,7 +945,7 @@ entry scale (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
 
                 **Kernel**: `scale_map_0` — @grid: one work-item per element
 
-                **Cost** of `scale_map_0`: work `n`, span `3*((max(256*((((n + 3)/4) + 255)/256), 1) + n - 1)/(max(256*((((n + 3)/4) + 255)/256), 1)))`; global `8*n` bytes; predicted 8.66 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))"#]],
+                **Cost** of `scale_map_0` (entry `scale`): work `n`, span `3*((max(256*((((n + 3)/4) + 255)/256), 1) + n - 1)/(max(256*((((n + 3)/4) + 255)/256), 1)))`; global `8*n` bytes; predicted 8.66 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))"#]],
         );
     }
 

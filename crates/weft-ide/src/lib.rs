@@ -341,3 +341,6 @@ impl Analysis {
 fn line_index(db: &dyn weft_hir::Db, file: weft_hir::SourceFile) -> Arc<LineIndex> {
     Arc::new(LineIndex::new(file.text(db)))
 }
+
+#[cfg(test)]
+mod size_names_tests;
