@@ -21,6 +21,19 @@ pub struct GpuRun {
     pub plan_json: String,
     pub n_kernels: usize,
     pub input: GpuInput,
+    /// The values the test block expects of `input` (`output { ... }`), if any.
+    pub expected: Option<String>,
+}
+
+/// What running an entry needs besides a compiled plan: its inputs, the output its test
+/// block expects of them, and the text of the file and of the files it imports as the
+/// editor has them (unsaved buffers included), so that a run sees what the user sees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryRun {
+    pub input: GpuInput,
+    pub expected: Option<String>,
+    /// `(database path, text)` of the file and of every file it imports, transitively.
+    pub sources: Vec<(String, String)>,
 }
 
 /// Where a run's inputs come from.
@@ -74,8 +87,41 @@ pub(crate) fn entry_input(
     Ok((file, input))
 }
 
+/// The run of `entry` of the file at `path` (module docs), or why it cannot run.
+pub(crate) fn entry_run(db: &RootDatabase, path: &str, entry: &str) -> Result<EntryRun, String> {
+    let (file, input) = entry_input(db, path, entry)?;
+    let mut sources: Vec<(String, String)> = Vec::new();
+    let mut todo = vec![file];
+    while let Some(f) = todo.pop() {
+        if sources.iter().any(|(p, _)| p == f.path(db)) {
+            continue;
+        }
+        sources.push((f.path(db).clone(), f.text(db).to_string()));
+        todo.extend(weft_hir::file_scope(db, f).imports.iter().flatten().copied());
+    }
+    let expected = match input {
+        GpuInput::Values(_) => expected_output(db, file, entry),
+        GpuInput::None | GpuInput::Random(_) => None,
+    };
+    Ok(EntryRun { input, expected, sources })
+}
+
+/// The `output { ... }` of the test case whose inputs a run uses (the first `input`).
+fn expected_output(db: &RootDatabase, file: weft_hir::SourceFile, entry: &str) -> Option<String> {
+    let loc = weft_hir::item_tree(db, file)
+        .defs
+        .iter()
+        .find(|loc| loc.kind == DefKind::Entry && loc.name.as_str() == entry)?
+        .clone();
+    test_inputs(db, &loc).expected.map(|e| e.trim().to_owned())
+}
+
 pub(crate) fn gpu_run(db: &RootDatabase, path: &str, entry: &str) -> Result<GpuRun, String> {
     let (file, input) = entry_input(db, path, entry)?;
+    let expected = match input {
+        GpuInput::Values(_) => expected_output(db, file, entry),
+        GpuInput::None | GpuInput::Random(_) => None,
+    };
     let compiled = compile_entry(db, file, entry)
         .ok_or_else(|| format!("no entry `{entry}` in `{path}`"))?
         .map_err(|message| format!("`{entry}` cannot be compiled for OpenCL: {message}"))?;
@@ -84,6 +130,7 @@ pub(crate) fn gpu_run(db: &RootDatabase, path: &str, entry: &str) -> Result<GpuR
         plan_json: compiled.plan.to_json(),
         n_kernels: compiled.kernels.len(),
         input,
+        expected,
     })
 }
 

@@ -59,7 +59,7 @@ pub use crate::diagnostics::{
 };
 pub use crate::document_symbols::{StructureNode, SymbolKind};
 pub use crate::folding_ranges::{Fold, FoldKind};
-pub use crate::gpu_run::{GpuInput, GpuRun};
+pub use crate::gpu_run::{EntryRun, GpuInput, GpuRun};
 pub use crate::hover::HoverResult;
 pub use crate::inlay_hints::{InlayHint, InlayKind};
 pub use crate::semantic_tokens::{HighlightModifier, HighlightTag, HighlightedRange};
@@ -314,6 +314,12 @@ impl Analysis {
     /// its test block, or why it cannot run.
     pub fn gpu_run(&self, path: &str, entry: &str) -> Cancellable<Result<GpuRun, String>> {
         self.with_db(|db| gpu_run::gpu_run(db, path, entry))
+    }
+
+    /// What "Run" needs to run entry `entry` of `path` as the editor has it (inputs,
+    /// expected output, the texts of the file and its imports), or why it cannot run.
+    pub fn entry_run(&self, path: &str, entry: &str) -> Cancellable<Result<EntryRun, String>> {
+        self.with_db(|db| gpu_run::entry_run(db, path, entry))
     }
 
     /// The inputs "Profile" runs entry `entry` of `path` with (as "Run on GPU"'s), or why

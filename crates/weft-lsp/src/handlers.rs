@@ -544,14 +544,13 @@ pub(crate) fn entry_input(
 }
 
 /// What "Run" needs from the snapshot: the entry's test input, if any.
-pub(crate) fn run_input(
+/// What "Run" runs: the entry's inputs and the editor's texts of its file and imports.
+pub(crate) fn entry_run(
     analysis: &Analysis,
     uri: &lsp::Uri,
     entry: &str,
-) -> Result<Option<Option<String>>> {
-    let path = from_proto::path(uri);
-    let runnables = analysis.runnables(&path)?;
-    Ok(runnables.into_iter().find(|r| r.entry == entry).map(|r| r.input))
+) -> Result<std::result::Result<weft_ide::EntryRun, String>> {
+    Ok(analysis.entry_run(&from_proto::path(uri), entry)?)
 }
 
 /// The server's text of a document (debug builds only; for tests).

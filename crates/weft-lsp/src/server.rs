@@ -139,7 +139,7 @@ impl Backend {
                 result
             }
         };
-        let kind = if result.ok { lsp::MessageType::INFO } else { lsp::MessageType::ERROR };
+        let kind = message_type(result.ok, result.matched);
         self.client.show_message(kind, format!("Weft: {}", result.message)).await;
         Ok(Some(serde_json::to_value(result).unwrap_or(Value::Null)))
     }
@@ -208,14 +208,16 @@ impl Backend {
         let Some(file) = uri.to_file_path().map(|p| p.into_owned()) else {
             return Err(jsonrpc::Error::invalid_params("only files on disk can be run"));
         };
-        let lookup_uri = uri.clone();
         let lookup_entry = entry.clone();
         // The snapshot is dropped before the run starts.
-        let input = self
-            .read(move |analysis| handlers::run_input(analysis, &lookup_uri, &lookup_entry))
-            .await?;
-        let Some(input) = input else {
-            return Err(jsonrpc::Error::invalid_params(format!("no entry `{entry}` in this file")));
+        let planned =
+            self.read(move |analysis| handlers::entry_run(analysis, &uri, &lookup_entry)).await?;
+        let run = match planned {
+            Ok(run) => run,
+            Err(message) => {
+                self.client.show_message(lsp::MessageType::ERROR, format!("Weft: {message}")).await;
+                return Err(jsonrpc::Error::invalid_params(message));
+            }
         };
         let timeout = self.config.lock().map(|c| c.run_timeout).unwrap_or_default();
         let Some(exe) = crate::runner::current_exe() else {
@@ -224,12 +226,24 @@ impl Backend {
         let cancel = crate::runner::CancelOnDrop::new();
         let flag = cancel.flag();
         let result = tokio::task::spawn_blocking(move || {
-            crate::runner::run_entry(&exe, &file, &entry, input.as_deref(), timeout, &flag)
+            crate::runner::run_entry(&exe, &file, &entry, &run, timeout, &flag)
         })
         .await
         .map_err(|_| jsonrpc::Error::internal_error())?;
         drop(cancel);
+        let kind = message_type(result.ok, result.matched);
+        self.client.show_message(kind, format!("Weft: {}", result.message)).await;
         Ok(Some(serde_json::to_value(result).unwrap_or(Value::Null)))
+    }
+}
+
+/// How a run's summary is shown: an error when it failed, a warning when its values
+/// differ from the test block's expected output.
+fn message_type(ok: bool, matched: Option<bool>) -> lsp::MessageType {
+    match (ok, matched) {
+        (false, _) => lsp::MessageType::ERROR,
+        (true, Some(false)) => lsp::MessageType::WARNING,
+        (true, _) => lsp::MessageType::INFO,
     }
 }
 

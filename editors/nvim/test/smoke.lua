@@ -109,6 +109,25 @@ local function main()
   vim.cmd('syntax on')
 
   local weft = require('weft')
+
+  -- A run's values are printed once (its stdout is what they were read from), and
+  -- whether they matched the test block's expected output is said.
+  local run_lines = weft.format_run_result('dot', {
+    ok = true, values = { '22.0f32' }, stdout = '22.0f32\n', message = 'm',
+    timeMs = 5, expected = '11f32', matched = false,
+  })
+  local shown = 0
+  for _, l in ipairs(run_lines) do
+    if l == '22.0f32' then
+      shown = shown + 1
+    end
+  end
+  check('a run prints each value once', shown == 1, table.concat(run_lines, ' | '))
+  check('a run says its values differ from the expected output',
+    vim.tbl_contains(run_lines, 'expected: 11f32')
+      and vim.tbl_contains(run_lines, 'DIFFERS from the expected output, done in 5 ms'),
+    table.concat(run_lines, ' | '))
+
   local opts = { cmd = cmd }
   if env.WEFT_ROOT_MARKERS and env.WEFT_ROOT_MARKERS ~= '' then
     opts.root_markers = vim.split(env.WEFT_ROOT_MARKERS, ',', true)

@@ -62,6 +62,10 @@ export interface RunEntryResult {
   device?: string | null;
   kernelNs?: number | null;
   kernels?: { kernel: string; ns: number }[];
+  /** The test block's `output { ... }` for the input run, when it has one. */
+  expected?: string | null;
+  /** Whether the values matched `expected`. */
+  matched?: boolean | null;
 }
 
 /** What `weft.server.profile` returns: the cost graph's files and the profiler's report. */
@@ -298,10 +302,6 @@ async function runEntry(serverCommand: string): Promise<void> {
       return;
     }
   }
-  if (doc.isDirty) {
-    // The server sees unsaved text, but `weft run` may read imports from disk.
-    await doc.save();
-  }
   const c = await runningClient();
   if (!c) {
     return;
@@ -336,10 +336,12 @@ function appendRunResult(result: unknown): void {
     runOutput.appendLine(JSON.stringify(result, null, 2));
     return;
   }
-  for (const v of r.values ?? []) {
+  // The values once: `stdout` is what they were read from.
+  const values = r.values ?? [];
+  for (const v of values) {
     runOutput.appendLine(v);
   }
-  if (r.stdout) {
+  if (r.stdout && values.length === 0) {
     runOutput.append(r.stdout.endsWith('\n') ? r.stdout : r.stdout + '\n');
   }
   if (r.stderr) {
@@ -348,7 +350,15 @@ function appendRunResult(result: unknown): void {
   if (r.message) {
     runOutput.appendLine(r.message);
   }
-  const status = r.ok === false ? 'failed' : 'done';
+  if (r.matched === false && r.expected !== undefined) {
+    runOutput.appendLine(`expected: ${r.expected}`);
+  }
+  let status = r.ok === false ? 'failed' : 'done';
+  if (r.matched === true) {
+    status = `matched the expected output, ${status}`;
+  } else if (r.matched === false) {
+    status = `DIFFERS from the expected output, ${status}`;
+  }
   runOutput.appendLine(r.timeMs !== undefined ? `${status} in ${r.timeMs} ms` : status);
 }
 

@@ -168,7 +168,9 @@ end
 -- ---------------------------------------------------------------------------- results
 
 --- Lines for what `weft.server.runEntry` returned: a string, or
---- { ok, entry, values = {..}, stdout, stderr, message, timeMs }.
+--- { ok, entry, values = {..}, stdout, stderr, message, timeMs, expected, matched }.
+--- The values are printed once (stdout only when there are none), then whether they
+--- match the test block's expected output.
 function M.format_run_result(entry, result)
   local lines = { '▶ ' .. entry }
   if result == nil or result == vim.NIL then
@@ -193,15 +195,25 @@ function M.format_run_result(entry, result)
     vim.list_extend(lines, split_lines(vim.inspect(result)))
     return lines
   end
-  for _, v in ipairs(result.values or {}) do
+  local values = type(result.values) == 'table' and result.values or {}
+  for _, v in ipairs(values) do
     vim.list_extend(lines, split_lines(tostring(v)))
   end
   for _, k in ipairs({ 'stdout', 'stderr', 'message' }) do
-    if type(result[k]) == 'string' and result[k] ~= '' then
+    local shown = k ~= 'stdout' or #values == 0
+    if shown and type(result[k]) == 'string' and result[k] ~= '' then
       vim.list_extend(lines, split_lines(result[k]))
     end
   end
+  if result.matched == false and type(result.expected) == 'string' then
+    table.insert(lines, 'expected: ' .. result.expected)
+  end
   local status = result.ok == false and 'failed' or 'done'
+  if result.matched == true then
+    status = 'matched the expected output, ' .. status
+  elseif result.matched == false then
+    status = 'DIFFERS from the expected output, ' .. status
+  end
   if type(result.timeMs) == 'number' then
     status = string.format('%s in %s ms', status, result.timeMs)
   end

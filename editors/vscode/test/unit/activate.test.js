@@ -140,6 +140,29 @@ test('executeCommand middleware shows a run result', async () => {
   assert.ok(calls.output.includes('done in 3 ms'));
 });
 
+test('a run prints each value once and whether it matched the expected output', async () => {
+  const mw = calls.clients[0].clientOptions.middleware;
+  const run = {
+    ok: true,
+    entry: 'dot',
+    values: ['22.0f32'],
+    stdout: '22.0f32\n',
+    message: '`dot` (interpreter): 22.0f32; differs from the expected output: value #0: expected 11.0f32, got 22.0f32; 5 ms',
+    timeMs: 5,
+    expected: '11f32',
+    matched: false,
+  };
+  calls.output.length = 0;
+  await mw.executeCommand('weft.server.runEntry', [{ uri: 'file:///a.weft', entry: 'dot' }], async () => run);
+  assert.strictEqual(calls.output.filter((l) => l.includes('22.0f32') && !l.includes('expected')).length, 1, calls.output.join('\n'));
+  assert.ok(calls.output.includes('expected: 11f32'));
+  assert.ok(calls.output.includes('DIFFERS from the expected output, done in 5 ms'));
+  calls.output.length = 0;
+  await mw.executeCommand('weft.server.runEntry', [{ uri: 'file:///a.weft', entry: 'dot' }],
+    async () => ({ ...run, values: ['11.0f32'], stdout: '11.0f32\n', message: 'ok', matched: true }));
+  assert.ok(calls.output.includes('matched the expected output, done in 5 ms'));
+});
+
 test('executeCommand middleware shows a GPU run result with its kernel time', async () => {
   const mw = calls.clients[0].clientOptions.middleware;
   const gpu = {
