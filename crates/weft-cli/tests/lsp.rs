@@ -293,6 +293,36 @@ fn session_open_change_hover_definition_rename_format_shutdown() {
         formatting["result"][0]["newText"],
         "entry main (xs: [n]f32) : [n]f32 = map (\\x -> x) xs\n"
     );
+    // With a syntax error in one declaration, the others are formatted, and the server
+    // says which it left as written (it once silently did nothing).
+    client.notify(
+        "textDocument/didChange",
+        json!({
+            "textDocument": { "uri": uri, "version": 4 },
+            "contentChanges": [{ "text": "def f (x: i32) : i32 = (x +\nentry main (xs:[n]f32) : [n]f32 =   xs\n" }],
+        }),
+    );
+    let formatting = client.request(
+        "textDocument/formatting",
+        json!({ "textDocument": { "uri": uri }, "options": { "tabSize": 2, "insertSpaces": true } }),
+    );
+    assert_eq!(
+        formatting["result"][0]["newText"],
+        "def f (x: i32) : i32 = (x +\nentry main (xs: [n]f32) : [n]f32 = xs\n"
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let warning = loop {
+        if let Some(n) = client.notifications.iter().find(|n| n["method"] == "window/showMessage") {
+            break n["params"]["message"].as_str().unwrap().to_owned();
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        let message = client.messages.recv_timeout(left).expect("a message about formatting");
+        client.notifications.push(message);
+    };
+    assert!(
+        warning.starts_with("Weft: formatted all but the declarations with syntax errors: line 1"),
+        "{warning}"
+    );
     client.shutdown();
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -27,7 +27,9 @@ pub use crate::ir::{
     Atom, BinOp, Block, BlockId, CoreSize, Exp, ExpId, FnId, Function, IndexItem, Lambda, LoopForm,
     Origin, Program, Space, Stmt, Type, UnOp, Var, VarId, VarKind,
 };
-pub use crate::lower::{CheckedFile, ElabError, lower_file};
+pub use crate::lower::{
+    BlockedEntry, CheckedEntries, CheckedFile, ElabError, lower_entries, lower_file,
+};
 pub use crate::pretty::{binop_name, flat_exp_text, pretty_program, size_text, type_text};
 pub use crate::render::{origin_position, render_error};
 pub use crate::validate::{InvariantError, validate};

@@ -11,7 +11,7 @@ use weft_hir::{DefKind, RootDatabase};
 
 use crate::code_lens::test_inputs;
 use crate::kernels::{compile_entry, entry_id};
-use crate::program::file_program;
+use crate::program::{blocked_entry, file_program};
 
 /// An entry compiled for a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,16 +58,22 @@ pub(crate) fn entry_input(
 ) -> Result<(weft_hir::SourceFile, GpuInput), String> {
     let file =
         db.file(path).ok_or_else(|| format!("`{path}` is not a Weft file of the workspace"))?;
-    let Some(program) = file_program(db, file) else {
-        return Err(format!("`{path}` has errors: fix them to run `{entry}`"));
-    };
-    let id = entry_id(program, entry).ok_or_else(|| format!("no entry `{entry}` in `{path}`"))?;
-    let n_params = program.functions[id].params.len();
     let loc = weft_hir::item_tree(db, file)
         .defs
         .iter()
         .find(|loc| loc.kind == DefKind::Entry && loc.name.as_str() == entry)
         .cloned();
+    let program = file_program(db, file);
+    let Some((program, id)) = program.as_ref().and_then(|p| Some((p, entry_id(p, entry)?))) else {
+        return Err(match loc.as_ref().and_then(|loc| blocked_entry(db, loc)) {
+            Some(why) => format!("cannot run `{entry}`: {why}"),
+            None if program.is_none() && loc.is_some() => {
+                format!("`{entry}` cannot be elaborated (see `weft run`)")
+            }
+            None => format!("no entry `{entry}` in `{path}`"),
+        });
+    };
+    let n_params = program.functions[id].params.len();
     let inputs = loc.map(|loc| test_inputs(db, &loc)).unwrap_or_default();
     let input = match (inputs.values, inputs.random) {
         (Some(values), _) => GpuInput::Values(values),
@@ -219,7 +225,7 @@ entry id (xs: [n]f32) : [n]f32 = map (\x -> x) xs
     }
 
     #[test]
-    fn file_with_errors_is_refused() {
+    fn an_error_in_another_def_does_not_stop_a_run() {
         check(
             r#"
 entry id (xs: [n]f32) : [n]f32 = map (\x -> x) xs
@@ -227,7 +233,7 @@ def broken (x: i32) : i32 = x + true
 "#,
             "id",
             expect![[r#"
-                error: `main.weft` has errors: fix them to run `id`
+                error: `id` has no inputs to run with: add a test block above it with `-- input { ... }` or `-- random input { ... }`
             "#]],
         );
     }

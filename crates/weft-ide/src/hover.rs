@@ -47,14 +47,18 @@ pub(crate) fn hover(
             markdown.push_str("\n\n");
             markdown.push_str(&kernels);
         }
-        // An entry's name: its cost and predicted time.
+        // An entry's name: its cost and predicted time, or what stops its compilation.
         if let Definition::Def(loc) = &definition
             && loc.kind == DefKind::Entry
-            && crate::costs::entry_budget_ok(db, loc)
-            && let Some(cost) = crate::costs::entry_section(db, loc, costs)
         {
-            markdown.push_str("\n\n");
-            markdown.push_str(&cost);
+            if let Some(why) = crate::program::blocked_entry(db, loc) {
+                markdown.push_str(&format!("\n\n**Kernels**: none: {why}"));
+            } else if crate::costs::entry_budget_ok(db, loc)
+                && let Some(cost) = crate::costs::entry_section(db, loc, costs)
+            {
+                markdown.push_str("\n\n");
+                markdown.push_str(&cost);
+            }
         }
         return Some(HoverResult { range: token.text_range(), markdown });
     }
@@ -260,6 +264,15 @@ fn memory_section(db: &RootDatabase, def: &DefLoc, pat: PatId) -> Option<String>
     let found = match memory_of_pat(db, def, pat) {
         PatMemory::Unknown => return None,
         PatMemory::NotReached => {
+            if def.kind == DefKind::Entry
+                && let Some(why) = crate::program::blocked_entry(db, def)
+            {
+                return Some(format!("**Memory**: not laid out: {why}"));
+            }
+            // An entry an error stops may use it: nothing is known.
+            if crate::program::has_blocked_entries(db, def.file) {
+                return None;
+            }
             return Some(format!(
                 "**Memory**: not laid out: no entry of this file uses `{}` (memory is laid out \
                  per use, after specialisation)",
@@ -691,7 +704,7 @@ def double [n] (xs: [n]f32) : [n]f32 =
     }
 
     #[test]
-    fn file_with_errors_shows_the_type_without_memory() {
+    fn an_error_in_another_def_keeps_the_memory() {
         check(
             r#"
 entry f (a: [n][m]i32) : [m][n]i32 =
@@ -704,6 +717,8 @@ def broken (x: i32) : i32 = x + true
                 ```weft
                 b : [m][n]i32
                 ```
+
+                **Memory**: `mem_0 -> {offset: 0; strides: [1, m]; shape: [m, n]}`, view of `a` (no copy)
             "#]],
         );
     }
@@ -903,7 +918,7 @@ entry b (xs: [n]f32) : f32 = reduce (+) 0f32 (sq xs)
     }
 
     #[test]
-    fn no_kernels_in_a_file_with_errors() {
+    fn an_error_in_another_def_keeps_the_kernels() {
         check(
             r#"
 entry f (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
@@ -916,6 +931,10 @@ def broken (x: i32) : i32 = x + true
                 ```
 
                 applies a function to every element
+
+                **Kernel**: `f_map_0` — @grid: one work-item per element
+
+                **Cost** of `f_map_0` (entry `f`): work `n`, span `3*((max(256*((((n + 3)/4) + 255)/256), 1) + n - 1)/(max(256*((((n + 3)/4) + 255)/256), 1)))`; global `8*n` bytes; predicted 8.66 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }

@@ -68,6 +68,7 @@ pub use crate::signature_help::SignatureHelp;
 pub use crate::workspace_symbols::WorkspaceSymbol;
 pub use salsa::Cancelled;
 pub use weft_hir::Severity;
+pub use weft_syntax::format::PartlyFormatted;
 pub use weft_syntax::{TextRange, TextSize};
 
 /// The result of a read: `Err` when an edit cancelled it.
@@ -333,11 +334,13 @@ impl Analysis {
         self.with_db(|db| code_lens::runnables(db, path))
     }
 
-    /// The formatted text of a file, or why it cannot be formatted.
-    pub fn format(&self, path: &str) -> Cancellable<Option<Result<String, String>>> {
+    /// The formatted text of a file, as far as it parses (declarations with syntax
+    /// errors are kept as written and listed), or why nothing could be formatted.
+    pub fn format(&self, path: &str) -> Cancellable<Option<Result<PartlyFormatted, String>>> {
         self.weft_file(path, |db| {
-            db.file(path)
-                .map(|f| weft_syntax::format::format(f.text(db)).map_err(|error| error.to_string()))
+            db.file(path).map(|f| {
+                weft_syntax::format::format_items(f.text(db)).map_err(|error| error.to_string())
+            })
         })
     }
 }

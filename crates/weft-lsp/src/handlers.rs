@@ -518,20 +518,36 @@ pub(crate) fn gpu_run(
     Ok(analysis.gpu_run(&from_proto::path(uri), entry)?)
 }
 
+/// The edits formatting makes, and what it says about what it left alone: the
+/// declarations with syntax errors it kept as written, or why nothing was formatted.
 pub(crate) fn formatting(
     analysis: &Analysis,
     params: &lsp::DocumentFormattingParams,
-) -> Result<Option<Vec<lsp::TextEdit>>> {
-    let Some(file) = File::get(analysis, &params.text_document.uri)? else { return Ok(None) };
-    match analysis.format(&file.path)? {
-        Some(Ok(formatted)) if *formatted != *file.text => {
-            let whole = weft_ide::TextRange::up_to(weft_ide::TextSize::of(&*file.text));
-            Ok(Some(vec![lsp::TextEdit { range: file.conv().range(whole), new_text: formatted }]))
-        }
-        Some(Ok(_)) => Ok(Some(Vec::new())),
-        // A file with syntax errors is left alone (no edits), as the formatter refuses it.
-        Some(Err(_)) | None => Ok(None),
+) -> Result<(Option<Vec<lsp::TextEdit>>, Option<String>)> {
+    let Some(file) = File::get(analysis, &params.text_document.uri)? else {
+        return Ok((None, None));
+    };
+    let formatted = match analysis.format(&file.path)? {
+        Some(Ok(formatted)) => formatted,
+        Some(Err(why)) => return Ok((None, Some(why))),
+        None => return Ok((None, None)),
+    };
+    let note = (!formatted.left.is_empty()).then(|| {
+        let list: Vec<String> = formatted
+            .left
+            .iter()
+            .map(|(range, why)| {
+                format!("line {} ({why})", file.conv().position(range.start()).line + 1)
+            })
+            .collect();
+        format!("formatted all but the declarations with syntax errors: {}", list.join(", "))
+    });
+    if *formatted.text == *file.text {
+        return Ok((Some(Vec::new()), note));
     }
+    let whole = weft_ide::TextRange::up_to(weft_ide::TextSize::of(&*file.text));
+    let edit = lsp::TextEdit { range: file.conv().range(whole), new_text: formatted.text };
+    Ok((Some(vec![edit]), note))
 }
 
 /// What "Profile" needs from the snapshot: the entry's inputs, or why it cannot run.

@@ -477,7 +477,12 @@ impl LanguageServer for Backend {
         &self,
         params: lsp::DocumentFormattingParams,
     ) -> jsonrpc::Result<Option<Vec<lsp::TextEdit>>> {
-        self.read(move |a| handlers::formatting(a, &params)).await
+        let (edits, note) = self.read(move |a| handlers::formatting(a, &params)).await?;
+        // What was not formatted, and why: a file never stays silently unformatted.
+        if let Some(note) = note {
+            self.client.show_message(lsp::MessageType::WARNING, format!("Weft: {note}")).await;
+        }
+        Ok(edits)
     }
 
     async fn execute_command(
