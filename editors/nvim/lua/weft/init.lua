@@ -36,10 +36,11 @@ local defaults = {
   -- Sent as initializationOptions and answered to workspace/configuration.
   settings = {},
   -- Refresh code lenses (Run on GPU, Show kernel, ...) on BufEnter/InsertLeave/save when
-  -- the server offers them. Run them with :lua vim.lsp.codelens.run().
+  -- the server offers them. Run the one on the cursor's line with :WeftLens.
   codelens = true,
-  -- Inlay hints (sizes, address spaces), Neovim 0.10+ only.
-  inlay_hints = false,
+  -- Inlay hints (inferred types, implicit sizes) where the running Neovim has them
+  -- (0.10+). Semantic tokens need no option: Neovim 0.9+ starts them itself.
+  inlay_hints = true,
   -- Attach automatically to buffers of the filetypes above.
   autostart = true,
 }
@@ -475,6 +476,10 @@ local function on_attach(client, bufnr)
   if M.config.inlay_hints and has('0.10') and caps.inlayHintProvider then
     vim.lsp.inlay_hint.enable(true, { bufnr = bufnr })
   end
+  -- Completion with <C-x><C-o> (Neovim sets this itself only from 0.10 on).
+  if caps.completionProvider then
+    vim.bo[bufnr].omnifunc = 'v:lua.vim.lsp.omnifunc'
+  end
   if M.config.on_attach then
     M.config.on_attach(client, bufnr)
   end
@@ -579,6 +584,9 @@ local function create_commands()
   cmd('WeftFormat', function()
     M.format()
   end, { desc = 'Format the buffer with the Weft language server' })
+  cmd('WeftLens', function()
+    vim.lsp.codelens.run()
+  end, { desc = 'Run the code lens of the current line (Run, Run on GPU, Show kernels, Profile)' })
 end
 
 function M.setup(opts)
