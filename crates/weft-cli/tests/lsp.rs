@@ -586,6 +586,50 @@ fn run_runs_the_unsaved_buffer_and_checks_the_expected_output() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// The editor and CI once disagreed: the editor showed performance warnings that
+/// `weft check` never computed. One `weft.json` now decides both, and they report the
+/// same warnings at the same place (the access, not the whole combinator).
+#[test]
+#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
+fn editor_and_weft_check_agree_on_performance_warnings() {
+    let source = "-- ==\n-- input { [[1f32, 2f32], [3f32, 4f32]] }\n\
+                  entry first_col (a: [n][m]f32) : [n]f32 = map (\\r -> r[0]) a\n";
+    let config = r#"{ "perfDiagnostics": true, "costProfile": "nvidia-h100" }"#;
+    let (dir, root) = workspace("perf-agree", &[("main.weft", source), ("weft.json", config)]);
+    // CI: `weft check` without `--perf`, as scripts/test.sh runs it.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(["check", "--format", "json", "main.weft"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let checked: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(checked.len(), 1, "{checked:?}");
+    // The editor, with default settings.
+    let uri = format!("{root}/main.weft");
+    let mut client = Client::start();
+    client.initialize(&root);
+    client.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri, "languageId": "weft", "version": 1, "text": source } }),
+    );
+    let published = client.diagnostics(&uri, |d| !d.is_empty());
+    assert_eq!(published.len(), 1, "{published:?}");
+    assert_eq!(published[0]["code"], checked[0]["code"]);
+    // The server adds the help to the message; `weft check` prints it apart.
+    let message = published[0]["message"].as_str().unwrap();
+    assert!(message.starts_with(checked[0]["message"].as_str().unwrap()), "{message}");
+    assert_eq!(published[0]["range"], checked[0]["range"], "{published:?} vs {checked:?}");
+    // The squiggle marks `r[0]`, the access.
+    let start = published[0]["range"]["start"]["character"].as_u64().unwrap() as usize;
+    let end = published[0]["range"]["end"]["character"].as_u64().unwrap() as usize;
+    assert_eq!(&source.lines().nth(2).unwrap()[start..end], "r[0]");
+    client.shutdown();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
 /// An `.apl` document (docs/apl.md): APL diagnostics, a TAIL-type hover, the `main`
 /// lenses and "Show kernels" with the TAIL program.
 #[test]

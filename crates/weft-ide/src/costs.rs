@@ -554,6 +554,8 @@ struct Finding {
     code: &'static str,
     origin: Origin,
     message: String,
+    /// The source name of the array accessed, if the finding is about one.
+    array: Option<String>,
 }
 
 /// Performance diagnostics of every entry of `file` (what `weft check --perf` prints):
@@ -588,6 +590,8 @@ pub(crate) fn perf_diagnostics_within(
     };
     // Entries compiled here anyway: what the back end cannot compile is reported too.
     let mut out = crate::diagnostics::backend_unsupported(db, file, &within_budget);
+    type Cause = (weft_syntax::TextRange, &'static str, Option<String>);
+    let mut seen: Vec<(Cause, Vec<weft_hir::Name>)> = Vec::new();
     for loc in weft_hir::item_tree(db, file).defs.iter() {
         if loc.kind != DefKind::Entry {
             continue;
@@ -609,22 +613,34 @@ pub(crate) fn perf_diagnostics_within(
             if finding.origin.def.file != file {
                 continue;
             }
-            let id = DefId::new(db, finding.origin.def.clone());
-            let Some(range) =
-                weft_hir::body_with_source_map(db, id).1.expr_range(finding.origin.expr)
-            else {
+            let data = crate::classify::DefData::new(db, &finding.origin.def);
+            let Some(range) = data.source_map.expr_range(finding.origin.expr) else {
                 continue;
             };
+            // The squiggle marks the access to the array, not the whole combinator.
+            let range = finding
+                .array
+                .as_deref()
+                .and_then(|array| access_range(&data, range, array))
+                .unwrap_or(range);
+            // One warning per cause: a def used by several entries is reported once,
+            // naming the other entries.
+            let cause = (
+                range,
+                finding.code,
+                finding.message.split(" in kernel").next().map(str::to_owned),
+            );
+            if let Some((_, others)) = seen.iter_mut().find(|(c, _)| *c == cause) {
+                if !others.contains(&loc.name) {
+                    others.push(loc.name.clone());
+                }
+                continue;
+            }
+            seen.push((cause, Vec::new()));
             // In a def, the sizes are those of the entry it was compiled for: name it.
             let mut finding = finding;
             if finding.origin.def != *loc {
                 finding.message.push_str(&format!(" (entry `{}`)", loc.name));
-            }
-            if out
-                .iter()
-                .any(|d| d.range == range && d.code == finding.code && d.message == finding.message)
-            {
-                continue;
             }
             out.push(weft_hir::Diagnostic {
                 code: finding.code,
@@ -640,8 +656,69 @@ pub(crate) fn perf_diagnostics_within(
             });
         }
     }
+    // The diagnostics of this function, in order, follow the backend ones: name the
+    // other entries each cause was found in.
+    let first = out.len() - seen.len();
+    for (diagnostic, (_, others)) in out[first..].iter_mut().zip(&seen) {
+        if !others.is_empty() {
+            let list: Vec<String> = others.iter().map(|e| format!("`{e}`")).collect();
+            diagnostic.message.push_str(&format!(
+                "; also in entr{} {}",
+                if list.len() == 1 { "y" } else { "ies" },
+                list.join(", ")
+            ));
+        }
+    }
     out.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
     out
+}
+
+/// The range of the first access to `array` inside `within`: an indexing `xs[i]`, else
+/// an indexing of the `map` lambda's parameter that `array` is passed as (`r[0]` in
+/// `map (\r -> r[0]) a`), else a use of the name; `None` when there is none.
+fn access_range(
+    data: &crate::classify::DefData,
+    within: weft_syntax::TextRange,
+    array: &str,
+) -> Option<weft_syntax::TextRange> {
+    use weft_hir::Expr;
+    let is_array = |e: weft_hir::ExprId| matches!(&data.body.exprs[e], Expr::Path { name, .. } if name.as_str() == array);
+    let ranges = |pick: &dyn Fn(&Expr, weft_hir::ExprId) -> bool| {
+        data.body
+            .exprs
+            .iter()
+            .filter(|(id, e)| pick(e, *id))
+            .filter_map(|(id, _)| data.source_map.expr_range(id))
+            .filter(|r| within.contains_range(*r) && *r != within)
+            .min_by_key(|r| r.start())
+    };
+    // `map (\r -> r[0]) a`: the indexing of the lambda's parameter that stands for `a`.
+    let element_params: Vec<weft_hir::PatId> = data
+        .body
+        .exprs
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Expr::Call { callee, args } => Some((*callee, args)),
+            _ => None,
+        })
+        .filter(|(callee, _)| {
+            matches!(&data.body.exprs[*callee],
+                Expr::Path { res: weft_hir::Resolution::Builtin(b), .. } if b.name().starts_with("map"))
+        })
+        .filter_map(|(_, args)| {
+            let (first, arrays) = args.split_first()?;
+            let Expr::Lambda { params, .. } = &data.body.exprs[*first] else { return None };
+            let k = arrays.iter().position(|a| is_array(*a))?;
+            params.get(k).copied()
+        })
+        .collect();
+    let is_element = |e: weft_hir::ExprId| {
+        matches!(&data.body.exprs[e],
+            Expr::Path { res: weft_hir::Resolution::Local(p), .. } if element_params.contains(p))
+    };
+    ranges(&|e, _| matches!(e, Expr::Index { base, .. } if is_array(*base)))
+        .or_else(|| ranges(&|e, _| matches!(e, Expr::Index { base, .. } if is_element(*base))))
+        .or_else(|| ranges(&|_, id| is_array(id)))
 }
 
 /// Whether the comment lines directly above `def` hold `weft: allow(CODE, ...)` naming
@@ -724,6 +801,7 @@ fn findings(costs: &EntryCosts, profile: &DeviceProfile, env: &SizeEnv) -> Vec<F
                     out.push(Finding {
                         code: "uncoalesced-access",
                         origin: origin_of(&access.ptr),
+                        array: Some(kernel.source_name(&access.ptr, access.space)),
                         message: format!(
                             "uncoalesced global {verb} of {} in kernel `{}`: neighbouring \
                              work-items access elements `{shown}` apart{at}; `{device}` is \
@@ -742,6 +820,7 @@ fn findings(costs: &EntryCosts, profile: &DeviceProfile, env: &SizeEnv) -> Vec<F
                     out.push(Finding {
                         code: "bank-conflict",
                         origin: origin_of(&access.ptr),
+                        array: Some(kernel.source_name(&access.ptr, access.space)),
                         message: format!(
                             "local-memory bank conflicts of degree {degree} on 32 banks: \
                              {verb} of {} in kernel `{}` at a stride of `{shown}` \
@@ -781,6 +860,7 @@ fn findings(costs: &EntryCosts, profile: &DeviceProfile, env: &SizeEnv) -> Vec<F
             out.push(Finding {
                 code: "local-memory-limit",
                 origin,
+                array: None,
                 message: format!(
                     "kernel `{}` needs {total} bytes of local memory per work-group ({}) {}, \
                      more than the {limit} bytes of `{device}`: its launch would fail",
@@ -844,7 +924,8 @@ mod tests {
     fn check_perf(text: &str, expect: Expect) {
         let fixture = fixture(text);
         let mut out = String::new();
-        for d in fixture.analysis.perf_diagnostics(&fixture.position.path).unwrap() {
+        let config = crate::CostConfig::default();
+        for d in fixture.analysis.perf_diagnostics(&fixture.position.path, &config).unwrap() {
             let _ = writeln!(
                 out,
                 "{} {}[{}]: {}",
@@ -864,6 +945,24 @@ mod tests {
             let _ = writeln!(out, "{} {title}", fixture.show(&fixture.position.path, range));
         }
         expect.assert_eq(&out);
+    }
+
+    #[test]
+    fn a_def_used_by_two_entries_gets_one_warning_naming_both() {
+        check_perf(
+            r#"
+def firsts (a: [n][m]f32) : [n]f32 = map (\r -> r[0]) a
+-- ==
+-- input { [[1f32, 2f32], [3f32, 4f32]] }
+entry one (a: [n][m]f32) : [n]f32 = firsts a
+-- ==
+-- input { [[1f32, 2f32, 3f32], [3f32, 4f32, 5f32]] }
+entry two (a: [n][m]f32) : [n]f32 = firsts a
+"#,
+            expect![[r#"
+                main.weft:48..52 "r[0]" warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `one_map_0`: neighbouring work-items access elements `m` apart (2 at m = 2, n = 2 (the test block's first `input`)); `NVIDIA H100 80GB HBM3` is 1.3× slower than coalesced at that stride (entry `one`); also in entry `two`
+            "#]],
+        );
     }
 
     #[test]
@@ -895,11 +994,11 @@ entry big_rows (a: [n][m]f32) : [n][m]f32 =
 entry silenced (a: [n][m]f32) : [n]f32 = map (\r -> r[0]) a
 "#,
             expect![[r#"
-                main.weft:117..135 "map (\\r -> r[0]) a" warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `first_col_map_0`: neighbouring work-items access elements `m` apart (2 at m = 2, n = 2 (the test block's first `input`)); `NVIDIA H100 80GB HBM3` is 1.3× slower than coalesced at that stride
-                main.weft:355..491 "map@group (\\tile ->\n      let l = to_local tile\n      in map@thread (\\i -> map@seq (\\j -> l[i][j] + l[j][i]) (iota 32)) (iota 32))\n    a" warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `tiles_group_0`: neighbouring work-items access elements `32` apart; `NVIDIA H100 80GB HBM3` is 7.2× slower than coalesced at that stride
+                main.weft:128..132 "r[0]" warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `first_col_map_0`: neighbouring work-items access elements `m` apart (2 at m = 2, n = 2 (the test block's first `input`)); `NVIDIA H100 80GB HBM3` is 1.3× slower than coalesced at that stride
                 main.weft:355..491 "map@group (\\tile ->\n      let l = to_local tile\n      in map@thread (\\i -> map@seq (\\j -> l[i][j] + l[j][i]) (iota 32)) (iota 32))\n    a" warning[uncoalesced-access]: uncoalesced global writes of `v` in kernel `tiles_group_0`: neighbouring work-items access elements `32` apart; `NVIDIA H100 80GB HBM3` is 7.2× slower than coalesced at that stride
                 main.weft:389..402 "to_local tile" warning[bank-conflict]: local-memory bank conflicts of degree 32 on 32 banks: writes of `l` in kernel `tiles_group_0` at a stride of `32` elements; `NVIDIA H100 80GB HBM3` measured 28.8× the conflict-free time
                 main.weft:412..484 "map@thread (\\i -> map@seq (\\j -> l[i][j] + l[j][i]) (iota 32)) (iota 32)" warning[bank-conflict]: local-memory bank conflicts of degree 32 on 32 banks: writes of `v` in kernel `tiles_group_0` at a stride of `32` elements; `NVIDIA H100 80GB HBM3` measured 28.8× the conflict-free time
+                main.weft:490..491 "a" warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `tiles_group_0`: neighbouring work-items access elements `32` apart; `NVIDIA H100 80GB HBM3` is 7.2× slower than coalesced at that stride
                 main.weft:611..623 "to_local row" warning[local-memory-limit]: kernel `big_rows_group_0` needs 160000 bytes of local memory per work-group (`l_6` 80000 bytes, `v_8` 80000 bytes) at m = 20000, n = 2 (the test block's first `random input`), more than the 49152 bytes of `NVIDIA H100 80GB HBM3`: its launch would fail
             "#]],
         );

@@ -215,17 +215,18 @@ impl Analysis {
     }
 
     /// The performance diagnostics of a file (`uncoalesced-access`, `bank-conflict`,
-    /// `local-memory-limit`), for its entries small enough to compile unasked
-    /// (`IMPLICIT_BUDGET`); the server publishes them after the others.
-    pub fn perf_diagnostics(&self, path: &str) -> Cancellable<Vec<Diagnostic>> {
+    /// `local-memory-limit`) under `config` (the file's project settings), for its
+    /// entries small enough to compile unasked (`IMPLICIT_BUDGET`); the server publishes
+    /// them after the others.
+    pub fn perf_diagnostics(
+        &self,
+        path: &str,
+        config: &CostConfig,
+    ) -> Cancellable<Vec<Diagnostic>> {
         self.with_db(|db| {
             let Some(file) = db.file(path) else { return Vec::new() };
-            let found = costs::perf_diagnostics_within(
-                db,
-                file,
-                &self.costs,
-                Some(kernels::IMPLICIT_BUDGET),
-            );
+            let found =
+                costs::perf_diagnostics_within(db, file, config, Some(kernels::IMPLICIT_BUDGET));
             diagnostics::convert(db, found)
         })
     }

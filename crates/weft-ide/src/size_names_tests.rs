@@ -254,7 +254,7 @@ fn every_size_shown_is_named_as_in_the_signature() {
             }
             i += 1;
         }
-        for d in analysis.perf_diagnostics(name).unwrap() {
+        for d in analysis.perf_diagnostics(name, &crate::CostConfig::default()).unwrap() {
             check(usize::from(d.range.start()), d.code, &d.message);
         }
     }

@@ -79,8 +79,9 @@ pub(crate) fn diagnostics(analysis: &Analysis, path: &str) -> Result<Option<Vec<
 pub(crate) fn perf_diagnostics(
     analysis: &Analysis,
     path: &str,
+    config: &weft_ide::CostConfig,
 ) -> Result<Option<Vec<lsp::Diagnostic>>> {
-    let found = analysis.perf_diagnostics(path)?;
+    let found = analysis.perf_diagnostics(path, config)?;
     convert_diagnostics(analysis, path, found)
 }
 

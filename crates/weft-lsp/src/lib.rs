@@ -22,6 +22,7 @@ mod from_proto;
 mod handlers;
 mod main_loop;
 mod pool;
+mod project;
 mod runner;
 mod server;
 #[cfg(test)]
@@ -29,6 +30,7 @@ mod tests;
 mod to_proto;
 mod transport;
 
+pub use project::{PROJECT_FILE, ProjectConfig, find_project_config};
 pub use transport::serve_guarded;
 
 /// Settings, from `initializationOptions` (see `docs/lsp.md`).

@@ -318,12 +318,17 @@ impl LanguageServer for Backend {
             .map(|folder| folder.uri.clone())
             .or(params.root_uri.clone());
         let root = root_uri.and_then(|uri| uri.to_file_path().map(|p| p.into_owned()));
-        if let (Some(options), Ok(mut config)) =
-            (&params.initialization_options, self.config.lock())
-        {
+        let options = params.initialization_options;
+        // The project's `weft.json` decides over the editor's settings (main_loop applies
+        // it per folder); one that cannot be read is said once.
+        if let Some(Err(error)) = root.as_deref().map(crate::project::find_project_config) {
+            let message = format!("Weft: {error}; the editor's settings are used");
+            self.client.show_message(lsp::MessageType::WARNING, message).await;
+        }
+        if let (Some(options), Ok(mut config)) = (&options, self.config.lock()) {
             config.update(options);
         }
-        self.send(Task::Configure { root, options: params.initialization_options });
+        self.send(Task::Configure { root, options });
         Ok(lsp::InitializeResult {
             capabilities: capabilities(),
             server_info: Some(lsp::ServerInfo {

@@ -157,8 +157,12 @@ function clientOptions(): LanguageClientOptions {
       { scheme: 'untitled', language: 'apl' },
     ],
     synchronize: {
-      // Imports make other files matter: tell the server when any .weft file changes.
-      fileEvents: vscode.workspace.createFileSystemWatcher('**/*.weft'),
+      // Imports make other files matter: tell the server when any .weft file changes,
+      // and when a project's `weft.json` (its diagnostics settings, as CI's) does.
+      fileEvents: [
+        vscode.workspace.createFileSystemWatcher('**/*.weft'),
+        vscode.workspace.createFileSystemWatcher('**/weft.json'),
+      ],
     },
     outputChannel: serverOutput,
     middleware: middleware(),
