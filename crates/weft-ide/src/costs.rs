@@ -39,11 +39,18 @@ pub struct CostConfig {
     /// Codes not reported (`uncoalesced-access`, ...): `weft check --allow`, the
     /// server's `allow` setting.
     pub allow: Vec<String>,
+    /// Hovers with the whole derivation (symbolic costs, regions) instead of the short
+    /// summary; the detail view always has it.
+    pub full_hovers: bool,
 }
 
 impl Default for CostConfig {
     fn default() -> CostConfig {
-        CostConfig { profile: weft_lower::cost::default_profile(), allow: Vec::new() }
+        CostConfig {
+            profile: weft_lower::cost::default_profile(),
+            allow: Vec::new(),
+            full_hovers: false,
+        }
     }
 }
 
@@ -483,7 +490,7 @@ pub(crate) fn entry_section(
             env.describe(c)
         ),
     };
-    Some(format!("{line}\n\n{prediction}"))
+    if config.full_hovers { Some(format!("{line}\n\n{prediction}")) } else { Some(prediction) }
 }
 
 /// One line per kernel launch computing a combinator call: its cost over the entry's
@@ -506,6 +513,23 @@ pub(crate) fn kernel_line(
     let launch = c.launches.iter().find(|l| l.kernel as usize == kernel_idx)?;
     let show = |e: &Expr| costs.show(e);
     let k = &launch.cost;
+    if !config.full_hovers {
+        // The summary: the time per launch; the formulas are in the detail view.
+        return Some(match k.predict(config.profile, &|v| env.get(v)) {
+            Ok(p) => format!(
+                "**Cost** of `{}` (entry `{entry}`): predicted {} per launch on `{}` {} \
+                 ({}-bound)",
+                launch.name,
+                seconds(p.seconds),
+                config.profile.device.name.trim(),
+                env.describe(c),
+                p.bound,
+            ),
+            Err(error) => {
+                format!("**Cost** of `{}` (entry `{entry}`): not predicted: {error}", launch.name)
+            }
+        });
+    }
     let mut line = format!(
         "**Cost** of `{}` (entry `{entry}`): work `{}`, span `{}`",
         launch.name,
@@ -1006,7 +1030,7 @@ entry silenced (a: [n][m]f32) : [n]f32 = map (\r -> r[0]) a
 
     fn check_hover(text: &str, expect: Expect) {
         let fixture = fixture(text);
-        let hover = fixture.analysis.hover(&fixture.position).unwrap().expect("a hover");
+        let hover = fixture.analysis.hover_details(&fixture.position).unwrap().expect("a hover");
         expect.assert_eq(&hover.markdown);
     }
 

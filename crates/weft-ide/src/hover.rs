@@ -37,12 +37,12 @@ pub(crate) fn hover(
     }
     let file = db.file(&position.path)?;
     if let Some((token, definition)) = classify_at(db, file, position.offset) {
-        let mut markdown = describe(db, &definition)?;
+        let mut markdown = describe(db, &definition, costs.full_hovers)?;
         // A built-in's call (`map f xs`): the kernels computing it, and their costs.
         if let Definition::Builtin(_) = definition
             && let Some(data) = enclosing_def(db, file, position.offset)
             && let Some(path) = data.source_map.expr_at(token.text_range())
-            && let Some(kernels) = kernel_section(db, &data, path, Some(costs))
+            && let Some(kernels) = kernel_section(db, &data, path, Some(costs), costs.full_hovers)
         {
             markdown.push_str("\n\n");
             markdown.push_str(&kernels);
@@ -60,7 +60,10 @@ pub(crate) fn hover(
                 markdown.push_str(&cost);
             }
         }
-        return Some(HoverResult { range: token.text_range(), markdown });
+        return Some(HoverResult {
+            range: token.text_range(),
+            markdown: with_details_hint(markdown, costs),
+        });
     }
     // Any other expression: its type, and the kernels computing it.
     let data = enclosing_def(db, file, position.offset)?;
@@ -71,7 +74,7 @@ pub(crate) fn hover(
         return None;
     }
     let mut markdown = code_block(&ty.to_string());
-    if let Some(kernels) = kernel_section(db, &data, expr, None) {
+    if let Some(kernels) = kernel_section(db, &data, expr, None, costs.full_hovers) {
         markdown.push_str("\n\n");
         markdown.push_str(&kernels);
     }
@@ -79,7 +82,21 @@ pub(crate) fn hover(
         markdown.push_str("\n\n");
         markdown.push_str(&spaces);
     }
-    Some(HoverResult { range, markdown })
+    Some(HoverResult { range, markdown: with_details_hint(markdown, costs) })
+}
+
+/// What a short hover leaves to the detail view: the symbolic costs and the regions of
+/// what it shows GPU information for.
+const DETAILS_HINT: &str =
+    "*The derivation (symbolic costs, regions): command \"Weft: Show Hover Details\".*";
+
+fn with_details_hint(mut markdown: String, costs: &CostConfig) -> String {
+    let gpu = ["**Kernel**", "**Predicted**", "**Memory**"].iter().any(|s| markdown.contains(s));
+    if !costs.full_hovers && gpu {
+        markdown.push_str("\n\n");
+        markdown.push_str(DETAILS_HINT);
+    }
+    markdown
 }
 
 /// `**Address space**: `local` (`t_3`) — why`, one line per kernel that materialises
@@ -124,6 +141,7 @@ fn kernel_section(
     data: &DefData,
     expr: ExprId,
     costs: Option<&CostConfig>,
+    full: bool,
 ) -> Option<String> {
     let chain = call_chain(&data.body, expr);
     let search = kernels_computing(db, &data.loc, &|e| chain.contains(&e), HOVER_BUDGET);
@@ -158,6 +176,12 @@ fn kernel_section(
         .take(MAX_KERNEL_LINES)
         .map(|(entry, kernel, role)| {
             let entry = if several_entries { format!(" (entry `{entry}`)") } else { String::new() };
+            // A strategy picked per run by predicted time: the comparison is the detail
+            // view's.
+            let role = match role.find(" (weft-cost") {
+                Some(cut) if !full => &role[..cut],
+                _ => role,
+            };
             format!("**Kernel**: `{kernel}`{entry} — {role}")
         })
         .collect();
@@ -168,7 +192,7 @@ fn kernel_section(
     Some(out.join("\n\n"))
 }
 
-fn describe(db: &RootDatabase, definition: &Definition) -> Option<String> {
+fn describe(db: &RootDatabase, definition: &Definition, full: bool) -> Option<String> {
     match definition {
         Definition::Local { def, pat } => {
             let id = DefId::new(db, def.clone());
@@ -194,8 +218,8 @@ fn describe(db: &RootDatabase, definition: &Definition) -> Option<String> {
                 out.push_str("\n\n");
                 out.push_str(&spaces);
             }
-            // Its region: world, size, lifetime and transfers.
-            if contains_array(&ty) {
+            // Its region: world, size, lifetime and transfers (the detail view's).
+            if contains_array(&ty) && full {
                 let param = body.params.contains(pat).then_some(name.as_str());
                 if let Some(regions) = region_section(db, def, body, value, param) {
                     out.push_str("\n\n");
@@ -342,7 +366,7 @@ mod tests {
 
     fn check(text: &str, expect: Expect) {
         let fixture = fixture(text);
-        let actual = match fixture.analysis.hover(&fixture.position).unwrap() {
+        let actual = match fixture.analysis.hover_details(&fixture.position).unwrap() {
             Some(hover) => format!(
                 "{}\n{}\n",
                 fixture.show(&fixture.position.path, hover.range),
@@ -953,7 +977,7 @@ def broken (x: i32) : i32 = x + true
             .stack_size(weft_syntax::LARGE_STACK_BYTES)
             .spawn(move || {
                 let fixture = fixture(&text);
-                let hover = fixture.analysis.hover(&fixture.position).unwrap().unwrap();
+                let hover = fixture.analysis.hover_details(&fixture.position).unwrap().unwrap();
                 hover.markdown.lines().last().unwrap_or("").to_owned()
             })
             .unwrap()

@@ -210,8 +210,16 @@ impl Analysis {
         self.with_db(|db| diagnostics::diagnostics(db, path))
     }
 
+    /// The hover: a short summary unless `full_hovers` is set.
     pub fn hover(&self, position: &FilePosition) -> Cancellable<Option<HoverResult>> {
         self.with_db(|db| hover::hover(db, position, &self.costs))
+    }
+
+    /// The hover with its whole derivation (symbolic costs, regions): the detail view a
+    /// short hover points to.
+    pub fn hover_details(&self, position: &FilePosition) -> Cancellable<Option<HoverResult>> {
+        let full = CostConfig { full_hovers: true, ..self.costs.clone() };
+        self.with_db(|db| hover::hover(db, position, &full))
     }
 
     /// The performance diagnostics of a file (`uncoalesced-access`, `bank-conflict`,

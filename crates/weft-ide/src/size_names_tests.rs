@@ -244,7 +244,7 @@ fn every_size_shown_is_named_as_in_the_signature() {
             if !in_comment && is_ident_start(bytes[i]) && (i == 0 || !is_ident(bytes[i - 1])) {
                 let position =
                     FilePosition { path: name.clone(), offset: TextSize::from(i as u32) };
-                if let Some(hover) = analysis.hover(&position).unwrap() {
+                if let Some(hover) = analysis.hover_details(&position).unwrap() {
                     check(i, "hover", &hover.markdown);
                 }
                 while i < bytes.len() && is_ident(bytes[i]) {
@@ -285,4 +285,45 @@ fn the_checker_sees_misnamed_sizes() {
     assert_eq!(header_sizes("entry e (t: i64) (xs: [n]f32) (a: [n][m]i64) : [k]f32"), {
         ["k", "m", "n", "t"].into_iter().map(str::to_owned).collect::<BTreeSet<_>>()
     });
+}
+
+/// Hovers were walls (up to 3.6 KB of unsimplified formulas): a hover is now a short
+/// summary, and the derivation is in the detail view. Measured on every name of every
+/// example.
+#[test]
+fn hovers_are_short_summaries() {
+    let (host, names) = examples();
+    let analysis = host.analysis();
+    let mut longest = (0, String::new());
+    let mut formulas = Vec::new();
+    let mut n_hovers = 0;
+    for name in &names {
+        let text = analysis.file_text(name).unwrap().unwrap();
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            if is_ident_start(bytes[i]) && (i == 0 || !is_ident(bytes[i - 1])) {
+                let position =
+                    FilePosition { path: name.clone(), offset: TextSize::from(i as u32) };
+                if let Some(hover) = analysis.hover(&position).unwrap() {
+                    n_hovers += 1;
+                    let line = text[..i].matches('\n').count() + 1;
+                    if hover.markdown.len() > longest.0 {
+                        longest = (hover.markdown.len(), format!("{name}:{line}"));
+                    }
+                    if hover.markdown.contains("span `") || hover.markdown.contains("**Region**") {
+                        formulas.push(format!("{name}:{line}"));
+                    }
+                }
+                while i < bytes.len() && is_ident(bytes[i]) {
+                    i += 1;
+                }
+                continue;
+            }
+            i += 1;
+        }
+    }
+    assert!(n_hovers > 1000, "only {n_hovers} hovers");
+    assert!(formulas.is_empty(), "derivations in short hovers: {formulas:?}");
+    assert!(longest.0 <= 1600, "the longest hover is {} bytes, at {}", longest.0, longest.1);
 }

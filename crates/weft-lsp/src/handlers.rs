@@ -434,6 +434,7 @@ pub(crate) const RUN_ENTRY: &str = "weft.server.runEntry";
 pub(crate) const RUN_ON_GPU: &str = "weft.server.runOnGpu";
 pub(crate) const SHOW_KERNEL: &str = "weft.server.showKernel";
 pub(crate) const PROFILE: &str = "weft.server.profile";
+pub(crate) const HOVER_DETAILS: &str = "weft.server.hoverDetails";
 
 fn profile_command(uri: &lsp::Uri, entry: &str) -> lsp::Command {
     lsp::Command {
@@ -506,6 +507,26 @@ pub(crate) fn show_kernel(
     Ok(Some(serde_json::json!({
         "uri": format!("weft-kernel:///{}", view.name),
         "text": view.text,
+    })))
+}
+
+/// The detail view of a hover (`weft.server.hoverDetails`): its whole derivation as a
+/// markdown document, `{ uri: "weft-kernel:///details/FILE-LINE.md", text }`, or `null`.
+pub(crate) fn hover_details(
+    analysis: &Analysis,
+    params: &lsp::TextDocumentPositionParams,
+) -> Result<Option<serde_json::Value>> {
+    let Some(file) = File::get(analysis, &params.text_document.uri)? else { return Ok(None) };
+    let Some(hover) = analysis.hover_details(&file.position(params.position))? else {
+        return Ok(None);
+    };
+    let stem = std::path::Path::new(&file.path)
+        .file_stem()
+        .map_or_else(|| "weft".to_owned(), |s| s.to_string_lossy().into_owned());
+    let line = params.position.line + 1;
+    Ok(Some(serde_json::json!({
+        "uri": format!("weft-kernel:///details/{stem}-{line}.md"),
+        "text": hover.markdown,
     })))
 }
 

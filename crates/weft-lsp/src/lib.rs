@@ -56,6 +56,8 @@ pub(crate) struct Config {
     pub(crate) allow: Vec<String>,
     /// Whether performance diagnostics are computed and published.
     pub(crate) perf_diagnostics: bool,
+    /// Hovers with the whole derivation (`hoverDetail: "full"`) instead of the summary.
+    pub(crate) full_hovers: bool,
 }
 
 impl Default for Config {
@@ -70,6 +72,7 @@ impl Default for Config {
             cost_profile: None,
             allow: Vec::new(),
             perf_diagnostics: true,
+            full_hovers: false,
         }
     }
 }
@@ -104,12 +107,19 @@ impl Config {
         if let Some(on) = options.get("perfDiagnostics").and_then(serde_json::Value::as_bool) {
             self.perf_diagnostics = on;
         }
+        if let Some(detail) = options.get("hoverDetail").and_then(serde_json::Value::as_str) {
+            self.full_hovers = detail == "full";
+        }
     }
 
     /// The settings of `weft-ide`'s cost features; an unknown profile name falls back to
     /// the default (and is reported by the caller).
     pub(crate) fn cost_config(&self) -> weft_ide::CostConfig {
-        let mut config = weft_ide::CostConfig { allow: self.allow.clone(), ..Default::default() };
+        let mut config = weft_ide::CostConfig {
+            allow: self.allow.clone(),
+            full_hovers: self.full_hovers,
+            ..Default::default()
+        };
         if let Some(profile) =
             self.cost_profile.as_deref().and_then(weft_cost::profile::builtin_profile_named)
         {

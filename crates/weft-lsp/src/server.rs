@@ -14,7 +14,9 @@ use tower_lsp_server::jsonrpc::{self, ErrorCode};
 use tower_lsp_server::{Client, LanguageServer, LspService, Server, UriExt as _};
 use weft_ide::Analysis;
 
-use crate::handlers::{self, HandlerError, PROFILE, RUN_ENTRY, RUN_ON_GPU, SHOW_KERNEL};
+use crate::handlers::{
+    self, HOVER_DETAILS, HandlerError, PROFILE, RUN_ENTRY, RUN_ON_GPU, SHOW_KERNEL,
+};
 use crate::main_loop::Task;
 use crate::to_proto;
 
@@ -298,6 +300,7 @@ fn capabilities() -> lsp::ServerCapabilities {
                 RUN_ON_GPU.to_owned(),
                 SHOW_KERNEL.to_owned(),
                 PROFILE.to_owned(),
+                HOVER_DETAILS.to_owned(),
             ],
             ..lsp::ExecuteCommandOptions::default()
         }),
@@ -499,6 +502,14 @@ impl LanguageServer for Backend {
             RUN_ON_GPU => return self.run_on_gpu(params.arguments).await,
             PROFILE => return self.profile(params.arguments).await,
             SHOW_KERNEL => return self.show_kernel_command(params.arguments).await,
+            HOVER_DETAILS => {
+                let argument = params.arguments.into_iter().next().unwrap_or(Value::Null);
+                let position: lsp::TextDocumentPositionParams = serde_json::from_value(argument)
+                    .map_err(|_| {
+                        jsonrpc::Error::invalid_params("expected [{ textDocument, position }]")
+                    })?;
+                return self.read(move |a| handlers::hover_details(a, &position)).await;
+            }
             _ => {}
         }
         Err(jsonrpc::Error::invalid_params(format!("unknown command `{}`", params.command)))

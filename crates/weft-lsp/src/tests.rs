@@ -229,14 +229,29 @@ async fn kernels_lenses_actions_and_a_gpu_run() {
     );
 
     // Hover on `map`: the kernel computing it, and its cost.
-    let hover = client.request("textDocument/hover", on_map).await;
+    let hover = client.request("textDocument/hover", on_map.clone()).await;
     let markdown = hover["contents"]["value"].as_str().unwrap();
     assert!(
         markdown.contains("**Kernel**: `double_map_0` — @grid: one work-item per element"),
         "{markdown}"
     );
-    assert!(markdown.contains("**Cost** of `double_map_0` (entry `double`): work"), "{markdown}");
+    // A short summary: the time per launch, and where the derivation is.
+    assert!(
+        markdown.contains("**Cost** of `double_map_0` (entry `double`): predicted"),
+        "{markdown}"
+    );
     assert!(markdown.contains("on `NVIDIA H100 80GB HBM3`"), "{markdown}");
+    assert!(!markdown.contains("work `"), "{markdown}");
+    assert!(markdown.contains("Weft: Show Hover Details"), "{markdown}");
+    let details = client
+        .request(
+            "workspace/executeCommand",
+            json!({ "command": "weft.server.hoverDetails", "arguments": [on_map] }),
+        )
+        .await;
+    let text = details["text"].as_str().unwrap();
+    assert!(text.contains("**Cost** of `double_map_0` (entry `double`): work"), "{text}");
+    assert!(details["uri"].as_str().unwrap().ends_with(".md"), "{details}");
 
     // Code actions on the entry's name: make the strategy explicit, run on GPU.
     let on_name = json!({ "start": position(3, 8), "end": position(3, 8) });

@@ -146,7 +146,7 @@ local function main()
   check("iskeyword has the prime (')", vim.fn.matchstr("x' + 1", '\\k\\+') == "x'", vim.bo.iskeyword)
   check('syntax is loaded', vim.b.current_syntax == 'weft', vim.inspect(vim.b.current_syntax))
   for _, c in ipairs({ 'WeftRun', 'WeftRunGpu', 'WeftProfile', 'WeftShowKernel', 'WeftRestart',
-    'WeftFormat', 'WeftLens' }) do
+    'WeftFormat', 'WeftLens', 'WeftDetails' }) do
     check(':' .. c .. ' exists', vim.fn.exists(':' .. c) == 2)
   end
 

@@ -29,6 +29,7 @@ import { entriesOf, entryAt } from './entries';
 export const KERNEL_SCHEME = 'weft-kernel';
 const SERVER_COMMAND_PREFIX = 'weft.server.';
 const RUN_ENTRY_SERVER_COMMAND = 'weft.server.runEntry';
+const HOVER_DETAILS_SERVER_COMMAND = 'weft.server.hoverDetails';
 const RUN_ON_GPU_SERVER_COMMAND = 'weft.server.runOnGpu';
 const PROFILE_SERVER_COMMAND = 'weft.server.profile';
 /** Internal, not in package.json: runs a `weft.server.*` command the client did not register. */
@@ -99,9 +100,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('weft.runEntry', () => runEntry(RUN_ENTRY_SERVER_COMMAND)),
     vscode.commands.registerCommand('weft.runEntryOnGpu', () => runEntry(RUN_ON_GPU_SERVER_COMMAND)),
     vscode.commands.registerCommand('weft.showGeneratedKernel', showGeneratedKernel),
+    vscode.commands.registerCommand('weft.showHoverDetails', showHoverDetails),
     vscode.commands.registerCommand(DISPATCH_COMMAND, dispatchServerCommand),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
-      if (e.affectsConfiguration('weft.server') || e.affectsConfiguration('weft.runner')) {
+      const restartOn = ['weft.server', 'weft.runner', 'weft.hover', 'weft.costs', 'weft.diagnostics'];
+      if (restartOn.some((section) => e.affectsConfiguration(section))) {
         await restartServer();
       }
     }),
@@ -143,7 +146,50 @@ export function initializationOptions(): Record<string, unknown> {
   if (typeof timeout === 'number' && timeout > 0) {
     options.gpuRunTimeoutSecs = timeout;
   }
+  const detail = config.get<string>('hover.detail');
+  if (detail) {
+    options.hoverDetail = detail;
+  }
+  const profile = config.get<string>('costs.profile');
+  if (profile) {
+    options.costProfile = profile;
+  }
+  const allow = config.get<string[]>('diagnostics.allow');
+  if (Array.isArray(allow) && allow.length > 0) {
+    options.allow = allow;
+  }
+  const perf = config.get<boolean>('diagnostics.perf');
+  if (typeof perf === 'boolean') {
+    options.perfDiagnostics = perf;
+  }
   return options;
+}
+
+/** "Weft: Show Hover Details": the full hover (symbolic costs, regions) at the cursor. */
+async function showHoverDetails(): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.document.languageId !== 'weft') {
+    void vscode.window.showWarningMessage('Weft: open a .weft file to see hover details.');
+    return;
+  }
+  const c = await runningClient();
+  if (!c) {
+    return;
+  }
+  const args = [{
+    textDocument: c.code2ProtocolConverter.asTextDocumentIdentifier(editor.document),
+    position: c.code2ProtocolConverter.asPosition(editor.selection.active),
+  }];
+  try {
+    const result = await c.sendRequest(ExecuteCommandRequest.type, { command: HOVER_DETAILS_SERVER_COMMAND, arguments: args });
+    if (!isKernel(result)) {
+      void vscode.window.showInformationMessage('Weft: nothing to show under the cursor.');
+      return;
+    }
+    await openKernel(result);
+  } catch (err) {
+    void vscode.window.showErrorMessage(`Weft: Show Hover Details failed: ${errorText(err)}`);
+  }
 }
 
 function clientOptions(): LanguageClientOptions {
@@ -463,7 +509,8 @@ async function openKernel(result: ShowKernelResult): Promise<void> {
   kernels.set(uri, result.text);
   let doc = await vscode.workspace.openTextDocument(uri);
   const languages = await vscode.languages.getLanguages();
-  const language = languages.includes('opencl') ? 'opencl' : 'c';
+  // Hover details are markdown; kernels are OpenCL.
+  const language = result.uri.endsWith('.md') ? 'markdown' : languages.includes('opencl') ? 'opencl' : 'c';
   if (doc.languageId !== language) {
     doc = await vscode.languages.setTextDocumentLanguage(doc, language);
   }

@@ -19,6 +19,7 @@ local RUN_ENTRY = 'weft.server.runEntry'
 local RUN_ON_GPU = 'weft.server.runOnGpu'
 local PROFILE = 'weft.server.profile'
 local SHOW_KERNEL = 'weft/showKernel'
+local HOVER_DETAILS = 'weft.server.hoverDetails'
 
 local defaults = {
   -- The server command: the executable and its arguments.
@@ -396,6 +397,29 @@ function M.show_kernel()
   end, bufnr)
 end
 
+--- :WeftDetails: the hover at the cursor with its whole derivation (symbolic costs,
+--- regions), in a read-only markdown scratch buffer.
+function M.hover_details()
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = current_client(bufnr)
+  if not client then
+    return
+  end
+  local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
+  local request = { command = HOVER_DETAILS, arguments = { params } }
+  client_call(client, 'request', 'workspace/executeCommand', request, function(err, result)
+    if err then
+      notify('hover details failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    if type(result) ~= 'table' or type(result.text) ~= 'string' then
+      notify('nothing to show under the cursor')
+      return
+    end
+    M.scratch(result.uri, split_lines(result.text), 'markdown')
+  end, bufnr)
+end
+
 --- :WeftRestart: stops every Weft server and attaches the open Weft buffers again.
 function M.restart()
   local ids = {}
@@ -584,6 +608,9 @@ local function create_commands()
   cmd('WeftFormat', function()
     M.format()
   end, { desc = 'Format the buffer with the Weft language server' })
+  cmd('WeftDetails', function()
+    M.hover_details()
+  end, { desc = 'Show the hover at the cursor with its whole derivation (costs, regions)' })
   cmd('WeftLens', function()
     vim.lsp.codelens.run()
   end, { desc = 'Run the code lens of the current line (Run, Run on GPU, Show kernels, Profile)' })

@@ -13,6 +13,10 @@ const config = {
   'runner.path': '/opt/weft/bin/weft-runner',
   'runner.device': 'gpu',
   'runner.timeoutSecs': 5,
+  'hover.detail': 'full',
+  'costs.profile': 'pocl-cpu',
+  'diagnostics.allow': ['bank-conflict'],
+  'diagnostics.perf': false,
 };
 const registered = new Set(['weft.server.runEntry']); // what the languageclient registered
 
@@ -85,7 +89,7 @@ const ext = require('../../out/extension.js');
 
 test('activate registers the commands and the weft-kernel provider and starts `<path> lsp`', async () => {
   await ext.activate({ subscriptions: [] });
-  for (const c of ['weft.restartServer', 'weft.runEntry', 'weft.runEntryOnGpu', 'weft.showGeneratedKernel']) {
+  for (const c of ['weft.restartServer', 'weft.runEntry', 'weft.runEntryOnGpu', 'weft.showGeneratedKernel', 'weft.showHoverDetails']) {
     assert.ok(calls.commands[c], `command ${c}`);
   }
   assert.ok(!Object.keys(calls.commands).some((c) => c.startsWith('weft.server.')), 'no weft.server.* registered by the client');
@@ -98,11 +102,16 @@ test('activate registers the commands and the weft-kernel provider and starts `<
   assert.strictEqual(c.serverOptions.run.options.env.WEFT_DEVICE, 'cpu');
   // Weft and APL (docs/apl.md) documents, saved and untitled.
   assert.deepStrictEqual(c.clientOptions.documentSelector.map((s) => s.language), ['weft', 'weft', 'apl', 'apl']);
-  // The weft.runner.* settings reach the server as initializationOptions (docs/lsp.md).
+  // The weft.runner.*, hover, costs and diagnostics settings reach the server as
+  // initializationOptions (docs/lsp.md): VS Code has the settings Neovim has.
   assert.deepStrictEqual(c.clientOptions.initializationOptions, {
     runnerPath: '/opt/weft/bin/weft-runner',
     device: 'gpu',
     gpuRunTimeoutSecs: 5,
+    hoverDetail: 'full',
+    costProfile: 'pocl-cpu',
+    allow: ['bank-conflict'],
+    perfDiagnostics: false,
   });
 });
 
