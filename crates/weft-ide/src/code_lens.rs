@@ -44,6 +44,8 @@ pub(crate) struct TestInputs {
     pub(crate) random: Option<String>,
     /// The `output { ... }` expected of the first `input { ... }`, when it has one.
     pub(crate) expected: Option<String>,
+    /// The text of every `input { ... }`, in order.
+    pub(crate) all_values: Vec<String>,
 }
 
 pub(crate) fn test_inputs(db: &RootDatabase, loc: &DefLoc) -> TestInputs {
@@ -53,6 +55,7 @@ pub(crate) fn test_inputs(db: &RootDatabase, loc: &DefLoc) -> TestInputs {
     for case in block.cases {
         match case.input {
             TestInput::Values(values) => {
+                inputs.all_values.push(values.text.clone());
                 if inputs.values.is_none() {
                     inputs.values = Some(values.text);
                     if let Expected::Output(output) = case.expected {

@@ -268,6 +268,9 @@ fn kernel_local_bytes(kernel: &KernelImp, args: Option<&Vec<Arg>>) -> Vec<(Strin
 /// Where the sizes of a prediction come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SizeSource {
+    /// The entry's `-- bench:` line: the sizes it is meant to run at.
+    Bench,
+    /// The test block's largest `input` (by elements).
     TestInput,
     RandomInput,
     Default,
@@ -302,7 +305,8 @@ impl SizeEnv {
         named.dedup_by(|a, b| a.0 == b.0);
         let list: Vec<String> = named.iter().map(|(n, x)| format!("{n} = {x}")).collect();
         let from = match self.source {
-            SizeSource::TestInput => "the test block's first `input`",
+            SizeSource::Bench => "the entry's `-- bench:` line",
+            SizeSource::TestInput => "the test block's largest `input`",
             SizeSource::RandomInput => "the test block's first `random input`",
             SizeSource::Default => "default sizes: no test input",
         };
@@ -314,13 +318,34 @@ impl SizeEnv {
     }
 }
 
-/// The sizes of the entry's test block, else the default (module docs).
+/// The sizes of the entry's `-- bench:` line, else of its test block's largest input,
+/// else the default (module docs).
 pub(crate) fn size_env(db: &RootDatabase, entry: &DefLoc, inputs: &[Input]) -> SizeEnv {
-    let tests = test_inputs(db, entry);
-    if let Some(text) = &tests.values
-        && let Ok(values) = weft_values::parse_values(text)
-        && values.len() == inputs.len()
+    let bench = comment_lines(db, entry).into_iter().find_map(|line| {
+        let rest = line.trim_start().strip_prefix("--")?.trim_start().strip_prefix("bench:")?;
+        weft_values::bench_line::parse_bench_line(rest).ok()
+    });
+    if let Some(bench) = bench
+        && bench.inputs.len() == inputs.len()
     {
+        let mut out = FxHashMap::default();
+        for (input, spec) in inputs.iter().zip(&bench.inputs) {
+            if let Input::Array { dims, .. } = input {
+                for (d, len) in dims.iter().zip(&spec.ty.shape) {
+                    out.insert(*d, i64::try_from(*len).unwrap_or(i64::MAX));
+                }
+            }
+        }
+        return SizeEnv { values: out, source: SizeSource::Bench };
+    }
+    let tests = test_inputs(db, entry);
+    let largest = tests
+        .all_values
+        .iter()
+        .filter_map(|text| weft_values::parse_values(text).ok())
+        .filter(|values| values.len() == inputs.len())
+        .max_by_key(|values| values.iter().map(weft_values::Value::len).sum::<usize>());
+    if let Some(values) = largest {
         let mut out = FxHashMap::default();
         for (input, value) in inputs.iter().zip(&values) {
             match input {
@@ -745,16 +770,14 @@ fn access_range(
         .or_else(|| ranges(&|_, id| is_array(id)))
 }
 
-/// Whether the comment lines directly above `def` hold `weft: allow(CODE, ...)` naming
-/// `code`.
-pub(crate) fn allowed(db: &RootDatabase, def: &DefLoc, code: &str) -> bool {
+/// The comment lines of a declaration: those the parser attached to it (up to its
+/// name), then the comment lines right above it.
+fn comment_lines(db: &RootDatabase, def: &DefLoc) -> Vec<String> {
     let (_, source_map) = weft_hir::body_with_source_map(db, DefId::new(db, def.clone()));
     let (Some(range), Some(name)) = (source_map.def_range, source_map.name_range) else {
-        return false;
+        return Vec::new();
     };
     let text = def.file.text(db);
-    // The comments the parser attached to the declaration (up to its name), then the
-    // comment lines right above it.
     let attached = text.get(usize::from(range.start())..usize::from(name.start())).unwrap_or("");
     let before = text.get(..usize::from(range.start())).unwrap_or("");
     let mut above = before.lines().rev();
@@ -762,7 +785,13 @@ pub(crate) fn allowed(db: &RootDatabase, def: &DefLoc, code: &str) -> bool {
         above.next();
     }
     let above = above.take_while(|l| l.trim_start().starts_with("--"));
-    attached.lines().chain(above).any(|line| {
+    attached.lines().chain(above).map(str::to_owned).collect()
+}
+
+/// Whether the comment lines directly above `def` hold `weft: allow(CODE, ...)` naming
+/// `code`.
+pub(crate) fn allowed(db: &RootDatabase, def: &DefLoc, code: &str) -> bool {
+    comment_lines(db, def).iter().any(|line| {
         line.trim_start()
             .strip_prefix("--")
             .and_then(|c| c.trim_start().strip_prefix("weft:"))
@@ -971,6 +1000,31 @@ mod tests {
         expect.assert_eq(&out);
     }
 
+    /// Predictions once used the test block's first input (toy sizes, launch overhead
+    /// only): the `-- bench:` line wins, else the largest input.
+    #[test]
+    fn predictions_use_the_bench_line_else_the_largest_input() {
+        let text = r#"
+-- ==
+-- input { [1f32] }
+-- input { [1f32, 2f32, 3f32] }
+entry small (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
+-- bench: [1000000]f32
+entry big (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
+"#;
+        let f = crate::tests::fixture(text);
+        let at = |needle: &str| crate::FilePosition {
+            path: "main.weft".to_owned(),
+            offset: u32::try_from(text.trim_start_matches('\n').find(needle).unwrap())
+                .unwrap()
+                .into(),
+        };
+        let small = f.analysis.hover(&at("small")).unwrap().unwrap().markdown;
+        assert!(small.contains("at n = 3 (the test block's largest `input`)"), "{small}");
+        let big = f.analysis.hover(&at("big")).unwrap().unwrap().markdown;
+        assert!(big.contains("at n = 1000000 (the entry's `-- bench:` line)"), "{big}");
+    }
+
     #[test]
     fn a_def_used_by_two_entries_gets_one_warning_naming_both() {
         check_perf(
@@ -984,7 +1038,7 @@ entry one (a: [n][m]f32) : [n]f32 = firsts a
 entry two (a: [n][m]f32) : [n]f32 = firsts a
 "#,
             expect![[r#"
-                main.weft:48..52 "r[0]" warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `one_map_0`: neighbouring work-items access elements `m` apart (2 at m = 2, n = 2 (the test block's first `input`)); `NVIDIA H100 80GB HBM3` is 1.3× slower than coalesced at that stride (entry `one`); also in entry `two`
+                main.weft:48..52 "r[0]" warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `one_map_0`: neighbouring work-items access elements `m` apart (2 at m = 2, n = 2 (the test block's largest `input`)); `NVIDIA H100 80GB HBM3` is 1.3× slower than coalesced at that stride (entry `one`); also in entry `two`
             "#]],
         );
     }
@@ -1018,7 +1072,7 @@ entry big_rows (a: [n][m]f32) : [n][m]f32 =
 entry silenced (a: [n][m]f32) : [n]f32 = map (\r -> r[0]) a
 "#,
             expect![[r#"
-                main.weft:128..132 "r[0]" warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `first_col_map_0`: neighbouring work-items access elements `m` apart (2 at m = 2, n = 2 (the test block's first `input`)); `NVIDIA H100 80GB HBM3` is 1.3× slower than coalesced at that stride
+                main.weft:128..132 "r[0]" warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `first_col_map_0`: neighbouring work-items access elements `m` apart (2 at m = 2, n = 2 (the test block's largest `input`)); `NVIDIA H100 80GB HBM3` is 1.3× slower than coalesced at that stride
                 main.weft:355..491 "map@group (\\tile ->\n      let l = to_local tile\n      in map@thread (\\i -> map@seq (\\j -> l[i][j] + l[j][i]) (iota 32)) (iota 32))\n    a" warning[uncoalesced-access]: uncoalesced global writes of `v` in kernel `tiles_group_0`: neighbouring work-items access elements `32` apart; `NVIDIA H100 80GB HBM3` is 7.2× slower than coalesced at that stride
                 main.weft:389..402 "to_local tile" warning[bank-conflict]: local-memory bank conflicts of degree 32 on 32 banks: writes of `l` in kernel `tiles_group_0` at a stride of `32` elements; `NVIDIA H100 80GB HBM3` measured 28.8× the conflict-free time
                 main.weft:412..484 "map@thread (\\i -> map@seq (\\j -> l[i][j] + l[j][i]) (iota 32)) (iota 32)" warning[bank-conflict]: local-memory bank conflicts of degree 32 on 32 banks: writes of `v` in kernel `tiles_group_0` at a stride of `32` elements; `NVIDIA H100 80GB HBM3` measured 28.8× the conflict-free time
@@ -1049,7 +1103,7 @@ entry to$0tal (xs: [n]f32) : f32 = reduce (+) 0f32 (map (\x -> x * 2f32) xs)
 
                 **Cost** (2 launches per run): work `5118*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 8*((max(1, min(((n + 255)/256), 1024)))/4) + 12*(n/4) + 4862`, span `10*((((max(1, min(((n + 255)/256), 1024)))/4) + 255)/256) + 14*(((n/4) + max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 67`; global `1028*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 16*((max(1, min(((n + 255)/256), 1024)))/4) + 16*(n/4) + 1028` bytes, local `4088*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 4088` bytes; transfers `4*n` bytes to the device, `4` back
 
-                **Predicted**: 11.1 µs of kernels (+ 1.63 µs of transfers) on `NVIDIA H100 80GB HBM3` at n = 3 (the test block's first `input`); memory-bound; model weft-cost v1, ±9% measured (geometric mean over 9 entries, 2026-11-24)"#]],
+                **Predicted**: 11.1 µs of kernels (+ 1.63 µs of transfers) on `NVIDIA H100 80GB HBM3` at n = 3 (the test block's largest `input`); memory-bound; model weft-cost v1, ±9% measured (geometric mean over 9 entries, 2026-11-24)"#]],
         );
     }
 

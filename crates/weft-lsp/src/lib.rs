@@ -121,11 +121,22 @@ impl Config {
             ..Default::default()
         };
         if let Some(profile) =
-            self.cost_profile.as_deref().and_then(weft_cost::profile::builtin_profile_named)
+            self.profile_name().as_deref().and_then(weft_cost::profile::builtin_profile_named)
         {
             config.profile = profile;
         }
         config
+    }
+
+    /// The profile predictions use: the `costProfile` setting, else the device "Run on
+    /// GPU" runs on when it is the CPU (`device` setting, else `$WEFT_DEVICE`): POCL's
+    /// profile rather than an H100 the machine may not have.
+    fn profile_name(&self) -> Option<String> {
+        if let Some(name) = &self.cost_profile {
+            return Some(name.clone());
+        }
+        let device = self.device.clone().or_else(|| std::env::var("WEFT_DEVICE").ok());
+        (device.as_deref() == Some("cpu")).then(|| "pocl-cpu".to_owned())
     }
 }
 
@@ -156,6 +167,10 @@ mod config_tests {
         }));
         let costs = config.cost_config();
         assert_eq!(costs.profile.device.name, "pthread-haswell-AMD EPYC");
+        // Without a profile, the device runs are made on decides.
+        let mut on_cpu = super::Config::default();
+        on_cpu.update(&serde_json::json!({ "device": "cpu" }));
+        assert_eq!(on_cpu.cost_config().profile.device.name, "pthread-haswell-AMD EPYC");
         assert_eq!(costs.allow, ["bank-conflict"]);
         assert!(!config.perf_diagnostics);
     }
