@@ -177,7 +177,7 @@ fn position(text: &str, needle: &str, delta: usize) -> Value {
 }
 
 /// "Profile" (the lens's command): the real `weft profile` out of process, with the
-/// test block's input, writes the cost graph beside the source and answers its paths.
+/// test block's input, writes the cost graph under the user's cache and answers its paths.
 #[test]
 fn profile_command_writes_the_cost_graph() {
     let text = "-- ==\n-- input { [1f32, 2f32, 3f32] }\nentry twice (xs: [n]f32) : [n]f32 = map (\\x -> x * 2f32) xs\n";
@@ -199,8 +199,11 @@ fn profile_command_writes_the_cost_graph() {
     );
     let result = &result["result"];
     assert_eq!(result["ok"], true, "{result}");
-    let out = dir.join("main.twice.profile");
-    assert_eq!(result["dir"], out.display().to_string());
+    // Under the user's cache, not beside the source.
+    let out = PathBuf::from(result["dir"].as_str().unwrap());
+    assert!(out.ends_with("main.twice.profile") && !out.starts_with(&dir), "{out:?}");
+    assert!(out.to_string_lossy().contains("weft/profiles/"), "{out:?}");
+    assert!(!dir.join("main.twice.profile").exists());
     assert_eq!(result["dot"], out.join("graph.dot").display().to_string());
     assert!(out.join("graph.dot").exists());
     assert!(result["report"].as_str().unwrap().contains("work"), "{result}");
@@ -220,6 +223,8 @@ fn profile_command_writes_the_cost_graph() {
     assert_eq!(bad["result"]["ok"], false, "{bad}");
     assert!(bad["result"]["message"].as_str().unwrap().contains("no entry `nope`"), "{bad}");
     client.shutdown();
+    let _ = std::fs::remove_dir_all(out);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]

@@ -299,11 +299,22 @@ pub(crate) struct ProfileResult {
     pub(crate) time_ms: u64,
 }
 
-/// The directory "Profile" writes into: `STEM.ENTRY.profile` beside the source (what
-/// `weft profile` writes by default).
+/// The directory "Profile" writes into: `STEM.ENTRY.profile` under the user's cache
+/// (`$XDG_CACHE_HOME/weft/profiles`, else `~/.cache/weft/profiles`, else the temporary
+/// directory), in a folder per source folder: never beside the source, where it once
+/// cluttered the project.
 pub(crate) fn profile_dir(file: &Path, entry: &str) -> PathBuf {
+    use std::hash::{Hash as _, Hasher as _};
     let stem = file.file_stem().map_or_else(|| "weft".into(), |s| s.to_string_lossy());
-    file.with_file_name(format!("{stem}.{entry}.profile"))
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    let mut hasher = std::hash::DefaultHasher::new();
+    file.parent().hash(&mut hasher);
+    let folder = format!("{:016x}", hasher.finish());
+    cache.join("weft").join("profiles").join(folder).join(format!("{stem}.{entry}.profile"))
 }
 
 /// A profile that did not run (its `message` says why).

@@ -99,6 +99,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('weft.restartServer', restartServer),
     vscode.commands.registerCommand('weft.runEntry', () => runEntry(RUN_ENTRY_SERVER_COMMAND)),
     vscode.commands.registerCommand('weft.runEntryOnGpu', () => runEntry(RUN_ON_GPU_SERVER_COMMAND)),
+    vscode.commands.registerCommand('weft.profileEntry', () => runEntry(PROFILE_SERVER_COMMAND)),
     vscode.commands.registerCommand('weft.showGeneratedKernel', showGeneratedKernel),
     vscode.commands.registerCommand('weft.showHoverDetails', showHoverDetails),
     vscode.commands.registerCommand(DISPATCH_COMMAND, dispatchServerCommand),
@@ -357,6 +358,19 @@ async function runEntry(serverCommand: string): Promise<void> {
     return;
   }
   const args = [{ uri: c.code2ProtocolConverter.asUri(doc.uri), entry }];
+  if (serverCommand === PROFILE_SERVER_COMMAND) {
+    // The report goes to the Run output and the cost graph opens, as from the lens.
+    try {
+      const result = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Window, title: `Weft: profiling ${entry}` },
+        () => c.sendRequest(ExecuteCommandRequest.type, { command: serverCommand, arguments: args }),
+      );
+      await presentProfile(result as ProfileResult);
+    } catch (err) {
+      runOutput.appendLine(`error: ${errorText(err)}`);
+    }
+    return;
+  }
   const where = serverCommand === RUN_ON_GPU_SERVER_COMMAND ? ' on GPU' : '';
   runOutput.show(true);
   runOutput.appendLine(`▶ ${entry}${where} (${vscode.workspace.asRelativePath(doc.uri)})`);

@@ -89,7 +89,7 @@ const ext = require('../../out/extension.js');
 
 test('activate registers the commands and the weft-kernel provider and starts `<path> lsp`', async () => {
   await ext.activate({ subscriptions: [] });
-  for (const c of ['weft.restartServer', 'weft.runEntry', 'weft.runEntryOnGpu', 'weft.showGeneratedKernel', 'weft.showHoverDetails']) {
+  for (const c of ['weft.restartServer', 'weft.runEntry', 'weft.runEntryOnGpu', 'weft.showGeneratedKernel', 'weft.showHoverDetails', 'weft.profileEntry']) {
     assert.ok(calls.commands[c], `command ${c}`);
   }
   assert.ok(!Object.keys(calls.commands).some((c) => c.startsWith('weft.server.')), 'no weft.server.* registered by the client');
