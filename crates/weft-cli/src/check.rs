@@ -10,14 +10,48 @@ use weft_syntax::line_index::LineIndex;
 use crate::workspace::{Loaded, load_lossy};
 use crate::{CheckArgs, Format};
 
-pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<u8> {
-    let mut costs = weft_ide::CostConfig { allow: args.allow.clone(), ..Default::default() };
-    if let Some(name) = &args.cost_profile {
+/// What a file is checked with: the project's `weft.json` (the editor reads the same
+/// file) under the command line's flags.
+struct Settings {
+    perf: bool,
+    costs: weft_ide::CostConfig,
+}
+
+fn settings(
+    args: &CheckArgs,
+    project: Option<&weft_lsp::ProjectConfig>,
+) -> anyhow::Result<Settings> {
+    let mut allow = args.allow.clone();
+    allow.extend(project.iter().flat_map(|p| p.allow.iter().cloned()));
+    let mut costs = weft_ide::CostConfig { allow, ..Default::default() };
+    let profile = args.cost_profile.as_ref().or(project.and_then(|p| p.cost_profile.as_ref()));
+    if let Some(name) = profile {
         costs.profile = weft_cost::profile::builtin_profile_named(name).ok_or_else(|| {
             anyhow::anyhow!("no committed profile `{name}` (try `nvidia-h100` or `pocl-cpu`)")
         })?;
     }
+    let perf = args.perf || project.and_then(|p| p.perf_diagnostics).unwrap_or(false);
+    Ok(Settings { perf, costs })
+}
+
+pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     let (db, files) = load_lossy(&args.paths)?;
+    // Per folder: its project file's settings.
+    let mut by_dir: Vec<(std::path::PathBuf, std::rc::Rc<Settings>)> = Vec::new();
+    let mut settings_of = |path: &str| -> anyhow::Result<std::rc::Rc<Settings>> {
+        let dir = std::path::Path::new(path)
+            .parent()
+            .map_or_else(|| std::path::PathBuf::from("."), std::path::Path::to_path_buf);
+        let dir = if dir.as_os_str().is_empty() { std::path::PathBuf::from(".") } else { dir };
+        if let Some((_, s)) = by_dir.iter().find(|(d, _)| *d == dir) {
+            return Ok(std::rc::Rc::clone(s));
+        }
+        let absolute = std::path::absolute(&dir).unwrap_or_else(|_| dir.clone());
+        let project = weft_lsp::find_project_config(&absolute).map_err(anyhow::Error::msg)?;
+        let s = std::rc::Rc::new(settings(args, project.as_ref())?);
+        by_dir.push((dir, std::rc::Rc::clone(&s)));
+        Ok(s)
+    };
     let mut n_errors = 0usize;
     let mut n_warnings = 0usize;
     let colour = args.format == Format::Human
@@ -28,16 +62,17 @@ pub(crate) fn run(args: &CheckArgs) -> anyhow::Result<u8> {
     let sources: Vec<_> = files.iter().map(|loaded| loaded.file).collect();
     weft_ide::check_in_parallel(&db, &sources);
     for loaded in &files {
+        let settings = settings_of(loaded.file.path(&db))?;
         let mut diagnostics = weft_ide::check_file(&db, loaded.file);
-        if args.perf {
+        if settings.perf {
             // With what the back end cannot compile, as the editor shows them.
-            diagnostics.extend(weft_ide::perf_diagnostics(&db, loaded.file, &costs));
+            diagnostics.extend(weft_ide::perf_diagnostics(&db, loaded.file, &settings.costs));
         } else {
             diagnostics.extend(weft_ide::backend_diagnostics(&db, loaded.file));
         }
         diagnostics.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
-        diagnostics
-            .retain(|d| d.severity == Severity::Error || !args.allow.iter().any(|c| c == d.code));
+        let allow = &settings.costs.allow;
+        diagnostics.retain(|d| d.severity == Severity::Error || !allow.iter().any(|c| c == d.code));
         if let Some(range) = loaded.invalid_utf8 {
             // The replacement characters are reported once, as invalid UTF-8.
             diagnostics.retain(|d| !(d.code == "syntax-error" && d.message.contains('\u{fffd}')));

@@ -100,7 +100,8 @@ struct CheckArgs {
     #[arg(long)]
     deny_warnings: bool,
     /// Also report performance diagnostics (`uncoalesced-access`, `bank-conflict`,
-    /// `local-memory-limit`): compiles every entry with the OpenCL back end.
+    /// `local-memory-limit`): compiles every entry with the OpenCL back end. Without it,
+    /// the project's `weft.json` decides (`perfDiagnostics`), as in the editor.
     #[arg(long)]
     perf: bool,
     /// Do not report warnings or information with this code (repeatable).

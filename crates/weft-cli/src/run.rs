@@ -67,6 +67,10 @@ pub(crate) struct RunArgs {
     /// Write the (single) result to this `.npy` file instead of printing it.
     #[arg(long, value_name = "Y.npy")]
     output: Option<String>,
+    /// A JSON object `{ "PATH": "TEXT", ... }` of file texts read instead of the disk's
+    /// (an editor's unsaved buffers: the language server's "Run").
+    #[arg(long, value_name = "SOURCES.json")]
+    sources: Option<String>,
 }
 
 /// The core program of a file, or a message for the user: errors in the file, or an
@@ -123,7 +127,17 @@ pub(crate) fn choose_entry(program: &Program, name: Option<&str>) -> Result<FnId
 }
 
 pub(crate) fn run(args: &RunArgs) -> anyhow::Result<u8> {
-    let (db, files) = load(std::slice::from_ref(&args.file))?;
+    let (db, files) = match &args.sources {
+        None => load(std::slice::from_ref(&args.file))?,
+        Some(sources) => {
+            let text = std::fs::read_to_string(sources)
+                .with_context(|| format!("cannot read `{sources}`"))?;
+            let sources: std::collections::BTreeMap<String, String> =
+                serde_json::from_str(&text)
+                    .with_context(|| format!("`{sources}` is not a JSON object of file texts"))?;
+            crate::workspace::load_with_sources(std::slice::from_ref(&args.file), &sources)?
+        }
+    };
     let Some(loaded) = files.first() else { bail!("`{}` is not a .weft file", args.file) };
     if crate::apl::is_apl(&args.file) {
         let target = args.opencl.target();

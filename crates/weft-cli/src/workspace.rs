@@ -25,6 +25,20 @@ pub(crate) fn load(paths: &[String]) -> anyhow::Result<(RootDatabase, Vec<Loaded
     Ok((db, files))
 }
 
+/// [`load`], with the texts of `sources` (database path to text) instead of the
+/// disk's where given, and the files those texts import.
+pub(crate) fn load_with_sources(
+    paths: &[String],
+    sources: &std::collections::BTreeMap<String, String>,
+) -> anyhow::Result<(RootDatabase, Vec<Loaded>)> {
+    let (mut db, files) = load(paths)?;
+    for (path, text) in sources {
+        db.set_file(path, text);
+    }
+    follow_imports(&mut db)?;
+    Ok((db, files))
+}
+
 /// `PATH:LINE:COLUMN: the file is not valid UTF-8`, where `range` (in `text`) is the
 /// first invalid byte; shared by every command that refuses such a file.
 pub(crate) fn invalid_utf8_message(path: &str, text: &str, range: TextRange) -> String {

@@ -131,11 +131,11 @@ fn check_perf_reports_performance_diagnostics() {
     expect![[r#"
         exit 1
         --- stdout
-        warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `first_col_map_0`: neighbouring work-items access elements `m` apart (2 at m = 2, n = 2 (the test block's first `input`)); `NVIDIA H100 80GB HBM3` is 1.3× slower than coalesced at that stride
-         --> cols.weft:4:43
+        warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `first_col_map_0`: neighbouring work-items access elements `m` apart (2 at m = 2, n = 2 (the test block's largest `input`)); `NVIDIA H100 80GB HBM3` is 1.3× slower than coalesced at that stride
+         --> cols.weft:4:54
           |
         4 | entry first_col (a: [n][m]f32) : [n]f32 = map (\r -> r[0]) a
-          |                                           ^^^^^^^^^^^^^^^^^^
+          |                                                      ^^^^
           = help: silence it with `-- weft: allow(uncoalesced-access)` in the comments above the def
 
         --- stderr

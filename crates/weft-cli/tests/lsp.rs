@@ -176,7 +176,7 @@ fn position(text: &str, needle: &str, delta: usize) -> Value {
 }
 
 /// "Profile" (the lens's command): the real `weft profile` out of process, with the
-/// test block's input, writes the cost graph beside the source and answers its paths.
+/// test block's input, writes the cost graph under the user's cache and answers its paths.
 #[test]
 fn profile_command_writes_the_cost_graph() {
     let text = "-- ==\n-- input { [1f32, 2f32, 3f32] }\nentry twice (xs: [n]f32) : [n]f32 = map (\\x -> x * 2f32) xs\n";
@@ -198,8 +198,11 @@ fn profile_command_writes_the_cost_graph() {
     );
     let result = &result["result"];
     assert_eq!(result["ok"], true, "{result}");
-    let out = dir.join("main.twice.profile");
-    assert_eq!(result["dir"], out.display().to_string());
+    // Under the user's cache, not beside the source.
+    let out = PathBuf::from(result["dir"].as_str().unwrap());
+    assert!(out.ends_with("main.twice.profile") && !out.starts_with(&dir), "{out:?}");
+    assert!(out.to_string_lossy().contains("weft/profiles/"), "{out:?}");
+    assert!(!dir.join("main.twice.profile").exists());
     assert_eq!(result["dot"], out.join("graph.dot").display().to_string());
     assert!(out.join("graph.dot").exists());
     assert!(result["report"].as_str().unwrap().contains("work"), "{result}");
@@ -219,6 +222,8 @@ fn profile_command_writes_the_cost_graph() {
     assert_eq!(bad["result"]["ok"], false, "{bad}");
     assert!(bad["result"]["message"].as_str().unwrap().contains("no entry `nope`"), "{bad}");
     client.shutdown();
+    let _ = std::fs::remove_dir_all(out);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -291,6 +296,36 @@ fn session_open_change_hover_definition_rename_format_shutdown() {
     assert_eq!(
         formatting["result"][0]["newText"],
         "entry main (xs: [n]f32) : [n]f32 = map (\\x -> x) xs\n"
+    );
+    // With a syntax error in one declaration, the others are formatted, and the server
+    // says which it left as written (it once silently did nothing).
+    client.notify(
+        "textDocument/didChange",
+        json!({
+            "textDocument": { "uri": uri, "version": 4 },
+            "contentChanges": [{ "text": "def f (x: i32) : i32 = (x +\nentry main (xs:[n]f32) : [n]f32 =   xs\n" }],
+        }),
+    );
+    let formatting = client.request(
+        "textDocument/formatting",
+        json!({ "textDocument": { "uri": uri }, "options": { "tabSize": 2, "insertSpaces": true } }),
+    );
+    assert_eq!(
+        formatting["result"][0]["newText"],
+        "def f (x: i32) : i32 = (x +\nentry main (xs: [n]f32) : [n]f32 = xs\n"
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let warning = loop {
+        if let Some(n) = client.notifications.iter().find(|n| n["method"] == "window/showMessage") {
+            break n["params"]["message"].as_str().unwrap().to_owned();
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        let message = client.messages.recv_timeout(left).expect("a message about formatting");
+        client.notifications.push(message);
+    };
+    assert!(
+        warning.starts_with("Weft: formatted all but the declarations with syntax errors: line 1"),
+        "{warning}"
     );
     client.shutdown();
     let _ = std::fs::remove_dir_all(dir);
@@ -490,8 +525,8 @@ fn runs_die_with_the_language_server() {
     let deadline = Instant::now() + Duration::from_secs(60);
     let running = loop {
         let below = descendants(server);
-        // `weft run` and the runner it started.
-        if below.len() >= 2 {
+        // `weft run` (the reference interpreter: "Run" starts no runner).
+        if !below.is_empty() {
             break below;
         }
         assert!(Instant::now() < deadline, "the run did not start: {below:?}");
@@ -504,6 +539,98 @@ fn runs_die_with_the_language_server() {
         assert!(Instant::now() < deadline, "runs outlived the server: {running:?}");
         std::thread::sleep(Duration::from_millis(20));
     }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// "Run" runs the editor's text, not the disk's (an unsaved edit once gave "Run" and
+/// "Run on GPU" different answers), prints each value once, says whether the test
+/// block's expected output matched, and runs `random input` cases.
+#[test]
+fn run_runs_the_unsaved_buffer_and_checks_the_expected_output() {
+    let on_disk = "-- ==\n-- input { [1f32, 2f32] [3f32, 4f32] }\n-- output { 11f32 }\n\
+                   entry dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (map2 (*) xs ys)\n\
+                   -- ==\n-- random input { [100]i64 }\n\
+                   entry count (xs: [n]i64) : i64 = reduce (+) 0 (map (\\_ -> 1i64) xs)\n";
+    let (dir, root) = workspace("run-buffer", &[("main.weft", on_disk)]);
+    let uri = format!("{root}/main.weft");
+    let mut client = Client::start();
+    client.initialize(&root);
+    let run = |client: &mut Client, entry: &str| {
+        let answer = client.request(
+            "workspace/executeCommand",
+            json!({ "command": "weft.server.runEntry", "arguments": [{ "uri": uri, "entry": entry }] }),
+        );
+        answer["result"].clone()
+    };
+    client.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri, "languageId": "weft", "version": 1, "text": on_disk } }),
+    );
+    let result = run(&mut client, "dot");
+    assert_eq!(result["values"], json!(["11.0f32"]), "{result}");
+    assert_eq!(result["matched"], json!(true), "{result}");
+    assert!(result["message"].as_str().unwrap().contains("matches the expected output"));
+    // An unsaved edit: the run sees it, and the expected output no longer matches.
+    let edited = on_disk.replace("(map2 (*) xs ys)", "(map2 (\\x y -> 2f32 * x * y) xs ys)");
+    client.notify(
+        "textDocument/didChange",
+        json!({ "textDocument": { "uri": uri, "version": 2 }, "contentChanges": [{ "text": edited }] }),
+    );
+    let result = run(&mut client, "dot");
+    assert_eq!(result["values"], json!(["22.0f32"]), "{result}");
+    assert_eq!(result["matched"], json!(false), "{result}");
+    assert_eq!(result["expected"], json!("11f32"), "{result}");
+    let message = result["message"].as_str().unwrap();
+    assert!(message.contains("differs from the expected output"), "{message}");
+    // A `random input` case: 100 values drawn, nothing expected.
+    let result = run(&mut client, "count");
+    assert_eq!(result["values"], json!(["100i64"]), "{result}");
+    assert_eq!(result["matched"], Value::Null, "{result}");
+    client.shutdown();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The editor and CI once disagreed: the editor showed performance warnings that
+/// `weft check` never computed. One `weft.json` now decides both, and they report the
+/// same warnings at the same place (the access, not the whole combinator).
+#[test]
+#[expect(clippy::disallowed_methods, reason = "the test runs the real binary")]
+fn editor_and_weft_check_agree_on_performance_warnings() {
+    let source = "-- ==\n-- input { [[1f32, 2f32], [3f32, 4f32]] }\n\
+                  entry first_col (a: [n][m]f32) : [n]f32 = map (\\r -> r[0]) a\n";
+    let config = r#"{ "perfDiagnostics": true, "costProfile": "nvidia-h100" }"#;
+    let (dir, root) = workspace("perf-agree", &[("main.weft", source), ("weft.json", config)]);
+    // CI: `weft check` without `--perf`, as scripts/test.sh runs it.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_weft"))
+        .args(["check", "--format", "json", "main.weft"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let checked: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(checked.len(), 1, "{checked:?}");
+    // The editor, with default settings.
+    let uri = format!("{root}/main.weft");
+    let mut client = Client::start();
+    client.initialize(&root);
+    client.notify(
+        "textDocument/didOpen",
+        json!({ "textDocument": { "uri": uri, "languageId": "weft", "version": 1, "text": source } }),
+    );
+    let published = client.diagnostics(&uri, |d| !d.is_empty());
+    assert_eq!(published.len(), 1, "{published:?}");
+    assert_eq!(published[0]["code"], checked[0]["code"]);
+    // The server adds the help to the message; `weft check` prints it apart.
+    let message = published[0]["message"].as_str().unwrap();
+    assert!(message.starts_with(checked[0]["message"].as_str().unwrap()), "{message}");
+    assert_eq!(published[0]["range"], checked[0]["range"], "{published:?} vs {checked:?}");
+    // The squiggle marks `r[0]`, the access.
+    let start = published[0]["range"]["start"]["character"].as_u64().unwrap() as usize;
+    let end = published[0]["range"]["end"]["character"].as_u64().unwrap() as usize;
+    assert_eq!(&source.lines().nth(2).unwrap()[start..end], "r[0]");
+    client.shutdown();
     let _ = std::fs::remove_dir_all(dir);
 }
 

@@ -29,7 +29,9 @@ pub use crate::ir::{
     Atom, BinOp, Block, BlockId, CoreSize, Exp, ExpId, FnId, Function, IndexItem, Lambda, LoopForm,
     Origin, Program, Space, Stmt, Type, UnOp, Var, VarId, VarKind,
 };
-pub use crate::lower::{CheckedFile, ElabError, lower_file};
+pub use crate::lower::{
+    BlockedEntry, CheckedEntries, CheckedFile, ElabError, lower_entries, lower_file,
+};
 pub use crate::operators::{
     CommutativeOp, componentwise_operators, is_commutative, scalar_operator,
 };

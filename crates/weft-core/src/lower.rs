@@ -58,6 +58,177 @@ impl CheckedFile {
     }
 }
 
+/// Proof that some entries of a file have no error diagnostics in their definitions:
+/// the entry and every def it refers to, transitively, across files. An error in
+/// another def of the file does not stop them (the editor keeps their kernels); an
+/// error outside every def and entry (an import, a type alias, text between
+/// declarations) stops them all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckedEntries {
+    file: SourceFile,
+    entries: Vec<DefLoc>,
+}
+
+/// An entry that is not elaborated, and the first error that stops it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockedEntry {
+    pub entry: DefLoc,
+    /// The def holding the error (the entry itself, or a def it uses); `None` for an
+    /// error outside every def.
+    pub def: Option<DefLoc>,
+    pub error: weft_hir::Diagnostic,
+}
+
+impl CheckedEntries {
+    /// The entries of `file` whose definitions have no errors, and why each other entry
+    /// is stopped.
+    pub fn new(db: &dyn Db, file: SourceFile) -> (CheckedEntries, Vec<BlockedEntry>) {
+        let entries: Vec<DefLoc> = weft_hir::item_tree(db, file)
+            .defs
+            .iter()
+            .filter(|d| d.kind == DefKind::Entry && d.dup == 0)
+            .cloned()
+            .collect();
+        // Without errors in the file, every entry is elaborated (as `CheckedFile`).
+        if CheckedFile::new(db, file).is_some() {
+            return (CheckedEntries { file, entries }, Vec::new());
+        }
+        let (owned, loose) = errors_by_def(db, file);
+        if let Some(error) = loose {
+            let blocked = entries
+                .into_iter()
+                .map(|entry| BlockedEntry { entry, def: None, error: error.clone() })
+                .collect();
+            return (CheckedEntries { file, entries: Vec::new() }, blocked);
+        }
+        let mut walk = ErrorWalk { db, errors: FxHashMap::default(), first: FxHashMap::default() };
+        walk.errors.insert(file, owned);
+        let mut checked = CheckedEntries { file, entries: Vec::new() };
+        let mut blocked = Vec::new();
+        for entry in entries {
+            match walk.first_error(&entry) {
+                None => checked.entries.push(entry),
+                Some((def, error)) => blocked.push(BlockedEntry { entry, def: Some(def), error }),
+            }
+        }
+        (checked, blocked)
+    }
+
+    pub fn file(&self) -> SourceFile {
+        self.file
+    }
+
+    pub fn entries(&self) -> &[DefLoc] {
+        &self.entries
+    }
+}
+
+/// Each def's first error diagnostic in `file`, and the first error outside every def
+/// and entry (a type alias's, an import's, text between declarations). An error at a
+/// declaration's first keyword may come from the one before it: both get it.
+fn errors_by_def(
+    db: &dyn Db,
+    file: SourceFile,
+) -> (FxHashMap<DefLoc, weft_hir::Diagnostic>, Option<weft_hir::Diagnostic>) {
+    let ranges: Vec<(DefLoc, weft_syntax::TextRange)> = weft_hir::item_tree(db, file)
+        .defs
+        .iter()
+        .filter(|d| d.kind != DefKind::TypeAlias)
+        .filter_map(|d| {
+            let id = DefId::new(db, d.clone());
+            weft_hir::body_with_source_map(db, id).1.def_range.map(|r| (d.clone(), r))
+        })
+        .collect();
+    let mut owned: FxHashMap<DefLoc, weft_hir::Diagnostic> = FxHashMap::default();
+    let mut loose = None;
+    for error in weft_hir::file_diagnostics(db, file) {
+        if error.severity != weft_hir::Severity::Error {
+            continue;
+        }
+        let mut holders = Vec::new();
+        for (idx, (def, range)) in ranges.iter().enumerate() {
+            if range.contains_range(error.range) {
+                holders.push(def);
+                if error.range.start() == range.start() && idx > 0 {
+                    holders.push(&ranges[idx - 1].0);
+                }
+            }
+        }
+        if holders.is_empty() {
+            loose.get_or_insert_with(|| error.clone());
+        }
+        for def in holders {
+            owned.entry(def.clone()).or_insert_with(|| error.clone());
+        }
+    }
+    (owned, loose)
+}
+
+/// The first error in a def or the defs it refers to, transitively (across files),
+/// memoised per def: call chains can be thousands of defs deep.
+struct ErrorWalk<'db> {
+    db: &'db dyn Db,
+    /// Per file, each def's own first error.
+    errors: FxHashMap<SourceFile, FxHashMap<DefLoc, weft_hir::Diagnostic>>,
+    /// Per def visited: the first error it depends on.
+    first: FxHashMap<DefLoc, Option<(DefLoc, weft_hir::Diagnostic)>>,
+}
+
+impl ErrorWalk<'_> {
+    fn own_error(&mut self, def: &DefLoc) -> Option<weft_hir::Diagnostic> {
+        let db = self.db;
+        self.errors
+            .entry(def.file)
+            .or_insert_with(|| errors_by_def(db, def.file).0)
+            .get(def)
+            .cloned()
+    }
+
+    fn refers_to(&self, def: &DefLoc) -> Vec<DefLoc> {
+        let id = DefId::new(self.db, def.clone());
+        let body = &weft_hir::body_with_source_map(self.db, id).0;
+        let mut out: Vec<DefLoc> = Vec::new();
+        for (_, expr) in body.exprs.iter() {
+            if let Expr::Path { res: Resolution::Def(loc), .. } = expr
+                && !out.contains(loc)
+            {
+                out.push(loc.clone());
+            }
+        }
+        out
+    }
+
+    fn first_error(&mut self, root: &DefLoc) -> Option<(DefLoc, weft_hir::Diagnostic)> {
+        // Post-order with an explicit stack; a def on the stack counts as clean (a cycle
+        // is recursion, an error of its own).
+        let mut stack: Vec<(DefLoc, bool)> = vec![(root.clone(), false)];
+        while let Some((def, expanded)) = stack.pop() {
+            if self.first.contains_key(&def) && !expanded {
+                continue;
+            }
+            if !expanded {
+                self.first.insert(def.clone(), None);
+                stack.push((def.clone(), true));
+                for callee in self.refers_to(&def) {
+                    if !self.first.contains_key(&callee) {
+                        stack.push((callee, false));
+                    }
+                }
+                continue;
+            }
+            let found = match self.own_error(&def) {
+                Some(error) => Some((def.clone(), error)),
+                None => self
+                    .refers_to(&def)
+                    .iter()
+                    .find_map(|callee| self.first.get(callee).cloned().flatten()),
+            };
+            self.first.insert(def, found);
+        }
+        self.first.get(root).cloned().flatten()
+    }
+}
+
 /// A construct that elaboration does not support (a compiler limitation, not a user
 /// error the checker should have caught), with where it is.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -75,6 +246,15 @@ pub fn lower_file(db: &dyn Db, checked: CheckedFile) -> Result<Program> {
         .filter(|d| d.kind == DefKind::Entry && d.dup == 0)
         .cloned()
         .collect();
+    lower_defs(db, entries)
+}
+
+/// Elaborates the entries of a file whose definitions have no errors.
+pub fn lower_entries(db: &dyn Db, checked: &CheckedEntries) -> Result<Program> {
+    lower_defs(db, checked.entries.clone())
+}
+
+fn lower_defs(db: &dyn Db, entries: Vec<DefLoc>) -> Result<Program> {
     let mut elab = Elab {
         db,
         program: Program::default(),

@@ -834,7 +834,14 @@ fn poly(e: &Expr, names: &Names) -> Option<Size<String>> {
         Expr::Bin(BinOp::Sub, a, b) => poly_or_atom(a, names).sub(&poly_or_atom(b, names)),
         Expr::Bin(BinOp::Mul, a, b) => poly_or_atom(a, names).mul(&poly_or_atom(b, names)),
         Expr::Neg(a) => poly_or_atom(a, names).neg(),
-        Expr::Var(v) => Size::var(names.name(*v)),
+        // An entry's dimension written as a constant (`[8]f32`) is named by it.
+        Expr::Var(v) => {
+            let name = names.name(*v);
+            match name.parse::<i64>() {
+                Ok(c) => Size::constant(c),
+                Err(_) => Size::var(paren(name)),
+            }
+        }
         _ => return None,
     })
 }

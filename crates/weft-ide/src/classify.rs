@@ -9,8 +9,8 @@
 use std::sync::Arc;
 
 use weft_hir::{
-    Body, BodySourceMap, Builtin, DefId, DefLoc, Expr, Name, Pat, PatId, Resolution, RootDatabase,
-    SourceFile, body_with_source_map, file_scope, item_tree,
+    Body, BodySourceMap, Builtin, DefId, DefLoc, Expr, LoopForm, Name, Pat, PatId, Resolution,
+    RootDatabase, SourceFile, body_with_source_map, file_scope, item_tree,
 };
 use weft_syntax::ast::{self, AstNode};
 use weft_syntax::{SyntaxKind, SyntaxNode, SyntaxToken, TextRange, TextSize};
@@ -160,6 +160,54 @@ pub(crate) fn classify(
             }
         }
         _ => None,
+    }
+}
+
+/// Bindings visible at `offset`: parameters, and the patterns of every `let`, lambda
+/// and loop whose body holds the offset (innermost first).
+pub(crate) fn locals_in_scope(data: &DefData, offset: TextSize) -> Vec<PatId> {
+    let mut scoped: Vec<(TextRange, PatId)> = Vec::new();
+    let body_range = |expr| data.source_map.expr_range(expr);
+    for (_, expr) in data.body.exprs.iter() {
+        let (pats, body): (Vec<PatId>, _) = match expr {
+            Expr::Let { pat, body, .. } => (vec![*pat], *body),
+            Expr::Lambda { params, body } => (params.clone(), *body),
+            Expr::Loop { pat, form, body, .. } => {
+                let mut pats = vec![*pat];
+                if let LoopForm::For { var, .. } = form {
+                    pats.push(*var);
+                }
+                (pats, *body)
+            }
+            _ => continue,
+        };
+        let Some(range) = body_range(body) else { continue };
+        if range.contains_inclusive(offset) {
+            for pat in pats {
+                let mut binds = Vec::new();
+                bindings(data, pat, &mut binds);
+                scoped.extend(binds.into_iter().map(|b| (range, b)));
+            }
+        }
+    }
+    scoped.sort_by_key(|(range, _)| range.len());
+    let mut out: Vec<PatId> = scoped.into_iter().map(|(_, pat)| pat).collect();
+    for &param in &data.body.params {
+        bindings(data, param, &mut out);
+    }
+    out
+}
+
+pub(crate) fn bindings(data: &DefData, pat: PatId, out: &mut Vec<PatId>) {
+    match &data.body.pats[pat] {
+        // Bindings the compiler introduces (a `for x in xs` loop's array and index)
+        // have no source and cannot be named.
+        Pat::Bind { .. } if data.source_map.pat_range(pat).is_none() => {}
+        Pat::Bind { .. } => out.push(pat),
+        Pat::Tuple(pats) => pats.iter().for_each(|&p| bindings(data, p, out)),
+        Pat::Ascribed { pat, .. } => bindings(data, *pat, out),
+        Pat::Record(fields) => fields.iter().for_each(|(_, p)| bindings(data, *p, out)),
+        Pat::Missing | Pat::Wild => {}
     }
 }
 

@@ -4,7 +4,7 @@
 use weft_hir::{DefKind, DefLoc, RootDatabase, def_ast};
 use weft_syntax::TextRange;
 use weft_syntax::ast;
-use weft_syntax::test_block::{TestInput, test_block};
+use weft_syntax::test_block::{Expected, TestInput, test_block};
 
 use crate::classify::file_defs;
 
@@ -42,6 +42,10 @@ pub(crate) struct TestInputs {
     pub(crate) values: Option<String>,
     /// The text between the braces of the first `random input { ... }`.
     pub(crate) random: Option<String>,
+    /// The `output { ... }` expected of the first `input { ... }`, when it has one.
+    pub(crate) expected: Option<String>,
+    /// The text of every `input { ... }`, in order.
+    pub(crate) all_values: Vec<String>,
 }
 
 pub(crate) fn test_inputs(db: &RootDatabase, loc: &DefLoc) -> TestInputs {
@@ -51,7 +55,13 @@ pub(crate) fn test_inputs(db: &RootDatabase, loc: &DefLoc) -> TestInputs {
     for case in block.cases {
         match case.input {
             TestInput::Values(values) => {
-                inputs.values.get_or_insert(values.text);
+                inputs.all_values.push(values.text.clone());
+                if inputs.values.is_none() {
+                    inputs.values = Some(values.text);
+                    if let Expected::Output(output) = case.expected {
+                        inputs.expected = Some(output.text);
+                    }
+                }
             }
             TestInput::Random(specs) => {
                 inputs.random.get_or_insert(specs.text);

@@ -2,13 +2,13 @@
 //! their schemes, strategy levels after `@`, and declaration keywords at top level.
 
 use weft_hir::{
-    Builtin, Db as _, Expr, LoopForm, Pat, PatId, RootDatabase, ScalarTy, UNQUALIFIED_BUILTINS,
-    def_scheme, file_scope, infer, pretty_scheme, signature,
+    Builtin, Db as _, Pat, RootDatabase, ScalarTy, UNQUALIFIED_BUILTINS, def_scheme, file_scope,
+    infer, pretty_scheme, signature,
 };
-use weft_syntax::{SyntaxKind, TextRange, TextSize};
+use weft_syntax::{SyntaxKind, TextSize};
 
 use crate::FilePosition;
-use crate::classify::DefData;
+use crate::classify::{DefData, locals_in_scope};
 
 /// What a completion inserts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -190,54 +190,6 @@ fn def_at(db: &RootDatabase, file: weft_hir::SourceFile, offset: TextSize) -> Op
         }
     }
     Some(data)
-}
-
-/// Bindings visible at `offset`: parameters, and the patterns of every `let`, lambda
-/// and loop whose body holds the offset (innermost first).
-fn locals_in_scope(data: &DefData, offset: TextSize) -> Vec<PatId> {
-    let mut scoped: Vec<(TextRange, PatId)> = Vec::new();
-    let body_range = |expr| data.source_map.expr_range(expr);
-    for (_, expr) in data.body.exprs.iter() {
-        let (pats, body): (Vec<PatId>, _) = match expr {
-            Expr::Let { pat, body, .. } => (vec![*pat], *body),
-            Expr::Lambda { params, body } => (params.clone(), *body),
-            Expr::Loop { pat, form, body, .. } => {
-                let mut pats = vec![*pat];
-                if let LoopForm::For { var, .. } = form {
-                    pats.push(*var);
-                }
-                (pats, *body)
-            }
-            _ => continue,
-        };
-        let Some(range) = body_range(body) else { continue };
-        if range.contains_inclusive(offset) {
-            for pat in pats {
-                let mut binds = Vec::new();
-                bindings(data, pat, &mut binds);
-                scoped.extend(binds.into_iter().map(|b| (range, b)));
-            }
-        }
-    }
-    scoped.sort_by_key(|(range, _)| range.len());
-    let mut out: Vec<PatId> = scoped.into_iter().map(|(_, pat)| pat).collect();
-    for &param in &data.body.params {
-        bindings(data, param, &mut out);
-    }
-    out
-}
-
-fn bindings(data: &DefData, pat: PatId, out: &mut Vec<PatId>) {
-    match &data.body.pats[pat] {
-        // Bindings the compiler introduces (a `for x in xs` loop's array and index)
-        // have no source and cannot be named.
-        Pat::Bind { .. } if data.source_map.pat_range(pat).is_none() => {}
-        Pat::Bind { .. } => out.push(pat),
-        Pat::Tuple(pats) => pats.iter().for_each(|&p| bindings(data, p, out)),
-        Pat::Ascribed { pat, .. } => bindings(data, *pat, out),
-        Pat::Record(fields) => fields.iter().for_each(|(_, p)| bindings(data, *p, out)),
-        Pat::Missing | Pat::Wild => {}
-    }
 }
 
 #[cfg(test)]

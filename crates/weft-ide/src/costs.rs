@@ -40,11 +40,18 @@ pub struct CostConfig {
     /// Codes not reported (`uncoalesced-access`, ...): `weft check --allow`, the
     /// server's `allow` setting.
     pub allow: Vec<String>,
+    /// Hovers with the whole derivation (symbolic costs, regions) instead of the short
+    /// summary; the detail view always has it.
+    pub full_hovers: bool,
 }
 
 impl Default for CostConfig {
     fn default() -> CostConfig {
-        CostConfig { profile: weft_lower::cost::default_profile(), allow: Vec::new() }
+        CostConfig {
+            profile: weft_lower::cost::default_profile(),
+            allow: Vec::new(),
+            full_hovers: false,
+        }
     }
 }
 
@@ -54,6 +61,18 @@ pub(crate) struct EntryCosts {
     pub(crate) costs: EntryCost,
     pub(crate) kernels: Vec<KernelFacts>,
     pub(crate) inputs: Vec<Input>,
+    /// The host's variables a `Let` defines once (a size an inlined def names `t`), with
+    /// their values in the entry's own sizes: costs are shown in the signature's names.
+    host_defs: FxHashMap<Var, Expr>,
+}
+
+impl EntryCosts {
+    /// A cost expression in the entry's names: the host's `let`s substituted, values
+    /// read back from the device shown as `?` (known at run time).
+    pub(crate) fn show(&self, e: &Expr) -> String {
+        let e = model::subst(e, &|v| self.host_defs.get(&v).cloned());
+        model::show(&model::simplify(&e), &self.costs.names)
+    }
 }
 
 /// What a kernel computes and the local memory it takes per work-group.
@@ -116,7 +135,59 @@ pub(crate) fn entry_costs<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<Arc
             local_bytes: kernel_local_bytes(k, local_args.get(&(idx as u32))),
         })
         .collect();
-    Some(Arc::new(EntryCosts { costs: compiled.costs, kernels, inputs: compiled.plan.inputs }))
+    let mut costs = compiled.costs;
+    let host_defs = host_defs(&compiled.plan.steps, &mut costs.names);
+    Some(Arc::new(EntryCosts { costs, kernels, inputs: compiled.plan.inputs, host_defs }))
+}
+
+/// The variables a single `Let` of the plan defines, with their values substituted in
+/// turn; the variables `Read` defines are renamed `?` in `names`.
+fn host_defs(steps: &[Step], names: &mut model::Names) -> FxHashMap<Var, Expr> {
+    fn count(steps: &[Step], lets: &mut FxHashMap<Var, u32>, names: &mut model::Names) {
+        for step in steps {
+            match step {
+                Step::Let { var, .. } => *lets.entry(*var).or_default() += 1,
+                Step::Read { var, .. } => {
+                    names.0.insert(*var, "?".to_owned());
+                }
+                Step::If { then_steps, else_steps, .. } => {
+                    count(then_steps, lets, names);
+                    count(else_steps, lets, names);
+                }
+                Step::For { body, .. } => count(body, lets, names),
+                Step::While { cond_steps, body, .. } => {
+                    count(cond_steps, lets, names);
+                    count(body, lets, names);
+                }
+                _ => {}
+            }
+        }
+    }
+    fn define(steps: &[Step], once: &FxHashMap<Var, u32>, defs: &mut FxHashMap<Var, Expr>) {
+        for step in steps {
+            match step {
+                Step::Let { var, value } if once.get(var) == Some(&1) => {
+                    let value = model::subst(value, &|v| defs.get(&v).cloned());
+                    defs.insert(*var, value);
+                }
+                Step::If { then_steps, else_steps, .. } => {
+                    define(then_steps, once, defs);
+                    define(else_steps, once, defs);
+                }
+                Step::For { body, .. } => define(body, once, defs),
+                Step::While { cond_steps, body, .. } => {
+                    define(cond_steps, once, defs);
+                    define(body, once, defs);
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut lets = FxHashMap::default();
+    count(steps, &mut lets, names);
+    let mut defs = FxHashMap::default();
+    define(steps, &lets, &mut defs);
+    defs
 }
 
 /// Each kernel's arguments at its first launch, with the host's `let`s substituted.
@@ -198,6 +269,9 @@ fn kernel_local_bytes(kernel: &KernelImp, args: Option<&Vec<Arg>>) -> Vec<(Strin
 /// Where the sizes of a prediction come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SizeSource {
+    /// The entry's `-- bench:` line: the sizes it is meant to run at.
+    Bench,
+    /// The test block's largest `input` (by elements).
     TestInput,
     RandomInput,
     Default,
@@ -217,13 +291,23 @@ impl SizeEnv {
 
     /// `n = 1000, m = 32 (the test block's first input)`.
     pub(crate) fn describe(&self, costs: &EntryCost) -> String {
-        let mut named: Vec<(String, i64)> =
-            self.values.iter().map(|(v, x)| (costs.names.name(*v), *x)).collect();
+        // Variables named by a size expression (`4*bm`, a dimension the type computes)
+        // follow from the others: only the signature's names are listed.
+        let mut named: Vec<(String, i64)> = self
+            .values
+            .iter()
+            .map(|(v, x)| (costs.names.name(*v), *x))
+            .filter(|(name, _)| {
+                name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'\'')
+            })
+            .filter(|(name, _)| name.parse::<i64>().is_err())
+            .collect();
         named.sort();
         named.dedup_by(|a, b| a.0 == b.0);
         let list: Vec<String> = named.iter().map(|(n, x)| format!("{n} = {x}")).collect();
         let from = match self.source {
-            SizeSource::TestInput => "the test block's first `input`",
+            SizeSource::Bench => "the entry's `-- bench:` line",
+            SizeSource::TestInput => "the test block's largest `input`",
             SizeSource::RandomInput => "the test block's first `random input`",
             SizeSource::Default => "default sizes: no test input",
         };
@@ -235,13 +319,34 @@ impl SizeEnv {
     }
 }
 
-/// The sizes of the entry's test block, else the default (module docs).
+/// The sizes of the entry's `-- bench:` line, else of its test block's largest input,
+/// else the default (module docs).
 pub(crate) fn size_env(db: &RootDatabase, entry: &DefLoc, inputs: &[Input]) -> SizeEnv {
-    let tests = test_inputs(db, entry);
-    if let Some(text) = &tests.values
-        && let Ok(values) = weft_values::parse_values(text)
-        && values.len() == inputs.len()
+    let bench = comment_lines(db, entry).into_iter().find_map(|line| {
+        let rest = line.trim_start().strip_prefix("--")?.trim_start().strip_prefix("bench:")?;
+        weft_values::bench_line::parse_bench_line(rest).ok()
+    });
+    if let Some(bench) = bench
+        && bench.inputs.len() == inputs.len()
     {
+        let mut out = FxHashMap::default();
+        for (input, spec) in inputs.iter().zip(&bench.inputs) {
+            if let Input::Array { dims, .. } = input {
+                for (d, len) in dims.iter().zip(&spec.ty.shape) {
+                    out.insert(*d, i64::try_from(*len).unwrap_or(i64::MAX));
+                }
+            }
+        }
+        return SizeEnv { values: out, source: SizeSource::Bench };
+    }
+    let tests = test_inputs(db, entry);
+    let largest = tests
+        .all_values
+        .iter()
+        .filter_map(|text| weft_values::parse_values(text).ok())
+        .filter(|values| values.len() == inputs.len())
+        .max_by_key(|values| values.iter().map(weft_values::Value::len).sum::<usize>());
+    if let Some(values) = largest {
         let mut out = FxHashMap::default();
         for (input, value) in inputs.iter().zip(&values) {
             match input {
@@ -380,7 +485,7 @@ pub(crate) fn entry_section(
     let total = |f: &dyn Fn(&Cost) -> Expr| {
         model::simplify(&model::sum(running.iter().map(|l| times(&f(&l.cost), l))))
     };
-    let show = |e: &Expr| model::show(e, &c.names);
+    let show = |e: &Expr| costs.show(e);
     let mut line = format!(
         "**Cost** ({} launch{} per run): work `{}`, span `{}`",
         running.len(),
@@ -411,7 +516,7 @@ pub(crate) fn entry_section(
             env.describe(c)
         ),
     };
-    Some(format!("{line}\n\n{prediction}"))
+    if config.full_hovers { Some(format!("{line}\n\n{prediction}")) } else { Some(prediction) }
 }
 
 /// One line per kernel launch computing a combinator call: its cost over the entry's
@@ -432,10 +537,27 @@ pub(crate) fn kernel_line(
     let env = size_env(db, &loc, &costs.inputs);
     let c = &costs.costs;
     let launch = c.launches.iter().find(|l| l.kernel as usize == kernel_idx)?;
-    let show = |e: &Expr| model::show(e, &c.names);
+    let show = |e: &Expr| costs.show(e);
     let k = &launch.cost;
+    if !config.full_hovers {
+        // The summary: the time per launch; the formulas are in the detail view.
+        return Some(match k.predict(config.profile, &|v| env.get(v)) {
+            Ok(p) => format!(
+                "**Cost** of `{}` (entry `{entry}`): predicted {} per launch on `{}` {} \
+                 ({}-bound)",
+                launch.name,
+                seconds(p.seconds),
+                config.profile.device.name.trim(),
+                env.describe(c),
+                p.bound,
+            ),
+            Err(error) => {
+                format!("**Cost** of `{}` (entry `{entry}`): not predicted: {error}", launch.name)
+            }
+        });
+    }
     let mut line = format!(
-        "**Cost** of `{}`: work `{}`, span `{}`",
+        "**Cost** of `{}` (entry `{entry}`): work `{}`, span `{}`",
         launch.name,
         show(&k.work),
         show(&k.span)
@@ -482,6 +604,8 @@ struct Finding {
     code: &'static str,
     origin: Origin,
     message: String,
+    /// The source name of the array accessed, if the finding is about one.
+    array: Option<String>,
 }
 
 /// Performance diagnostics of every entry of `file` (what `weft check --perf` prints):
@@ -516,6 +640,8 @@ pub(crate) fn perf_diagnostics_within(
     };
     // Entries compiled here anyway: what the back end cannot compile is reported too.
     let mut out = crate::diagnostics::backend_unsupported(db, file, &within_budget);
+    type Cause = (weft_syntax::TextRange, &'static str, Option<String>);
+    let mut seen: Vec<(Cause, Vec<weft_hir::Name>)> = Vec::new();
     for loc in weft_hir::item_tree(db, file).defs.iter() {
         if loc.kind != DefKind::Entry {
             continue;
@@ -537,17 +663,34 @@ pub(crate) fn perf_diagnostics_within(
             if finding.origin.def.file != file {
                 continue;
             }
-            let id = DefId::new(db, finding.origin.def.clone());
-            let Some(range) =
-                weft_hir::body_with_source_map(db, id).1.expr_range(finding.origin.expr)
-            else {
+            let data = crate::classify::DefData::new(db, &finding.origin.def);
+            let Some(range) = data.source_map.expr_range(finding.origin.expr) else {
                 continue;
             };
-            if out
-                .iter()
-                .any(|d| d.range == range && d.code == finding.code && d.message == finding.message)
-            {
+            // The squiggle marks the access to the array, not the whole combinator.
+            let range = finding
+                .array
+                .as_deref()
+                .and_then(|array| access_range(&data, range, array))
+                .unwrap_or(range);
+            // One warning per cause: a def used by several entries is reported once,
+            // naming the other entries.
+            let cause = (
+                range,
+                finding.code,
+                finding.message.split(" in kernel").next().map(str::to_owned),
+            );
+            if let Some((_, others)) = seen.iter_mut().find(|(c, _)| *c == cause) {
+                if !others.contains(&loc.name) {
+                    others.push(loc.name.clone());
+                }
                 continue;
+            }
+            seen.push((cause, Vec::new()));
+            // In a def, the sizes are those of the entry it was compiled for: name it.
+            let mut finding = finding;
+            if finding.origin.def != *loc {
+                finding.message.push_str(&format!(" (entry `{}`)", loc.name));
             }
             out.push(weft_hir::Diagnostic {
                 code: finding.code,
@@ -563,20 +706,79 @@ pub(crate) fn perf_diagnostics_within(
             });
         }
     }
+    // The diagnostics of this function, in order, follow the backend ones: name the
+    // other entries each cause was found in.
+    let first = out.len() - seen.len();
+    for (diagnostic, (_, others)) in out[first..].iter_mut().zip(&seen) {
+        if !others.is_empty() {
+            let list: Vec<String> = others.iter().map(|e| format!("`{e}`")).collect();
+            diagnostic.message.push_str(&format!(
+                "; also in entr{} {}",
+                if list.len() == 1 { "y" } else { "ies" },
+                list.join(", ")
+            ));
+        }
+    }
     out.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
     out
 }
 
-/// Whether the comment lines directly above `def` hold `weft: allow(CODE, ...)` naming
-/// `code`.
-pub(crate) fn allowed(db: &RootDatabase, def: &DefLoc, code: &str) -> bool {
+/// The range of the first access to `array` inside `within`: an indexing `xs[i]`, else
+/// an indexing of the `map` lambda's parameter that `array` is passed as (`r[0]` in
+/// `map (\r -> r[0]) a`), else a use of the name; `None` when there is none.
+fn access_range(
+    data: &crate::classify::DefData,
+    within: weft_syntax::TextRange,
+    array: &str,
+) -> Option<weft_syntax::TextRange> {
+    use weft_hir::Expr;
+    let is_array = |e: weft_hir::ExprId| matches!(&data.body.exprs[e], Expr::Path { name, .. } if name.as_str() == array);
+    let ranges = |pick: &dyn Fn(&Expr, weft_hir::ExprId) -> bool| {
+        data.body
+            .exprs
+            .iter()
+            .filter(|(id, e)| pick(e, *id))
+            .filter_map(|(id, _)| data.source_map.expr_range(id))
+            .filter(|r| within.contains_range(*r) && *r != within)
+            .min_by_key(|r| r.start())
+    };
+    // `map (\r -> r[0]) a`: the indexing of the lambda's parameter that stands for `a`.
+    let element_params: Vec<weft_hir::PatId> = data
+        .body
+        .exprs
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Expr::Call { callee, args } => Some((*callee, args)),
+            _ => None,
+        })
+        .filter(|(callee, _)| {
+            matches!(&data.body.exprs[*callee],
+                Expr::Path { res: weft_hir::Resolution::Builtin(b), .. } if b.name().starts_with("map"))
+        })
+        .filter_map(|(_, args)| {
+            let (first, arrays) = args.split_first()?;
+            let Expr::Lambda { params, .. } = &data.body.exprs[*first] else { return None };
+            let k = arrays.iter().position(|a| is_array(*a))?;
+            params.get(k).copied()
+        })
+        .collect();
+    let is_element = |e: weft_hir::ExprId| {
+        matches!(&data.body.exprs[e],
+            Expr::Path { res: weft_hir::Resolution::Local(p), .. } if element_params.contains(p))
+    };
+    ranges(&|e, _| matches!(e, Expr::Index { base, .. } if is_array(*base)))
+        .or_else(|| ranges(&|e, _| matches!(e, Expr::Index { base, .. } if is_element(*base))))
+        .or_else(|| ranges(&|_, id| is_array(id)))
+}
+
+/// The comment lines of a declaration: those the parser attached to it (up to its
+/// name), then the comment lines right above it.
+fn comment_lines(db: &RootDatabase, def: &DefLoc) -> Vec<String> {
     let (_, source_map) = weft_hir::body_with_source_map(db, DefId::new(db, def.clone()));
     let (Some(range), Some(name)) = (source_map.def_range, source_map.name_range) else {
-        return false;
+        return Vec::new();
     };
     let text = def.file.text(db);
-    // The comments the parser attached to the declaration (up to its name), then the
-    // comment lines right above it.
     let attached = text.get(usize::from(range.start())..usize::from(name.start())).unwrap_or("");
     let before = text.get(..usize::from(range.start())).unwrap_or("");
     let mut above = before.lines().rev();
@@ -584,7 +786,13 @@ pub(crate) fn allowed(db: &RootDatabase, def: &DefLoc, code: &str) -> bool {
         above.next();
     }
     let above = above.take_while(|l| l.trim_start().starts_with("--"));
-    attached.lines().chain(above).any(|line| {
+    attached.lines().chain(above).map(str::to_owned).collect()
+}
+
+/// Whether the comment lines directly above `def` hold `weft: allow(CODE, ...)` naming
+/// `code`.
+pub(crate) fn allowed(db: &RootDatabase, def: &DefLoc, code: &str) -> bool {
+    comment_lines(db, def).iter().any(|line| {
         line.trim_start()
             .strip_prefix("--")
             .and_then(|c| c.trim_start().strip_prefix("weft:"))
@@ -644,7 +852,7 @@ fn findings(costs: &EntryCosts, profile: &DeviceProfile, env: &SizeEnv) -> Vec<F
                 e => model::eval_i64(e, &sizes).ok(),
             };
             let Some(s) = value.map(i64::unsigned_abs) else { continue };
-            let shown = model::show(&model::simplify(stride), &c.names);
+            let shown = costs.show(stride);
             let at = if matches!(stride, Expr::I64(_)) || shown == s.to_string() {
                 String::new()
             } else {
@@ -675,7 +883,12 @@ fn findings(costs: &EntryCosts, profile: &DeviceProfile, env: &SizeEnv) -> Vec<F
             if let Some(message) = message
                 && reported.insert((access.ptr.clone(), access.space))
             {
-                out.push(Finding { code, origin: origin_of(&access.ptr), message });
+                out.push(Finding {
+                    code,
+                    origin: origin_of(&access.ptr),
+                    array: Some(kernel.source_name(&access.ptr, access.space)),
+                    message,
+                });
             }
         }
         // Local memory per work-group against the device's.
@@ -709,7 +922,7 @@ fn findings(costs: &EntryCosts, profile: &DeviceProfile, env: &SizeEnv) -> Vec<F
                 .iter()
                 .find_map(|(name, _)| kernel.ptr_origins.iter().find(|(p, _)| p == name))
                 .map_or(main.clone(), |(_, o)| o.clone());
-            out.push(Finding { code: local_memory_limit::CODE, origin, message });
+            out.push(Finding { code: local_memory_limit::CODE, origin, array: None, message });
         }
     }
     out
@@ -761,7 +974,8 @@ mod tests {
     fn check_perf(text: &str, expect: Expect) {
         let fixture = fixture(text);
         let mut out = String::new();
-        for d in fixture.analysis.perf_diagnostics(&fixture.position.path).unwrap() {
+        let config = crate::CostConfig::default();
+        for d in fixture.analysis.perf_diagnostics(&fixture.position.path, &config).unwrap() {
             let _ = writeln!(
                 out,
                 "{} {}[{}]: {}",
@@ -781,6 +995,49 @@ mod tests {
             let _ = writeln!(out, "{} {title}", fixture.show(&fixture.position.path, range));
         }
         expect.assert_eq(&out);
+    }
+
+    /// Predictions once used the test block's first input (toy sizes, launch overhead
+    /// only): the `-- bench:` line wins, else the largest input.
+    #[test]
+    fn predictions_use_the_bench_line_else_the_largest_input() {
+        let text = r#"
+-- ==
+-- input { [1f32] }
+-- input { [1f32, 2f32, 3f32] }
+entry small (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
+-- bench: [1000000]f32
+entry big (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
+"#;
+        let f = crate::tests::fixture(text);
+        let at = |needle: &str| crate::FilePosition {
+            path: "main.weft".to_owned(),
+            offset: u32::try_from(text.trim_start_matches('\n').find(needle).unwrap())
+                .unwrap()
+                .into(),
+        };
+        let small = f.analysis.hover(&at("small")).unwrap().unwrap().markdown;
+        assert!(small.contains("at n = 3 (the test block's largest `input`)"), "{small}");
+        let big = f.analysis.hover(&at("big")).unwrap().unwrap().markdown;
+        assert!(big.contains("at n = 1000000 (the entry's `-- bench:` line)"), "{big}");
+    }
+
+    #[test]
+    fn a_def_used_by_two_entries_gets_one_warning_naming_both() {
+        check_perf(
+            r#"
+def firsts (a: [n][m]f32) : [n]f32 = map (\r -> r[0]) a
+-- ==
+-- input { [[1f32, 2f32], [3f32, 4f32]] }
+entry one (a: [n][m]f32) : [n]f32 = firsts a
+-- ==
+-- input { [[1f32, 2f32, 3f32], [3f32, 4f32, 5f32]] }
+entry two (a: [n][m]f32) : [n]f32 = firsts a
+"#,
+            expect![[r#"
+                main.weft:48..52 "r[0]" warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `one_map_0`: neighbouring work-items access elements `m` apart (2 at m = 2, n = 2 (the test block's largest `input`)); `NVIDIA H100 80GB HBM3` is 1.3× slower than coalesced at that stride (entry `one`); also in entry `two`
+            "#]],
+        );
     }
 
     #[test]
@@ -812,11 +1069,11 @@ entry big_rows (a: [n][m]f32) : [n][m]f32 =
 entry silenced (a: [n][m]f32) : [n]f32 = map (\r -> r[0]) a
 "#,
             expect![[r#"
-                main.weft:117..135 "map (\\r -> r[0]) a" warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `first_col_map_0`: neighbouring work-items access elements `m` apart (2 at m = 2, n = 2 (the test block's first `input`)); `NVIDIA H100 80GB HBM3` is 1.3× slower than coalesced at that stride
-                main.weft:355..491 "map@group (\\tile ->\n      let l = to_local tile\n      in map@thread (\\i -> map@seq (\\j -> l[i][j] + l[j][i]) (iota 32)) (iota 32))\n    a" warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `tiles_group_0`: neighbouring work-items access elements `dim` apart (32 at dim = 32, n = 4 (the test block's first `random input`)); `NVIDIA H100 80GB HBM3` is 7.2× slower than coalesced at that stride
+                main.weft:128..132 "r[0]" warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `first_col_map_0`: neighbouring work-items access elements `m` apart (2 at m = 2, n = 2 (the test block's largest `input`)); `NVIDIA H100 80GB HBM3` is 1.3× slower than coalesced at that stride
                 main.weft:355..491 "map@group (\\tile ->\n      let l = to_local tile\n      in map@thread (\\i -> map@seq (\\j -> l[i][j] + l[j][i]) (iota 32)) (iota 32))\n    a" warning[uncoalesced-access]: uncoalesced global writes of `v` in kernel `tiles_group_0`: neighbouring work-items access elements `32` apart; `NVIDIA H100 80GB HBM3` is 7.2× slower than coalesced at that stride
-                main.weft:389..402 "to_local tile" warning[bank-conflict]: local-memory bank conflicts of degree 32 on 32 banks: writes of `l` in kernel `tiles_group_0` at a stride of `dim` elements (32 at dim = 32, n = 4 (the test block's first `random input`)); `NVIDIA H100 80GB HBM3` measured 28.8× the conflict-free time
+                main.weft:389..402 "to_local tile" warning[bank-conflict]: local-memory bank conflicts of degree 32 on 32 banks: writes of `l` in kernel `tiles_group_0` at a stride of `32` elements; `NVIDIA H100 80GB HBM3` measured 28.8× the conflict-free time
                 main.weft:412..484 "map@thread (\\i -> map@seq (\\j -> l[i][j] + l[j][i]) (iota 32)) (iota 32)" warning[bank-conflict]: local-memory bank conflicts of degree 32 on 32 banks: writes of `v` in kernel `tiles_group_0` at a stride of `32` elements; `NVIDIA H100 80GB HBM3` measured 28.8× the conflict-free time
+                main.weft:490..491 "a" warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `tiles_group_0`: neighbouring work-items access elements `32` apart; `NVIDIA H100 80GB HBM3` is 7.2× slower than coalesced at that stride
                 main.weft:611..623 "to_local row" warning[local-memory-limit]: kernel `big_rows_group_0` needs 160000 bytes of local memory per work-group (`l_6` 80000 bytes, `v_8` 80000 bytes) at m = 20000, n = 2 (the test block's first `random input`), more than the 49152 bytes of `NVIDIA H100 80GB HBM3`: its launch would fail
             "#]],
         );
@@ -824,7 +1081,7 @@ entry silenced (a: [n][m]f32) : [n]f32 = map (\r -> r[0]) a
 
     fn check_hover(text: &str, expect: Expect) {
         let fixture = fixture(text);
-        let hover = fixture.analysis.hover(&fixture.position).unwrap().expect("a hover");
+        let hover = fixture.analysis.hover_details(&fixture.position).unwrap().expect("a hover");
         expect.assert_eq(&hover.markdown);
     }
 
@@ -843,7 +1100,7 @@ entry to$0tal (xs: [n]f32) : f32 = reduce (+) 0f32 (map (\x -> x * 2f32) xs)
 
                 **Cost** (2 launches per run): work `5118*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 8*((max(1, min(((n + 255)/256), 1024)))/4) + 12*(n/4) + 4862`, span `10*((((max(1, min(((n + 255)/256), 1024)))/4) + 255)/256) + 14*(((n/4) + max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 67`; global `1028*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 16*((max(1, min(((n + 255)/256), 1024)))/4) + 16*(n/4) + 1028` bytes, local `4088*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 4088` bytes; transfers `4*n` bytes to the device, `4` back
 
-                **Predicted**: 11.1 µs of kernels (+ 1.63 µs of transfers) on `NVIDIA H100 80GB HBM3` at n = 3 (the test block's first `input`); memory-bound; model weft-cost v1, ±9% measured (geometric mean over 9 entries, 2026-11-24)"#]],
+                **Predicted**: 11.1 µs of kernels (+ 1.63 µs of transfers) on `NVIDIA H100 80GB HBM3` at n = 3 (the test block's largest `input`); memory-bound; model weft-cost v1, ±9% measured (geometric mean over 9 entries, 2026-11-24)"#]],
         );
     }
 
@@ -862,7 +1119,7 @@ entry scale (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
 
                 **Kernel**: `scale_map_0` — @grid: one work-item per element
 
-                **Cost** of `scale_map_0`: work `n`, span `3*((max(256*((((n + 3)/4) + 255)/256), 1) + n - 1)/(max(256*((((n + 3)/4) + 255)/256), 1)))`; global `8*n` bytes; predicted 8.66 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))"#]],
+                **Cost** of `scale_map_0` (entry `scale`): work `n`, span `3*((max(256*((((n + 3)/4) + 255)/256), 1) + n - 1)/(max(256*((((n + 3)/4) + 255)/256), 1)))`; global `8*n` bytes; predicted 8.66 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))"#]],
         );
     }
 

@@ -133,13 +133,14 @@ entry fine (xs: [n]f32) : f32 = reduce (+) 0f32 xs
     }
 
     #[test]
-    fn file_with_errors_has_no_memory_diagnostics() {
+    fn an_error_in_another_entry_keeps_the_memory_diagnostics() {
         check_diagnostics(
             r#"
 entry f (a: [n][m]i32) : [m*n]i32 = flatten (transpose a)
 entry g (a: [n][m]i32) : [n]i32 = map (\r -> r[0] + true) a
 "#,
             expect![[r#"
+                36..57 info[forced-copy]: `flatten` is not representable as one LMAD here (the outer dimensions do not merge), so the array is copied (4*n*m bytes)
                 110..114 error[type-mismatch]: type mismatch: expected `i32`, but `true` has type `bool`
             "#]],
         );

@@ -11,7 +11,7 @@ use weft_hir::{DefKind, RootDatabase};
 
 use crate::code_lens::test_inputs;
 use crate::kernels::{compile_entry, entry_id};
-use crate::program::file_program;
+use crate::program::{blocked_entry, file_program};
 
 /// An entry compiled for a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,6 +21,19 @@ pub struct GpuRun {
     pub plan_json: String,
     pub n_kernels: usize,
     pub input: GpuInput,
+    /// The values the test block expects of `input` (`output { ... }`), if any.
+    pub expected: Option<String>,
+}
+
+/// What running an entry needs besides a compiled plan: its inputs, the output its test
+/// block expects of them, and the text of the file and of the files it imports as the
+/// editor has them (unsaved buffers included), so that a run sees what the user sees.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryRun {
+    pub input: GpuInput,
+    pub expected: Option<String>,
+    /// `(database path, text)` of the file and of every file it imports, transitively.
+    pub sources: Vec<(String, String)>,
 }
 
 /// Where a run's inputs come from.
@@ -45,16 +58,22 @@ pub(crate) fn entry_input(
 ) -> Result<(weft_hir::SourceFile, GpuInput), String> {
     let file =
         db.file(path).ok_or_else(|| format!("`{path}` is not a Weft file of the workspace"))?;
-    let Some(program) = file_program(db, file) else {
-        return Err(format!("`{path}` has errors: fix them to run `{entry}`"));
-    };
-    let id = entry_id(program, entry).ok_or_else(|| format!("no entry `{entry}` in `{path}`"))?;
-    let n_params = program.functions[id].params.len();
     let loc = weft_hir::item_tree(db, file)
         .defs
         .iter()
         .find(|loc| loc.kind == DefKind::Entry && loc.name.as_str() == entry)
         .cloned();
+    let program = file_program(db, file);
+    let Some((program, id)) = program.as_ref().and_then(|p| Some((p, entry_id(p, entry)?))) else {
+        return Err(match loc.as_ref().and_then(|loc| blocked_entry(db, loc)) {
+            Some(why) => format!("cannot run `{entry}`: {why}"),
+            None if program.is_none() && loc.is_some() => {
+                format!("`{entry}` cannot be elaborated (see `weft run`)")
+            }
+            None => format!("no entry `{entry}` in `{path}`"),
+        });
+    };
+    let n_params = program.functions[id].params.len();
     let inputs = loc.map(|loc| test_inputs(db, &loc)).unwrap_or_default();
     let input = match (inputs.values, inputs.random) {
         (Some(values), _) => GpuInput::Values(values),
@@ -74,8 +93,41 @@ pub(crate) fn entry_input(
     Ok((file, input))
 }
 
+/// The run of `entry` of the file at `path` (module docs), or why it cannot run.
+pub(crate) fn entry_run(db: &RootDatabase, path: &str, entry: &str) -> Result<EntryRun, String> {
+    let (file, input) = entry_input(db, path, entry)?;
+    let mut sources: Vec<(String, String)> = Vec::new();
+    let mut todo = vec![file];
+    while let Some(f) = todo.pop() {
+        if sources.iter().any(|(p, _)| p == f.path(db)) {
+            continue;
+        }
+        sources.push((f.path(db).clone(), f.text(db).to_string()));
+        todo.extend(weft_hir::file_scope(db, f).imports.iter().flatten().copied());
+    }
+    let expected = match input {
+        GpuInput::Values(_) => expected_output(db, file, entry),
+        GpuInput::None | GpuInput::Random(_) => None,
+    };
+    Ok(EntryRun { input, expected, sources })
+}
+
+/// The `output { ... }` of the test case whose inputs a run uses (the first `input`).
+fn expected_output(db: &RootDatabase, file: weft_hir::SourceFile, entry: &str) -> Option<String> {
+    let loc = weft_hir::item_tree(db, file)
+        .defs
+        .iter()
+        .find(|loc| loc.kind == DefKind::Entry && loc.name.as_str() == entry)?
+        .clone();
+    test_inputs(db, &loc).expected.map(|e| e.trim().to_owned())
+}
+
 pub(crate) fn gpu_run(db: &RootDatabase, path: &str, entry: &str) -> Result<GpuRun, String> {
     let (file, input) = entry_input(db, path, entry)?;
+    let expected = match input {
+        GpuInput::Values(_) => expected_output(db, file, entry),
+        GpuInput::None | GpuInput::Random(_) => None,
+    };
     let compiled = compile_entry(db, file, entry)
         .ok_or_else(|| format!("no entry `{entry}` in `{path}`"))?
         .map_err(|message| format!("`{entry}` cannot be compiled for OpenCL: {message}"))?;
@@ -84,6 +136,7 @@ pub(crate) fn gpu_run(db: &RootDatabase, path: &str, entry: &str) -> Result<GpuR
         plan_json: compiled.plan.to_json(),
         n_kernels: compiled.kernels.len(),
         input,
+        expected,
     })
 }
 
@@ -172,7 +225,7 @@ entry id (xs: [n]f32) : [n]f32 = map (\x -> x) xs
     }
 
     #[test]
-    fn file_with_errors_is_refused() {
+    fn an_error_in_another_def_does_not_stop_a_run() {
         check(
             r#"
 entry id (xs: [n]f32) : [n]f32 = map (\x -> x) xs
@@ -180,7 +233,7 @@ def broken (x: i32) : i32 = x + true
 "#,
             "id",
             expect![[r#"
-                error: `main.weft` has errors: fix them to run `id`
+                error: `id` has no inputs to run with: add a test block above it with `-- input { ... }` or `-- random input { ... }`
             "#]],
         );
     }

@@ -57,7 +57,7 @@ pub use crate::costs::{CostConfig, perf_diagnostics};
 pub use crate::diagnostics::{backend_diagnostics, check_file, check_in_parallel};
 pub use crate::document_symbols::{StructureNode, SymbolKind};
 pub use crate::folding_ranges::{Fold, FoldKind};
-pub use crate::gpu_run::{GpuInput, GpuRun};
+pub use crate::gpu_run::{EntryRun, GpuInput, GpuRun};
 pub use crate::hover::HoverResult;
 pub use crate::inlay_hints::{InlayHint, InlayKind};
 pub use crate::semantic_tokens::{HighlightModifier, HighlightTag, HighlightedRange};
@@ -66,6 +66,7 @@ pub use crate::signature_help::SignatureHelp;
 pub use crate::workspace_symbols::WorkspaceSymbol;
 pub use salsa::Cancelled;
 pub use weft_hir::{Diagnostic, RelatedInfo, Severity, SourceFile};
+pub use weft_syntax::format::PartlyFormatted;
 pub use weft_syntax::{TextRange, TextSize};
 
 /// The result of a read: `Err` when an edit cancelled it.
@@ -212,17 +213,30 @@ impl Analysis {
         self.with_db(|db| diagnostics::diagnostics(db, path))
     }
 
+    /// The hover: a short summary unless `full_hovers` is set.
     pub fn hover(&self, position: &FilePosition) -> Cancellable<Option<HoverResult>> {
         self.with_db(|db| hover::hover(db, position, &self.costs))
     }
 
+    /// The hover with its whole derivation (symbolic costs, regions): the detail view a
+    /// short hover points to.
+    pub fn hover_details(&self, position: &FilePosition) -> Cancellable<Option<HoverResult>> {
+        let full = CostConfig { full_hovers: true, ..self.costs.clone() };
+        self.with_db(|db| hover::hover(db, position, &full))
+    }
+
     /// The performance diagnostics of a file (`uncoalesced-access`, `bank-conflict`,
-    /// `local-memory-limit`), for its entries small enough to compile unasked
-    /// (`IMPLICIT_BUDGET`); the server publishes them after the others.
-    pub fn perf_diagnostics(&self, path: &str) -> Cancellable<Vec<Diagnostic>> {
+    /// `local-memory-limit`) under `config` (the file's project settings), for its
+    /// entries small enough to compile unasked (`IMPLICIT_BUDGET`); the server publishes
+    /// them after the others.
+    pub fn perf_diagnostics(
+        &self,
+        path: &str,
+        config: &CostConfig,
+    ) -> Cancellable<Vec<Diagnostic>> {
         self.with_db(|db| {
             let Some(file) = db.file(path) else { return Vec::new() };
-            costs::perf_diagnostics_within(db, file, &self.costs, Some(kernels::IMPLICIT_BUDGET))
+            costs::perf_diagnostics_within(db, file, config, Some(kernels::IMPLICIT_BUDGET))
         })
     }
 
@@ -313,6 +327,12 @@ impl Analysis {
         self.with_db(|db| gpu_run::gpu_run(db, path, entry))
     }
 
+    /// What "Run" needs to run entry `entry` of `path` as the editor has it (inputs,
+    /// expected output, the texts of the file and its imports), or why it cannot run.
+    pub fn entry_run(&self, path: &str, entry: &str) -> Cancellable<Result<EntryRun, String>> {
+        self.with_db(|db| gpu_run::entry_run(db, path, entry))
+    }
+
     /// The inputs "Profile" runs entry `entry` of `path` with (as "Run on GPU"'s), or why
     /// it cannot run.
     pub fn entry_input(&self, path: &str, entry: &str) -> Cancellable<Result<GpuInput, String>> {
@@ -324,11 +344,13 @@ impl Analysis {
         self.with_db(|db| code_lens::runnables(db, path))
     }
 
-    /// The formatted text of a file, or why it cannot be formatted.
-    pub fn format(&self, path: &str) -> Cancellable<Option<Result<String, String>>> {
+    /// The formatted text of a file, as far as it parses (declarations with syntax
+    /// errors are kept as written and listed), or why nothing could be formatted.
+    pub fn format(&self, path: &str) -> Cancellable<Option<Result<PartlyFormatted, String>>> {
         self.weft_file(path, |db| {
-            db.file(path)
-                .map(|f| weft_syntax::format::format(f.text(db)).map_err(|error| error.to_string()))
+            db.file(path).map(|f| {
+                weft_syntax::format::format_items(f.text(db)).map_err(|error| error.to_string())
+            })
         })
     }
 }
@@ -338,3 +360,6 @@ impl Analysis {
 fn line_index(db: &dyn weft_hir::Db, file: weft_hir::SourceFile) -> Arc<LineIndex> {
     Arc::new(LineIndex::new(file.text(db)))
 }
+
+#[cfg(test)]
+mod size_names_tests;

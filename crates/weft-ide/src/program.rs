@@ -2,18 +2,20 @@
 //! ([`crate::memory`]) and the compiled kernels ([`crate::kernels`]).
 //!
 //! [`file_program`] is a salsa query that reads only position-independent queries:
-//! the error check goes through [`checked_file`], which compares equal whenever the
-//! file has no errors, and elaboration reads bodies, not source maps. So an edit that
-//! moves text re-runs nothing downstream, and an edit inside a def re-runs it once for
-//! the file. A file with errors, or one elaboration does not support, has no program.
+//! the error check goes through [`checked_entries`], which compares equal whenever the
+//! same entries are free of errors, and elaboration reads bodies, not source maps. So
+//! an edit that moves text re-runs nothing downstream, and an edit inside a def re-runs
+//! it once for the file. The program holds the entries whose definitions (the entry and
+//! the defs it uses) have no errors: an error in one def leaves the other entries their
+//! kernels, costs and memory ([`blocked_entries`] says what stops the others).
 
 use std::sync::Arc;
 
-use weft_core::{CheckedFile, Program};
-use weft_hir::{Db, SourceFile};
+use weft_core::{BlockedEntry, CheckedEntries, Program};
+use weft_hir::{Db, DefLoc, SourceFile};
 
-/// The core program of `file`'s entries; `None` when the file has errors or
-/// elaboration does not support it. In debug builds (tests) the IR is validated, and
+/// The core program of `file`'s entries free of errors; `None` when errors stop them all or
+/// elaboration does not support one. In debug builds (tests) the IR is validated, and
 /// one that fails gives `None`: an internal bug then leaves the features that need it
 /// silent rather than wrong, and never panics (STYLE.md §5 validates in tests and
 /// debug builds only).
@@ -22,29 +24,125 @@ pub(crate) fn file_program(db: &dyn Db, file: SourceFile) -> Option<Arc<Program>
     if crate::apl::is_apl(file.path(db)) {
         return crate::apl::core_program(db, file).map(Arc::new);
     }
-    let checked = checked_file(db, file).as_ref()?.0;
-    let program = weft_core::lower_file(db, checked).ok()?;
+    let checked = checked_entries(db, file).as_ref()?;
+    let program = weft_core::lower_entries(db, checked).ok()?;
     if cfg!(debug_assertions) && !weft_core::validate(&program).is_empty() {
         return None;
     }
     Some(Arc::new(program))
 }
 
-/// [`CheckedFile`] compared by its file, so that the queries above depend on "the
-/// file has no errors" and not on the diagnostics' ranges.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Checked(pub(crate) CheckedFile);
-
-impl PartialEq for Checked {
-    fn eq(&self, other: &Checked) -> bool {
-        self.0.file() == other.0.file()
-    }
+/// The entries of `file` whose definitions have no errors; `None` when there are none.
+/// Equal across edits that keep the same entries clean, whatever moved.
+#[salsa::tracked(returns(ref))]
+pub(crate) fn checked_entries(db: &dyn Db, file: SourceFile) -> Option<CheckedEntries> {
+    let (checked, blocked) = entry_checks(db, file);
+    // A file without entries has an (empty) program: its defs are "not laid out".
+    (!checked.entries().is_empty() || blocked.is_empty()).then(|| checked.clone())
 }
 
-impl Eq for Checked {}
+/// Whether an error stops some entry of `file`.
+pub(crate) fn has_blocked_entries(db: &dyn Db, file: SourceFile) -> bool {
+    !entry_checks(db, file).1.is_empty()
+}
 
-/// `Some` when `file` has no error diagnostics.
+/// The entries of `file` whose definitions have no errors, and what stops the others.
 #[salsa::tracked(returns(ref))]
-pub(crate) fn checked_file(db: &dyn Db, file: SourceFile) -> Option<Checked> {
-    CheckedFile::new(db, file).map(Checked)
+fn entry_checks(db: &dyn Db, file: SourceFile) -> (CheckedEntries, Vec<BlockedEntry>) {
+    CheckedEntries::new(db, file)
+}
+
+/// Why `entry` has no program: the first error in its definitions, as a sentence
+/// (`` `helper` (line 12) has an error: ... ``); `None` when nothing stops it.
+pub(crate) fn blocked_entry(db: &dyn Db, entry: &DefLoc) -> Option<String> {
+    let (_, blocked) = entry_checks(db, entry.file);
+    let b: &BlockedEntry = blocked.iter().find(|b| b.entry == *entry)?;
+    let text = b.error.file.text(db);
+    let line = text
+        .get(..usize::from(b.error.range.start()))
+        .map_or(0, |before| before.matches('\n').count())
+        + 1;
+    let place = if b.error.file == entry.file {
+        format!("line {line}")
+    } else {
+        format!("{}:{line}", b.error.file.path(db))
+    };
+    Some(match &b.def {
+        Some(def) if def == entry => {
+            format!("`{}` has an error ({place}): {}", entry.name, b.error.message)
+        }
+        Some(def) => format!(
+            "`{}` uses `{}`, which has an error ({place}): {}",
+            entry.name, def.name, b.error.message
+        ),
+        None => format!("the file has an error outside any def ({place}): {}", b.error.message),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::FilePosition;
+    use crate::tests::fixture;
+
+    const ONE_BAD_DEF: &str = r#"
+def broken (x: f32) : f32 = x + true
+entry bad (xs: [n]f32) : [n]f32 = map broken xs
+-- ==
+-- input { [1f32, 2f32] }
+entry good (xs: [n]f32) : [n]f32 = map (\x -> x * 2f32) xs
+"#;
+
+    fn at(text: &str, needle: &str) -> FilePosition {
+        let offset = text.trim_start_matches('\n').find(needle).unwrap();
+        FilePosition { path: "main.weft".to_owned(), offset: u32::try_from(offset).unwrap().into() }
+    }
+
+    /// One error once blanked the GPU information of the whole file.
+    #[test]
+    fn an_error_in_one_def_leaves_other_entries_their_kernels() {
+        let f = fixture(ONE_BAD_DEF);
+        let hover = f.analysis.hover(&at(ONE_BAD_DEF, "map (\\x")).unwrap().unwrap();
+        assert!(hover.markdown.contains("**Kernel**: `good_map_0`"), "{}", hover.markdown);
+        let good = f.analysis.hover(&at(ONE_BAD_DEF, "good")).unwrap().unwrap();
+        assert!(good.markdown.contains("**Predicted**"), "{}", good.markdown);
+        let kernel = f.analysis.show_kernel(&at(ONE_BAD_DEF, "good")).unwrap().unwrap();
+        assert!(kernel.text.contains("__kernel"), "{}", kernel.text);
+        assert!(f.analysis.gpu_run("main.weft", "good").unwrap().is_ok());
+    }
+
+    #[test]
+    fn an_entry_an_error_stops_says_which() {
+        let f = fixture(ONE_BAD_DEF);
+        let why = "`bad` uses `broken`, which has an error (line 1): ";
+        let hover = f.analysis.hover(&at(ONE_BAD_DEF, "bad")).unwrap().unwrap();
+        assert!(
+            hover.markdown.contains(&format!("**Kernels**: none: {why}")),
+            "{}",
+            hover.markdown
+        );
+        let kernel = f.analysis.show_kernel(&at(ONE_BAD_DEF, "bad")).unwrap().unwrap();
+        assert!(kernel.text.starts_with(&format!("// Weft: no kernels for entry `bad`: {why}")));
+        let inside = f.analysis.show_kernel(&at(ONE_BAD_DEF, "map broken")).unwrap().unwrap();
+        assert_eq!(inside.text, kernel.text);
+        let param =
+            f.analysis.hover(&at(ONE_BAD_DEF, "xs: [n]f32) : [n]f32 = map broken")).unwrap();
+        let param = param.unwrap().markdown;
+        assert!(param.contains(&format!("**Memory**: not laid out: {why}")), "{param}");
+        let run = f.analysis.gpu_run("main.weft", "bad").unwrap().unwrap_err();
+        assert!(run.starts_with(&format!("cannot run `bad`: {why}")), "{run}");
+    }
+
+    #[test]
+    fn an_error_outside_every_def_stops_every_entry() {
+        let text = "import \"nowhere\"\nentry e (xs: [n]f32) : [n]f32 = map (\\x -> x) xs\n";
+        let f = fixture(text);
+        let hover = f.analysis.hover(&at(text, "e (")).unwrap().unwrap();
+        assert!(
+            hover
+                .markdown
+                .contains("**Kernels**: none: the file has an error outside any def (line 1)"),
+            "{}",
+            hover.markdown
+        );
+    }
 }

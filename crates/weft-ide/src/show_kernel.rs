@@ -53,7 +53,10 @@ pub(crate) fn show_kernel(db: &RootDatabase, position: &FilePosition) -> Option<
         };
     }
     let data = enclosing_def(db, file, position.offset)?;
-    let (search, range) = innermost_uses(db, &data, position.offset)?;
+    let Some((search, range)) = innermost_uses(db, &data, position.offset) else {
+        // In an entry an error stops: say which, rather than nothing.
+        return blocked_view(db, &data.loc);
+    };
     let text = file.text(db);
     let whole = text.get(std::ops::Range::<usize>::from(range)).unwrap_or("?");
     let first_line = whole.lines().next().unwrap_or("");
@@ -93,8 +96,19 @@ fn innermost_uses(
     Some((KernelSearch { uses, too_large }, best))
 }
 
+/// The view of an entry that an error in its definitions stops from compiling.
+fn blocked_view(db: &RootDatabase, loc: &DefLoc) -> Option<KernelView> {
+    let why = crate::program::blocked_entry(db, loc)?;
+    Some(KernelView {
+        name: format!("{}/{}.cl", file_stem(db, loc.file), loc.name),
+        text: format!("// Weft: no kernels for entry `{}`: {why}\n", loc.name),
+    })
+}
+
 fn whole_entry(db: &RootDatabase, loc: &DefLoc) -> Option<KernelView> {
-    let compiled = compile_entry(db, loc.file, loc.name.as_str())?;
+    let Some(compiled) = compile_entry(db, loc.file, loc.name.as_str()) else {
+        return blocked_view(db, loc);
+    };
     let name = format!("{}/{}.cl", file_stem(db, loc.file), loc.name);
     let text = match compiled {
         Ok(compiled) => format!(
@@ -292,14 +306,18 @@ entry b (xs: [n]f32) : f32 = reduce (+) 0f32 (sq xs)
     }
 
     #[test]
-    fn nothing_in_a_file_with_errors() {
+    fn an_error_in_another_def_keeps_the_kernel_view() {
         check(
             r#"
 entry f (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
 def broken (x: i32) : i32 = x + true
 "#,
             expect![[r#"
-                no kernel
+                main/f/f_map_0.cl
+                // Weft: the kernels computing `map (\x -> x * 2f32) xs` (main.weft:1)
+                // kernel `f_map_0` of entry `f` (main.weft): @grid: one work-item per element
+                // materialises `result`: one work-item per row
+                __kernel void f_map_0(
             "#]],
         );
     }

@@ -152,15 +152,8 @@ pub fn lower_entry(
     for &param in &function.params {
         let ty = function.vars[param].ty.clone();
         let name = function.vars[param].name.to_string();
-        let val = l.input(
-            &ty,
-            &name,
-            &function.size_params,
-            &mut size_vars,
-            &mut env,
-            &mut inputs,
-            &mut deferred,
-        )?;
+        let val =
+            l.input(&ty, &name, function, &mut size_vars, &mut env, &mut inputs, &mut deferred)?;
         input_names.resize(inputs.len(), name.clone());
         env.insert(param, val);
     }
@@ -301,7 +294,7 @@ impl<'p> Lowerer<'p> {
         &mut self,
         ty: &Type,
         name: &str,
-        size_params: &[VarId],
+        function: &weft_core::Function,
         size_vars: &mut FxHashMap<VarId, Var>,
         env: &mut HEnv,
         inputs: &mut Vec<Input>,
@@ -316,15 +309,7 @@ impl<'p> Lowerer<'p> {
             Type::Tuple(parts) => {
                 let mut vals = Vec::new();
                 for p in parts {
-                    vals.push(self.input(
-                        p,
-                        name,
-                        size_params,
-                        size_vars,
-                        env,
-                        inputs,
-                        deferred,
-                    )?);
+                    vals.push(self.input(p, name, function, size_vars, env, inputs, deferred)?);
                 }
                 HVal::Tuple(vals)
             }
@@ -345,10 +330,10 @@ impl<'p> Lowerer<'p> {
                         .zip(size.as_constant())
                         .and_then(|(a, b)| a.checked_mul(b.max(0)));
                     let var = match size.as_var() {
-                        Some(sv) if size_params.contains(sv) => match size_vars.get(sv) {
+                        Some(sv) if function.size_params.contains(sv) => match size_vars.get(sv) {
                             Some(v) => *v,
                             None => {
-                                let v = self.new_var(&self.program_var_name(sv));
+                                let v = self.new_var(function.vars[*sv].name.as_str());
                                 size_vars.insert(*sv, v);
                                 env.insert(
                                     *sv,
@@ -358,7 +343,13 @@ impl<'p> Lowerer<'p> {
                             }
                         },
                         _ => {
-                            let v = self.new_var("dim");
+                            // Named by the size the type writes (`8`, `n*m`), which costs
+                            // and regions show; a run-time check makes the two equal.
+                            let v = self.new_var(
+                                &size
+                                    .display(&|sv| function.vars[*sv].name.to_string())
+                                    .to_string(),
+                            );
                             deferred.push((v, size.clone()));
                             v
                         }
@@ -374,17 +365,6 @@ impl<'p> Lowerer<'p> {
                 HVal::Arr(HArr::Mem(Mem::fresh(buf, s, dims.into_iter().map(Expr::Var).collect())))
             }
         })
-    }
-
-    fn program_var_name(&self, v: &VarId) -> String {
-        // Size parameters belong to the entry; their names are the source's.
-        self.program
-            .functions
-            .iter()
-            .find_map(|(_, f)| {
-                f.vars.iter().find(|(id, _)| id == v).map(|(_, var)| var.name.to_string())
-            })
-            .unwrap_or_else(|| "n".to_owned())
     }
 
     fn outputs(&mut self, v: &HVal, out: &mut Vec<Output>) -> Res<()> {
@@ -748,7 +728,7 @@ impl<'p> Lowerer<'p> {
             Exp::If { cond, then_branch, else_branch } => {
                 let c = self.atom(env, cond)?;
                 let (c, _) = self.host_scalar(&c)?;
-                let slot = self.make_slot(ty, &name)?;
+                let slot = self.make_slot(f, ty, &name)?;
                 self.steps.push(Vec::new());
                 let mut tenv = env.clone();
                 let t = self.block(f, &mut tenv, *then_branch)?;
@@ -773,8 +753,11 @@ impl<'p> Lowerer<'p> {
                     // loop's own, not one that the initial value shares.
                     init = HVal::Arr(self.copy_to_fresh(a, "loop")?);
                 }
-                let slot =
-                    self.make_slot(&function.vars[*param].ty, function.vars[*param].name.as_str())?;
+                let slot = self.make_slot(
+                    f,
+                    &function.vars[*param].ty,
+                    function.vars[*param].name.as_str(),
+                )?;
                 self.assign_slot(&slot, &init)?;
                 let mut benv = env.clone();
                 let pval = slot_val(&slot);
@@ -1428,16 +1411,29 @@ impl<'p> Lowerer<'p> {
 
     // ---- slots: where `if` and `loop` results meet ----
 
-    fn make_slot(&mut self, ty: &Type, name: &str) -> Res<Slot> {
+    /// A slot for the values of type `ty` (of function `f`) that branches or iterations
+    /// assign.
+    fn make_slot(&mut self, f: FnId, ty: &Type, name: &str) -> Res<Slot> {
         Ok(match ty {
             Type::Scalar(s) => Slot::Scalar(self.new_var(name), *s),
             Type::Tuple(parts) => {
-                Slot::Tuple(parts.iter().map(|p| self.make_slot(p, name)).collect::<Res<_>>()?)
+                Slot::Tuple(parts.iter().map(|p| self.make_slot(f, p, name)).collect::<Res<_>>()?)
             }
             Type::Array { .. } => {
                 let (full, rank) = elem_and_rank(ty);
                 let leaves = leaves(&full)?.into_iter().map(|e| (self.new_var(name), e)).collect();
-                let dims = (0..rank).map(|_| self.new_var("dim")).collect();
+                // Each dimension is named by the size the type gives it (`n`), which the
+                // values assigned have: costs and regions show the source's names.
+                let vars = &self.program.functions[f].vars;
+                let mut names = Vec::new();
+                let mut t = ty;
+                while let Type::Array { size, elem } = t {
+                    names.push(size.display(&|v| vars[*v].name.to_string()).to_string());
+                    t = elem;
+                }
+                let dims = (0..rank)
+                    .map(|i| self.new_var(names.get(i).map_or("dim", String::as_str)))
+                    .collect();
                 Slot::Arr { leaves, dims }
             }
         })

@@ -391,6 +391,8 @@ struct SizeNamer<'a> {
     view: &'a PlanView<'a>,
     /// Variables a `Let` defines exactly once, with their value.
     defs: FxHashMap<Var, &'a Expr>,
+    /// Variables a `Read` defines.
+    reads: FxHashSet<Var>,
 }
 
 impl<'a> SizeNamer<'a> {
@@ -401,6 +403,7 @@ impl<'a> SizeNamer<'a> {
             steps: &'a [Step],
             count: &mut FxHashMap<Var, u32>,
             defs: &mut FxHashMap<Var, &'a Expr>,
+            reads: &mut FxHashSet<Var>,
         ) {
             for step in steps {
                 match step {
@@ -408,32 +411,49 @@ impl<'a> SizeNamer<'a> {
                         *count.entry(*var).or_default() += 1;
                         defs.insert(*var, value);
                     }
-                    Step::Read { var, .. } => *count.entry(*var).or_default() += 2,
+                    Step::Read { var, .. } => {
+                        *count.entry(*var).or_default() += 2;
+                        reads.insert(*var);
+                    }
                     Step::For { index, body, .. } => {
                         *count.entry(*index).or_default() += 2;
-                        walk(body, count, defs);
+                        walk(body, count, defs, reads);
                     }
                     Step::If { then_steps, else_steps, .. } => {
-                        walk(then_steps, count, defs);
-                        walk(else_steps, count, defs);
+                        walk(then_steps, count, defs, reads);
+                        walk(else_steps, count, defs, reads);
                     }
                     Step::While { cond_steps, body, .. } => {
-                        walk(cond_steps, count, defs);
-                        walk(body, count, defs);
+                        walk(cond_steps, count, defs, reads);
+                        walk(body, count, defs, reads);
                     }
                     _ => {}
                 }
             }
         }
-        walk(view.steps, &mut count, &mut defs);
+        let mut reads = FxHashSet::default();
+        walk(view.steps, &mut count, &mut defs, &mut reads);
         defs.retain(|v, _| count.get(v) == Some(&1));
-        SizeNamer { view, defs }
+        SizeNamer { view, defs, reads }
     }
 
     fn name(&self, var: Var) -> String {
+        if self.reads.contains(&var) {
+            // A value read back from the device: known at run time.
+            return "?".to_owned();
+        }
         let name = self.view.var_names.get(var.0 as usize).map_or("", String::as_str);
+        // Several variables may share an entry's size name (`n`): the slots of loops
+        // and branches are named by the sizes their types give them, which are equal.
+        let size_of_entry = self.view.inputs.iter().any(|input| match input {
+            Input::Array { dims, .. } => dims
+                .iter()
+                .any(|d| self.view.var_names.get(d.0 as usize).is_some_and(|n| n == name)),
+            Input::Scalar { .. } => false,
+        });
         let unique = !name.is_empty()
-            && self.view.var_names.iter().filter(|n| n.as_str() == name).count() == 1;
+            && (size_of_entry
+                || self.view.var_names.iter().filter(|n| n.as_str() == name).count() == 1);
         if unique {
             name.to_owned()
         } else {
@@ -452,9 +472,21 @@ impl<'a> SizeNamer<'a> {
         }
         match e {
             Expr::I64(v) => Size::constant(*v),
+            Expr::Lit { elem, bits } => match weft_plan::lit(*elem, *bits) {
+                weft_values::Scalar::I64(c) => Size::constant(c),
+                weft_values::Scalar::I32(c) => Size::constant(i64::from(c)),
+                _ => opaque(e),
+            },
             Expr::Var(v) => match self.defs.get(v) {
                 Some(def) => self.size(def, depth + 1),
-                None => Size::var(self.name(*v)),
+                // An entry's dimension written as a constant (`[8]f32`) is named by it.
+                None => match self.name(*v) {
+                    name if name.parse::<i64>().is_ok() => {
+                        Size::constant(name.parse().unwrap_or_default())
+                    }
+                    name if name.contains(' ') => Size::var(format!("({name})")),
+                    name => Size::var(name),
+                },
             },
             Expr::Bin(BinOp::Add, a, b) => self.size(a, depth + 1).add(&self.size(b, depth + 1)),
             Expr::Bin(BinOp::Sub, a, b) => self.size(a, depth + 1).sub(&self.size(b, depth + 1)),
@@ -486,12 +518,40 @@ impl<'a> SizeNamer<'a> {
             }
             Expr::Bin(BinOp::Div, a, b) => format!("{} / {}", sub(a), sub(b)),
             Expr::Bin(BinOp::Rem, a, b) => format!("{} % {}", sub(a), sub(b)),
-            Expr::Select(c, a, b) => {
-                format!("if {} then {} else {}", weft_plan::print_expr(c), sub(a), sub(b))
-            }
+            Expr::Select(c, a, b) => match self.truth(c, depth + 1) {
+                Some(true) => sub(a),
+                Some(false) => sub(b),
+                None => format!("if {} then {} else {}", self.cond(c, depth + 1), sub(a), sub(b)),
+            },
             Expr::Convert(_, a) => sub(a),
             other => weft_plan::print_expr(other),
         }
+    }
+
+    /// A condition in the source's names (`k > 0`).
+    fn cond(&self, c: &Expr, depth: u32) -> String {
+        match (c, comparison(c)) {
+            (Expr::Bin(_, a, b), Some(op)) => {
+                format!("{} {op} {}", self.size(a, depth + 1), self.size(b, depth + 1))
+            }
+            _ => self.text(c, depth + 1),
+        }
+    }
+
+    /// The value of a comparison of two constant sizes (`4 > 0`).
+    fn truth(&self, c: &Expr, depth: u32) -> Option<bool> {
+        let Expr::Bin(op, a, b) = c else { return None };
+        let (a, b) =
+            (self.size(a, depth + 1).as_constant()?, self.size(b, depth + 1).as_constant()?);
+        Some(match op {
+            BinOp::Eq => a == b,
+            BinOp::Ne => a != b,
+            BinOp::Lt => a < b,
+            BinOp::Le => a <= b,
+            BinOp::Gt => a > b,
+            BinOp::Ge => a >= b,
+            _ => return None,
+        })
     }
 
     fn len_and_bytes(&self, len: &Expr, elem: Elem) -> (String, String, Option<i64>) {
@@ -499,6 +559,20 @@ impl<'a> SizeNamer<'a> {
         let bytes = len.scale(elem.size_in_bytes() as i64);
         (len.to_string(), bytes.to_string(), bytes.as_constant())
     }
+}
+
+/// The operator of a comparison, as the source writes it.
+fn comparison(e: &Expr) -> Option<&'static str> {
+    let Expr::Bin(op, ..) = e else { return None };
+    Some(match op {
+        BinOp::Eq => "==",
+        BinOp::Ne => "!=",
+        BinOp::Lt => "<",
+        BinOp::Le => "<=",
+        BinOp::Gt => ">",
+        BinOp::Ge => ">=",
+        _ => return None,
+    })
 }
 
 /// `regions of entry ...`: one line per region, then the transfers. `line` gives the
@@ -650,7 +724,7 @@ mod tests {
                   r1   device  input  `xs`         i64: n × 8 = 8*n bytes; live from the upload to step 3, line 2
                   r2   device  alloc  `partial`    i64: max(1, min(((n + 255) / 256), 1024)) × 8 = 8*max(1, min(((n + 255) / 256), 1024)) bytes; live from step 2 to step 5, line 2
                   r3   device  alloc  `partial`    i64: 1 × 8 = 8 bytes; live from step 4 to step 6, line 2
-                  r4   device  alloc  `partial`    i64: max(1, min(((read + 255) / 256), 1024)) × 8 = 8*max(1, min(((read + 255) / 256), 1024)) bytes; live from step 9 to step 12, line 3
+                  r4   device  alloc  `partial`    i64: max(1, min(((? + 255) / 256), 1024)) × 8 = 8*max(1, min(((? + 255) / 256), 1024)) bytes; live from step 9 to step 12, line 3
                   r5   device  alloc  `partial`    i64: 1 × 8 = 8 bytes; live from step 11 to the read-back, line 3
                   r6   host    result `partial`    i64: 1 × 8 = 8 bytes; live after step 12, line 3
                 transfers
@@ -670,10 +744,10 @@ mod tests {
                   r0   host    input  `xs`         f32: n × 4 = 4*n bytes; live before step 1
                   r1   device  input  `xs`         f32: n × 4 = 4*n bytes; live from the upload to the read-back, line 3
                   r2   device  alloc  –            f32: n × 4 = 4*n bytes; live from step 6 to the read-back, line 3
-                  r3   host    result `xs`         f32: dim × 4 = 4*dim bytes; live after step 11
+                  r3   host    result `xs`         f32: n × 4 = 4*n bytes; live after step 11
                 transfers
                   before step 1 host → device: r0 → r1, 4*n bytes (upload of the input)
-                  after step 11 device → host: r1 → r3, 4*dim bytes (read-back of the result)
+                  after step 11 device → host: r1 → r3, 4*n bytes (read-back of the result)
             "#]],
         );
     }

@@ -79,8 +79,9 @@ pub(crate) fn diagnostics(analysis: &Analysis, path: &str) -> Result<Option<Vec<
 pub(crate) fn perf_diagnostics(
     analysis: &Analysis,
     path: &str,
+    config: &weft_ide::CostConfig,
 ) -> Result<Option<Vec<lsp::Diagnostic>>> {
-    let found = analysis.perf_diagnostics(path)?;
+    let found = analysis.perf_diagnostics(path, config)?;
     convert_diagnostics(analysis, path, found)
 }
 
@@ -433,6 +434,7 @@ pub(crate) const RUN_ENTRY: &str = "weft.server.runEntry";
 pub(crate) const RUN_ON_GPU: &str = "weft.server.runOnGpu";
 pub(crate) const SHOW_KERNEL: &str = "weft.server.showKernel";
 pub(crate) const PROFILE: &str = "weft.server.profile";
+pub(crate) const HOVER_DETAILS: &str = "weft.server.hoverDetails";
 
 fn profile_command(uri: &lsp::Uri, entry: &str) -> lsp::Command {
     lsp::Command {
@@ -508,6 +510,26 @@ pub(crate) fn show_kernel(
     })))
 }
 
+/// The detail view of a hover (`weft.server.hoverDetails`): its whole derivation as a
+/// markdown document, `{ uri: "weft-kernel:///details/FILE-LINE.md", text }`, or `null`.
+pub(crate) fn hover_details(
+    analysis: &Analysis,
+    params: &lsp::TextDocumentPositionParams,
+) -> Result<Option<serde_json::Value>> {
+    let Some(file) = File::get(analysis, &params.text_document.uri)? else { return Ok(None) };
+    let Some(hover) = analysis.hover_details(&file.position(params.position))? else {
+        return Ok(None);
+    };
+    let stem = std::path::Path::new(&file.path)
+        .file_stem()
+        .map_or_else(|| "weft".to_owned(), |s| s.to_string_lossy().into_owned());
+    let line = params.position.line + 1;
+    Ok(Some(serde_json::json!({
+        "uri": format!("weft-kernel:///details/{stem}-{line}.md"),
+        "text": hover.markdown,
+    })))
+}
+
 /// What "Run on GPU" needs from the snapshot: the entry's host plan and inputs, or why
 /// it cannot run.
 pub(crate) fn gpu_run(
@@ -518,20 +540,36 @@ pub(crate) fn gpu_run(
     Ok(analysis.gpu_run(&from_proto::path(uri), entry)?)
 }
 
+/// The edits formatting makes, and what it says about what it left alone: the
+/// declarations with syntax errors it kept as written, or why nothing was formatted.
 pub(crate) fn formatting(
     analysis: &Analysis,
     params: &lsp::DocumentFormattingParams,
-) -> Result<Option<Vec<lsp::TextEdit>>> {
-    let Some(file) = File::get(analysis, &params.text_document.uri)? else { return Ok(None) };
-    match analysis.format(&file.path)? {
-        Some(Ok(formatted)) if *formatted != *file.text => {
-            let whole = weft_ide::TextRange::up_to(weft_ide::TextSize::of(&*file.text));
-            Ok(Some(vec![lsp::TextEdit { range: file.conv().range(whole), new_text: formatted }]))
-        }
-        Some(Ok(_)) => Ok(Some(Vec::new())),
-        // A file with syntax errors is left alone (no edits), as the formatter refuses it.
-        Some(Err(_)) | None => Ok(None),
+) -> Result<(Option<Vec<lsp::TextEdit>>, Option<String>)> {
+    let Some(file) = File::get(analysis, &params.text_document.uri)? else {
+        return Ok((None, None));
+    };
+    let formatted = match analysis.format(&file.path)? {
+        Some(Ok(formatted)) => formatted,
+        Some(Err(why)) => return Ok((None, Some(why))),
+        None => return Ok((None, None)),
+    };
+    let note = (!formatted.left.is_empty()).then(|| {
+        let list: Vec<String> = formatted
+            .left
+            .iter()
+            .map(|(range, why)| {
+                format!("line {} ({why})", file.conv().position(range.start()).line + 1)
+            })
+            .collect();
+        format!("formatted all but the declarations with syntax errors: {}", list.join(", "))
+    });
+    if *formatted.text == *file.text {
+        return Ok((Some(Vec::new()), note));
     }
+    let whole = weft_ide::TextRange::up_to(weft_ide::TextSize::of(&*file.text));
+    let edit = lsp::TextEdit { range: file.conv().range(whole), new_text: formatted.text };
+    Ok((Some(vec![edit]), note))
 }
 
 /// What "Profile" needs from the snapshot: the entry's inputs, or why it cannot run.
@@ -544,14 +582,13 @@ pub(crate) fn entry_input(
 }
 
 /// What "Run" needs from the snapshot: the entry's test input, if any.
-pub(crate) fn run_input(
+/// What "Run" runs: the entry's inputs and the editor's texts of its file and imports.
+pub(crate) fn entry_run(
     analysis: &Analysis,
     uri: &lsp::Uri,
     entry: &str,
-) -> Result<Option<Option<String>>> {
-    let path = from_proto::path(uri);
-    let runnables = analysis.runnables(&path)?;
-    Ok(runnables.into_iter().find(|r| r.entry == entry).map(|r| r.input))
+) -> Result<std::result::Result<weft_ide::EntryRun, String>> {
+    Ok(analysis.entry_run(&from_proto::path(uri), entry)?)
 }
 
 /// The server's text of a document (debug builds only; for tests).

@@ -22,6 +22,7 @@ mod from_proto;
 mod handlers;
 mod main_loop;
 mod pool;
+mod project;
 mod runner;
 mod server;
 #[cfg(test)]
@@ -29,6 +30,7 @@ mod tests;
 mod to_proto;
 mod transport;
 
+pub use project::{PROJECT_FILE, ProjectConfig, find_project_config};
 pub use transport::serve_guarded;
 
 /// Settings, from `initializationOptions` (see `docs/lsp.md`).
@@ -58,6 +60,8 @@ pub(crate) struct Config {
     pub(crate) allow: Vec<String>,
     /// Whether performance diagnostics are computed and published.
     pub(crate) perf_diagnostics: bool,
+    /// Hovers with the whole derivation (`hoverDetail: "full"`) instead of the summary.
+    pub(crate) full_hovers: bool,
 }
 
 impl Default for Config {
@@ -73,6 +77,7 @@ impl Default for Config {
             cost_profile: None,
             allow: Vec::new(),
             perf_diagnostics: true,
+            full_hovers: false,
         }
     }
 }
@@ -107,6 +112,9 @@ impl Config {
         if let Some(on) = options.get("perfDiagnostics").and_then(serde_json::Value::as_bool) {
             self.perf_diagnostics = on;
         }
+        if let Some(detail) = options.get("hoverDetail").and_then(serde_json::Value::as_str) {
+            self.full_hovers = detail == "full";
+        }
     }
 
     /// The `weft-runner` to start.
@@ -119,13 +127,28 @@ impl Config {
     /// The settings of `weft-ide`'s cost features; an unknown profile name falls back to
     /// the default (and is reported by the caller).
     pub(crate) fn cost_config(&self) -> weft_ide::CostConfig {
-        let mut config = weft_ide::CostConfig { allow: self.allow.clone(), ..Default::default() };
+        let mut config = weft_ide::CostConfig {
+            allow: self.allow.clone(),
+            full_hovers: self.full_hovers,
+            ..Default::default()
+        };
         if let Some(profile) =
-            self.cost_profile.as_deref().and_then(weft_cost::profile::builtin_profile_named)
+            self.profile_name().as_deref().and_then(weft_cost::profile::builtin_profile_named)
         {
             config.profile = profile;
         }
         config
+    }
+
+    /// The profile predictions use: the `costProfile` setting, else the device "Run on
+    /// GPU" runs on when it is the CPU (`device` setting, else `$WEFT_DEVICE`): POCL's
+    /// profile rather than an H100 the machine may not have.
+    fn profile_name(&self) -> Option<String> {
+        if let Some(name) = &self.cost_profile {
+            return Some(name.clone());
+        }
+        let device = self.device.clone().or_else(|| std::env::var("WEFT_DEVICE").ok());
+        (device.as_deref() == Some("cpu")).then(|| "pocl-cpu".to_owned())
     }
 }
 
@@ -158,6 +181,10 @@ mod config_tests {
         }));
         let costs = config.cost_config();
         assert_eq!(costs.profile.device.name, "pthread-haswell-AMD EPYC");
+        // Without a profile, the device runs are made on decides.
+        let mut on_cpu = super::Config::default();
+        on_cpu.update(&serde_json::json!({ "device": "cpu" }));
+        assert_eq!(on_cpu.cost_config().profile.device.name, "pthread-haswell-AMD EPYC");
         assert_eq!(costs.allow, ["bank-conflict"]);
         assert!(!config.perf_diagnostics);
     }

@@ -56,6 +56,8 @@ struct Owner {
     host: AnalysisHost,
     documents: FxHashMap<String, Document>,
     config: Config,
+    /// The `weft.json` of each folder with open documents.
+    projects: crate::project::ProjectConfigs,
     pool: Pool,
     client: Client,
     runtime: tokio::runtime::Handle,
@@ -74,6 +76,7 @@ pub(crate) fn start(client: Client, runtime: tokio::runtime::Handle) -> Sender<T
         host: AnalysisHost::new(),
         documents: FxHashMap::default(),
         config: Config::default(),
+        projects: crate::project::ProjectConfigs::default(),
         pool: Pool::new(n_threads),
         client,
         runtime,
@@ -118,10 +121,16 @@ impl Owner {
             Task::Configure { root, options } => {
                 if let Some(options) = options {
                     self.config.update(&options);
-                    self.host.set_cost_config(self.config.cost_config());
                 }
                 if let Some(root) = root {
+                    // Hovers and lenses predict with the root's project settings.
+                    let root_file = root.join(crate::project::PROJECT_FILE);
+                    let settings =
+                        self.projects.settings(&self.config, &root_file.to_string_lossy());
+                    self.host.set_cost_config(settings.cost_config());
                     self.load_workspace(&root);
+                } else {
+                    self.host.set_cost_config(self.config.cost_config());
                 }
             }
             Task::Open { uri, text, version } => {
@@ -156,6 +165,9 @@ impl Owner {
                 let mut change = Change::default();
                 for uri in uris {
                     let path = from_proto::path(&uri);
+                    if path.ends_with(crate::project::PROJECT_FILE) {
+                        self.projects.clear();
+                    }
                     if !self.documents.contains_key(&path) && path.ends_with(".weft") {
                         reload_from_disk(&path, &mut change);
                     }
@@ -212,7 +224,15 @@ impl Owner {
         let client = self.client.clone();
         let runtime = self.runtime.clone();
         let analysis = self.host.analysis();
-        let perf = self.config.perf_diagnostics;
+        // Per document: whether and how its performance diagnostics are computed, from
+        // the settings under its folder's `weft.json` (what `weft check` reads).
+        let perf_settings: FxHashMap<String, weft_ide::CostConfig> = targets
+            .iter()
+            .filter_map(|(path, _, _)| {
+                let settings = self.projects.settings(&self.config, path);
+                settings.perf_diagnostics.then(|| (path.clone(), settings.cost_config()))
+            })
+            .collect();
         self.pool.spawn(move || {
             // The back end's findings come after every document has its other diagnostics:
             // each is republished with them added.
@@ -232,7 +252,7 @@ impl Owner {
                 if generation.load(Ordering::SeqCst) != expected {
                     return;
                 }
-                if perf {
+                if perf_settings.contains_key(&path) {
                     published.push((path, uri.clone(), version, diagnostics.clone()));
                 }
                 let client = client.clone();
@@ -242,7 +262,7 @@ impl Owner {
             }
             for (path, uri, version, mut diagnostics) in published {
                 let computed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    crate::handlers::perf_diagnostics(&analysis, &path)
+                    crate::handlers::perf_diagnostics(&analysis, &path, &perf_settings[&path])
                 }));
                 let found = match computed {
                     Ok(Ok(Some(found))) => found,

@@ -1,6 +1,7 @@
 //! Running entries for the editor, out of process (ARCHITECTURE.md): "Run" spawns
-//! `weft run FILE --entry NAME` (the current executable, the reference interpreter)
-//! with the test block's input on stdin; "Run on GPU" writes the entry's host plan to a
+//! `weft run FILE --entry NAME --backend interp --sources S` (the current executable,
+//! the reference interpreter, on the editor's texts of the file and its imports) with
+//! the test block's inputs; "Run on GPU" writes the entry's host plan to a
 //! temporary file and spawns `weft-runner run --plan P --json` (docs/runtime.md), which
 //! links OpenCL so that the server does not. Both have a time limit, after which the
 //! child is killed. The only module of the server that starts processes.
@@ -9,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use weft_ide::{GpuInput, GpuRun};
+use weft_ide::{EntryRun, GpuInput, GpuRun};
 
 /// The result of a run, in the shape the editor clients expect (editors/README.md).
 #[derive(Debug, Clone, serde::Serialize)]
@@ -22,14 +23,19 @@ pub(crate) struct RunResult {
     pub(crate) stderr: String,
     pub(crate) message: String,
     pub(crate) time_ms: u64,
+    /// The test block's `output { ... }` for the input run, if it has one.
+    pub(crate) expected: Option<String>,
+    /// Whether the values matched `expected` (the rules of `weft test`).
+    pub(crate) matched: Option<bool>,
 }
 
-/// Runs `entry` of the file at `file`; never panics, errors become `ok: false`.
+/// Runs `entry` of the file at `file` in the reference interpreter, on the texts of
+/// `run.sources`; never panics, errors become `ok: false`.
 pub(crate) fn run_entry(
     exe: &Path,
     file: &Path,
     entry: &str,
-    input: Option<&str>,
+    run: &EntryRun,
     timeout: Duration,
     cancel: &AtomicBool,
 ) -> RunResult {
@@ -42,9 +48,37 @@ pub(crate) fn run_entry(
         stderr: String::new(),
         message: String::new(),
         time_ms: 0,
+        expected: run.expected.clone(),
+        matched: None,
     };
-    let args = ["run".to_owned(), file.display().to_string(), "--entry".to_owned(), entry.into()];
-    let done = match run_process(exe, &args, input.unwrap_or(""), timeout, cancel) {
+    let sources: serde_json::Map<String, serde_json::Value> = run
+        .sources
+        .iter()
+        .map(|(path, text)| (path.clone(), serde_json::Value::String(text.clone())))
+        .collect();
+    let sources = match write_temp("sources", &serde_json::Value::Object(sources).to_string()) {
+        Ok(sources) => sources,
+        Err(error) => {
+            result.message = format!("cannot write the sources of `{entry}`: {error}");
+            return result;
+        }
+    };
+    let mut args = vec!["run".to_owned(), file.display().to_string(), "--entry".to_owned()];
+    args.push(entry.to_owned());
+    args.extend(["--backend", "interp", "--sources"].map(str::to_owned));
+    args.push(sources.display().to_string());
+    let stdin = match &run.input {
+        GpuInput::None => String::new(),
+        GpuInput::Values(text) => text.clone(),
+        GpuInput::Random(specs) => {
+            for spec in specs {
+                args.push("--random".to_owned());
+                args.push(spec.clone());
+            }
+            String::new()
+        }
+    };
+    let done = match run_process(exe, &args, &stdin, timeout, cancel) {
         Ok(done) => done,
         Err(error) => {
             result.message = format!("cannot start `{} run`: {error}", exe.display());
@@ -58,7 +92,16 @@ pub(crate) fn run_entry(
         weft_process::Ended::Exited(0) => {
             result.ok = true;
             result.values = result.stdout.lines().map(str::to_owned).collect();
-            result.message = format!("`{entry}` finished in {} ms", result.time_ms);
+            let check = check_expected(&result.stdout, run.expected.as_deref());
+            result.matched = check.as_ref().map(|(matched, _)| *matched);
+            let shown = result.values.first().map_or("no values".to_owned(), |v| truncate(v, 80));
+            let more = match result.values.len() {
+                0 | 1 => String::new(),
+                n => format!(" (and {} more values)", n - 1),
+            };
+            let check = check.map_or(String::new(), |(_, text)| format!("; {text}"));
+            result.message =
+                format!("`{entry}` (interpreter): {shown}{more}{check}; {} ms", result.time_ms);
         }
         weft_process::Ended::TimedOut => {
             result.message = format!("`{entry}` was stopped after {} s", timeout.as_secs());
@@ -69,6 +112,24 @@ pub(crate) fn run_entry(
         }
     }
     result
+}
+
+/// Whether printed values match the test block's expected output, and the sentence
+/// saying so; `None` without an expected output.
+pub(crate) fn check_expected(printed: &str, expected: Option<&str>) -> Option<(bool, String)> {
+    let expected = expected?;
+    let want = match weft_values::parse_values(expected) {
+        Ok(want) => want,
+        Err(error) => return Some((false, format!("the expected output does not parse: {error}"))),
+    };
+    let got = match weft_values::parse_values(printed) {
+        Ok(got) => got,
+        Err(error) => return Some((false, format!("the values printed do not parse: {error}"))),
+    };
+    Some(match weft_values::compare_all(&got, &want) {
+        Ok(()) => (true, "matches the expected output".to_owned()),
+        Err(mismatch) => (false, format!("differs from the expected output: {mismatch}")),
+    })
 }
 
 /// Set when dropped. A request's future holds one for its run: when tower-lsp-server
@@ -119,6 +180,10 @@ pub(crate) struct GpuRunResult {
     pub(crate) wall_ns: Option<u64>,
     /// One per launch, in order.
     pub(crate) kernels: Vec<KernelTime>,
+    /// The test block's `output { ... }` for the input run, if it has one.
+    pub(crate) expected: Option<String>,
+    /// Whether the values matched `expected` (the rules of `weft test`).
+    pub(crate) matched: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -148,6 +213,8 @@ impl GpuRunResult {
             kernel_ns: None,
             wall_ns: None,
             kernels: Vec::new(),
+            expected: None,
+            matched: None,
         }
     }
 }
@@ -167,7 +234,7 @@ pub(crate) fn run_on_gpu(
     options: &GpuRunOptions,
     cancel: &AtomicBool,
 ) -> GpuRunResult {
-    let plan = match write_plan(&run.plan_json) {
+    let plan = match write_temp("plan", &run.plan_json) {
         Ok(plan) => plan,
         Err(error) => {
             return GpuRunResult::failed(
@@ -208,7 +275,7 @@ pub(crate) fn run_on_gpu(
             );
         }
     };
-    gpu_result(&run.entry, output, time_ms, options.timeout)
+    gpu_result(&run.entry, output, time_ms, options.timeout, run.expected.as_deref())
 }
 
 /// The result of "Profile": `weft profile FILE --entry NAME --out DIR` (the current
@@ -233,11 +300,22 @@ pub(crate) struct ProfileResult {
     pub(crate) time_ms: u64,
 }
 
-/// The directory "Profile" writes into: `STEM.ENTRY.profile` beside the source (what
-/// `weft profile` writes by default).
+/// The directory "Profile" writes into: `STEM.ENTRY.profile` under the user's cache
+/// (`$XDG_CACHE_HOME/weft/profiles`, else `~/.cache/weft/profiles`, else the temporary
+/// directory), in a folder per source folder: never beside the source, where it once
+/// cluttered the project.
 pub(crate) fn profile_dir(file: &Path, entry: &str) -> PathBuf {
+    use std::hash::{Hash as _, Hasher as _};
     let stem = file.file_stem().map_or_else(|| "weft".into(), |s| s.to_string_lossy());
-    file.with_file_name(format!("{stem}.{entry}.profile"))
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    let mut hasher = std::hash::DefaultHasher::new();
+    file.parent().hash(&mut hasher);
+    let folder = format!("{:016x}", hasher.finish());
+    cache.join("weft").join("profiles").join(folder).join(format!("{stem}.{entry}.profile"))
 }
 
 /// A profile that did not run (its `message` says why).
@@ -345,9 +423,16 @@ struct ProcessOutput {
 }
 
 /// Interprets the runner's `--json` line (docs/runtime.md).
-fn gpu_result(entry: &str, output: ProcessOutput, time_ms: u64, timeout: Duration) -> GpuRunResult {
+fn gpu_result(
+    entry: &str,
+    output: ProcessOutput,
+    time_ms: u64,
+    timeout: Duration,
+    expected: Option<&str>,
+) -> GpuRunResult {
     let mut result = GpuRunResult::failed(entry, String::new());
     result.time_ms = time_ms;
+    result.expected = expected.map(str::to_owned);
     result.stderr = truncate(&output.stderr, MAX_STDERR_CHARS);
     if output.timed_out {
         result.message = format!(
@@ -392,8 +477,11 @@ fn gpu_result(entry: &str, output: ProcessOutput, time_ms: u64, timeout: Duratio
         if all.len() > 1 { format!(" (and {} more values)", all.len() - 1) } else { String::new() };
     let launches = result.kernels.len();
     let device = result.device.as_deref().map_or(String::new(), |d| format!(" on {d}"));
+    let check = check_expected(text, expected);
+    result.matched = check.as_ref().map(|(matched, _)| *matched);
+    let check = check.map_or(String::new(), |(_, text)| format!("; {text}"));
     result.message = format!(
-        "`{entry}`{device}: {shown}{more}; kernels {} ({launches} launch{}), wall {}",
+        "`{entry}`{device}: {shown}{more}{check}; kernels {} ({launches} launch{}), wall {}",
         format_ns(kernel_ns),
         if launches == 1 { "" } else { "es" },
         result.wall_ns.map_or("?".to_owned(), format_ns),
@@ -454,9 +542,10 @@ fn command(program: &Path) -> std::process::Command {
     std::process::Command::new(program)
 }
 
-/// A host plan in a temporary file, deleted when dropped.
-fn write_plan(json: &str) -> std::io::Result<tempfile::TempPath> {
-    let mut file = tempfile::Builder::new().prefix("weft-lsp-plan-").suffix(".json").tempfile()?;
+/// JSON (a host plan, a run's sources) in a temporary file, deleted when dropped.
+fn write_temp(kind: &str, json: &str) -> std::io::Result<tempfile::TempPath> {
+    let mut file =
+        tempfile::Builder::new().prefix(&format!("weft-lsp-{kind}-")).suffix(".json").tempfile()?;
     std::io::Write::write_all(&mut file, json.as_bytes())?;
     Ok(file.into_temp_path())
 }
@@ -476,7 +565,7 @@ mod tests {
             stdout: stdout.to_owned(),
             stderr: stderr.to_owned(),
         };
-        let result = gpu_result("e", output, 5, Duration::from_secs(30));
+        let result = gpu_result("e", output, 5, Duration::from_secs(30), None);
         let json = serde_json::to_string_pretty(&result).unwrap();
         expect.assert_eq(&format!("{json}\n"));
     }
@@ -494,39 +583,41 @@ mod tests {
             &stdout.to_string(),
             "",
             expect![[r#"
-            {
-              "ok": true,
-              "entry": "e",
-              "values": [
-                "0i32",
-                "1i32",
-                "2i32",
-                "3i32",
-                "4i32",
-                "5i32",
-                "6i32",
-                "7i32",
-                "… (2 more values)"
-              ],
-              "stdout": "",
-              "stderr": "",
-              "message": "`e` on cpu-haswell (POCL): 0i32 (and 9 more values); kernels 12.8 µs (2 launches), wall 2.50 ms",
-              "timeMs": 5,
-              "device": "cpu-haswell (POCL)",
-              "kernelNs": 12800,
-              "wallNs": 2500000,
-              "kernels": [
                 {
-                  "kernel": "e_map_0",
-                  "ns": 12000
-                },
-                {
-                  "kernel": "e_map_0",
-                  "ns": 800
+                  "ok": true,
+                  "entry": "e",
+                  "values": [
+                    "0i32",
+                    "1i32",
+                    "2i32",
+                    "3i32",
+                    "4i32",
+                    "5i32",
+                    "6i32",
+                    "7i32",
+                    "… (2 more values)"
+                  ],
+                  "stdout": "",
+                  "stderr": "",
+                  "message": "`e` on cpu-haswell (POCL): 0i32 (and 9 more values); kernels 12.8 µs (2 launches), wall 2.50 ms",
+                  "timeMs": 5,
+                  "device": "cpu-haswell (POCL)",
+                  "kernelNs": 12800,
+                  "wallNs": 2500000,
+                  "kernels": [
+                    {
+                      "kernel": "e_map_0",
+                      "ns": 12000
+                    },
+                    {
+                      "kernel": "e_map_0",
+                      "ns": 800
+                    }
+                  ],
+                  "expected": null,
+                  "matched": null
                 }
-              ]
-            }
-        "#]],
+            "#]],
         );
     }
 
@@ -538,22 +629,24 @@ mod tests {
             &stdout.to_string(),
             "",
             expect![[r#"
-            {
-              "ok": true,
-              "entry": "e",
-              "values": [
-                "[1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1…"
-              ],
-              "stdout": "",
-              "stderr": "",
-              "message": "`e` on d: [1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1…; kernels 0 ns (0 launches), wall 10 ns",
-              "timeMs": 5,
-              "device": "d",
-              "kernelNs": 0,
-              "wallNs": 10,
-              "kernels": []
-            }
-        "#]],
+                {
+                  "ok": true,
+                  "entry": "e",
+                  "values": [
+                    "[1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1…"
+                  ],
+                  "stdout": "",
+                  "stderr": "",
+                  "message": "`e` on d: [1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1f32, 1…; kernels 0 ns (0 launches), wall 10 ns",
+                  "timeMs": 5,
+                  "device": "d",
+                  "kernelNs": 0,
+                  "wallNs": 10,
+                  "kernels": [],
+                  "expected": null,
+                  "matched": null
+                }
+            "#]],
         );
     }
 
@@ -575,7 +668,9 @@ mod tests {
                   "device": null,
                   "kernelNs": null,
                   "wallNs": null,
-                  "kernels": []
+                  "kernels": [],
+                  "expected": null,
+                  "matched": null
                 }
             "#]],
         );
@@ -598,7 +693,9 @@ mod tests {
                   "device": null,
                   "kernelNs": null,
                   "wallNs": null,
-                  "kernels": []
+                  "kernels": [],
+                  "expected": null,
+                  "matched": null
                 }
             "#]],
         );

@@ -14,7 +14,9 @@ use tower_lsp_server::jsonrpc::{self, ErrorCode};
 use tower_lsp_server::{Client, LanguageServer, LspService, Server, UriExt as _};
 use weft_ide::Analysis;
 
-use crate::handlers::{self, HandlerError, PROFILE, RUN_ENTRY, RUN_ON_GPU, SHOW_KERNEL};
+use crate::handlers::{
+    self, HOVER_DETAILS, HandlerError, PROFILE, RUN_ENTRY, RUN_ON_GPU, SHOW_KERNEL,
+};
 use crate::main_loop::Task;
 use crate::to_proto;
 
@@ -147,7 +149,7 @@ impl Backend {
                 result
             }
         };
-        let kind = if result.ok { lsp::MessageType::INFO } else { lsp::MessageType::ERROR };
+        let kind = message_type(result.ok, result.matched);
         self.client.show_message(kind, format!("Weft: {}", result.message)).await;
         Ok(Some(serde_json::to_value(result).unwrap_or(Value::Null)))
     }
@@ -216,14 +218,16 @@ impl Backend {
         let Some(file) = uri.to_file_path().map(|p| p.into_owned()) else {
             return Err(jsonrpc::Error::invalid_params("only files on disk can be run"));
         };
-        let lookup_uri = uri.clone();
         let lookup_entry = entry.clone();
         // The snapshot is dropped before the run starts.
-        let input = self
-            .read(move |analysis| handlers::run_input(analysis, &lookup_uri, &lookup_entry))
-            .await?;
-        let Some(input) = input else {
-            return Err(jsonrpc::Error::invalid_params(format!("no entry `{entry}` in this file")));
+        let planned =
+            self.read(move |analysis| handlers::entry_run(analysis, &uri, &lookup_entry)).await?;
+        let run = match planned {
+            Ok(run) => run,
+            Err(message) => {
+                self.client.show_message(lsp::MessageType::ERROR, format!("Weft: {message}")).await;
+                return Err(jsonrpc::Error::invalid_params(message));
+            }
         };
         let timeout = self.config.lock().map(|c| c.run_timeout).unwrap_or_default();
         let Some(exe) = crate::runner::current_exe() else {
@@ -232,12 +236,24 @@ impl Backend {
         let cancel = crate::runner::CancelOnDrop::new();
         let flag = cancel.flag();
         let result = tokio::task::spawn_blocking(move || {
-            crate::runner::run_entry(&exe, &file, &entry, input.as_deref(), timeout, &flag)
+            crate::runner::run_entry(&exe, &file, &entry, &run, timeout, &flag)
         })
         .await
         .map_err(|_| jsonrpc::Error::internal_error())?;
         drop(cancel);
+        let kind = message_type(result.ok, result.matched);
+        self.client.show_message(kind, format!("Weft: {}", result.message)).await;
         Ok(Some(serde_json::to_value(result).unwrap_or(Value::Null)))
+    }
+}
+
+/// How a run's summary is shown: an error when it failed, a warning when its values
+/// differ from the test block's expected output.
+fn message_type(ok: bool, matched: Option<bool>) -> lsp::MessageType {
+    match (ok, matched) {
+        (false, _) => lsp::MessageType::ERROR,
+        (true, Some(false)) => lsp::MessageType::WARNING,
+        (true, _) => lsp::MessageType::INFO,
     }
 }
 
@@ -292,6 +308,7 @@ fn capabilities() -> lsp::ServerCapabilities {
                 RUN_ON_GPU.to_owned(),
                 SHOW_KERNEL.to_owned(),
                 PROFILE.to_owned(),
+                HOVER_DETAILS.to_owned(),
             ],
             ..lsp::ExecuteCommandOptions::default()
         }),
@@ -312,12 +329,17 @@ impl LanguageServer for Backend {
             .map(|folder| folder.uri.clone())
             .or(params.root_uri.clone());
         let root = root_uri.and_then(|uri| uri.to_file_path().map(|p| p.into_owned()));
-        if let (Some(options), Ok(mut config)) =
-            (&params.initialization_options, self.config.lock())
-        {
+        let options = params.initialization_options;
+        // The project's `weft.json` decides over the editor's settings (main_loop applies
+        // it per folder); one that cannot be read is said once.
+        if let Some(Err(error)) = root.as_deref().map(crate::project::find_project_config) {
+            let message = format!("Weft: {error}; the editor's settings are used");
+            self.client.show_message(lsp::MessageType::WARNING, message).await;
+        }
+        if let (Some(options), Ok(mut config)) = (&options, self.config.lock()) {
             config.update(options);
         }
-        self.send(Task::Configure { root, options: params.initialization_options });
+        self.send(Task::Configure { root, options });
         Ok(lsp::InitializeResult {
             capabilities: capabilities(),
             server_info: Some(lsp::ServerInfo {
@@ -471,7 +493,12 @@ impl LanguageServer for Backend {
         &self,
         params: lsp::DocumentFormattingParams,
     ) -> jsonrpc::Result<Option<Vec<lsp::TextEdit>>> {
-        self.read(move |a| handlers::formatting(a, &params)).await
+        let (edits, note) = self.read(move |a| handlers::formatting(a, &params)).await?;
+        // What was not formatted, and why: a file never stays silently unformatted.
+        if let Some(note) = note {
+            self.client.show_message(lsp::MessageType::WARNING, format!("Weft: {note}")).await;
+        }
+        Ok(edits)
     }
 
     async fn execute_command(
@@ -483,6 +510,14 @@ impl LanguageServer for Backend {
             RUN_ON_GPU => return self.run_on_gpu(params.arguments).await,
             PROFILE => return self.profile(params.arguments).await,
             SHOW_KERNEL => return self.show_kernel_command(params.arguments).await,
+            HOVER_DETAILS => {
+                let argument = params.arguments.into_iter().next().unwrap_or(Value::Null);
+                let position: lsp::TextDocumentPositionParams = serde_json::from_value(argument)
+                    .map_err(|_| {
+                        jsonrpc::Error::invalid_params("expected [{ textDocument, position }]")
+                    })?;
+                return self.read(move |a| handlers::hover_details(a, &position)).await;
+            }
             _ => {}
         }
         Err(jsonrpc::Error::invalid_params(format!("unknown command `{}`", params.command)))

@@ -229,14 +229,29 @@ async fn kernels_lenses_actions_and_a_gpu_run() {
     );
 
     // Hover on `map`: the kernel computing it, and its cost.
-    let hover = client.request("textDocument/hover", on_map).await;
+    let hover = client.request("textDocument/hover", on_map.clone()).await;
     let markdown = hover["contents"]["value"].as_str().unwrap();
     assert!(
         markdown.contains("**Kernel**: `double_map_0` — @grid: one work-item per element"),
         "{markdown}"
     );
-    assert!(markdown.contains("**Cost** of `double_map_0`: work"), "{markdown}");
+    // A short summary: the time per launch, and where the derivation is.
+    assert!(
+        markdown.contains("**Cost** of `double_map_0` (entry `double`): predicted"),
+        "{markdown}"
+    );
     assert!(markdown.contains("on `NVIDIA H100 80GB HBM3`"), "{markdown}");
+    assert!(!markdown.contains("work `"), "{markdown}");
+    assert!(markdown.contains("Weft: Show Hover Details"), "{markdown}");
+    let details = client
+        .request(
+            "workspace/executeCommand",
+            json!({ "command": "weft.server.hoverDetails", "arguments": [on_map] }),
+        )
+        .await;
+    let text = details["text"].as_str().unwrap();
+    assert!(text.contains("**Cost** of `double_map_0` (entry `double`): work"), "{text}");
+    assert!(details["uri"].as_str().unwrap().ends_with(".md"), "{details}");
 
     // Code actions on the entry's name: make the strategy explicit, run on GPU.
     let on_name = json!({ "start": position(3, 8), "end": position(3, 8) });
@@ -267,15 +282,18 @@ async fn kernels_lenses_actions_and_a_gpu_run() {
     assert_eq!(result["ok"], true, "{result}");
     assert_eq!(result["values"], json!([" [1f32, 2f32, 3f32] "]));
     assert_eq!(result["kernelNs"], 1000);
-    let message = "`double` on fake device:  [1f32, 2f32, 3f32] ; kernels 1.0 µs (2 launches), \
-                   wall 1.50 ms";
+    // The fake runner echoes its input: not the test block's expected output.
+    let message = "`double` on fake device:  [1f32, 2f32, 3f32] ; differs from the expected \
+                   output: value #0: at index [0]: expected 2.0f32, got 1.0f32 (3 of 3 \
+                   elements differ); kernels 1.0 µs (2 launches), wall 1.50 ms";
+    assert_eq!(result["matched"], false);
     assert_eq!(result["message"], message);
     // The notification may follow the response.
     while client.messages().is_empty() {
         let notification = client.receive().await;
         client.notifications.push(notification);
     }
-    assert_eq!(client.messages(), [format!("3: Weft: {message}")]);
+    assert_eq!(client.messages(), [format!("2: Weft: {message}")]);
     client.shutdown().await;
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -191,20 +191,20 @@ fn function_call_costs() {
             costs of entry `rows`
               kernel rows_map_0
                 work-items 256*⌈global0/256⌉
-                work 14*k_1*xs_3 + 2*k_1
-                span 8*((k_1 + max(256*⌈global0/256⌉, 1) - 1)/(max(256*⌈global0/256⌉, 1)))*xs_3 + 4*((k_1 + max(256*⌈global0/256⌉, 1) - 1)/(max(256*⌈global0/256⌉, 1)))
-                global reads a_2: 4*k_1*xs_3 bytes, stride xs_3
-                global reads x_6: 4*k_1*xs_3 bytes, uniform
-                global writes result_4: 4*k_1 bytes, coalesced
+                work 14*k_3*n_1 + 2*n_1
+                span 8*((max(256*⌈global0/256⌉, 1) + n_1 - 1)/(max(256*⌈global0/256⌉, 1)))*k_3 + 4*((max(256*⌈global0/256⌉, 1) + n_1 - 1)/(max(256*⌈global0/256⌉, 1)))
+                global reads a_2: 4*k_3*n_1 bytes, stride k_3
+                global reads x_6: 4*k_3*n_1 bytes, uniform
+                global writes result_4: 4*n_1 bytes, coalesced
               launches
                 rows_map_0
-                  work-items 256*((((k + 3)/4) + 255)/256)
-                  work 14*k*xs + 2*k
-                  span 8*((k + max(256*((((k + 3)/4) + 255)/256), 1) - 1)/(max(256*((((k + 3)/4) + 255)/256), 1)))*xs + 4*((k + max(256*((((k + 3)/4) + 255)/256), 1) - 1)/(max(256*((((k + 3)/4) + 255)/256), 1)))
-                  global reads a_2: 4*k*xs bytes, stride xs
-                  global reads x_6: 4*k*xs bytes, uniform
-                  global writes result_4: 4*k bytes, coalesced
-              transfers: upload 4*k*xs + 4*xs bytes in 2 buffers, download 4*k bytes in 1 buffers, 0 scalar reads
+                  work-items 256*((((n + 3)/4) + 255)/256)
+                  work 14*k*n + 2*n
+                  span 8*((max(256*((((n + 3)/4) + 255)/256), 1) + n - 1)/(max(256*((((n + 3)/4) + 255)/256), 1)))*k + 4*((max(256*((((n + 3)/4) + 255)/256), 1) + n - 1)/(max(256*((((n + 3)/4) + 255)/256), 1)))
+                  global reads a_2: 4*k*n bytes, stride k
+                  global reads x_6: 4*k*n bytes, uniform
+                  global writes result_4: 4*n bytes, coalesced
+              transfers: upload 4*k*n + 4*k bytes in 2 buffers, download 4*n bytes in 1 buffers, 0 scalar reads
         "#]],
     );
 }

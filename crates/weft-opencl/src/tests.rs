@@ -234,8 +234,8 @@ fn matmul_is_a_two_dimensional_ndrange() {
             __kernel void mm_matmul_0(
                 __global long* weft_err,
                 __global const float* restrict b_1,
-                long ys_2,
-                long xs_3,
+                long p_2,
+                long m_3,
                 __global const float* restrict a_4,
                 long n_5,
                 __global float* restrict result_6,
@@ -334,30 +334,30 @@ fn matmul_is_a_two_dimensional_ndrange() {
               long r_99 = (tid_9 + 768) % 128;
               long k_100 = (tid_9 + 768) / 128;
               float pf_101 = 0;
-              long ktiles_102 = (xs_3 + 7) / 8;
-              if (row0_13 + r_78 < n_5 && k_79 < xs_3) {
-                pf_80 = a_4[(row0_13 + r_78) * xs_3 + k_79];
+              long ktiles_102 = (m_3 + 7) / 8;
+              if (row0_13 + r_78 < n_5 && k_79 < m_3) {
+                pf_80 = a_4[(row0_13 + r_78) * m_3 + k_79];
               }
-              if (row0_13 + r_81 < n_5 && k_82 < xs_3) {
-                pf_83 = a_4[(row0_13 + r_81) * xs_3 + k_82];
+              if (row0_13 + r_81 < n_5 && k_82 < m_3) {
+                pf_83 = a_4[(row0_13 + r_81) * m_3 + k_82];
               }
-              if (row0_13 + r_84 < n_5 && k_85 < xs_3) {
-                pf_86 = a_4[(row0_13 + r_84) * xs_3 + k_85];
+              if (row0_13 + r_84 < n_5 && k_85 < m_3) {
+                pf_86 = a_4[(row0_13 + r_84) * m_3 + k_85];
               }
-              if (row0_13 + r_87 < n_5 && k_88 < xs_3) {
-                pf_89 = a_4[(row0_13 + r_87) * xs_3 + k_88];
+              if (row0_13 + r_87 < n_5 && k_88 < m_3) {
+                pf_89 = a_4[(row0_13 + r_87) * m_3 + k_88];
               }
-              if (col0_12 + r_90 < ys_2 && k_91 < xs_3) {
-                pf_92 = b_1[col0_12 + r_90 + k_91 * ys_2];
+              if (col0_12 + r_90 < p_2 && k_91 < m_3) {
+                pf_92 = b_1[col0_12 + r_90 + k_91 * p_2];
               }
-              if (col0_12 + r_93 < ys_2 && k_94 < xs_3) {
-                pf_95 = b_1[col0_12 + r_93 + k_94 * ys_2];
+              if (col0_12 + r_93 < p_2 && k_94 < m_3) {
+                pf_95 = b_1[col0_12 + r_93 + k_94 * p_2];
               }
-              if (col0_12 + r_96 < ys_2 && k_97 < xs_3) {
-                pf_98 = b_1[col0_12 + r_96 + k_97 * ys_2];
+              if (col0_12 + r_96 < p_2 && k_97 < m_3) {
+                pf_98 = b_1[col0_12 + r_96 + k_97 * p_2];
               }
-              if (col0_12 + r_99 < ys_2 && k_100 < xs_3) {
-                pf_101 = b_1[col0_12 + r_99 + k_100 * ys_2];
+              if (col0_12 + r_99 < p_2 && k_100 < m_3) {
+                pf_101 = b_1[col0_12 + r_99 + k_100 * p_2];
               }
               a_tile_7[k_79 * 128 + r_78] = pf_80;
               a_tile_7[k_82 * 128 + r_81] = pf_83;
@@ -371,32 +371,32 @@ fn matmul_is_a_two_dimensional_ndrange() {
               for (long ktile_103 = 0; ktile_103 < ktiles_102; ktile_103++) {
                 long cur_104 = ktile_103 % 2 * 1024;
                 if (ktile_103 + 1 < ktiles_102) {
-                  if (row0_13 + r_78 < n_5 && ktile_103 * 8 + 8 + k_79 < xs_3) {
-                    pf_80 = a_4[(row0_13 + r_78) * xs_3 + (ktile_103 * 8 + 8 + k_79)];
+                  if (row0_13 + r_78 < n_5 && ktile_103 * 8 + 8 + k_79 < m_3) {
+                    pf_80 = a_4[(row0_13 + r_78) * m_3 + (ktile_103 * 8 + 8 + k_79)];
                   }
-                  if (row0_13 + r_81 < n_5 && ktile_103 * 8 + 8 + k_82 < xs_3) {
-                    pf_83 = a_4[(row0_13 + r_81) * xs_3 + (ktile_103 * 8 + 8 + k_82)];
+                  if (row0_13 + r_81 < n_5 && ktile_103 * 8 + 8 + k_82 < m_3) {
+                    pf_83 = a_4[(row0_13 + r_81) * m_3 + (ktile_103 * 8 + 8 + k_82)];
                   }
-                  if (row0_13 + r_84 < n_5 && ktile_103 * 8 + 8 + k_85 < xs_3) {
-                    pf_86 = a_4[(row0_13 + r_84) * xs_3 + (ktile_103 * 8 + 8 + k_85)];
+                  if (row0_13 + r_84 < n_5 && ktile_103 * 8 + 8 + k_85 < m_3) {
+                    pf_86 = a_4[(row0_13 + r_84) * m_3 + (ktile_103 * 8 + 8 + k_85)];
                   }
-                  if (row0_13 + r_87 < n_5 && ktile_103 * 8 + 8 + k_88 < xs_3) {
-                    pf_89 = a_4[(row0_13 + r_87) * xs_3 + (ktile_103 * 8 + 8 + k_88)];
+                  if (row0_13 + r_87 < n_5 && ktile_103 * 8 + 8 + k_88 < m_3) {
+                    pf_89 = a_4[(row0_13 + r_87) * m_3 + (ktile_103 * 8 + 8 + k_88)];
                   }
-                  if (col0_12 + r_90 < ys_2 && ktile_103 * 8 + 8 + k_91 < xs_3) {
-                    pf_92 = b_1[col0_12 + r_90 + (ktile_103 * 8 + 8 + k_91) * ys_2];
+                  if (col0_12 + r_90 < p_2 && ktile_103 * 8 + 8 + k_91 < m_3) {
+                    pf_92 = b_1[col0_12 + r_90 + (ktile_103 * 8 + 8 + k_91) * p_2];
                   }
-                  if (col0_12 + r_93 < ys_2 && ktile_103 * 8 + 8 + k_94 < xs_3) {
-                    pf_95 = b_1[col0_12 + r_93 + (ktile_103 * 8 + 8 + k_94) * ys_2];
+                  if (col0_12 + r_93 < p_2 && ktile_103 * 8 + 8 + k_94 < m_3) {
+                    pf_95 = b_1[col0_12 + r_93 + (ktile_103 * 8 + 8 + k_94) * p_2];
                   }
-                  if (col0_12 + r_96 < ys_2 && ktile_103 * 8 + 8 + k_97 < xs_3) {
-                    pf_98 = b_1[col0_12 + r_96 + (ktile_103 * 8 + 8 + k_97) * ys_2];
+                  if (col0_12 + r_96 < p_2 && ktile_103 * 8 + 8 + k_97 < m_3) {
+                    pf_98 = b_1[col0_12 + r_96 + (ktile_103 * 8 + 8 + k_97) * p_2];
                   }
-                  if (col0_12 + r_99 < ys_2 && ktile_103 * 8 + 8 + k_100 < xs_3) {
-                    pf_101 = b_1[col0_12 + r_99 + (ktile_103 * 8 + 8 + k_100) * ys_2];
+                  if (col0_12 + r_99 < p_2 && ktile_103 * 8 + 8 + k_100 < m_3) {
+                    pf_101 = b_1[col0_12 + r_99 + (ktile_103 * 8 + 8 + k_100) * p_2];
                   }
                 }
-                if (ktile_103 * 8 + 8 <= xs_3) {
+                if (ktile_103 * 8 + 8 <= m_3) {
                   #pragma unroll
                   for (long k_105 = 0; k_105 < 8; k_105++) {
                     float4 a_106 = vload4(0, a_tile_7 + cur_104 + k_105 * 128 + ty_11 * 8);
@@ -603,7 +603,7 @@ fn matmul_is_a_two_dimensional_ndrange() {
                     acc77_77 = v_243;
                   }
                 } else {
-                  for (long k_105 = 0; k_105 < min(8L, xs_3 - ktile_103 * 8); k_105++) {
+                  for (long k_105 = 0; k_105 < min(8L, m_3 - ktile_103 * 8); k_105++) {
                     float4 a_106 = vload4(0, a_tile_7 + cur_104 + k_105 * 128 + ty_11 * 8);
                     float4 a_107 = vload4(0, a_tile_7 + cur_104 + k_105 * 128 + (ty_11 * 8 + 4));
                     float b_108 = b_tile_8[cur_104 + k_105 * 128 + tx_10];
@@ -820,197 +820,197 @@ fn matmul_is_a_two_dimensional_ndrange() {
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);
               }
-              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + tx_10 < ys_2) {
-                result_6[(row0_13 + ty_11 * 8) * ys_2 + (col0_12 + tx_10)] = acc00_14;
+              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + tx_10 < p_2) {
+                result_6[(row0_13 + ty_11 * 8) * p_2 + (col0_12 + tx_10)] = acc00_14;
               }
-              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
-                result_6[(row0_13 + ty_11 * 8) * ys_2 + (col0_12 + (tx_10 + 16))] = acc01_15;
+              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + (tx_10 + 16) < p_2) {
+                result_6[(row0_13 + ty_11 * 8) * p_2 + (col0_12 + (tx_10 + 16))] = acc01_15;
               }
-              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
-                result_6[(row0_13 + ty_11 * 8) * ys_2 + (col0_12 + (tx_10 + 32))] = acc02_16;
+              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + (tx_10 + 32) < p_2) {
+                result_6[(row0_13 + ty_11 * 8) * p_2 + (col0_12 + (tx_10 + 32))] = acc02_16;
               }
-              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
-                result_6[(row0_13 + ty_11 * 8) * ys_2 + (col0_12 + (tx_10 + 48))] = acc03_17;
+              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + (tx_10 + 48) < p_2) {
+                result_6[(row0_13 + ty_11 * 8) * p_2 + (col0_12 + (tx_10 + 48))] = acc03_17;
               }
-              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
-                result_6[(row0_13 + ty_11 * 8) * ys_2 + (col0_12 + (tx_10 + 64))] = acc04_18;
+              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + (tx_10 + 64) < p_2) {
+                result_6[(row0_13 + ty_11 * 8) * p_2 + (col0_12 + (tx_10 + 64))] = acc04_18;
               }
-              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
-                result_6[(row0_13 + ty_11 * 8) * ys_2 + (col0_12 + (tx_10 + 80))] = acc05_19;
+              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + (tx_10 + 80) < p_2) {
+                result_6[(row0_13 + ty_11 * 8) * p_2 + (col0_12 + (tx_10 + 80))] = acc05_19;
               }
-              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
-                result_6[(row0_13 + ty_11 * 8) * ys_2 + (col0_12 + (tx_10 + 96))] = acc06_20;
+              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + (tx_10 + 96) < p_2) {
+                result_6[(row0_13 + ty_11 * 8) * p_2 + (col0_12 + (tx_10 + 96))] = acc06_20;
               }
-              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
-                result_6[(row0_13 + ty_11 * 8) * ys_2 + (col0_12 + (tx_10 + 112))] = acc07_21;
+              if (row0_13 + ty_11 * 8 < n_5 && col0_12 + (tx_10 + 112) < p_2) {
+                result_6[(row0_13 + ty_11 * 8) * p_2 + (col0_12 + (tx_10 + 112))] = acc07_21;
               }
-              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + tx_10 < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 1)) * ys_2 + (col0_12 + tx_10)] = acc10_22;
+              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + tx_10 < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 1)) * p_2 + (col0_12 + tx_10)] = acc10_22;
               }
-              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 1)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc11_23;
+              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + (tx_10 + 16) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 1)) * p_2 + (col0_12 + (tx_10 + 16))] = acc11_23;
               }
-              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 1)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc12_24;
+              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + (tx_10 + 32) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 1)) * p_2 + (col0_12 + (tx_10 + 32))] = acc12_24;
               }
-              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 1)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc13_25;
+              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + (tx_10 + 48) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 1)) * p_2 + (col0_12 + (tx_10 + 48))] = acc13_25;
               }
-              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 1)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc14_26;
+              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + (tx_10 + 64) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 1)) * p_2 + (col0_12 + (tx_10 + 64))] = acc14_26;
               }
-              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 1)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc15_27;
+              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + (tx_10 + 80) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 1)) * p_2 + (col0_12 + (tx_10 + 80))] = acc15_27;
               }
-              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 1)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc16_28;
+              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + (tx_10 + 96) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 1)) * p_2 + (col0_12 + (tx_10 + 96))] = acc16_28;
               }
-              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 1)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc17_29;
+              if (row0_13 + (ty_11 * 8 + 1) < n_5 && col0_12 + (tx_10 + 112) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 1)) * p_2 + (col0_12 + (tx_10 + 112))] = acc17_29;
               }
-              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + tx_10 < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 2)) * ys_2 + (col0_12 + tx_10)] = acc20_30;
+              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + tx_10 < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 2)) * p_2 + (col0_12 + tx_10)] = acc20_30;
               }
-              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 2)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc21_31;
+              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + (tx_10 + 16) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 2)) * p_2 + (col0_12 + (tx_10 + 16))] = acc21_31;
               }
-              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 2)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc22_32;
+              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + (tx_10 + 32) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 2)) * p_2 + (col0_12 + (tx_10 + 32))] = acc22_32;
               }
-              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 2)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc23_33;
+              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + (tx_10 + 48) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 2)) * p_2 + (col0_12 + (tx_10 + 48))] = acc23_33;
               }
-              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 2)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc24_34;
+              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + (tx_10 + 64) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 2)) * p_2 + (col0_12 + (tx_10 + 64))] = acc24_34;
               }
-              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 2)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc25_35;
+              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + (tx_10 + 80) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 2)) * p_2 + (col0_12 + (tx_10 + 80))] = acc25_35;
               }
-              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 2)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc26_36;
+              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + (tx_10 + 96) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 2)) * p_2 + (col0_12 + (tx_10 + 96))] = acc26_36;
               }
-              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 2)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc27_37;
+              if (row0_13 + (ty_11 * 8 + 2) < n_5 && col0_12 + (tx_10 + 112) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 2)) * p_2 + (col0_12 + (tx_10 + 112))] = acc27_37;
               }
-              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + tx_10 < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 3)) * ys_2 + (col0_12 + tx_10)] = acc30_38;
+              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + tx_10 < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 3)) * p_2 + (col0_12 + tx_10)] = acc30_38;
               }
-              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 3)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc31_39;
+              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + (tx_10 + 16) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 3)) * p_2 + (col0_12 + (tx_10 + 16))] = acc31_39;
               }
-              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 3)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc32_40;
+              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + (tx_10 + 32) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 3)) * p_2 + (col0_12 + (tx_10 + 32))] = acc32_40;
               }
-              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 3)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc33_41;
+              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + (tx_10 + 48) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 3)) * p_2 + (col0_12 + (tx_10 + 48))] = acc33_41;
               }
-              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 3)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc34_42;
+              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + (tx_10 + 64) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 3)) * p_2 + (col0_12 + (tx_10 + 64))] = acc34_42;
               }
-              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 3)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc35_43;
+              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + (tx_10 + 80) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 3)) * p_2 + (col0_12 + (tx_10 + 80))] = acc35_43;
               }
-              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 3)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc36_44;
+              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + (tx_10 + 96) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 3)) * p_2 + (col0_12 + (tx_10 + 96))] = acc36_44;
               }
-              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 3)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc37_45;
+              if (row0_13 + (ty_11 * 8 + 3) < n_5 && col0_12 + (tx_10 + 112) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 3)) * p_2 + (col0_12 + (tx_10 + 112))] = acc37_45;
               }
-              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + tx_10 < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 4)) * ys_2 + (col0_12 + tx_10)] = acc40_46;
+              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + tx_10 < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 4)) * p_2 + (col0_12 + tx_10)] = acc40_46;
               }
-              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 4)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc41_47;
+              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + (tx_10 + 16) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 4)) * p_2 + (col0_12 + (tx_10 + 16))] = acc41_47;
               }
-              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 4)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc42_48;
+              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + (tx_10 + 32) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 4)) * p_2 + (col0_12 + (tx_10 + 32))] = acc42_48;
               }
-              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 4)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc43_49;
+              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + (tx_10 + 48) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 4)) * p_2 + (col0_12 + (tx_10 + 48))] = acc43_49;
               }
-              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 4)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc44_50;
+              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + (tx_10 + 64) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 4)) * p_2 + (col0_12 + (tx_10 + 64))] = acc44_50;
               }
-              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 4)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc45_51;
+              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + (tx_10 + 80) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 4)) * p_2 + (col0_12 + (tx_10 + 80))] = acc45_51;
               }
-              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 4)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc46_52;
+              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + (tx_10 + 96) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 4)) * p_2 + (col0_12 + (tx_10 + 96))] = acc46_52;
               }
-              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 4)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc47_53;
+              if (row0_13 + (ty_11 * 8 + 4) < n_5 && col0_12 + (tx_10 + 112) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 4)) * p_2 + (col0_12 + (tx_10 + 112))] = acc47_53;
               }
-              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + tx_10 < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 5)) * ys_2 + (col0_12 + tx_10)] = acc50_54;
+              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + tx_10 < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 5)) * p_2 + (col0_12 + tx_10)] = acc50_54;
               }
-              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 5)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc51_55;
+              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + (tx_10 + 16) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 5)) * p_2 + (col0_12 + (tx_10 + 16))] = acc51_55;
               }
-              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 5)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc52_56;
+              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + (tx_10 + 32) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 5)) * p_2 + (col0_12 + (tx_10 + 32))] = acc52_56;
               }
-              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 5)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc53_57;
+              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + (tx_10 + 48) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 5)) * p_2 + (col0_12 + (tx_10 + 48))] = acc53_57;
               }
-              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 5)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc54_58;
+              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + (tx_10 + 64) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 5)) * p_2 + (col0_12 + (tx_10 + 64))] = acc54_58;
               }
-              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 5)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc55_59;
+              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + (tx_10 + 80) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 5)) * p_2 + (col0_12 + (tx_10 + 80))] = acc55_59;
               }
-              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 5)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc56_60;
+              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + (tx_10 + 96) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 5)) * p_2 + (col0_12 + (tx_10 + 96))] = acc56_60;
               }
-              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 5)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc57_61;
+              if (row0_13 + (ty_11 * 8 + 5) < n_5 && col0_12 + (tx_10 + 112) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 5)) * p_2 + (col0_12 + (tx_10 + 112))] = acc57_61;
               }
-              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + tx_10 < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 6)) * ys_2 + (col0_12 + tx_10)] = acc60_62;
+              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + tx_10 < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 6)) * p_2 + (col0_12 + tx_10)] = acc60_62;
               }
-              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 6)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc61_63;
+              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + (tx_10 + 16) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 6)) * p_2 + (col0_12 + (tx_10 + 16))] = acc61_63;
               }
-              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 6)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc62_64;
+              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + (tx_10 + 32) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 6)) * p_2 + (col0_12 + (tx_10 + 32))] = acc62_64;
               }
-              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 6)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc63_65;
+              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + (tx_10 + 48) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 6)) * p_2 + (col0_12 + (tx_10 + 48))] = acc63_65;
               }
-              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 6)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc64_66;
+              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + (tx_10 + 64) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 6)) * p_2 + (col0_12 + (tx_10 + 64))] = acc64_66;
               }
-              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 6)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc65_67;
+              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + (tx_10 + 80) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 6)) * p_2 + (col0_12 + (tx_10 + 80))] = acc65_67;
               }
-              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 6)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc66_68;
+              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + (tx_10 + 96) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 6)) * p_2 + (col0_12 + (tx_10 + 96))] = acc66_68;
               }
-              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 6)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc67_69;
+              if (row0_13 + (ty_11 * 8 + 6) < n_5 && col0_12 + (tx_10 + 112) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 6)) * p_2 + (col0_12 + (tx_10 + 112))] = acc67_69;
               }
-              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + tx_10 < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 7)) * ys_2 + (col0_12 + tx_10)] = acc70_70;
+              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + tx_10 < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 7)) * p_2 + (col0_12 + tx_10)] = acc70_70;
               }
-              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + (tx_10 + 16) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 7)) * ys_2 + (col0_12 + (tx_10 + 16))] = acc71_71;
+              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + (tx_10 + 16) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 7)) * p_2 + (col0_12 + (tx_10 + 16))] = acc71_71;
               }
-              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + (tx_10 + 32) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 7)) * ys_2 + (col0_12 + (tx_10 + 32))] = acc72_72;
+              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + (tx_10 + 32) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 7)) * p_2 + (col0_12 + (tx_10 + 32))] = acc72_72;
               }
-              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + (tx_10 + 48) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 7)) * ys_2 + (col0_12 + (tx_10 + 48))] = acc73_73;
+              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + (tx_10 + 48) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 7)) * p_2 + (col0_12 + (tx_10 + 48))] = acc73_73;
               }
-              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + (tx_10 + 64) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 7)) * ys_2 + (col0_12 + (tx_10 + 64))] = acc74_74;
+              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + (tx_10 + 64) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 7)) * p_2 + (col0_12 + (tx_10 + 64))] = acc74_74;
               }
-              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + (tx_10 + 80) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 7)) * ys_2 + (col0_12 + (tx_10 + 80))] = acc75_75;
+              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + (tx_10 + 80) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 7)) * p_2 + (col0_12 + (tx_10 + 80))] = acc75_75;
               }
-              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + (tx_10 + 96) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 7)) * ys_2 + (col0_12 + (tx_10 + 96))] = acc76_76;
+              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + (tx_10 + 96) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 7)) * p_2 + (col0_12 + (tx_10 + 96))] = acc76_76;
               }
-              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + (tx_10 + 112) < ys_2) {
-                result_6[(row0_13 + (ty_11 * 8 + 7)) * ys_2 + (col0_12 + (tx_10 + 112))] = acc77_77;
+              if (row0_13 + (ty_11 * 8 + 7) < n_5 && col0_12 + (tx_10 + 112) < p_2) {
+                result_6[(row0_13 + (ty_11 * 8 + 7)) * p_2 + (col0_12 + (tx_10 + 112))] = acc77_77;
               }
             }
             // def `dot` (main.weft:1), called with materialised arrays
@@ -1039,15 +1039,15 @@ fn matmul_is_a_two_dimensional_ndrange() {
             __kernel void mm_map2d_1(
                 __global long* weft_err,
                 long n_1,
-                long ys_2,
+                long p_2,
                 __global const float* restrict a_3,
-                long xs_4,
+                long m_4,
                 __global float* restrict result_5,
                 __global const float* restrict b_8) {
-              for (long j_7 = get_global_id(0); j_7 < ys_2; j_7 += get_global_size(0)) {
+              for (long j_7 = get_global_id(0); j_7 < p_2; j_7 += get_global_size(0)) {
                 for (long i_6 = get_global_id(1); i_6 < n_1; i_6 += get_global_size(1)) {
-                  float r_9 = dot__G_G(weft_err, a_3, i_6 * xs_4, 1, xs_4, b_8, j_7, ys_2, xs_4);
-                  result_5[i_6 * ys_2 + j_7] = r_9;
+                  float r_9 = dot__G_G(weft_err, a_3, i_6 * m_4, 1, m_4, b_8, j_7, p_2, m_4);
+                  result_5[i_6 * p_2 + j_7] = r_9;
                 }
               }
             }
@@ -1164,18 +1164,18 @@ entry rows (a: [n][m]f32) (v: [m]f32) : [n]f32 =
             __kernel void rows_group_0(
                 __global long* weft_err,
                 __global const float* restrict a_1,
-                long xs_2,
+                long m_2,
                 long n_3,
                 __global float* restrict v_4,
                 __local float* t_6,
                 __global const float* restrict v_8) {
               for (long grp_5 = get_group_id(0); grp_5 < n_3; grp_5 += get_num_groups(0)) { // main.weft:4
-                for (long i_7 = get_local_id(0); i_7 < xs_2; i_7 += get_local_size(0)) { // main.weft:4
-                  t_6[i_7] = a_1[grp_5 * xs_2 + i_7];
+                for (long i_7 = get_local_id(0); i_7 < m_2; i_7 += get_local_size(0)) { // main.weft:4
+                  t_6[i_7] = a_1[grp_5 * m_2 + i_7];
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);
-                float r_9 = dot__L_G(weft_err, t_6, 0, 1, xs_2, v_8, 0, 1, xs_2);
-                float r_10 = dot__G_G(weft_err, a_1, grp_5 * xs_2, 1, xs_2, v_8, 0, 1, xs_2);
+                float r_9 = dot__L_G(weft_err, t_6, 0, 1, m_2, v_8, 0, 1, m_2);
+                float r_10 = dot__G_G(weft_err, a_1, grp_5 * m_2, 1, m_2, v_8, 0, 1, m_2);
                 float v_11 = r_9 + r_10;
                 if ((long)get_local_id(0) == 0) {
                   v_4[grp_5] = v_11;
@@ -1204,14 +1204,14 @@ entry poly (c: [8]f32) (xs: [n]f32) : [n]f32 =
                 __global const float* restrict xs_2,
                 __global float* restrict result_3,
                 __constant float* restrict c_8,
-                long dim_9) {
+                long v8_9) {
               for (long i_4 = get_global_id(0); i_4 < n_1; i_4 += get_global_size(0)) {
                 float r_5;
                 r_5 = 0e0f;
                 for (long i_6 = 0; i_6 < 8; i_6++) { // main.weft:3
                   float v_7 = r_5 * xs_2[i_4];
-                  if (!(0 <= i_6 && i_6 < dim_9)) {
-                    weft_fail(weft_err, 2, (long)(i_6), (long)(dim_9));
+                  if (!(0 <= i_6 && i_6 < v8_9)) {
+                    weft_fail(weft_err, 2, (long)(i_6), (long)(v8_9));
                     return;
                   }
                   float v_10 = c_8[i_6];
@@ -1345,9 +1345,9 @@ entry mm (as: [q][n][k]f32) (bs: [q][k][m]f32) : [q][n][m]f32 =
         long batch_1 = (long)get_group_id(2);
         long col0_17 = (long)get_group_id(0) * 128;
         long row0_18 = (long)get_group_id(1) * 128;
-        pf_85 = as_2[batch_1 * s_3 + (row0_18 + r_83) * ys_4 + k_84];
-        pf_97 = bs_7[batch_1 * s_8 + (col0_17 + r_95) + k_96 * x_9];
-        result_10[batch_1 * s_11 + (row0_18 + ty_16 * 8) * x_9 + (col0_17 + tx_15)] = acc00_19;
+        pf_85 = as_2[batch_1 * s_3 + (row0_18 + r_83) * k_4 + k_84];
+        pf_97 = bs_7[batch_1 * s_8 + (col0_17 + r_95) + k_96 * m_9];
+        result_10[batch_1 * s_11 + (row0_18 + ty_16 * 8) * m_9 + (col0_17 + tx_15)] = acc00_19;
     "#]].assert_eq(&format!("{plan}{lines}"));
 }
 

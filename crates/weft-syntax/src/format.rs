@@ -13,12 +13,12 @@
 //! never glued when their concatenation would lex differently (`- -x`).
 //!
 //! Invariants, checked on every call: a file with syntax errors is refused (the
-//! caller keeps its text); the output parses to the same tree with the same
+//! caller keeps its text; [`format_items`] formats its declarations without errors); the output parses to the same tree with the same
 //! non-whitespace tokens; and formatting is idempotent (proptests in `tests.rs`).
 
 use std::fmt;
 
-use crate::{SyntaxKind, SyntaxNode, SyntaxToken, WalkEvent};
+use crate::{SyntaxKind, SyntaxNode, SyntaxToken, TextRange, WalkEvent};
 
 /// Why a file was not formatted.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,6 +55,67 @@ pub fn format(text: &str) -> Result<String, FormatError> {
         });
     }
     Ok(output)
+}
+
+/// A file formatted as far as it parses: [`format_items`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartlyFormatted {
+    pub text: String,
+    /// The declarations left as written, with the first syntax error in each.
+    pub left: Vec<(TextRange, String)>,
+}
+
+/// Formats what parses: a file without syntax errors as [`format`] does; in one with
+/// syntax errors, each top-level declaration without an error is formatted on its own,
+/// and the declarations with errors and the text between declarations are kept as
+/// written. `Err` only when nothing could be formatted.
+pub fn format_items(text: &str) -> Result<PartlyFormatted, FormatError> {
+    let parse = crate::parse(text);
+    if parse.errors().is_empty() {
+        return format(text).map(|text| PartlyFormatted { text, left: Vec::new() });
+    }
+    let root = parse.syntax_node();
+    let mut out = String::new();
+    let mut left = Vec::new();
+    let mut formatted = 0;
+    let mut at = 0usize;
+    for item in root.children() {
+        let range = item.text_range();
+        let (start, end) = (usize::from(range.start()), usize::from(range.end()));
+        out.push_str(&text[at..start]);
+        at = end;
+        let error = parse
+            .errors()
+            .iter()
+            .find(|e| e.range.start() <= range.end() && e.range.end() >= range.start());
+        let item_text = &text[start..end];
+        match error {
+            Some(error) => {
+                left.push((range, error.message.clone()));
+                out.push_str(item_text);
+            }
+            None => match format(item_text) {
+                Ok(done) => {
+                    formatted += 1;
+                    out.push_str(done.trim_end_matches('\n'));
+                }
+                Err(error) => {
+                    left.push((range, error.message));
+                    out.push_str(item_text);
+                }
+            },
+        }
+    }
+    out.push_str(&text[at..]);
+    if formatted == 0 {
+        let first = parse.errors().first().map_or(String::new(), |e| e.message.clone());
+        return Err(FormatError {
+            message: format!(
+                "not formatted: every declaration has a syntax error (first: {first})"
+            ),
+        });
+    }
+    Ok(PartlyFormatted { text: out, left })
 }
 
 /// The tree without whitespace: node kinds and non-whitespace tokens, in order.
@@ -218,6 +279,32 @@ mod tests {
     fn refuses_files_with_syntax_errors() {
         let error = format("def f (x: i32) : i32 = (x +\n").unwrap_err();
         assert!(error.message.starts_with("not formatted: the file has syntax errors"), "{error}");
+    }
+
+    /// Formatting a file with a syntax error once silently did nothing.
+    #[test]
+    fn formats_the_declarations_that_parse_and_lists_the_others() {
+        let input =
+            "def  a (x:i32) : i32 =x+1\n\ndef b (x: i32) : i32 = (x +\n\ndef c (y:i32):i32=  y\n";
+        let done = super::format_items(input).unwrap();
+        expect![[r#"
+            def a (x: i32) : i32 = x + 1
+
+            def b (x: i32) : i32 = (x +
+
+            def c (y: i32) : i32 = y
+        "#]]
+        .assert_eq(&done.text);
+        let left: Vec<String> = done
+            .left
+            .iter()
+            .map(|(r, why)| format!("{r:?} {}: {why}", &input[r.start().into()..r.end().into()]))
+            .collect();
+        assert_eq!(left.len(), 1, "{left:?}");
+        assert!(left[0].contains("def b"), "{left:?}");
+        let none = super::format_items("def b (x: i32) : i32 = (x +\n").unwrap_err();
+        assert!(none.message.starts_with("not formatted: every declaration has a syntax error"));
+        assert_eq!(super::format_items("def  a : i32 = 1\n").unwrap().text, "def a : i32 = 1\n");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! read from users (text, `.npy` bytes, specs) is checked, and errors are values with
 //! clear messages: no input makes this crate panic.
 
+pub mod bench_line;
 mod check;
 pub mod compare;
 pub mod npy;

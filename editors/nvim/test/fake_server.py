@@ -118,6 +118,7 @@ def handle(msg):
                 "textDocumentSync": {"openClose": True, "change": 1},
                 "hoverProvider": True,
                 "definitionProvider": True,
+                "completionProvider": {},
                 "executeCommandProvider": {"commands": ["weft.server.runEntry",
                                                         "weft.server.runOnGpu",
                                                         "weft.server.profile"]},

@@ -109,6 +109,25 @@ local function main()
   vim.cmd('syntax on')
 
   local weft = require('weft')
+
+  -- A run's values are printed once (its stdout is what they were read from), and
+  -- whether they matched the test block's expected output is said.
+  local run_lines = weft.format_run_result('dot', {
+    ok = true, values = { '22.0f32' }, stdout = '22.0f32\n', message = 'm',
+    timeMs = 5, expected = '11f32', matched = false,
+  })
+  local shown = 0
+  for _, l in ipairs(run_lines) do
+    if l == '22.0f32' then
+      shown = shown + 1
+    end
+  end
+  check('a run prints each value once', shown == 1, table.concat(run_lines, ' | '))
+  check('a run says its values differ from the expected output',
+    vim.tbl_contains(run_lines, 'expected: 11f32')
+      and vim.tbl_contains(run_lines, 'DIFFERS from the expected output, done in 5 ms'),
+    table.concat(run_lines, ' | '))
+
   local opts = { cmd = cmd }
   if env.WEFT_ROOT_MARKERS and env.WEFT_ROOT_MARKERS ~= '' then
     opts.root_markers = vim.split(env.WEFT_ROOT_MARKERS, ',', true)
@@ -126,9 +145,29 @@ local function main()
   check("commentstring is '-- %s'", vim.bo.commentstring == '-- %s', vim.bo.commentstring)
   check("iskeyword has the prime (')", vim.fn.matchstr("x' + 1", '\\k\\+') == "x'", vim.bo.iskeyword)
   check('syntax is loaded', vim.b.current_syntax == 'weft', vim.inspect(vim.b.current_syntax))
-  for _, c in ipairs({ 'WeftRun', 'WeftRunGpu', 'WeftProfile', 'WeftShowKernel', 'WeftRestart' }) do
+  for _, c in ipairs({ 'WeftRun', 'WeftRunGpu', 'WeftProfile', 'WeftShowKernel', 'WeftRestart',
+    'WeftFormat', 'WeftLens', 'WeftDetails' }) do
     check(':' .. c .. ' exists', vim.fn.exists(':' .. c) == 2)
   end
+
+  -- :help weft works without running :helptags (its tags file is committed), and that
+  -- file is what :helptags writes for the help as it is now.
+  local help_ok, help_err = pcall(vim.cmd, 'help weft')
+  check(':help weft opens the plugin help',
+    help_ok and vim.fn.expand('%:t') == 'weft.txt', help_ok and vim.fn.expand('%:t') or help_err)
+  if help_ok then
+    vim.cmd('helpclose')
+  end
+  local doc = vim.api.nvim_get_runtime_file('doc/weft.txt', false)[1]
+  local fresh = vim.fn.tempname()
+  vim.fn.mkdir(fresh, 'p')
+  vim.fn.writefile(vim.fn.readfile(doc), fresh .. '/weft.txt')
+  vim.cmd('helptags ' .. vim.fn.fnameescape(fresh))
+  local committed = vim.fn.fnamemodify(doc, ':h') .. '/tags'
+  check('doc/tags is what :helptags writes',
+    vim.fn.filereadable(committed) == 1
+      and vim.deep_equal(vim.fn.readfile(committed), vim.fn.readfile(fresh .. '/tags')),
+    'run: nvim --headless -u NONE -c "helptags editors/nvim/doc" -c q')
 
   -- The client starts with the given command and initializes.
   local function weft_client(buf)
@@ -150,6 +189,10 @@ local function main()
   check('client runs the given command', vim.deep_equal(client.config.cmd, cmd),
     vim.inspect(client.config.cmd) .. ' vs ' .. vim.inspect(cmd))
   check('on_attach was called', #attached > 0 and attached[1].bufnr == bufnr)
+  if (client.server_capabilities or {}).completionProvider then
+    check("'omnifunc' completes from the server",
+      vim.bo[bufnr].omnifunc == 'v:lua.vim.lsp.omnifunc', vim.bo[bufnr].omnifunc)
+  end
   check('server commands are handled in the client',
     type(client.commands['weft.server.runEntry']) == 'function'
       and type(client.commands['weft.server.runOnGpu']) == 'function'

@@ -29,6 +29,7 @@ import { entriesOf, entryAt } from './entries';
 export const KERNEL_SCHEME = 'weft-kernel';
 const SERVER_COMMAND_PREFIX = 'weft.server.';
 const RUN_ENTRY_SERVER_COMMAND = 'weft.server.runEntry';
+const HOVER_DETAILS_SERVER_COMMAND = 'weft.server.hoverDetails';
 const RUN_ON_GPU_SERVER_COMMAND = 'weft.server.runOnGpu';
 const PROFILE_SERVER_COMMAND = 'weft.server.profile';
 /** Internal, not in package.json: runs a `weft.server.*` command the client did not register. */
@@ -62,6 +63,10 @@ export interface RunEntryResult {
   device?: string | null;
   kernelNs?: number | null;
   kernels?: { kernel: string; ns: number }[];
+  /** The test block's `output { ... }` for the input run, when it has one. */
+  expected?: string | null;
+  /** Whether the values matched `expected`. */
+  matched?: boolean | null;
 }
 
 /** What `weft.server.profile` returns: the cost graph's files and the profiler's report. */
@@ -94,10 +99,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.commands.registerCommand('weft.restartServer', restartServer),
     vscode.commands.registerCommand('weft.runEntry', () => runEntry(RUN_ENTRY_SERVER_COMMAND)),
     vscode.commands.registerCommand('weft.runEntryOnGpu', () => runEntry(RUN_ON_GPU_SERVER_COMMAND)),
+    vscode.commands.registerCommand('weft.profileEntry', () => runEntry(PROFILE_SERVER_COMMAND)),
     vscode.commands.registerCommand('weft.showGeneratedKernel', showGeneratedKernel),
+    vscode.commands.registerCommand('weft.showHoverDetails', showHoverDetails),
     vscode.commands.registerCommand(DISPATCH_COMMAND, dispatchServerCommand),
     vscode.workspace.onDidChangeConfiguration(async (e) => {
-      if (e.affectsConfiguration('weft.server') || e.affectsConfiguration('weft.runner')) {
+      const restartOn = ['weft.server', 'weft.runner', 'weft.hover', 'weft.costs', 'weft.diagnostics'];
+      if (restartOn.some((section) => e.affectsConfiguration(section))) {
         await restartServer();
       }
     }),
@@ -139,7 +147,50 @@ export function initializationOptions(): Record<string, unknown> {
   if (typeof timeout === 'number' && timeout > 0) {
     options.gpuRunTimeoutSecs = timeout;
   }
+  const detail = config.get<string>('hover.detail');
+  if (detail) {
+    options.hoverDetail = detail;
+  }
+  const profile = config.get<string>('costs.profile');
+  if (profile) {
+    options.costProfile = profile;
+  }
+  const allow = config.get<string[]>('diagnostics.allow');
+  if (Array.isArray(allow) && allow.length > 0) {
+    options.allow = allow;
+  }
+  const perf = config.get<boolean>('diagnostics.perf');
+  if (typeof perf === 'boolean') {
+    options.perfDiagnostics = perf;
+  }
   return options;
+}
+
+/** "Weft: Show Hover Details": the full hover (symbolic costs, regions) at the cursor. */
+async function showHoverDetails(): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || editor.document.languageId !== 'weft') {
+    void vscode.window.showWarningMessage('Weft: open a .weft file to see hover details.');
+    return;
+  }
+  const c = await runningClient();
+  if (!c) {
+    return;
+  }
+  const args = [{
+    textDocument: c.code2ProtocolConverter.asTextDocumentIdentifier(editor.document),
+    position: c.code2ProtocolConverter.asPosition(editor.selection.active),
+  }];
+  try {
+    const result = await c.sendRequest(ExecuteCommandRequest.type, { command: HOVER_DETAILS_SERVER_COMMAND, arguments: args });
+    if (!isKernel(result)) {
+      void vscode.window.showInformationMessage('Weft: nothing to show under the cursor.');
+      return;
+    }
+    await openKernel(result);
+  } catch (err) {
+    void vscode.window.showErrorMessage(`Weft: Show Hover Details failed: ${errorText(err)}`);
+  }
 }
 
 function clientOptions(): LanguageClientOptions {
@@ -153,8 +204,12 @@ function clientOptions(): LanguageClientOptions {
       { scheme: 'untitled', language: 'apl' },
     ],
     synchronize: {
-      // Imports make other files matter: tell the server when any .weft file changes.
-      fileEvents: vscode.workspace.createFileSystemWatcher('**/*.weft'),
+      // Imports make other files matter: tell the server when any .weft file changes,
+      // and when a project's `weft.json` (its diagnostics settings, as CI's) does.
+      fileEvents: [
+        vscode.workspace.createFileSystemWatcher('**/*.weft'),
+        vscode.workspace.createFileSystemWatcher('**/weft.json'),
+      ],
     },
     outputChannel: serverOutput,
     middleware: middleware(),
@@ -298,15 +353,24 @@ async function runEntry(serverCommand: string): Promise<void> {
       return;
     }
   }
-  if (doc.isDirty) {
-    // The server sees unsaved text, but `weft run` may read imports from disk.
-    await doc.save();
-  }
   const c = await runningClient();
   if (!c) {
     return;
   }
   const args = [{ uri: c.code2ProtocolConverter.asUri(doc.uri), entry }];
+  if (serverCommand === PROFILE_SERVER_COMMAND) {
+    // The report goes to the Run output and the cost graph opens, as from the lens.
+    try {
+      const result = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Window, title: `Weft: profiling ${entry}` },
+        () => c.sendRequest(ExecuteCommandRequest.type, { command: serverCommand, arguments: args }),
+      );
+      await presentProfile(result as ProfileResult);
+    } catch (err) {
+      runOutput.appendLine(`error: ${errorText(err)}`);
+    }
+    return;
+  }
   const where = serverCommand === RUN_ON_GPU_SERVER_COMMAND ? ' on GPU' : '';
   runOutput.show(true);
   runOutput.appendLine(`▶ ${entry}${where} (${vscode.workspace.asRelativePath(doc.uri)})`);
@@ -336,10 +400,12 @@ function appendRunResult(result: unknown): void {
     runOutput.appendLine(JSON.stringify(result, null, 2));
     return;
   }
-  for (const v of r.values ?? []) {
+  // The values once: `stdout` is what they were read from.
+  const values = r.values ?? [];
+  for (const v of values) {
     runOutput.appendLine(v);
   }
-  if (r.stdout) {
+  if (r.stdout && values.length === 0) {
     runOutput.append(r.stdout.endsWith('\n') ? r.stdout : r.stdout + '\n');
   }
   if (r.stderr) {
@@ -348,7 +414,15 @@ function appendRunResult(result: unknown): void {
   if (r.message) {
     runOutput.appendLine(r.message);
   }
-  const status = r.ok === false ? 'failed' : 'done';
+  if (r.matched === false && r.expected !== undefined) {
+    runOutput.appendLine(`expected: ${r.expected}`);
+  }
+  let status = r.ok === false ? 'failed' : 'done';
+  if (r.matched === true) {
+    status = `matched the expected output, ${status}`;
+  } else if (r.matched === false) {
+    status = `DIFFERS from the expected output, ${status}`;
+  }
   runOutput.appendLine(r.timeMs !== undefined ? `${status} in ${r.timeMs} ms` : status);
 }
 
@@ -449,7 +523,8 @@ async function openKernel(result: ShowKernelResult): Promise<void> {
   kernels.set(uri, result.text);
   let doc = await vscode.workspace.openTextDocument(uri);
   const languages = await vscode.languages.getLanguages();
-  const language = languages.includes('opencl') ? 'opencl' : 'c';
+  // Hover details are markdown; kernels are OpenCL.
+  const language = result.uri.endsWith('.md') ? 'markdown' : languages.includes('opencl') ? 'opencl' : 'c';
   if (doc.languageId !== language) {
     doc = await vscode.languages.setTextDocumentLanguage(doc, language);
   }

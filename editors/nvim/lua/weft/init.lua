@@ -19,6 +19,7 @@ local RUN_ENTRY = 'weft.server.runEntry'
 local RUN_ON_GPU = 'weft.server.runOnGpu'
 local PROFILE = 'weft.server.profile'
 local SHOW_KERNEL = 'weft/showKernel'
+local HOVER_DETAILS = 'weft.server.hoverDetails'
 
 local defaults = {
   -- The server command: the executable and its arguments.
@@ -36,10 +37,11 @@ local defaults = {
   -- Sent as initializationOptions and answered to workspace/configuration.
   settings = {},
   -- Refresh code lenses (Run on GPU, Show kernel, ...) on BufEnter/InsertLeave/save when
-  -- the server offers them. Run them with :lua vim.lsp.codelens.run().
+  -- the server offers them. Run the one on the cursor's line with :WeftLens.
   codelens = true,
-  -- Inlay hints (sizes, address spaces), Neovim 0.10+ only.
-  inlay_hints = false,
+  -- Inlay hints (inferred types, implicit sizes) where the running Neovim has them
+  -- (0.10+). Semantic tokens need no option: Neovim 0.9+ starts them itself.
+  inlay_hints = true,
   -- Attach automatically to buffers of the filetypes above.
   autostart = true,
 }
@@ -168,7 +170,9 @@ end
 -- ---------------------------------------------------------------------------- results
 
 --- Lines for what `weft.server.runEntry` returned: a string, or
---- { ok, entry, values = {..}, stdout, stderr, message, timeMs }.
+--- { ok, entry, values = {..}, stdout, stderr, message, timeMs, expected, matched }.
+--- The values are printed once (stdout only when there are none), then whether they
+--- match the test block's expected output.
 function M.format_run_result(entry, result)
   local lines = { '▶ ' .. entry }
   if result == nil or result == vim.NIL then
@@ -193,15 +197,25 @@ function M.format_run_result(entry, result)
     vim.list_extend(lines, split_lines(vim.inspect(result)))
     return lines
   end
-  for _, v in ipairs(result.values or {}) do
+  local values = type(result.values) == 'table' and result.values or {}
+  for _, v in ipairs(values) do
     vim.list_extend(lines, split_lines(tostring(v)))
   end
   for _, k in ipairs({ 'stdout', 'stderr', 'message' }) do
-    if type(result[k]) == 'string' and result[k] ~= '' then
+    local shown = k ~= 'stdout' or #values == 0
+    if shown and type(result[k]) == 'string' and result[k] ~= '' then
       vim.list_extend(lines, split_lines(result[k]))
     end
   end
+  if result.matched == false and type(result.expected) == 'string' then
+    table.insert(lines, 'expected: ' .. result.expected)
+  end
   local status = result.ok == false and 'failed' or 'done'
+  if result.matched == true then
+    status = 'matched the expected output, ' .. status
+  elseif result.matched == false then
+    status = 'DIFFERS from the expected output, ' .. status
+  end
   if type(result.timeMs) == 'number' then
     status = string.format('%s in %s ms', status, result.timeMs)
   end
@@ -383,6 +397,29 @@ function M.show_kernel()
   end, bufnr)
 end
 
+--- :WeftDetails: the hover at the cursor with its whole derivation (symbolic costs,
+--- regions), in a read-only markdown scratch buffer.
+function M.hover_details()
+  local bufnr = vim.api.nvim_get_current_buf()
+  local client = current_client(bufnr)
+  if not client then
+    return
+  end
+  local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
+  local request = { command = HOVER_DETAILS, arguments = { params } }
+  client_call(client, 'request', 'workspace/executeCommand', request, function(err, result)
+    if err then
+      notify('hover details failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+      return
+    end
+    if type(result) ~= 'table' or type(result.text) ~= 'string' then
+      notify('nothing to show under the cursor')
+      return
+    end
+    M.scratch(result.uri, split_lines(result.text), 'markdown')
+  end, bufnr)
+end
+
 --- :WeftRestart: stops every Weft server and attaches the open Weft buffers again.
 function M.restart()
   local ids = {}
@@ -462,6 +499,10 @@ local function on_attach(client, bufnr)
   end
   if M.config.inlay_hints and has('0.10') and caps.inlayHintProvider then
     vim.lsp.inlay_hint.enable(true, { bufnr = bufnr })
+  end
+  -- Completion with <C-x><C-o> (Neovim sets this itself only from 0.10 on).
+  if caps.completionProvider then
+    vim.bo[bufnr].omnifunc = 'v:lua.vim.lsp.omnifunc'
   end
   if M.config.on_attach then
     M.config.on_attach(client, bufnr)
@@ -567,6 +608,12 @@ local function create_commands()
   cmd('WeftFormat', function()
     M.format()
   end, { desc = 'Format the buffer with the Weft language server' })
+  cmd('WeftDetails', function()
+    M.hover_details()
+  end, { desc = 'Show the hover at the cursor with its whole derivation (costs, regions)' })
+  cmd('WeftLens', function()
+    vim.lsp.codelens.run()
+  end, { desc = 'Run the code lens of the current line (Run, Run on GPU, Show kernels, Profile)' })
 end
 
 function M.setup(opts)

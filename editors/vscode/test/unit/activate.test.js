@@ -13,6 +13,10 @@ const config = {
   'runner.path': '/opt/weft/bin/weft-runner',
   'runner.device': 'gpu',
   'runner.timeoutSecs': 5,
+  'hover.detail': 'full',
+  'costs.profile': 'pocl-cpu',
+  'diagnostics.allow': ['bank-conflict'],
+  'diagnostics.perf': false,
 };
 const registered = new Set(['weft.server.runEntry']); // what the languageclient registered
 
@@ -85,7 +89,7 @@ const ext = require('../../out/extension.js');
 
 test('activate registers the commands and the weft-kernel provider and starts `<path> lsp`', async () => {
   await ext.activate({ subscriptions: [] });
-  for (const c of ['weft.restartServer', 'weft.runEntry', 'weft.runEntryOnGpu', 'weft.showGeneratedKernel']) {
+  for (const c of ['weft.restartServer', 'weft.runEntry', 'weft.runEntryOnGpu', 'weft.showGeneratedKernel', 'weft.showHoverDetails', 'weft.profileEntry']) {
     assert.ok(calls.commands[c], `command ${c}`);
   }
   assert.ok(!Object.keys(calls.commands).some((c) => c.startsWith('weft.server.')), 'no weft.server.* registered by the client');
@@ -98,11 +102,16 @@ test('activate registers the commands and the weft-kernel provider and starts `<
   assert.strictEqual(c.serverOptions.run.options.env.WEFT_DEVICE, 'cpu');
   // Weft and APL (docs/apl.md) documents, saved and untitled.
   assert.deepStrictEqual(c.clientOptions.documentSelector.map((s) => s.language), ['weft', 'weft', 'apl', 'apl']);
-  // The weft.runner.* settings reach the server as initializationOptions (docs/lsp.md).
+  // The weft.runner.*, hover, costs and diagnostics settings reach the server as
+  // initializationOptions (docs/lsp.md): VS Code has the settings Neovim has.
   assert.deepStrictEqual(c.clientOptions.initializationOptions, {
     runnerPath: '/opt/weft/bin/weft-runner',
     device: 'gpu',
     gpuRunTimeoutSecs: 5,
+    hoverDetail: 'full',
+    costProfile: 'pocl-cpu',
+    allow: ['bank-conflict'],
+    perfDiagnostics: false,
   });
 });
 
@@ -138,6 +147,29 @@ test('executeCommand middleware shows a run result', async () => {
   assert.deepStrictEqual(result, { ok: true, values: ['32f32'], timeMs: 3 });
   assert.ok(calls.output.includes('32f32'));
   assert.ok(calls.output.includes('done in 3 ms'));
+});
+
+test('a run prints each value once and whether it matched the expected output', async () => {
+  const mw = calls.clients[0].clientOptions.middleware;
+  const run = {
+    ok: true,
+    entry: 'dot',
+    values: ['22.0f32'],
+    stdout: '22.0f32\n',
+    message: '`dot` (interpreter): 22.0f32; differs from the expected output: value #0: expected 11.0f32, got 22.0f32; 5 ms',
+    timeMs: 5,
+    expected: '11f32',
+    matched: false,
+  };
+  calls.output.length = 0;
+  await mw.executeCommand('weft.server.runEntry', [{ uri: 'file:///a.weft', entry: 'dot' }], async () => run);
+  assert.strictEqual(calls.output.filter((l) => l.includes('22.0f32') && !l.includes('expected')).length, 1, calls.output.join('\n'));
+  assert.ok(calls.output.includes('expected: 11f32'));
+  assert.ok(calls.output.includes('DIFFERS from the expected output, done in 5 ms'));
+  calls.output.length = 0;
+  await mw.executeCommand('weft.server.runEntry', [{ uri: 'file:///a.weft', entry: 'dot' }],
+    async () => ({ ...run, values: ['11.0f32'], stdout: '11.0f32\n', message: 'ok', matched: true }));
+  assert.ok(calls.output.includes('matched the expected output, done in 5 ms'));
 });
 
 test('executeCommand middleware shows a GPU run result with its kernel time', async () => {
