@@ -473,7 +473,11 @@ entry h (is: [n]i64) (vs: [n]i32) : [4]i32 = reduce_by_$0index (replicate 4 0) (
 
                 **Kernel**: `h_hist_1` — @grid: one work-item per value, an atomic add into its bin
 
+                **Kernel**: `h_hist_2` — @grid: one work-item per value, an atomic add into its work-group's bins in local memory, then into the bins
+
                 **Cost** of `h_hist_1` (entry `h`): work `3*n`, span `5*((max(256*((n + 255)/256), 1) + n - 1)/(max(256*((n + 255)/256), 1)))`; global `20*n` bytes; predicted 34.8 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+
+                **Cost** of `h_hist_2` (entry `h`): work `4*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 3*n`, span `5*((max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) + n - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 5`; global `32*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 12*n` bytes, local `48*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 8*n` bytes; predicted 10.7 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
