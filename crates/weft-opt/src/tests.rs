@@ -871,3 +871,12 @@ fn a_map_fuses_into_a_scatter() {
     assert!(core.contains("scatter dest_2 is_3 t_"), "{core}");
     assert!(core.contains("generate n_1"), "{core}");
 }
+
+#[test]
+fn a_tuple_valued_reduction_is_not_merged_with_its_siblings() {
+    // An argmax reduces (value, index) pairs: merging it with the sum would nest tuples.
+    let src = r"entry main (xs: [n]f32) : (f32, i64) =
+  let (_, i) = reduce (\(a, i) (b, j) -> if b > a then (b, j) else (a, i)) (0, -1) (zip xs (iota n))
+  in (reduce (+) 0 xs, i)";
+    assert_eq!(seg_ops(src), 2);
+}

@@ -11,7 +11,8 @@
 //! Horizontal fusion: two chosen `SegRed`s of one block over the same space, the later
 //! not reading the earlier's results and nothing between them reading those, become
 //! one `SegRed` with both operators (a row's sum and sum of squares in one pass over
-//! the row).
+//! the row), when every value they reduce is a scalar (a tuple-valued reduction, an
+//! argmax say, stays on its own).
 
 use rustc_hash::FxHashMap;
 use weft_core::{Atom, IndexItem, VarId};
@@ -57,7 +58,12 @@ fn fuse_siblings_once(f: &mut GpuFunction) -> bool {
                     reads_in(f, s, &mut reads);
                     reads.iter().any(|v| first.vars.contains(v))
                 });
-                if reads_first {
+                // Merged reductions combine a tuple of their values; a value that is
+                // itself a tuple would nest tuples, which the staged translator cannot
+                // store in arrays.
+                let scalar =
+                    |vars: &[VarId]| vars.iter().all(|v| f.vars[*v].ty.as_scalar().is_some());
+                if reads_first || !scalar(&first.vars) || !scalar(&second.vars) {
                     continue;
                 }
                 merge_siblings(f, block, a, b);
