@@ -42,8 +42,19 @@ impl MiddleEnd {
         if let Some(&value) = self.tuning.get(&threshold.name) {
             return value;
         }
-        let shape = self.shape.get_or_init(|| device_shape(self.device.as_deref()));
-        weft_opt::threshold_default(threshold.kind, shape.as_ref())
+        weft_opt::threshold_default(threshold.kind, self.shape().as_ref())
+    }
+
+    fn shape(&self) -> &Option<weft_opt::DeviceShape> {
+        self.shape.get_or_init(|| device_shape(self.device.as_deref()))
+    }
+
+    /// A GPU unless the device's committed profile says it is a CPU.
+    fn target(&self) -> weft_opt::Target {
+        match self.shape() {
+            Some(shape) if !shape.gpu => weft_opt::Target::Cpu,
+            _ => weft_opt::Target::Gpu,
+        }
     }
 }
 
@@ -68,7 +79,7 @@ pub(crate) fn compile(
     let staged;
     let program = match MIDDLE_END.get() {
         Some(middle) => {
-            staged = weft_opt::staged_program(program, &|t| middle.value(t));
+            staged = weft_opt::staged_program(program, middle.target(), &|t| middle.value(t));
             &staged
         }
         None => program,

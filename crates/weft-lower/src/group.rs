@@ -161,7 +161,7 @@ impl Kb<'_> {
                         kb.in_group = was;
                         kb.index_val(&r?, &idx[1..])
                     });
-                return Ok(KVal::Arr(KArr::Pull { shape, f: pf }));
+                return Ok(KVal::Arr(KArr::Pull { shape, f: pf, row: None }));
             }
             Err(e) => return Err(e),
         };

@@ -17,7 +17,7 @@ use weft_values::{RuntimeCheck, Scalar};
 use crate::LowerError;
 use crate::arr::{Mem, View};
 use crate::imp::{CExpr, COp, Cmd, KernelImp, Sharing};
-use crate::val::{HArr, HEnv, HScalar, HVal, KArr, KVal, PullFn, PullSrc, Res};
+use crate::val::{HArr, HEnv, HScalar, HVal, KArr, KVal, PullFn, PullSrc, Res, RowFn};
 
 /// State shared by the host lowering and every kernel builder of one entry.
 pub(crate) struct Shared {
@@ -181,7 +181,8 @@ impl<'p> Kb<'p> {
         doc: String,
         local_size: Option<u32>,
     ) -> (KernelImp, Vec<Arg>) {
-        let body = self.cmds.pop().unwrap_or_default();
+        let mut body = self.cmds.pop().unwrap_or_default();
+        crate::proven::drop_proven_bounds_checks(&mut body);
         (
             KernelImp {
                 name,
@@ -201,7 +202,9 @@ impl<'p> Kb<'p> {
     /// The body of a function generated from a user def, and the kernel parameters
     /// it asked for (none when it can be a function).
     pub(crate) fn finish_function(mut self) -> (Vec<Cmd>, Vec<(String, ParamKind)>) {
-        (self.cmds.pop().unwrap_or_default(), self.params)
+        let mut body = self.cmds.pop().unwrap_or_default();
+        crate::proven::drop_proven_bounds_checks(&mut body);
+        (body, self.params)
     }
 
     // ---- emission helpers ----
@@ -415,11 +418,12 @@ impl<'p> Kb<'p> {
                 let arrays: Vec<KArr> =
                     arrays.iter().map(|a| self.import_arr(a)).collect::<Res<_>>()?;
                 let env = KEnv { vars: FxHashMap::default(), host: Some(env.clone()) };
-                map_pull(*func, lambda.clone(), env, arrays)
+                return Ok(map_array(*func, lambda.clone(), env, arrays, shape));
             }
             PullSrc::Generate { func, lambda, env } => {
                 let env = KEnv { vars: FxHashMap::default(), host: Some(env.clone()) };
-                map_pull(*func, lambda.clone(), env, vec![iota(shape[0].clone(), Elem::I64)])
+                let indices = vec![iota(shape[0].clone(), Elem::I64)];
+                return Ok(map_array(*func, lambda.clone(), env, indices, shape));
             }
             PullSrc::Iota(elem) => return Ok(iota(shape[0].clone(), *elem)),
             PullSrc::Replicate(value) => {
@@ -437,7 +441,7 @@ impl<'p> Kb<'p> {
                 return Ok(concat(a, b));
             }
         };
-        Ok(KArr::Pull { shape, f })
+        Ok(KArr::Pull { shape, f, row: None })
     }
 
     // ---- arrays ----
@@ -456,6 +460,13 @@ impl<'p> Kb<'p> {
     pub(crate) fn index(&mut self, arr: &KArr, idx: &[CExpr]) -> Res<KVal> {
         let rank = arr.shape().len();
         if idx.len() < rank {
+            if let (KArr::Pull { row: Some(row), .. }, Some((outer, rest))) =
+                (arr, idx.split_first())
+            {
+                let row = row.clone();
+                let value = row(self, outer)?;
+                return self.index_val(&value, rest);
+            }
             let mut a = arr.clone();
             for i in idx {
                 a = self.view(&a, &View::Fix { dim: 0, index: i.clone() });
@@ -925,7 +936,7 @@ impl<'p> Kb<'p> {
                     ));
                 }
                 let f = literal_pull(vals);
-                Ok(KVal::Arr(KArr::Pull { shape, f }))
+                Ok(KVal::Arr(KArr::Pull { shape, f, row: None }))
             }
             Exp::Index { array, items } => {
                 let name = self.var_name(f, array);
@@ -1096,16 +1107,15 @@ impl<'p> Kb<'p> {
                 let (_, rank) = elem_and_rank(&lambda.ret);
                 let ret_shape = self.type_shape(env, &lambda.ret, rank)?;
                 shape.extend(ret_shape);
-                let pf = map_pull(f, lambda.clone(), env.clone(), arrays);
-                Ok(KVal::Arr(KArr::Pull { shape, f: pf }))
+                Ok(KVal::Arr(map_array(f, lambda.clone(), env.clone(), arrays, shape)))
             }
             Exp::Generate { size, lambda, .. } => {
                 let n = self.int(f, env, size)?;
                 let (_, rank) = elem_and_rank(&lambda.ret);
                 let mut shape = vec![n.clone()];
                 shape.extend(self.type_shape(env, &lambda.ret, rank)?);
-                let pf = map_pull(f, lambda.clone(), env.clone(), vec![iota(n, Elem::I64)]);
-                Ok(KVal::Arr(KArr::Pull { shape, f: pf }))
+                let indices = vec![iota(n, Elem::I64)];
+                Ok(KVal::Arr(map_array(f, lambda.clone(), env.clone(), indices, shape)))
             }
             Exp::Reduce { lambda, neutral, array, .. } => {
                 let arr = self.array(f, env, array)?;
@@ -1164,7 +1174,7 @@ impl<'p> Kb<'p> {
                         });
                         kb.index_val(&acc, &idx[1..])
                     });
-                    return Ok(KVal::Arr(KArr::Pull { shape: vec![n], f: pf }));
+                    return Ok(KVal::Arr(KArr::Pull { shape: vec![n], f: pf, row: None }));
                 };
                 let (elem_ty, _) = elem_and_rank(ty);
                 let why = self.because(
@@ -1251,7 +1261,7 @@ impl<'p> Kb<'p> {
                         &mut |kb: &mut Kb<'_>| kb.index(&arr, &whole),
                     )
                 });
-                Ok(KVal::Arr(KArr::Pull { shape, f: pf }))
+                Ok(KVal::Arr(KArr::Pull { shape, f: pf, row: None }))
             }
             Exp::Iota { size } => {
                 let n = self.int(f, env, size)?;
@@ -1273,7 +1283,7 @@ impl<'p> Kb<'p> {
                 }
                 let pf: PullFn =
                     Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| kb.index_val(&v, &idx[1..]));
-                Ok(KVal::Arr(KArr::Pull { shape, f: pf }))
+                Ok(KVal::Arr(KArr::Pull { shape, f: pf, row: None }))
             }
             Exp::Zip(parts) => {
                 let mut arrs = Vec::new();
@@ -1519,7 +1529,7 @@ impl<'p> Kb<'p> {
     fn unzip(&mut self, arr: KArr, n: usize) -> Res<KVal> {
         match arr {
             KArr::Zip(parts) => Ok(KVal::Tuple(parts.into_iter().map(KVal::Arr).collect())),
-            KArr::Pull { shape, f } => {
+            KArr::Pull { shape, f, .. } => {
                 let mut out = Vec::new();
                 for k in 0..n {
                     let f = f.clone();
@@ -1530,7 +1540,7 @@ impl<'p> Kb<'p> {
                             }
                             _ => Err(LowerError::internal("unzip of a non-tuple")),
                         });
-                    out.push(KVal::Arr(KArr::Pull { shape: shape.clone(), f: pf }));
+                    out.push(KVal::Arr(KArr::Pull { shape: shape.clone(), f: pf, row: None }));
                 }
                 Ok(KVal::Tuple(out))
             }
@@ -1621,7 +1631,7 @@ impl<'p> Kb<'p> {
             kb.emit(Cmd::For { var: i, bound: n.clone(), body, comment: None });
             kb.index_val(&acc, &idx[1..])
         });
-        Ok(KVal::Arr(KArr::Pull { shape, f: pf }))
+        Ok(KVal::Arr(KArr::Pull { shape, f: pf, row: None }))
     }
 
     fn private_array(&mut self, hint: &str, elem_ty: &Type, len: i64, why: &str) -> Res<KArr> {
@@ -1990,7 +2000,7 @@ fn mem_as_pull(arr: &KArr) -> KArr {
             let f: PullFn = Rc::new(move |_kb: &mut Kb<'_>, idx: &[CExpr]| {
                 Ok(KVal::Scalar(CExpr::load(&m.buf, m.address(idx)), m.elem))
             });
-            KArr::Pull { shape: arr.shape(), f }
+            KArr::Pull { shape: arr.shape(), f, row: None }
         }
     }
 }
@@ -2024,13 +2034,39 @@ pub(crate) fn map_pull(
     })
 }
 
+/// The pull array of a `map` (or `generate`) of `lambda` over `arrays`, with shape
+/// `shape`: element by element, and row by row when the lambda returns an array of
+/// scalars (see [`RowFn`]; a lambda returning tuples keeps the element-wise form, whose
+/// values are arrays of tuples).
+pub(crate) fn map_array(
+    func: FnId,
+    lambda: weft_core::Lambda,
+    env: KEnv,
+    arrays: Vec<KArr>,
+    shape: Vec<CExpr>,
+) -> KArr {
+    let returns_rows = matches!(elem_and_rank(&lambda.ret), (Type::Scalar(_), r) if r >= 1);
+    let row: Option<RowFn> = returns_rows.then(|| {
+        let (lambda, env, arrays) = (lambda.clone(), env.clone(), arrays.clone());
+        Rc::new(move |kb: &mut Kb<'_>, i: &CExpr| {
+            let mut env = env.clone();
+            for (param, arr) in lambda.params.iter().zip(&arrays) {
+                let elem = kb.index(arr, std::slice::from_ref(i))?;
+                env.vars.insert(*param, elem);
+            }
+            kb.block(func, &mut env, lambda.body)
+        }) as RowFn
+    });
+    KArr::Pull { shape, f: map_pull(func, lambda, env, arrays), row }
+}
+
 /// `0, 1, .., n - 1` as `elem`s.
 pub(crate) fn iota(n: CExpr, elem: Elem) -> KArr {
     let f: PullFn = Rc::new(move |_kb: &mut Kb<'_>, idx: &[CExpr]| {
         let v = if elem == Elem::I64 { idx[0].clone() } else { CExpr::cast(elem, idx[0].clone()) };
         Ok(KVal::Scalar(v, elem))
     });
-    KArr::Pull { shape: vec![n], f }
+    KArr::Pull { shape: vec![n], f, row: None }
 }
 
 /// An array literal: element `i` selected among the (already computed) elements.
@@ -2068,5 +2104,5 @@ fn concat(a: KArr, b: KArr) -> KArr {
             kb.index(&b, &rest)
         })
     });
-    KArr::Pull { shape, f }
+    KArr::Pull { shape, f, row: None }
 }

@@ -24,6 +24,7 @@ mod host;
 pub mod imp;
 mod kernel;
 mod matmul;
+mod proven;
 pub mod regions;
 mod soac;
 #[cfg(test)]

@@ -172,11 +172,17 @@ pub(crate) enum KVal {
 /// Computes the element at a full index of a pull array, emitting commands.
 pub(crate) type PullFn = Rc<dyn Fn(&mut Kb<'_>, &[CExpr]) -> Res<KVal>>;
 
+/// Computes the row at an outer index of a pull array made by a `map` whose lambda
+/// returns an array: the lambda's body runs once for the row, so a row indexed and then
+/// traversed does not recompute the body's `let`s (a row's maximum in a softmax) for
+/// every element.
+pub(crate) type RowFn = Rc<dyn Fn(&mut Kb<'_>, &CExpr) -> Res<KVal>>;
+
 #[derive(Clone)]
 pub(crate) enum KArr {
     Mem(Mem<CExpr, Rc<str>>),
     Zip(Vec<KArr>),
-    Pull { shape: Vec<CExpr>, f: PullFn },
+    Pull { shape: Vec<CExpr>, f: PullFn, row: Option<RowFn> },
 }
 
 impl std::fmt::Debug for KArr {
@@ -205,7 +211,7 @@ impl KArr {
             KArr::Zip(parts) => {
                 KArr::Zip(parts.iter().map(|p| p.view(view)).collect::<Option<Vec<_>>>()?)
             }
-            KArr::Pull { shape, f } => {
+            KArr::Pull { shape, f, .. } => {
                 let inner = f.clone();
                 let old_shape = shape.clone();
                 let new_shape = view_shape(shape, view);
@@ -238,7 +244,7 @@ impl KArr {
                     }
                     inner(kb, &full)
                 });
-                KArr::Pull { shape: new_shape, f }
+                KArr::Pull { shape: new_shape, f, row: None }
             }
         })
     }

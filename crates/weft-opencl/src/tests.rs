@@ -1567,3 +1567,21 @@ fn a_loop_of_updates_writes_in_place() {
         kept.kernels.iter().map(|k| &k.doc).collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn a_rows_lets_are_computed_once_per_row_not_per_element() {
+    // The row's maximum is a `let` of the lambda that makes the row; writing the row
+    // element by element must not run the reduction again for every element (that
+    // was quadratic: a row softmax took 1.1 s on POCL).
+    let src = "entry f (xss: [n][m]f32) : [n][m]f32 =
+      map@grid (\\xs -> let mx = reduce@seq f32.max (-f32.inf) xs
+                        in map@seq (\\x -> x - mx) xs) xss";
+    let c = compiled(src);
+    let text: String = c.kernels.iter().map(weft_lower::print_kernel_imp).collect();
+    // Both loops over the row sit directly in the work-item's body: none is nested in
+    // the other.
+    let loops: Vec<&str> = text.lines().filter(|l| l.trim_start().starts_with("for ")).collect();
+    assert_eq!(loops.len(), 2, "{text}");
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    assert_eq!(indent(loops[0]), indent(loops[1]), "{text}");
+}

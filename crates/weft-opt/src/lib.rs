@@ -39,9 +39,10 @@ pub use crate::to_core::{CoreLevels, to_core};
 /// reads the GPU IR itself (docs/middle.md).
 pub fn staged_program(
     program: &weft_core::Program,
+    target: Target,
     value: &dyn Fn(&Threshold) -> i64,
 ) -> weft_core::Program {
-    let gpu = pipeline(program);
+    let gpu = pipeline_for(program, target);
     to_core(&gpu, &|t| value(&gpu.thresholds[t]), CoreLevels::Written)
 }
 pub use crate::validate::{GpuInvariantError, validate_gpu};
@@ -53,8 +54,28 @@ pub fn optimise_core(program: &weft_core::Program) -> weft_core::Program {
     simplify(&inline_parallel_calls(&simplify(program)))
 }
 
-/// The whole middle end: [`optimise_core`], then [`flatten`], [`fuse`], [`coalesce`]
-/// and [`simplify_gpu`].
+/// The kind of device the middle end compiles for. Its passes are the same for both
+/// except coalescing by transposition ([`coalesce`]), which only a GPU's memory system
+/// pays for: a CPU core running a work-item reads that work-item's row sequentially
+/// through its own cache, so the transposed copy is pure extra traffic (on POCL it made
+/// a row softmax, a layer norm and a k-means assignment 2-3x slower; docs/middle.md).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Gpu,
+    Cpu,
+}
+
+/// The whole middle end for a GPU: [`pipeline_for`] with [`Target::Gpu`].
 pub fn pipeline(program: &weft_core::Program) -> GpuProgram {
-    simplify_gpu(&coalesce(&fuse(&flatten(&optimise_core(program)))))
+    pipeline_for(program, Target::Gpu)
+}
+
+/// The whole middle end: [`optimise_core`], then [`flatten`], [`fuse`], [`coalesce`]
+/// (on a GPU) and [`simplify_gpu`].
+pub fn pipeline_for(program: &weft_core::Program, target: Target) -> GpuProgram {
+    let fused = fuse(&flatten(&optimise_core(program)));
+    match target {
+        Target::Gpu => simplify_gpu(&coalesce(&fused)),
+        Target::Cpu => simplify_gpu(&fused),
+    }
 }

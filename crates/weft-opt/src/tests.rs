@@ -811,6 +811,21 @@ fn rows_traversed_once_are_not_copied() {
 }
 
 #[test]
+fn a_cpu_target_reads_rows_in_place() {
+    // On a CPU each work-item's row is read sequentially through the core's cache:
+    // the same program that gets a transposed copy for a GPU gets none.
+    let program = compile(
+        r"entry assign (ps: [n][d]f32) (cs: [k][d]f32) : [n]f32 =
+  map (\p -> reduce f32.min f32.inf (map (\c -> reduce (+) 0 (map2 (\a b -> (a - b) * (a - b)) p c)) cs)) ps",
+    );
+    let gpu = crate::pipeline_for(&program, crate::Target::Gpu);
+    let cpu = crate::pipeline_for(&program, crate::Target::Cpu);
+    assert!(crate::validate_gpu(&cpu).is_empty());
+    assert!(crate::pretty_gpu(&gpu).contains("manifest"));
+    assert!(!crate::pretty_gpu(&cpu).contains("manifest"), "{}", crate::pretty_gpu(&cpu));
+}
+
+#[test]
 fn written_levels_are_not_coalesced() {
     let text = printed_pipeline(
         r"entry assign (ps: [n][d]f32) (cs: [k][d]f32) : [n]f32 =
@@ -830,7 +845,7 @@ fn a_perfect_nest_of_maps_is_one_two_dimensional_outer_version() {
     assert!(text.contains("segmap@grid (i_8 < n_0, i_9 < m_2) [chosen]"), "{text}");
     // Written back for the staged translator, the dimensions whose indices only read a
     // row are maps over those rows (the nest the translator tiles), not generates.
-    let staged = crate::staged_program(&compile(src), &|t| t.default);
+    let staged = crate::staged_program(&compile(src), crate::Target::Gpu, &|t| t.default);
     let core = weft_core::pretty_program(&staged);
     let then_branch = core.split("else").next().unwrap();
     assert!(then_branch.contains("= map (a_3) \\(row_"), "{core}");
@@ -867,7 +882,11 @@ fn a_map_fuses_into_a_scatter() {
     assert_eq!(seg_ops(src), 1);
     // Written back for the staged translator, the indices stay the array and the values
     // are a `generate` it computes inside the scatter's kernel.
-    let core = weft_core::pretty_program(&crate::staged_program(&compile(src), &|t| t.default));
+    let core = weft_core::pretty_program(&crate::staged_program(
+        &compile(src),
+        crate::Target::Gpu,
+        &|t| t.default,
+    ));
     assert!(core.contains("scatter dest_2 is_3 t_"), "{core}");
     assert!(core.contains("generate n_1"), "{core}");
 }
