@@ -15,13 +15,13 @@ echo "== weft check examples/"
 cargo run --quiet --locked -p weft-cli -- check examples/
 echo "== weft test examples/ (reference interpreter)"
 cargo run --quiet --locked -p weft-cli -- test examples/
-echo "== weft test --backend opencl examples/ (compiled kernels on POCL against the interpreter)"
+echo "== weft test --backend opencl examples/ (compiled kernels on POCL against the interpreter; through the middle end)"
 cargo build --quiet --locked -p weft-cli -p weft-runtime
 "${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" test --backend opencl --device cpu examples/
 echo "== the same with tiled kernels at every size (WEFT_STRATEGY=preferred: no choice by predicted time)"
 WEFT_STRATEGY=preferred "${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" test --backend opencl --device cpu examples/
-echo "== the same through the middle end (--middle-end: its versions at the device's thresholds)"
-"${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" test --middle-end --backend opencl --device cpu examples/
+echo "== the same with the staged translator alone (--staged: no middle end)"
+"${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" test --staged --backend opencl --device cpu examples/
 echo "== fuzz targets, 5 s each from the committed seeds (skipped without nightly cargo-fuzz)"
 scripts/fuzz.sh 5
 if [ -x editors/vscode/ci.sh ]; then

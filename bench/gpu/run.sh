@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine (the device tool's H100): bench/gpu's programs with the staged
-# translator, with the middle end (thresholds from the device's rule), tuned by
+# translator alone (--staged), with the middle end (thresholds from the device's rule), tuned by
 # `weft tune`, and PyTorch eager and torch.compile on the same shapes, in one go.
 # Usage: bench/gpu/run.sh BIN_DIR OUT_DIR   (BIN_DIR holds release `weft` and `weft-runner`)
 set -u
@@ -10,14 +10,14 @@ mkdir -p "$OUT" /etc/OpenCL/vendors
 export WEFT_RUNNER="$BIN/weft-runner"
 { date -u; nvidia-smi --query-gpu=name,driver_version --format=csv; } > "$OUT/device.txt" 2>&1
 bench() { timeout 240 "$BIN/weft" bench --unsafe --json --device gpu --warmup 2 --reps 10 "$@" bench/gpu/; }
-echo "== staged translator" >&2;  bench > "$OUT/staged.jsonl" 2>"$OUT/staged.err"
-echo "== middle end, rule" >&2;   bench --middle-end > "$OUT/middle.jsonl" 2>"$OUT/middle.err"
+echo "== staged translator" >&2;  bench --staged > "$OUT/staged.jsonl" 2>"$OUT/staged.err"
+echo "== middle end, rule" >&2;   bench > "$OUT/middle.jsonl" 2>"$OUT/middle.err"
 echo "== tune" >&2
 timeout 300 "$BIN/weft" tune --device gpu --reps 5 -o "$OUT/h100-tuning.json" bench/gpu/ 2>"$OUT/tune.err"
-echo "== middle end, tuned" >&2;  bench --middle-end --tuning "$OUT/h100-tuning.json" > "$OUT/tuned.jsonl" 2>"$OUT/tuned.err"
+echo "== middle end, tuned" >&2;  bench --tuning "$OUT/h100-tuning.json" > "$OUT/tuned.jsonl" 2>"$OUT/tuned.err"
 echo "== bench/programs, staged and middle end" >&2
-timeout 240 "$BIN/weft" bench --unsafe --json --device gpu --warmup 2 --reps 10 bench/programs/ > "$OUT/programs-staged.jsonl" 2>"$OUT/programs-staged.err"
-timeout 240 "$BIN/weft" bench --unsafe --json --device gpu --warmup 2 --reps 10 --middle-end bench/programs/ > "$OUT/programs-middle.jsonl" 2>"$OUT/programs-middle.err"
+timeout 240 "$BIN/weft" bench --unsafe --json --device gpu --warmup 2 --reps 10 --staged bench/programs/ > "$OUT/programs-staged.jsonl" 2>"$OUT/programs-staged.err"
+timeout 240 "$BIN/weft" bench --unsafe --json --device gpu --warmup 2 --reps 10 bench/programs/ > "$OUT/programs-middle.jsonl" 2>"$OUT/programs-middle.err"
 echo "== torch" >&2
 timeout 400 python3 bench/gpu/torch_ref.py > "$OUT/torch.json" 2>"$OUT/torch.err"
 ls -la "$OUT" >&2

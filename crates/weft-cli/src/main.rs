@@ -36,15 +36,14 @@ struct Cli {
     #[arg(long = "check", value_name = "PATHS", num_args = 1..)]
     check_paths: Option<Vec<String>>,
 
-    /// Compile through the middle end (docs/middle.md): its flattening, versions (at
-    /// their default thresholds) and fusion decide the strategy, written as explicit
-    /// levels that the staged translator keeps. Off by default while code generation
-    /// from the GPU IR is not built.
-    #[arg(long = "middle-end", global = true)]
-    middle_end: bool,
+    /// Compile with the staged translator alone, without the middle end (docs/middle.md):
+    /// the code generator as it was before the middle end decided fusion, strategies and
+    /// versions. For comparison; the middle end is the default.
+    #[arg(long = "staged", global = true, conflicts_with = "tuning")]
+    staged: bool,
 
-    /// With `--middle-end`: the thresholds of a tuning file written by `weft tune`
-    /// (others take the rule for the device).
+    /// The thresholds of a tuning file written by `weft tune` (others take the rule for
+    /// the device: docs/middle.md, "Thresholds and tuning").
     #[arg(long = "tuning", value_name = "FILE", global = true)]
     tuning: Option<String>,
 
@@ -219,7 +218,7 @@ fn main() -> ExitCode {
     // A `weft run` started by the language server dies with it.
     weft_process::die_with_parent();
     let cli = Cli::parse();
-    if cli.middle_end || cli.tuning.is_some() {
+    if !cli.staged {
         let device = match &cli.command {
             Some(Command::Run(args)) => args.device.clone(),
             Some(Command::Test(args)) => args.device.clone(),

@@ -10,20 +10,21 @@ use weft_hir::RootDatabase;
 use weft_opencl::Compiled;
 use weft_process::Spawn;
 
-/// Compiles one entry, or says why not (with the source position).
-/// How `--middle-end` compiles: the device whose shape gives the thresholds' defaults,
-/// and the values a tuning file (`--tuning FILE`, written by `weft tune`) fixes. Set
-/// once by `main`; the command line is the one place that reads flags and files, and
-/// library code gets the transformed program.
+/// How entries are compiled: through the middle end (docs/middle.md) with the device
+/// whose shape gives the thresholds' defaults and the values a tuning file (`--tuning
+/// FILE`, written by `weft tune`) fixes; or, with `--staged`, by the staged translator
+/// alone. Set once by `main`; the command line is the one place that reads flags and
+/// files, and library code gets the transformed program.
 pub(crate) struct MiddleEnd {
     device: Option<String>,
     tuning: std::collections::BTreeMap<String, i64>,
-    shape: std::sync::OnceLock<Option<weft_opt::DeviceShape>>,
+    settings: std::sync::OnceLock<weft_opt::Settings>,
 }
 
 static MIDDLE_END: std::sync::OnceLock<MiddleEnd> = std::sync::OnceLock::new();
 
-/// Turns `--middle-end` on for this process.
+/// Compiles this process's entries through the middle end (without this call, the staged
+/// translator compiles them alone: `--staged`).
 pub(crate) fn use_middle_end(
     device: Option<String>,
     tuning_file: Option<&str>,
@@ -32,29 +33,17 @@ pub(crate) fn use_middle_end(
         Some(path) => crate::tune::read_tuning_file(path)?,
         None => Default::default(),
     };
-    let _ = MIDDLE_END.set(MiddleEnd { device, tuning, shape: std::sync::OnceLock::new() });
+    let _ = MIDDLE_END.set(MiddleEnd { device, tuning, settings: std::sync::OnceLock::new() });
     Ok(())
 }
 
 impl MiddleEnd {
-    /// A threshold's value: the tuning file's, else the rule for the device's shape.
-    fn value(&self, threshold: &weft_opt::Threshold) -> i64 {
-        if let Some(&value) = self.tuning.get(&threshold.name) {
-            return value;
-        }
-        weft_opt::threshold_default(threshold.kind, self.shape().as_ref())
-    }
-
-    fn shape(&self) -> &Option<weft_opt::DeviceShape> {
-        self.shape.get_or_init(|| device_shape(self.device.as_deref()))
-    }
-
-    /// A GPU unless the device's committed profile says it is a CPU.
-    fn target(&self) -> weft_opt::Target {
-        match self.shape() {
-            Some(shape) if !shape.gpu => weft_opt::Target::Cpu,
-            _ => weft_opt::Target::Gpu,
-        }
+    /// Found on first use: the device's shape reads its committed profile.
+    fn settings(&self) -> &weft_opt::Settings {
+        self.settings.get_or_init(|| weft_opt::Settings {
+            device: device_shape(self.device.as_deref()),
+            tuning: self.tuning.clone(),
+        })
     }
 }
 
@@ -69,6 +58,7 @@ pub(crate) fn device_shape(device: Option<&str>) -> Option<weft_opt::DeviceShape
     })
 }
 
+/// Compiles one entry, or says why not (with the source position).
 pub(crate) fn compile(
     db: &RootDatabase,
     program: &Program,
@@ -79,7 +69,7 @@ pub(crate) fn compile(
     let staged;
     let program = match MIDDLE_END.get() {
         Some(middle) => {
-            staged = weft_opt::staged_program(program, middle.target(), &|t| middle.value(t));
+            staged = weft_opt::staged_program(program, middle.settings());
             &staged
         }
         None => program,

@@ -6,7 +6,7 @@
 //! (`i64::MAX`), the others held at their best so far, starting from the device's rule
 //! (`weft_opt::threshold_default`); the fastest value is kept, so the file names every
 //! threshold of every tuned entry. Each trial is one run of
-//! `weft bench --middle-end --tuning TRIAL --json --entry NAME FILE`, so a trial is
+//! `weft bench --tuning TRIAL --json --entry NAME FILE`, so a trial is
 //! measured exactly as a benchmark is. The file records the device, the values, and
 //! each entry's time before and after.
 
@@ -157,7 +157,7 @@ fn measure(
     entry: &str,
 ) -> anyhow::Result<Option<f64>> {
     let mut command = crate::opencl::weft_command(exe);
-    command.arg("bench").arg("--middle-end").arg("--tuning").arg(tuning).arg("--json");
+    command.arg("bench").arg("--tuning").arg(tuning).arg("--json");
     command.args(["--warmup", "1", "--reps", &args.reps.to_string(), "--entry", entry, file]);
     if let Some(device) = &args.device {
         command.args(["--device", device]);

@@ -105,7 +105,9 @@ fn generic_code_is_rejected_as_opencl_1_2_so_the_oracle_can_fail() {
     let file = tmp.join("rows.weft");
     std::fs::write(
         &file,
-        "def dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0 (map2 (*) xs ys)\n\
+        // A loop, not `reduce`: the middle end inlines defs with parallel combinators,
+        // and the oracle needs a generated function called with two address spaces.
+        "def dot (xs: [n]f32) (ys: [n]f32) : f32 = loop acc = 0f32 for i < n do acc + xs[i] * ys[i]\n\
          entry rows (a: [n][m]f32) (v: [m]f32) : [n]f32 =\n  \
          map@group (\\row -> let t = to_local row in dot t v + dot row v) a\n",
     )
@@ -139,7 +141,9 @@ fn the_runner_recognises_opencl_2_0_programs() {
     let file = tmp.join("rows.weft");
     std::fs::write(
         &file,
-        "def dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0 (map2 (*) xs ys)\n\
+        // A loop, not `reduce`: the middle end inlines defs with parallel combinators,
+        // and the oracle needs a generated function called with two address spaces.
+        "def dot (xs: [n]f32) (ys: [n]f32) : f32 = loop acc = 0f32 for i < n do acc + xs[i] * ys[i]\n\
          entry rows (a: [n][m]f32) (v: [m]f32) : [n]f32 = map (\\row -> dot row v) a\n",
     )
     .expect("write");

@@ -1,4 +1,4 @@
-//! `weft tune` and `--middle-end --tuning FILE` through the real binary, on the
+//! `weft tune` and `--tuning FILE` through the real binary, on the
 //! machine's OpenCL device (POCL on CI); the runner is found as in `tests/bench.rs`.
 
 use std::path::PathBuf;
@@ -47,17 +47,8 @@ fn tune_writes_every_threshold_of_a_benchmarked_entry_and_run_reads_it() {
     let entry = &json["entries"][0];
     assert!(entry["tuned_ms"].as_f64() <= entry["default_ms"].as_f64(), "{json}");
     // The tuned program gives the interpreter's answers.
-    let test = weft(&[
-        "test",
-        "--middle-end",
-        "--tuning",
-        &tuning,
-        "--backend",
-        "opencl",
-        "--device",
-        "cpu",
-        &program,
-    ]);
+    let test =
+        weft(&["test", "--tuning", &tuning, "--backend", "opencl", "--device", "cpu", &program]);
     assert!(String::from_utf8_lossy(&test.stdout).contains("1 passed, 0 failed"), "{test:?}");
 }
 
@@ -65,7 +56,7 @@ fn tune_writes_every_threshold_of_a_benchmarked_entry_and_run_reads_it() {
 fn a_malformed_tuning_file_is_an_error() {
     let program = scratch("plain.weft", "entry main (x: i32) : i32 = x + 1\n");
     let tuning = scratch("bad.json", "{\"thresholds\": {\"main.suff_outer_par_0\": \"many\"}}");
-    let out = weft(&["run", "--middle-end", "--tuning", &tuning, &program]);
+    let out = weft(&["run", "--tuning", &tuning, &program]);
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("threshold `main.suff_outer_par_0` is not an integer"), "{stderr}");

@@ -118,7 +118,7 @@ impl KernelFacts {
 #[salsa::tracked(returns(ref))]
 pub(crate) fn entry_costs<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<Arc<EntryCosts>> {
     let loc = entry.loc(db);
-    let program = file_program(db, loc.file).as_ref()?;
+    let program = &crate::program::code_program(db, loc.file).as_ref()?.program;
     let id =
         entry_id(program, loc.name.as_str()).filter(|&id| program.functions[id].def == *loc)?;
     let compiled = compile_quietly(program, id, &|_| None).ok()?;

@@ -586,7 +586,11 @@ entry f (a: [n][m]f32) : [n][m]f32 =
 
                 **Memory**: `mem_1 -> {offset: 0; strides: [m, 1]; shape: [n, m]}`, fresh allocation: 4*n*m bytes
 
-                **Region**: `r2` (`result`) on the device, `4*m*n` bytes (`m*n` × f32), live line 2 (plan: from step 1 to the read-back); read back to the host (`4*m*n` bytes); used by `f_map2d_0` (entry `f`)
+                **Region**: `r2` (`merged`) on the device, `4*m*n` bytes (`m*n` × f32), live line 2 (plan: from step 2 to the read-back); read back to the host (`4*m*n` bytes); used by `f_map2d_0` (entry `f`)
+
+                **Region**: `r3` on the device, `4*m*n` bytes (`m*n` × f32), live line 2 (plan: from step 11 to the read-back); used by `f_group_1` (entry `f`)
+
+                **Region**: `r4` (`merged`) on the device, `4*m*n` bytes (`m*n` × f32), live line 2 (plan: from step 19 to the read-back); used by `f_map2d_2` (entry `f`)
             "#]],
         );
     }
@@ -871,6 +875,12 @@ entry f (xs: [n][4]f32) : [n]f32 =
                 **Memory**: `mem_3 -> {offset: gtid; strides: [n]; shape: [4]}`, fresh allocation: 16*n bytes (interleaved over gtid < n)
 
                 **Address space**: `private` (`p_6`) — materialised by `to_private` (line 2), in kernel `f_map_0`
+
+                **Address space**: `private` (`p_9`) — materialised by `to_private` (line 2), in kernel `f_group_1`
+
+                **Address space**: `private` (`p_5`) — materialised by `to_private` (line 2), in kernel `f_map_3`
+
+                **Address space**: `private` (`p_8`) — materialised by `to_private` (line 2), in kernel `f_map_3`
             "#]],
         );
     }
@@ -954,9 +964,13 @@ entry f (a: [n][m]f32) : [n]f32 = map (\r -> reduce (+) 0f32 (map (\x -> x $0* x
                 f32
                 ```
 
-                **Kernel**: `f_rows_0` — computed in each work-item; picked per run by predicted time on `NVIDIA H100 80GB HBM3` (weft-cost v1: launch + max(compute, memory), occupancy-scaled rates) against one row per work-item: this kernel work 31*(m/4)*n + 256*((256*max(1, min(n, 65536)) + 255)/256) + 5374*n, global accesses: a_1 coalesced, result_4 uniform
+                **Kernel**: `f_rows_0` — computed in each work-item; picked per run by predicted time on `NVIDIA H100 80GB HBM3` (weft-cost v1: launch + max(compute, memory), occupancy-scaled rates) against one row per work-item: this kernel work 31*(m/4)*n + 256*((256*max(1, min(n, 65536)) + 255)/256) + 5374*n, global accesses: a_1 coalesced, merged_4 uniform
 
-                **Kernel**: `f_map_1` — computed in each work-item; picked per run by predicted time on `NVIDIA H100 80GB HBM3` (weft-cost v1: launch + max(compute, memory), occupancy-scaled rates) against one row per work-group: this kernel work 6*m*n, global accesses: a_2 stride m, result_4 coalesced
+                **Kernel**: `f_map_1` — computed in each work-item; picked per run by predicted time on `NVIDIA H100 80GB HBM3` (weft-cost v1: launch + max(compute, memory), occupancy-scaled rates) against one row per work-group: this kernel work 6*m*n, global accesses: a_2 stride m, merged_4 coalesced
+
+                **Kernel**: `f_group_2` — computed in each work-item
+
+                **Kernel**: `f_map_3` — @seq: a sequential loop in each work-item
             "#]],
         );
     }

@@ -32,7 +32,7 @@ use weft_hir::{
 use weft_opencl::Compiled;
 
 use crate::classify::{Definition, search_scope};
-use crate::program::file_program;
+use crate::program::{code_program, file_program};
 
 /// What the kernels of one entry compute, or why the entry cannot be compiled.
 pub(crate) type EntryKernels = Result<Vec<KernelSummary>, CompileError>;
@@ -63,7 +63,7 @@ pub(crate) struct CompileError {
 #[salsa::tracked(returns(ref))]
 pub(crate) fn entry_kernels<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<Arc<EntryKernels>> {
     let loc = entry.loc(db);
-    let program = file_program(db, loc.file).as_ref()?;
+    let program = &code_program(db, loc.file).as_ref()?.program;
     let id = program.entries.iter().copied().find(|&id| program.functions[id].def == *loc)?;
     let kernels = compile_quietly(program, id, &|_| None).map(|compiled| {
         let spaces = compiled.spaces;
@@ -238,7 +238,7 @@ pub(crate) fn compile_entry(
     file: SourceFile,
     entry: &str,
 ) -> Option<Result<Compiled, String>> {
-    let program = file_program(db, file).as_ref()?;
+    let program = &code_program(db, file).as_ref()?.program;
     let id = entry_id(program, entry)?;
     let size = def_users(db, file).size(&program.functions[id].def);
     if let Some(size) = size.filter(|&size| size > EXPLICIT_BUDGET.max_size) {

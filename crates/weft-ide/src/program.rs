@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use weft_core::{BlockedEntry, CheckedEntries, Program};
 use weft_hir::{Db, DefLoc, SourceFile};
+use weft_opt::CodeProgram;
 
 /// The core program of `file`'s entries free of errors; `None` when errors stop them all or
 /// elaboration does not support one. In debug builds (tests) the IR is validated, and
@@ -30,6 +31,21 @@ pub(crate) fn file_program(db: &dyn Db, file: SourceFile) -> Option<Arc<Program>
         return None;
     }
     Some(Arc::new(program))
+}
+
+/// `file`'s program as code generation gets it: through the middle end (docs/middle.md),
+/// as `weft run` compiles it, at an unknown GPU's thresholds; and the source expressions
+/// inside its versions (a strategy picked at run time). `None` as for [`file_program`],
+/// or when the middle end panics (a compiler bug: the features that need code stay
+/// silent rather than show another program's).
+#[salsa::tracked(returns(ref))]
+pub(crate) fn code_program(db: &dyn Db, file: SourceFile) -> Option<Arc<CodeProgram>> {
+    let program = file_program(db, file).as_ref()?;
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        weft_opt::code_program(program, &weft_opt::Settings::default())
+    }))
+    .ok()
+    .map(Arc::new)
 }
 
 /// The entries of `file` whose definitions have no errors; `None` when there are none.

@@ -16,14 +16,13 @@ use weft_lower::regions::{Direction, Region, RegionKind, Regions, World};
 
 use crate::classify::{Definition, search_scope};
 use crate::kernels::{Budget, compile_quietly, def_users, entry_id};
-use crate::program::file_program;
 
 /// The regions of one entry, or `None` when its file has errors, it is not an entry or
 /// the back end refused it.
 #[salsa::tracked(returns(ref))]
 pub(crate) fn entry_regions<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<Arc<Regions>> {
     let loc = entry.loc(db);
-    let program = file_program(db, loc.file).as_ref()?;
+    let program = &crate::program::code_program(db, loc.file).as_ref()?.program;
     let id =
         entry_id(program, loc.name.as_str()).filter(|&id| program.functions[id].def == *loc)?;
     let compiled = compile_quietly(program, id, &|_| None).ok()?;

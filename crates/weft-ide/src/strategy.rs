@@ -10,7 +10,8 @@
 //! "fused into this kernel" runs in its consumer's grid and gets `@grid` (LANGUAGE.md
 //! §6: annotated producers and consumers at the same level still fuse). A combinator
 //! whose uses disagree (a def called at host level by one entry and inside a kernel by
-//! another, or a strategy the host picks at run time), the inner dimension of a nest
+//! another, or a strategy the host picks at run time: code in one of the middle end's
+//! versions), the inner dimension of a nest
 //! run as a 2-D NDRange, or one that no kernel names, is left alone, as is every
 //! annotated one; nothing is offered when an entry using the def is too large to
 //! compile for a code action (`IMPLICIT_BUDGET`). Annotations that would break §6's
@@ -89,6 +90,15 @@ fn chosen_levels(db: &RootDatabase, data: &DefData) -> Vec<(ExprId, Level)> {
         return Vec::new();
     }
     let uses = search.uses;
+    // Code inside the middle end's versions runs with one strategy or another, picked
+    // at run time by a threshold: no level written in the source describes it.
+    let mut versioned: FxHashSet<&weft_core::Origin> = FxHashSet::default();
+    let files: FxHashSet<SourceFile> = uses.iter().map(|u| u.file).collect();
+    for file in files {
+        if let Some(code) = crate::program::code_program(db, file).as_ref() {
+            versioned.extend(code.versioned.iter());
+        }
+    }
     let mut by_expr: FxHashMap<ExprId, Vec<&KernelUse>> = FxHashMap::default();
     for use_ in &uses {
         by_expr.entry(use_.origin.expr).or_default().push(use_);
@@ -105,6 +115,9 @@ fn chosen_levels(db: &RootDatabase, data: &DefData) -> Vec<(ExprId, Level)> {
         }
     }
     let level_of_use = |use_: &KernelUse| {
+        if versioned.contains(&use_.origin) {
+            return None;
+        }
         let level = level_of_role(&use_.role);
         let range = data.source_map.expr_range(use_.origin.expr);
         let in_2d_nest =
@@ -426,13 +439,16 @@ entry f (a: [n][m]f32) : [n]f32 = map (\r -> red$0uce (+) 0f32 r) a
         }
         host.apply_change(change);
         let mut report = String::new();
+        // Every file's programs, before each file's edits (those after the previous
+        // file's): an edit of a def can change the files importing it.
+        let mut current: Vec<_> = names.iter().map(|n| programs(&host.analysis(), n)).collect();
         for name in &names {
-            // Every file's programs: an edit of a def can change the files importing it.
-            let before: Vec<_> = names.iter().map(|n| programs(&host.analysis(), n)).collect();
+            let before = std::mem::take(&mut current);
             let written = make_all_explicit(&mut host, name);
             let analysis = host.analysis();
+            current = names.iter().map(|n| programs(&analysis, n)).collect();
             let mut failures = Vec::new();
-            for (other, before) in names.iter().zip(&before) {
+            for ((other, before), now) in names.iter().zip(&before).zip(&current) {
                 let errors: Vec<String> = analysis
                     .diagnostics(other)
                     .unwrap()
@@ -441,8 +457,8 @@ entry f (a: [n][m]f32) : [n]f32 = map (\r -> red$0uce (+) 0f32 r) a
                     .map(|d| format!("{other}: {}", d.message))
                     .collect();
                 failures.extend(errors);
-                for ((entry, was), (_, now)) in before.iter().zip(programs(&analysis, other)) {
-                    if *was != now {
+                for ((entry, was), (_, now)) in before.iter().zip(now) {
+                    if was != now {
                         failures.push(format!("{other}: entry `{entry}` compiles to other OpenCL"));
                     }
                 }
@@ -450,7 +466,7 @@ entry f (a: [n][m]f32) : [n]f32 = map (\r -> red$0uce (+) 0f32 r) a
             let exception = EXCEPTIONS.iter().find(|(file, _)| file == name);
             match (exception, failures.is_empty()) {
                 (None, true) => {}
-                (None, false) => panic!("{name}: {failures:#?}"),
+                (None, false) => panic!("{name}: {failures:#?}\nwritten: {written:#?}"),
                 (Some((_, why)), false) => {
                     let _ = writeln!(report, "{name}: EXCEPTION ({why})");
                     continue;

@@ -33,17 +33,56 @@ pub use crate::passes::simplify_gpu::simplify_gpu;
 pub use crate::pretty::pretty_gpu;
 pub use crate::to_core::{CoreLevels, to_core};
 
-/// The middle end's decisions as a core program for the staged translator
-/// (`weft-lower`): [`pipeline`], each threshold at the value `value` gives it, written
-/// back with [`CoreLevels::Written`]. Used by `--middle-end` until code generation
-/// reads the GPU IR itself (docs/middle.md).
-pub fn staged_program(
-    program: &weft_core::Program,
-    target: Target,
-    value: &dyn Fn(&Threshold) -> i64,
-) -> weft_core::Program {
-    let gpu = pipeline_for(program, target);
-    to_core(&gpu, &|t| value(&gpu.thresholds[t]), CoreLevels::Written)
+/// What the middle end needs to know of where the program will run: the device's shape
+/// (thresholds' defaults, and whether to coalesce) and the thresholds a tuning file fixes
+/// (`weft tune`). The default is an unknown GPU with no tuning file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Settings {
+    pub device: Option<DeviceShape>,
+    pub tuning: std::collections::BTreeMap<String, i64>,
+}
+
+impl Settings {
+    /// A GPU unless the device is known to be a CPU.
+    pub fn target(&self) -> Target {
+        match self.device {
+            Some(shape) if !shape.gpu => Target::Cpu,
+            _ => Target::Gpu,
+        }
+    }
+
+    /// A threshold's value: the tuning file's, else the rule for the device.
+    pub fn value(&self, threshold: &Threshold) -> i64 {
+        match self.tuning.get(&threshold.name) {
+            Some(&value) => value,
+            None => threshold_default(threshold.kind, self.device.as_ref()),
+        }
+    }
+}
+
+/// The middle end's decisions as a core program for the code generator (`weft-lower`):
+/// [`pipeline_for`] the settings' target, each threshold at its value, written back with
+/// [`CoreLevels::Written`] so the generator keeps every level (docs/middle.md).
+pub fn staged_program(program: &weft_core::Program, settings: &Settings) -> weft_core::Program {
+    code_program(program, settings).program
+}
+
+/// [`staged_program`], with the source expressions inside its versions (the editor's
+/// "Make strategy explicit" leaves those alone).
+pub fn code_program(program: &weft_core::Program, settings: &Settings) -> CodeProgram {
+    let gpu = pipeline_for(program, settings.target());
+    let versioned = versioned_origins(&gpu);
+    let program = to_core(&gpu, &|t| settings.value(&gpu.thresholds[t]), CoreLevels::Written);
+    CodeProgram { program, versioned }
+}
+
+/// What [`code_program`] gives.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CodeProgram {
+    /// The core program the code generator compiles, every level written.
+    pub program: weft_core::Program,
+    /// The source expressions computed inside a version ([`versioned_origins`]).
+    pub versioned: rustc_hash::FxHashSet<weft_core::Origin>,
 }
 pub use crate::validate::{GpuInvariantError, validate_gpu};
 pub use crate::work::static_work;
@@ -77,5 +116,37 @@ pub fn pipeline_for(program: &weft_core::Program, target: Target) -> GpuProgram 
     match target {
         Target::Gpu => simplify_gpu(&coalesce(&fused)),
         Target::Cpu => simplify_gpu(&fused),
+    }
+}
+
+/// The source expressions computed inside a version (either branch of a `version`):
+/// their strategy is picked at run time by a threshold, so no one level describes it
+/// ("Make strategy explicit" leaves them alone).
+pub fn versioned_origins(program: &GpuProgram) -> rustc_hash::FxHashSet<weft_core::Origin> {
+    let mut out = rustc_hash::FxHashSet::default();
+    for (_, f) in program.functions.iter() {
+        collect_versioned(f, f.body, false, &mut out);
+    }
+    out
+}
+
+fn collect_versioned(
+    f: &GpuFunction,
+    block: BlockId,
+    inside: bool,
+    out: &mut rustc_hash::FxHashSet<weft_core::Origin>,
+) {
+    for stmt in &f.blocks[block].stmts {
+        let exp = &f.exps[stmt.exp];
+        let nested_inside = inside || matches!(exp, Exp::Version { .. });
+        if nested_inside {
+            out.extend(f.origins.get(stmt.exp).cloned());
+            if let Exp::Seg(seg) = exp {
+                out.extend(seg.origins.iter().cloned());
+            }
+        }
+        for nested in exp.nested_blocks() {
+            collect_versioned(f, nested, nested_inside, out);
+        }
     }
 }

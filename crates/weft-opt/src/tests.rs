@@ -182,6 +182,30 @@ fn invariant_reduction_leaves_the_map() {
 }
 
 #[test]
+fn cheap_scalar_code_stays_in_the_map_but_leaves_inner_loops() {
+    // `f32 k` out of the map would be host code, which the back end runs as a kernel of
+    // one work-item: it stays. Inside the map, out of the inner `map`, it moves.
+    check_simplify(
+        "entry main (xss: [n][m]f32) (k: i64) : [n][m]f32 =
+           map (\\xs -> map (\\x -> x * f32.i64 k) xs) xss",
+        expect![[r#"
+            def f32.i64 (x_0: i64) : f32 =
+              let t_1: f32 = f32.i64 x_0
+              in t_1
+
+            entry main [n_0] [m_1] (xss_2: [n_0][m_1]f32) (k_3: i64) : [n_0][m_1]f32 =
+              let t_4: [n_0][m_1]f32 = map (xss_2) \(xs_5: [m_1]f32) : [m_1]f32 ->
+                  let t_6: f32 = call f32.i64 k_3
+                  let t_7: [m_1]f32 = map (xs_5) \(x_8: f32) : f32 ->
+                      let t_9: f32 = mul.f32 x_8 t_6
+                      in t_9
+                  in t_7
+              in t_4
+        "#]],
+    );
+}
+
+#[test]
 fn a_bounds_checked_read_stays_inside_the_map() {
     // `ys[0]` fails on an empty `ys`; hoisting it would fail on an empty `xs` too.
     check_simplify(
@@ -250,17 +274,17 @@ fn row_softmax_gets_three_versions() {
             threshold row_softmax.suff_outer_par_0 = 32768
 
             entry row_softmax [n_0] [m_1] (xss_2: [n_0][m_1]f32) : [n_0][m_1]f32 =
-              let t_3: f32 = f32.inf
-              let t_4: f32 = neg.f32 t_3
-              let t_5: [n_0][m_1]f32 = version n_0 >= threshold row_softmax.suff_outer_par_0 then
-                  let xss_6: [n_0][m_1]f32 = manifest (1, 0) xss_2
-                  let outer_7: [n_0][m_1]f32 = segmap@grid (i_8 < n_0) [chosen]
+              let t_3: [n_0][m_1]f32 = version n_0 >= threshold row_softmax.suff_outer_par_0 then
+                  let xss_4: [n_0][m_1]f32 = manifest (1, 0) xss_2
+                  let outer_5: [n_0][m_1]f32 = segmap@grid (i_6 < n_0) [chosen]
                     body ->
-                      let xs_9: [m_1]f32 = xss_6[i_8]
-                      let mx_10: f32 = reduce@seq t_4 xs_9 \(x_11: f32) (y_12: f32) ->
+                      let xs_7: [m_1]f32 = xss_4[i_6]
+                      let t_8: f32 = f32.inf
+                      let t_9: f32 = neg.f32 t_8
+                      let mx_10: f32 = reduce@seq t_9 xs_7 \(x_11: f32) (y_12: f32) ->
                           let t_13: f32 = f32.max x_11 y_12
                           in t_13
-                      let es_14: [m_1]f32 = map@seq (xs_9) \(x_15: f32) ->
+                      let es_14: [m_1]f32 = map@seq (xs_7) \(x_15: f32) ->
                           let t_16: f32 = sub.f32 x_15 mx_10
                           let t_17: f32 = f32.exp t_16
                           in t_17
@@ -271,70 +295,74 @@ fn row_softmax_gets_three_versions() {
                           let t_24: f32 = div.f32 e_23 s_18
                           in t_24
                       in t_22
-                  in outer_7
+                  in outer_5
                 else
                   let versions_25: [n_0][m_1]f32 = version n_0 >= threshold row_softmax.suff_intra_par_0 then
                       let intra_26: [n_0][m_1]f32 = segmap@group (i_27 < n_0) [chosen]
                         body ->
                           let xs_28: [m_1]f32 = xss_2[i_27]
-                          let mx_29: f32 = segred@thread (i_30 < m_1) [chosen]
-                            op (commutative) t_4 \(x_31: f32) (y_32: f32) ->
-                                let t_33: f32 = f32.max x_31 y_32
-                                in t_33
+                          let t_29: f32 = f32.inf
+                          let t_30: f32 = neg.f32 t_29
+                          let mx_31: f32 = segred@thread (i_32 < m_1) [chosen]
+                            op (commutative) t_30 \(x_33: f32) (y_34: f32) ->
+                                let t_35: f32 = f32.max x_33 y_34
+                                in t_35
                             body ->
-                              let x_34: f32 = xs_28[i_30]
-                              in x_34
-                          let es_35: [m_1]f32 = segmap@thread (i_36 < m_1) [chosen]
+                              let x_36: f32 = xs_28[i_32]
+                              in x_36
+                          let es_37: [m_1]f32 = segmap@thread (i_38 < m_1) [chosen]
                             body ->
-                              let x_37: f32 = xs_28[i_36]
-                              let t_38: f32 = sub.f32 x_37 mx_29
-                              let t_39: f32 = f32.exp t_38
-                              in t_39
-                          let s_40: f32 = segred@thread (i_41 < m_1) [chosen]
-                            op (commutative) 0.0f32 \(x_42: f32) (y_43: f32) ->
-                                let t_44: f32 = add.f32 x_42 y_43
-                                in t_44
+                              let x_39: f32 = xs_28[i_38]
+                              let t_40: f32 = sub.f32 x_39 mx_31
+                              let t_41: f32 = f32.exp t_40
+                              in t_41
+                          let s_42: f32 = segred@thread (i_43 < m_1) [chosen]
+                            op (commutative) 0.0f32 \(x_44: f32) (y_45: f32) ->
+                                let t_46: f32 = add.f32 x_44 y_45
+                                in t_46
                             body ->
-                              let x_45: f32 = es_35[i_41]
-                              in x_45
-                          let t_46: [m_1]f32 = segmap@thread (i_47 < m_1) [chosen]
+                              let x_47: f32 = es_37[i_43]
+                              in x_47
+                          let t_48: [m_1]f32 = segmap@thread (i_49 < m_1) [chosen]
                             body ->
-                              let e_48: f32 = es_35[i_47]
-                              let t_49: f32 = div.f32 e_48 s_40
-                              in t_49
-                          in t_46
+                              let e_50: f32 = es_37[i_49]
+                              let t_51: f32 = div.f32 e_50 s_42
+                              in t_51
+                          in t_48
                       in intra_26
                     else
-                      let mx_50: [n_0]f32 = segred@grid (i_51 < n_0, i_52 < m_1) [chosen]
-                        op (commutative) t_4 \(x_53: f32) (y_54: f32) ->
-                            let t_55: f32 = f32.max x_53 y_54
-                            in t_55
+                      let mx_52: [n_0]f32 = segmap@grid (i_53 < n_0) [chosen]
                         body ->
-                          let x_56: f32 = xss_2[i_51, i_52]
-                          in x_56
-                      let t_57: [n_0][m_1]f32 = segmap@grid (i_58 < n_0, i_59 < m_1) [chosen]
+                          let xs_54: [m_1]f32 = xss_2[i_53]
+                          let t_55: f32 = f32.inf
+                          let t_56: f32 = neg.f32 t_55
+                          let mx_57: f32 = reduce@seq t_56 xs_54 \(x_58: f32) (y_59: f32) ->
+                              let t_60: f32 = f32.max x_58 y_59
+                              in t_60
+                          in mx_57
+                      let t_61: [n_0][m_1]f32 = segmap@grid (i_62 < n_0, i_63 < m_1) [chosen]
                         body ->
-                          let mx_60: f32 = mx_50[i_58]
-                          let x_61: f32 = xss_2[i_58, i_59]
-                          let t_62: f32 = sub.f32 x_61 mx_60
-                          let t_63: f32 = f32.exp t_62
-                          in t_63
-                      let s_64: [n_0]f32 = segred@grid (i_65 < n_0, i_66 < m_1) [chosen]
-                        op (commutative) 0.0f32 \(x_67: f32) (y_68: f32) ->
-                            let t_69: f32 = add.f32 x_67 y_68
-                            in t_69
+                          let mx_64: f32 = mx_52[i_62]
+                          let x_65: f32 = xss_2[i_62, i_63]
+                          let t_66: f32 = sub.f32 x_65 mx_64
+                          let t_67: f32 = f32.exp t_66
+                          in t_67
+                      let s_68: [n_0]f32 = segred@grid (i_69 < n_0, i_70 < m_1) [chosen]
+                        op (commutative) 0.0f32 \(x_71: f32) (y_72: f32) ->
+                            let t_73: f32 = add.f32 x_71 y_72
+                            in t_73
                         body ->
-                          let x_70: f32 = t_57[i_65, i_66]
-                          in x_70
-                      let t_71: [n_0][m_1]f32 = segmap@grid (i_72 < n_0, i_73 < m_1) [chosen]
+                          let x_74: f32 = t_61[i_69, i_70]
+                          in x_74
+                      let t_75: [n_0][m_1]f32 = segmap@grid (i_76 < n_0, i_77 < m_1) [chosen]
                         body ->
-                          let s_74: f32 = s_64[i_72]
-                          let e_75: f32 = t_57[i_72, i_73]
-                          let t_76: f32 = div.f32 e_75 s_74
-                          in t_76
-                      in t_71
+                          let s_78: f32 = s_68[i_76]
+                          let e_79: f32 = t_61[i_76, i_77]
+                          let t_80: f32 = div.f32 e_79 s_78
+                          in t_80
+                      in t_75
                   in versions_25
-              in t_5
+              in t_3
         "#]],
     );
 }
@@ -412,7 +440,7 @@ fn every_program_flattens_to_a_valid_gpu_ir() {
 #[derive(Debug, Clone, Copy)]
 enum Choice {
     /// Every threshold at its default, levels written for the staged translator
-    /// ([`crate::staged_program`], what `--middle-end` compiles).
+    /// ([`crate::staged_program`], what `weft` compiles).
     Staged,
     /// Every threshold 0: outer parallelism only.
     OuterOnly,
@@ -826,12 +854,16 @@ fn a_cpu_target_reads_rows_in_place() {
 }
 
 #[test]
-fn written_levels_are_not_coalesced() {
+fn written_levels_are_coalesced_and_kept() {
+    // The copy changes the layout, not the strategy: `map@grid` stays one written grid
+    // SegMap, reading the transposed copy.
     let text = printed_pipeline(
         r"entry assign (ps: [n][d]f32) (cs: [k][d]f32) : [n]f32 =
   map@grid (\p -> reduce@seq f32.min f32.inf (map@seq (\c -> reduce@seq (+) 0 (map2@seq (\a b -> (a - b) * (a - b)) p c)) cs)) ps",
     );
-    assert!(!text.contains("manifest"), "{text}");
+    assert!(text.contains("= manifest (1, 0) ps_"), "{text}");
+    assert_eq!(text.matches("segmap@grid").count(), 1, "{text}");
+    assert!(text.contains("[written]"), "{text}");
 }
 
 #[test]
@@ -845,7 +877,7 @@ fn a_perfect_nest_of_maps_is_one_two_dimensional_outer_version() {
     assert!(text.contains("segmap@grid (i_8 < n_0, i_9 < m_2) [chosen]"), "{text}");
     // Written back for the staged translator, the dimensions whose indices only read a
     // row are maps over those rows (the nest the translator tiles), not generates.
-    let staged = crate::staged_program(&compile(src), crate::Target::Gpu, &|t| t.default);
+    let staged = crate::staged_program(&compile(src), &crate::Settings::default());
     let core = weft_core::pretty_program(&staged);
     let then_branch = core.split("else").next().unwrap();
     assert!(then_branch.contains("= map (a_3) \\(row_"), "{core}");
@@ -884,8 +916,7 @@ fn a_map_fuses_into_a_scatter() {
     // are a `generate` it computes inside the scatter's kernel.
     let core = weft_core::pretty_program(&crate::staged_program(
         &compile(src),
-        crate::Target::Gpu,
-        &|t| t.default,
+        &crate::Settings::default(),
     ));
     assert!(core.contains("scatter dest_2 is_3 t_"), "{core}");
     assert!(core.contains("generate n_1"), "{core}");

@@ -22,8 +22,8 @@ use weft_hir::{Level, ScalarTy};
 use weft_values::Scalar;
 
 use crate::ir::{
-    BlockId, Exp, GpuFunction, GpuProgram, Lambda, LoopForm, SegBinOp, SegKind, SegLevel, SegOp,
-    SeqSoac, ThresholdId,
+    BlockId, Exp, GpuFunction, GpuProgram, Lambda, LoopForm, SegBinOp, SegKind, SegOp, SeqSoac,
+    ThresholdId,
 };
 
 /// How SegOps are written back.
@@ -336,26 +336,35 @@ impl Writer<'_> {
             SegKind::Scatter { dest } => Some(Combine::Scatter { dest: *dest }),
         };
         let dims = seg.space.len();
-        let rows = if reducing.is_none() && !seg.pinned && seg.level == SegLevel::Grid {
-            seg.space.iter().map(|&(index, bound)| self.row_read(seg, index, bound)).collect()
-        } else {
-            vec![None; dims]
-        };
+        // A dimension whose level is not written reads its array as `map ... X` rather
+        // than `generate n (\i -> X[i])`: the staged translator then sees a matrix
+        // product's nest of maps over its operands' rows (which it tiles), and a
+        // reduction of an array (which it reads without an index to check).
+        let rows: Vec<_> =
+            seg.space.iter().map(|&(index, bound)| self.row_read(seg, index, bound)).collect();
         // Combinators over the outer dimensions wrap the innermost one.
-        self.nest(stmts, seg, 0, dims, reducing, &rows)
+        let value = self.nest(stmts, seg, 0, dims, reducing, &rows);
+        if let (SegKind::Hist { .. } | SegKind::Scatter { .. }, Some(origin), Some(last)) =
+            (&seg.kind, seg.origins.first(), stmts.last())
+        {
+            // The update (`reduce_by_index`, `scatter`) is the SegOp's own expression.
+            self.out.origins.insert(last.exp, origin.clone());
+        }
+        value
     }
 
-    /// The statement `v = X[index]` of a chosen SegMap's body, when it is the body's only
-    /// use of `index` and `X` (bound outside, `bound` rows) is read whole: the dimension
-    /// is then written as `map (\v -> ...) X` rather than `generate bound (\index ->
-    /// ...)` (so the staged translator sees, say, a matrix product's nest of maps over
-    /// its operands' rows, which it tiles).
-    fn row_read(&self, seg: &SegOp, index: VarId, bound: Atom) -> Option<RowRead> {
+    /// The statements `v = X[index]` of a SegOp's body, when they are the body's only
+    /// uses of `index` and every `X` (bound outside, `bound` rows) is read whole: the
+    /// dimension is then written as `map (\v.. -> ...) X..` rather than `generate bound
+    /// (\index -> ...)` (so the staged translator sees, say, a matrix product's nest of
+    /// maps over its operands' rows, which it tiles, or a dot product's `map2`, whose
+    /// reads need no bounds check).
+    fn row_read(&self, seg: &SegOp, index: VarId, bound: Atom) -> Option<Vec<RowRead>> {
         let body = &self.gpu.blocks[seg.body];
         let mut uses = 0;
-        let mut found = None;
         let mut bound_inside = Vec::new();
         self.count_uses(seg.body, index, &mut uses, &mut bound_inside);
+        let mut reads = Vec::new();
         for stmt in &body.stmts {
             let Exp::Basic(weft_core::Exp::Index { array: Atom::Var(array), items }) =
                 &self.gpu.exps[stmt.exp]
@@ -366,17 +375,21 @@ impl Writer<'_> {
                 (stmt.vars.as_slice(), items.as_slice())
                 && *i == index
             {
-                found = Some(RowRead { var: *var, array: *array, exp: stmt.exp });
+                reads.push(RowRead { var: *var, array: *array, exp: stmt.exp });
             }
         }
-        let read = found?;
-        let rows = self.gpu.vars[read.array].ty.outer_size()?;
-        let same_rows = match bound {
-            Atom::Var(n) => rows.as_var() == Some(&n),
-            Atom::Const(Scalar::I64(n)) => rows.as_constant() == Some(n),
-            Atom::Const(_) => false,
+        let same_rows = |array: VarId| {
+            let Some(rows) = self.gpu.vars[array].ty.outer_size() else { return false };
+            match bound {
+                Atom::Var(n) => rows.as_var() == Some(&n),
+                Atom::Const(Scalar::I64(n)) => rows.as_constant() == Some(n),
+                Atom::Const(_) => false,
+            }
         };
-        (uses == 1 && same_rows && !bound_inside.contains(&read.array)).then_some(read)
+        let whole = !reads.is_empty()
+            && uses == reads.len()
+            && reads.iter().all(|r| same_rows(r.array) && !bound_inside.contains(&r.array));
+        whole.then_some(reads)
     }
 
     /// How many operands of `block` (nested code included) are `var`, and every
@@ -426,7 +439,7 @@ impl Writer<'_> {
         dim: usize,
         dims: usize,
         reducing: Option<Combine<'_>>,
-        rows: &[Option<RowRead>],
+        rows: &[Option<Vec<RowRead>>],
     ) -> Atom {
         let (index, bound) = seg.space[dim];
         let innermost = dim + 1 == dims;
@@ -451,7 +464,7 @@ impl Writer<'_> {
         let mut body_stmts = Vec::new();
         let result = if innermost {
             for stmt in &self.gpu.blocks[seg.body].stmts {
-                if rows.iter().flatten().any(|read| read.exp == stmt.exp) {
+                if rows.iter().flatten().flatten().any(|read| read.exp == stmt.exp) {
                     continue;
                 }
                 self.stmt(&mut body_stmts, stmt);
@@ -473,14 +486,30 @@ impl Writer<'_> {
         let generated_ty = Type::array(size.clone(), ret.clone());
         let generated = self.new_var(generated_ty.clone());
         let (iteration_level, reduction_level) = self.written_levels(seg, dims, reducing.is_some());
-        let iteration = match (iteration_level, rows[dim]) {
-            (None, Some(read)) => weft_core::Exp::Map {
+        let iteration = match (iteration_level, &rows[dim]) {
+            (None, Some(reads)) => weft_core::Exp::Map {
                 level: None,
-                lambda: weft_core::Lambda { params: vec![read.var], ..lambda },
-                arrays: vec![Atom::Var(read.array)],
+                lambda: weft_core::Lambda {
+                    params: reads.iter().map(|r| r.var).collect(),
+                    ..lambda
+                },
+                arrays: reads.iter().map(|r| Atom::Var(r.array)).collect(),
             },
             (None, None) => weft_core::Exp::Generate { level: None, size: bound, lambda },
-            (Some(level), _) => {
+            (Some(level), Some(reads)) => weft_core::Exp::Map {
+                level: Some(level),
+                lambda: weft_core::Lambda {
+                    params: reads.iter().map(|r| r.var).collect(),
+                    ..lambda
+                },
+                arrays: reads.iter().map(|r| Atom::Var(r.array)).collect(),
+            },
+            // As the program writes it (`generate@grid`), which the staged translator
+            // fuses into its consumers (LANGUAGE.md §6) as it does the unannotated one.
+            (Some(Level::Grid), None) => {
+                weft_core::Exp::Generate { level: Some(Level::Grid), size: bound, lambda }
+            }
+            (Some(level), None) => {
                 // `map@L` over `iota n`: LANGUAGE.md writes levels on maps.
                 let indices = self.new_var(Type::array(size, Type::Scalar(ScalarTy::I64)));
                 self.push(stmts, indices, weft_core::Exp::Iota { size: bound });
@@ -488,7 +517,12 @@ impl Writer<'_> {
             }
         };
         self.push(stmts, generated, iteration);
-        if let (Some(origin), Some(last)) = (seg.origins.first(), stmts.last()) {
+        // The SegOp's own source expression (its first origin) is the combinator that
+        // combines, when there is one; the iteration then computes the first producer
+        // fused into it (the `map` of a map-reduce).
+        let combines = reducing.is_some() && innermost;
+        let iteration_origin = if combines { seg.origins.get(1) } else { seg.origins.first() };
+        if let (Some(origin), Some(last)) = (iteration_origin, stmts.last()) {
             self.out.origins.insert(last.exp, origin.clone());
         }
         let Some(combine) = reducing.filter(|_| innermost) else {
@@ -529,6 +563,9 @@ impl Writer<'_> {
         };
         let var = self.new_var(ty);
         self.push(stmts, var, exp);
+        if let (Some(origin), Some(last)) = (seg.origins.first(), stmts.last()) {
+            self.out.origins.insert(last.exp, origin.clone());
+        }
         Atom::Var(var)
     }
 }

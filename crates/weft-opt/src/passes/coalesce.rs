@@ -11,8 +11,10 @@
 //! (k-means reads its point once per centroid) is re-read through the cache, where a
 //! warp's uncoalesced read costs one transaction per work-item each time.
 //!
-//! The value of the copy is `A`'s, so the rewrite never changes a result; written
-//! levels are left alone (seed 003).
+//! The value of the copy is `A`'s, so the rewrite never changes a result. A level the
+//! program wrote gets the copy too: the copy changes where the data lies, not the
+//! strategy (seed 003 is about levels), and "Make strategy explicit" must give the
+//! program that compiles to the same kernels.
 
 use rustc_hash::FxHashMap;
 use weft_core::{Atom, IndexItem, VarId};
@@ -40,7 +42,7 @@ fn coalesce_host_block(f: &mut GpuFunction, block: BlockId) {
     let mut copies: FxHashMap<VarId, VarId> = FxHashMap::default();
     for stmt in f.blocks[block].stmts.clone() {
         match f.exps[stmt.exp].clone() {
-            Exp::Seg(seg) if seg.level == SegLevel::Grid && !seg.pinned => {
+            Exp::Seg(seg) if seg.level == SegLevel::Grid => {
                 let Some((index, _)) = seg.space.last() else {
                     stmts.push(stmt);
                     continue;

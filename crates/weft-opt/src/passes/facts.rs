@@ -118,6 +118,10 @@ pub(crate) struct Safety<'p> {
 }
 
 impl<'p> Safety<'p> {
+    pub(crate) fn program(&self) -> &'p Program {
+        self.program
+    }
+
     pub(crate) fn new(program: &'p Program) -> Safety<'p> {
         Safety { program, functions: FxHashMap::default() }
     }

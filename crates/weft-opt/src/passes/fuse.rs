@@ -38,15 +38,19 @@ fn fuse_siblings_once(f: &mut GpuFunction) -> bool {
         let stmts = f.blocks[block].stmts.clone();
         for (a, first) in stmts.iter().enumerate() {
             let Exp::Seg(first_seg) = &f.exps[first.exp] else { continue };
-            if first_seg.pinned || !matches!(first_seg.kind, SegKind::Red(_)) {
+            // Siblings at one level merge whether the program wrote their levels or
+            // not: each keeps its level (seed 003), and a written level and a chosen one
+            // give the same kernel as two chosen ones ("Make strategy explicit" writes
+            // the level of one and leaves the other, whose origin the merged kernel
+            // does not name).
+            if !matches!(first_seg.kind, SegKind::Red(_)) {
                 continue;
             }
             for (b, second) in stmts.iter().enumerate().skip(a + 1) {
                 let Exp::Seg(second_seg) = &f.exps[second.exp] else { continue };
                 let same_space = first_seg.space.len() == second_seg.space.len()
                     && first_seg.space.iter().zip(&second_seg.space).all(|(x, y)| x.1 == y.1);
-                if second_seg.pinned
-                    || second_seg.level != first_seg.level
+                if second_seg.level != first_seg.level
                     || !matches!(second_seg.kind, SegKind::Red(_))
                     || !same_space
                 {
@@ -113,6 +117,7 @@ fn merge_siblings(f: &mut GpuFunction, block: BlockId, a: usize, b: usize) {
         ops.extend(other_ops);
     }
     merged.origins.extend(other.origins);
+    merged.pinned |= other.pinned;
     let exp = f.exps.alloc(Exp::Seg(merged));
     let mut vars = first.vars.clone();
     vars.extend(second.vars.iter().copied());

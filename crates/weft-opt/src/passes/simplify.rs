@@ -4,11 +4,14 @@
 //!
 //! The property it promises (tested on every example): nothing is computed once per
 //! iteration of a map, `generate`, reduction operator or `for` loop that does not
-//! depend on that iteration and is safe to compute once before it.
+//! depend on that iteration and is safe to compute once before it, except a cheap
+//! non-`i64` scalar operation that would move into an entry's host code (where it
+//! would be a kernel launch of its own; see `is_device_scalar_op`).
 //!
 //! What it never does: move or remove an expression that may fail or diverge
-//! ([`Safety`]), so every input that reports an error still reports it; move code out
-//! of a combinator whose level the program wrote (seed 003); touch memory annotations.
+//! ([`Safety`]), so every input that reports an error still reports it; move code other
+//! than `i64` arithmetic out of a combinator whose level the program wrote (seed 003);
+//! touch memory annotations.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use weft_core::{Atom, BlockId, CoreSize, Exp, Function, Program, Stmt, Type, VarId, VarKind};
@@ -178,20 +181,44 @@ fn cse_block(
 pub(crate) fn hoist_invariant_code(program: &Program, f: &mut Function) -> bool {
     let mut safety = Safety::new(program);
     let mut changed = false;
-    hoist_into(f, f.body, &mut safety, &mut changed);
+    let host = if f.is_entry { Where::Host } else { Where::Device };
+    hoist_into(f, f.body, host, &mut safety, &mut changed);
     changed
 }
 
-fn hoist_into(f: &mut Function, block: BlockId, safety: &mut Safety<'_>, changed: &mut bool) {
+/// Where a block runs: an entry's own code runs on the host, the functions of its
+/// combinators (and every def, called from them) on the device.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Where {
+    Host,
+    Device,
+}
+
+fn hoist_into(
+    f: &mut Function,
+    block: BlockId,
+    at: Where,
+    safety: &mut Safety<'_>,
+    changed: &mut bool,
+) {
     let stmts = std::mem::take(&mut f.blocks[block].stmts);
     let mut out = Vec::with_capacity(stmts.len());
     for stmt in stmts {
         let exp = f.exps[stmt.exp].clone();
+        let combinator = matches!(
+            exp,
+            Exp::Map { .. } | Exp::Reduce { .. } | Exp::Scan { .. } | Exp::Generate { .. }
+        );
+        let inner = if combinator { Where::Device } else { at };
         for nested in exp.nested_blocks() {
-            hoist_into(f, nested, safety, changed);
+            hoist_into(f, nested, inner, safety, changed);
         }
-        if let Some(body) = hoistable_body(&exp) {
-            let moved = take_invariant(f, body, &exp.binders(), safety);
+        if let Some((body, hoist)) = hoistable_body(&exp) {
+            // Out of a combinator into host code, a scalar computation the host plan
+            // cannot do itself (a float conversion, `exp x`) would become a kernel of
+            // one work-item: a launch to save one operation per element.
+            let to_host = at == Where::Host && combinator;
+            let moved = take_invariant(f, body, &exp.binders(), safety, to_host, hoist);
             *changed |= !moved.is_empty();
             out.extend(moved);
         }
@@ -200,18 +227,69 @@ fn hoist_into(f: &mut Function, block: BlockId, safety: &mut Safety<'_>, changed
     f.blocks[block].stmts = out;
 }
 
+/// A computation on scalars that is cheaper to repeat per element than to launch: an
+/// operator, conversion or math function, or a call of a def made of only those (the
+/// prelude's `f32.i64`), with a result not of the host's `i64` (sizes and indices, which
+/// the host plan computes itself).
+fn is_device_scalar_op(program: &Program, f: &Function, stmt: &Stmt) -> bool {
+    let cheap = match &f.exps[stmt.exp] {
+        Exp::Call { func, .. } => {
+            let callee = &program.functions[*func];
+            callee
+                .blocks
+                .iter()
+                .all(|(_, b)| b.stmts.iter().all(|s| is_scalar_op(&callee.exps[s.exp])))
+        }
+        exp => is_scalar_op(exp),
+    };
+    cheap && !is_size_op(f, stmt)
+}
+
+/// `i64` arithmetic: a size or index the host plan computes itself.
+fn is_size_op(f: &Function, stmt: &Stmt) -> bool {
+    is_scalar_op(&f.exps[stmt.exp])
+        && matches!(f.vars[stmt.var].ty, weft_core::Type::Scalar(weft_hir::ScalarTy::I64))
+}
+
+fn is_scalar_op(exp: &Exp) -> bool {
+    matches!(
+        exp,
+        Exp::Atom(_)
+            | Exp::BinOp { .. }
+            | Exp::UnOp { .. }
+            | Exp::Convert { .. }
+            | Exp::Math { .. }
+            | Exp::Tuple(_)
+            | Exp::Proj { .. }
+    )
+}
+
 /// The body code may be hoisted out of: an unannotated combinator's function or a
 /// `for` loop's body (a `while` loop's body may run zero times after a condition that
 /// guards it, and is left alone).
-fn hoistable_body(exp: &Exp) -> Option<BlockId> {
+fn hoistable_body(exp: &Exp) -> Option<(BlockId, Hoist)> {
     match exp {
         Exp::Map { level: None, lambda, .. }
         | Exp::Reduce { level: None, lambda, .. }
         | Exp::Scan { level: None, lambda, .. }
-        | Exp::Generate { level: None, lambda, .. } => Some(lambda.body),
-        Exp::Loop { form: weft_core::LoopForm::For { .. }, body, .. } => Some(*body),
+        | Exp::Generate { level: None, lambda, .. } => Some((lambda.body, Hoist::Any)),
+        Exp::Map { level: Some(_), lambda, .. }
+        | Exp::Reduce { level: Some(_), lambda, .. }
+        | Exp::Scan { level: Some(_), lambda, .. }
+        | Exp::Generate { level: Some(_), lambda, .. } => Some((lambda.body, Hoist::SizesOnly)),
+        Exp::Loop { form: weft_core::LoopForm::For { .. }, body, .. } => Some((*body, Hoist::Any)),
         _ => None,
     }
+}
+
+/// What may leave a body: any invariant code, or out of a combinator whose level the
+/// program wrote only `i64` arithmetic (a size such as `t * t`): moving a reduction out
+/// of a `map@grid` would change the strategy the program wrote (seed 003), moving a
+/// size computation changes nothing but where an integer is multiplied.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Hoist {
+    Any,
+    SizesOnly,
 }
 
 fn take_invariant(
@@ -219,6 +297,8 @@ fn take_invariant(
     body: BlockId,
     binders: &[VarId],
     safety: &mut Safety<'_>,
+    to_host: bool,
+    hoist: Hoist,
 ) -> Vec<Stmt> {
     let mut inside: FxHashSet<VarId> = binders.iter().copied().collect();
     inside.extend(f.blocks[body].stmts.iter().map(|s| s.var));
@@ -234,7 +314,12 @@ fn take_invariant(
         });
         let existential = reads.iter().any(|v| f.vars[*v].kind == VarKind::Existential);
         let invariant = reads.iter().all(|v| !inside.contains(v));
-        if invariant && !existential && safety.exp_is_safe(f, exp) {
+        let launch_for_nothing = to_host && is_device_scalar_op(safety.program(), f, &stmt);
+        let allowed = match hoist {
+            Hoist::Any => !launch_for_nothing,
+            Hoist::SizesOnly => is_size_op(f, &stmt),
+        };
+        if invariant && !existential && allowed && safety.exp_is_safe(f, exp) {
             inside.remove(&stmt.var);
             moved.push(stmt);
         } else {
