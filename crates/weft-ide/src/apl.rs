@@ -119,7 +119,8 @@ mod tests {
         let text = "v ← 9 8 6\nn ← ⍴v\nv + 1 2\n";
         let s = db.set_file("s.apl", text);
         assert_eq!(check_file(&db, s).len(), 1);
-        let found = crate::diagnostics::diagnostics(&db, "s.apl");
+        let found = crate::front_end_diagnostics(&db, s);
+        assert!(crate::layout_diagnostics(&db, s).is_empty());
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].message.starts_with("LENGTH ERROR"), "{}", found[0].message);
         assert_eq!(u32::from(found[0].range.start()), text.find("+ 1 2").map_or(0, |i| i as u32));

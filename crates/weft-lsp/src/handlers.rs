@@ -70,18 +70,26 @@ fn location(
     Ok(Some(lsp::Location { uri, range }))
 }
 
-pub(crate) fn diagnostics(analysis: &Analysis, path: &str) -> Result<Option<Vec<lsp::Diagnostic>>> {
-    let found = analysis.diagnostics(path)?;
+/// The front end's diagnostics of a file, published on every edit.
+pub(crate) fn front_end_diagnostics(
+    analysis: &Analysis,
+    path: &str,
+) -> Result<Option<Vec<lsp::Diagnostic>>> {
+    let found = analysis.front_end_diagnostics(path)?;
     convert_diagnostics(analysis, path, found)
 }
 
-/// The performance diagnostics of a file (after its other diagnostics).
-pub(crate) fn perf_diagnostics(
+/// The diagnostics published after the front end's: the memory layer's, and when
+/// `perf` is given the performance and back-end diagnostics under those settings.
+pub(crate) fn later_diagnostics(
     analysis: &Analysis,
     path: &str,
-    config: &weft_ide::CostConfig,
+    perf: Option<&weft_ide::CostConfig>,
 ) -> Result<Option<Vec<lsp::Diagnostic>>> {
-    let found = analysis.perf_diagnostics(path, config)?;
+    let mut found = analysis.layout_diagnostics(path)?;
+    if let Some(config) = perf {
+        found.extend(analysis.perf_diagnostics(path, config)?);
+    }
     convert_diagnostics(analysis, path, found)
 }
 

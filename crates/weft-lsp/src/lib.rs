@@ -20,6 +20,7 @@
 
 mod from_proto;
 mod handlers;
+mod later_diagnostics;
 mod main_loop;
 mod pool;
 mod project;
