@@ -114,8 +114,9 @@ impl KernelFacts {
 }
 
 /// The costs of one entry, or `None` when its file has errors, it is not an entry or
-/// the back end refused it.
-#[salsa::tracked(returns(ref))]
+/// the back end refused it. Kept for the last 64 entries read, as
+/// `entry_kernels`.
+#[salsa::tracked(returns(ref), lru = 64)]
 pub(crate) fn entry_costs<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<Arc<EntryCosts>> {
     let loc = entry.loc(db);
     let program = file_program(db, loc.file).as_ref()?;
