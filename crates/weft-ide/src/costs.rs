@@ -71,7 +71,7 @@ impl EntryCosts {
     /// read back from the device shown as `?` (known at run time).
     pub(crate) fn show(&self, e: &Expr) -> String {
         let e = model::subst(e, &|v| self.host_defs.get(&v).cloned());
-        model::show(&model::simplify(&e), &self.costs.names)
+        model::show_readable(&e, &self.costs.names)
     }
 }
 
@@ -1099,7 +1099,7 @@ entry to$0tal (xs: [n]f32) : f32 = reduce (+) 0f32 (map (\x -> x * 2f32) xs)
                 entry total : [n]f32 -> f32
                 ```
 
-                **Cost** (2 launches per run): work `5118*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 8*((max(1, min(((n + 255)/256), 1024)))/4) + 12*(n/4) + 4862`, span `10*((((max(1, min(((n + 255)/256), 1024)))/4) + 255)/256) + 14*(((n/4) + max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 67`; global `1028*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 16*((max(1, min(((n + 255)/256), 1024)))/4) + 16*(n/4) + 1028` bytes, local `4088*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 4088` bytes; transfers `4*n` bytes to the device, `4` back
+                **Cost** (2 launches per run): work `8*((max(1, min(⌈n/256⌉, 1024)))/4) + 12*(n/4) + 5118*max(1, min(⌈n/256⌉, 1024)) + 4862`, span `10*⌈((max(1, min(⌈n/256⌉, 1024)))/4)/256⌉ + 14*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 67`; global `16*((max(1, min(⌈n/256⌉, 1024)))/4) + 16*(n/4) + 1028*max(1, min(⌈n/256⌉, 1024)) + 1028` bytes, local `4088*max(1, min(⌈n/256⌉, 1024)) + 4088` bytes; transfers `4*n` bytes to the device, `4` back
 
                 **Predicted**: 11.1 µs of kernels (+ 1.63 µs of transfers) on `NVIDIA H100 80GB HBM3` at n = 3 (the test block's largest `input`); memory-bound; model weft-cost v1, ±9% measured (geometric mean over 9 entries, 2026-11-24)"#]],
         );
@@ -1120,7 +1120,7 @@ entry scale (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
 
                 **Kernel**: `scale_map_0` — @grid: one work-item per element
 
-                **Cost** of `scale_map_0` (entry `scale`): work `n`, span `3*((max(256*((((n + 3)/4) + 255)/256), 1) + n - 1)/(max(256*((((n + 3)/4) + 255)/256), 1)))`; global `8*n` bytes; predicted 8.66 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))"#]],
+                **Cost** of `scale_map_0` (entry `scale`): work `n`, span `3*⌈n/(max(256*⌈n/1024⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))"#]],
         );
     }
 
