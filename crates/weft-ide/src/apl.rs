@@ -106,7 +106,12 @@ pub(crate) fn show_program(
     }
     let stem =
         file.path(db).rsplit('/').next().unwrap_or("main").trim_end_matches(".apl").to_owned();
-    Some(crate::show_kernel::KernelView { name: format!("{stem}/main.cl"), text })
+    // The APL front end records no origins to link kernels to.
+    Some(crate::show_kernel::KernelView {
+        name: format!("{stem}/main.cl"),
+        text,
+        links: Vec::new(),
+    })
 }
 
 #[cfg(test)]

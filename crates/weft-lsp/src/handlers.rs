@@ -502,8 +502,10 @@ pub(crate) fn code_lenses(
     Ok(Some(lenses))
 }
 
-/// `weft/showKernel` (and the `weft.server.showKernel` command): `{ uri, text }` with a
-/// `weft-kernel:///` URI, or `null` where no kernel computes the code.
+/// `weft/showKernel` (and the `weft.server.showKernel` command): `{ uri, text, links }`
+/// with a `weft-kernel:///` URI, or `null` where no kernel computes the code. `links`:
+/// per kernel, its lines in `text` (`{ start, end }`, 0-based, end exclusive) and the
+/// locations of the source expressions it computes.
 pub(crate) fn show_kernel(
     analysis: &Analysis,
     params: &lsp::TextDocumentPositionParams,
@@ -512,9 +514,24 @@ pub(crate) fn show_kernel(
     let Some(view) = analysis.show_kernel(&file.position(params.position))? else {
         return Ok(None);
     };
+    let mut links = Vec::new();
+    for link in &view.links {
+        let mut sources = Vec::new();
+        for source in &link.sources {
+            if let Some(location) = location(analysis, &source.path, source.range)? {
+                sources.push(location);
+            }
+        }
+        links.push(serde_json::json!({
+            "kernel": link.kernel,
+            "lines": { "start": link.lines.start, "end": link.lines.end },
+            "sources": sources,
+        }));
+    }
     Ok(Some(serde_json::json!({
         "uri": format!("weft-kernel:///{}", view.name),
         "text": view.text,
+        "links": links,
     })))
 }
 

@@ -213,6 +213,18 @@ async fn kernels_lenses_actions_and_a_gpu_run() {
     assert_eq!(kernel["uri"], "weft-kernel:///main/double/double_map_0.cl");
     let text = kernel["text"].as_str().unwrap();
     assert!(text.contains("__kernel void double_map_0("), "{text}");
+    // The kernel's lines in the view, linked to the `map` it computes (line 3 of MAIN).
+    let link = &kernel["links"][0];
+    assert_eq!(link["kernel"], "double_map_0", "{kernel}");
+    let lines: Vec<&str> = text.lines().collect();
+    let signature =
+        lines.iter().position(|l| l.starts_with("__kernel void double_map_0(")).unwrap();
+    let (start, end) =
+        (link["lines"]["start"].as_u64().unwrap(), link["lines"]["end"].as_u64().unwrap());
+    assert!(start as usize <= signature && signature < end as usize, "{link}");
+    assert_eq!(lines[end as usize - 1], "}", "{link}");
+    assert_eq!(link["sources"][0]["uri"], json!(uri), "{link}");
+    assert_eq!(link["sources"][0]["range"]["start"]["line"], 3, "{link}");
     let lens_command = &lenses[2]["command"];
     let program = client
         .request(
