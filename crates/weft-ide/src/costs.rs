@@ -43,6 +43,60 @@ pub struct CostConfig {
     /// Hovers with the whole derivation (symbolic costs, regions) instead of the short
     /// summary; the detail view always has it.
     pub full_hovers: bool,
+    /// The parts hovers and the detail view show (the `hoverSections` setting).
+    pub hover_sections: Vec<HoverSection>,
+}
+
+/// A part of a hover, which the `hoverSections` setting shows or leaves out (the type
+/// and the documentation are always shown).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HoverSection {
+    Memory,
+    Regions,
+    Kernels,
+    AddressSpaces,
+    Costs,
+    Predictions,
+}
+
+impl HoverSection {
+    pub const ALL: [HoverSection; 6] = [
+        HoverSection::Memory,
+        HoverSection::Regions,
+        HoverSection::Kernels,
+        HoverSection::AddressSpaces,
+        HoverSection::Costs,
+        HoverSection::Predictions,
+    ];
+
+    /// The setting's name of a section: `memory`, `regions`, `kernels`, `addressSpaces`,
+    /// `costs`, `predictions`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HoverSection::Memory => "memory",
+            HoverSection::Regions => "regions",
+            HoverSection::Kernels => "kernels",
+            HoverSection::AddressSpaces => "addressSpaces",
+            HoverSection::Costs => "costs",
+            HoverSection::Predictions => "predictions",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<HoverSection> {
+        HoverSection::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// How the section's lines start in a hover (`**Kernel**`, `**Kernels**`: none ...).
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            HoverSection::Memory => "**Memory**",
+            HoverSection::Regions => "**Region**",
+            HoverSection::Kernels => "**Kernel",
+            HoverSection::AddressSpaces => "**Address space**",
+            HoverSection::Costs => "**Cost**",
+            HoverSection::Predictions => "**Predicted**",
+        }
+    }
 }
 
 impl Default for CostConfig {
@@ -51,6 +105,7 @@ impl Default for CostConfig {
             profile: weft_lower::cost::default_profile(),
             allow: Vec::new(),
             full_hovers: false,
+            hover_sections: HoverSection::ALL.to_vec(),
         }
     }
 }

@@ -62,7 +62,7 @@ pub(crate) fn hover(
         }
         return Some(HoverResult {
             range: token.text_range(),
-            markdown: with_details_hint(markdown, costs),
+            markdown: finish_hover(markdown, costs),
         });
     }
     // Any other expression: its type, and the kernels computing it.
@@ -82,7 +82,7 @@ pub(crate) fn hover(
         markdown.push_str("\n\n");
         markdown.push_str(&spaces);
     }
-    Some(HoverResult { range, markdown: with_details_hint(markdown, costs) })
+    Some(HoverResult { range, markdown: finish_hover(markdown, costs) })
 }
 
 /// What a short hover leaves to the detail view: the symbolic costs and the regions of
@@ -90,13 +90,38 @@ pub(crate) fn hover(
 const DETAILS_HINT: &str =
     "*The derivation (symbolic costs, regions): command \"Weft: Show Hover Details\".*";
 
-fn with_details_hint(mut markdown: String, costs: &CostConfig) -> String {
+/// The hover's last step: the sections the settings leave out removed, the pointer to
+/// the detail view added to a short hover with GPU information.
+fn finish_hover(markdown: String, costs: &CostConfig) -> String {
+    let mut markdown = without_hidden_sections(&markdown, costs);
     let gpu = ["**Kernel**", "**Predicted**", "**Memory**"].iter().any(|s| markdown.contains(s));
     if !costs.full_hovers && gpu {
         markdown.push_str("\n\n");
         markdown.push_str(DETAILS_HINT);
     }
     markdown
+}
+
+/// `markdown` without the lines of the sections `costs.hover_sections` leaves out.
+fn without_hidden_sections(markdown: &str, costs: &CostConfig) -> String {
+    let hidden: Vec<&str> = crate::costs::HoverSection::ALL
+        .into_iter()
+        .filter(|s| !costs.hover_sections.contains(s))
+        .map(crate::costs::HoverSection::label)
+        .collect();
+    if hidden.is_empty() {
+        return markdown.to_owned();
+    }
+    let paragraphs: Vec<String> = markdown
+        .split("\n\n")
+        .map(|p| {
+            let kept: Vec<&str> =
+                p.lines().filter(|l| !hidden.iter().any(|h| l.starts_with(h))).collect();
+            kept.join("\n")
+        })
+        .filter(|p| !p.is_empty())
+        .collect();
+    paragraphs.join("\n\n")
 }
 
 /// `**Address space**: `local` (`t_3`) — why`, one line per kernel that materialises
@@ -392,6 +417,35 @@ mod tests {
             None => "no hover\n".to_owned(),
         };
         expect.assert_eq(&actual);
+    }
+
+    /// The `hoverSections` setting leaves the other sections out, of the hover and of
+    /// the detail view.
+    #[test]
+    fn settings_choose_the_sections() {
+        let src = "entry f (xs: [n]f32) : [n]f32 = map (\\x -> x * 2f32) xs\n";
+        let mut host = crate::AnalysisHost::new();
+        let mut change = crate::Change::default();
+        change.set_file("main.weft", src);
+        host.apply_change(change);
+        let offset = u32::try_from(src.find("map").unwrap()).unwrap();
+        let position = crate::FilePosition { path: "main.weft".to_owned(), offset: offset.into() };
+        let details = |host: &crate::AnalysisHost| {
+            host.analysis().hover_details(&position).unwrap().unwrap().markdown
+        };
+        let all = details(&host);
+        assert!(all.contains("**Kernel**") && all.contains("**Cost** of"), "{all}");
+        let sections = vec![crate::HoverSection::Kernels];
+        host.set_cost_config(crate::CostConfig { hover_sections: sections, ..Default::default() });
+        expect![[r#"
+            ```weft
+            map : (a -> r) -> [n]a -> [n]r
+            ```
+
+            applies a function to every element
+
+            **Kernel**: `f_map_0` — @grid: one work-item per element"#]]
+        .assert_eq(&details(&host));
     }
 
     #[test]

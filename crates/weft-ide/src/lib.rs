@@ -53,7 +53,7 @@ use weft_syntax::line_index::LineIndex;
 pub use crate::annotate_type::Assist;
 pub use crate::code_lens::Runnable;
 pub use crate::completion::{CompletionItem, CompletionKind};
-pub use crate::costs::{CostConfig, perf_diagnostics};
+pub use crate::costs::{CostConfig, HoverSection, perf_diagnostics};
 pub use crate::diagnostics::{
     backend_diagnostics, check_file, check_in_parallel, front_end_diagnostics, layout_diagnostics,
 };

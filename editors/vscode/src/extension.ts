@@ -161,6 +161,10 @@ export function initializationOptions(): Record<string, unknown> {
   if (detail) {
     options.hoverDetail = detail;
   }
+  const sections = config.get<string[]>('hover.sections');
+  if (Array.isArray(sections)) {
+    options.hoverSections = sections;
+  }
   const profile = config.get<string>('costs.profile');
   if (profile) {
     options.costProfile = profile;
