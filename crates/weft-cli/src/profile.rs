@@ -194,7 +194,6 @@ pub(crate) fn run(args: &ProfileArgs) -> anyhow::Result<u8> {
 }
 
 /// Writes the files; returns the paths written.
-#[expect(clippy::disallowed_methods, reason = "renders graph.svg with Graphviz `dot`")]
 fn write_files(
     prof: &Profile,
     dir: &Path,
@@ -204,25 +203,12 @@ fn write_files(
     let mut written = Vec::new();
     let n_nodes = prof.graph.nodes.len()
         + prof.graph.boxes.iter().map(|b| b.graph.nodes.len()).sum::<usize>();
-    let dot_path = dir.join("graph.dot");
+    // The summary, read at a glance (what the editors open), and the whole graph.
+    let summary = weft_cost::dot::to_summary_dot(&prof.graph, title);
+    write_graph(dir, "summary", &summary, &mut written, notes)?;
     if n_nodes <= DOT_LIMIT {
         let dot = weft_cost::dot::to_dot(&prof.graph, title);
-        std::fs::write(&dot_path, dot)
-            .with_context(|| format!("cannot write `{}`", dot_path.display()))?;
-        written.push(dot_path.clone());
-        let svg_path = dir.join("graph.svg");
-        match std::process::Command::new("dot").arg("-Tsvg").arg(&dot_path).arg("-o").arg(&svg_path).output()
-        {
-            Ok(o) if o.status.success() => written.push(svg_path),
-            Ok(o) => notes.push(format!(
-                "Graphviz `dot` failed on graph.dot: {}",
-                String::from_utf8_lossy(&o.stderr).trim()
-            )),
-            Err(_) => notes.push(
-                "Graphviz `dot` is not installed: graph.svg not written (install `graphviz`; graph.dot is there)"
-                    .to_owned(),
-            ),
-        }
+        write_graph(dir, "graph", &dot, &mut written, notes)?;
     } else {
         notes.push(format!(
             "the graph has {n_nodes} nodes, over the DOT limit of {DOT_LIMIT}: graph.dot not written (lower --collapse)"
@@ -235,6 +221,33 @@ fn write_files(
         .with_context(|| format!("cannot write `{}`", space_path.display()))?;
     written.push(space_path);
     Ok(written)
+}
+
+/// Writes `NAME.dot` and renders `NAME.svg` with Graphviz `dot` (a note when it cannot).
+#[expect(clippy::disallowed_methods, reason = "renders NAME.svg with Graphviz `dot`")]
+fn write_graph(
+    dir: &Path,
+    name: &str,
+    dot: &str,
+    written: &mut Vec<PathBuf>,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    let dot_path = dir.join(format!("{name}.dot"));
+    std::fs::write(&dot_path, dot)
+        .with_context(|| format!("cannot write `{}`", dot_path.display()))?;
+    written.push(dot_path.clone());
+    let svg_path = dir.join(format!("{name}.svg"));
+    match std::process::Command::new("dot").arg("-Tsvg").arg(&dot_path).arg("-o").arg(&svg_path).output() {
+        Ok(o) if o.status.success() => written.push(svg_path),
+        Ok(o) => notes.push(format!(
+            "Graphviz `dot` failed on {name}.dot: {}",
+            String::from_utf8_lossy(&o.stderr).trim()
+        )),
+        Err(_) => notes.push(format!(
+            "Graphviz `dot` is not installed: {name}.svg not written (install `graphviz`; {name}.dot is there)"
+        )),
+    }
+    Ok(())
 }
 
 fn peak_line(prof: &Profile, peak: &Peak) -> String {

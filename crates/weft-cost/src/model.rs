@@ -816,91 +816,173 @@ fn to_poly(e: &Expr, atoms: &mut Vec<Expr>) -> Size<usize> {
 /// Prints a cost expression with the names: sums and products as a normalised
 /// polynomial (`4*n*m + 8*n`), `⌈a/b⌉`, `max(a, b)`, `(c ? a : b)`.
 pub fn show(e: &Expr, names: &Names) -> String {
-    match poly(e, names) {
-        Some(p) => p.to_string(),
-        None => atom(e, names),
+    Printer { names, readable: false }.show(e)
+}
+
+/// Prints a cost expression for a reader (the editor's hovers): [`simplify`]d, every
+/// ceiling division written `⌈a/b⌉` whatever the order of its numerator's terms and
+/// whether its divisor is a constant (`(255 + n)/256`, `(n + g - 1)/g`), and nested ones
+/// merged (`⌈⌈k/4⌉/256⌉` is `⌈k/1024⌉`, equal for a non-negative `k`, as sizes are).
+pub fn show_readable(e: &Expr, names: &Names) -> String {
+    Printer { names, readable: true }.show(&simplify(e))
+}
+
+struct Printer<'a> {
+    names: &'a Names,
+    /// Whether ceiling divisions are found in any form ([`show_readable`]).
+    readable: bool,
+}
+
+impl Printer<'_> {
+    fn show(&self, e: &Expr) -> String {
+        match self.poly(e) {
+            Some(p) => p.to_string(),
+            None => self.atom(e),
+        }
+    }
+
+    fn poly(&self, e: &Expr) -> Option<Size<String>> {
+        Some(match e {
+            Expr::I64(v) => Size::constant(*v),
+            Expr::Lit { elem, bits } => match weft_plan::lit(*elem, *bits) {
+                Scalar::I64(v) => Size::constant(v),
+                Scalar::I32(v) => Size::constant(i64::from(v)),
+                _ => return None,
+            },
+            Expr::Bin(BinOp::Add, a, b) => self.poly_or_atom(a).add(&self.poly_or_atom(b)),
+            Expr::Bin(BinOp::Sub, a, b) => self.poly_or_atom(a).sub(&self.poly_or_atom(b)),
+            Expr::Bin(BinOp::Mul, a, b) => self.poly_or_atom(a).mul(&self.poly_or_atom(b)),
+            Expr::Neg(a) => self.poly_or_atom(a).neg(),
+            // An entry's dimension written as a constant (`[8]f32`) is named by it.
+            Expr::Var(v) => {
+                let name = self.names.name(*v);
+                match name.parse::<i64>() {
+                    Ok(c) => Size::constant(c),
+                    Err(_) => Size::var(paren(name)),
+                }
+            }
+            _ => return None,
+        })
+    }
+
+    fn poly_or_atom(&self, e: &Expr) -> Size<String> {
+        self.poly(e).unwrap_or_else(|| Size::var(self.atom(e)))
+    }
+
+    fn atom(&self, e: &Expr) -> String {
+        let s = |e: &Expr| self.show(e);
+        match e {
+            Expr::Bool(b) => b.to_string(),
+            Expr::Lit { elem, bits } => match weft_plan::lit(*elem, *bits) {
+                Scalar::I32(v) => v.to_string(),
+                Scalar::I64(v) => v.to_string(),
+                Scalar::U32(v) => v.to_string(),
+                Scalar::U64(v) => v.to_string(),
+                Scalar::F32(x) => x.to_string(),
+                Scalar::F64(x) => x.to_string(),
+                Scalar::Bool(b) => b.to_string(),
+            },
+            Expr::Bin(BinOp::Div, a, b) => {
+                if self.readable
+                    && let Some((x, divisor)) = ceil_div_parts(a, b)
+                {
+                    return match (x.as_const(), divisor.as_const(), exact_div(&x, &divisor)) {
+                        (_, _, Some(quotient)) => s(&quotient),
+                        // What the division computes (`(x + c - 1)/c`, truncating).
+                        (Some(x), Some(c), _) => (x.saturating_add(c - 1) / c).to_string(),
+                        (_, Some(c), _) => format!("⌈{}/{c}⌉", s(&x)),
+                        (_, None, _) => format!("⌈{}/{}⌉", paren(s(&x)), paren(s(&divisor))),
+                    };
+                }
+                // `(a + (c - 1)) / c` is `⌈a/c⌉`.
+                if let (Expr::Bin(BinOp::Add, x, k), Some(c)) = (&**a, b.as_const())
+                    && k.as_const() == Some(c - 1)
+                {
+                    return format!("⌈{}/{c}⌉", s(x));
+                }
+                format!("({}/{})", paren(s(a)), paren(s(b)))
+            }
+            Expr::Bin(BinOp::Max, a, b) => format!("max({}, {})", s(a), s(b)),
+            Expr::Bin(BinOp::Min, a, b) => format!("min({}, {})", s(a), s(b)),
+            Expr::Bin(op, a, b) => {
+                let sym = match op {
+                    BinOp::Rem => "%",
+                    BinOp::Eq => "==",
+                    BinOp::Ne => "!=",
+                    BinOp::Lt => "<",
+                    BinOp::Le => "<=",
+                    BinOp::Gt => ">",
+                    BinOp::Ge => ">=",
+                    BinOp::And => "&&",
+                    BinOp::Or => "||",
+                    _ => "?",
+                };
+                format!("{} {sym} {}", s(a), s(b))
+            }
+            Expr::Not(a) => format!("!({})", s(a)),
+            Expr::Select(c, a, b) => format!("({} ? {} : {})", s(c), s(a), s(b)),
+            Expr::Convert(Elem::I64, a) => s(a),
+            Expr::Convert(elem, a) => format!("{}({})", elem.name(), s(a)),
+            Expr::I64(_) | Expr::Var(_) | Expr::Neg(_) => {
+                self.poly(e).map_or_else(|| "?".to_owned(), |p| p.to_string())
+            }
+        }
     }
 }
 
-fn poly(e: &Expr, names: &Names) -> Option<Size<String>> {
-    Some(match e {
-        Expr::I64(v) => Size::constant(*v),
-        Expr::Lit { elem, bits } => match weft_plan::lit(*elem, *bits) {
-            Scalar::I64(v) => Size::constant(v),
-            Scalar::I32(v) => Size::constant(i64::from(v)),
-            _ => return None,
-        },
-        Expr::Bin(BinOp::Add, a, b) => poly_or_atom(a, names).add(&poly_or_atom(b, names)),
-        Expr::Bin(BinOp::Sub, a, b) => poly_or_atom(a, names).sub(&poly_or_atom(b, names)),
-        Expr::Bin(BinOp::Mul, a, b) => poly_or_atom(a, names).mul(&poly_or_atom(b, names)),
-        Expr::Neg(a) => poly_or_atom(a, names).neg(),
-        // An entry's dimension written as a constant (`[8]f32`) is named by it.
-        Expr::Var(v) => {
-            let name = names.name(*v);
-            match name.parse::<i64>() {
-                Ok(c) => Size::constant(c),
-                Err(_) => Size::var(paren(name)),
-            }
+/// `num / den` as a ceiling division `⌈x/d⌉`: `(x + (c - 1)) / c` for a constant `c > 1`,
+/// or `(x + d - 1) / d`, the numerator's terms in any order; a numerator that is itself
+/// a ceiling division by a constant is merged (`⌈⌈x/a⌉/b⌉` is `⌈x/(a*b)⌉`).
+fn ceil_div_parts(num: &Expr, den: &Expr) -> Option<(Expr, Expr)> {
+    let mut terms = Vec::new();
+    add_terms(num, &mut terms);
+    let mut take = |wanted: &Expr| -> Option<()> {
+        let idx = terms.iter().position(|t| t == wanted)?;
+        terms.remove(idx);
+        Some(())
+    };
+    match den.as_const() {
+        Some(c) if c > 1 => take(&Expr::I64(c - 1))?,
+        Some(_) => return None,
+        None => {
+            take(den)?;
+            take(&Expr::I64(-1))?;
         }
-        _ => return None,
-    })
+    }
+    let x = sum(terms);
+    if let (Expr::Bin(BinOp::Div, inner_num, inner_den), Some(c)) = (&x, den.as_const())
+        && let Some((inner, d)) = ceil_div_parts(inner_num, inner_den)
+        && let Some(d) = d.as_const()
+    {
+        return Some((inner, Expr::I64(d.saturating_mul(c))));
+    }
+    Some((x, den.clone()))
 }
 
-fn poly_or_atom(e: &Expr, names: &Names) -> Size<String> {
-    poly(e, names).unwrap_or_else(|| Size::var(atom(e, names)))
+/// `x / c` when the constant `c > 0` divides `x`'s constant factor (`256*g / 256` is `g`).
+fn exact_div(x: &Expr, c: &Expr) -> Option<Expr> {
+    let c = c.as_const().filter(|&c| c > 0)?;
+    let Expr::Bin(BinOp::Mul, a, b) = x else { return None };
+    match (a.as_const(), b.as_const()) {
+        (Some(k), _) if k % c == 0 => Some(mul(Expr::I64(k / c), (**b).clone())),
+        (_, Some(k)) if k % c == 0 => Some(mul((**a).clone(), Expr::I64(k / c))),
+        _ => None,
+    }
+}
+
+/// The terms of a sum (`a + b + c`), in order.
+fn add_terms(e: &Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::Bin(BinOp::Add, a, b) => {
+            add_terms(a, out);
+            add_terms(b, out);
+        }
+        other => out.push(other.clone()),
+    }
 }
 
 fn paren(text: String) -> String {
     if text.contains(' ') { format!("({text})") } else { text }
-}
-
-fn atom(e: &Expr, names: &Names) -> String {
-    let s = |e: &Expr| show(e, names);
-    match e {
-        Expr::Bool(b) => b.to_string(),
-        Expr::Lit { elem, bits } => match weft_plan::lit(*elem, *bits) {
-            Scalar::I32(v) => v.to_string(),
-            Scalar::I64(v) => v.to_string(),
-            Scalar::U32(v) => v.to_string(),
-            Scalar::U64(v) => v.to_string(),
-            Scalar::F32(x) => x.to_string(),
-            Scalar::F64(x) => x.to_string(),
-            Scalar::Bool(b) => b.to_string(),
-        },
-        Expr::Bin(BinOp::Div, a, b) => {
-            // `(a + (c - 1)) / c` is `⌈a/c⌉`.
-            if let (Expr::Bin(BinOp::Add, x, k), Some(c)) = (&**a, b.as_const())
-                && k.as_const() == Some(c - 1)
-            {
-                return format!("⌈{}/{c}⌉", s(x));
-            }
-            format!("({}/{})", paren(s(a)), paren(s(b)))
-        }
-        Expr::Bin(BinOp::Max, a, b) => format!("max({}, {})", s(a), s(b)),
-        Expr::Bin(BinOp::Min, a, b) => format!("min({}, {})", s(a), s(b)),
-        Expr::Bin(op, a, b) => {
-            let sym = match op {
-                BinOp::Rem => "%",
-                BinOp::Eq => "==",
-                BinOp::Ne => "!=",
-                BinOp::Lt => "<",
-                BinOp::Le => "<=",
-                BinOp::Gt => ">",
-                BinOp::Ge => ">=",
-                BinOp::And => "&&",
-                BinOp::Or => "||",
-                _ => "?",
-            };
-            format!("{} {sym} {}", s(a), s(b))
-        }
-        Expr::Not(a) => format!("!({})", s(a)),
-        Expr::Select(c, a, b) => format!("({} ? {} : {})", s(c), s(a), s(b)),
-        Expr::Convert(Elem::I64, a) => s(a),
-        Expr::Convert(elem, a) => format!("{}({})", elem.name(), s(a)),
-        Expr::I64(_) | Expr::Var(_) | Expr::Neg(_) => {
-            poly(e, names).map_or_else(|| "?".to_owned(), |p| p.to_string())
-        }
-    }
 }
 
 #[cfg(test)]

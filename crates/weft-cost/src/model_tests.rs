@@ -172,6 +172,34 @@ fn printing_normalises_polynomials() {
     expect!["2*n"].assert_eq(&show(&e, &names()));
 }
 
+/// Hovers print `max(256*⌈k/1024⌉, 1)`, not `max(256*((((k + 3)/4) + 255)/256), 1)`.
+#[test]
+fn readable_printing_finds_and_merges_ceiling_divisions() {
+    // A launch's global size: ⌈n/4⌉ work-items (four elements each) rounded up to 256.
+    let groups = max(
+        mul(Expr::I64(256), ceil_div(ceil_div(n(), Expr::I64(4)), Expr::I64(256))),
+        Expr::I64(1),
+    );
+    expect!["max(256*((((n + 3)/4) + 255)/256), 1)"].assert_eq(&show(&simplify(&groups), &names()));
+    expect!["max(256*⌈n/1024⌉, 1)"].assert_eq(&show_readable(&groups, &names()));
+    // Rounds over that many work-items: a ceiling division by a size that is not a constant.
+    let rounds = ceil_div(n(), groups.clone());
+    expect!["⌈n/(max(256*⌈n/1024⌉, 1))⌉"].assert_eq(&show_readable(&rounds, &names()));
+    // An exact division disappears, a constant one is computed.
+    let e = Expr::bin(
+        BinOp::Div,
+        Expr::bin(BinOp::Add, mul(Expr::I64(256), max(n(), Expr::I64(1))), Expr::I64(255)),
+        Expr::I64(256),
+    );
+    expect!["max(n, 1)"].assert_eq(&show_readable(&e, &names()));
+    let e =
+        Expr::bin(BinOp::Div, Expr::bin(BinOp::Add, Expr::I64(3), Expr::I64(255)), Expr::I64(256));
+    expect!["1"].assert_eq(&show_readable(&e, &names()));
+    // Not a ceiling division: kept as a division.
+    let e = div(add(n(), Expr::I64(7)), Expr::I64(4));
+    expect!["((n + 7)/4)"].assert_eq(&show_readable(&e, &names()));
+}
+
 #[test]
 fn entries_add_launches_that_run_and_transfers() {
     let launch = |when: Vec<Expr>| Launch {

@@ -192,6 +192,31 @@ fn kernels_become_device_boxes_with_transfers() {
     let dot = weft_cost::dot::to_dot(&prof.graph, "test");
     assert!(dot.contains("subgraph cluster_box0"));
     assert!(dot.contains("H2D 12 B: 3"));
+    // The summary: the box one edge naming its kernel, chains of steps merged, the
+    // transfers kept; fewer lines than the whole graph.
+    let summary = weft_cost::dot::to_summary_dot(&prof.graph, "test");
+    expect![[r#"
+        digraph cost {
+          label="test\nsummary: 28 steps, 1 device box; graph.dot has every node";
+          labelloc=t; rankdir=TB; size="9,6";
+          node [shape=box,fontsize=10]; edge [fontsize=9];
+          h0 [label="start"];
+          h1 [label="upload input `xs` (12 B)"];
+          h2 [label="upload input `ys` (12 B)"];
+          h3 [label="launch"];
+          h4 [label="f_map_0"];
+          h5 [label="read back result #0 (12 B)"];
+          h6 [label="end"];
+          h0 -> h1 [label="H2D 12 B: 3",color=darkgreen,penwidth=2];
+          h1 -> h2 [label="H2D 12 B: 3",color=darkgreen,penwidth=2];
+          h2 -> h3 [label="0"];
+          h3 -> h4 [label="1 kernel: f_map_0\ntime(D)=4 W=8",color=red,penwidth=2];
+          h4 -> h5 [label="D2H 12 B: 3",color=darkgreen,penwidth=2];
+          h5 -> h6 [label="0"];
+        }
+    "#]]
+    .assert_eq(&summary);
+    assert!(summary.lines().count() < dot.lines().count());
 }
 
 #[test]

@@ -106,7 +106,12 @@ pub(crate) fn show_program(
     }
     let stem =
         file.path(db).rsplit('/').next().unwrap_or("main").trim_end_matches(".apl").to_owned();
-    Some(crate::show_kernel::KernelView { name: format!("{stem}/main.cl"), text })
+    // The APL front end records no origins to link kernels to.
+    Some(crate::show_kernel::KernelView {
+        name: format!("{stem}/main.cl"),
+        text,
+        links: Vec::new(),
+    })
 }
 
 #[cfg(test)]
@@ -119,7 +124,8 @@ mod tests {
         let text = "v ← 9 8 6\nn ← ⍴v\nv + 1 2\n";
         let s = db.set_file("s.apl", text);
         assert_eq!(check_file(&db, s).len(), 1);
-        let found = crate::diagnostics::diagnostics(&db, "s.apl");
+        let found = crate::front_end_diagnostics(&db, s);
+        assert!(crate::layout_diagnostics(&db, s).is_empty());
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].message.starts_with("LENGTH ERROR"), "{}", found[0].message);
         assert_eq!(u32::from(found[0].range.start()), text.find("+ 1 2").map_or(0, |i| i as u32));

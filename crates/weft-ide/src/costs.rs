@@ -43,6 +43,60 @@ pub struct CostConfig {
     /// Hovers with the whole derivation (symbolic costs, regions) instead of the short
     /// summary; the detail view always has it.
     pub full_hovers: bool,
+    /// The parts hovers and the detail view show (the `hoverSections` setting).
+    pub hover_sections: Vec<HoverSection>,
+}
+
+/// A part of a hover, which the `hoverSections` setting shows or leaves out (the type
+/// and the documentation are always shown).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HoverSection {
+    Memory,
+    Regions,
+    Kernels,
+    AddressSpaces,
+    Costs,
+    Predictions,
+}
+
+impl HoverSection {
+    pub const ALL: [HoverSection; 6] = [
+        HoverSection::Memory,
+        HoverSection::Regions,
+        HoverSection::Kernels,
+        HoverSection::AddressSpaces,
+        HoverSection::Costs,
+        HoverSection::Predictions,
+    ];
+
+    /// The setting's name of a section: `memory`, `regions`, `kernels`, `addressSpaces`,
+    /// `costs`, `predictions`.
+    pub fn name(self) -> &'static str {
+        match self {
+            HoverSection::Memory => "memory",
+            HoverSection::Regions => "regions",
+            HoverSection::Kernels => "kernels",
+            HoverSection::AddressSpaces => "addressSpaces",
+            HoverSection::Costs => "costs",
+            HoverSection::Predictions => "predictions",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<HoverSection> {
+        HoverSection::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// How the section's lines start in a hover (`**Kernel**`, `**Kernels**`: none ...).
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            HoverSection::Memory => "**Memory**",
+            HoverSection::Regions => "**Region**",
+            HoverSection::Kernels => "**Kernel",
+            HoverSection::AddressSpaces => "**Address space**",
+            HoverSection::Costs => "**Cost**",
+            HoverSection::Predictions => "**Predicted**",
+        }
+    }
 }
 
 impl Default for CostConfig {
@@ -51,6 +105,7 @@ impl Default for CostConfig {
             profile: weft_lower::cost::default_profile(),
             allow: Vec::new(),
             full_hovers: false,
+            hover_sections: HoverSection::ALL.to_vec(),
         }
     }
 }
@@ -71,7 +126,7 @@ impl EntryCosts {
     /// read back from the device shown as `?` (known at run time).
     pub(crate) fn show(&self, e: &Expr) -> String {
         let e = model::subst(e, &|v| self.host_defs.get(&v).cloned());
-        model::show(&model::simplify(&e), &self.costs.names)
+        model::show_readable(&e, &self.costs.names)
     }
 }
 
@@ -114,8 +169,9 @@ impl KernelFacts {
 }
 
 /// The costs of one entry, or `None` when its file has errors, it is not an entry or
-/// the back end refused it.
-#[salsa::tracked(returns(ref))]
+/// the back end refused it. Kept for the last 64 entries read, as
+/// `entry_kernels`.
+#[salsa::tracked(returns(ref), lru = 64)]
 pub(crate) fn entry_costs<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<Arc<EntryCosts>> {
     let loc = entry.loc(db);
     let program = &crate::program::code_program(db, loc.file).as_ref()?.program;
@@ -1098,7 +1154,7 @@ entry to$0tal (xs: [n]f32) : f32 = reduce (+) 0f32 (map (\x -> x * 2f32) xs)
                 entry total : [n]f32 -> f32
                 ```
 
-                **Cost** (2 launches per run): work `5118*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 8*((max(1, min(((n + 255)/256), 1024)))/4) + 12*(n/4) + 4862`, span `10*((((max(1, min(((n + 255)/256), 1024)))/4) + 255)/256) + 14*(((n/4) + max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 67`; global `1028*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 16*((max(1, min(((n + 255)/256), 1024)))/4) + 16*(n/4) + 1028` bytes, local `4088*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 4088` bytes; transfers `4*n` bytes to the device, `4` back
+                **Cost** (2 launches per run): work `8*((max(1, min(⌈n/256⌉, 1024)))/4) + 12*(n/4) + 5118*max(1, min(⌈n/256⌉, 1024)) + 4862`, span `10*⌈((max(1, min(⌈n/256⌉, 1024)))/4)/256⌉ + 14*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 67`; global `16*((max(1, min(⌈n/256⌉, 1024)))/4) + 16*(n/4) + 1028*max(1, min(⌈n/256⌉, 1024)) + 1028` bytes, local `4088*max(1, min(⌈n/256⌉, 1024)) + 4088` bytes; transfers `4*n` bytes to the device, `4` back
 
                 **Predicted**: 11.1 µs of kernels (+ 1.63 µs of transfers) on `NVIDIA H100 80GB HBM3` at n = 3 (the test block's largest `input`); memory-bound; model weft-cost v1, ±9% measured (geometric mean over 9 entries, 2026-11-24)"#]],
         );
@@ -1119,7 +1175,7 @@ entry scale (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
 
                 **Kernel**: `scale_map_0` — @grid: one work-item per element
 
-                **Cost** of `scale_map_0` (entry `scale`): work `n`, span `3*((max(256*((((n + 3)/4) + 255)/256), 1) + n - 1)/(max(256*((((n + 3)/4) + 255)/256), 1)))`; global `8*n` bytes; predicted 8.66 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))"#]],
+                **Cost** of `scale_map_0` (entry `scale`): work `n`, span `3*⌈n/(max(256*⌈n/1024⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))"#]],
         );
     }
 

@@ -17,19 +17,37 @@ use weft_hir::{Db, Diagnostic, RootDatabase, SourceFile};
 
 use crate::memory::file_memory;
 
-/// Every diagnostic of `file`, sorted by position: what `weft check` prints and the
-/// language server publishes.
+/// Every diagnostic of `file`, sorted by position: what `weft check` prints, and what
+/// the language server publishes, in two steps ([`front_end_diagnostics`] on every
+/// edit, [`layout_diagnostics`] after them).
 pub fn check_file(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
-    if crate::apl::is_apl(file.path(db)) {
-        return crate::apl::check_file(db, file);
-    }
-    let mut out = weft_hir::file_diagnostics(db, file).clone();
-    let memory = memory_diagnostics(db, file);
+    let mut out = front_end_diagnostics(db, file);
+    let memory = layout_diagnostics(db, file);
     if !memory.is_empty() {
         out.extend(memory.iter().cloned());
         out.sort_by_key(|d| (d.range.start(), d.range.end(), d.code));
     }
     out
+}
+
+/// The diagnostics of the front end (syntax, names, imports, types, sizes, levels; for
+/// `.apl` files the APL front end's), sorted by position: what typing needs at once.
+pub fn front_end_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    if crate::apl::is_apl(file.path(db)) {
+        return crate::apl::check_file(db, file);
+    }
+    weft_hir::file_diagnostics(db, file).clone()
+}
+
+/// The information diagnostics of the memory layer (`forced-copy`), sorted by position.
+/// They need the memory layout of every entry of the file, which an edit in a body
+/// recomputes (about 90 ms in the 20,000-line file of `bench/lsp`): the language server
+/// publishes them after the front end's, with the performance diagnostics.
+pub fn layout_diagnostics(db: &dyn Db, file: SourceFile) -> &[Diagnostic] {
+    if crate::apl::is_apl(file.path(db)) {
+        return &[];
+    }
+    memory_diagnostics(db, file)
 }
 
 /// The warnings of the OpenCL back end about `file`'s entries: what it cannot compile
@@ -61,11 +79,6 @@ fn memory_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
         Some(memory) => forced_copy::forced_copies(db, file, memory),
         None => Vec::new(),
     }
-}
-
-/// Every diagnostic of the file at `path` ([`check_file`]); none for an unknown path.
-pub(crate) fn diagnostics(db: &RootDatabase, path: &str) -> Vec<Diagnostic> {
-    db.file(path).map(|file| check_file(db, file)).unwrap_or_default()
 }
 
 #[cfg(test)]

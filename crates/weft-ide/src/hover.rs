@@ -62,7 +62,7 @@ pub(crate) fn hover(
         }
         return Some(HoverResult {
             range: token.text_range(),
-            markdown: with_details_hint(markdown, costs),
+            markdown: finish_hover(markdown, costs),
         });
     }
     // Any other expression: its type, and the kernels computing it.
@@ -82,7 +82,7 @@ pub(crate) fn hover(
         markdown.push_str("\n\n");
         markdown.push_str(&spaces);
     }
-    Some(HoverResult { range, markdown: with_details_hint(markdown, costs) })
+    Some(HoverResult { range, markdown: finish_hover(markdown, costs) })
 }
 
 /// What a short hover leaves to the detail view: the symbolic costs and the regions of
@@ -90,13 +90,38 @@ pub(crate) fn hover(
 const DETAILS_HINT: &str =
     "*The derivation (symbolic costs, regions): command \"Weft: Show Hover Details\".*";
 
-fn with_details_hint(mut markdown: String, costs: &CostConfig) -> String {
+/// The hover's last step: the sections the settings leave out removed, the pointer to
+/// the detail view added to a short hover with GPU information.
+fn finish_hover(markdown: String, costs: &CostConfig) -> String {
+    let mut markdown = without_hidden_sections(&markdown, costs);
     let gpu = ["**Kernel**", "**Predicted**", "**Memory**"].iter().any(|s| markdown.contains(s));
     if !costs.full_hovers && gpu {
         markdown.push_str("\n\n");
         markdown.push_str(DETAILS_HINT);
     }
     markdown
+}
+
+/// `markdown` without the lines of the sections `costs.hover_sections` leaves out.
+fn without_hidden_sections(markdown: &str, costs: &CostConfig) -> String {
+    let hidden: Vec<&str> = crate::costs::HoverSection::ALL
+        .into_iter()
+        .filter(|s| !costs.hover_sections.contains(s))
+        .map(crate::costs::HoverSection::label)
+        .collect();
+    if hidden.is_empty() {
+        return markdown.to_owned();
+    }
+    let paragraphs: Vec<String> = markdown
+        .split("\n\n")
+        .map(|p| {
+            let kept: Vec<&str> =
+                p.lines().filter(|l| !hidden.iter().any(|h| l.starts_with(h))).collect();
+            kept.join("\n")
+        })
+        .filter(|p| !p.is_empty())
+        .collect();
+    paragraphs.join("\n\n")
 }
 
 /// `**Address space**: `local` (`t_3`) — why`, one line per kernel that materialises
@@ -394,6 +419,35 @@ mod tests {
         expect.assert_eq(&actual);
     }
 
+    /// The `hoverSections` setting leaves the other sections out, of the hover and of
+    /// the detail view.
+    #[test]
+    fn settings_choose_the_sections() {
+        let src = "entry f (xs: [n]f32) : [n]f32 = map (\\x -> x * 2f32) xs\n";
+        let mut host = crate::AnalysisHost::new();
+        let mut change = crate::Change::default();
+        change.set_file("main.weft", src);
+        host.apply_change(change);
+        let offset = u32::try_from(src.find("map").unwrap()).unwrap();
+        let position = crate::FilePosition { path: "main.weft".to_owned(), offset: offset.into() };
+        let details = |host: &crate::AnalysisHost| {
+            host.analysis().hover_details(&position).unwrap().unwrap().markdown
+        };
+        let all = details(&host);
+        assert!(all.contains("**Kernel**") && all.contains("**Cost** of"), "{all}");
+        let sections = vec![crate::HoverSection::Kernels];
+        host.set_cost_config(crate::CostConfig { hover_sections: sections, ..Default::default() });
+        expect![[r#"
+            ```weft
+            map : (a -> r) -> [n]a -> [n]r
+            ```
+
+            applies a function to every element
+
+            **Kernel**: `f_map_0` — @grid: one work-item per element"#]]
+        .assert_eq(&details(&host));
+    }
+
     #[test]
     fn local_shows_type_with_sizes() {
         check(
@@ -450,9 +504,9 @@ entry main (xs: [3]f32) : f32 = red$0uce (+) 0f32 xs
 
                 **Kernel**: `main_reduce_total_1` — @grid: multi-stage reduction (second stage)
 
-                **Cost** of `main_reduce_partials_0` (entry `main`): work `4862*((256*max(1, min((258/256), 1024)) + 255)/256) + 8*(3/4)`, span `10*(((3/4) + max(256*((256*max(1, min((258/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min((258/256), 1024)) + 255)/256), 1))) + 33`; global `1028*((256*max(1, min((258/256), 1024)) + 255)/256) + 16*(3/4)` bytes, local `4088*((256*max(1, min((258/256), 1024)) + 255)/256)` bytes; predicted 7.53 µs per launch on `NVIDIA H100 80GB HBM3` (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `main_reduce_partials_0` (entry `main`): work `8*(3/4) + 4862*max(1, min(⌈3/256⌉, 1024))`, span `10*⌈(3/4)/(max(256*max(1, min(⌈3/256⌉, 1024)), 1))⌉ + 33`; global `16*(3/4) + 1028*max(1, min(⌈3/256⌉, 1024))` bytes, local `4088*max(1, min(⌈3/256⌉, 1024))` bytes; predicted 7.53 µs per launch on `NVIDIA H100 80GB HBM3` (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
 
-                **Cost** of `main_reduce_total_1` (entry `main`): work `8*((max(1, min((258/256), 1024)))/4) + 4862`, span `10*((((max(1, min((258/256), 1024)))/4) + 255)/256) + 33`; global `16*((max(1, min((258/256), 1024)))/4) + 1028` bytes, local `4088` bytes; predicted 6.43 µs per launch on `NVIDIA H100 80GB HBM3` (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `main_reduce_total_1` (entry `main`): work `8*((max(1, min(⌈3/256⌉, 1024)))/4) + 4862`, span `10*⌈((max(1, min(⌈3/256⌉, 1024)))/4)/256⌉ + 33`; global `16*((max(1, min(⌈3/256⌉, 1024)))/4) + 1028` bytes, local `4088` bytes; predicted 6.43 µs per launch on `NVIDIA H100 80GB HBM3` (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -475,9 +529,9 @@ entry h (is: [n]i64) (vs: [n]i32) : [4]i32 = reduce_by_$0index (replicate 4 0) (
 
                 **Kernel**: `h_hist_2` — @grid: one work-item per value, an atomic add into its work-group's bins in local memory, then into the bins
 
-                **Cost** of `h_hist_1` (entry `h`): work `3*n`, span `5*((max(256*((n + 255)/256), 1) + n - 1)/(max(256*((n + 255)/256), 1)))`; global `20*n` bytes; predicted 34.8 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `h_hist_1` (entry `h`): work `3*n`, span `5*⌈n/(max(256*⌈n/256⌉, 1))⌉`; global `20*n` bytes; predicted 34.8 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
 
-                **Cost** of `h_hist_2` (entry `h`): work `4*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 3*n`, span `5*((max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) + n - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 5`; global `32*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 12*n` bytes, local `48*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 8*n` bytes; predicted 10.7 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `h_hist_2` (entry `h`): work `4*max(1, min(⌈n/256⌉, 1024)) + 3*n`, span `5*⌈n/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 5`; global `32*max(1, min(⌈n/256⌉, 1024)) + 12*n` bytes, local `48*max(1, min(⌈n/256⌉, 1024)) + 8*n` bytes; predicted 10.7 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -901,7 +955,7 @@ entry f (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
 
                 **Kernel**: `f_map_0` — @grid: one work-item per element
 
-                **Cost** of `f_map_0` (entry `f`): work `n`, span `3*((max(256*((((n + 3)/4) + 255)/256), 1) + n - 1)/(max(256*((((n + 3)/4) + 255)/256), 1)))`; global `8*n` bytes; predicted 8.66 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `f_map_0` (entry `f`): work `n`, span `3*⌈n/(max(256*⌈n/1024⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -922,7 +976,7 @@ entry dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (ma$0p2 (*) xs ys)
 
                 **Kernel**: `dot_reduce_partials_0` — fused into this kernel (a pull array: no memory)
 
-                **Cost** of `dot_reduce_partials_0` (entry `dot`): work `5118*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 15*(n/4)`, span `17*(((n/4) + max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 34`; global `2052*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 32*(n/4)` bytes, local `4088*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256)` bytes; predicted 9.65 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `dot_reduce_partials_0` (entry `dot`): work `15*(n/4) + 5118*max(1, min(⌈n/256⌉, 1024))`, span `17*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 34`; global `32*(n/4) + 2052*max(1, min(⌈n/256⌉, 1024))` bytes, local `4088*max(1, min(⌈n/256⌉, 1024))` bytes; predicted 9.65 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -945,9 +999,9 @@ entry sum (xs: [n]f32) : f32 = red$0uce (+) 0f32 xs
 
                 **Kernel**: `sum_reduce_total_1` — @grid: multi-stage reduction (second stage)
 
-                **Cost** of `sum_reduce_partials_0` (entry `sum`): work `4862*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 8*(n/4)`, span `10*(((n/4) + max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 33`; global `1028*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 16*(n/4)` bytes, local `4088*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256)` bytes; predicted 7.53 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `sum_reduce_partials_0` (entry `sum`): work `8*(n/4) + 4862*max(1, min(⌈n/256⌉, 1024))`, span `10*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 33`; global `16*(n/4) + 1028*max(1, min(⌈n/256⌉, 1024))` bytes, local `4088*max(1, min(⌈n/256⌉, 1024))` bytes; predicted 7.53 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
 
-                **Cost** of `sum_reduce_total_1` (entry `sum`): work `8*((max(1, min(((n + 255)/256), 1024)))/4) + 4862`, span `10*((((max(1, min(((n + 255)/256), 1024)))/4) + 255)/256) + 33`; global `16*((max(1, min(((n + 255)/256), 1024)))/4) + 1028` bytes, local `4088` bytes; predicted 6.43 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `sum_reduce_total_1` (entry `sum`): work `8*((max(1, min(⌈n/256⌉, 1024)))/4) + 4862`, span `10*⌈((max(1, min(⌈n/256⌉, 1024)))/4)/256⌉ + 33`; global `16*((max(1, min(⌈n/256⌉, 1024)))/4) + 1028` bytes, local `4088` bytes; predicted 6.43 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -995,9 +1049,9 @@ entry b (xs: [n]f32) : f32 = reduce (+) 0f32 (sq xs)
 
                 **Kernel**: `b_reduce_partials_0` (entry `b`) — fused into this kernel (a pull array: no memory)
 
-                **Cost** of `a_map_0` (entry `a`): work `n`, span `3*((max(256*((((n + 3)/4) + 255)/256), 1) + n - 1)/(max(256*((((n + 3)/4) + 255)/256), 1)))`; global `12*n` bytes; predicted 10.4 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `a_map_0` (entry `a`): work `n`, span `3*⌈n/(max(256*⌈n/1024⌉, 1))⌉`; global `12*n` bytes; predicted 10.4 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
 
-                **Cost** of `b_reduce_partials_0` (entry `b`): work `5118*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 15*(n/4)`, span `17*(((n/4) + max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 34`; global `2052*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 32*(n/4)` bytes, local `4088*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256)` bytes; predicted 9.65 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `b_reduce_partials_0` (entry `b`): work `15*(n/4) + 5118*max(1, min(⌈n/256⌉, 1024))`, span `17*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 34`; global `32*(n/4) + 2052*max(1, min(⌈n/256⌉, 1024))` bytes, local `4088*max(1, min(⌈n/256⌉, 1024))` bytes; predicted 9.65 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -1019,7 +1073,7 @@ def broken (x: i32) : i32 = x + true
 
                 **Kernel**: `f_map_0` — @grid: one work-item per element
 
-                **Cost** of `f_map_0` (entry `f`): work `n`, span `3*((max(256*((((n + 3)/4) + 255)/256), 1) + n - 1)/(max(256*((((n + 3)/4) + 255)/256), 1)))`; global `8*n` bytes; predicted 8.66 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `f_map_0` (entry `f`): work `n`, span `3*⌈n/(max(256*⌈n/1024⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }

@@ -59,8 +59,11 @@ pub(crate) struct CompileError {
 }
 
 /// The kernels of one entry (in launch-site order); `None` when its file has no core
-/// program (errors) or `entry` is not one of its entries.
-#[salsa::tracked(returns(ref))]
+/// program (errors) or `entry` is not one of its entries. Kept for the last 64 entries
+/// read (salsa's `lru`, as `entry_costs` and `entry_regions`): hovers over many entries
+/// do not keep every compiled one (an evicted result is still verified from its
+/// dependencies, and recomputed only when read again).
+#[salsa::tracked(returns(ref), lru = 64)]
 pub(crate) fn entry_kernels<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<Arc<EntryKernels>> {
     let loc = entry.loc(db);
     let program = &code_program(db, loc.file).as_ref()?.program;
@@ -523,5 +526,29 @@ entry g (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
         });
         let compiled = queries.iter().filter(|q| q.starts_with("entry_kernels(")).count();
         assert_eq!(compiled, 2, "{queries:?}");
+    }
+
+    /// Kernels compiled for hovers are evicted: after 70 entries were read, a new
+    /// revision keeps the last 64, so the first entry is compiled again when read again
+    /// and the last one is not.
+    #[test]
+    fn only_the_last_entries_read_keep_their_kernels() {
+        let src: String = (0..70)
+            .map(|i| format!("entry e{i} (xs: [n]f32) : [n]f32 = map (\\x -> x + {i}f32) xs\n"))
+            .collect();
+        let mut db = RootDatabase::default();
+        let file = db.set_file("main.weft", &src);
+        all_kernels(&db, file);
+        db.set_file("other.weft", "def unrelated (x: i32) : i32 = x\n");
+        db.enable_log();
+        let entry = |name: &str| {
+            let loc = weft_hir::item_tree(&db, file).find_value(name).cloned().unwrap();
+            DefId::new(&db, loc)
+        };
+        assert!(super::entry_kernels(&db, entry("e69")).is_some());
+        assert!(db.take_log().iter().all(|q| !q.starts_with("entry_kernels(")));
+        assert!(super::entry_kernels(&db, entry("e0")).is_some());
+        let log = db.take_log();
+        assert!(log.iter().any(|q| q.starts_with("entry_kernels(")), "{log:?}");
     }
 }

@@ -53,15 +53,17 @@ use weft_syntax::line_index::LineIndex;
 pub use crate::annotate_type::Assist;
 pub use crate::code_lens::Runnable;
 pub use crate::completion::{CompletionItem, CompletionKind};
-pub use crate::costs::{CostConfig, perf_diagnostics};
-pub use crate::diagnostics::{backend_diagnostics, check_file, check_in_parallel};
+pub use crate::costs::{CostConfig, HoverSection, perf_diagnostics};
+pub use crate::diagnostics::{
+    backend_diagnostics, check_file, check_in_parallel, front_end_diagnostics, layout_diagnostics,
+};
 pub use crate::document_symbols::{StructureNode, SymbolKind};
 pub use crate::folding_ranges::{Fold, FoldKind};
 pub use crate::gpu_run::{EntryRun, GpuInput, GpuRun};
 pub use crate::hover::HoverResult;
 pub use crate::inlay_hints::{InlayHint, InlayKind};
 pub use crate::semantic_tokens::{HighlightModifier, HighlightTag, HighlightedRange};
-pub use crate::show_kernel::KernelView;
+pub use crate::show_kernel::{KernelLink, KernelView};
 pub use crate::signature_help::SignatureHelp;
 pub use crate::workspace_symbols::WorkspaceSymbol;
 pub use salsa::Cancelled;
@@ -209,8 +211,25 @@ impl Analysis {
         self.with_db(|db| db.file(path).map(|f| Arc::clone(line_index(db, f))))
     }
 
+    /// Every diagnostic of a file ([`check_file`]); none for an unknown path.
     pub fn diagnostics(&self, path: &str) -> Cancellable<Vec<Diagnostic>> {
-        self.with_db(|db| diagnostics::diagnostics(db, path))
+        self.with_db(|db| db.file(path).map(|file| check_file(db, file)).unwrap_or_default())
+    }
+
+    /// The front end's diagnostics of a file ([`front_end_diagnostics`]), what the server
+    /// publishes on every edit.
+    pub fn front_end_diagnostics(&self, path: &str) -> Cancellable<Vec<Diagnostic>> {
+        self.with_db(|db| {
+            db.file(path).map(|file| front_end_diagnostics(db, file)).unwrap_or_default()
+        })
+    }
+
+    /// The memory layer's diagnostics of a file ([`layout_diagnostics`]), published after
+    /// the front end's.
+    pub fn layout_diagnostics(&self, path: &str) -> Cancellable<Vec<Diagnostic>> {
+        self.with_db(|db| {
+            db.file(path).map(|file| layout_diagnostics(db, file).to_vec()).unwrap_or_default()
+        })
     }
 
     /// The hover: a short summary unless `full_hovers` is set.

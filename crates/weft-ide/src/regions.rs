@@ -18,8 +18,9 @@ use crate::classify::{Definition, search_scope};
 use crate::kernels::{Budget, compile_quietly, def_users, entry_id};
 
 /// The regions of one entry, or `None` when its file has errors, it is not an entry or
-/// the back end refused it.
-#[salsa::tracked(returns(ref))]
+/// the back end refused it. Kept for the last 64 entries read, as
+/// `entry_kernels`.
+#[salsa::tracked(returns(ref), lru = 64)]
 pub(crate) fn entry_regions<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<Arc<Regions>> {
     let loc = entry.loc(db);
     let program = &crate::program::code_program(db, loc.file).as_ref()?.program;

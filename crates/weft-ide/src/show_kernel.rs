@@ -32,6 +32,59 @@ pub struct KernelView {
     /// (`dot/dot.cl` for entry `dot` of `dot.weft`).
     pub name: String,
     pub text: String,
+    /// Which lines of `text` hold each kernel and which source expressions it computes,
+    /// for an editor to highlight one from the other (Compiler Explorer's colours).
+    pub links: Vec<KernelLink>,
+}
+
+/// One kernel of a [`KernelView`] and the source it comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KernelLink {
+    pub kernel: String,
+    /// The kernel's lines in the view (0-based, end exclusive), from the comments
+    /// directly above its signature to its closing brace.
+    pub lines: std::ops::Range<u32>,
+    /// The source expressions it computes (`KernelImp::origins`), each once, in order.
+    pub sources: Vec<crate::FileRange>,
+}
+
+/// The [`KernelLink`]s of `text` for `kernels` (a name and the origins of each), found
+/// by their `__kernel void NAME(` lines; a kernel not in the text gets none.
+fn kernel_links<'a>(
+    db: &RootDatabase,
+    text: &str,
+    kernels: impl IntoIterator<Item = (&'a str, &'a [(weft_core::Origin, String)])>,
+) -> Vec<KernelLink> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut links = Vec::new();
+    for (name, origins) in kernels {
+        let signature = format!("__kernel void {name}(");
+        let Some(at) = lines.iter().position(|l| l.starts_with(&signature)) else { continue };
+        let start = lines[..at].iter().rposition(|l| !l.starts_with("//")).map_or(0, |i| i + 1);
+        let mut depth = 0i64;
+        let mut end = lines.len();
+        for (i, line) in lines.iter().enumerate().skip(at) {
+            let closes = line.matches('}').count();
+            depth += i64::try_from(line.matches('{').count()).unwrap_or(0)
+                - i64::try_from(closes).unwrap_or(0);
+            if depth <= 0 && closes > 0 {
+                end = i + 1;
+                break;
+            }
+        }
+        let mut sources: Vec<crate::FileRange> = Vec::new();
+        for (origin, _) in origins {
+            let data = DefData::new(db, &origin.def);
+            let Some(range) = data.source_map.expr_range(origin.expr) else { continue };
+            let source = crate::FileRange { path: origin.def.file.path(db).clone(), range };
+            if !sources.contains(&source) {
+                sources.push(source);
+            }
+        }
+        let line = |i: usize| u32::try_from(i).unwrap_or(u32::MAX);
+        links.push(KernelLink { kernel: name.to_owned(), lines: line(start)..line(end), sources });
+    }
+    links
 }
 
 pub(crate) fn show_kernel(db: &RootDatabase, position: &FilePosition) -> Option<KernelView> {
@@ -102,6 +155,7 @@ fn blocked_view(db: &RootDatabase, loc: &DefLoc) -> Option<KernelView> {
     Some(KernelView {
         name: format!("{}/{}.cl", file_stem(db, loc.file), loc.name),
         text: format!("// Weft: no kernels for entry `{}`: {why}\n", loc.name),
+        links: Vec::new(),
     })
 }
 
@@ -110,20 +164,59 @@ fn whole_entry(db: &RootDatabase, loc: &DefLoc) -> Option<KernelView> {
         return blocked_view(db, loc);
     };
     let name = format!("{}/{}.cl", file_stem(db, loc.file), loc.name);
+    let mut links = Vec::new();
     let text = match compiled {
-        Ok(compiled) => format!(
-            "// Weft: the OpenCL program of entry `{}` ({}), {} kernel{}\n\n{}",
-            loc.name,
-            loc.file.path(db),
-            compiled.kernels.len(),
-            if compiled.kernels.len() == 1 { "" } else { "s" },
-            compiled.plan.source
-        ),
+        Ok(compiled) => {
+            let text = format!(
+                "// Weft: the OpenCL program of entry `{}` ({}), {} kernel{}: the kernels first, \
+             then the helpers they call (which the device compiles before them)\n\n{}",
+                loc.name,
+                loc.file.path(db),
+                compiled.kernels.len(),
+                if compiled.kernels.len() == 1 { "" } else { "s" },
+                kernels_first(&compiled.plan.source)
+            );
+            let kernels = compiled.kernels.iter().map(|k| (k.name.as_str(), &k.origins[..]));
+            links = kernel_links(db, &text, kernels);
+            text
+        }
         Err(message) => {
             format!("// Weft: entry `{}` cannot be compiled:\n// {message}\n", loc.name)
         }
     };
-    Some(KernelView { name, text })
+    Some(KernelView { name, text, links })
+}
+
+/// An OpenCL program with its kernels first, then the rest (pragmas, run-time error
+/// helpers, the defs the kernels call), each top-level declaration with the comments
+/// above it: a reader looks for the kernels, and the program puts 40 lines of helpers
+/// before them. The lines are the program's, only reordered.
+fn kernels_first(source: &str) -> String {
+    let mut kernels = String::new();
+    let mut helpers = String::new();
+    let mut item = String::new();
+    let mut depth = 0i64;
+    for line in source.lines() {
+        item.push_str(line);
+        item.push('\n');
+        let opens = line.matches('{').count();
+        let closes = line.matches('}').count();
+        depth += i64::try_from(opens).unwrap_or(0) - i64::try_from(closes).unwrap_or(0);
+        // A top-level declaration ends where its braces close.
+        if depth <= 0 && closes > 0 {
+            depth = 0;
+            let is_kernel = item.lines().any(|l| l.starts_with("__kernel "));
+            let out = if is_kernel { &mut kernels } else { &mut helpers };
+            out.push_str(item.trim_start_matches('\n'));
+            out.push('\n');
+            item.clear();
+        }
+    }
+    helpers.push_str(item.trim_start_matches('\n'));
+    if kernels.is_empty() {
+        return source.to_owned();
+    }
+    format!("{kernels}// Helpers called by the kernels\n\n{}", helpers.trim_end_matches('\n'))
 }
 
 /// The text of every kernel in `uses` (each once), under a title.
@@ -175,7 +268,10 @@ fn kernels_text(db: &RootDatabase, title: &str, search: &KernelSearch) -> Option
         }
     }
     let name = format!("{}/{}/{}.cl", file_stem(db, first.file), first.entry, first.kernel);
-    Some(KernelView { name, text })
+    let kernels = compiled.iter().filter_map(|(_, _, c)| c.as_ref()?.as_ref().ok());
+    let kernels = kernels.flat_map(|c| c.kernels.iter().map(|k| (k.name.as_str(), &k.origins[..])));
+    let links = kernel_links(db, &text, kernels);
+    Some(KernelView { name, text, links })
 }
 
 /// The file name without folders and extension, for virtual document names.
@@ -213,6 +309,52 @@ mod tests {
         lines.join("\n")
     }
 
+    /// Each kernel's lines in the view (its first and last line) and the source text of
+    /// the expressions it computes.
+    fn check_links(text: &str, expect: Expect) {
+        let fixture = fixture(text);
+        let view = fixture.analysis.show_kernel(&fixture.position).unwrap().unwrap();
+        let lines: Vec<&str> = view.text.lines().collect();
+        let mut actual = String::new();
+        for link in &view.links {
+            let first = lines[link.lines.start as usize];
+            let last = lines[link.lines.end as usize - 1];
+            actual.push_str(&format!("{}: `{first}` .. `{last}`\n", link.kernel));
+            for source in &link.sources {
+                let text = fixture.analysis.file_text(&source.path).unwrap().unwrap();
+                let snippet = &text[std::ops::Range::<usize>::from(source.range)];
+                actual.push_str(&format!("    {}: `{snippet}`\n", source.path));
+            }
+        }
+        expect.assert_eq(&actual);
+    }
+
+    #[test]
+    fn kernels_are_linked_to_the_source_they_compute() {
+        check_links(
+            r#"
+entry d$0ot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (map2 (*) xs ys)
+"#,
+            expect![[r#"
+                dot_reduce_partials_0: `// reduce partials: up to 1024 work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory` .. `}`
+                    main.weft: `reduce (+) 0f32 (map2 (*) xs ys)`
+                    main.weft: `map2 (*) xs ys`
+                dot_reduce_total_1: `// reduce total: one work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory` .. `}`
+                    main.weft: `reduce (+) 0f32 (map2 (*) xs ys)`
+            "#]],
+        );
+        check_links(
+            r#"
+entry dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (ma$0p2 (*) xs ys)
+"#,
+            expect![[r#"
+                dot_reduce_partials_0: `// kernel `dot_reduce_partials_0` of entry `dot` (main.weft): fused into this kernel (a pull array: no memory)` .. `}`
+                    main.weft: `reduce (+) 0f32 (map2 (*) xs ys)`
+                    main.weft: `map2 (*) xs ys`
+            "#]],
+        );
+    }
+
     #[test]
     fn map_shows_its_grid_kernel() {
         check(
@@ -237,15 +379,65 @@ entry s$0um (xs: [n]f32) : f32 = reduce (+) 0f32 xs
 "#,
             expect![[r#"
                 main/sum.cl
-                // Weft: the OpenCL program of entry `sum` (main.weft), 2 kernels
-                // Generated by the Weft compiler for OpenCL C 1.2.
-                // Records run-time error `code` with its payload; the first failing work-item wins.
+                // Weft: the OpenCL program of entry `sum` (main.weft), 2 kernels: the kernels first, then the helpers they call (which the device compiles before them)
                 // reduce partials: up to 1024 work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory
                 __kernel void sum_reduce_partials_0(
                 // reduce total: one work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory
                 __kernel void sum_reduce_total_1(
+                // Helpers called by the kernels
+                // Generated by the Weft compiler for OpenCL C 1.2.
+                // Records run-time error `code` with its payload; the first failing work-item wins.
             "#]],
         );
+    }
+
+    /// The whole program's view puts the kernels before the helpers, and keeps every
+    /// line of the program.
+    #[test]
+    fn kernels_come_before_the_helpers_in_every_examples_program() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&root).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "weft") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            let mut db = weft_hir::RootDatabase::default();
+            let file = db.set_file("main.weft", &text);
+            for loc in weft_hir::item_tree(&db, file).defs.iter() {
+                if loc.kind != weft_hir::DefKind::Entry {
+                    continue;
+                }
+                let compiled = crate::kernels::compile_entry(&db, file, loc.name.as_str());
+                let Some(Ok(compiled)) = compiled else {
+                    continue;
+                };
+                let source = &compiled.plan.source;
+                let shown = super::kernels_first(source);
+                let mut before: Vec<&str> = source.lines().filter(|l| !l.is_empty()).collect();
+                let mut after: Vec<&str> = shown
+                    .lines()
+                    .filter(|l| !l.is_empty() && *l != "// Helpers called by the kernels")
+                    .collect();
+                before.sort_unstable();
+                after.sort_unstable();
+                assert_eq!(before, after, "{}: `{}`", path.display(), loc.name);
+                // A program without kernels (an entry computed on the host) is shown as is.
+                if !source.lines().any(|l| l.starts_with("__kernel ")) {
+                    continue;
+                }
+                let first_code = shown.lines().find(|l| !l.is_empty() && !l.starts_with("//"));
+                assert!(
+                    first_code.is_some_and(|l| l.starts_with("__kernel ")),
+                    "{}: `{}` starts with {first_code:?}",
+                    path.display(),
+                    loc.name
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked > 50, "only {checked} entries compiled");
     }
 
     #[test]

@@ -70,18 +70,26 @@ fn location(
     Ok(Some(lsp::Location { uri, range }))
 }
 
-pub(crate) fn diagnostics(analysis: &Analysis, path: &str) -> Result<Option<Vec<lsp::Diagnostic>>> {
-    let found = analysis.diagnostics(path)?;
+/// The front end's diagnostics of a file, published on every edit.
+pub(crate) fn front_end_diagnostics(
+    analysis: &Analysis,
+    path: &str,
+) -> Result<Option<Vec<lsp::Diagnostic>>> {
+    let found = analysis.front_end_diagnostics(path)?;
     convert_diagnostics(analysis, path, found)
 }
 
-/// The performance diagnostics of a file (after its other diagnostics).
-pub(crate) fn perf_diagnostics(
+/// The diagnostics published after the front end's: the memory layer's, and when
+/// `perf` is given the performance and back-end diagnostics under those settings.
+pub(crate) fn later_diagnostics(
     analysis: &Analysis,
     path: &str,
-    config: &weft_ide::CostConfig,
+    perf: Option<&weft_ide::CostConfig>,
 ) -> Result<Option<Vec<lsp::Diagnostic>>> {
-    let found = analysis.perf_diagnostics(path, config)?;
+    let mut found = analysis.layout_diagnostics(path)?;
+    if let Some(config) = perf {
+        found.extend(analysis.perf_diagnostics(path, config)?);
+    }
     convert_diagnostics(analysis, path, found)
 }
 
@@ -494,8 +502,10 @@ pub(crate) fn code_lenses(
     Ok(Some(lenses))
 }
 
-/// `weft/showKernel` (and the `weft.server.showKernel` command): `{ uri, text }` with a
-/// `weft-kernel:///` URI, or `null` where no kernel computes the code.
+/// `weft/showKernel` (and the `weft.server.showKernel` command): `{ uri, text, links }`
+/// with a `weft-kernel:///` URI, or `null` where no kernel computes the code. `links`:
+/// per kernel, its lines in `text` (`{ start, end }`, 0-based, end exclusive) and the
+/// locations of the source expressions it computes.
 pub(crate) fn show_kernel(
     analysis: &Analysis,
     params: &lsp::TextDocumentPositionParams,
@@ -504,9 +514,24 @@ pub(crate) fn show_kernel(
     let Some(view) = analysis.show_kernel(&file.position(params.position))? else {
         return Ok(None);
     };
+    let mut links = Vec::new();
+    for link in &view.links {
+        let mut sources = Vec::new();
+        for source in &link.sources {
+            if let Some(location) = location(analysis, &source.path, source.range)? {
+                sources.push(location);
+            }
+        }
+        links.push(serde_json::json!({
+            "kernel": link.kernel,
+            "lines": { "start": link.lines.start, "end": link.lines.end },
+            "sources": sources,
+        }));
+    }
     Ok(Some(serde_json::json!({
         "uri": format!("weft-kernel:///{}", view.name),
         "text": view.text,
+        "links": links,
     })))
 }
 

@@ -20,6 +20,7 @@
 
 mod from_proto;
 mod handlers;
+mod later_diagnostics;
 mod main_loop;
 mod pool;
 mod project;
@@ -62,6 +63,8 @@ pub(crate) struct Config {
     pub(crate) perf_diagnostics: bool,
     /// Hovers with the whole derivation (`hoverDetail: "full"`) instead of the summary.
     pub(crate) full_hovers: bool,
+    /// The sections hovers and the detail view show (`hoverSections`).
+    pub(crate) hover_sections: Vec<weft_ide::HoverSection>,
 }
 
 impl Default for Config {
@@ -78,6 +81,7 @@ impl Default for Config {
             allow: Vec::new(),
             perf_diagnostics: true,
             full_hovers: false,
+            hover_sections: weft_ide::HoverSection::ALL.to_vec(),
         }
     }
 }
@@ -115,6 +119,14 @@ impl Config {
         if let Some(detail) = options.get("hoverDetail").and_then(serde_json::Value::as_str) {
             self.full_hovers = detail == "full";
         }
+        // Names not known are skipped: a newer client may know more sections.
+        if let Some(sections) = options.get("hoverSections").and_then(serde_json::Value::as_array) {
+            self.hover_sections = sections
+                .iter()
+                .filter_map(serde_json::Value::as_str)
+                .filter_map(weft_ide::HoverSection::from_name)
+                .collect();
+        }
     }
 
     /// The `weft-runner` to start.
@@ -130,6 +142,7 @@ impl Config {
         let mut config = weft_ide::CostConfig {
             allow: self.allow.clone(),
             full_hovers: self.full_hovers,
+            hover_sections: self.hover_sections.clone(),
             ..Default::default()
         };
         if let Some(profile) =
@@ -187,6 +200,13 @@ mod config_tests {
         assert_eq!(on_cpu.cost_config().profile.device.name, "pthread-haswell-AMD EPYC");
         assert_eq!(costs.allow, ["bank-conflict"]);
         assert!(!config.perf_diagnostics);
+        assert_eq!(costs.hover_sections, weft_ide::HoverSection::ALL);
+        config.update(&serde_json::json!({ "hoverSections": ["kernels", "predictions", "new"] }));
+        let sections = config.cost_config().hover_sections;
+        assert_eq!(
+            sections,
+            [weft_ide::HoverSection::Kernels, weft_ide::HoverSection::Predictions]
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ use tower_lsp_server::Client;
 use weft_ide::{Analysis, AnalysisHost, Change};
 use weft_syntax::line_index::LineIndex;
 
+use crate::later_diagnostics::{LaterDiagnostics, move_through};
 use crate::pool::Pool;
 use crate::{Config, from_proto};
 
@@ -63,6 +64,8 @@ struct Owner {
     runtime: tokio::runtime::Handle,
     /// Bumped by every edit; diagnostics computed for an older one are dropped.
     generation: Arc<AtomicU64>,
+    /// The diagnostics computed after the front end's, carried by every publication.
+    later: Arc<LaterDiagnostics>,
     /// When to publish diagnostics, and the documents edited since the last time.
     diagnostics_due: Option<Instant>,
     edited: Vec<String>,
@@ -81,6 +84,7 @@ pub(crate) fn start(client: Client, runtime: tokio::runtime::Handle) -> Sender<T
         client,
         runtime,
         generation: Arc::new(AtomicU64::new(0)),
+        later: Arc::default(),
         diagnostics_due: None,
         edited: Vec::new(),
     };
@@ -138,22 +142,35 @@ impl Owner {
                 let mut change = Change::default();
                 change.set_file(path.clone(), text.as_str());
                 self.documents.insert(path.clone(), Document { uri, text, version });
-                self.apply(change, Some(path));
+                let later = Arc::clone(&self.later);
+                later.with(|later| {
+                    later.remove(&path);
+                    self.apply(change, Some(path));
+                });
             }
             Task::Change { uri, changes, version } => {
                 let path = from_proto::path(&uri);
-                let Some(document) = self.documents.get_mut(&path) else { return };
-                for change in changes {
-                    apply_content_change(&mut document.text, change);
-                }
-                document.version = version;
-                let mut change = Change::default();
-                change.set_file(path.clone(), document.text.as_str());
-                self.apply(change, Some(path));
+                let later = Arc::clone(&self.later);
+                // Moving the carried diagnostics and bumping the generation under one
+                // lock: a computation for the old text cannot store its result between.
+                later.with(|later| {
+                    let Some(document) = self.documents.get_mut(&path) else { return };
+                    for change in changes {
+                        if let Some(carried) = later.get_mut(&path) {
+                            move_through(carried, &change);
+                        }
+                        apply_content_change(&mut document.text, change);
+                    }
+                    document.version = version;
+                    let mut change = Change::default();
+                    change.set_file(path.clone(), document.text.as_str());
+                    self.apply(change, Some(path));
+                });
             }
             Task::Close { uri } => {
                 let path = from_proto::path(&uri);
                 self.documents.remove(&path);
+                self.later.with(|later| later.remove(&path));
                 let mut change = Change::default();
                 reload_from_disk(&path, &mut change);
                 self.apply(change, None);
@@ -221,6 +238,7 @@ impl Owner {
             .collect();
         let generation = Arc::clone(&self.generation);
         let expected = generation.load(Ordering::SeqCst);
+        let later = Arc::clone(&self.later);
         let client = self.client.clone();
         let runtime = self.runtime.clone();
         let analysis = self.host.analysis();
@@ -233,53 +251,64 @@ impl Owner {
                 settings.perf_diagnostics.then(|| (path.clone(), settings.cost_config()))
             })
             .collect();
+        let publish = move |uri: Uri, diagnostics: Vec<lsp_types::Diagnostic>, version: i32| {
+            let client = client.clone();
+            runtime.spawn(async move {
+                client.publish_diagnostics(uri, diagnostics, Some(version)).await;
+            });
+        };
         self.pool.spawn(move || {
-            // The back end's findings come after every document has its other diagnostics:
-            // each is republished with them added.
+            // First the front end's diagnostics of every document, with the later ones
+            // last computed (moved through the edits since); then the later ones again,
+            // each document republished when they changed.
             let mut published: Vec<(String, lsp_types::Uri, i32, Vec<lsp_types::Diagnostic>)> =
                 Vec::new();
             for (path, uri, version) in targets {
                 // A bug that panics (the default hook logs it on stderr) must not take
                 // the pool's thread with it: the document keeps its last diagnostics.
                 let computed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    crate::handlers::diagnostics(&analysis, &path)
+                    crate::handlers::front_end_diagnostics(&analysis, &path)
                 }));
-                let diagnostics = match computed {
+                let front_end = match computed {
                     Ok(Ok(Some(diagnostics))) => diagnostics,
                     Ok(Ok(None) | Err(_)) => return,
                     Err(_panic) => continue,
                 };
-                if generation.load(Ordering::SeqCst) != expected {
+                let Some(carried) = later.with(|later| {
+                    (generation.load(Ordering::SeqCst) == expected)
+                        .then(|| later.get(&path).cloned().unwrap_or_default())
+                }) else {
                     return;
-                }
-                if perf_settings.contains_key(&path) {
-                    published.push((path, uri.clone(), version, diagnostics.clone()));
-                }
-                let client = client.clone();
-                runtime.spawn(async move {
-                    client.publish_diagnostics(uri, diagnostics, Some(version)).await;
-                });
+                };
+                let mut diagnostics = front_end.clone();
+                diagnostics.extend(carried);
+                published.push((path, uri.clone(), version, front_end));
+                publish(uri, diagnostics, version);
             }
             for (path, uri, version, mut diagnostics) in published {
                 let computed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    crate::handlers::perf_diagnostics(&analysis, &path, &perf_settings[&path])
+                    crate::handlers::later_diagnostics(&analysis, &path, perf_settings.get(&path))
                 }));
                 let found = match computed {
                     Ok(Ok(Some(found))) => found,
                     Ok(Ok(None) | Err(_)) => return,
                     Err(_panic) => continue,
                 };
-                if found.is_empty() {
-                    continue;
-                }
-                if generation.load(Ordering::SeqCst) != expected {
-                    return;
-                }
-                diagnostics.extend(found);
-                let client = client.clone();
-                runtime.spawn(async move {
-                    client.publish_diagnostics(uri, diagnostics, Some(version)).await;
+                let changed = later.with(|later| {
+                    if generation.load(Ordering::SeqCst) != expected {
+                        return None;
+                    }
+                    let before = later.insert(path.clone(), found.clone());
+                    Some(before.unwrap_or_default() != found)
                 });
+                match changed {
+                    None => return,
+                    Some(false) => continue,
+                    Some(true) => {
+                        diagnostics.extend(found);
+                        publish(uri, diagnostics, version);
+                    }
+                }
             }
         });
     }

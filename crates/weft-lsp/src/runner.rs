@@ -285,8 +285,9 @@ pub(crate) fn run_on_gpu(
 pub(crate) struct ProfileResult {
     pub(crate) ok: bool,
     pub(crate) entry: String,
-    /// The cost graph as SVG (`graph.svg`), when it was written (Graphviz's `dot` is
-    /// needed to render it).
+    /// The cost graph summarised for reading at a glance as SVG (`summary.svg`, else
+    /// the whole `graph.svg` of an older `weft`), when it was written (Graphviz's `dot`
+    /// is needed to render it).
     pub(crate) svg: Option<String>,
     /// The cost graph as DOT (`graph.dot`), when it was written.
     pub(crate) dot: Option<String>,
@@ -363,7 +364,7 @@ pub(crate) fn profile_entry(
         }
     };
     // Files of an earlier profile must not pass for this one's.
-    for name in ["graph.svg", "graph.dot"] {
+    for name in ["graph.svg", "graph.dot", "summary.svg", "summary.dot"] {
         let _ = std::fs::remove_file(dir.join(name));
     }
     let start = Instant::now();
@@ -399,7 +400,7 @@ pub(crate) fn profile_entry(
         let path = dir.join(name);
         path.exists().then(|| path.display().to_string())
     };
-    result.svg = existing("graph.svg");
+    result.svg = existing("summary.svg").or_else(|| existing("graph.svg"));
     result.dot = existing("graph.dot");
     result.ok = true;
     result.message = match (&result.svg, &result.dot) {

@@ -213,6 +213,18 @@ async fn kernels_lenses_actions_and_a_gpu_run() {
     assert_eq!(kernel["uri"], "weft-kernel:///main/double/double_map_0.cl");
     let text = kernel["text"].as_str().unwrap();
     assert!(text.contains("__kernel void double_map_0("), "{text}");
+    // The kernel's lines in the view, linked to the `map` it computes (line 3 of MAIN).
+    let link = &kernel["links"][0];
+    assert_eq!(link["kernel"], "double_map_0", "{kernel}");
+    let lines: Vec<&str> = text.lines().collect();
+    let signature =
+        lines.iter().position(|l| l.starts_with("__kernel void double_map_0(")).unwrap();
+    let (start, end) =
+        (link["lines"]["start"].as_u64().unwrap(), link["lines"]["end"].as_u64().unwrap());
+    assert!(start as usize <= signature && signature < end as usize, "{link}");
+    assert_eq!(lines[end as usize - 1], "}", "{link}");
+    assert_eq!(link["sources"][0]["uri"], json!(uri), "{link}");
+    assert_eq!(link["sources"][0]["range"]["start"]["line"], 3, "{link}");
     let lens_command = &lenses[2]["command"];
     let program = client
         .request(
@@ -490,5 +502,60 @@ async fn definition_of_a_prelude_function_opens_a_copy_of_the_prelude() {
         let name = if character == 30 { "def f32.sum" } else { "def rotate" };
         assert!(text.lines().nth(line).unwrap().starts_with(name), "{found}");
     }
+    client.shutdown().await;
+}
+
+/// The next `publishDiagnostics` for `version` of a document: (line, code) of each.
+async fn next_publication(client: &mut Client, version: i64) -> Vec<(u64, String)> {
+    loop {
+        let message = client.receive().await;
+        if message["method"] == "textDocument/publishDiagnostics"
+            && message["params"]["version"] == json!(version)
+        {
+            return message["params"]["diagnostics"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| {
+                    let line = d["range"]["start"]["line"].as_u64().unwrap();
+                    (line, d["code"].as_str().unwrap().to_owned())
+                })
+                .collect();
+        }
+    }
+}
+
+/// The memory layer's diagnostics are published after the front end's (an edit in a body
+/// recomputes the layout of the file's entries), and every later publication carries
+/// them, moved through the edits since, so that typing does not blank them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn layout_diagnostics_come_second_and_move_with_edits() {
+    let dir = test_dir("later-diagnostics");
+    let uri = format!("file://{}/main.weft", dir.display());
+    let mut client = Client::start();
+    client.initialize(json!({ "diagnosticsDelayMs": 0, "perfDiagnostics": false })).await;
+    let text = "entry f (a: [n][m]i32) : [m*n]i32 = flatten (transpose a)\n\
+                def g (x: i32) : i32 = x + true\n";
+    client.open(&uri, text).await;
+    let type_error = (1, "type-mismatch".to_owned());
+    assert_eq!(next_publication(&mut client, 1).await, vec![type_error.clone()]);
+    let forced_copy = (0, "forced-copy".to_owned());
+    assert_eq!(next_publication(&mut client, 1).await, vec![type_error, forced_copy]);
+    // A line inserted above: the front end's diagnostics are recomputed, the forced copy
+    // is carried one line down.
+    let change = json!({
+        "range": { "start": position(0, 0), "end": position(0, 0) },
+        "text": "-- a comment\n",
+    });
+    client
+        .notify(
+            "textDocument/didChange",
+            json!({ "textDocument": { "uri": uri, "version": 2 }, "contentChanges": [change] }),
+        )
+        .await;
+    assert_eq!(
+        next_publication(&mut client, 2).await,
+        vec![(2, "type-mismatch".to_owned()), (1, "forced-copy".to_owned())]
+    );
     client.shutdown().await;
 }

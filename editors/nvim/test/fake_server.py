@@ -177,7 +177,7 @@ def handle(msg):
         elif params.get("command") == "weft.server.profile":
             arg = (params.get("arguments") or [{}])[0]
             entry = arg.get("entry")
-            svg = f"/tmp/fake-weft/main.{entry}.profile/graph.svg"
+            svg = f"/tmp/fake-weft/main.{entry}.profile/summary.svg"
             reply(msg, {"ok": True, "entry": entry, "svg": svg, "report": "work W = 42 (fake)\n",
                         "message": f"profile of `{entry}`: cost graph {svg}", "timeMs": 7})
         else:

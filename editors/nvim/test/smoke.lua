@@ -21,7 +21,8 @@
 --   WEFT_GPU_RUN_POS        LINE:COL for :WeftRunGpu;  WEFT_EXPECT_GPU_RUN  text in its buffer
 --   WEFT_KERNEL_POS         LINE:COL for :WeftShowKernel;  WEFT_EXPECT_KERNEL  text in it
 --   WEFT_PROFILE_POS        LINE:COL for :WeftProfile;  WEFT_EXPECT_PROFILE  text in its
---                           buffer; the SVG it opens must end with graph.svg (and exist
+--                           buffer; the SVG it opens must end with summary.svg, the
+--                           summarised cost graph (and exist
 --                           when WEFT_PROFILE_SVG_EXISTS=1)
 --   WEFT_TEST_RESTART       1 = check that :WeftRestart starts a new client
 --
@@ -328,7 +329,7 @@ local function main()
       return #opened > 0
     end, 20)
     local svg = opened[1] or ''
-    check(':WeftProfile opens the cost graph', got and svg:sub(-#'graph.svg') == 'graph.svg', vim.inspect(opened))
+    check(':WeftProfile opens the summary cost graph', got and svg:sub(-#'summary.svg') == 'summary.svg', vim.inspect(opened))
     if env.WEFT_PROFILE_SVG_EXISTS == '1' then
       check(':WeftProfile wrote the SVG', vim.fn.filereadable(svg) == 1, svg)
     end

@@ -43,6 +43,14 @@ export interface ShowKernelParams {
 export interface ShowKernelResult {
   uri: string;
   text: string;
+  /** Per kernel, its lines in `text` and the source it computes (docs/lsp.md). */
+  links?: KernelLink[];
+}
+/** One kernel of a kernel view: its lines (0-based, end exclusive) and its sources. */
+export interface KernelLink {
+  kernel: string;
+  lines: { start: number; end: number };
+  sources: { uri: string; range: { start: LspPosition; end: LspPosition } }[];
 }
 export const ShowKernelRequest = new RequestType<ShowKernelParams, ShowKernelResult | null, void>(
   'weft/showKernel',
@@ -96,6 +104,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     serverOutput,
     kernels,
     vscode.workspace.registerTextDocumentContentProvider(KERNEL_SCHEME, kernels),
+    vscode.window.onDidChangeVisibleTextEditors(() => kernels.paint()),
+    vscode.workspace.onDidChangeTextDocument((e) => kernels.sourceChanged(e.document)),
     vscode.commands.registerCommand('weft.restartServer', restartServer),
     vscode.commands.registerCommand('weft.runEntry', () => runEntry(RUN_ENTRY_SERVER_COMMAND)),
     vscode.commands.registerCommand('weft.runEntryOnGpu', () => runEntry(RUN_ON_GPU_SERVER_COMMAND)),
@@ -150,6 +160,10 @@ export function initializationOptions(): Record<string, unknown> {
   const detail = config.get<string>('hover.detail');
   if (detail) {
     options.hoverDetail = detail;
+  }
+  const sections = config.get<string[]>('hover.sections');
+  if (Array.isArray(sections)) {
+    options.hoverSections = sections;
   }
   const profile = config.get<string>('costs.profile');
   if (profile) {
@@ -429,7 +443,8 @@ function appendRunResult(result: unknown): void {
 /** Shows what a `weft.server.*` command returned, when it returned something to show. */
 function presentServerResult(command: string, args: unknown[], result: unknown): void {
   if (isKernel(result)) {
-    void openKernel(result);
+    const again = async () => (await runningClient())?.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
+    void openKernel(result, again, sourceOf(args[0]));
     return;
   }
   if (command === PROFILE_SERVER_COMMAND && result && typeof result === 'object') {
@@ -484,24 +499,124 @@ function isKernel(x: unknown): x is ShowKernelResult {
   );
 }
 
-/** Read-only documents with the generated OpenCL, under `weft-kernel:` URIs. */
+/** The source document a command's first argument names (`{ textDocument }` or `{ uri }`). */
+function sourceOf(arg: unknown): string | undefined {
+  const a = arg as { textDocument?: { uri?: unknown }; uri?: unknown } | undefined;
+  const uri = a?.textDocument?.uri ?? a?.uri;
+  return typeof uri === 'string' ? uri : undefined;
+}
+
+/**
+ * Compiler Explorer's colour linking: the lines of a view's kernel number i and the
+ * source expressions it computes get background colour i, in both editors.
+ */
+const LINK_COLOURS = [
+  'rgba(255, 170, 0, 0.16)',
+  'rgba(0, 160, 255, 0.16)',
+  'rgba(90, 210, 90, 0.16)',
+  'rgba(220, 90, 220, 0.16)',
+  'rgba(255, 90, 90, 0.16)',
+  'rgba(60, 210, 210, 0.16)',
+];
+
+/** How long a source must stay unedited before its open kernel views are asked for again. */
+const REFRESH_DELAY_MS = 500;
+
+/** An open kernel view: its links, its source and how to ask for it again. */
+interface KernelView {
+  links: KernelLink[];
+  source?: string;
+  again?: () => Promise<unknown>;
+}
+
+/**
+ * Read-only documents with the generated OpenCL, under `weft-kernel:` URIs, with their
+ * kernels coloured as the source they compute, and asked for again when that source is
+ * edited.
+ */
 class KernelDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
   private readonly texts = new Map<string, string>();
+  private readonly views = new Map<string, KernelView>();
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
+  private decorations: vscode.TextEditorDecorationType[] = [];
+  private refresh: ReturnType<typeof setTimeout> | undefined;
   readonly onDidChange = this.changed.event;
 
-  set(uri: vscode.Uri, text: string): void {
+  set(uri: vscode.Uri, text: string, view?: KernelView): void {
     this.texts.set(uri.toString(), text);
+    if (view) {
+      this.views.set(uri.toString(), view);
+    }
     this.changed.fire(uri);
+    this.paint();
   }
 
   provideTextDocumentContent(uri: vscode.Uri): string {
     return this.texts.get(uri.toString()) ?? '// This kernel is no longer available: run "Weft: Show Generated Kernel" again.\n';
   }
 
+  /** Colours every visible kernel view and every visible source of one. */
+  paint(): void {
+    if (this.decorations.length === 0) {
+      this.decorations = LINK_COLOURS.map((backgroundColor) =>
+        vscode.window.createTextEditorDecorationType({ backgroundColor, isWholeLine: false }));
+    }
+    for (const editor of vscode.window.visibleTextEditors ?? []) {
+      const byColour: vscode.Range[][] = LINK_COLOURS.map(() => []);
+      const shown = editor.document.uri.toString();
+      const own = this.views.get(shown);
+      own?.links.forEach((link, i) => {
+        const end = Math.max(link.lines.start, link.lines.end - 1);
+        byColour[i % LINK_COLOURS.length].push(new vscode.Range(link.lines.start, 0, end, Number.MAX_SAFE_INTEGER));
+      });
+      for (const view of this.views.values()) {
+        view.links.forEach((link, i) => {
+          for (const source of link.sources) {
+            if (sameUri(source.uri, shown)) {
+              const { start, end } = source.range;
+              byColour[i % LINK_COLOURS.length].push(new vscode.Range(start.line, start.character, end.line, end.character));
+            }
+          }
+        });
+      }
+      this.decorations.forEach((d, i) => editor.setDecorations(d, byColour[i]));
+    }
+  }
+
+  /** A source was edited: ask for its views again once the edits pause. */
+  sourceChanged(document: vscode.TextDocument): void {
+    const edited = document.uri.toString();
+    const stale = [...this.views.entries()].filter(([, v]) => v.source !== undefined && sameUri(v.source, edited) && v.again);
+    if (stale.length === 0) {
+      return;
+    }
+    if (this.refresh) {
+      clearTimeout(this.refresh);
+    }
+    this.refresh = setTimeout(() => {
+      for (const [uri, view] of stale) {
+        void view.again?.().then((result) => {
+          if (isKernel(result) && kernelUri(result.uri).toString() === uri) {
+            this.set(kernelUri(result.uri), result.text, { ...view, links: result.links ?? [] });
+          }
+        }, () => undefined);
+      }
+    }, REFRESH_DELAY_MS);
+  }
+
   dispose(): void {
+    if (this.refresh) {
+      clearTimeout(this.refresh);
+    }
+    this.decorations.forEach((d) => d.dispose());
     this.changed.dispose();
   }
+}
+
+/** Whether two URIs name the same document (the server's and VS Code's spellings differ). */
+function sameUri(a: string, b: string): boolean {
+  const norm = (u: string) => decodeURIComponent(u).replace(/\/$/, '');
+  return norm(a) === norm(b);
 }
 
 /** The server's URI if it is a `weft-kernel:` one, else one made from its path. */
@@ -518,9 +633,9 @@ function kernelUri(raw: string): vscode.Uri {
   return vscode.Uri.from({ scheme: KERNEL_SCHEME, path: parsed.path || '/kernel.cl', query: parsed.query });
 }
 
-async function openKernel(result: ShowKernelResult): Promise<void> {
+async function openKernel(result: ShowKernelResult, again?: () => Promise<unknown>, source?: string): Promise<void> {
   const uri = kernelUri(result.uri);
-  kernels.set(uri, result.text);
+  kernels.set(uri, result.text, { links: result.links ?? [], source, again });
   let doc = await vscode.workspace.openTextDocument(uri);
   const languages = await vscode.languages.getLanguages();
   // Hover details are markdown; kernels are OpenCL.
@@ -551,7 +666,8 @@ async function showGeneratedKernel(): Promise<void> {
       void vscode.window.showInformationMessage('Weft: no kernel is generated for the code under the cursor.');
       return;
     }
-    await openKernel(result);
+    const again = async () => (await runningClient())?.sendRequest(ShowKernelRequest, params);
+    await openKernel(result, again, params.textDocument.uri);
   } catch (err) {
     void vscode.window.showErrorMessage(`Weft: Show Generated Kernel failed: ${errorText(err)}`);
   }

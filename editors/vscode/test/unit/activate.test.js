@@ -6,7 +6,7 @@ const test = require('node:test');
 const assert = require('node:assert');
 const Module = require('node:module');
 
-const calls = { commands: {}, providers: {}, clients: [], opened: [], output: [], requests: [] };
+const calls = { commands: {}, providers: {}, clients: [], opened: [], output: [], requests: [], decorated: [], handlers: {} };
 const config = {
   'server.path': '/opt/weft/bin/weft',
   'server.extraEnv': { WEFT_DEVICE: 'cpu' },
@@ -14,6 +14,7 @@ const config = {
   'runner.device': 'gpu',
   'runner.timeoutSecs': 5,
   'hover.detail': 'full',
+  'hover.sections': ['kernels', 'predictions'],
   'costs.profile': 'pocl-cpu',
   'diagnostics.allow': ['bank-conflict'],
   'diagnostics.perf': false,
@@ -32,6 +33,7 @@ const channel = (name) => ({ name, appendLine: (l) => calls.output.push(l), appe
 const vscode = {
   Uri,
   EventEmitter: class { constructor() { this.event = () => disposable; } fire() {} dispose() {} },
+  Range: class { constructor(l0, c0, l1, c1) { Object.assign(this, { l0, c0, l1, c1 }); } },
   ViewColumn: { Beside: -2 },
   ProgressLocation: { Window: 10 },
   window: {
@@ -42,6 +44,9 @@ const vscode = {
     showTextDocument: async (doc) => { calls.opened.push(doc); },
     withProgress: async (_o, f) => f(),
     activeTextEditor: undefined,
+    visibleTextEditors: [],
+    createTextEditorDecorationType: (o) => ({ colour: o.backgroundColor, dispose() {} }),
+    onDidChangeVisibleTextEditors: (f) => { calls.handlers.visible = f; return disposable; },
   },
   commands: {
     registerCommand: (name, fn) => { calls.commands[name] = fn; return disposable; },
@@ -52,6 +57,7 @@ const vscode = {
     getConfiguration: () => ({ get: (k) => config[k] }),
     registerTextDocumentContentProvider: (scheme, p) => { calls.providers[scheme] = p; return disposable; },
     onDidChangeConfiguration: () => disposable,
+    onDidChangeTextDocument: (f) => { calls.handlers.changed = f; return disposable; },
     createFileSystemWatcher: (glob) => ({ glob, dispose() {} }),
     openTextDocument: async (uri) => ({ uri, languageId: 'plaintext', text: calls.providers['weft-kernel'].provideTextDocumentContent(uri) }),
     asRelativePath: (u) => String(u),
@@ -109,6 +115,7 @@ test('activate registers the commands and the weft-kernel provider and starts `<
     device: 'gpu',
     gpuRunTimeoutSecs: 5,
     hoverDetail: 'full',
+    hoverSections: ['kernels', 'predictions'],
     costProfile: 'pocl-cpu',
     allow: ['bank-conflict'],
     perfDiagnostics: false,
@@ -222,4 +229,50 @@ test('a failed profile opens nothing', async () => {
   await new Promise((r) => setImmediate(r));
   assert.ok(calls.output.includes('no entry `nope` in `/w/main.weft`'));
   assert.ok(!calls.executed.some((a) => a[0] === 'vscode.open'));
+});
+
+test('a kernel view colours each kernel and the source it computes alike, and is asked for again after an edit', async () => {
+  const source = 'file:///w/dot.weft';
+  const view = {
+    uri: 'weft-kernel:///dot/dot.cl',
+    text: '// two kernels\n__kernel void a() {\n}\n__kernel void b() {\n}\n',
+    links: [
+      { kernel: 'a', lines: { start: 1, end: 3 }, sources: [{ uri: source, range: { start: { line: 4, character: 2 }, end: { line: 4, character: 9 } } }] },
+      { kernel: 'b', lines: { start: 3, end: 5 }, sources: [{ uri: source, range: { start: { line: 6, character: 0 }, end: { line: 6, character: 5 } } }] },
+    ],
+  };
+  const painted = (uri) => {
+    const found = [];
+    const editor = { document: { uri: Uri.parse(uri) }, setDecorations: (d, ranges) => { if (ranges.length) found.push([d.colour, ranges.map((r) => [r.l0, r.c0, r.l1, r.c1 === Number.MAX_SAFE_INTEGER ? 'end' : r.c1])]); } };
+    return { editor, found };
+  };
+  const kernelEditor = painted(view.uri);
+  const sourceEditor = painted(source);
+  vscode.window.visibleTextEditors = [kernelEditor.editor, sourceEditor.editor];
+  const requests = calls.requests.length;
+  calls.clients[0].sendRequest = async (type, params) => { calls.requests.push({ type, params }); return view; };
+  const args = [{ textDocument: { uri: source }, position: { line: 0, character: 7 } }];
+  await calls.commands['weft.internal.executeServerCommand']('weft.server.showKernel', ...args);
+  await new Promise((r) => setTimeout(r, 10));
+  // Kernel `a`: lines 1-2 of the view and its source range share the first colour.
+  assert.deepStrictEqual(kernelEditor.found, [
+    ['rgba(255, 170, 0, 0.16)', [[1, 0, 2, 'end']]],
+    ['rgba(0, 160, 255, 0.16)', [[3, 0, 4, 'end']]],
+  ]);
+  assert.deepStrictEqual(sourceEditor.found, [
+    ['rgba(255, 170, 0, 0.16)', [[4, 2, 4, 9]]],
+    ['rgba(0, 160, 255, 0.16)', [[6, 0, 6, 5]]],
+  ]);
+  // An edit of the source asks for the view again, once the edits pause.
+  calls.handlers.changed({ document: { uri: Uri.parse(source) } });
+  calls.handlers.changed({ document: { uri: Uri.parse(source) } });
+  assert.strictEqual(calls.requests.length, requests + 1);
+  await new Promise((r) => setTimeout(r, 700));
+  assert.strictEqual(calls.requests.length, requests + 2);
+  assert.deepStrictEqual(calls.requests.at(-1).params, { command: 'weft.server.showKernel', arguments: args });
+  // An edit elsewhere does not.
+  calls.handlers.changed({ document: { uri: Uri.parse('file:///w/other.weft') } });
+  await new Promise((r) => setTimeout(r, 700));
+  assert.strictEqual(calls.requests.length, requests + 2);
+  vscode.window.visibleTextEditors = [];
 });

@@ -1,0 +1,106 @@
+//! Where a keystroke's time goes in one large file, in process (no LSP, no debounce):
+//! `cargo run --release -p weft-ide --example edit_latency -- FILE [EDITS]`.
+//!
+//! Opens FILE, then edits the occurrence of `2f32` nearest the middle line back and
+//! forth (`2f32` / `3f32`, the edit of `bench/lsp`'s measurement) and times, per edit,
+//! applying it, the diagnostics the language server publishes first (the front end's),
+//! then the memory layer's, then the performance diagnostics, then a hover in the
+//! edited def. Prints medians and the peak resident
+//! memory. The figures to report are the language server's, measured over stdio
+//! (docs/lsp.md, "Benchmark"); this splits them.
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "a measurement run from the command line prints its figures"
+)]
+
+use std::time::{Duration, Instant};
+
+use weft_ide::{AnalysisHost, Change, CostConfig, FilePosition, TextSize};
+
+// The allocator of `weft lsp`: glibc's changes the figures.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let Some(path) = args.next() else {
+        eprintln!("usage: edit_latency FILE [EDITS]");
+        std::process::exit(2);
+    };
+    let edits: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(20);
+    let mut text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        eprintln!("{path}: {e}");
+        std::process::exit(2);
+    });
+    let key = "main.weft";
+    let mut host = AnalysisHost::new();
+    let mut change = Change::default();
+    change.set_file(key, text.as_str());
+    // Imports resolve next to the file, as in a workspace.
+    if let Some(dir) = std::path::Path::new(&path).parent() {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = entry.path();
+            if p != std::path::Path::new(&path) && p.extension().is_some_and(|e| e == "weft") {
+                let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
+                if let (Some(name), Ok(t)) = (name, std::fs::read_to_string(&p)) {
+                    change.set_file(name, t.as_str());
+                }
+            }
+        }
+    }
+    let t = Instant::now();
+    host.apply_change(change);
+    let n = host.analysis().diagnostics(key).map(|d| d.len()).unwrap_or(0);
+    println!("open: {n} diagnostics in {:?}", t.elapsed());
+    let config = CostConfig::default();
+    let t = Instant::now();
+    let _ = host.analysis().perf_diagnostics(key, &config);
+    println!("open: performance diagnostics in {:?}", t.elapsed());
+
+    let middle = text.len() / 2;
+    let at = text[middle..].find("2f32").map(|i| i + middle).expect("a `2f32` after the middle");
+    let hover_at = text[..at].rfind("let ys").unwrap_or(at) + 4;
+    let (mut apply, mut diags, mut layout) = (vec![], vec![], vec![]);
+    let (mut perf, mut hover) = (vec![], vec![]);
+    for i in 0..edits {
+        let literal = if i % 2 == 0 { "3f32" } else { "2f32" };
+        text.replace_range(at..at + 4, literal);
+        let mut change = Change::default();
+        change.set_file(key, text.as_str());
+        let t = Instant::now();
+        host.apply_change(change);
+        apply.push(t.elapsed());
+        let analysis = host.analysis();
+        let t = Instant::now();
+        let _ = analysis.front_end_diagnostics(key);
+        diags.push(t.elapsed());
+        let t = Instant::now();
+        let _ = analysis.layout_diagnostics(key);
+        layout.push(t.elapsed());
+        let t = Instant::now();
+        let _ = analysis.perf_diagnostics(key, &config);
+        perf.push(t.elapsed());
+        let position = FilePosition {
+            path: key.to_owned(),
+            offset: TextSize::from(u32::try_from(hover_at).unwrap_or(0)),
+        };
+        let t = Instant::now();
+        let _ = analysis.hover(&position);
+        hover.push(t.elapsed());
+    }
+    println!("apply change: median {:?}", median(&mut apply));
+    println!("front-end diagnostics: median {:?}", median(&mut diags));
+    println!("memory-layer diagnostics: median {:?}", median(&mut layout));
+    println!("performance diagnostics: median {:?}", median(&mut perf));
+    println!("hover in the edited def: median {:?}", median(&mut hover));
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    if let Some(line) = status.lines().find(|l| l.starts_with("VmHWM")) {
+        println!("{line}");
+    }
+}
+
+fn median(xs: &mut [Duration]) -> Duration {
+    xs.sort();
+    xs.get(xs.len() / 2).copied().unwrap_or_default()
+}
