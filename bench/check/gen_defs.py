@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Generates one big well-typed file of ordinary, mostly independent definitions, for
-measuring `weft check` on big inputs (docs/performance.md, "Checking big files").
+measuring `weft check` on big inputs (docs/cli.md, "Big files").
 
     python3 bench/check/gen_defs.py FILE [MEGABYTES]
 
