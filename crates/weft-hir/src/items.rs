@@ -47,25 +47,14 @@ pub struct ItemTree {
     pub defs: Vec<DefLoc>,
 }
 
-impl ItemTree {
-    /// The first declaration with this name (value namespace: defs and entries).
-    pub fn find_value(&self, name: &str) -> Option<&DefLoc> {
-        self.defs
-            .iter()
-            .find(|d| d.kind != DefKind::TypeAlias && d.name.as_str() == name && d.dup == 0)
-    }
-
-    pub fn find_type(&self, name: &str) -> Option<&DefLoc> {
-        self.defs
-            .iter()
-            .find(|d| d.kind == DefKind::TypeAlias && d.name.as_str() == name && d.dup == 0)
-    }
-}
-
 #[salsa::tracked(returns(ref))]
 pub fn item_tree(db: &dyn Db, file: SourceFile) -> Arc<ItemTree> {
     let parse = crate::parse(db, file);
     let mut tree = ItemTree::default();
+    // Declarations seen so far per name and namespace (`true`: type aliases), so a
+    // duplicate's index is one lookup, not a scan of every earlier declaration (which
+    // made a file of many defs quadratic).
+    let mut seen: FxHashMap<(Name, bool), u32> = FxHashMap::default();
     for item in parse.tree().items() {
         match item {
             ast::Item::Import(import) => {
@@ -76,12 +65,18 @@ pub fn item_tree(db: &dyn Db, file: SourceFile) -> Arc<ItemTree> {
             ast::Item::Def(def) => {
                 let kind = if def.is_entry() { DefKind::Entry } else { DefKind::Def };
                 if let Some(name) = def.name() {
-                    push_def(&mut tree, file, Name::new(&name.text()), kind);
+                    push_def(&mut tree, &mut seen, file, Name::new(&name.text()), kind);
                 }
             }
             ast::Item::TypeAlias(alias) => {
                 if let Some(name) = alias.name() {
-                    push_def(&mut tree, file, Name::new(&name.text()), DefKind::TypeAlias);
+                    push_def(
+                        &mut tree,
+                        &mut seen,
+                        file,
+                        Name::new(&name.text()),
+                        DefKind::TypeAlias,
+                    );
                 }
             }
         }
@@ -89,10 +84,16 @@ pub fn item_tree(db: &dyn Db, file: SourceFile) -> Arc<ItemTree> {
     Arc::new(tree)
 }
 
-fn push_def(tree: &mut ItemTree, file: SourceFile, name: Name, kind: DefKind) {
-    let same_namespace = |k: DefKind| (k == DefKind::TypeAlias) == (kind == DefKind::TypeAlias);
-    let dup = tree.defs.iter().filter(|d| d.name == name && same_namespace(d.kind)).count();
-    let dup = u32::try_from(dup).expect("invariant: fewer than 2^32 declarations");
+fn push_def(
+    tree: &mut ItemTree,
+    seen: &mut FxHashMap<(Name, bool), u32>,
+    file: SourceFile,
+    name: Name,
+    kind: DefKind,
+) {
+    let count = seen.entry((name.clone(), kind == DefKind::TypeAlias)).or_insert(0);
+    let dup = *count;
+    *count += 1;
     tree.defs.push(DefLoc { file, name, dup, kind });
 }
 

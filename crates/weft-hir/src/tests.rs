@@ -578,3 +578,26 @@ def not_record (x: f32) : f32 = x with y = 1
         "#]],
     );
 }
+
+#[test]
+fn duplicates_are_counted_per_name_and_namespace() {
+    let db = db_with(
+        "def f (x: i32) : i32 = x\ntype f = i32\ndef f (x: i32) : i32 = x\ndef g (x: i32) : i32 = x\ntype f = f32\ndef f (x: i32) : i32 = x\n",
+    );
+    let file = db.file("main.weft").expect("fixture has /main.weft");
+    let dups: Vec<String> = crate::item_tree(&db, file)
+        .defs
+        .iter()
+        .map(|d| format!("{} {:?} {}", d.name.as_str(), d.kind, d.dup))
+        .collect();
+    expect![[r#"
+        f Def 0
+        f TypeAlias 0
+        f Def 1
+        g Def 0
+        f TypeAlias 1
+        f Def 2"#]]
+    .assert_eq(&dups.join("\n"));
+    let codes: Vec<_> = file_diagnostics(&db, file).iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["duplicate-definition"; 3]);
+}

@@ -1,7 +1,17 @@
 //! Comparing a result with its expectation, as test blocks do (LANGUAGE.md §3, "Test
-//! blocks"): integers and booleans exactly; floats with
-//! `|got - want| <= rtol * max(1, |want|)`, rtol [`F32_RTOL`] or [`F64_RTOL`]; NaN
-//! equals NaN, and an infinity equals only itself. Element type and shape must match.
+//! blocks"): integers and booleans exactly; floats within an absolute tolerance set by
+//! the magnitude of the whole expected value, as Futhark's test tool does:
+//! `|got - want| <= rtol * max(1, max |w|)`, the maximum over the finite elements `w`
+//! of the expected value (one array, or one scalar), rtol [`F32_RTOL`] or
+//! [`F64_RTOL`]; NaN equals NaN, and an infinity equals only itself. Element type and
+//! shape must match.
+//!
+//! Why the whole value's magnitude: an element that is a sum whose terms cancel (a
+//! force summed over many bodies that nearly balance) is small, but its rounding error
+//! is relative to its terms, whose size the array's largest elements show. Measured
+//! against its own magnitude, the order of a correct sum (the interpreter's pairwise
+//! sum, a kernel's tree) failed it; measured against the array's, a wrong element is
+//! still caught at the precision of the array's scale.
 //!
 //! A mismatch names the first differing index, both elements, and how many differ.
 
@@ -79,10 +89,11 @@ pub fn compare(got: &Value, want: &Value) -> Result<(), Mismatch> {
     if got.elem_type() != want.elem_type() || got.shape() != want.shape() {
         return Err(Mismatch::Type { got: got.value_type(), want: want.value_type() });
     }
+    let scale = magnitude(want);
     let mut first: Option<(usize, Scalar, Scalar)> = None;
     let mut n_differing = 0;
     for (idx, (g, w)) in got.data().iter().zip(want.data().iter()).enumerate() {
-        if !scalars_match(g, w) {
+        if !scalars_match(g, w, scale) {
             n_differing += 1;
             first.get_or_insert((idx, g, w));
         }
@@ -110,16 +121,32 @@ pub fn compare_all(got: &[Value], want: &[Value]) -> Result<(), ResultsMismatch>
     Ok(())
 }
 
-/// Whether two scalars of the same type match under the tolerance.
-fn scalars_match(got: Scalar, want: Scalar) -> bool {
+/// The magnitude float tolerances scale with: the largest finite `|w|` of `want`, at
+/// least 1 (so values near zero get an absolute tolerance of rtol).
+fn magnitude(want: &Value) -> f64 {
+    want.data()
+        .iter()
+        .filter_map(|w| match w {
+            Scalar::F32(w) => Some(f64::from(w)),
+            Scalar::F64(w) => Some(w),
+            _ => None,
+        })
+        .filter(|w| w.is_finite())
+        .fold(1.0, |scale, w| scale.max(w.abs()))
+}
+
+/// Whether two scalars of the same type match, floats within `rtol * scale`.
+fn scalars_match(got: Scalar, want: Scalar, scale: f64) -> bool {
     match (got, want) {
-        (Scalar::F32(g), Scalar::F32(w)) => floats_match(f64::from(g), f64::from(w), F32_RTOL),
-        (Scalar::F64(g), Scalar::F64(w)) => floats_match(g, w, F64_RTOL),
+        (Scalar::F32(g), Scalar::F32(w)) => {
+            floats_match(f64::from(g), f64::from(w), F32_RTOL * scale)
+        }
+        (Scalar::F64(g), Scalar::F64(w)) => floats_match(g, w, F64_RTOL * scale),
         (g, w) => g == w,
     }
 }
 
-fn floats_match(got: f64, want: f64, rtol: f64) -> bool {
+fn floats_match(got: f64, want: f64, tolerance: f64) -> bool {
     if got.is_nan() || want.is_nan() {
         return got.is_nan() && want.is_nan();
     }
@@ -127,5 +154,5 @@ fn floats_match(got: f64, want: f64, rtol: f64) -> bool {
         // An infinity is within any tolerance of itself only.
         return got == want;
     }
-    (got - want).abs() <= rtol * want.abs().max(1.0)
+    (got - want).abs() <= tolerance
 }
