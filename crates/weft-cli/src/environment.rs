@@ -19,7 +19,7 @@ pub(crate) fn device() -> Option<String> {
 
 /// The compiler's options, with the tuning knobs of benchmarking experiments
 /// (`bench/results/` says what was measured) applied: `WEFT_COARSEN`,
-/// `WEFT_REDUCE_GROUPS`, `WEFT_MATMUL_STAGE`, `WEFT_MATMUL_VARIANT`, and
+/// `WEFT_GROUP_SIZE` (a power of two from 32 to 1024), `WEFT_REDUCE_GROUPS`, `WEFT_MATMUL_STAGE`, `WEFT_MATMUL_VARIANT`, and
 /// `WEFT_STRATEGY=preferred` (tiled kernels at every size). A value out of its range
 /// is ignored.
 pub(crate) fn lower_options() -> weft_lower::Options {
@@ -33,6 +33,9 @@ fn lower_options_from(var: &dyn Fn(&str) -> Option<String>) -> weft_lower::Optio
     };
     weft_lower::Options {
         coarsen: knob("WEFT_COARSEN", defaults.coarsen, |c| c >= 1),
+        work_group: knob("WEFT_GROUP_SIZE", defaults.work_group, |g| {
+            (32..=1024).contains(&g) && g.is_power_of_two()
+        }),
         reduce_groups: knob("WEFT_REDUCE_GROUPS", defaults.reduce_groups, |g| g >= 1),
         matmul_stage: knob("WEFT_MATMUL_STAGE", defaults.matmul_stage, |k| {
             matches!(k, 2 | 4 | 8 | 16 | 32)

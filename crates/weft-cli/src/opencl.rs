@@ -18,6 +18,8 @@ use weft_process::Spawn;
 pub(crate) struct MiddleEnd {
     device: Option<String>,
     tuning: std::collections::BTreeMap<String, i64>,
+    /// The tuning file's code-generation parameters (`ENTRY.group_size`, ...).
+    parameters: std::collections::BTreeMap<String, i64>,
     settings: std::sync::OnceLock<weft_opt::Settings>,
 }
 
@@ -33,7 +35,12 @@ pub(crate) fn use_middle_end(
         Some(path) => crate::tune::read_tuning_file(path)?,
         None => Default::default(),
     };
-    let _ = MIDDLE_END.set(MiddleEnd { device, tuning, settings: std::sync::OnceLock::new() });
+    let _ = MIDDLE_END.set(MiddleEnd {
+        device,
+        tuning: tuning.thresholds,
+        parameters: tuning.parameters,
+        settings: std::sync::OnceLock::new(),
+    });
     Ok(())
 }
 
@@ -63,12 +70,20 @@ pub(crate) fn compile(
     db: &RootDatabase,
     program: &Program,
     entry: FnId,
-    options: weft_lower::Options,
+    mut options: weft_lower::Options,
 ) -> Result<Compiled, String> {
     let position = |origin: &weft_core::Origin| weft_core::origin_position(db, origin);
     let staged;
     let program = match MIDDLE_END.get() {
         Some(middle) => {
+            let name = &program.functions[entry].name;
+            for parameter in crate::tune::Parameter::ALL {
+                if let Some(&value) =
+                    middle.parameters.get(&format!("{name}.{}", parameter.suffix()))
+                {
+                    parameter.apply(&mut options, value);
+                }
+            }
             staged = weft_opt::staged_program(program, middle.settings());
             &staged
         }

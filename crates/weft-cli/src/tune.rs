@@ -1,5 +1,5 @@
-//! `weft tune PATHS [--device D] [-o FILE]`: measures the middle end's thresholds on a
-//! device and writes a tuning file (Futhark's `futhark autotune`, simplified).
+//! `weft tune PATHS [--device D] [-o FILE]`: measures the middle end's thresholds and
+//! the code generator's parameters on a device and writes a tuning file (Futhark's `futhark autotune`, simplified).
 //!
 //! For every entry with a `-- bench:` line, each of its thresholds (in the order the
 //! middle end made them) is tried at "always the first version" (0) and "never"
@@ -7,8 +7,10 @@
 //! (`weft_opt::threshold_default`); the fastest value is kept, so the file names every
 //! threshold of every tuned entry. Each trial is one run of
 //! `weft bench --tuning TRIAL --json --entry NAME FILE`, so a trial is
-//! measured exactly as a benchmark is. The file records the device, the values, and
-//! each entry's time before and after.
+//! measured exactly as a benchmark is. Then the entry's code-generation parameters
+//! ([`Parameter`]: the work-group size of reductions and scans, the coarsening of grid
+//! kernels) are tried the same way, each at its candidate values. The file records the
+//! device, the values, and each entry's time before and after.
 
 use std::path::PathBuf;
 
@@ -34,22 +36,99 @@ pub(crate) struct TuneArgs {
     reps: u32,
 }
 
-/// The threshold values of a tuning file, by name.
-pub(crate) fn read_tuning_file(path: &str) -> anyhow::Result<BTreeMap<String, i64>> {
+/// What a tuning file fixes: the middle end's thresholds, and per entry the code
+/// generator's parameters (`ENTRY.group_size`, `ENTRY.coarsen`: [`Parameter`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Tuning {
+    pub(crate) thresholds: BTreeMap<String, i64>,
+    pub(crate) parameters: BTreeMap<String, i64>,
+}
+
+/// A code-generation parameter a tuning file may set for an entry, with the values
+/// `weft tune` tries (its default is `weft_lower::Options::default()`'s).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Parameter {
+    /// The work-group size of reductions, scans and `map@group` (a power of two, as
+    /// their trees need).
+    GroupSize,
+    /// Elements per work-item of a one-dimensional grid kernel.
+    Coarsen,
+}
+
+impl Parameter {
+    pub(crate) const ALL: [Parameter; 2] = [Parameter::GroupSize, Parameter::Coarsen];
+
+    pub(crate) fn suffix(self) -> &'static str {
+        match self {
+            Parameter::GroupSize => "group_size",
+            Parameter::Coarsen => "coarsen",
+        }
+    }
+
+    fn candidates(self) -> &'static [i64] {
+        match self {
+            Parameter::GroupSize => &[64, 128, 256, 512],
+            Parameter::Coarsen => &[1, 2, 4, 8, 16],
+        }
+    }
+
+    fn valid(self, value: i64) -> bool {
+        match self {
+            Parameter::GroupSize => (32..=1024).contains(&value) && value.count_ones() == 1,
+            Parameter::Coarsen => (1..=64).contains(&value),
+        }
+    }
+
+    /// `options` with this parameter at `value` (already valid).
+    pub(crate) fn apply(self, options: &mut weft_lower::Options, value: i64) {
+        let value = u32::try_from(value).unwrap_or(1);
+        match self {
+            Parameter::GroupSize => options.work_group = value,
+            Parameter::Coarsen => options.coarsen = value,
+        }
+    }
+
+    fn from_name(name: &str) -> Option<Parameter> {
+        let suffix = name.rsplit_once('.')?.1;
+        Parameter::ALL.into_iter().find(|p| p.suffix() == suffix)
+    }
+}
+
+/// The thresholds and parameters of a tuning file.
+pub(crate) fn read_tuning_file(path: &str) -> anyhow::Result<Tuning> {
     let text = std::fs::read_to_string(path).with_context(|| format!("cannot read `{path}`"))?;
     let json: serde_json::Value =
         serde_json::from_str(&text).with_context(|| format!("`{path}` is not JSON"))?;
     let Some(thresholds) = json.get("thresholds").and_then(|t| t.as_object()) else {
         bail!("`{path}` has no `thresholds` object (write one with `weft tune`)");
     };
-    let mut out = BTreeMap::new();
+    let mut tuning = Tuning::default();
     for (name, value) in thresholds {
         let Some(value) = value.as_i64() else {
             bail!("`{path}`: threshold `{name}` is not an integer");
         };
-        out.insert(name.clone(), value);
+        tuning.thresholds.insert(name.clone(), value);
     }
-    Ok(out)
+    if let Some(parameters) = json.get("parameters") {
+        let Some(parameters) = parameters.as_object() else {
+            bail!("`{path}`: `parameters` is not an object");
+        };
+        for (name, value) in parameters {
+            let Some(parameter) = Parameter::from_name(name) else {
+                bail!(
+                    "`{path}`: unknown parameter `{name}` (an entry's `ENTRY.group_size` or \
+                     `ENTRY.coarsen`)"
+                );
+            };
+            match value.as_i64() {
+                Some(value) if parameter.valid(value) => {
+                    tuning.parameters.insert(name.clone(), value);
+                }
+                _ => bail!("`{path}`: parameter `{name}` has an invalid value {value}"),
+            }
+        }
+    }
+    Ok(tuning)
 }
 
 pub(crate) fn run(args: &TuneArgs) -> anyhow::Result<u8> {
@@ -58,6 +137,7 @@ pub(crate) fn run(args: &TuneArgs) -> anyhow::Result<u8> {
     let trial_file = std::env::temp_dir().join(format!("weft-tune-{}.json", std::process::id()));
     let shape = crate::opencl::device_shape(args.device.as_deref());
     let mut chosen: BTreeMap<String, i64> = BTreeMap::new();
+    let mut parameters: BTreeMap<String, i64> = BTreeMap::new();
     let mut entries = Vec::new();
     for loaded in &files {
         let path = loaded.file.path(&db).to_owned();
@@ -86,11 +166,13 @@ pub(crate) fn run(args: &TuneArgs) -> anyhow::Result<u8> {
                     t.name.clone()
                 })
                 .collect();
-            let trial = |values: &BTreeMap<String, i64>| -> anyhow::Result<Option<f64>> {
-                write_tuning_file(&trial_file, args.device.as_deref(), values, &[])?;
+            let trial = |values: &BTreeMap<String, i64>,
+                         parameters: &BTreeMap<String, i64>|
+             -> anyhow::Result<Option<f64>> {
+                write_tuning_file(&trial_file, args.device.as_deref(), values, parameters, &[])?;
                 measure(&exe, &trial_file, args, &path, &name)
             };
-            let Some(before) = trial(&chosen)? else {
+            let Some(before) = trial(&chosen, &parameters)? else {
                 // No `-- bench:` line (or it failed): nothing to measure.
                 continue;
             };
@@ -99,11 +181,25 @@ pub(crate) fn run(args: &TuneArgs) -> anyhow::Result<u8> {
                 for value in [0, i64::MAX] {
                     let mut values = chosen.clone();
                     values.insert(threshold.clone(), value);
-                    if let Some(ms) = trial(&values)?
+                    if let Some(ms) = trial(&values, &parameters)?
                         && ms < best
                     {
                         best = ms;
                         chosen = values;
+                    }
+                }
+            }
+            // Then each code-generation parameter, the others held at their best.
+            for parameter in Parameter::ALL {
+                let key = format!("{name}.{}", parameter.suffix());
+                for &value in parameter.candidates() {
+                    let mut tried = parameters.clone();
+                    tried.insert(key.clone(), value);
+                    if let Some(ms) = trial(&chosen, &tried)?
+                        && ms < best
+                    {
+                        best = ms;
+                        parameters = tried;
                     }
                 }
             }
@@ -119,8 +215,14 @@ pub(crate) fn run(args: &TuneArgs) -> anyhow::Result<u8> {
     if entries.is_empty() {
         bail!("no entry to tune: add a `-- bench: SPECS` line above an entry");
     }
-    write_tuning_file(&PathBuf::from(&args.output), args.device.as_deref(), &chosen, &entries)?;
-    note(&format!("wrote {} ({} thresholds)", args.output, chosen.len()));
+    let output = PathBuf::from(&args.output);
+    write_tuning_file(&output, args.device.as_deref(), &chosen, &parameters, &entries)?;
+    note(&format!(
+        "wrote {} ({} thresholds, {} parameters)",
+        args.output,
+        chosen.len(),
+        parameters.len()
+    ));
     Ok(0)
 }
 
@@ -133,14 +235,14 @@ fn write_tuning_file(
     path: &PathBuf,
     device: Option<&str>,
     values: &BTreeMap<String, i64>,
+    parameters: &BTreeMap<String, i64>,
     entries: &[serde_json::Value],
 ) -> anyhow::Result<()> {
-    let thresholds: serde_json::Map<String, serde_json::Value> =
-        values.iter().map(|(k, v)| (k.clone(), serde_json::json!(v))).collect();
     let json = serde_json::json!({
         "tool": "weft tune",
         "device": device.unwrap_or("default"),
-        "thresholds": thresholds,
+        "thresholds": values,
+        "parameters": parameters,
         "entries": entries,
     });
     std::fs::write(path, serde_json::to_string_pretty(&json)? + "\n")

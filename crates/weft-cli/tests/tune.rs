@@ -44,6 +44,16 @@ fn tune_writes_every_threshold_of_a_benchmarked_entry_and_run_reads_it() {
     let mut names: Vec<&str> = thresholds.keys().map(String::as_str).collect();
     names.sort_unstable();
     assert_eq!(names, ["row_softmax.suff_intra_par_0", "row_softmax.suff_outer_par_0"]);
+    // The code generator's parameters were tried too; each kept value is a candidate.
+    let parameters = json["parameters"].as_object().expect("parameters");
+    for (name, value) in parameters {
+        let value = value.as_i64().expect("an integer");
+        match name.as_str() {
+            "row_softmax.group_size" => assert!([64, 128, 256, 512].contains(&value)),
+            "row_softmax.coarsen" => assert!([1, 2, 4, 8, 16].contains(&value)),
+            other => panic!("unexpected parameter `{other}`"),
+        }
+    }
     let entry = &json["entries"][0];
     assert!(entry["tuned_ms"].as_f64() <= entry["default_ms"].as_f64(), "{json}");
     // The tuned program gives the interpreter's answers.
@@ -60,4 +70,43 @@ fn a_malformed_tuning_file_is_an_error() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("threshold `main.suff_outer_par_0` is not an integer"), "{stderr}");
+}
+
+#[test]
+fn a_tuning_file_with_a_bad_parameter_is_an_error() {
+    let program = scratch("plain2.weft", "entry main (x: i32) : i32 = x + 1\n");
+    for (parameters, message) in [
+        ("{\"main.group_size\": 100}", "parameter `main.group_size` has an invalid value 100"),
+        ("{\"main.unroll\": 2}", "unknown parameter `main.unroll`"),
+    ] {
+        let tuning = scratch(
+            "bad-parameter.json",
+            &format!("{{\"thresholds\": {{}}, \"parameters\": {parameters}}}"),
+        );
+        let out = weft(&["run", "--tuning", &tuning, &program]);
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(message), "{stderr}");
+    }
+}
+
+#[test]
+fn a_tuned_group_size_changes_the_kernels_and_keeps_the_answers() {
+    let program = scratch(
+        "sum_rows.weft",
+        "-- ==\n-- random input { [70][300]f32 }\nentry sums (a: [n][m]f32) : f32 = reduce (+) 0 (flatten a)\n",
+    );
+    let tuning = scratch(
+        "group64.json",
+        "{\"thresholds\": {}, \"parameters\": {\"sums.group_size\": 64, \"sums.coarsen\": 2}}",
+    );
+    let plain = weft(&["dump", "--ir", "kernels", &program]);
+    let tuned = weft(&["dump", "--ir", "kernels", "--tuning", &tuning, &program]);
+    let (plain, tuned) =
+        (String::from_utf8_lossy(&plain.stdout), String::from_utf8_lossy(&tuned.stdout));
+    assert!(plain.contains("local [256]"), "{plain}");
+    assert!(tuned.contains("local [64]") && !tuned.contains("local [256]"), "{tuned}");
+    let test =
+        weft(&["test", "--tuning", &tuning, "--backend", "opencl", "--device", "cpu", &program]);
+    assert!(String::from_utf8_lossy(&test.stdout).contains("1 passed, 0 failed"), "{test:?}");
 }

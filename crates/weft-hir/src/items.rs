@@ -47,6 +47,15 @@ pub struct ItemTree {
     pub defs: Vec<DefLoc>,
 }
 
+impl ItemTree {
+    /// The first declaration with this name in the value namespace (defs and entries).
+    pub fn find_value(&self, name: &str) -> Option<&DefLoc> {
+        self.defs
+            .iter()
+            .find(|d| d.kind != DefKind::TypeAlias && d.name.as_str() == name && d.dup == 0)
+    }
+}
+
 #[salsa::tracked(returns(ref))]
 pub fn item_tree(db: &dyn Db, file: SourceFile) -> Arc<ItemTree> {
     let parse = crate::parse(db, file);

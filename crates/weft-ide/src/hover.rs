@@ -1018,7 +1018,7 @@ entry f (a: [n][m]f32) : [n]f32 = map (\r -> reduce (+) 0f32 (map (\x -> x $0* x
                 f32
                 ```
 
-                **Kernel**: `f_rows_0` — computed in each work-item; picked per run by predicted time on `NVIDIA H100 80GB HBM3` (weft-cost v1: launch + max(compute, memory), occupancy-scaled rates) against one row per work-item: this kernel work 31*(m/4)*n + 256*((256*max(1, min(n, 65536)) + 255)/256) + 5374*n, global accesses: a_1 coalesced, merged_4 uniform
+                **Kernel**: `f_rows_0` — computed in each work-item; picked per run by predicted time on `NVIDIA H100 80GB HBM3` (weft-cost v1: launch + max(compute, memory), occupancy-scaled rates) against one row per work-item: this kernel work 31*(m/4)*n + 256*max(1, min(n, 65536)) + 5374*n, global accesses: a_1 coalesced, merged_4 uniform
 
                 **Kernel**: `f_map_1` — computed in each work-item; picked per run by predicted time on `NVIDIA H100 80GB HBM3` (weft-cost v1: launch + max(compute, memory), occupancy-scaled rates) against one row per work-group: this kernel work 6*m*n, global accesses: a_2 stride m, merged_4 coalesced
 

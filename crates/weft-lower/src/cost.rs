@@ -1008,9 +1008,10 @@ fn split_constant(e: &CExpr) -> Option<(String, i64)> {
     Some((out.join(" + "), constant))
 }
 
-/// One line per candidate for the hover: its predicted formula's parts.
+/// One line per candidate for the hover: its predicted formula's parts, written for a reader
+/// (`model::show_readable`: ceiling divisions as `⌈a/b⌉`).
 pub(crate) fn summary(cost: &Cost, names: &Names) -> String {
-    let s = |e: &Expr| model::show(e, names);
+    let s = |e: &Expr| model::show_readable(e, names);
     let mut global = Vec::new();
     for a in &cost.accesses {
         if matches!(a.space, MemSpace::Global | MemSpace::Constant) {
