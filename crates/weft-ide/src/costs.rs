@@ -141,6 +141,9 @@ pub(crate) struct KernelFacts {
     /// Per local array: its name and its bytes per work-group, over the entry's sizes
     /// (fixed arrays, and `__local` arguments of its first launch).
     pub(crate) local_bytes: Vec<(String, Expr)>,
+    /// The host conditions under which it is launched (the branches of `if`s around
+    /// its first launch: a version's threshold, a user's `if`), outermost first.
+    pub(crate) conditions: Vec<Expr>,
 }
 
 impl KernelFacts {
@@ -179,6 +182,8 @@ pub(crate) fn entry_costs<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<Arc
         entry_id(program, loc.name.as_str()).filter(|&id| program.functions[id].def == *loc)?;
     let compiled = compile_quietly(program, id, &|_| None).ok()?;
     let local_args = local_args(&compiled.plan.steps);
+    let mut conditions = FxHashMap::default();
+    launch_conditions(&compiled.plan.steps, &mut Vec::new(), &mut conditions);
     let kernels = compiled
         .kernels
         .iter()
@@ -189,11 +194,105 @@ pub(crate) fn entry_costs<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<Arc
             ptr_origins: k.ptr_origins.clone(),
             param_notes: k.param_notes.clone(),
             local_bytes: kernel_local_bytes(k, local_args.get(&(idx as u32))),
+            conditions: conditions.remove(&(idx as u32)).unwrap_or_default(),
         })
         .collect();
     let mut costs = compiled.costs;
     let host_defs = host_defs(&compiled.plan.steps, &mut costs.names);
     Some(Arc::new(EntryCosts { costs, kernels, inputs: compiled.plan.inputs, host_defs }))
+}
+
+/// For each kernel, the conditions of the host `if`s around its first launch (an
+/// `else` branch's negated).
+fn launch_conditions(steps: &[Step], around: &mut Vec<Expr>, out: &mut FxHashMap<u32, Vec<Expr>>) {
+    for step in steps {
+        match step {
+            Step::Launch { kernel, .. } => {
+                out.entry(*kernel).or_insert_with(|| around.clone());
+            }
+            Step::If { cond, then_steps, else_steps } => {
+                around.push(cond.clone());
+                launch_conditions(then_steps, around, out);
+                around.pop();
+                around.push(negated(cond));
+                launch_conditions(else_steps, around, out);
+                around.pop();
+            }
+            Step::For { body, .. } => launch_conditions(body, around, out),
+            Step::While { cond_steps, body, .. } => {
+                launch_conditions(cond_steps, around, out);
+                launch_conditions(body, around, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// `!c`, written as the opposite comparison when `c` is one (`n < 32768` for
+/// `!(n >= 32768)`).
+fn negated(cond: &Expr) -> Expr {
+    use weft_plan::BinOp;
+    if let Expr::Bin(op, a, b) = cond {
+        let opposite = match op {
+            BinOp::Lt => Some(BinOp::Ge),
+            BinOp::Le => Some(BinOp::Gt),
+            BinOp::Gt => Some(BinOp::Le),
+            BinOp::Ge => Some(BinOp::Lt),
+            BinOp::Eq => Some(BinOp::Ne),
+            BinOp::Ne => Some(BinOp::Eq),
+            _ => None,
+        };
+        if let Some(op) = opposite {
+            return Expr::Bin(op, a.clone(), b.clone());
+        }
+    }
+    if let Expr::Not(inner) = cond {
+        return (**inner).clone();
+    }
+    Expr::Not(Box::new(cond.clone()))
+}
+
+/// The conditions under which kernel `kernel_idx` of `entry` runs, in the entry's size
+/// names (`n >= 32768`), joined by "and"; `None` when it always runs.
+pub(crate) fn kernel_condition(
+    db: &RootDatabase,
+    file: SourceFile,
+    entry: &str,
+    kernel_idx: usize,
+) -> Option<String> {
+    let loc = weft_hir::item_tree(db, file)
+        .defs
+        .iter()
+        .find(|l| l.kind == DefKind::Entry && l.name.as_str() == entry)?
+        .clone();
+    let costs = entry_costs(db, DefId::new(db, loc)).as_ref()?;
+    let kernel = costs.kernels.get(kernel_idx)?;
+    // A condition longer than a short line is a steered strategy's comparison of
+    // predicted times, which the kernel's role already names ("picked per run by
+    // predicted time"); the formula itself is the detail view's. A condition of
+    // constants (a histogram's bin count against the local-memory limit) says nothing
+    // about the sizes.
+    let shown: Vec<String> = kernel
+        .conditions
+        .iter()
+        .filter(|c| mentions_a_variable(c))
+        .map(|c| costs.show(c))
+        .filter(|text| text.len() <= MAX_CONDITION_CHARS)
+        .map(|text| format!("`{text}`"))
+        .collect();
+    (!shown.is_empty()).then(|| shown.join(" and "))
+}
+
+/// The longest condition a hover's kernel line shows.
+const MAX_CONDITION_CHARS: usize = 48;
+
+fn mentions_a_variable(e: &Expr) -> bool {
+    let found = std::cell::Cell::new(false);
+    model::subst(e, &|_| {
+        found.set(true);
+        None
+    });
+    found.get()
 }
 
 /// The variables a single `Let` of the plan defines, with their values substituted in
@@ -593,6 +692,17 @@ pub(crate) fn kernel_line(
     let env = size_env(db, &loc, &costs.inputs);
     let c = &costs.costs;
     let launch = c.launches.iter().find(|l| l.kernel as usize == kernel_idx)?;
+    // A kernel of a version (or branch) that does not run at these sizes has no cost
+    // line: the prediction is for the code that runs.
+    let runs = |cond: &Expr| {
+        let cond = model::subst(cond, &|v| costs.host_defs.get(&v).cloned());
+        !matches!(model::eval_i64(&cond, &|v| env.get(v)), Ok(0))
+    };
+    if let Some(kernel) = costs.kernels.get(kernel_idx)
+        && !kernel.conditions.iter().all(runs)
+    {
+        return None;
+    }
     let show = |e: &Expr| costs.show(e);
     let k = &launch.cost;
     if !config.full_hovers {

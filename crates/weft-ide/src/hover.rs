@@ -179,11 +179,20 @@ fn kernel_section(
         ));
     }
     let mut lines: Vec<(&str, &str, &str)> = Vec::new();
+    let mut conditions: Vec<Option<String>> = Vec::new();
     let mut cost_lines: Vec<String> = Vec::new();
     for use_ in &search.uses {
         let line = (use_.entry.as_str(), use_.kernel.as_str(), use_.role.as_str());
         if !lines.contains(&line) {
             lines.push(line);
+            // A kernel of one of the middle end's versions (or of a branch) says when
+            // it runs: the hover of versioned code lists every version's kernels.
+            conditions.push(crate::costs::kernel_condition(
+                db,
+                use_.file,
+                &use_.entry,
+                use_.kernel_idx,
+            ));
             if let Some(config) = costs
                 && cost_lines.len() < MAX_KERNEL_LINES
                 && let Some(cost) =
@@ -198,9 +207,14 @@ fn kernel_section(
     let several_entries = lines.iter().any(|(entry, _, _)| *entry != first_entry);
     let mut out: Vec<String> = lines
         .iter()
+        .zip(&conditions)
         .take(MAX_KERNEL_LINES)
-        .map(|(entry, kernel, role)| {
+        .map(|((entry, kernel, role), condition)| {
             let entry = if several_entries { format!(" (entry `{entry}`)") } else { String::new() };
+            let entry = match condition {
+                Some(condition) => format!("{entry} (when {condition})"),
+                None => entry,
+            };
             // A strategy picked per run by predicted time: the comparison is the detail
             // view's.
             let role = match role.find(" (weft-cost") {
@@ -528,8 +542,6 @@ entry h (is: [n]i64) (vs: [n]i32) : [4]i32 = reduce_by_$0index (replicate 4 0) (
                 **Kernel**: `h_hist_1` — @grid: one work-item per value, an atomic add into its bin
 
                 **Kernel**: `h_hist_2` — @grid: one work-item per value, an atomic add into its work-group's bins in local memory, then into the bins
-
-                **Cost** of `h_hist_1` (entry `h`): work `3*n`, span `5*⌈n/(max(256*⌈n/256⌉, 1))⌉`; global `20*n` bytes; predicted 34.8 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
 
                 **Cost** of `h_hist_2` (entry `h`): work `4*max(1, min(⌈n/256⌉, 1024)) + 3*n`, span `5*⌈n/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 5`; global `32*max(1, min(⌈n/256⌉, 1024)) + 12*n` bytes, local `48*max(1, min(⌈n/256⌉, 1024)) + 8*n` bytes; predicted 10.7 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
@@ -1018,13 +1030,13 @@ entry f (a: [n][m]f32) : [n]f32 = map (\r -> reduce (+) 0f32 (map (\x -> x $0* x
                 f32
                 ```
 
-                **Kernel**: `f_rows_0` — computed in each work-item; picked per run by predicted time on `NVIDIA H100 80GB HBM3` (weft-cost v1: launch + max(compute, memory), occupancy-scaled rates) against one row per work-item: this kernel work 31*(m/4)*n + 256*max(1, min(n, 65536)) + 5374*n, global accesses: a_1 coalesced, merged_4 uniform
+                **Kernel**: `f_rows_0` (when `n >= 32768`) — computed in each work-item; picked per run by predicted time on `NVIDIA H100 80GB HBM3` (weft-cost v1: launch + max(compute, memory), occupancy-scaled rates) against one row per work-item: this kernel work 31*(m/4)*n + 256*max(1, min(n, 65536)) + 5374*n, global accesses: a_1 coalesced, merged_4 uniform
 
-                **Kernel**: `f_map_1` — computed in each work-item; picked per run by predicted time on `NVIDIA H100 80GB HBM3` (weft-cost v1: launch + max(compute, memory), occupancy-scaled rates) against one row per work-group: this kernel work 6*m*n, global accesses: a_2 stride m, merged_4 coalesced
+                **Kernel**: `f_map_1` (when `n >= 32768`) — computed in each work-item; picked per run by predicted time on `NVIDIA H100 80GB HBM3` (weft-cost v1: launch + max(compute, memory), occupancy-scaled rates) against one row per work-group: this kernel work 6*m*n, global accesses: a_2 stride m, merged_4 coalesced
 
-                **Kernel**: `f_group_2` — computed in each work-item
+                **Kernel**: `f_group_2` (when `n < 32768` and `n >= 128`) — computed in each work-item
 
-                **Kernel**: `f_map_3` — @seq: a sequential loop in each work-item
+                **Kernel**: `f_map_3` (when `n < 32768` and `n < 128`) — @seq: a sequential loop in each work-item
             "#]],
         );
     }

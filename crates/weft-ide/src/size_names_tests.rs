@@ -309,7 +309,8 @@ fn hovers_are_short_summaries() {
                     n_hovers += 1;
                     let line = text[..i].matches('\n').count() + 1;
                     if hover.markdown.len() > longest.0 {
-                        longest = (hover.markdown.len(), format!("{name}:{line}"));
+                        longest =
+                            (hover.markdown.len(), format!("{name}:{line}:\n{}", hover.markdown));
                     }
                     if hover.markdown.contains("span `") || hover.markdown.contains("**Region**") {
                         formulas.push(format!("{name}:{line}"));
