@@ -76,6 +76,14 @@ pub(crate) fn compile(
     let staged;
     let program = match MIDDLE_END.get() {
         Some(middle) => {
+            // A CPU gets a work-item per element (no coarsening) unless a knob or the
+            // tuning file says otherwise: its kernels then have no grid-stride loop,
+            // and POCL vectorises its loop over work-items (docs/backend.md).
+            if middle.settings().target() == weft_opt::Target::Cpu
+                && options.coarsen == weft_lower::Options::default().coarsen
+            {
+                options.coarsen = 1;
+            }
             let name = &program.functions[entry].name;
             for parameter in crate::tune::Parameter::ALL {
                 if let Some(&value) =

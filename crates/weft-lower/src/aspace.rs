@@ -445,7 +445,10 @@ fn mark_varying(cmds: &[Cmd], under_varying: bool, varying: &mut FxHashSet<Strin
             }
             Cmd::ParFor { level, var, bound, body, .. } => {
                 let v = under_varying || mentions_varying(bound, varying);
-                if v || matches!(level, ParLevel::Grid(_) | ParLevel::Thread) {
+                if v || matches!(
+                    level,
+                    ParLevel::Grid(_) | ParLevel::GridCovered(_) | ParLevel::Thread
+                ) {
                     varying.insert(var.to_string());
                 }
                 mark_varying(body, v, varying);

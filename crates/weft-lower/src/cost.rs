@@ -571,7 +571,7 @@ impl<'f> Analysis<'f> {
                 let ops = self.expr(bound, count);
                 let trip = self.trip(bound);
                 let (inner, units, lane) = match level {
-                    ParLevel::Grid(d) => {
+                    ParLevel::Grid(d) | ParLevel::GridCovered(d) => {
                         let d = *d as usize;
                         let units = self.grid.get(d).cloned().unwrap_or(Expr::I64(1));
                         let mut f: Vec<Factor> = factors

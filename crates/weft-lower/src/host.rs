@@ -1364,15 +1364,16 @@ impl<'p> Lowerer<'p> {
             let v = kb.index(&src, &[CExpr::Var(i.clone()), CExpr::Var(j.clone())])?;
             kb.write(&dst, &[CExpr::Var(i.clone()), CExpr::Var(j.clone())], &v)?;
             let inner = kb.pop();
+            // The NDRange is the shape itself (rounded up to the work-group): covered.
             let outer = vec![Cmd::ParFor {
-                level: ParLevel::Grid(1),
+                level: ParLevel::GridCovered(1),
                 var: i,
                 bound: kshape[0].clone(),
                 body: inner,
                 comment: None,
             }];
             kb.emit(Cmd::ParFor {
-                level: ParLevel::Grid(0),
+                level: ParLevel::GridCovered(0),
                 var: j,
                 bound: kshape[1].clone(),
                 body: outer,
@@ -1389,15 +1390,11 @@ impl<'p> Lowerer<'p> {
             let v = kb.index(&src, &[CExpr::Var(i.clone())])?;
             kb.write(&dst, &[CExpr::Var(i.clone())], &v)?;
             let body = kb.pop();
-            kb.emit(Cmd::ParFor {
-                level: ParLevel::Grid(0),
-                var: i,
-                bound: kshape[0].clone(),
-                body,
-                comment: None,
-            });
-            use crate::arr::IExpr;
             let c = i64::from(self.options.coarsen.max(1));
+            // Without coarsening the NDRange has a work-item per element: covered.
+            let level = if c == 1 { ParLevel::GridCovered(0) } else { ParLevel::Grid(0) };
+            kb.emit(Cmd::ParFor { level, var: i, bound: kshape[0].clone(), body, comment: None });
+            use crate::arr::IExpr;
             let items = Expr::div(Expr::add(shape[0].clone(), Expr::I64(c - 1)), Expr::I64(c));
             (vec![items], Some(vec![Expr::I64(256)]), "map")
         };

@@ -364,10 +364,20 @@ fn cmds(out: &mut String, list: &[Cmd], depth: usize, ptrs: &PtrSpaces) {
                 cmds(out, body, depth + 1, ptrs);
                 let _ = writeln!(out, "{pad}}}");
             }
+            Cmd::ParFor { level: ParLevel::GridCovered(d), var, bound, body, comment } => {
+                let bound = calls(bound, ptrs);
+                let comment = comment.as_ref().map(|c| format!(" // {c}")).unwrap_or_default();
+                let _ = writeln!(out, "{pad}{{{comment}");
+                let _ = writeln!(out, "{pad}  long {var} = get_global_id({d});");
+                let _ = writeln!(out, "{pad}  if ({var} < {bound}) {{");
+                cmds(out, body, depth + 2, ptrs);
+                let _ = writeln!(out, "{pad}  }}");
+                let _ = writeln!(out, "{pad}}}");
+            }
             Cmd::ParFor { level, var, bound, body, comment } => {
                 let bound = calls(bound, ptrs);
                 let (id, size) = match level {
-                    ParLevel::Grid(d) => {
+                    ParLevel::Grid(d) | ParLevel::GridCovered(d) => {
                         (format!("get_global_id({d})"), format!("get_global_size({d})"))
                     }
                     ParLevel::Group => {

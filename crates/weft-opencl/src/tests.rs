@@ -1044,10 +1044,16 @@ fn matmul_is_a_two_dimensional_ndrange() {
                 long m_4,
                 __global float* restrict result_5,
                 __global const float* restrict b_8) {
-              for (long j_7 = get_global_id(0); j_7 < p_2; j_7 += get_global_size(0)) {
-                for (long i_6 = get_global_id(1); i_6 < n_1; i_6 += get_global_size(1)) {
-                  float r_9 = dot__G_G(weft_err, a_3, i_6 * m_4, 1, m_4, b_8, j_7, p_2, m_4);
-                  result_5[i_6 * p_2 + j_7] = r_9;
+              {
+                long j_7 = get_global_id(0);
+                if (j_7 < p_2) {
+                  {
+                    long i_6 = get_global_id(1);
+                    if (i_6 < n_1) {
+                      float r_9 = dot__G_G(weft_err, a_3, i_6 * m_4, 1, m_4, b_8, j_7, p_2, m_4);
+                      result_5[i_6 * p_2 + j_7] = r_9;
+                    }
+                  }
                 }
               }
             }
@@ -1460,9 +1466,15 @@ fn with_is_a_copy_then_a_checked_write_by_one_work_item() {
                 long c_2,
                 long r_3,
                 __global int* restrict updated_4) {
-              for (long j_6 = get_global_id(0); j_6 < c_2; j_6 += get_global_size(0)) {
-                for (long i_5 = get_global_id(1); i_5 < r_3; i_5 += get_global_size(1)) {
-                  updated_4[i_5 * c_2 + j_6] = m_1[i_5 * c_2 + j_6];
+              {
+                long j_6 = get_global_id(0);
+                if (j_6 < c_2) {
+                  {
+                    long i_5 = get_global_id(1);
+                    if (i_5 < r_3) {
+                      updated_4[i_5 * c_2 + j_6] = m_1[i_5 * c_2 + j_6];
+                    }
+                  }
                 }
               }
             }
@@ -1584,4 +1596,27 @@ fn a_rows_lets_are_computed_once_per_row_not_per_element() {
     assert_eq!(loops.len(), 2, "{text}");
     let indent = |l: &str| l.len() - l.trim_start().len();
     assert_eq!(indent(loops[0]), indent(loops[1]), "{text}");
+}
+
+#[test]
+fn a_grid_that_covers_its_bound_is_an_if_not_a_grid_stride_loop() {
+    // Without coarsening the NDRange has a work-item per element: each does at most
+    // one, so no loop stops POCL from vectorising over work-items. With coarsening
+    // (the GPU default) each strides over several.
+    let src = "entry f (xs: [n]f32) : [n]f32 = map (\\x -> x * 2) xs";
+    let mut db = RootDatabase::default();
+    let file = db.set_file("main.weft", src);
+    let checked = weft_core::CheckedFile::new(&db, file).expect("no errors");
+    let program = weft_core::lower_file(&db, checked).expect("elaborates");
+    let position = |o: &weft_core::Origin| weft_core::origin_position(&db, o);
+    let kernel = |coarsen: u32| {
+        let options = weft_lower::Options { coarsen, ..weft_lower::Options::default() };
+        let c = crate::compile_entry(&program, program.entries[0], &position, options)
+            .expect("compiles");
+        crate::print_kernel(&c, 0)
+    };
+    let covered = kernel(1);
+    assert!(covered.contains("if (i_") && !covered.contains("get_global_size"), "{covered}");
+    let strided = kernel(4);
+    assert!(strided.contains("+= get_global_size(0)"), "{strided}");
 }
