@@ -26,13 +26,32 @@ pub(crate) fn lower_options() -> weft_lower::Options {
     lower_options_from(&|name| std::env::var(name).ok())
 }
 
+/// Whether `WEFT_COARSEN` sets the coarsening (else the device's default applies: none
+/// on a CPU, `weft_lower::Options`'s on a GPU).
+pub(crate) fn coarsening_set() -> bool {
+    knob_value(&|name| std::env::var(name).ok(), "WEFT_COARSEN", valid_coarsening).is_some()
+}
+
+fn valid_coarsening(c: u32) -> bool {
+    c >= 1
+}
+
+/// A knob's value, when set and in its range.
+fn knob_value(
+    var: &dyn Fn(&str) -> Option<String>,
+    name: &str,
+    ok: fn(u32) -> bool,
+) -> Option<u32> {
+    var(name).and_then(|v| v.trim().parse().ok()).filter(|&v| ok(v))
+}
+
 fn lower_options_from(var: &dyn Fn(&str) -> Option<String>) -> weft_lower::Options {
     let defaults = weft_lower::Options::default();
     let knob = |name: &str, default: u32, ok: fn(u32) -> bool| {
-        var(name).and_then(|v| v.trim().parse().ok()).filter(|&v| ok(v)).unwrap_or(default)
+        knob_value(var, name, ok).unwrap_or(default)
     };
     weft_lower::Options {
-        coarsen: knob("WEFT_COARSEN", defaults.coarsen, |c| c >= 1),
+        coarsen: knob("WEFT_COARSEN", defaults.coarsen, valid_coarsening),
         work_group: knob("WEFT_GROUP_SIZE", defaults.work_group, |g| {
             (32..=1024).contains(&g) && g.is_power_of_two()
         }),

@@ -21,6 +21,10 @@ pub(crate) struct MiddleEnd {
     /// The tuning file's code-generation parameters (`ENTRY.group_size`, ...).
     parameters: std::collections::BTreeMap<String, i64>,
     settings: std::sync::OnceLock<weft_opt::Settings>,
+    /// The last program the middle end made, with its input: the commands compile a
+    /// file's entries one by one from one program, which the whole-program middle end
+    /// then runs on once, not once per entry.
+    last: std::sync::Mutex<Option<(Program, std::sync::Arc<Program>)>>,
 }
 
 static MIDDLE_END: std::sync::OnceLock<MiddleEnd> = std::sync::OnceLock::new();
@@ -40,6 +44,7 @@ pub(crate) fn use_middle_end(
         tuning: tuning.thresholds,
         parameters: tuning.parameters,
         settings: std::sync::OnceLock::new(),
+        last: std::sync::Mutex::new(None),
     });
     Ok(())
 }
@@ -51,6 +56,19 @@ impl MiddleEnd {
             device: device_shape(self.device.as_deref()),
             tuning: self.tuning.clone(),
         })
+    }
+
+    /// `program` through the middle end (see `last`).
+    fn code_program(&self, program: &Program) -> std::sync::Arc<Program> {
+        let mut last = self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((input, output)) = last.as_ref()
+            && input == program
+        {
+            return std::sync::Arc::clone(output);
+        }
+        let output = std::sync::Arc::new(weft_opt::staged_program(program, self.settings()));
+        *last = Some((program.clone(), std::sync::Arc::clone(&output)));
+        output
     }
 }
 
@@ -80,7 +98,7 @@ pub(crate) fn compile(
             // tuning file says otherwise: its kernels then have no grid-stride loop,
             // and POCL vectorises its loop over work-items (docs/backend.md).
             if middle.settings().target() == weft_opt::Target::Cpu
-                && options.coarsen == weft_lower::Options::default().coarsen
+                && !crate::environment::coarsening_set()
             {
                 options.coarsen = 1;
             }
@@ -92,8 +110,8 @@ pub(crate) fn compile(
                     parameter.apply(&mut options, value);
                 }
             }
-            staged = weft_opt::staged_program(program, middle.settings());
-            &staged
+            staged = middle.code_program(program);
+            &*staged
         }
         None => program,
     };

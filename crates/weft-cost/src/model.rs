@@ -904,21 +904,7 @@ impl Printer<'_> {
             }
             Expr::Bin(BinOp::Max, a, b) => format!("max({}, {})", s(a), s(b)),
             Expr::Bin(BinOp::Min, a, b) => format!("min({}, {})", s(a), s(b)),
-            Expr::Bin(op, a, b) => {
-                let sym = match op {
-                    BinOp::Rem => "%",
-                    BinOp::Eq => "==",
-                    BinOp::Ne => "!=",
-                    BinOp::Lt => "<",
-                    BinOp::Le => "<=",
-                    BinOp::Gt => ">",
-                    BinOp::Ge => ">=",
-                    BinOp::And => "&&",
-                    BinOp::Or => "||",
-                    _ => "?",
-                };
-                format!("{} {sym} {}", s(a), s(b))
-            }
+            Expr::Bin(op, a, b) => format!("{} {} {}", s(a), op.symbol(), s(b)),
             Expr::Not(a) => format!("!({})", s(a)),
             Expr::Select(c, a, b) => format!("({} ? {} : {})", s(c), s(a), s(b)),
             Expr::Convert(Elem::I64, a) => s(a),

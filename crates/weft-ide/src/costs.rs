@@ -260,11 +260,7 @@ pub(crate) fn kernel_condition(
     entry: &str,
     kernel_idx: usize,
 ) -> Option<String> {
-    let loc = weft_hir::item_tree(db, file)
-        .defs
-        .iter()
-        .find(|l| l.kind == DefKind::Entry && l.name.as_str() == entry)?
-        .clone();
+    let loc = entry_loc(db, file, entry)?;
     let costs = entry_costs(db, DefId::new(db, loc)).as_ref()?;
     let kernel = costs.kernels.get(kernel_idx)?;
     // A condition longer than a short line is a steered strategy's comparison of
@@ -275,7 +271,8 @@ pub(crate) fn kernel_condition(
     let shown: Vec<String> = kernel
         .conditions
         .iter()
-        .filter(|c| mentions_a_variable(c))
+        // Evaluable without any size: a constant.
+        .filter(|c| model::eval_i64(c, &|_| None).is_err())
         .map(|c| costs.show(c))
         .filter(|text| text.len() <= MAX_CONDITION_CHARS)
         .map(|text| format!("`{text}`"))
@@ -286,13 +283,13 @@ pub(crate) fn kernel_condition(
 /// The longest condition a hover's kernel line shows.
 const MAX_CONDITION_CHARS: usize = 48;
 
-fn mentions_a_variable(e: &Expr) -> bool {
-    let found = std::cell::Cell::new(false);
-    model::subst(e, &|_| {
-        found.set(true);
-        None
-    });
-    found.get()
+/// The entry named `entry` of `file`.
+fn entry_loc(db: &RootDatabase, file: SourceFile, entry: &str) -> Option<DefLoc> {
+    weft_hir::item_tree(db, file)
+        .defs
+        .iter()
+        .find(|l| l.kind == DefKind::Entry && l.name.as_str() == entry)
+        .cloned()
 }
 
 /// The variables a single `Let` of the plan defines, with their values substituted in
@@ -683,11 +680,7 @@ pub(crate) fn kernel_line(
     kernel_idx: usize,
     config: &CostConfig,
 ) -> Option<String> {
-    let loc = weft_hir::item_tree(db, file)
-        .defs
-        .iter()
-        .find(|l| l.kind == DefKind::Entry && l.name.as_str() == entry)?
-        .clone();
+    let loc = entry_loc(db, file, entry)?;
     let costs = entry_costs(db, DefId::new(db, loc.clone())).as_ref()?;
     let env = size_env(db, &loc, &costs.inputs);
     let c = &costs.costs;

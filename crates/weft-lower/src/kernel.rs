@@ -2024,14 +2024,27 @@ pub(crate) fn map_pull(
     arrays: Vec<KArr>,
 ) -> PullFn {
     Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {
-        let mut env = env.clone();
-        for (param, arr) in lambda.params.iter().zip(&arrays) {
-            let elem = kb.index(arr, &idx[..1])?;
-            env.vars.insert(*param, elem);
-        }
-        let result = kb.block(func, &mut env, lambda.body)?;
-        kb.index_val(&result, &idx[1..])
+        let row = map_row(kb, func, &lambda, &env, &arrays, &idx[0])?;
+        kb.index_val(&row, &idx[1..])
     })
+}
+
+/// The lambda's value at outer index `i`: its parameters bound to the arrays' elements
+/// at `i`, its body emitted.
+fn map_row(
+    kb: &mut Kb<'_>,
+    func: FnId,
+    lambda: &weft_core::Lambda,
+    env: &KEnv,
+    arrays: &[KArr],
+    i: &CExpr,
+) -> Res<KVal> {
+    let mut env = env.clone();
+    for (param, arr) in lambda.params.iter().zip(arrays) {
+        let elem = kb.index(arr, std::slice::from_ref(i))?;
+        env.vars.insert(*param, elem);
+    }
+    kb.block(func, &mut env, lambda.body)
 }
 
 /// The pull array of a `map` (or `generate`) of `lambda` over `arrays`, with shape
@@ -2048,14 +2061,8 @@ pub(crate) fn map_array(
     let returns_rows = matches!(elem_and_rank(&lambda.ret), (Type::Scalar(_), r) if r >= 1);
     let row: Option<RowFn> = returns_rows.then(|| {
         let (lambda, env, arrays) = (lambda.clone(), env.clone(), arrays.clone());
-        Rc::new(move |kb: &mut Kb<'_>, i: &CExpr| {
-            let mut env = env.clone();
-            for (param, arr) in lambda.params.iter().zip(&arrays) {
-                let elem = kb.index(arr, std::slice::from_ref(i))?;
-                env.vars.insert(*param, elem);
-            }
-            kb.block(func, &mut env, lambda.body)
-        }) as RowFn
+        Rc::new(move |kb: &mut Kb<'_>, i: &CExpr| map_row(kb, func, &lambda, &env, &arrays, i))
+            as RowFn
     });
     KArr::Pull { shape, f: map_pull(func, lambda, env, arrays), row }
 }

@@ -13,53 +13,51 @@ use std::rc::Rc;
 use crate::imp::{CExpr, COp, Cmd, Part};
 
 /// A variable known to lie in `0 ..< bound` where the code runs.
+#[derive(Clone)]
 struct Range {
     var: Rc<str>,
     bound: CExpr,
 }
 
-/// Removes from `body` the bounds checks its enclosing loops prove.
-pub(crate) fn drop_proven_bounds_checks(body: &mut Vec<Cmd>) {
-    drop_in(body, &mut Vec::new());
+impl Range {
+    /// Whether the range still holds throughout `cmds`: they assign neither the
+    /// variable nor one its bound reads.
+    fn stable_in(&self, cmds: &[Cmd]) -> bool {
+        !assigns(cmds, &self.var) && vars_of(&self.bound).iter().all(|v| !assigns(cmds, v))
+    }
 }
 
-fn drop_in(cmds: &mut Vec<Cmd>, ranges: &mut Vec<Range>) {
+/// Removes from `body` the bounds checks its enclosing loops prove.
+pub(crate) fn drop_proven_bounds_checks(body: &mut Vec<Cmd>) {
+    drop_in(body, &[]);
+}
+
+fn drop_in(cmds: &mut Vec<Cmd>, ranges: &[Range]) {
     cmds.retain(|cmd| !is_proven_check(cmd, ranges));
     for cmd in cmds.iter_mut() {
         match cmd {
             Cmd::For { var, bound, body, .. } | Cmd::ParFor { var, bound, body, .. } => {
-                let fixed = !assigns(body, var) && vars_of(bound).iter().all(|v| !assigns(body, v));
-                if fixed {
-                    ranges.push(Range { var: var.clone(), bound: bound.clone() });
-                }
-                // A range of an outer loop whose variable this body assigns no longer
-                // holds inside it.
-                let (kept, dropped): (Vec<Range>, Vec<Range>) =
-                    std::mem::take(ranges).into_iter().partition(|r| {
-                        !assigns(body, &r.var)
-                            && vars_of(&r.bound).iter().all(|v| !assigns(body, v))
-                    });
-                *ranges = kept;
-                drop_in(body, ranges);
-                ranges.extend(dropped);
-                if fixed {
-                    ranges.retain(|r| !(r.var == *var && r.bound == *bound));
-                }
+                let own = Range { var: var.clone(), bound: bound.clone() };
+                let inside: Vec<Range> = ranges
+                    .iter()
+                    .cloned()
+                    .chain(std::iter::once(own))
+                    .filter(|r| r.stable_in(body))
+                    .collect();
+                drop_in(body, &inside);
             }
             Cmd::If { then_cmds, else_cmds, .. } => {
                 drop_in(then_cmds, ranges);
                 drop_in(else_cmds, ranges);
             }
             Cmd::While { cond_cmds, body, .. } => {
-                let (kept, dropped): (Vec<Range>, Vec<Range>) =
-                    std::mem::take(ranges).into_iter().partition(|r| {
-                        let stable = |v: &Rc<str>| !assigns(body, v) && !assigns(cond_cmds, v);
-                        stable(&r.var) && vars_of(&r.bound).iter().all(stable)
-                    });
-                *ranges = kept;
-                drop_in(cond_cmds, ranges);
-                drop_in(body, ranges);
-                ranges.extend(dropped);
+                let inside: Vec<Range> = ranges
+                    .iter()
+                    .filter(|r| r.stable_in(body) && r.stable_in(cond_cmds))
+                    .cloned()
+                    .collect();
+                drop_in(cond_cmds, &inside);
+                drop_in(body, &inside);
             }
             _ => {}
         }

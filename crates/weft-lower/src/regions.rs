@@ -386,44 +386,6 @@ pub fn analyse(view: &PlanView<'_>) -> Regions {
     Regions { entry: String::new(), regions, transfers, n_steps }
 }
 
-/// Records, for every variable a step defines, the branches around its definition;
-/// `ifs` numbers the `If` steps in order.
-fn record_branches(
-    steps: &[Step],
-    path: &mut Vec<(usize, bool)>,
-    ifs: &mut usize,
-    out: &mut FxHashMap<Var, Vec<(usize, bool)>>,
-) {
-    for step in steps {
-        match step {
-            Step::Let { var, .. }
-            | Step::Read { var, .. }
-            | Step::Alloc { var, .. }
-            | Step::Alias { var, .. } => {
-                out.insert(*var, path.clone());
-            }
-            Step::For { index, body, .. } => {
-                out.insert(*index, path.clone());
-                record_branches(body, path, ifs, out);
-            }
-            Step::If { then_steps, else_steps, .. } => {
-                let id = *ifs;
-                *ifs += 1;
-                for (side, steps) in [(true, then_steps), (false, else_steps)] {
-                    path.push((id, side));
-                    record_branches(steps, path, ifs, out);
-                    path.pop();
-                }
-            }
-            Step::While { cond_steps, body, .. } => {
-                record_branches(cond_steps, path, ifs, out);
-                record_branches(body, path, ifs, out);
-            }
-            _ => {}
-        }
-    }
-}
-
 /// Plan expressions as symbolic sizes in the source's names.
 struct SizeNamer<'a> {
     view: &'a PlanView<'a>,
@@ -431,10 +393,6 @@ struct SizeNamer<'a> {
     defs: FxHashMap<Var, &'a Expr>,
     /// Variables a `Read` defines.
     reads: FxHashSet<Var>,
-    /// Where each variable is defined: the branches (`If` step, then or else) around
-    /// its definition. Variables of one name in the two branches of one `If` never
-    /// meet (a version's copy of the code and another's), so they share the name.
-    branches: FxHashMap<Var, Vec<(usize, bool)>>,
 }
 
 impl<'a> SizeNamer<'a> {
@@ -476,17 +434,7 @@ impl<'a> SizeNamer<'a> {
         let mut reads = FxHashSet::default();
         walk(view.steps, &mut count, &mut defs, &mut reads);
         defs.retain(|v, _| count.get(v) == Some(&1));
-        let mut branches = FxHashMap::default();
-        record_branches(view.steps, &mut Vec::new(), &mut 0, &mut branches);
-        SizeNamer { view, defs, reads, branches }
-    }
-
-    /// Whether `a` and `b` are defined in the two branches of one `If`.
-    fn exclusive(&self, a: Var, b: Var) -> bool {
-        let (Some(pa), Some(pb)) = (self.branches.get(&a), self.branches.get(&b)) else {
-            return false;
-        };
-        pa.iter().any(|(step, side)| pb.iter().any(|(s, other)| s == step && other != side))
+        SizeNamer { view, defs, reads }
     }
 
     fn name(&self, var: Var) -> String {
@@ -509,11 +457,7 @@ impl<'a> SizeNamer<'a> {
         });
         let unique = !name.is_empty()
             && (size_of_entry
-                || self.view.var_names.iter().enumerate().all(|(other, n)| {
-                    n.as_str() != name
-                        || other == var.0 as usize
-                        || self.exclusive(var, Var(other as u32))
-                }));
+                || self.view.var_names.iter().filter(|n| n.as_str() == name).count() == 1);
         if unique {
             name.to_owned()
         } else {
@@ -624,15 +568,8 @@ impl<'a> SizeNamer<'a> {
 /// The operator of a comparison, as the source writes it.
 fn comparison(e: &Expr) -> Option<&'static str> {
     let Expr::Bin(op, ..) = e else { return None };
-    Some(match op {
-        BinOp::Eq => "==",
-        BinOp::Ne => "!=",
-        BinOp::Lt => "<",
-        BinOp::Le => "<=",
-        BinOp::Gt => ">",
-        BinOp::Ge => ">=",
-        _ => return None,
-    })
+    matches!(op, BinOp::Eq | BinOp::Ne | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+        .then(|| op.symbol())
 }
 
 /// `regions of entry ...`: one line per region, then the transfers. `line` gives the

@@ -336,10 +336,10 @@ impl Writer<'_> {
             SegKind::Scatter { dest } => Some(Combine::Scatter { dest: *dest }),
         };
         let dims = seg.space.len();
-        // A dimension whose level is not written reads its array as `map ... X` rather
-        // than `generate n (\i -> X[i])`: the staged translator then sees a matrix
-        // product's nest of maps over its operands' rows (which it tiles), and a
-        // reduction of an array (which it reads without an index to check).
+        // A dimension that only reads its arrays' rows is written `map ... X` (with its
+        // level, if written) rather than `generate n (\i -> X[i])`: the staged
+        // translator then sees a matrix product's nest of maps over its operands' rows
+        // (which it tiles), and a reduction of an array (read without an index to check).
         let rows: Vec<_> =
             seg.space.iter().map(|&(index, bound)| self.row_read(seg, index, bound)).collect();
         // Combinators over the outer dimensions wrap the innermost one.
@@ -487,8 +487,8 @@ impl Writer<'_> {
         let generated = self.new_var(generated_ty.clone());
         let (iteration_level, reduction_level) = self.written_levels(seg, dims, reducing.is_some());
         let iteration = match (iteration_level, &rows[dim]) {
-            (None, Some(reads)) => weft_core::Exp::Map {
-                level: None,
+            (level, Some(reads)) => weft_core::Exp::Map {
+                level,
                 lambda: weft_core::Lambda {
                     params: reads.iter().map(|r| r.var).collect(),
                     ..lambda
@@ -496,14 +496,6 @@ impl Writer<'_> {
                 arrays: reads.iter().map(|r| Atom::Var(r.array)).collect(),
             },
             (None, None) => weft_core::Exp::Generate { level: None, size: bound, lambda },
-            (Some(level), Some(reads)) => weft_core::Exp::Map {
-                level: Some(level),
-                lambda: weft_core::Lambda {
-                    params: reads.iter().map(|r| r.var).collect(),
-                    ..lambda
-                },
-                arrays: reads.iter().map(|r| Atom::Var(r.array)).collect(),
-            },
             // As the program writes it (`generate@grid`), which the staged translator
             // fuses into its consumers (LANGUAGE.md §6) as it does the unannotated one.
             (Some(Level::Grid), None) => {

@@ -81,7 +81,7 @@ fn mismatch(op: &'static str, a: Scalar, b: Scalar) -> EvalError {
 }
 
 fn bin(op: BinOp, a: Scalar, b: Scalar) -> Result<Scalar, EvalError> {
-    let name = op_name(op);
+    let name = op.symbol();
     Ok(match (a, b) {
         (Scalar::I64(x), Scalar::I64(y)) => match op {
             BinOp::Add => Scalar::I64(x.wrapping_add(y)),
@@ -118,26 +118,6 @@ fn bin(op: BinOp, a: Scalar, b: Scalar) -> Result<Scalar, EvalError> {
         },
         _ => return Err(mismatch(name, a, b)),
     })
-}
-
-pub(crate) fn op_name(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        BinOp::Mul => "*",
-        BinOp::Div => "/",
-        BinOp::Rem => "%",
-        BinOp::Min => "min",
-        BinOp::Max => "max",
-        BinOp::Eq => "==",
-        BinOp::Ne => "!=",
-        BinOp::Lt => "<",
-        BinOp::Le => "<=",
-        BinOp::Gt => ">",
-        BinOp::Ge => ">=",
-        BinOp::And => "&&",
-        BinOp::Or => "||",
-    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,6 @@
 
 use std::fmt::Write;
 
-use crate::eval::op_name;
 use crate::{Arg, Expr, Input, Output, Plan, Step};
 
 /// The plan without its OpenCL source: inputs, steps, outputs.
@@ -135,9 +134,9 @@ pub fn expr(e: &Expr) -> String {
         Expr::Var(var) => format!("v{}", var.0),
         Expr::Bin(op, a, b) => match op {
             crate::BinOp::Min | crate::BinOp::Max => {
-                format!("{}({}, {})", op_name(*op), expr(a), expr(b))
+                format!("{}({}, {})", op.symbol(), expr(a), expr(b))
             }
-            _ => format!("({} {} {})", expr(a), op_name(*op), expr(b)),
+            _ => format!("({} {} {})", expr(a), op.symbol(), expr(b)),
         },
         Expr::Not(a) => format!("!{}", expr(a)),
         Expr::Neg(a) => format!("-{}", expr(a)),

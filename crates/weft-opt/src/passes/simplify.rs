@@ -205,10 +205,7 @@ fn hoist_into(
     let mut out = Vec::with_capacity(stmts.len());
     for stmt in stmts {
         let exp = f.exps[stmt.exp].clone();
-        let combinator = matches!(
-            exp,
-            Exp::Map { .. } | Exp::Reduce { .. } | Exp::Scan { .. } | Exp::Generate { .. }
-        );
+        let combinator = exp.combinator().is_some();
         let inner = if combinator { Where::Device } else { at };
         for nested in exp.nested_blocks() {
             hoist_into(f, nested, inner, safety, changed);
@@ -264,19 +261,15 @@ fn is_scalar_op(exp: &Exp) -> bool {
     )
 }
 
-/// The body code may be hoisted out of: an unannotated combinator's function or a
+/// The body code may be hoisted out of, and what may leave it: a combinator's function or a
 /// `for` loop's body (a `while` loop's body may run zero times after a condition that
 /// guards it, and is left alone).
 fn hoistable_body(exp: &Exp) -> Option<(BlockId, Hoist)> {
+    if let Some((level, lambda)) = exp.combinator() {
+        let hoist = if level.is_some() { Hoist::SizesOnly } else { Hoist::Any };
+        return Some((lambda.body, hoist));
+    }
     match exp {
-        Exp::Map { level: None, lambda, .. }
-        | Exp::Reduce { level: None, lambda, .. }
-        | Exp::Scan { level: None, lambda, .. }
-        | Exp::Generate { level: None, lambda, .. } => Some((lambda.body, Hoist::Any)),
-        Exp::Map { level: Some(_), lambda, .. }
-        | Exp::Reduce { level: Some(_), lambda, .. }
-        | Exp::Scan { level: Some(_), lambda, .. }
-        | Exp::Generate { level: Some(_), lambda, .. } => Some((lambda.body, Hoist::SizesOnly)),
         Exp::Loop { form: weft_core::LoopForm::For { .. }, body, .. } => Some((*body, Hoist::Any)),
         _ => None,
     }
