@@ -21,6 +21,8 @@ pub(crate) struct MiddleEnd {
     /// The tuning file's code-generation parameters (`ENTRY.group_size`, ...).
     parameters: std::collections::BTreeMap<String, i64>,
     settings: std::sync::OnceLock<weft_opt::Settings>,
+    /// The device's committed profile, found on first use (`None` when none matches).
+    profile: std::sync::OnceLock<Option<&'static weft_cost::profile::DeviceProfile>>,
     /// The last program the middle end made, with its input: the commands compile a
     /// file's entries one by one from one program, which the whole-program middle end
     /// then runs on once, not once per entry.
@@ -44,16 +46,22 @@ pub(crate) fn use_middle_end(
         tuning: tuning.thresholds,
         parameters: tuning.parameters,
         settings: std::sync::OnceLock::new(),
+        profile: std::sync::OnceLock::new(),
         last: std::sync::Mutex::new(None),
     });
     Ok(())
 }
 
 impl MiddleEnd {
+    /// The committed profile of the device the runs use, looked up once.
+    fn profile(&self) -> Option<&'static weft_cost::profile::DeviceProfile> {
+        *self.profile.get_or_init(|| crate::predict::profile_for(None, self.device.as_deref()).ok())
+    }
+
     /// Found on first use: the device's shape reads its committed profile.
     fn settings(&self) -> &weft_opt::Settings {
         self.settings.get_or_init(|| weft_opt::Settings {
-            device: device_shape(self.device.as_deref()),
+            device: self.profile().map(device_shape),
             tuning: self.tuning.clone(),
         })
     }
@@ -72,15 +80,14 @@ impl MiddleEnd {
     }
 }
 
-/// The shape of a device (`--device` spec) from its committed profile; `None` when no
-/// committed profile matches (then thresholds take their device-independent defaults).
-pub(crate) fn device_shape(device: Option<&str>) -> Option<weft_opt::DeviceShape> {
-    let profile = crate::predict::profile_for(None, device).ok()?;
-    Some(weft_opt::DeviceShape {
+/// The shape of a device from its committed profile (without one, thresholds take
+/// their device-independent defaults).
+pub(crate) fn device_shape(profile: &weft_cost::profile::DeviceProfile) -> weft_opt::DeviceShape {
+    weft_opt::DeviceShape {
         gpu: profile.device.kind == "gpu",
         compute_units: i64::from(profile.device.compute_units),
         simd_width: i64::try_from(profile.device.simd_width).unwrap_or(1),
-    })
+    }
 }
 
 /// Compiles one entry, or says why not (with the source position).
@@ -97,6 +104,11 @@ pub(crate) fn compile(
             // A CPU gets a work-item per element (no coarsening) unless a knob or the
             // tuning file says otherwise: its kernels then have no grid-stride loop,
             // and POCL vectorises its loop over work-items (docs/backend.md).
+            // The host plan's run-time choices between strategies compare the
+            // model's times on the device that runs them, not on a generic GPU.
+            if options.profile.is_none() {
+                options.profile = middle.profile();
+            }
             if middle.settings().target() == weft_opt::Target::Cpu
                 && !crate::environment::coarsening_set()
             {

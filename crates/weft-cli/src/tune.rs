@@ -135,7 +135,9 @@ pub(crate) fn run(args: &TuneArgs) -> anyhow::Result<u8> {
     let (db, files) = load(&args.paths)?;
     let exe = std::env::current_exe().context("cannot find the weft executable")?;
     let trial_file = std::env::temp_dir().join(format!("weft-tune-{}.json", std::process::id()));
-    let shape = crate::opencl::device_shape(args.device.as_deref());
+    let shape = crate::predict::profile_for(None, args.device.as_deref())
+        .ok()
+        .map(crate::opencl::device_shape);
     let mut chosen: BTreeMap<String, i64> = BTreeMap::new();
     let mut parameters: BTreeMap<String, i64> = BTreeMap::new();
     let mut entries = Vec::new();

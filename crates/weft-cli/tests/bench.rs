@@ -119,3 +119,28 @@ fn malformed_bench_line_fails_the_entry_with_its_position() {
         )
     );
 }
+
+/// The host plan's run-time choice between strategies compares the model's times on
+/// the device that runs them: on a CPU, short rows are summed by one work-item per row
+/// (a GPU's profile prefers a work-group per row, 100x slower on POCL).
+#[test]
+fn strategy_choice_uses_the_profile_of_the_device_that_runs() {
+    let path = program(
+        "row_sums.weft",
+        "-- bench: [8192][32]f32\nentry row_sums (a: [n][m]f32) : [n]f32 = map (\\row -> reduce (+) 0 row) a\n",
+    );
+    let output = weft_bench(&["--json", "--device", "cpu", "--warmup", "0", "--reps", "1", &path]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    let lines = json_lines(&output);
+    let kernels: Vec<&str> = lines[0]["kernels"]
+        .as_array()
+        .expect("a list of kernels")
+        .iter()
+        .filter_map(|k| k["kernel"].as_str())
+        .collect();
+    assert!(
+        matches!(kernels.as_slice(), [k] if k.starts_with("row_sums_map")),
+        "one work-item per row on a CPU: {kernels:?}"
+    );
+}
