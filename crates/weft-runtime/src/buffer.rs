@@ -23,7 +23,44 @@ pub(crate) struct DeviceBuffer {
     pub(crate) len_bytes: usize,
 }
 
+/// Buffers freed by earlier runs of a plan, by allocated size, for the next run to
+/// reuse (`weft bench`'s repetitions), as PyTorch's caching allocator and Futhark's
+/// free list do. On a CPU device a fresh buffer's pages fault in on the kernel's
+/// first write: a copy of 16 MB spent most of its time there.
+#[derive(Default)]
+pub(crate) struct BufferPool {
+    free: std::cell::RefCell<rustc_hash::FxHashMap<usize, Vec<ocl::Buffer<u8>>>>,
+}
+
+impl BufferPool {
+    /// Keeps `buffer` for a later allocation of its size.
+    pub(crate) fn give(&self, buffer: DeviceBuffer) {
+        self.free.borrow_mut().entry(buffer.buffer.len()).or_default().push(buffer.buffer);
+    }
+
+    fn take(&self, alloc_bytes: usize) -> Option<ocl::Buffer<u8>> {
+        self.free.borrow_mut().get_mut(&alloc_bytes)?.pop()
+    }
+}
+
 impl DeviceBuffer {
+    /// Allocates `len_bytes` (contents undefined), reusing a buffer of `pool` of the
+    /// same size when it has one. `what` names the buffer in an out-of-memory error.
+    pub(crate) fn alloc_from(
+        pool: Option<&BufferPool>,
+        queue: &ocl::Queue,
+        len_bytes: usize,
+        elem_size: usize,
+        max_alloc: Option<u64>,
+        what: &str,
+    ) -> Result<DeviceBuffer, RunError> {
+        let alloc_bytes = len_bytes.max(elem_size).max(1);
+        if let Some(buffer) = pool.and_then(|pool| pool.take(alloc_bytes)) {
+            return Ok(DeviceBuffer { buffer, len_bytes });
+        }
+        Self::alloc(queue, len_bytes, elem_size, max_alloc, what)
+    }
+
     /// Allocates `len_bytes` (contents undefined). `what` names the buffer in an
     /// out-of-memory error.
     pub(crate) fn alloc(

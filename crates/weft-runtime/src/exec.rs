@@ -20,7 +20,7 @@ use ocl::core::ArgVal;
 use weft_plan::{Arg, ERROR_WORDS, Elem, EvalError, Expr, Output, ParamKind, Plan, Step, Var};
 use weft_values::{ArrayData, Scalar, Value};
 
-use crate::buffer::{self, DeviceBuffer};
+use crate::buffer::{self, BufferPool, DeviceBuffer};
 use crate::error::RunError;
 use crate::layout::{self, Layout};
 
@@ -39,6 +39,8 @@ pub(crate) struct Exec<'a> {
     kernels: Vec<&'a ocl::core::Kernel>,
     error_buffer: &'a ocl::Buffer<i64>,
     max_alloc: Option<u64>,
+    /// Where allocations come from first, when runs repeat (`release_into`).
+    pool: Option<&'a BufferPool>,
     vars: Vec<Option<Slot>>,
     /// `(kernel index, event)` of every launch, when timing.
     events: Option<Vec<(usize, ocl::Event)>>,
@@ -69,8 +71,26 @@ impl<'a> Exec<'a> {
             kernels,
             error_buffer,
             max_alloc,
+            pool: None,
             vars: vec![None; n_vars],
             events: timing.then(Vec::new),
+        }
+    }
+
+    /// Allocations reuse `pool`'s buffers first.
+    pub(crate) fn with_pool(mut self, pool: &'a BufferPool) -> Self {
+        self.pool = Some(pool);
+        self
+    }
+
+    /// Ends the run, giving `pool` every buffer that nothing else holds.
+    pub(crate) fn release_into(self, pool: &BufferPool) {
+        for slot in self.vars.into_iter().flatten() {
+            if let Slot::Buffer(buffer) = slot
+                && let Ok(buffer) = Rc::try_unwrap(buffer)
+            {
+                pool.give(buffer);
+            }
         }
     }
 
@@ -156,7 +176,8 @@ impl<'a> Exec<'a> {
                         what: format!("a buffer of {len} {} elements", elem.name()),
                         max_alloc_bytes: self.max_alloc,
                     })?;
-                let buffer = DeviceBuffer::alloc(
+                let buffer = DeviceBuffer::alloc_from(
+                    self.pool,
                     self.queue,
                     bytes,
                     elem.size_in_bytes(),

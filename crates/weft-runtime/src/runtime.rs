@@ -234,7 +234,8 @@ impl Runtime {
     /// Runs `plan` `warmup + reps` times on the same inputs and returns the kernel
     /// times of the last `reps` runs. Inputs are uploaded once and copied on the
     /// device before every run (outside the timings), so a plan that writes into its
-    /// inputs still sees them fresh.
+    /// inputs still sees them fresh. A run's allocations reuse the buffers of the run
+    /// before (`BufferPool`), as a program that runs in a loop would.
     pub fn bench_plan(
         &mut self,
         plan: &Plan,
@@ -251,11 +252,13 @@ impl Runtime {
         }
         let mut per_rep: Vec<Vec<KernelTime>> = Vec::with_capacity(reps);
         let mut wall_ns = Vec::with_capacity(reps);
+        let pool = crate::buffer::BufferPool::default();
         for rep in 0..options.warmup + reps {
-            let mut exec = self.exec(plan, true)?;
+            let mut exec = self.exec(plan, true)?.with_pool(&pool);
             bind_inputs(&mut exec, &bindings, &inputs, |_, input_idx, value| {
                 let source = pristine.get(&input_idx).expect("invariant: uploaded above");
-                let copy = DeviceBuffer::alloc(
+                let copy = DeviceBuffer::alloc_from(
+                    Some(&pool),
                     &self.queue,
                     source.len_bytes,
                     value.elem_type().size_in_bytes(),
@@ -279,6 +282,7 @@ impl Runtime {
             let wall = start.elapsed();
             exec.check_errors()?;
             let times = exec.take_times()?;
+            exec.release_into(&pool);
             if rep >= options.warmup {
                 per_rep.push(times);
                 wall_ns.push(u64::try_from(wall.as_nanos()).unwrap_or(u64::MAX));
@@ -377,6 +381,7 @@ fn kernel_stats(per_rep: &[Vec<KernelTime>]) -> Vec<KernelStats> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::exec::{Exec, Slot};
 
     #[test]
     fn stats_of_samples() {
@@ -384,5 +389,41 @@ mod tests {
         assert_eq!(Stats::of(&[4, 1, 3, 10]), Stats { median: 3, min: 1, max: 10 });
         assert_eq!(Stats::of(&[u64::MAX, u64::MAX]).median, u64::MAX);
         assert_eq!(Stats::of(&[]), Stats::default());
+    }
+
+    /// A run's allocations reuse the buffers of the run before that nothing else
+    /// holds, by allocated size; a buffer still held is never handed out twice.
+    #[test]
+    fn a_pool_reuses_released_buffers_of_the_same_size() {
+        let Ok(runtime) = Runtime::new(None) else { panic!("no OpenCL device for the tests") };
+        let queue = &runtime.queue;
+        let pool = crate::buffer::BufferPool::default();
+        let alloc = |bytes| {
+            DeviceBuffer::alloc_from(Some(&pool), queue, bytes, 4, None, "a test buffer")
+                .expect("allocates")
+        };
+        let id = |b: &DeviceBuffer| b.buffer.as_core().as_ptr();
+        let (first, held) = (alloc(4096), Rc::new(alloc(4096)));
+        let (first_id, held_id) = (id(&first), id(&held));
+        let plan = Plan {
+            entry: String::new(),
+            source: String::new(),
+            kernels: Vec::new(),
+            inputs: Vec::new(),
+            input_names: Vec::new(),
+            n_vars: 2,
+            steps: Vec::new(),
+            outputs: Vec::new(),
+            errors: Vec::new(),
+        };
+        let mut exec = Exec::new(&plan, queue, Vec::new(), &runtime.error_buffer, None, false);
+        exec.bind(Var(0), Slot::Buffer(Rc::new(first))).expect("binds");
+        exec.bind(Var(1), Slot::Buffer(Rc::clone(&held))).expect("binds");
+        exec.release_into(&pool);
+        let again = alloc(4096);
+        assert_eq!(id(&again), first_id, "the released buffer comes back");
+        let fresh = alloc(4096);
+        assert!(id(&fresh) != first_id && id(&fresh) != held_id, "a held buffer stays out");
+        assert!(id(&alloc(8192)) != first_id, "sizes never mix");
     }
 }
