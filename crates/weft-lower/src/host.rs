@@ -49,6 +49,15 @@ pub struct Options {
     pub steer_tiling: bool,
 }
 
+impl Options {
+    /// Whether the kernels run on a CPU (the profile's device kind): a core runs a
+    /// work-group's items as a loop, so sequential work per item beats trees of
+    /// barriers, and contiguous shares per item read its cache lines in order.
+    pub fn cpu_device(&self) -> bool {
+        self.profile.is_some_and(|p| p.device.kind.eq_ignore_ascii_case("cpu"))
+    }
+}
+
 impl Default for Options {
     /// Checks on, work-groups of 256, 4 elements per work-item, up to 1024 groups per
     /// reduction, stages of 8 and the default kernel variant in matrix products, tiled

@@ -1620,3 +1620,31 @@ fn a_grid_that_covers_its_bound_is_an_if_not_a_grid_stride_loop() {
     let strided = kernel(4);
     assert!(strided.contains("+= get_global_size(0)"), "{strided}");
 }
+
+#[test]
+fn a_scan_on_a_cpu_scans_each_work_items_share_in_order() {
+    // On a GPU the last stage scans tiles of a work-group's size in local memory (a
+    // tree of barriers per tile, reads coalesced across work-items); on a CPU each
+    // work-item scans its contiguous share sequentially, with one pass of barriers
+    // per group to turn the items' totals into carries.
+    let src = "entry f (xs: [n]f32) : [n]f32 = scan (+) 0 xs";
+    let mut db = RootDatabase::default();
+    let file = db.set_file("main.weft", src);
+    let checked = weft_core::CheckedFile::new(&db, file).expect("no errors");
+    let program = weft_core::lower_file(&db, checked).expect("elaborates");
+    let position = |o: &weft_core::Origin| weft_core::origin_position(&db, o);
+    let last_stage = |profile: &str| {
+        let profile = weft_cost::profile::builtin_profile_named(profile).expect("committed");
+        let options = weft_lower::Options { profile: Some(profile), ..Default::default() };
+        let c = crate::compile_entry(&program, program.entries[0], &position, options)
+            .expect("compiles");
+        assert_eq!(c.kernels.len(), 3, "totals, carries, scan");
+        crate::print_kernel(&c, 2)
+    };
+    let barriers = |text: &str| text.matches("barrier(").count();
+    let gpu = last_stage("nvidia-h100");
+    assert!(gpu.contains("tile_") && barriers(&gpu) > 8, "{gpu}");
+    let cpu = last_stage("pocl-cpu");
+    assert_eq!(barriers(&cpu), 2, "{cpu}");
+    assert!(!cpu.contains("tile_"), "{cpu}");
+}
