@@ -17,6 +17,12 @@ pub(crate) fn device() -> Option<String> {
     std::env::var("WEFT_DEVICE").ok().filter(|spec| !spec.trim().is_empty())
 }
 
+/// `WEFT_PROFILE=FILE`: the device profile that steers the compiler's choices instead
+/// of the committed profile of the device (to test on POCL the code a GPU gets).
+pub(crate) fn steering_profile() -> Option<String> {
+    std::env::var("WEFT_PROFILE").ok().filter(|path| !path.trim().is_empty())
+}
+
 /// The compiler's options, with the tuning knobs of benchmarking experiments
 /// (`bench/results/` says what was measured) applied: `WEFT_COARSEN`,
 /// `WEFT_GROUP_SIZE` (a power of two from 32 to 1024), `WEFT_REDUCE_GROUPS`, `WEFT_MATMUL_STAGE`, `WEFT_MATMUL_VARIANT`, and

@@ -53,9 +53,21 @@ pub(crate) fn use_middle_end(
 }
 
 impl MiddleEnd {
-    /// The committed profile of the device the runs use, looked up once.
+    /// The profile that steers the compiler, looked up once: `WEFT_PROFILE`'s file,
+    /// else the committed profile of the device the runs use.
+    #[expect(clippy::print_stderr, reason = "a variable the CLI ignores is said on stderr")]
     fn profile(&self) -> Option<&'static weft_cost::profile::DeviceProfile> {
-        *self.profile.get_or_init(|| crate::predict::profile_for(None, self.device.as_deref()).ok())
+        *self.profile.get_or_init(|| {
+            let file = crate::environment::steering_profile();
+            match crate::predict::profile_for(file.as_deref(), self.device.as_deref()) {
+                Ok(profile) => Some(profile),
+                Err(error) if file.is_some() => {
+                    eprintln!("warning: WEFT_PROFILE ignored: {error:#}");
+                    None
+                }
+                Err(_) => None,
+            }
+        })
     }
 
     /// Found on first use: the device's shape reads its committed profile.

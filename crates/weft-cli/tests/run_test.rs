@@ -336,3 +336,34 @@ fn both_backends_count_inputs_alike() {
         assert_eq!(messages[0], format!("error: entry `sum_i32` takes 1 input, but {count}"));
     }
 }
+
+/// The single-pass scan with decoupled look-back that an NVIDIA GPU gets
+/// (`WEFT_PROFILE` steers the compiler with the H100's profile) gives the
+/// interpreter's answers on the machine's device (POCL on CI, which runs a started
+/// work-group to its end too), on sizes around its tiles of 2048.
+#[test]
+fn the_look_back_scan_agrees_with_the_interpreter() {
+    let path = temp_file(
+        "lookback.weft",
+        "-- ==\n-- random input { [0]i32 }\n-- random input { [1]i32 }\n-- random input { [2047]i32 }\n\
+         -- random input { [2049]i32 }\n-- random input { [100003]i32 }\n\
+         entry running_max (xs: [n]i32) : [n]i32 = scan i32.max (-2147483648) xs\n\
+         -- ==\n-- random input { [4096]u32 }\n-- random input { [70001]u32 }\n\
+         entry running_sum (xs: [n]u32) : [n]u32 = scan (+) 0 xs\n\
+         -- ==\n-- random input { [70001]f32 }\n\
+         entry running_fsum (xs: [n]f32) : [n]f32 = scan (+) 0 xs\n",
+    );
+    let profile = workspace_root().join("crates/weft-cost/profiles/nvidia-h100.json");
+    let mut command = common::weft_with_runner();
+    command.env("WEFT_PROFILE", &profile);
+    let kernels = command.args(["dump", "--ir", "kernels", &path]).output().expect("runs");
+    let kernels = String::from_utf8_lossy(&kernels.stdout);
+    assert_eq!(kernels.matches("single pass").count(), 3, "{kernels}");
+    let mut command = common::weft_with_runner();
+    command.env("WEFT_PROFILE", &profile);
+    let output = command.args(["test", "--backend", "opencl", &path]).output().expect("runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(stdout.contains("8 passed, 0 failed"), "{stdout}");
+}

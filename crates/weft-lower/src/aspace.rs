@@ -458,6 +458,10 @@ fn mark_varying(cmds: &[Cmd], under_varying: bool, varying: &mut FxHashSet<Strin
                 let v = under_varying || mentions_varying(cond, varying);
                 mark_varying(body, v, varying);
             }
+            // Another work-item's update comes back.
+            Cmd::Atomic { fetch: Some(name), .. } => {
+                varying.insert(name.to_string());
+            }
             Cmd::Array { .. }
             | Cmd::Store { .. }
             | Cmd::Atomic { .. }

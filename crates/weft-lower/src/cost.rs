@@ -524,11 +524,16 @@ impl<'f> Analysis<'f> {
                 self.access(ptr, index, Dir::Write, count);
                 ops
             }
-            Cmd::Atomic { ptr, index, value, .. } => {
+            Cmd::Atomic { ptr, index, value, fetch, .. } => {
                 // A read and a write of the element; contention is not modelled.
                 let ops = add(self.expr(index, count), self.expr(value, count));
                 self.access(ptr, index, Dir::Read, count);
                 self.access(ptr, index, Dir::Write, count);
+                if let Some(name) = fetch {
+                    // What comes back is like a load of the element.
+                    let info = self.info(&CExpr::load(ptr, index.clone()));
+                    self.env.insert(name.clone(), info);
+                }
                 ops
             }
             Cmd::If { cond, then_cmds, else_cmds } => {

@@ -56,6 +56,16 @@ impl Options {
     pub fn cpu_device(&self) -> bool {
         self.profile.is_some_and(|p| p.device.kind.eq_ignore_ascii_case("cpu"))
     }
+
+    /// Whether a work-group may wait for another that started before it (a scan's
+    /// decoupled look-back): an NVIDIA GPU keeps a started group resident until it
+    /// ends, so the group waited for makes progress. OpenCL promises no such thing,
+    /// so other devices (POCL) get the three-stage scan.
+    pub fn forward_progress(&self) -> bool {
+        self.profile.is_some_and(|p| {
+            p.device.kind.eq_ignore_ascii_case("gpu") && p.device.vendor.contains("NVIDIA")
+        })
+    }
 }
 
 impl Default for Options {

@@ -282,6 +282,9 @@ pub enum AtomicOp {
     Add,
     Min,
     Max,
+    /// Writes the value (`atomic_xchg`; a scan's status words, read back by
+    /// [`Cmd::Atomic`]'s `fetch`).
+    Exchange,
 }
 
 impl AtomicOp {
@@ -295,13 +298,15 @@ impl AtomicOp {
                 )
             }
             AtomicOp::Min | AtomicOp::Max => matches!(elem, Elem::I32 | Elem::U32),
+            AtomicOp::Exchange => matches!(elem, Elem::I32 | Elem::U32 | Elem::I64 | Elem::U64),
         }
     }
 
-    /// The 32-bit integer (`I32` or `U32`) that leaves a bin unchanged.
+    /// The 32-bit integer (`I32` or `U32`) that leaves a bin unchanged (an exchange
+    /// has none; 0 is as good as any).
     pub fn identity_32(self, elem: Elem) -> i64 {
         match (self, elem) {
-            (AtomicOp::Add, _) => 0,
+            (AtomicOp::Add | AtomicOp::Exchange, _) => 0,
             (AtomicOp::Min, Elem::U32) => i64::from(u32::MAX),
             (AtomicOp::Min, _) => i64::from(i32::MAX),
             (AtomicOp::Max, Elem::U32) => 0,
@@ -314,6 +319,7 @@ impl AtomicOp {
             AtomicOp::Add => "add",
             AtomicOp::Min => "min",
             AtomicOp::Max => "max",
+            AtomicOp::Exchange => "xchg",
         }
     }
 }
@@ -382,13 +388,15 @@ pub enum Cmd {
         b: CExpr,
     },
     /// `ptr[index] = ptr[index] op value`, atomically ([`AtomicOp::supports`] holds
-    /// for `elem`, the element type of `ptr`).
+    /// for `elem`, the element type of `ptr`); `fetch` names a declared variable of
+    /// type `elem` that receives the element's value before the update.
     Atomic {
         op: AtomicOp,
         elem: Elem,
         ptr: Rc<str>,
         index: CExpr,
         value: CExpr,
+        fetch: Option<Rc<str>>,
     },
     /// `return value;` from a function generated from a user def.
     Return(CExpr),
@@ -646,9 +654,11 @@ fn print_cmds(out: &mut String, cmds: &[Cmd], depth: usize) {
             Cmd::Store { ptr, index, value } => {
                 let _ = writeln!(out, "{pad}{ptr}[{index}] := {value}");
             }
-            Cmd::Atomic { op, elem, ptr, index, value } => {
+            Cmd::Atomic { op, elem, ptr, index, value, fetch } => {
                 let op = op.name();
-                let _ = writeln!(out, "{pad}atomic {op}.{} {ptr}[{index}] {value}", elem.name());
+                let fetch = fetch.as_ref().map(|f| format!("{f} := ")).unwrap_or_default();
+                let _ =
+                    writeln!(out, "{pad}{fetch}atomic {op}.{} {ptr}[{index}] {value}", elem.name());
             }
             Cmd::If { cond, then_cmds, else_cmds } => {
                 let _ = writeln!(out, "{pad}if {cond} then");

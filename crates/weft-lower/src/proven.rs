@@ -81,7 +81,7 @@ fn is_proven_check(cmd: &Cmd, ranges: &[Range]) -> bool {
 /// Whether any command in `cmds` assigns the variable `name`.
 fn assigns(cmds: &[Cmd], name: &str) -> bool {
     cmds.iter().any(|cmd| match cmd {
-        Cmd::Assign { name: n, .. } => &**n == name,
+        Cmd::Assign { name: n, .. } | Cmd::Atomic { fetch: Some(n), .. } => &**n == name,
         other => other.parts().iter().any(|p| matches!(p, Part::Body(b) if assigns(b, name))),
     })
 }

@@ -438,8 +438,14 @@ impl<'p> Lowerer<'p> {
     ) -> Res<HArr> {
         let wg = i64::from(self.options.work_group);
         let n = arr.shape()[0].clone();
-        let groups = self.group_count(&n);
         let host = Rc::new(env.clone());
+        if let HVal::Scalar(HScalar::Host(_, elem) | HScalar::Device(_, elem)) = &ne
+            && matches!(elem, Elem::F32 | Elem::I32 | Elem::U32)
+            && self.options.forward_progress()
+        {
+            return self.scan_lookback(f, lambda, &host, &ne, *elem, &arr, ty, origin);
+        }
+        let groups = self.group_count(&n);
         // Stage 1: each group's total, in order.
         let partial = self.reduce_stage(
             f,
@@ -611,6 +617,339 @@ impl<'p> Lowerer<'p> {
             "scan",
             doc,
             vec![Expr::mul(groups, Expr::I64(wg))],
+            Some(vec![Expr::I64(wg)]),
+        );
+        Ok(out)
+    }
+
+    /// A single-pass scan with decoupled look-back (Merrill and Garland 2016), for a
+    /// 32-bit element: each work-group takes the next tile of `wg * LOOKBACK_ITEMS`
+    /// elements (a counter, so every tile it waits for belongs to a group that has
+    /// started), scans it in local memory, publishes its total, then walks back over
+    /// the tiles before it, adding totals until one has published its inclusive
+    /// prefix, and publishes its own. A tile's status is one 64-bit word, the flag
+    /// (1: total, 2: inclusive prefix) above the value's 32 bits, so one atomic
+    /// exchange publishes both and one atomic read sees both: no fences. The input is
+    /// read once and the output written once (the three-stage scan reads it twice).
+    #[expect(clippy::too_many_arguments, reason = "the combinator's parts")]
+    fn scan_lookback(
+        &mut self,
+        f: FnId,
+        lambda: &Lambda,
+        host: &Rc<HEnv>,
+        ne: &HVal,
+        elem: Elem,
+        arr: &HArr,
+        ty: &Type,
+        origin: Option<&Origin>,
+    ) -> Res<HArr> {
+        const LOOKBACK_ITEMS: i64 = 8;
+        let wg = i64::from(self.options.work_group);
+        let tile = wg * LOOKBACK_ITEMS;
+        let n = arr.shape()[0].clone();
+        let tiles = self.let_var(
+            "tiles",
+            Expr::bin(HOp::Div, Expr::add(n.clone(), Expr::I64(tile - 1)), Expr::I64(tile)),
+        );
+        // Every tile's status, then the counter that hands out tiles: zeroed first.
+        let words = Expr::add(tiles.clone(), Expr::I64(1));
+        let status = self.alloc(&Type::Scalar(Elem::U64), vec![words.clone()], "status")?;
+        {
+            let mut kb = self.kb();
+            let KArr::Mem(st) = kb.import_arr(&status)? else {
+                return Err(crate::LowerError::internal("a scan's status words"));
+            };
+            let kw = kb.import_index(&words);
+            let i = kb.fresh_name("i");
+            let body = vec![Cmd::Store {
+                ptr: st.buf.clone(),
+                index: st.address(&[CExpr::Var(i.clone())]),
+                value: CExpr::cast(Elem::U64, CExpr::Int(0)),
+            }];
+            kb.emit(Cmd::ParFor {
+                level: ParLevel::Grid(0),
+                var: i,
+                bound: kw,
+                body,
+                comment: None,
+            });
+            self.launch(
+                kb,
+                "scan_status",
+                "scan status: clears the tiles' status words and the tile counter".to_owned(),
+                vec![words],
+                Some(vec![Expr::I64(wg)]),
+            );
+        }
+        let (elem_ty, _) = elem_and_rank(ty);
+        let out = self.alloc(&elem_ty, vec![n.clone()], "scanned")?;
+        let mut kb = self.kb();
+        kb.can_return = false;
+        if let Some(o) = origin {
+            kb.note(o, "@grid: single-pass scan with decoupled look-back");
+        }
+        let src = kb.import_arr(arr)?;
+        let dst = kb.import_arr(&out)?;
+        let KArr::Mem(st) = kb.import_arr(&status)? else {
+            return Err(crate::LowerError::internal("a scan's status words"));
+        };
+        let kn = kb.import_index(&n);
+        let ktiles = kb.import_index(&tiles);
+        let KVal::Scalar(ne_k, _) = kb.import_val(ne)? else {
+            return Err(crate::LowerError::internal("a scan's 32-bit neutral element"));
+        };
+        let scalar = |e: CExpr| KVal::Scalar(e, elem);
+        // Local memory: the tile (padded every 32 elements against bank conflicts),
+        // the work-items' totals, and the tile number and carry the first item finds.
+        let padded = |p: CExpr| CExpr::add(p.clone(), CExpr::bin(COp::Div, p, CExpr::Int(32)));
+        let buf = kb.local_param("tile", elem, Expr::I64(tile + tile / 32), "a scan's tile");
+        let sums = kb.local_param("sums", elem, Expr::I64(wg), "the work-items' totals of a scan");
+        let carry_l = kb.local_param("carry", elem, Expr::I64(1), "the tile's carry");
+        let id_l = kb.local_param("tile_id", Elem::I64, Expr::I64(1), "the tile this group scans");
+        let t = kb.tmp("t", Elem::I64, CExpr::work_item("get_local_id", 0));
+        let is_first = CExpr::bin(COp::Eq, t.clone(), CExpr::Int(0));
+        // The tile: the next one handed out.
+        kb.push();
+        let ticket = kb.decl("ticket", Elem::U64, None);
+        let CExpr::Var(ticket_name) = &ticket else {
+            return Err(crate::LowerError::internal("a declared variable"));
+        };
+        kb.emit(Cmd::Atomic {
+            op: AtomicOp::Add,
+            elem: Elem::U64,
+            ptr: st.buf.clone(),
+            index: st.address(std::slice::from_ref(&ktiles)),
+            value: CExpr::cast(Elem::U64, CExpr::Int(1)),
+            fetch: Some(ticket_name.clone()),
+        });
+        kb.emit(Cmd::Store {
+            ptr: id_l.clone(),
+            index: CExpr::Int(0),
+            value: CExpr::cast(Elem::I64, ticket),
+        });
+        let then_cmds = kb.pop();
+        kb.emit(Cmd::If { cond: is_first.clone(), then_cmds, else_cmds: Vec::new() });
+        kb.emit(Cmd::Barrier);
+        let tile_id = kb.tmp("tile", Elem::I64, CExpr::load(&id_l, CExpr::Int(0)));
+        let base = kb.tmp("base", Elem::I64, CExpr::mul(tile_id.clone(), CExpr::Int(tile)));
+        // Load the tile, reads coalesced across work-items.
+        let comment = kb.comment(origin);
+        let k = kb.fresh_name("k");
+        kb.push();
+        let at = CExpr::add(CExpr::mul(CExpr::Var(k.clone()), CExpr::Int(wg)), t.clone());
+        let i = kb.tmp("i", Elem::I64, CExpr::add(base.clone(), at.clone()));
+        let (src2, i2, ne2) = (src.clone(), i.clone(), scalar(ne_k.clone()));
+        let x = kb.branch(
+            CExpr::bin(COp::Lt, i.clone(), kn.clone()),
+            &mut |kb: &mut Kb<'_>| kb.index(&src2, std::slice::from_ref(&i2)),
+            &mut |_kb: &mut Kb<'_>| Ok(ne2.clone()),
+        )?;
+        let KVal::Scalar(x, _) = x else {
+            return Err(crate::LowerError::internal("a scan's 32-bit element"));
+        };
+        kb.emit(Cmd::Store { ptr: buf.clone(), index: padded(at), value: x });
+        let body = kb.pop();
+        kb.emit(Cmd::For {
+            var: k,
+            bound: CExpr::Int(LOOKBACK_ITEMS),
+            body,
+            comment: comment.clone(),
+        });
+        kb.emit(Cmd::Barrier);
+        // Each work-item scans its `LOOKBACK_ITEMS` neighbouring elements in place.
+        let own =
+            |k: CExpr| padded(CExpr::add(CExpr::mul(t.clone(), CExpr::Int(LOOKBACK_ITEMS)), k));
+        let acc = kb.declare_like(&scalar(ne_k.clone()))?;
+        kb.assign(&acc, &scalar(CExpr::load(&buf, own(CExpr::Int(0)))))?;
+        let k = kb.fresh_name("k");
+        kb.push();
+        let at = own(CExpr::add(CExpr::Var(k.clone()), CExpr::Int(1)));
+        let r =
+            apply(&mut kb, f, lambda, host, acc.clone(), scalar(CExpr::load(&buf, at.clone())))?;
+        kb.assign(&acc, &r)?;
+        let KVal::Scalar(acc_e, _) = &acc else {
+            return Err(crate::LowerError::internal("a scan's 32-bit accumulator"));
+        };
+        kb.emit(Cmd::Store { ptr: buf.clone(), index: at, value: acc_e.clone() });
+        let body = kb.pop();
+        kb.emit(Cmd::For { var: k, bound: CExpr::Int(LOOKBACK_ITEMS - 1), body, comment: None });
+        kb.emit(Cmd::Store { ptr: sums.clone(), index: t.clone(), value: acc_e.clone() });
+        kb.emit(Cmd::Barrier);
+        // The items' totals, scanned in local memory (inclusive).
+        let mut s = 1;
+        while s < wg {
+            let earlier = scalar(CExpr::load(
+                &sums,
+                CExpr::select(
+                    CExpr::bin(COp::Ge, t.clone(), CExpr::Int(s)),
+                    CExpr::sub(t.clone(), CExpr::Int(s)),
+                    CExpr::Int(0),
+                ),
+            ));
+            let v = kb.declare_like(&earlier)?;
+            kb.assign(&v, &earlier)?;
+            kb.emit(Cmd::Barrier);
+            kb.push();
+            let r = apply(&mut kb, f, lambda, host, v, scalar(CExpr::load(&sums, t.clone())))?;
+            let KVal::Scalar(r, _) = kb.stage(&r)? else {
+                return Err(crate::LowerError::internal("a scan's 32-bit total"));
+            };
+            kb.emit(Cmd::Store { ptr: sums.clone(), index: t.clone(), value: r });
+            let then_cmds = kb.pop();
+            kb.emit(Cmd::If {
+                cond: CExpr::bin(COp::Ge, t.clone(), CExpr::Int(s)),
+                then_cmds,
+                else_cmds: Vec::new(),
+            });
+            kb.emit(Cmd::Barrier);
+            s *= 2;
+        }
+        // The first work-item publishes the tile's total and looks back for its carry.
+        let bits = |v: CExpr| match elem {
+            Elem::U32 => v,
+            _ => CExpr::call("as_uint", vec![v]),
+        };
+        let from_bits = |b: CExpr| match elem {
+            Elem::F32 => CExpr::call("as_float", vec![CExpr::cast(Elem::U32, b)]),
+            Elem::I32 => CExpr::call("as_int", vec![CExpr::cast(Elem::U32, b)]),
+            _ => CExpr::cast(Elem::U32, b),
+        };
+        let word = |flag: i64, v: CExpr| {
+            CExpr::bin(
+                COp::BitOr,
+                CExpr::bin(COp::Shl, CExpr::cast(Elem::U64, CExpr::Int(flag)), CExpr::Int(32)),
+                CExpr::cast(Elem::U64, bits(v)),
+            )
+        };
+        let publish = |kb: &mut Kb<'_>, flag: i64, v: CExpr| {
+            kb.emit(Cmd::Atomic {
+                op: AtomicOp::Exchange,
+                elem: Elem::U64,
+                ptr: st.buf.clone(),
+                index: st.address(std::slice::from_ref(&tile_id)),
+                value: word(flag, v),
+                fetch: None,
+            });
+        };
+        kb.push();
+        let total = kb.tmp("total", elem, CExpr::load(&sums, CExpr::Int(wg - 1)));
+        let excl = kb.declare_like(&scalar(ne_k.clone()))?;
+        kb.assign(&excl, &scalar(ne_k.clone()))?;
+        let KVal::Scalar(excl_e, _) = &excl else {
+            return Err(crate::LowerError::internal("a scan's 32-bit carry"));
+        };
+        // Tile 0 has no carry.
+        kb.push();
+        publish(&mut kb, 2, total.clone());
+        let first_tile = kb.pop();
+        kb.push();
+        publish(&mut kb, 1, total.clone());
+        let j = kb.decl("j", Elem::I64, Some(CExpr::sub(tile_id.clone(), CExpr::Int(1))));
+        let waiting = kb.decl("waiting", Elem::I32, Some(CExpr::lit("1")));
+        let CExpr::Var(waiting_name) = &waiting else {
+            return Err(crate::LowerError::internal("a declared variable"));
+        };
+        let CExpr::Var(j_name) = &j else {
+            return Err(crate::LowerError::internal("a declared variable"));
+        };
+        kb.push();
+        let seen = kb.decl("seen", Elem::U64, None);
+        let CExpr::Var(seen_name) = &seen else {
+            return Err(crate::LowerError::internal("a declared variable"));
+        };
+        kb.emit(Cmd::Atomic {
+            op: AtomicOp::Add,
+            elem: Elem::U64,
+            ptr: st.buf.clone(),
+            index: st.address(std::slice::from_ref(&j)),
+            value: CExpr::cast(Elem::U64, CExpr::Int(0)),
+            fetch: Some(seen_name.clone()),
+        });
+        let flag = kb.tmp("flag", Elem::U64, CExpr::bin(COp::Shr, seen.clone(), CExpr::Int(32)));
+        kb.push();
+        let v = scalar(from_bits(seen.clone()));
+        let r = apply(&mut kb, f, lambda, host, v, excl.clone())?;
+        kb.assign(&excl, &r)?;
+        kb.push();
+        kb.emit(Cmd::Assign { name: waiting_name.clone(), value: CExpr::lit("0") });
+        let done = kb.pop();
+        kb.push();
+        kb.emit(Cmd::Assign { name: j_name.clone(), value: CExpr::sub(j.clone(), CExpr::Int(1)) });
+        let back = kb.pop();
+        kb.emit(Cmd::If {
+            cond: CExpr::bin(COp::Eq, flag.clone(), CExpr::cast(Elem::U64, CExpr::Int(2))),
+            then_cmds: done,
+            else_cmds: back,
+        });
+        let ready = kb.pop();
+        kb.emit(Cmd::If {
+            cond: CExpr::bin(COp::Ne, flag, CExpr::cast(Elem::U64, CExpr::Int(0))),
+            then_cmds: ready,
+            else_cmds: Vec::new(),
+        });
+        let body = kb.pop();
+        kb.emit(Cmd::While {
+            cond_cmds: Vec::new(),
+            cond: CExpr::bin(COp::Ne, waiting.clone(), CExpr::lit("0")),
+            body,
+        });
+        let inclusive = apply(&mut kb, f, lambda, host, excl.clone(), scalar(total))?;
+        let KVal::Scalar(inclusive, _) = kb.stage(&inclusive)? else {
+            return Err(crate::LowerError::internal("a scan's 32-bit prefix"));
+        };
+        publish(&mut kb, 2, inclusive);
+        let later_tile = kb.pop();
+        kb.emit(Cmd::If {
+            cond: CExpr::bin(COp::Eq, tile_id.clone(), CExpr::Int(0)),
+            then_cmds: first_tile,
+            else_cmds: later_tile,
+        });
+        kb.emit(Cmd::Store { ptr: carry_l.clone(), index: CExpr::Int(0), value: excl_e.clone() });
+        let then_cmds = kb.pop();
+        kb.emit(Cmd::If { cond: is_first, then_cmds, else_cmds: Vec::new() });
+        kb.emit(Cmd::Barrier);
+        // Each item's carry: the tile's, then the totals of the items before it.
+        let before = kb.branch(
+            CExpr::bin(COp::Gt, t.clone(), CExpr::Int(0)),
+            &mut |_kb: &mut Kb<'_>| {
+                Ok(scalar(CExpr::load(&sums, CExpr::sub(t.clone(), CExpr::Int(1)))))
+            },
+            &mut |_kb: &mut Kb<'_>| Ok(scalar(ne_k.clone())),
+        )?;
+        let carry =
+            apply(&mut kb, f, lambda, host, scalar(CExpr::load(&carry_l, CExpr::Int(0))), before)?;
+        let carry = kb.stage(&carry)?;
+        let k = kb.fresh_name("k");
+        kb.push();
+        let at = own(CExpr::Var(k.clone()));
+        let y =
+            apply(&mut kb, f, lambda, host, carry.clone(), scalar(CExpr::load(&buf, at.clone())))?;
+        let KVal::Scalar(y, _) = kb.stage(&y)? else {
+            return Err(crate::LowerError::internal("a scan's 32-bit element"));
+        };
+        kb.emit(Cmd::Store { ptr: buf.clone(), index: at, value: y });
+        let body = kb.pop();
+        kb.emit(Cmd::For { var: k, bound: CExpr::Int(LOOKBACK_ITEMS), body, comment: None });
+        kb.emit(Cmd::Barrier);
+        // Store the tile, writes coalesced.
+        let k = kb.fresh_name("k");
+        kb.push();
+        let at = CExpr::add(CExpr::mul(CExpr::Var(k.clone()), CExpr::Int(wg)), t.clone());
+        let i = kb.tmp("i", Elem::I64, CExpr::add(base, at.clone()));
+        kb.push();
+        kb.write(&dst, std::slice::from_ref(&i), &scalar(CExpr::load(&buf, padded(at))))?;
+        let then_cmds = kb.pop();
+        kb.emit(Cmd::If { cond: CExpr::bin(COp::Lt, i, kn), then_cmds, else_cmds: Vec::new() });
+        let body = kb.pop();
+        kb.emit(Cmd::For { var: k, bound: CExpr::Int(LOOKBACK_ITEMS), body, comment });
+        let doc = format!(
+            "scan: single pass, each work-group scans a tile of {tile} and looks back over earlier tiles' published totals for its carry"
+        );
+        self.launch(
+            kb,
+            "scan",
+            doc,
+            vec![Expr::mul(tiles, Expr::I64(wg))],
             Some(vec![Expr::I64(wg)]),
         );
         Ok(out)
@@ -972,7 +1311,7 @@ impl<'p> Lowerer<'p> {
             Some(sub) => (sub.clone(), j.clone()),
             None => (mem.buf.clone(), mem.address(std::slice::from_ref(&j))),
         };
-        kb.emit(Cmd::Atomic { op, elem: mem.elem, ptr, index, value: v });
+        kb.emit(Cmd::Atomic { op, elem: mem.elem, ptr, index, value: v, fetch: None });
         let then_cmds = kb.pop();
         kb.emit(Cmd::If { cond: in_range(j, bins.clone()), then_cmds, else_cmds: Vec::new() });
         let body = kb.pop();
@@ -990,6 +1329,7 @@ impl<'p> Lowerer<'p> {
                 ptr: mem.buf.clone(),
                 index: mem.address(&[CExpr::Var(b.clone())]),
                 value: count.clone(),
+                fetch: None,
             };
             let merge = vec![Cmd::If {
                 cond: CExpr::bin(

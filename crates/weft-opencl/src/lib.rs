@@ -330,7 +330,7 @@ fn cmds(out: &mut String, list: &[Cmd], depth: usize, ptrs: &PtrSpaces) {
                 let (index, value) = (calls(index, ptrs), calls(value, ptrs));
                 let _ = writeln!(out, "{pad}{ptr}[{index}] = {value};");
             }
-            Cmd::Atomic { op, elem, ptr, index, value } => {
+            Cmd::Atomic { op, elem, ptr, index, value, fetch } => {
                 let (index, value) = (calls(index, ptrs), calls(value, ptrs));
                 let func = match (op, elem) {
                     (AtomicOp::Add, Elem::F32) => "weft_atomic_add_float",
@@ -339,8 +339,11 @@ fn cmds(out: &mut String, list: &[Cmd], depth: usize, ptrs: &PtrSpaces) {
                     (AtomicOp::Add, _) => "atomic_add",
                     (AtomicOp::Min, _) => "atomic_min",
                     (AtomicOp::Max, _) => "atomic_max",
+                    (AtomicOp::Exchange, Elem::I64 | Elem::U64) => "atom_xchg",
+                    (AtomicOp::Exchange, _) => "atomic_xchg",
                 };
-                let _ = writeln!(out, "{pad}{func}(&{ptr}[{index}], {value});");
+                let fetch = fetch.as_ref().map(|f| format!("{f} = ")).unwrap_or_default();
+                let _ = writeln!(out, "{pad}{fetch}{func}(&{ptr}[{index}], {value});");
             }
             Cmd::If { cond, then_cmds, else_cmds } => {
                 let cond = calls(cond, ptrs);

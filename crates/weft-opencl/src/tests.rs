@@ -1648,3 +1648,35 @@ fn a_scan_on_a_cpu_scans_each_work_items_share_in_order() {
     assert_eq!(barriers(&cpu), 2, "{cpu}");
     assert!(!cpu.contains("tile_"), "{cpu}");
 }
+
+#[test]
+fn a_scan_on_an_nvidia_gpu_is_one_pass_with_decoupled_look_back() {
+    // A device that keeps started work-groups resident (an NVIDIA GPU) scans a 32-bit
+    // element in one pass: a kernel that clears the status words, then one that reads
+    // each element once and writes it once, with a tile counter and a look-back over
+    // published totals. Elsewhere (no profile: an unknown device; POCL) and for other
+    // element types, the three-stage scan.
+    let scan_kernels = |src: &str, profile: Option<&str>| {
+        let mut db = RootDatabase::default();
+        let file = db.set_file("main.weft", src);
+        let checked = weft_core::CheckedFile::new(&db, file).expect("no errors");
+        let program = weft_core::lower_file(&db, checked).expect("elaborates");
+        let position = |o: &weft_core::Origin| weft_core::origin_position(&db, o);
+        let profile =
+            profile.map(|p| weft_cost::profile::builtin_profile_named(p).expect("committed"));
+        let options = weft_lower::Options { profile, ..Default::default() };
+        let c = crate::compile_entry(&program, program.entries[0], &position, options)
+            .expect("compiles");
+        (0..c.kernels.len()).map(|i| crate::print_kernel(&c, i)).collect::<Vec<_>>()
+    };
+    let f32_scan = "entry f (xs: [n]f32) : [n]f32 = scan (+) 0 xs";
+    let kernels = scan_kernels(f32_scan, Some("nvidia-h100"));
+    assert_eq!(kernels.len(), 2, "{kernels:#?}");
+    let scan = &kernels[1];
+    assert!(scan.contains("atom_xchg(&") && scan.contains("atom_add(&"), "{scan}");
+    assert_eq!(scan.matches("while (").count(), 1, "one look-back loop: {scan}");
+    assert_eq!(scan_kernels(f32_scan, None).len(), 3, "three stages on an unknown device");
+    assert_eq!(scan_kernels(f32_scan, Some("pocl-cpu")).len(), 3, "three stages on POCL");
+    let f64_scan = "entry f (xs: [n]f64) : [n]f64 = scan (+) 0 xs";
+    assert_eq!(scan_kernels(f64_scan, Some("nvidia-h100")).len(), 3, "64-bit: three stages");
+}
