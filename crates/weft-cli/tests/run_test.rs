@@ -340,13 +340,13 @@ fn both_backends_count_inputs_alike() {
 /// The single-pass scan with decoupled look-back that an NVIDIA GPU gets
 /// (`WEFT_PROFILE` steers the compiler with the H100's profile) gives the
 /// interpreter's answers on the machine's device (POCL on CI, which runs a started
-/// work-group to its end too), on sizes around its tiles of 2048.
+/// work-group to its end too), on sizes around its tiles of 8192.
 #[test]
 fn the_look_back_scan_agrees_with_the_interpreter() {
     let path = temp_file(
         "lookback.weft",
-        "-- ==\n-- random input { [0]i32 }\n-- random input { [1]i32 }\n-- random input { [2047]i32 }\n\
-         -- random input { [2049]i32 }\n-- random input { [100003]i32 }\n\
+        "-- ==\n-- random input { [0]i32 }\n-- random input { [1]i32 }\n-- random input { [8191]i32 }\n\
+         -- random input { [8193]i32 }\n-- random input { [100003]i32 }\n\
          entry running_max (xs: [n]i32) : [n]i32 = scan i32.max (-2147483648) xs\n\
          -- ==\n-- random input { [4096]u32 }\n-- random input { [70001]u32 }\n\
          entry running_sum (xs: [n]u32) : [n]u32 = scan (+) 0 xs\n\

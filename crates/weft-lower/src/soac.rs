@@ -643,7 +643,8 @@ impl<'p> Lowerer<'p> {
         ty: &Type,
         origin: Option<&Origin>,
     ) -> Res<HArr> {
-        const LOOKBACK_ITEMS: i64 = 8;
+        const LOOKBACK_ITEMS: i64 = 32;
+        const LOOKBACK_WINDOW: i64 = 32;
         let wg = i64::from(self.options.work_group);
         let tile = wg * LOOKBACK_ITEMS;
         let n = arr.shape()[0].clone();
@@ -804,7 +805,9 @@ impl<'p> Lowerer<'p> {
             kb.emit(Cmd::Barrier);
             s *= 2;
         }
-        // The first work-item publishes the tile's total and looks back for its carry.
+        // The first work-item publishes the tile's total; then the group looks back
+        // for its carry, `LOOKBACK_WINDOW` earlier tiles' status words at a time (read
+        // by as many work-items at once, then combined in order by the first).
         let bits = |v: CExpr| match elem {
             Elem::U32 => v,
             _ => CExpr::call("as_uint", vec![v]),
@@ -831,83 +834,146 @@ impl<'p> Lowerer<'p> {
                 fetch: None,
             });
         };
-        kb.push();
+        // At most one status word per work-item.
+        let window_len = LOOKBACK_WINDOW.min(wg);
+        let window = kb.local_param(
+            "window",
+            Elem::U64,
+            Expr::I64(window_len),
+            "earlier tiles' status words, read at once",
+        );
+        // `[0]`: whether the group still looks back; `[1]`: the next tile to read.
+        let walk = kb.local_param("walk", Elem::I64, Expr::I64(2), "the look-back's state");
+        let first_tile = CExpr::bin(COp::Eq, tile_id.clone(), CExpr::Int(0));
         let total = kb.tmp("total", elem, CExpr::load(&sums, CExpr::Int(wg - 1)));
-        let excl = kb.declare_like(&scalar(ne_k.clone()))?;
-        kb.assign(&excl, &scalar(ne_k.clone()))?;
-        let KVal::Scalar(excl_e, _) = &excl else {
-            return Err(crate::LowerError::internal("a scan's 32-bit carry"));
-        };
-        // Tile 0 has no carry.
+        kb.push();
         kb.push();
         publish(&mut kb, 2, total.clone());
-        let first_tile = kb.pop();
+        let then_cmds = kb.pop();
         kb.push();
         publish(&mut kb, 1, total.clone());
-        let j = kb.decl("j", Elem::I64, Some(CExpr::sub(tile_id.clone(), CExpr::Int(1))));
-        let waiting = kb.decl("waiting", Elem::I32, Some(CExpr::lit("1")));
-        let CExpr::Var(waiting_name) = &waiting else {
-            return Err(crate::LowerError::internal("a declared variable"));
-        };
-        let CExpr::Var(j_name) = &j else {
-            return Err(crate::LowerError::internal("a declared variable"));
-        };
+        let else_cmds = kb.pop();
+        kb.emit(Cmd::If { cond: first_tile.clone(), then_cmds, else_cmds });
+        kb.emit(Cmd::Store {
+            ptr: walk.clone(),
+            index: CExpr::Int(0),
+            value: CExpr::select(first_tile.clone(), CExpr::Int(0), CExpr::Int(1)),
+        });
+        kb.emit(Cmd::Store {
+            ptr: walk.clone(),
+            index: CExpr::Int(1),
+            value: CExpr::sub(tile_id.clone(), CExpr::Int(1)),
+        });
+        kb.emit(Cmd::Store { ptr: carry_l.clone(), index: CExpr::Int(0), value: ne_k.clone() });
+        let then_cmds = kb.pop();
+        kb.emit(Cmd::If { cond: is_first.clone(), then_cmds, else_cmds: Vec::new() });
+        kb.emit(Cmd::Barrier);
+        // The loop: every work-item tests the same flag in local memory, so the
+        // barriers inside are reached by all.
         kb.push();
-        let seen = kb.decl("seen", Elem::U64, None);
+        let looking = kb.tmp("looking", Elem::I64, CExpr::load(&walk, CExpr::Int(0)));
+        let cond_cmds = kb.pop();
+        kb.push();
+        let j = kb.tmp("j", Elem::I64, CExpr::load(&walk, CExpr::Int(1)));
+        kb.push();
+        let seen = kb.decl("seen", Elem::U64, Some(CExpr::cast(Elem::U64, CExpr::Int(0))));
         let CExpr::Var(seen_name) = &seen else {
             return Err(crate::LowerError::internal("a declared variable"));
         };
+        kb.push();
         kb.emit(Cmd::Atomic {
             op: AtomicOp::Add,
             elem: Elem::U64,
             ptr: st.buf.clone(),
-            index: st.address(std::slice::from_ref(&j)),
+            index: st.address(&[CExpr::sub(j.clone(), t.clone())]),
             value: CExpr::cast(Elem::U64, CExpr::Int(0)),
             fetch: Some(seen_name.clone()),
         });
-        let flag = kb.tmp("flag", Elem::U64, CExpr::bin(COp::Shr, seen.clone(), CExpr::Int(32)));
+        let read = kb.pop();
+        kb.emit(Cmd::If {
+            cond: CExpr::bin(COp::Ge, CExpr::sub(j.clone(), t.clone()), CExpr::Int(0)),
+            then_cmds: read,
+            else_cmds: Vec::new(),
+        });
+        kb.emit(Cmd::Store { ptr: window.clone(), index: t.clone(), value: seen });
+        let then_cmds = kb.pop();
+        kb.emit(Cmd::If {
+            cond: CExpr::bin(COp::Lt, t.clone(), CExpr::Int(window_len)),
+            then_cmds,
+            else_cmds: Vec::new(),
+        });
+        kb.emit(Cmd::Barrier);
+        // The first work-item adds the window's values in order, up to a tile not
+        // ready yet (read again next time) or one with its inclusive prefix (done).
         kb.push();
-        let v = scalar(from_bits(seen.clone()));
-        let r = apply(&mut kb, f, lambda, host, v, excl.clone())?;
-        kb.assign(&excl, &r)?;
+        let acc = kb.declare_like(&scalar(ne_k.clone()))?;
+        kb.assign(&acc, &scalar(CExpr::load(&carry_l, CExpr::Int(0))))?;
+        let KVal::Scalar(acc_e, _) = &acc else {
+            return Err(crate::LowerError::internal("a scan's 32-bit carry"));
+        };
+        let k = kb.decl("k", Elem::I64, Some(CExpr::Int(0)));
+        let go = kb.decl("go", Elem::I64, Some(CExpr::Int(1)));
+        let (CExpr::Var(k_name), CExpr::Var(go_name)) = (&k, &go) else {
+            return Err(crate::LowerError::internal("a declared variable"));
+        };
         kb.push();
-        kb.emit(Cmd::Assign { name: waiting_name.clone(), value: CExpr::lit("0") });
+        let w = kb.tmp("w", Elem::U64, CExpr::load(&window, k.clone()));
+        let flag = kb.tmp("flag", Elem::U64, CExpr::bin(COp::Shr, w.clone(), CExpr::Int(32)));
+        kb.push();
+        let r = apply(&mut kb, f, lambda, host, scalar(from_bits(w)), acc.clone())?;
+        kb.assign(&acc, &r)?;
+        kb.emit(Cmd::Assign { name: k_name.clone(), value: CExpr::add(k.clone(), CExpr::Int(1)) });
+        kb.push();
+        kb.emit(Cmd::Assign { name: go_name.clone(), value: CExpr::Int(0) });
+        kb.emit(Cmd::Store { ptr: walk.clone(), index: CExpr::Int(0), value: CExpr::Int(0) });
         let done = kb.pop();
-        kb.push();
-        kb.emit(Cmd::Assign { name: j_name.clone(), value: CExpr::sub(j.clone(), CExpr::Int(1)) });
-        let back = kb.pop();
         kb.emit(Cmd::If {
             cond: CExpr::bin(COp::Eq, flag.clone(), CExpr::cast(Elem::U64, CExpr::Int(2))),
             then_cmds: done,
-            else_cmds: back,
+            else_cmds: Vec::new(),
         });
         let ready = kb.pop();
+        let not_ready = vec![Cmd::Assign { name: go_name.clone(), value: CExpr::Int(0) }];
         kb.emit(Cmd::If {
             cond: CExpr::bin(COp::Ne, flag, CExpr::cast(Elem::U64, CExpr::Int(0))),
             then_cmds: ready,
-            else_cmds: Vec::new(),
+            else_cmds: not_ready,
         });
         let body = kb.pop();
         kb.emit(Cmd::While {
             cond_cmds: Vec::new(),
-            cond: CExpr::bin(COp::Ne, waiting.clone(), CExpr::lit("0")),
+            cond: CExpr::bin(
+                COp::And,
+                CExpr::bin(COp::Ne, go, CExpr::Int(0)),
+                CExpr::bin(COp::Lt, k.clone(), CExpr::Int(window_len)),
+            ),
             body,
         });
-        let inclusive = apply(&mut kb, f, lambda, host, excl.clone(), scalar(total))?;
+        kb.emit(Cmd::Store { ptr: carry_l.clone(), index: CExpr::Int(0), value: acc_e.clone() });
+        kb.emit(Cmd::Store { ptr: walk.clone(), index: CExpr::Int(1), value: CExpr::sub(j, k) });
+        let then_cmds = kb.pop();
+        kb.emit(Cmd::If { cond: is_first.clone(), then_cmds, else_cmds: Vec::new() });
+        kb.emit(Cmd::Barrier);
+        let body = kb.pop();
+        kb.emit(Cmd::While { cond_cmds, cond: CExpr::bin(COp::Ne, looking, CExpr::Int(0)), body });
+        // The tile's inclusive prefix, for the tiles after it.
+        kb.push();
+        let excl = scalar(CExpr::load(&carry_l, CExpr::Int(0)));
+        let inclusive = apply(&mut kb, f, lambda, host, excl, scalar(total))?;
         let KVal::Scalar(inclusive, _) = kb.stage(&inclusive)? else {
             return Err(crate::LowerError::internal("a scan's 32-bit prefix"));
         };
         publish(&mut kb, 2, inclusive);
-        let later_tile = kb.pop();
-        kb.emit(Cmd::If {
-            cond: CExpr::bin(COp::Eq, tile_id.clone(), CExpr::Int(0)),
-            then_cmds: first_tile,
-            else_cmds: later_tile,
-        });
-        kb.emit(Cmd::Store { ptr: carry_l.clone(), index: CExpr::Int(0), value: excl_e.clone() });
         let then_cmds = kb.pop();
-        kb.emit(Cmd::If { cond: is_first, then_cmds, else_cmds: Vec::new() });
-        kb.emit(Cmd::Barrier);
+        kb.emit(Cmd::If {
+            cond: CExpr::bin(
+                COp::And,
+                is_first,
+                CExpr::bin(COp::Ne, tile_id.clone(), CExpr::Int(0)),
+            ),
+            then_cmds,
+            else_cmds: Vec::new(),
+        });
         // Each item's carry: the tile's, then the totals of the items before it.
         let before = kb.branch(
             CExpr::bin(COp::Gt, t.clone(), CExpr::Int(0)),
