@@ -290,7 +290,7 @@ impl<'p> Lowerer<'p> {
     /// Adds a kernel and its launch.
     pub(crate) fn launch(
         &mut self,
-        kb: Kb<'p>,
+        mut kb: Kb<'p>,
         kind: &str,
         doc: String,
         global: Vec<Expr>,
@@ -302,7 +302,33 @@ impl<'p> Lowerer<'p> {
                 .filter_map(|e| if let Expr::I64(v) = e { Some(*v as u32) } else { None })
                 .product()
         });
-        let (kernel, args) = kb.finish(name, doc, local_size);
+        let expansions = std::mem::take(&mut kb.expansions);
+        let (kernel, mut args) = kb.finish(name, doc, local_size);
+        if !expansions.is_empty() {
+            // The work-items the runner launches: each global size rounded up to a
+            // multiple of the local size (`weft-runtime`'s launch).
+            use crate::arr::IExpr;
+            let items = global
+                .iter()
+                .enumerate()
+                .map(|(d, g)| match local.as_ref().and_then(|l| l.get(d)) {
+                    Some(l) => Expr::mul(
+                        Expr::div(
+                            Expr::add(g.clone(), Expr::sub(l.clone(), Expr::I64(1))),
+                            l.clone(),
+                        ),
+                        l.clone(),
+                    ),
+                    None => g.clone(),
+                })
+                .fold(Expr::I64(1), Expr::mul);
+            for expansion in expansions {
+                let buf = self.new_var("expanded");
+                let len = Expr::mul(expansion.per_item, items.clone());
+                self.step(Step::Alloc { var: buf, elem: expansion.elem, len });
+                args[expansion.arg] = weft_plan::Arg::Buffer(buf);
+            }
+        }
         let index = self.kernels.len() as u32;
         self.kernels.push(kernel);
         self.step(Step::Launch { kernel: index, global, local, args });

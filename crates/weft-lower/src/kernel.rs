@@ -73,6 +73,17 @@ pub(crate) struct Kb<'p> {
     /// Set while generating a function from a user def: its result type (a failed
     /// check returns a zero of it instead of ending the work-item).
     pub(crate) fn_ret: Option<Elem>,
+    /// Buffers holding every work-item's copy of an array (memory expansion), which
+    /// the launch allocates once it knows how many work-items there are.
+    pub(crate) expansions: Vec<Expansion>,
+}
+
+/// A kernel buffer that `Builder::launch` allocates: `per_item` elements for each
+/// work-item of the launch, passed as argument `arg`.
+pub(crate) struct Expansion {
+    pub(crate) arg: usize,
+    pub(crate) elem: Elem,
+    pub(crate) per_item: Expr,
 }
 
 /// The scalar leaves of a full-depth element type, in order.
@@ -172,6 +183,7 @@ impl<'p> Kb<'p> {
             in_group: false,
             work_group: 256,
             fn_ret: None,
+            expansions: Vec::new(),
         }
     }
 
@@ -310,6 +322,22 @@ impl<'p> Kb<'p> {
         }
         self.args.push(Arg::Buffer(buf));
         self.buffers.insert(buf, name.clone());
+        name
+    }
+
+    /// A global buffer with `per_item` elements for every work-item of the launch,
+    /// which the launch allocates (memory expansion, as Futhark does for arrays a
+    /// thread needs whose size is known only at run time).
+    fn expanded_param(&mut self, elem: Elem, per_item: Expr) -> Rc<str> {
+        let name = self.fresh_name("expanded");
+        self.params.push((name.to_string(), ParamKind::Buffer(elem)));
+        self.param_notes.push((
+            name.to_string(),
+            "every work-item's copy of an array-valued `if`, loop or reduction, allocated at launch (memory expansion)".to_owned(),
+        ));
+        self.expansions.push(Expansion { arg: self.args.len(), elem, per_item });
+        // Replaced by the buffer when the launch allocates it.
+        self.args.push(Arg::Scalar { value: Expr::I64(0), elem: Elem::I64 });
         name
     }
 
@@ -645,14 +673,51 @@ impl<'p> Kb<'p> {
             }
             _ => {
                 let len = shape.iter().map(|d| self.host_of(d)).collect::<Option<Vec<_>>>();
-                let (true, Some(len)) = (self.in_group, len) else {
+                let Some(len) = len else {
                     return Err(LowerError::unsupported(
-                        "an array-valued `if`, loop or reduction inside a kernel whose size is not a small constant (outside a `map@group`, or with a size not known at launch)",
+                        "an array-valued `if`, loop or reduction inside a kernel whose size is not known at launch",
                         None,
                     ));
                 };
                 use crate::arr::IExpr;
                 let len = len.into_iter().fold(Expr::I64(1), Expr::mul);
+                if !self.in_group {
+                    // Every work-item's copy in one global buffer, element `i` of
+                    // work-item `w` at `i * items + w`: neighbouring work-items touch
+                    // neighbouring elements (coalesced).
+                    let dim = |f: &str, d: i64| CExpr::work_item(f, d);
+                    let items = CExpr::mul(
+                        CExpr::mul(dim("get_global_size", 0), dim("get_global_size", 1)),
+                        dim("get_global_size", 2),
+                    );
+                    let item = CExpr::add(
+                        dim("get_global_id", 0),
+                        CExpr::mul(
+                            dim("get_global_size", 0),
+                            CExpr::add(
+                                dim("get_global_id", 1),
+                                CExpr::mul(dim("get_global_size", 1), dim("get_global_id", 2)),
+                            ),
+                        ),
+                    );
+                    let items = self.tmp("items", Elem::I64, items);
+                    let item = self.tmp("item", Elem::I64, item);
+                    let strides: Vec<CExpr> = crate::arr::row_major(&shape)
+                        .into_iter()
+                        .map(|s| CExpr::mul(s, items.clone()))
+                        .collect();
+                    for elem in elems {
+                        let name = self.expanded_param(elem, len.clone());
+                        parts.push(KArr::Mem(Mem {
+                            buf: name,
+                            elem,
+                            offset: item.clone(),
+                            strides: strides.clone(),
+                            shape: shape.clone(),
+                        }));
+                    }
+                    return Ok(if parts.len() == 1 { parts.remove(0) } else { KArr::Zip(parts) });
+                }
                 for elem in elems {
                     let name = self.local_param(
                         "arr",

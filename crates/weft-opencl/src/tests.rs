@@ -1684,3 +1684,23 @@ fn a_scan_on_an_nvidia_gpu_is_one_pass_with_decoupled_look_back() {
     let f64_scan = "entry f (xs: [n]f64) : [n]f64 = scan (+) 0 xs";
     assert_eq!(scan_kernels(f64_scan, Some("nvidia-h100")).len(), 3, "64-bit: three stages");
 }
+
+#[test]
+fn a_per_work_item_array_of_a_size_known_at_launch_is_expanded() {
+    // The loop's accumulator is a row of `m` elements in each work-item: one global
+    // buffer holds every work-item's copy, allocated before the launch for the
+    // work-items it has, element `i` of work-item `w` at `i * items + w` (coalesced).
+    let c = compiled(
+        "entry f (xss: [n][m]f32) (k: i64) : [n][m]f32 =
+           map (\\row -> loop acc = row for i < k do map (\\x -> x * 0.5f32) acc) xss",
+    );
+    let plan = weft_plan::print_plan(&c.plan);
+    let allocs: Vec<&str> = plan.lines().filter(|l| l.contains("= alloc")).collect();
+    // `m` elements for each of the launch's work-items (`n` rounded up to groups).
+    let expanded = allocs.iter().filter(|l| l.contains("/ 256) * 256))]")).count();
+    assert!(expanded >= 1 && allocs.len() == expanded + 1, "{plan}");
+    let kernel = crate::print_kernel(&c, 0);
+    assert!(kernel.contains("expanded_"), "{kernel}");
+    assert!(kernel.contains("get_global_size(0) * (long)get_global_size(1)"), "{kernel}");
+    assert!(!kernel.contains("__private float") && !kernel.contains("float arr_"), "{kernel}");
+}
