@@ -462,6 +462,10 @@ fn mark_varying(cmds: &[Cmd], under_varying: bool, varying: &mut FxHashSet<Strin
             Cmd::Atomic { fetch: Some(name), .. } => {
                 varying.insert(name.to_string());
             }
+            // A loaded value may differ between work-items.
+            Cmd::VectorLoad { lanes, .. } => {
+                varying.extend(lanes.iter().map(|l| l.to_string()));
+            }
             Cmd::Array { .. }
             | Cmd::Store { .. }
             | Cmd::Atomic { .. }
@@ -469,7 +473,8 @@ fn mark_varying(cmds: &[Cmd], under_varying: bool, varying: &mut FxHashSet<Strin
             | Cmd::Barrier
             | Cmd::Fail { .. }
             | Cmd::Comment(_)
-            | Cmd::Raw(_) => {}
+            | Cmd::Exit
+            | Cmd::Unroll => {}
         }
     }
 }

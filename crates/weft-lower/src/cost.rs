@@ -640,7 +640,24 @@ impl<'f> Analysis<'f> {
                 add(add(a, b), c)
             }
             Cmd::Return(value) => self.expr(value, count),
-            Cmd::Barrier | Cmd::Fail { .. } | Cmd::Comment(_) | Cmd::Raw(_) => Expr::I64(0),
+            Cmd::VectorLoad { lanes, load, .. } => {
+                // `load` is the first lane's element; the others follow it.
+                let ops = self.expr(load, count);
+                if let CExpr::Load(ptr, index) = load {
+                    for lane in 1..lanes.len() {
+                        let at = CExpr::add((**index).clone(), CExpr::Int(lane as i64));
+                        self.access(ptr, &at, Dir::Read, count);
+                    }
+                }
+                let info = self.info(load);
+                for lane in lanes {
+                    self.env.insert(lane.clone(), info.clone());
+                }
+                ops
+            }
+            Cmd::Barrier | Cmd::Fail { .. } | Cmd::Comment(_) | Cmd::Exit | Cmd::Unroll => {
+                Expr::I64(0)
+            }
         }
     }
 

@@ -400,9 +400,19 @@ pub enum Cmd {
     },
     /// `return value;` from a function generated from a user def.
     Return(CExpr),
+    /// The work-item ends (`return;` from a kernel, after a failed check).
+    Exit,
+    /// Asks the OpenCL compiler to unroll the loop that follows (`#pragma unroll`).
+    Unroll,
+    /// `lanes.len()` (2, 4, 8 or 16) neighbouring elements from the one `load` reads
+    /// (a [`CExpr::Load`]), loaded as one vector (`vloadN`) into the fresh scalar
+    /// variables `lanes`, in order.
+    VectorLoad {
+        lanes: Vec<Rc<str>>,
+        elem: Elem,
+        load: CExpr,
+    },
     Comment(String),
-    /// Raw statement text for runtime helpers the printer cannot express otherwise.
-    Raw(String),
 }
 
 /// A part of a command: an expression it evaluates or a block it runs.
@@ -431,7 +441,10 @@ impl Cmd {
                 vec![Part::Body(cond_cmds), Part::Expr(cond), Part::Body(body)]
             }
             Cmd::Fail { a, b, .. } => vec![Part::Expr(a), Part::Expr(b)],
-            Cmd::Array { .. } | Cmd::Barrier | Cmd::Comment(_) | Cmd::Raw(_) => Vec::new(),
+            Cmd::VectorLoad { load, .. } => vec![Part::Expr(load)],
+            Cmd::Array { .. } | Cmd::Barrier | Cmd::Comment(_) | Cmd::Exit | Cmd::Unroll => {
+                Vec::new()
+            }
         }
     }
 }
@@ -703,8 +716,15 @@ fn print_cmds(out: &mut String, cmds: &[Cmd], depth: usize) {
             Cmd::Comment(text) => {
                 let _ = writeln!(out, "{pad}-- {text}");
             }
-            Cmd::Raw(text) => {
-                let _ = writeln!(out, "{pad}{text}");
+            Cmd::Exit => {
+                let _ = writeln!(out, "{pad}exit");
+            }
+            Cmd::Unroll => {
+                let _ = writeln!(out, "{pad}-- unroll the next loop");
+            }
+            Cmd::VectorLoad { lanes, elem, load } => {
+                let lanes = lanes.join(", ");
+                let _ = writeln!(out, "{pad}{lanes} := vector {}[{load}..]", elem.name());
             }
         }
     }

@@ -286,7 +286,7 @@ impl<'p> Kb<'p> {
         if let Some(ret) = self.fn_ret {
             then_cmds.push(Cmd::Return(CExpr::cast(ret, CExpr::Int(0))));
         } else if self.can_return {
-            then_cmds.push(Cmd::Raw("return;".to_owned()));
+            then_cmds.push(Cmd::Exit);
         }
         self.emit(Cmd::If { cond: CExpr::not(ok), then_cmds, else_cmds: Vec::new() });
     }

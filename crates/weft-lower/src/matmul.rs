@@ -509,12 +509,15 @@ impl Lowerer<'_> {
             let mut vals = Vec::new();
             for r in 0..RT {
                 if vector && r % 4 == 0 {
-                    let name = kb.fresh_name(hint);
                     let at = CExpr::add(row_k.clone(), at(r));
-                    kb.emit(Cmd::Raw(format!("float4 {name} = vload4(0, {tile} + {at});")));
-                    for lane in 0..4 {
-                        vals.push(CExpr::Var(std::rc::Rc::from(format!("{name}.s{lane}"))));
-                    }
+                    let lanes: Vec<std::rc::Rc<str>> =
+                        (0..4).map(|_| kb.fresh_name(hint)).collect();
+                    vals.extend(lanes.iter().map(|l| CExpr::Var(l.clone())));
+                    kb.emit(Cmd::VectorLoad {
+                        lanes,
+                        elem: Elem::F32,
+                        load: CExpr::load(tile, at),
+                    });
                 } else if !vector {
                     let index = CExpr::add(row_k.clone(), at(r));
                     vals.push(kb.tmp(hint, elem, CExpr::load(tile, index)));
@@ -561,7 +564,7 @@ impl Lowerer<'_> {
         let partial_loop = Cmd::For { var: k, bound: kmax, body: inner, comment: None };
         kb.emit(Cmd::If {
             cond: full,
-            then_cmds: vec![Cmd::Raw("#pragma unroll".to_owned()), full_loop],
+            then_cmds: vec![Cmd::Unroll, full_loop],
             else_cmds: vec![partial_loop],
         });
         if var.double_buffer {

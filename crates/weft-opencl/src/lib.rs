@@ -420,8 +420,21 @@ fn cmds(out: &mut String, list: &[Cmd], depth: usize, ptrs: &PtrSpaces) {
             Cmd::Comment(text) => {
                 let _ = writeln!(out, "{pad}// {text}");
             }
-            Cmd::Raw(text) => {
-                let _ = writeln!(out, "{pad}{text}");
+            Cmd::Exit => {
+                let _ = writeln!(out, "{pad}return;");
+            }
+            Cmd::Unroll => {
+                let _ = writeln!(out, "{pad}#pragma unroll");
+            }
+            Cmd::VectorLoad { lanes, elem, load } => {
+                let ty = c_type(*elem);
+                let n = lanes.len();
+                let vector = format!("{}_v", lanes.first().map_or("lanes", |l| &**l));
+                let _ =
+                    writeln!(out, "{pad}{ty}{n} {vector} = vload{n}(0, &{});", calls(load, ptrs));
+                for (i, lane) in lanes.iter().enumerate() {
+                    let _ = writeln!(out, "{pad}{ty} {lane} = {vector}.s{i:x};");
+                }
             }
         }
     }
