@@ -10,6 +10,13 @@ use crate::value::{ArrayData, Value};
 /// Writes one scalar with its suffix (`42i32`, `1.0e-3f32`, `f64.nan`, `true`).
 pub(crate) fn write_scalar(out: &mut impl Write, scalar: Scalar) -> fmt::Result {
     match scalar {
+        Scalar::I8(x) => write!(out, "{x}i8"),
+        Scalar::I16(x) => write!(out, "{x}i16"),
+        Scalar::U8(x) => write!(out, "{x}u8"),
+        Scalar::U16(x) => write!(out, "{x}u16"),
+        Scalar::F16(x) => {
+            write_float(out, x.is_nan(), x.is_sign_negative(), &shortest_f16(x), "f16")
+        }
         Scalar::I32(x) => write!(out, "{x}i32"),
         Scalar::I64(x) => write!(out, "{x}i64"),
         Scalar::U32(x) => write!(out, "{x}u32"),
@@ -22,6 +29,21 @@ pub(crate) fn write_scalar(out: &mut impl Write, scalar: Scalar) -> fmt::Result 
         }
         Scalar::Bool(x) => write!(out, "{x}"),
     }
+}
+
+/// The shortest scientific form of `x` that reads back (through `f64`, as the parser
+/// does) to the same `f16`; Rust's own forms are the shortest for `f32` and `f64`.
+fn shortest_f16(x: half::f16) -> String {
+    let wide = x.to_f32();
+    if !wide.is_finite() {
+        return format!("{wide:e}");
+    }
+    (0..5)
+        .map(|precision| format!("{wide:.precision$e}"))
+        .find(|text| {
+            text.parse::<f64>().is_ok_and(|y| half::f16::from_f64(y).to_bits() == x.to_bits())
+        })
+        .unwrap_or_else(|| format!("{wide:e}"))
 }
 
 /// Writes a float given Rust's shortest round-trip scientific form (`-1.25e-3`,
