@@ -271,6 +271,11 @@ fn val_to_values(val: Val, out: &mut Vec<Value>) {
 fn extend_range(dst: &mut ArrayData, src: &ArrayData, start: usize, len: usize) {
     let range = start..start + len;
     match (dst, src) {
+        (ArrayData::I8(d), ArrayData::I8(s)) => d.extend_from_slice(&s[range]),
+        (ArrayData::I16(d), ArrayData::I16(s)) => d.extend_from_slice(&s[range]),
+        (ArrayData::U8(d), ArrayData::U8(s)) => d.extend_from_slice(&s[range]),
+        (ArrayData::U16(d), ArrayData::U16(s)) => d.extend_from_slice(&s[range]),
+        (ArrayData::F16(d), ArrayData::F16(s)) => d.extend_from_slice(&s[range]),
         (ArrayData::I32(d), ArrayData::I32(s)) => d.extend_from_slice(&s[range]),
         (ArrayData::I64(d), ArrayData::I64(s)) => d.extend_from_slice(&s[range]),
         (ArrayData::U32(d), ArrayData::U32(s)) => d.extend_from_slice(&s[range]),
@@ -704,6 +709,11 @@ fn write_block(dest: &mut Val, outer_dims: usize, idx: usize, val: &Val) -> Resu
 
 fn set(data: &mut ArrayData, idx: usize, s: Scalar) {
     match (data, s) {
+        (ArrayData::I8(d), Scalar::I8(x)) => d[idx] = x,
+        (ArrayData::I16(d), Scalar::I16(x)) => d[idx] = x,
+        (ArrayData::U8(d), Scalar::U8(x)) => d[idx] = x,
+        (ArrayData::U16(d), Scalar::U16(x)) => d[idx] = x,
+        (ArrayData::F16(d), Scalar::F16(x)) => d[idx] = x,
         (ArrayData::I32(d), Scalar::I32(x)) => d[idx] = x,
         (ArrayData::I64(d), Scalar::I64(x)) => d[idx] = x,
         (ArrayData::U32(d), Scalar::U32(x)) => d[idx] = x,
@@ -1463,6 +1473,7 @@ macro_rules! float_math {
             MathFn::Floor => arg(0)?.floor(),
             MathFn::Ceil => arg(0)?.ceil(),
             MathFn::Pow => arg(0)?.powf(arg(1)?),
+            MathFn::Atan2 => arg(0)?.atan2(arg(1)?),
             MathFn::IsNan => return Ok(Scalar::Bool(arg(0)?.is_nan())),
             MathFn::Nan => <$t>::NAN,
             MathFn::Inf => <$t>::INFINITY,
@@ -1499,6 +1510,7 @@ macro_rules! int_math {
             | MathFn::Cos
             | MathFn::Tan
             | MathFn::Tanh
+            | MathFn::Atan2
             | MathFn::Floor
             | MathFn::Ceil
             | MathFn::IsNan

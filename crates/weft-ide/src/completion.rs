@@ -121,16 +121,7 @@ pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<Com
         };
         push(item, &mut out);
     }
-    let conversions = [
-        ScalarTy::I32,
-        ScalarTy::I64,
-        ScalarTy::U32,
-        ScalarTy::U64,
-        ScalarTy::F32,
-        ScalarTy::F64,
-        ScalarTy::Bool,
-    ]
-    .map(Builtin::Convert);
+    let conversions = ScalarTy::ALL.map(Builtin::Convert);
     for builtin in UNQUALIFIED_BUILTINS.iter().map(|(_, b)| *b).chain(conversions) {
         let name = builtin.name();
         let item = CompletionItem {

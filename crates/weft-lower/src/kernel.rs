@@ -1981,6 +1981,7 @@ fn math(elem: Elem, func: MathFn, args: Vec<CExpr>) -> (CExpr, Elem) {
             (CExpr::call(name, args.iter().map(|a| CExpr::cast(elem, a.clone())).collect()), elem)
         }
         MathFn::Pow if float => call("pow"),
+        MathFn::Atan2 => call("atan2"),
         MathFn::Pow => {
             (CExpr::call(&format!("weft_pow_{}", crate::imp::c_type(elem)), args.clone()), elem)
         }
