@@ -1165,7 +1165,7 @@ impl Elab<'_> {
                 ScalarTy::I16 => Scalar::I16(i16::try_from(*value).map_err(|_| out_of_range())?),
                 ScalarTy::U8 => Scalar::U8(u8::try_from(*value).map_err(|_| out_of_range())?),
                 ScalarTy::U16 => Scalar::U16(u16::try_from(*value).map_err(|_| out_of_range())?),
-                ScalarTy::F16 => Scalar::F16(weft_values::f16::from_f64(*value as f64)),
+                ScalarTy::F16 => Scalar::F16(weft_values::f16_from_f64(*value as f64)),
                 ScalarTy::I32 => Scalar::I32(i32::try_from(*value).map_err(|_| out_of_range())?),
                 ScalarTy::I64 => Scalar::I64(i64::try_from(*value).map_err(|_| out_of_range())?),
                 ScalarTy::U32 => Scalar::U32(u32::try_from(*value).map_err(|_| out_of_range())?),
@@ -1178,7 +1178,7 @@ impl Elab<'_> {
                 // Rounded once, from the decimal's nearest `f64`.
                 ScalarTy::F16 => {
                     let x: f64 = text.parse().map_err(|_| out_of_range())?;
-                    Scalar::F16(weft_values::f16::from_f64(if *negative { -x } else { x }))
+                    Scalar::F16(weft_values::f16_from_f64(if *negative { -x } else { x }))
                 }
                 ScalarTy::F32 => {
                     let x: f32 = text.parse().map_err(|_| out_of_range())?;

@@ -863,7 +863,7 @@ impl<'db> InferCtx<'db> {
                 let overflows = match ty {
                     Ty::Scalar(ScalarTy::F16) => text
                         .parse::<f64>()
-                        .is_ok_and(|x| weft_values::f16::from_f64(x).is_infinite()),
+                        .is_ok_and(|x| weft_values::f16_from_f64(x).is_infinite()),
                     Ty::Scalar(ScalarTy::F32) => text.parse::<f32>().is_ok_and(f32::is_infinite),
                     Ty::Scalar(ScalarTy::F64) => text.parse::<f64>().is_ok_and(f64::is_infinite),
                     _ => false,

@@ -25,7 +25,7 @@ pub use crate::npy::{NpyError, read_npy, write_npy};
 pub use crate::random::{
     OutOfMemory, RandomSpec, Rng, SpecRange, generate_inputs, parse_random_spec, parse_random_specs,
 };
-pub use crate::scalar::{Scalar, ScalarType};
+pub use crate::scalar::{Scalar, ScalarType, f16_from_f64};
 pub use crate::text::{
     ParseError, ParseErrorKind, parse_value, parse_values, parse_values_expecting, print_values,
 };

@@ -33,7 +33,7 @@ pub enum NpyError {
     )]
     FortranOrder,
     #[error(
-        "unsupported dtype `{0}`: expected little-endian bool, int32, int64, uint32, uint64, float32 or float64"
+        "unsupported dtype `{0}`: expected little-endian bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32 or float64"
     )]
     UnsupportedDtype(String),
     #[error("structured dtypes are not supported: save one array per field")]

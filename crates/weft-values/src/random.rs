@@ -230,7 +230,7 @@ impl RandomSpec {
                 let top = f16_next_down(hi);
                 v.extend((0..n_elems).map(|_| {
                     let u = rng.unit_f32();
-                    let x = half::f16::from_f64(lo.to_f64() * (1.0 - u) + hi.to_f64() * u);
+                    let x = crate::scalar::f16_from_f64(lo.to_f64() * (1.0 - u) + hi.to_f64() * u);
                     if x < lo {
                         lo
                     } else if x > top {

@@ -178,7 +178,7 @@ impl Scalar {
                     ScalarType::I16 => Scalar::I16($x as i16),
                     ScalarType::U8 => Scalar::U8($x as u8),
                     ScalarType::U16 => Scalar::U16($x as u16),
-                    ScalarType::F16 => Scalar::F16(half::f16::from_f64($x as f64)),
+                    ScalarType::F16 => Scalar::F16(f16_from_f64($x as f64)),
                     ScalarType::I32 => Scalar::I32($x as i32),
                     ScalarType::I64 => Scalar::I64($x as i64),
                     ScalarType::U32 => Scalar::U32($x as u32),
@@ -247,6 +247,27 @@ impl fmt::Display for Scalar {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         crate::text::print::write_scalar(f, *self)
     }
+}
+
+/// The `f16` nearest to `x` (halves to even; too large a magnitude is an infinity),
+/// rounded once. `half::f16::from_f64` may go through `f32` and round twice (1 +
+/// 2^-11 + 2^-40 would become 1): here the `f32` step rounds to odd instead, which
+/// keeps the information the second rounding needs, since `f32` has more than two
+/// bits beyond `f16`'s precision.
+pub fn f16_from_f64(x: f64) -> half::f16 {
+    let narrow = x as f32;
+    if !x.is_finite() || !narrow.is_finite() || f64::from(narrow) == x {
+        return half::f16::from_f32(narrow);
+    }
+    let bits = narrow.to_bits();
+    let odd = if bits & 1 == 1 {
+        narrow
+    } else if x.abs() > f64::from(narrow.abs()) {
+        f32::from_bits(bits + 1)
+    } else {
+        f32::from_bits(bits - 1)
+    };
+    half::f16::from_f32(odd)
 }
 
 macro_rules! scalar_from {

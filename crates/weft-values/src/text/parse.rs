@@ -531,9 +531,10 @@ impl<'a> Parser<'a> {
                     ScalarType::F32 => cleaned.parse::<f32>().ok().map(Scalar::F32),
                     // Rounded once, from the decimal's nearest `f64` (which keeps
                     // more than twice the digits `f16` needs).
-                    ScalarType::F16 => {
-                        cleaned.parse::<f64>().ok().map(|x| Scalar::F16(half::f16::from_f64(x)))
-                    }
+                    ScalarType::F16 => cleaned
+                        .parse::<f64>()
+                        .ok()
+                        .map(|x| Scalar::F16(crate::scalar::f16_from_f64(x))),
                     _ => cleaned.parse::<f64>().ok().map(Scalar::F64),
                 };
                 match scalar {

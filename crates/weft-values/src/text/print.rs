@@ -14,8 +14,11 @@ pub(crate) fn write_scalar(out: &mut impl Write, scalar: Scalar) -> fmt::Result 
         Scalar::I16(x) => write!(out, "{x}i16"),
         Scalar::U8(x) => write!(out, "{x}u8"),
         Scalar::U16(x) => write!(out, "{x}u16"),
+        // As Futhark prints `f16` (Haskell's `show` of the value as a `Float`): the
+        // shortest digits of its exact `f32`, which read back to the same `f16`.
         Scalar::F16(x) => {
-            write_float(out, x.is_nan(), x.is_sign_negative(), &shortest_f16(x), "f16")
+            let wide = x.to_f32();
+            write_float(out, x.is_nan(), x.is_sign_negative(), &format!("{wide:e}"), "f16")
         }
         Scalar::I32(x) => write!(out, "{x}i32"),
         Scalar::I64(x) => write!(out, "{x}i64"),
@@ -29,21 +32,6 @@ pub(crate) fn write_scalar(out: &mut impl Write, scalar: Scalar) -> fmt::Result 
         }
         Scalar::Bool(x) => write!(out, "{x}"),
     }
-}
-
-/// The shortest scientific form of `x` that reads back (through `f64`, as the parser
-/// does) to the same `f16`; Rust's own forms are the shortest for `f32` and `f64`.
-fn shortest_f16(x: half::f16) -> String {
-    let wide = x.to_f32();
-    if !wide.is_finite() {
-        return format!("{wide:e}");
-    }
-    (0..5)
-        .map(|precision| format!("{wide:.precision$e}"))
-        .find(|text| {
-            text.parse::<f64>().is_ok_and(|y| half::f16::from_f64(y).to_bits() == x.to_bits())
-        })
-        .unwrap_or_else(|| format!("{wide:e}"))
 }
 
 /// Writes a float given Rust's shortest round-trip scientific form (`-1.25e-3`,
