@@ -76,7 +76,7 @@ const FOREIGN: &[(&str, &str)] = &[
 
 /// Qualified names Futhark has in every numeric type's namespace.
 const FOREIGN_QUALIFIED: &[(&str, &str)] = &[
-    ("atan", "no `atan` yet: use `atan2 y 1`"),
+    ("atan", "no `atan` yet: `f32.atan2 x 1` is the arctangent of `x`"),
     ("asin", "no `asin` yet"),
     ("acos", "no `acos` yet"),
 ];
