@@ -554,10 +554,6 @@ fn integer(value: &weft_values::Value) -> Option<i64> {
         ArrayData::I32(x) => x.first().map(|&v| i64::from(v)),
         ArrayData::U32(x) => x.first().map(|&v| i64::from(v)),
         ArrayData::U64(x) => x.first().and_then(|&v| i64::try_from(v).ok()),
-        ArrayData::I8(x) => x.first().map(|&v| i64::from(v)),
-        ArrayData::I16(x) => x.first().map(|&v| i64::from(v)),
-        ArrayData::U8(x) => x.first().map(|&v| i64::from(v)),
-        ArrayData::U16(x) => x.first().map(|&v| i64::from(v)),
         _ => None,
     }
 }
