@@ -1188,7 +1188,15 @@ impl Elab<'_> {
                     let x: f64 = text.parse().map_err(|_| out_of_range())?;
                     Scalar::F64(if *negative { -x } else { x })
                 }
-                _ => return Err(out_of_range()),
+                ScalarTy::I8
+                | ScalarTy::I16
+                | ScalarTy::I32
+                | ScalarTy::I64
+                | ScalarTy::U8
+                | ScalarTy::U16
+                | ScalarTy::U32
+                | ScalarTy::U64
+                | ScalarTy::Bool => return Err(out_of_range()),
             },
         })
     }
