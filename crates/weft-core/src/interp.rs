@@ -121,11 +121,7 @@ impl Val {
 }
 
 fn scalar_bytes(s: ScalarTy) -> u64 {
-    match s {
-        ScalarTy::Bool => 1,
-        ScalarTy::I32 | ScalarTy::U32 | ScalarTy::F32 => 4,
-        ScalarTy::I64 | ScalarTy::U64 | ScalarTy::F64 => 8,
-    }
+    s.size_in_bytes() as u64
 }
 
 /// A regular array: `shape`, and the elements at `data[offset..offset + product(shape)]`
@@ -275,6 +271,11 @@ fn val_to_values(val: Val, out: &mut Vec<Value>) {
 fn extend_range(dst: &mut ArrayData, src: &ArrayData, start: usize, len: usize) {
     let range = start..start + len;
     match (dst, src) {
+        (ArrayData::I8(d), ArrayData::I8(s)) => d.extend_from_slice(&s[range]),
+        (ArrayData::I16(d), ArrayData::I16(s)) => d.extend_from_slice(&s[range]),
+        (ArrayData::U8(d), ArrayData::U8(s)) => d.extend_from_slice(&s[range]),
+        (ArrayData::U16(d), ArrayData::U16(s)) => d.extend_from_slice(&s[range]),
+        (ArrayData::F16(d), ArrayData::F16(s)) => d.extend_from_slice(&s[range]),
         (ArrayData::I32(d), ArrayData::I32(s)) => d.extend_from_slice(&s[range]),
         (ArrayData::I64(d), ArrayData::I64(s)) => d.extend_from_slice(&s[range]),
         (ArrayData::U32(d), ArrayData::U32(s)) => d.extend_from_slice(&s[range]),
@@ -431,11 +432,16 @@ fn slot(var: VarId) -> usize {
 
 fn as_i64(s: Scalar) -> i64 {
     match s {
+        Scalar::I8(x) => i64::from(x),
+        Scalar::I16(x) => i64::from(x),
+        Scalar::U8(x) => i64::from(x),
+        Scalar::U16(x) => i64::from(x),
         Scalar::I32(x) => i64::from(x),
         Scalar::I64(x) => x,
         Scalar::U32(x) => i64::from(x),
         Scalar::U64(x) => x.cast_signed(),
         Scalar::Bool(b) => i64::from(b),
+        Scalar::F16(x) => x.to_f32() as i64,
         Scalar::F32(x) => x as i64,
         Scalar::F64(x) => x as i64,
     }
@@ -703,6 +709,11 @@ fn write_block(dest: &mut Val, outer_dims: usize, idx: usize, val: &Val) -> Resu
 
 fn set(data: &mut ArrayData, idx: usize, s: Scalar) {
     match (data, s) {
+        (ArrayData::I8(d), Scalar::I8(x)) => d[idx] = x,
+        (ArrayData::I16(d), Scalar::I16(x)) => d[idx] = x,
+        (ArrayData::U8(d), Scalar::U8(x)) => d[idx] = x,
+        (ArrayData::U16(d), Scalar::U16(x)) => d[idx] = x,
+        (ArrayData::F16(d), Scalar::F16(x)) => d[idx] = x,
         (ArrayData::I32(d), Scalar::I32(x)) => d[idx] = x,
         (ArrayData::I64(d), Scalar::I64(x)) => d[idx] = x,
         (ArrayData::U32(d), Scalar::U32(x)) => d[idx] = x,
@@ -1302,15 +1313,7 @@ fn type_of_val(val: &Val) -> Type {
 }
 
 fn scalar_of_data(data: &ArrayData) -> ScalarTy {
-    match data {
-        ArrayData::I32(_) => ScalarTy::I32,
-        ArrayData::I64(_) => ScalarTy::I64,
-        ArrayData::U32(_) => ScalarTy::U32,
-        ArrayData::U64(_) => ScalarTy::U64,
-        ArrayData::F32(_) => ScalarTy::F32,
-        ArrayData::F64(_) => ScalarTy::F64,
-        ArrayData::Bool(_) => ScalarTy::Bool,
-    }
+    data.elem_type()
 }
 
 macro_rules! int_ops {
@@ -1379,6 +1382,14 @@ macro_rules! float_ops {
 /// A scalar binary operation with LANGUAGE.md's semantics.
 pub fn binop(op: BinOp, a: Scalar, b: Scalar) -> Result<Scalar> {
     Ok(match (a, b) {
+        (Scalar::I8(a), Scalar::I8(b)) => int_ops!(op, a, b, I8, i8, 8),
+        (Scalar::I16(a), Scalar::I16(b)) => int_ops!(op, a, b, I16, i16, 16),
+        (Scalar::U8(a), Scalar::U8(b)) => int_ops!(op, a, b, U8, u8, 8),
+        (Scalar::U16(a), Scalar::U16(b)) => int_ops!(op, a, b, U16, u16, 16),
+        // Computed in `f32`, rounded to `f16` (docs/language.md, "Small scalar types").
+        (Scalar::F16(a), Scalar::F16(b)) => {
+            binop(op, Scalar::F32(a.to_f32()), Scalar::F32(b.to_f32()))?.round_f16()
+        }
         (Scalar::I32(a), Scalar::I32(b)) => int_ops!(op, a, b, I32, i32, 32),
         (Scalar::I64(a), Scalar::I64(b)) => int_ops!(op, a, b, I64, i64, 64),
         (Scalar::U32(a), Scalar::U32(b)) => int_ops!(op, a, b, U32, u32, 32),
@@ -1414,6 +1425,15 @@ pub fn binop(op: BinOp, a: Scalar, b: Scalar) -> Result<Scalar> {
 /// checker evaluate it.
 pub fn unop(op: UnOp, a: Scalar) -> Result<Scalar> {
     Ok(match (op, a) {
+        (_, Scalar::F16(x)) => unop(op, Scalar::F32(x.to_f32()))?.round_f16(),
+        (UnOp::Neg, Scalar::I8(x)) => Scalar::I8(x.wrapping_neg()),
+        (UnOp::Neg, Scalar::I16(x)) => Scalar::I16(x.wrapping_neg()),
+        (UnOp::Neg, Scalar::U8(x)) => Scalar::U8(x.wrapping_neg()),
+        (UnOp::Neg, Scalar::U16(x)) => Scalar::U16(x.wrapping_neg()),
+        (UnOp::Not, Scalar::I8(x)) => Scalar::I8(!x),
+        (UnOp::Not, Scalar::I16(x)) => Scalar::I16(!x),
+        (UnOp::Not, Scalar::U8(x)) => Scalar::U8(!x),
+        (UnOp::Not, Scalar::U16(x)) => Scalar::U16(!x),
         (UnOp::Neg, Scalar::I32(x)) => Scalar::I32(x.wrapping_neg()),
         (UnOp::Neg, Scalar::I64(x)) => Scalar::I64(x.wrapping_neg()),
         (UnOp::Neg, Scalar::U32(x)) => Scalar::U32(x.wrapping_neg()),
@@ -1453,6 +1473,7 @@ macro_rules! float_math {
             MathFn::Floor => arg(0)?.floor(),
             MathFn::Ceil => arg(0)?.ceil(),
             MathFn::Pow => arg(0)?.powf(arg(1)?),
+            MathFn::Atan2 => arg(0)?.atan2(arg(1)?),
             MathFn::IsNan => return Ok(Scalar::Bool(arg(0)?.is_nan())),
             MathFn::Nan => <$t>::NAN,
             MathFn::Inf => <$t>::INFINITY,
@@ -1489,6 +1510,7 @@ macro_rules! int_math {
             | MathFn::Cos
             | MathFn::Tan
             | MathFn::Tanh
+            | MathFn::Atan2
             | MathFn::Floor
             | MathFn::Ceil
             | MathFn::IsNan
@@ -1512,11 +1534,23 @@ trait WrappingPow {
 macro_rules! wrapping_pow {
     ($($t:ty),*) => {$(impl WrappingPow for $t { fn wpow(self, exp: u32) -> Self { self.wrapping_pow(exp) } })*};
 }
-wrapping_pow!(i32, i64, u32, u64);
+wrapping_pow!(i8, i16, i32, i64, u8, u16, u32, u64);
 /// A math function of LANGUAGE.md on scalars of type `ty`, as the interpreter and
 /// the memory checker evaluate it.
 pub fn math(ty: ScalarTy, func: MathFn, args: &[Scalar]) -> Result<Scalar> {
     Ok(match ty {
+        // The largest finite `f16` is 65504, not `f32::MAX` rounded (an infinity).
+        ScalarTy::F16 if func == MathFn::Highest => Scalar::F16(weft_values::f16::MAX),
+        ScalarTy::F16 if func == MathFn::Lowest => Scalar::F16(weft_values::f16::MIN),
+        // Computed in `f32`, rounded to `f16`, like the operators.
+        ScalarTy::F16 => {
+            let wide: Vec<Scalar> = args.iter().map(|a| a.widen_f16()).collect();
+            math(ScalarTy::F32, func, &wide)?.round_f16()
+        }
+        ScalarTy::I8 => int_math!(i8, I8, func, args),
+        ScalarTy::I16 => int_math!(i16, I16, func, args),
+        ScalarTy::U8 => int_math!(u8, U8, func, args),
+        ScalarTy::U16 => int_math!(u16, U16, func, args),
         ScalarTy::F32 => float_math!(f32, F32, func, args),
         ScalarTy::F64 => float_math!(f64, F64, func, args),
         ScalarTy::I32 => int_math!(i32, I32, func, args),

@@ -195,6 +195,13 @@ pub enum BinOp {
     Shr,
 }
 
+impl BinOp {
+    /// Whether the operator compares (its result is a `bool`).
+    pub fn is_comparison(self) -> bool {
+        matches!(self, BinOp::Eq | BinOp::Neq | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
+    }
+}
+
 /// A scalar unary operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum UnOp {

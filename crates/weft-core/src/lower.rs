@@ -439,9 +439,15 @@ impl Elab<'_> {
             Atom::Var(v) => self.f.size_defs.get(&v).cloned().unwrap_or_else(|| CoreSize::var(v)),
             Atom::Const(Scalar::I64(c)) => CoreSize::constant(c),
             Atom::Const(Scalar::I32(c)) => CoreSize::constant(i64::from(c)),
+            Atom::Const(Scalar::I8(c)) => CoreSize::constant(i64::from(c)),
+            Atom::Const(Scalar::I16(c)) => CoreSize::constant(i64::from(c)),
+            Atom::Const(Scalar::U8(c)) => CoreSize::constant(i64::from(c)),
+            Atom::Const(Scalar::U16(c)) => CoreSize::constant(i64::from(c)),
             Atom::Const(Scalar::U32(c)) => CoreSize::constant(i64::from(c)),
             Atom::Const(Scalar::U64(c)) => CoreSize::constant(c.cast_signed()),
-            Atom::Const(Scalar::F32(_) | Scalar::F64(_) | Scalar::Bool(_)) => CoreSize::zero(),
+            Atom::Const(Scalar::F16(_) | Scalar::F32(_) | Scalar::F64(_) | Scalar::Bool(_)) => {
+                CoreSize::zero()
+            }
         }
     }
 
@@ -1155,6 +1161,11 @@ impl Elab<'_> {
         Ok(match lit {
             Literal::Bool(b) => Scalar::Bool(*b),
             Literal::Int { value, .. } => match s {
+                ScalarTy::I8 => Scalar::I8(i8::try_from(*value).map_err(|_| out_of_range())?),
+                ScalarTy::I16 => Scalar::I16(i16::try_from(*value).map_err(|_| out_of_range())?),
+                ScalarTy::U8 => Scalar::U8(u8::try_from(*value).map_err(|_| out_of_range())?),
+                ScalarTy::U16 => Scalar::U16(u16::try_from(*value).map_err(|_| out_of_range())?),
+                ScalarTy::F16 => Scalar::F16(weft_values::f16_from_f64(*value as f64)),
                 ScalarTy::I32 => Scalar::I32(i32::try_from(*value).map_err(|_| out_of_range())?),
                 ScalarTy::I64 => Scalar::I64(i64::try_from(*value).map_err(|_| out_of_range())?),
                 ScalarTy::U32 => Scalar::U32(u32::try_from(*value).map_err(|_| out_of_range())?),
@@ -1164,6 +1175,11 @@ impl Elab<'_> {
                 ScalarTy::Bool => return Err(out_of_range()),
             },
             Literal::Float { text, negative, .. } => match s {
+                // Rounded once, from the decimal's nearest `f64`.
+                ScalarTy::F16 => {
+                    let x: f64 = text.parse().map_err(|_| out_of_range())?;
+                    Scalar::F16(weft_values::f16_from_f64(if *negative { -x } else { x }))
+                }
                 ScalarTy::F32 => {
                     let x: f32 = text.parse().map_err(|_| out_of_range())?;
                     Scalar::F32(if *negative { -x } else { x })
@@ -1172,9 +1188,15 @@ impl Elab<'_> {
                     let x: f64 = text.parse().map_err(|_| out_of_range())?;
                     Scalar::F64(if *negative { -x } else { x })
                 }
-                ScalarTy::I32 | ScalarTy::I64 | ScalarTy::U32 | ScalarTy::U64 | ScalarTy::Bool => {
-                    return Err(out_of_range());
-                }
+                ScalarTy::I8
+                | ScalarTy::I16
+                | ScalarTy::I32
+                | ScalarTy::I64
+                | ScalarTy::U8
+                | ScalarTy::U16
+                | ScalarTy::U32
+                | ScalarTy::U64
+                | ScalarTy::Bool => return Err(out_of_range()),
             },
         })
     }

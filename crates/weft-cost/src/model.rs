@@ -874,6 +874,11 @@ impl Printer<'_> {
         match e {
             Expr::Bool(b) => b.to_string(),
             Expr::Lit { elem, bits } => match weft_plan::lit(*elem, *bits) {
+                Scalar::I8(v) => v.to_string(),
+                Scalar::I16(v) => v.to_string(),
+                Scalar::U8(v) => v.to_string(),
+                Scalar::U16(v) => v.to_string(),
+                Scalar::F16(x) => x.to_string(),
                 Scalar::I32(v) => v.to_string(),
                 Scalar::I64(v) => v.to_string(),
                 Scalar::U32(v) => v.to_string(),

@@ -56,6 +56,8 @@ pub enum MathFn {
     Floor,
     Ceil,
     Pow,
+    /// `f32.atan2 y x`: the angle of the point `(x, y)`, in `[-pi, pi]`.
+    Atan2,
     IsNan,
     /// Constants: `f32.nan`, `f32.inf`, `f32.pi`, `i32.highest`, `i32.lowest`.
     Nan,
@@ -79,6 +81,7 @@ const FLOAT_FNS: &[(&str, MathFn)] = &[
     ("floor", MathFn::Floor),
     ("ceil", MathFn::Ceil),
     ("pow", MathFn::Pow),
+    ("atan2", MathFn::Atan2),
     ("isnan", MathFn::IsNan),
     ("nan", MathFn::Nan),
     ("inf", MathFn::Inf),
@@ -107,7 +110,7 @@ impl MathFn {
     /// Number of arguments.
     pub fn arity(self) -> usize {
         match self {
-            MathFn::Min | MathFn::Max | MathFn::Pow => 2,
+            MathFn::Min | MathFn::Max | MathFn::Pow | MathFn::Atan2 => 2,
             _ if self.is_constant() => 0,
             _ => 1,
         }
@@ -229,7 +232,9 @@ impl Builtin {
             Builtin::ToLocal => "materialises an array in local memory, shared by a work-group",
             Builtin::ToPrivate => "materialises an array in private memory of one work-item",
             Builtin::Force => "materialises an array in the address space the compiler infers",
-            Builtin::Convert(_) => "converts a scalar (float to integer saturates, NaN gives 0)",
+            Builtin::Convert(_) => {
+                "converts a scalar (integers wrap, float to integer saturates, NaN gives 0)"
+            }
             Builtin::Math(_, f) => match f {
                 MathFn::Sqrt => "square root",
                 MathFn::Exp => "e raised to the argument",
@@ -244,6 +249,7 @@ impl Builtin {
                 MathFn::Floor => "rounds down",
                 MathFn::Ceil => "rounds up",
                 MathFn::Pow => "the first argument raised to the second",
+                MathFn::Atan2 => "`atan2 y x`: the angle of the point (x, y), in [-pi, pi]",
                 MathFn::IsNan => "whether the argument is NaN",
                 MathFn::Nan => "not a number",
                 MathFn::Inf => "positive infinity",

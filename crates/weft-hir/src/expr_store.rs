@@ -882,11 +882,10 @@ pub(crate) fn parse_int_text(text: &str) -> Result<(u128, Option<ScalarTy>), Str
     let (number, suffix) = digits.split_at(split);
     let suffix = match suffix {
         "" => None,
-        "i32" => Some(ScalarTy::I32),
-        "i64" => Some(ScalarTy::I64),
-        "u32" => Some(ScalarTy::U32),
-        "u64" => Some(ScalarTy::U64),
-        other if radix == 16 && matches!(other, "f32" | "f64") => {
+        other if ScalarTy::from_name(other).is_some_and(ScalarTy::is_integer) => {
+            ScalarTy::from_name(other)
+        }
+        other if radix == 16 && ScalarTy::from_name(other).is_some_and(ScalarTy::is_float) => {
             return Err(format!("hex literals take only integer suffixes, found `{other}`"));
         }
         other => return Err(format!("invalid suffix `{other}` on integer literal `{text}`")),
@@ -918,8 +917,9 @@ pub(crate) fn parse_float_text(text: &str) -> Result<(String, Option<ScalarTy>),
     let (number, suffix) = text.split_at(end);
     let suffix = match suffix {
         "" => None,
-        "f32" => Some(ScalarTy::F32),
-        "f64" => Some(ScalarTy::F64),
+        other if ScalarTy::from_name(other).is_some_and(ScalarTy::is_float) => {
+            ScalarTy::from_name(other)
+        }
         other => return Err(format!("invalid suffix `{other}` on float literal `{text}`")),
     };
     let number: String = number.chars().filter(|&c| c != '_').collect();

@@ -861,6 +861,9 @@ impl<'db> InferCtx<'db> {
             if let crate::Expr::Literal(crate::Literal::Float { text, .. }) = expr {
                 let ty = self.table.resolve(&self.result.expr_ty(id));
                 let overflows = match ty {
+                    Ty::Scalar(ScalarTy::F16) => text
+                        .parse::<f64>()
+                        .is_ok_and(|x| weft_values::f16_from_f64(x).is_infinite()),
                     Ty::Scalar(ScalarTy::F32) => text.parse::<f32>().is_ok_and(f32::is_infinite),
                     Ty::Scalar(ScalarTy::F64) => text.parse::<f64>().is_ok_and(f64::is_infinite),
                     _ => false,
@@ -877,11 +880,15 @@ impl<'db> InferCtx<'db> {
             let ty = self.table.resolve(&self.result.expr_ty(id));
             let Ty::Scalar(scalar) = ty else { continue };
             let in_range = match scalar {
+                ScalarTy::I8 => i8::try_from(*value).is_ok(),
+                ScalarTy::I16 => i16::try_from(*value).is_ok(),
+                ScalarTy::U8 => u8::try_from(*value).is_ok(),
+                ScalarTy::U16 => u16::try_from(*value).is_ok(),
                 ScalarTy::I32 => i32::try_from(*value).is_ok(),
                 ScalarTy::I64 => i64::try_from(*value).is_ok(),
                 ScalarTy::U32 => u32::try_from(*value).is_ok(),
                 ScalarTy::U64 => u64::try_from(*value).is_ok(),
-                ScalarTy::F32 | ScalarTy::F64 | ScalarTy::Bool => true,
+                ScalarTy::F16 | ScalarTy::F32 | ScalarTy::F64 | ScalarTy::Bool => true,
             };
             if !in_range {
                 self.report(InferDiagnostic::LiteralOutOfRange {

@@ -76,8 +76,7 @@ const FOREIGN: &[(&str, &str)] = &[
 
 /// Qualified names Futhark has in every numeric type's namespace.
 const FOREIGN_QUALIFIED: &[(&str, &str)] = &[
-    ("atan2", "no `atan2` yet: Weft has no arctangent built-in"),
-    ("atan", "no `atan` yet: Weft has no arctangent built-in"),
+    ("atan", "no `atan` yet: `f32.atan2 x 1` is the arctangent of `x`"),
     ("asin", "no `asin` yet"),
     ("acos", "no `acos` yet"),
 ];

@@ -291,6 +291,53 @@ def d = 0xfff32
 }
 
 #[test]
+fn small_type_literals() {
+    check_diagnostics(
+        r#"
+def a : u8 = 255
+def b : u8 = 256
+def c = -129i8
+def d = 0xffffu16
+def e = 0x1_0000u16
+def f : i16 = -32768
+def g = 65504f16
+def h = 65520.0f16
+def i : f16 = 1e5
+def j = 1.5u8
+def k = 0x1f16
+"#,
+        expect![[r#"
+            literal-out-of-range `256`: literal `256` is out of range for `u8`
+            literal-out-of-range `-129i8`: literal `-129i8` is out of range for `i8`
+            literal-out-of-range `0x1_0000u16`: literal `0x1_0000u16` is out of range for `u16`
+            literal-out-of-range `65520.0f16`: literal `65520.0f16` is out of range for `f16`
+            literal-out-of-range `1e5`: literal `1e5` is out of range for `f16`
+            bad-literal `1.5u8`: invalid suffix `u8` on float literal `1.5u8`
+        "#]],
+    );
+    check_types(
+        r#"
+def a = 7u8 + 1
+def b = 2.5f16 * 2
+def c (x: i16) = x >> 1
+def d (x: u8) = f32.u8 x
+def e (y: f16) (x: f16) = f16.atan2 y x
+"#,
+        expect![[r#"
+            def a : u8
+            def b : f16
+            def c : i16 -> i16
+              param x : i16
+            def d : u8 -> f32
+              param x : u8
+            def e : f16 -> f16 -> f16
+              param y : f16
+              param x : f16
+        "#]],
+    );
+}
+
+#[test]
 fn editing_one_def_does_not_reinfer_the_others() {
     let mut db = db_with(
         r#"
@@ -508,7 +555,7 @@ entry e (xs: [n]f32) : (f32, i32, [n]f32) = (f32.sum xs, rotate 1, tabulate n (\
 fn unknown_futhark_and_numpy_names_get_the_weft_spelling() {
     check_diagnostics(
         "def a (xs: [3]f32) : f32 = sum xs
-def b (x: f32) : f32 = f32.atan2 x x
+def b (x: f32) : f32 = f32.atan x
 def c = tabluate 3 (\\i -> i)
 def d (xs: [3]f32) = filter (\\x -> x > 0) xs
 def e (x: i64) : f32 = f32.from_i64 x + f32.maximun [x]
@@ -518,8 +565,8 @@ def foo.bar (x: i32) : i32 = x
         expect![[r#"
             unresolved-name `sum`: cannot find `sum` in this scope
               help: Weft spells this `f32.sum`, `i32.sum`, ... (one per type), or `reduce (+) 0`
-            unresolved-name `f32.atan2`: cannot find `f32.atan2` in this scope
-              help: no `atan2` yet: Weft has no arctangent built-in
+            unresolved-name `f32.atan`: cannot find `f32.atan` in this scope
+              help: no `atan` yet: `f32.atan2 x 1` is the arctangent of `x`
             unresolved-name `tabluate`: cannot find `tabluate` in this scope
               help: a name with a similar spelling exists: `tabulate`
             unresolved-name `filter`: cannot find `filter` in this scope

@@ -121,16 +121,7 @@ pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<Com
         };
         push(item, &mut out);
     }
-    let conversions = [
-        ScalarTy::I32,
-        ScalarTy::I64,
-        ScalarTy::U32,
-        ScalarTy::U64,
-        ScalarTy::F32,
-        ScalarTy::F64,
-        ScalarTy::Bool,
-    ]
-    .map(Builtin::Convert);
+    let conversions = ScalarTy::ALL.map(Builtin::Convert);
     for builtin in UNQUALIFIED_BUILTINS.iter().map(|(_, b)| *b).chain(conversions) {
         let name = builtin.name();
         let item = CompletionItem {
@@ -284,6 +275,12 @@ def f (xs: [n]f32) : f32 =
         "#]]
         .assert_eq(&format!("{:?} {:?}\n", iota.kind, iota.detail));
         assert!(items.iter().any(|i| i.kind == Builtin && i.label == "f32"));
+        // The small types of issue 15 are conversions too.
+        for ty in ["i8", "i16", "u8", "u16", "f16"] {
+            assert!(items.iter().any(|i| i.kind == Builtin && i.label == ty), "{ty}");
+        }
+        let u8_ = items.iter().find(|i| i.label == "u8").unwrap();
+        assert!(u8_.detail.as_deref().unwrap_or("").starts_with("u8 : "), "{:?}", u8_.detail);
         // The prelude's functions come with their documentation.
         let rotate = items.iter().find(|i| i.label == "rotate").unwrap();
         assert_eq!(rotate.kind, Builtin);

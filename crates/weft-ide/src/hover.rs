@@ -433,6 +433,49 @@ mod tests {
         expect.assert_eq(&actual);
     }
 
+    #[test]
+    fn small_type_builtins_and_prelude() {
+        check(
+            r#"
+def f (p: u8) : u8 = u8.high$0est - p
+"#,
+            expect![[r#"
+                main.weft:24..31 "highest"
+                ```weft
+                u8.highest : u8
+                ```
+
+                the largest value of the type
+            "#]],
+        );
+        check(
+            r#"
+def f (xs: [n]f16) : f16 = f16.su$0m xs
+"#,
+            expect![[r#"
+                main.weft:31..34 "sum"
+                ```weft
+                def f16.sum : [n]f16 -> f16
+                ```
+
+                The sum of the elements (0 for an empty array).
+            "#]],
+        );
+        check(
+            r#"
+def f (y: f32) (x: f32) : f32 = f32.ata$0n2 y x
+"#,
+            expect![[r#"
+                main.weft:36..41 "atan2"
+                ```weft
+                f32.atan2 : f32 -> f32 -> f32
+                ```
+
+                `atan2 y x`: the angle of the point (x, y), in [-pi, pi]
+            "#]],
+        );
+    }
+
     /// The `hoverSections` setting leaves the other sections out, of the hover and of
     /// the detail view.
     #[test]

@@ -213,6 +213,32 @@ mod tests {
     use crate::tests::fixture;
 
     #[test]
+    fn small_types_are_types_and_namespaces() {
+        let fixture = fixture(
+            r#"
+def f (p: u8) (h: f16) : i16 = i16 (u8.max p 3u8) + i16 (f16.sqrt h)
+"#,
+        );
+        let mut actual = String::new();
+        for token in fixture.analysis.semantic_tokens("main.weft").unwrap() {
+            let text = &fixture.text("main.weft")[std::ops::Range::<usize>::from(token.range)];
+            if ["u8", "f16", "i16"].contains(&text) {
+                let _ = writeln!(actual, "{text:?} {:?} {:?}", token.tag, token.modifiers);
+            }
+        }
+        expect![[r#"
+            "u8" Type [DefaultLibrary]
+            "f16" Type [DefaultLibrary]
+            "i16" Type [DefaultLibrary]
+            "i16" Function [DefaultLibrary]
+            "u8" Namespace []
+            "i16" Function [DefaultLibrary]
+            "f16" Namespace []
+        "#]]
+        .assert_eq(&actual);
+    }
+
+    #[test]
     fn classifies_names_by_resolution() {
         let fixture = fixture(
             r#"

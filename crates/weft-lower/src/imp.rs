@@ -249,6 +249,29 @@ impl CExpr {
         }
     }
 
+    /// Rewrites every load with `f(ptr, index)` (index already rewritten).
+    pub fn map_loads(&self, f: &dyn Fn(&str, CExpr) -> CExpr) -> CExpr {
+        let go = |e: &Rc<CExpr>| Rc::new(e.map_loads(f));
+        match self {
+            CExpr::Var(_) | CExpr::Int(_) | CExpr::Lit(_) => self.clone(),
+            CExpr::Bin(op, a, b) => CExpr::Bin(*op, go(a), go(b)),
+            CExpr::Not(a) => CExpr::Not(go(a)),
+            CExpr::Neg(a) => CExpr::Neg(go(a)),
+            CExpr::Cast(elem, a) => CExpr::Cast(*elem, go(a)),
+            CExpr::Call(name, args) => {
+                CExpr::Call(name.clone(), args.iter().map(|a| a.map_loads(f)).collect())
+            }
+            CExpr::Invoke { func, name, site, args } => CExpr::Invoke {
+                func: *func,
+                name: name.clone(),
+                site: *site,
+                args: args.iter().map(|a| a.map_loads(f)).collect(),
+            },
+            CExpr::Load(ptr, index) => f(ptr, index.map_loads(f)),
+            CExpr::Select(c, a, b) => CExpr::Select(go(c), go(a), go(b)),
+        }
+    }
+
     /// Whether printing this twice costs nothing (no need for a temporary).
     pub fn is_trivial(&self) -> bool {
         matches!(self, CExpr::Var(_) | CExpr::Int(_) | CExpr::Lit(_))
@@ -589,9 +612,16 @@ fn write_expr(f: &mut fmt::Formatter<'_>, e: &CExpr, outer: u8) -> fmt::Result {
     }
 }
 
-/// The OpenCL C type of an element.
+/// The OpenCL C type of a value of an element type: a variable, a scalar parameter, a
+/// function's result. `f16` values are computed in `float` (docs/backend.md, "Small
+/// scalar types"); in memory they are [`c_mem_type`].
 pub fn c_type(elem: Elem) -> &'static str {
     match elem {
+        Elem::I8 => "char",
+        Elem::I16 => "short",
+        Elem::U8 => "uchar",
+        Elem::U16 => "ushort",
+        Elem::F16 => "float",
         Elem::I32 => "int",
         Elem::I64 => "long",
         Elem::U32 => "uint",
@@ -599,6 +629,16 @@ pub fn c_type(elem: Elem) -> &'static str {
         Elem::F32 => "float",
         Elem::F64 => "double",
         Elem::Bool => "uchar",
+    }
+}
+
+/// The OpenCL C type of an element in memory (what a pointer or an array holds): an
+/// `f16` is its 16 bits, a `ushort`, read with `weft_h2f` and written with `weft_f2h`
+/// (which need no `cl_khr_fp16`); any other element is stored as its [`c_type`].
+pub fn c_mem_type(elem: Elem) -> &'static str {
+    match elem {
+        Elem::F16 => "ushort",
+        other => c_type(other),
     }
 }
 

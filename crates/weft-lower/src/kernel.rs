@@ -116,6 +116,13 @@ pub(crate) fn elem_and_rank(ty: &Type) -> (Type, usize) {
 
 pub(crate) fn literal(s: Scalar) -> CExpr {
     match s {
+        // Typed, so that overloaded built-ins (`min`, `abs`) pick the small type.
+        Scalar::I8(v) => CExpr::Lit(Rc::from(format!("((char)({v}))"))),
+        Scalar::I16(v) => CExpr::Lit(Rc::from(format!("((short)({v}))"))),
+        Scalar::U8(v) => CExpr::Lit(Rc::from(format!("((uchar){v})"))),
+        Scalar::U16(v) => CExpr::Lit(Rc::from(format!("((ushort){v})"))),
+        // An `f16` is computed as the `float` of the same value.
+        Scalar::F16(v) => literal(Scalar::F32(v.to_f32())),
         Scalar::I32(v) => {
             if v == i32::MIN {
                 CExpr::lit("(-2147483647 - 1)")
@@ -952,12 +959,14 @@ impl<'p> Kb<'p> {
                 let (b, _) = self.scalar(f, env, rhs)?;
                 let elem = *sty;
                 let (value, out) = self.binop(*op, elem, a, b, origin.as_ref());
+                let value = if out == Elem::F16 { round_f16(value) } else { value };
                 Ok(KVal::Scalar(self.tmp(&hint, out, value), out))
             }
             Exp::UnOp { op, ty: sty, operand } => {
                 let (a, _) = self.scalar(f, env, operand)?;
                 let elem = *sty;
                 let value = unop(*op, elem, a);
+                let value = if elem == Elem::F16 { round_f16(value) } else { value };
                 Ok(KVal::Scalar(self.tmp(&hint, elem, value), elem))
             }
             Exp::Convert { from, to, operand } => {
@@ -971,6 +980,8 @@ impl<'p> Kb<'p> {
                     cargs.push(self.scalar(f, env, a)?.0);
                 }
                 let (value, out) = math(*sty, *func, cargs);
+                let value =
+                    if out == Elem::F16 && !func.is_constant() { round_f16(value) } else { value };
                 Ok(KVal::Scalar(self.tmp(&hint, out, value), out))
             }
             Exp::Tuple(parts) => {
@@ -1823,7 +1834,24 @@ impl<'p> Kb<'p> {
         b: CExpr,
         origin: Option<&Origin>,
     ) -> (CExpr, Elem) {
-        let int = matches!(elem, Elem::I32 | Elem::I64 | Elem::U32 | Elem::U64);
+        // C computes `char` and `short` in `int`: each result is cast back to its type,
+        // which wraps it (docs/backend.md, "Small scalar types").
+        if elem.is_small_integer() && !op.is_comparison() {
+            let (value, out) = self.binop_int(op, elem, a, b, origin);
+            return (CExpr::cast(elem, value), out);
+        }
+        self.binop_int(op, elem, a, b, origin)
+    }
+
+    fn binop_int(
+        &mut self,
+        op: BinOp,
+        elem: Elem,
+        a: CExpr,
+        b: CExpr,
+        origin: Option<&Origin>,
+    ) -> (CExpr, Elem) {
+        let int = elem.is_integer();
         let cmp = |o: COp| (CExpr::bin(o, a.clone(), b.clone()), Elem::Bool);
         match op {
             BinOp::Eq => cmp(COp::Eq),
@@ -1864,7 +1892,7 @@ impl<'p> Kb<'p> {
             }
             BinOp::Pow => (CExpr::call("pow", vec![a, b]), elem),
             BinOp::Shl | BinOp::Shr => {
-                let bits = if matches!(elem, Elem::I64 | Elem::U64) { 63 } else { 31 };
+                let bits = elem.size_in_bytes() * 8 - 1;
                 let amount = CExpr::bin(
                     COp::BitAnd,
                     CExpr::cast(Elem::U32, b),
@@ -1890,6 +1918,8 @@ fn unreachable_arr() -> KArr {
 
 fn unsigned_of(elem: Elem) -> Elem {
     match elem {
+        Elem::I8 | Elem::U8 => Elem::U8,
+        Elem::I16 | Elem::U16 => Elem::U16,
         Elem::I32 | Elem::U32 => Elem::U32,
         Elem::I64 | Elem::U64 => Elem::U64,
         other => other,
@@ -1909,9 +1939,22 @@ fn wrapping(elem: Elem, op: COp, a: CExpr, b: CExpr) -> CExpr {
     CExpr::cast(elem, CExpr::bin(op, CExpr::cast(u, a), CExpr::cast(u, b)))
 }
 
+/// An `f32` result of `f16` arithmetic rounded to `f16` (nearest, halves to even): the
+/// kernels' half of [`weft_values::Scalar::round_f16`].
+fn round_f16(value: CExpr) -> CExpr {
+    CExpr::call("weft_round_h", vec![value])
+}
+
 fn unop(op: UnOp, elem: Elem, a: CExpr) -> CExpr {
     match (op, elem) {
-        (UnOp::Neg, Elem::F32 | Elem::F64) => CExpr::neg(a),
+        (UnOp::Neg, _) if elem.is_float() => CExpr::neg(a),
+        (_, _) if elem.is_small_integer() => CExpr::cast(elem, unop_int(op, elem, a)),
+        _ => unop_int(op, elem, a),
+    }
+}
+
+fn unop_int(op: UnOp, elem: Elem, a: CExpr) -> CExpr {
+    match (op, elem) {
         (UnOp::Neg, _) => wrapping(elem, COp::Sub, CExpr::Int(0), a).pipe_neg_fix(elem),
         (UnOp::Not, Elem::Bool) => CExpr::cast(Elem::Bool, CExpr::not(a)),
         (UnOp::Not, _) => CExpr::call("~", vec![a]),
@@ -1958,10 +2001,15 @@ fn convert(from: Elem, to: Elem, a: CExpr) -> CExpr {
     if from == to {
         return a;
     }
-    let float_from = matches!(from, Elem::F32 | Elem::F64);
+    let float_from = from.is_float();
     match to {
         Elem::Bool => CExpr::cast(Elem::Bool, CExpr::bin(COp::Ne, a, CExpr::Int(0))),
-        Elem::I32 | Elem::I64 | Elem::U32 | Elem::U64 if float_from => {
+        // Rounded once from the `double` (Scalar::convert does the same).
+        Elem::F16 if from == Elem::F64 => CExpr::call("weft_d2h_round", vec![a]),
+        // Every integer below 2^24 is an exact `float`; any larger one is an infinity
+        // in `f16` either way, so rounding through `float` is rounding once.
+        Elem::F16 => round_f16(CExpr::cast(Elem::F32, a)),
+        _ if to.is_integer() && float_from => {
             CExpr::call(&format!("convert_{}_sat", crate::imp::c_type(to)), vec![a])
         }
         _ => CExpr::cast(to, a),
@@ -1969,8 +2017,14 @@ fn convert(from: Elem, to: Elem, a: CExpr) -> CExpr {
 }
 
 fn math(elem: Elem, func: MathFn, args: Vec<CExpr>) -> (CExpr, Elem) {
-    let float = matches!(elem, Elem::F32 | Elem::F64);
-    let f32_ = elem == Elem::F32;
+    let float = elem.is_float();
+    let f32_ = elem == Elem::F32 || elem == Elem::F16;
+    if func.is_constant() && elem == Elem::F16 {
+        // The interpreter's constant, as a literal (one place says what they are).
+        if let Ok(value) = weft_core::math(elem, func, &[]) {
+            return (literal(value), elem);
+        }
+    }
     let call = |name: &str| (CExpr::call(name, args.clone()), elem);
     match func {
         MathFn::Sqrt => call("sqrt"),
@@ -1992,6 +2046,7 @@ fn math(elem: Elem, func: MathFn, args: Vec<CExpr>) -> (CExpr, Elem) {
             (CExpr::call(name, args.iter().map(|a| CExpr::cast(elem, a.clone())).collect()), elem)
         }
         MathFn::Pow if float => call("pow"),
+        MathFn::Atan2 => call("atan2"),
         MathFn::Pow => {
             (CExpr::call(&format!("weft_pow_{}", crate::imp::c_type(elem)), args.clone()), elem)
         }
@@ -2001,6 +2056,11 @@ fn math(elem: Elem, func: MathFn, args: Vec<CExpr>) -> (CExpr, Elem) {
         MathFn::Pi => (CExpr::lit(if f32_ { "M_PI_F" } else { "M_PI" }), elem),
         MathFn::Highest => (
             CExpr::lit(match elem {
+                Elem::F16 => "65504.0f",
+                Elem::I8 => "((char)127)",
+                Elem::I16 => "((short)32767)",
+                Elem::U8 => "((uchar)255)",
+                Elem::U16 => "((ushort)65535)",
                 Elem::F32 => "FLT_MAX",
                 Elem::F64 => "DBL_MAX",
                 Elem::I32 => "INT_MAX",
@@ -2013,6 +2073,11 @@ fn math(elem: Elem, func: MathFn, args: Vec<CExpr>) -> (CExpr, Elem) {
         ),
         MathFn::Lowest => (
             CExpr::lit(match elem {
+                Elem::F16 => "(-65504.0f)",
+                Elem::I8 => "((char)(-128))",
+                Elem::I16 => "((short)(-32768))",
+                Elem::U8 => "((uchar)0)",
+                Elem::U16 => "((ushort)0)",
                 Elem::F32 => "(-FLT_MAX)",
                 Elem::F64 => "(-DBL_MAX)",
                 Elem::I32 => "INT_MIN",

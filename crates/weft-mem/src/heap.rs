@@ -203,15 +203,7 @@ fn to_i64(n: usize) -> i64 {
 }
 
 fn zero(ty: ScalarTy) -> Scalar {
-    match ty {
-        ScalarTy::I32 => Scalar::I32(0),
-        ScalarTy::I64 => Scalar::I64(0),
-        ScalarTy::U32 => Scalar::U32(0),
-        ScalarTy::U64 => Scalar::U64(0),
-        ScalarTy::F32 => Scalar::F32(0.0),
-        ScalarTy::F64 => Scalar::F64(0.0),
-        ScalarTy::Bool => Scalar::Bool(false),
-    }
+    Scalar::Bool(false).convert(ty)
 }
 
 /// The addresses of an array's elements, in row-major order of its indices.

@@ -97,11 +97,7 @@ impl MemBlock {
 
 /// The size in bytes of one element (`bool` takes a byte).
 pub fn elem_bytes(ty: ScalarTy) -> i64 {
-    match ty {
-        ScalarTy::Bool => 1,
-        ScalarTy::I32 | ScalarTy::U32 | ScalarTy::F32 => 4,
-        ScalarTy::I64 | ScalarTy::U64 | ScalarTy::F64 => 8,
-    }
+    ty.size_in_bytes() as i64
 }
 
 /// How a block comes into being.

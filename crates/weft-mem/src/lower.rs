@@ -106,20 +106,10 @@ pub(crate) fn mem_size(size: &CoreSize) -> MemSize {
 }
 
 /// The integer value of a scalar constant (sizes and indices).
-#[expect(
-    clippy::cast_possible_wrap,
-    clippy::cast_possible_truncation,
-    reason = "indices wrap like i64"
-)]
 pub(crate) fn scalar_i64(s: Scalar) -> i64 {
-    match s {
-        Scalar::I32(x) => i64::from(x),
+    match s.convert(weft_values::ScalarType::I64) {
         Scalar::I64(x) => x,
-        Scalar::U32(x) => i64::from(x),
-        Scalar::U64(x) => x as i64,
-        Scalar::F32(x) => x as i64,
-        Scalar::F64(x) => x as i64,
-        Scalar::Bool(b) => i64::from(b),
+        _ => 0,
     }
 }
 

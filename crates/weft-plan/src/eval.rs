@@ -48,6 +48,11 @@ pub fn eval(expr: &Expr, lookup: &dyn Fn(Var) -> Option<Scalar>) -> Result<Scala
 /// The scalar an [`Expr::Lit`] stands for.
 pub fn lit(elem: Elem, bits: u64) -> Scalar {
     match elem {
+        Elem::I8 => Scalar::I8(bits as i8),
+        Elem::I16 => Scalar::I16(bits as i16),
+        Elem::U8 => Scalar::U8(bits as u8),
+        Elem::U16 => Scalar::U16(bits as u16),
+        Elem::F16 => Scalar::F16(weft_values::f16::from_bits(bits as u16)),
         Elem::I32 => Scalar::I32(bits as i32),
         Elem::I64 => Scalar::I64(bits as i64),
         Elem::U32 => Scalar::U32(bits as u32),
@@ -61,6 +66,11 @@ pub fn lit(elem: Elem, bits: u64) -> Scalar {
 /// The [`Expr::Lit`] of a scalar.
 pub fn lit_of(s: Scalar) -> Expr {
     let (elem, bits) = match s {
+        Scalar::I8(v) => (Elem::I8, v as i64 as u64),
+        Scalar::I16(v) => (Elem::I16, v as i64 as u64),
+        Scalar::U8(v) => (Elem::U8, u64::from(v)),
+        Scalar::U16(v) => (Elem::U16, u64::from(v)),
+        Scalar::F16(v) => (Elem::F16, u64::from(v.to_bits())),
         Scalar::I32(v) => (Elem::I32, v as i64 as u64),
         Scalar::I64(v) => (Elem::I64, v as u64),
         Scalar::U32(v) => (Elem::U32, u64::from(v)),

@@ -144,6 +144,12 @@ pub(crate) fn is_out_of_memory(error: &ocl::Error) -> bool {
 /// The bytes of `data` as the device stores them.
 pub(crate) fn data_to_bytes(data: &ArrayData) -> Vec<u8> {
     match data {
+        ArrayData::I8(v) => v.iter().flat_map(|x| x.to_ne_bytes()).collect(),
+        ArrayData::I16(v) => v.iter().flat_map(|x| x.to_ne_bytes()).collect(),
+        ArrayData::U8(v) => v.clone(),
+        ArrayData::U16(v) => v.iter().flat_map(|x| x.to_ne_bytes()).collect(),
+        // A `half` buffer holds the binary16 bits, which `vload_half` reads.
+        ArrayData::F16(v) => v.iter().flat_map(|x| x.to_bits().to_ne_bytes()).collect(),
         ArrayData::I32(v) => v.iter().flat_map(|x| x.to_ne_bytes()).collect(),
         ArrayData::I64(v) => v.iter().flat_map(|x| x.to_ne_bytes()).collect(),
         ArrayData::U32(v) => v.iter().flat_map(|x| x.to_ne_bytes()).collect(),
@@ -171,6 +177,16 @@ pub(crate) fn bytes_to_data(elem: Elem, bytes: &[u8]) -> ArrayData {
         };
     }
     match elem {
+        Elem::I8 => decode!(I8, i8),
+        Elem::I16 => decode!(I16, i16),
+        Elem::U8 => ArrayData::U8(bytes.to_vec()),
+        Elem::U16 => decode!(U16, u16),
+        Elem::F16 => match decode!(U16, u16) {
+            ArrayData::U16(bits) => {
+                ArrayData::F16(bits.into_iter().map(weft_values::f16::from_bits).collect())
+            }
+            other => other,
+        },
         Elem::I32 => decode!(I32, i32),
         Elem::I64 => decode!(I64, i64),
         Elem::U32 => decode!(U32, u32),
@@ -194,6 +210,13 @@ pub(crate) fn set_scalar_arg(
 ) -> ocl::core::Result<()> {
     use ocl::core::{ArgVal, set_kernel_arg};
     match value {
+        Scalar::I8(x) => set_kernel_arg(kernel, index, ArgVal::scalar(&x)),
+        Scalar::I16(x) => set_kernel_arg(kernel, index, ArgVal::scalar(&x)),
+        Scalar::U8(x) => set_kernel_arg(kernel, index, ArgVal::scalar(&x)),
+        Scalar::U16(x) => set_kernel_arg(kernel, index, ArgVal::scalar(&x)),
+        // Kernels compute `f16` in `float` (docs/backend.md): a scalar argument is
+        // its exact `float`.
+        Scalar::F16(x) => set_kernel_arg(kernel, index, ArgVal::scalar(&x.to_f32())),
         Scalar::I32(x) => set_kernel_arg(kernel, index, ArgVal::scalar(&x)),
         Scalar::I64(x) => set_kernel_arg(kernel, index, ArgVal::scalar(&x)),
         Scalar::U32(x) => set_kernel_arg(kernel, index, ArgVal::scalar(&x)),
@@ -216,5 +239,15 @@ mod tests {
         assert_eq!(data_to_bytes(&data), vec![1, 0, 1]);
         assert_eq!(bytes_to_data(Elem::Bool, &[0, 2, 1]), ArrayData::Bool(vec![false, true, true]));
         assert_eq!(bytes_to_scalar(Elem::I64, &(-5i64).to_ne_bytes()), Some(Scalar::I64(-5)));
+        let data = ArrayData::F16(
+            [1.5f32, -0.0, 65504.0, f32::INFINITY].map(weft_values::f16::from_f32).to_vec(),
+        );
+        assert_eq!(bytes_to_data(Elem::F16, &data_to_bytes(&data)), data);
+        assert_eq!(data_to_bytes(&data)[..2], 0x3e00u16.to_ne_bytes());
+        let data = ArrayData::I8(vec![-128, 0, 127]);
+        assert_eq!(bytes_to_data(Elem::I8, &data_to_bytes(&data)), data);
+        assert_eq!(bytes_to_data(Elem::U8, &[255, 0]), ArrayData::U8(vec![255, 0]));
+        let data = ArrayData::I16(vec![-32768, 7]);
+        assert_eq!(bytes_to_data(Elem::I16, &data_to_bytes(&data)), data);
     }
 }

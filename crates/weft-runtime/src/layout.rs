@@ -116,6 +116,11 @@ pub(crate) fn gather(covering: ArrayData, positions: &[usize]) -> Result<ArrayDa
         };
     }
     Ok(match &covering {
+        ArrayData::I8(v) => pick!(v, I8),
+        ArrayData::I16(v) => pick!(v, I16),
+        ArrayData::U8(v) => pick!(v, U8),
+        ArrayData::U16(v) => pick!(v, U16),
+        ArrayData::F16(v) => pick!(v, F16),
         ArrayData::I32(v) => pick!(v, I32),
         ArrayData::I64(v) => pick!(v, I64),
         ArrayData::U32(v) => pick!(v, U32),

@@ -8,6 +8,11 @@ use weft_values::{Scalar, Value};
 pub fn number(s: Scalar) -> String {
     let text = match s {
         Scalar::Bool(b) => u8::from(b).to_string(),
+        Scalar::I8(i) => i.to_string(),
+        Scalar::I16(i) => i.to_string(),
+        Scalar::U8(i) => i.to_string(),
+        Scalar::U16(i) => i.to_string(),
+        Scalar::F16(x) => double(x.to_f64()),
         Scalar::I32(i) => i.to_string(),
         Scalar::I64(i) => i.to_string(),
         Scalar::U32(i) => i.to_string(),

@@ -151,7 +151,7 @@ mod tests {
         check(
             " flops=2 [10]x32",
             expect![
-                "error at 13: unsupported type `x32`: values are of type i32, i64, u32, u64, f32, f64 or bool"
+                "error at 13: unsupported type `x32`: values are of type i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, f64 or bool"
             ],
         );
     }

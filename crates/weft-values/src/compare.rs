@@ -2,7 +2,7 @@
 //! blocks"): integers and booleans exactly; floats within an absolute tolerance set by
 //! the magnitude of the whole expected value, as Futhark's test tool does:
 //! `|got - want| <= rtol * max(1, max |w|)`, the maximum over the finite elements `w`
-//! of the expected value (one array, or one scalar), rtol [`F32_RTOL`] or
+//! of the expected value (one array, or one scalar), rtol [`F16_RTOL`], [`F32_RTOL`] or
 //! [`F64_RTOL`]; NaN equals NaN, and an infinity equals only itself. Element type and
 //! shape must match.
 //!
@@ -20,6 +20,9 @@ use std::fmt;
 use crate::scalar::Scalar;
 use crate::value::{Value, ValueType};
 
+/// Relative tolerance for `f16` elements (10 bits of mantissa: one rounding is
+/// about 5e-4, and a reassociated sum rounds at each step).
+pub const F16_RTOL: f64 = 1e-2;
 /// Relative tolerance for `f32` elements.
 pub const F32_RTOL: f64 = 1e-4;
 /// Relative tolerance for `f64` elements.
@@ -127,6 +130,7 @@ fn magnitude(want: &Value) -> f64 {
     want.data()
         .iter()
         .filter_map(|w| match w {
+            Scalar::F16(w) => Some(w.to_f64()),
             Scalar::F32(w) => Some(f64::from(w)),
             Scalar::F64(w) => Some(w),
             _ => None,
@@ -142,6 +146,7 @@ fn scalars_match(got: Scalar, want: Scalar, scale: f64) -> bool {
             floats_match(f64::from(g), f64::from(w), F32_RTOL * scale)
         }
         (Scalar::F64(g), Scalar::F64(w)) => floats_match(g, w, F64_RTOL * scale),
+        (Scalar::F16(g), Scalar::F16(w)) => floats_match(g.to_f64(), w.to_f64(), F16_RTOL * scale),
         (g, w) => g == w,
     }
 }

@@ -18,16 +18,21 @@ pub mod text;
 mod value;
 
 pub use crate::check::RuntimeCheck;
-pub use crate::compare::{F32_RTOL, F64_RTOL, Mismatch, ResultsMismatch, compare, compare_all};
+pub use crate::compare::{
+    F16_RTOL, F32_RTOL, F64_RTOL, Mismatch, ResultsMismatch, compare, compare_all,
+};
 pub use crate::npy::{NpyError, read_npy, write_npy};
 pub use crate::random::{
     OutOfMemory, RandomSpec, Rng, SpecRange, generate_inputs, parse_random_spec, parse_random_specs,
 };
-pub use crate::scalar::{Scalar, ScalarType};
+pub use crate::scalar::{Scalar, ScalarType, f16_from_f64};
 pub use crate::text::{
     ParseError, ParseErrorKind, parse_value, parse_values, parse_values_expecting, print_values,
 };
 pub use crate::value::{ArrayData, ShapeError, ShapeText, Value, ValueType};
+/// The `f16` of [`Scalar::F16`] (the `half` crate's binary16), so that users of the
+/// values need not depend on `half` themselves.
+pub use half::f16;
 
 /// The error for an entry given the wrong number of inputs, worded once for both back
 /// ends (the interpreter and the compiled plan once counted differently).

@@ -33,7 +33,7 @@ pub enum NpyError {
     )]
     FortranOrder,
     #[error(
-        "unsupported dtype `{0}`: expected little-endian bool, int32, int64, uint32, uint64, float32 or float64"
+        "unsupported dtype `{0}`: expected little-endian bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32 or float64"
     )]
     UnsupportedDtype(String),
     #[error("structured dtypes are not supported: save one array per field")]
@@ -82,6 +82,13 @@ pub fn read_npy(bytes: &[u8]) -> Result<Value, NpyError> {
         return Err(NpyError::DataLength { ty, expected, found: data.len() });
     }
     let data = match elem {
+        ScalarType::I8 => ArrayData::I8(decode(data, i8::from_le_bytes)),
+        ScalarType::I16 => ArrayData::I16(decode(data, i16::from_le_bytes)),
+        ScalarType::U8 => ArrayData::U8(data.to_vec()),
+        ScalarType::U16 => ArrayData::U16(decode(data, u16::from_le_bytes)),
+        ScalarType::F16 => {
+            ArrayData::F16(decode(data, |b| half::f16::from_bits(u16::from_le_bytes(b))))
+        }
         ScalarType::I32 => ArrayData::I32(decode(data, i32::from_le_bytes)),
         ScalarType::I64 => ArrayData::I64(decode(data, i64::from_le_bytes)),
         ScalarType::U32 => ArrayData::U32(decode(data, u32::from_le_bytes)),
@@ -149,6 +156,13 @@ pub fn write_npy(value: &Value) -> Vec<u8> {
     out.resize(out.len() + pad, b' ');
     out.push(b'\n');
     match value.data() {
+        ArrayData::I8(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        ArrayData::I16(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        ArrayData::U8(v) => out.extend_from_slice(v),
+        ArrayData::U16(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        ArrayData::F16(v) => {
+            v.iter().for_each(|x| out.extend_from_slice(&x.to_bits().to_le_bytes()));
+        }
         ArrayData::I32(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
         ArrayData::I64(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
         ArrayData::U32(v) => v.iter().for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
@@ -162,6 +176,11 @@ pub fn write_npy(value: &Value) -> Vec<u8> {
 
 fn dtype_descr(ty: ScalarType) -> &'static str {
     match ty {
+        ScalarType::I8 => "|i1",
+        ScalarType::I16 => "<i2",
+        ScalarType::U8 => "|u1",
+        ScalarType::U16 => "<u2",
+        ScalarType::F16 => "<f2",
         ScalarType::I32 => "<i4",
         ScalarType::I64 => "<i8",
         ScalarType::U32 => "<u4",
@@ -174,6 +193,13 @@ fn dtype_descr(ty: ScalarType) -> &'static str {
 
 fn dtype_type(descr: &str) -> Result<ScalarType, NpyError> {
     let ty = match descr {
+        // numpy writes the one-byte types with `|` (no byte order); `<` and `=` are
+        // accepted as well, as for `bool`.
+        "|i1" | "<i1" | ">i1" | "=i1" => ScalarType::I8,
+        "|u1" | "<u1" | ">u1" | "=u1" => ScalarType::U8,
+        "<i2" => ScalarType::I16,
+        "<u2" => ScalarType::U16,
+        "<f2" => ScalarType::F16,
         "<i4" => ScalarType::I32,
         "<i8" => ScalarType::I64,
         "<u4" => ScalarType::U32,

@@ -95,11 +95,13 @@ fn spec(parser: &mut Parser<'_>) -> Result<RandomSpec, ParseError> {
     let non_empty = match (lo, hi) {
         (Scalar::F32(lo), Scalar::F32(hi)) => lo < hi,
         (Scalar::F64(lo), Scalar::F64(hi)) => lo < hi,
+        (Scalar::F16(lo), Scalar::F16(hi)) => lo < hi,
         (lo, hi) => as_i128(lo) < as_i128(hi),
     };
     let finite = match (lo, hi) {
         (Scalar::F32(lo), Scalar::F32(hi)) => lo.is_finite() && hi.is_finite(),
         (Scalar::F64(lo), Scalar::F64(hi)) => lo.is_finite() && hi.is_finite(),
+        (Scalar::F16(lo), Scalar::F16(hi)) => lo.is_finite() && hi.is_finite(),
         _ => true,
     };
     if !finite {
@@ -121,12 +123,17 @@ fn bound(parser: &mut Parser<'_>, elem: ScalarType) -> Result<Scalar, ParseError
 
 fn as_i128(scalar: Scalar) -> i128 {
     match scalar {
+        Scalar::I8(x) => x.into(),
+        Scalar::I16(x) => x.into(),
+        Scalar::U8(x) => x.into(),
+        Scalar::U16(x) => x.into(),
         Scalar::I32(x) => x.into(),
         Scalar::I64(x) => x.into(),
         Scalar::U32(x) => x.into(),
         Scalar::U64(x) => x.into(),
         Scalar::Bool(x) => x.into(),
         // Never asked for floats; truncation is harmless here.
+        Scalar::F16(x) => x.to_f32() as i128,
         Scalar::F32(x) => x as i128,
         Scalar::F64(x) => x as i128,
     }
@@ -215,7 +222,29 @@ impl RandomSpec {
                     (lo * (1.0 - u) + hi * u).clamp(lo, top)
                 }));
             }
+            ArrayData::F16(v) => {
+                let (lo, hi) = match self.range {
+                    Some(SpecRange { lo: Scalar::F16(lo), hi: Scalar::F16(hi) }) => (lo, hi),
+                    _ => (half::f16::ZERO, half::f16::ONE),
+                };
+                let top = f16_next_down(hi);
+                v.extend((0..n_elems).map(|_| {
+                    let u = rng.unit_f32();
+                    let x = crate::scalar::f16_from_f64(lo.to_f64() * (1.0 - u) + hi.to_f64() * u);
+                    if x < lo {
+                        lo
+                    } else if x > top {
+                        top
+                    } else {
+                        x
+                    }
+                }));
+            }
             ArrayData::Bool(v) => v.extend((0..n_elems).map(|_| rng.next_u64() >> 63 == 1)),
+            ArrayData::I8(v) => v.extend(self.ints(rng, n_elems).map(|x| x as i8)),
+            ArrayData::I16(v) => v.extend(self.ints(rng, n_elems).map(|x| x as i16)),
+            ArrayData::U8(v) => v.extend(self.ints(rng, n_elems).map(|x| x as u8)),
+            ArrayData::U16(v) => v.extend(self.ints(rng, n_elems).map(|x| x as u16)),
             ArrayData::I32(v) => v.extend(self.ints(rng, n_elems).map(|x| x as i32)),
             ArrayData::I64(v) => v.extend(self.ints(rng, n_elems).map(|x| x as i64)),
             ArrayData::U32(v) => v.extend(self.ints(rng, n_elems).map(|x| x as u32)),
@@ -226,14 +255,30 @@ impl RandomSpec {
     }
 
     /// `n_elems` integers in the spec's range; they fit the element type because both
-    /// bounds do.
+    /// bounds do. Without a range they are in `0..1000`, or every value of an 8-bit
+    /// type (`0..256` for `u8`, `-128..128` for `i8`).
     fn ints<'r>(&self, rng: &'r mut Rng, n_elems: usize) -> impl Iterator<Item = i128> + 'r {
-        let (lo, hi) = match self.range {
-            Some(SpecRange { lo, hi }) => (as_i128(lo), as_i128(hi)),
-            None => (0, 1000),
+        let (lo, hi) = match (self.range, self.ty.elem) {
+            (Some(SpecRange { lo, hi }), _) => (as_i128(lo), as_i128(hi)),
+            (None, ScalarType::U8) => (0, 256),
+            (None, ScalarType::I8) => (-128, 128),
+            (None, _) => (0, 1000),
         };
         let span = u128::try_from(hi - lo).unwrap_or(1).max(1);
         (0..n_elems).map(move |_| lo + i128::from(rng.below(span)))
+    }
+}
+
+/// The largest `f16` below the finite `x`.
+fn f16_next_down(x: half::f16) -> half::f16 {
+    let bits = x.to_bits();
+    if bits & 0x7fff == 0 {
+        // Either zero: the negative subnormal closest to it.
+        half::f16::from_bits(0x8001)
+    } else if bits & 0x8000 == 0 {
+        half::f16::from_bits(bits - 1)
+    } else {
+        half::f16::from_bits(bits + 1)
     }
 }
 

@@ -4,6 +4,7 @@ mod compare;
 mod npy;
 mod proptests;
 mod random;
+mod small;
 mod text;
 mod value;
 

@@ -55,7 +55,9 @@ pub enum ParseErrorKind {
     Unexpected { expected: &'static str, found: String },
     #[error("unknown word `{0}`: expected a value")]
     UnknownWord(String),
-    #[error("unsupported type `{0}`: values are of type i32, i64, u32, u64, f32, f64 or bool")]
+    #[error(
+        "unsupported type `{0}`: values are of type i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, f64 or bool"
+    )]
     UnsupportedType(String),
     #[error("invalid literal `{0}`")]
     InvalidLiteral(String),

@@ -17,6 +17,11 @@ use crate::scalar::{Scalar, ScalarType};
 pub enum ArrayData {
     I32(Vec<i32>),
     I64(Vec<i64>),
+    I8(Vec<i8>),
+    I16(Vec<i16>),
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    F16(Vec<half::f16>),
     U32(Vec<u32>),
     U64(Vec<u64>),
     F32(Vec<f32>),
@@ -30,6 +35,11 @@ impl ArrayData {
         match ty {
             ScalarType::I32 => ArrayData::I32(Vec::with_capacity(capacity)),
             ScalarType::I64 => ArrayData::I64(Vec::with_capacity(capacity)),
+            ScalarType::I8 => ArrayData::I8(Vec::with_capacity(capacity)),
+            ScalarType::I16 => ArrayData::I16(Vec::with_capacity(capacity)),
+            ScalarType::U8 => ArrayData::U8(Vec::with_capacity(capacity)),
+            ScalarType::U16 => ArrayData::U16(Vec::with_capacity(capacity)),
+            ScalarType::F16 => ArrayData::F16(Vec::with_capacity(capacity)),
             ScalarType::U32 => ArrayData::U32(Vec::with_capacity(capacity)),
             ScalarType::U64 => ArrayData::U64(Vec::with_capacity(capacity)),
             ScalarType::F32 => ArrayData::F32(Vec::with_capacity(capacity)),
@@ -49,6 +59,11 @@ impl ArrayData {
         Some(match ty {
             ScalarType::I32 => ArrayData::I32(reserve(capacity)?),
             ScalarType::I64 => ArrayData::I64(reserve(capacity)?),
+            ScalarType::I8 => ArrayData::I8(reserve(capacity)?),
+            ScalarType::I16 => ArrayData::I16(reserve(capacity)?),
+            ScalarType::U8 => ArrayData::U8(reserve(capacity)?),
+            ScalarType::U16 => ArrayData::U16(reserve(capacity)?),
+            ScalarType::F16 => ArrayData::F16(reserve(capacity)?),
             ScalarType::U32 => ArrayData::U32(reserve(capacity)?),
             ScalarType::U64 => ArrayData::U64(reserve(capacity)?),
             ScalarType::F32 => ArrayData::F32(reserve(capacity)?),
@@ -62,6 +77,11 @@ impl ArrayData {
         match self {
             ArrayData::I32(_) => ScalarType::I32,
             ArrayData::I64(_) => ScalarType::I64,
+            ArrayData::I8(_) => ScalarType::I8,
+            ArrayData::I16(_) => ScalarType::I16,
+            ArrayData::U8(_) => ScalarType::U8,
+            ArrayData::U16(_) => ScalarType::U16,
+            ArrayData::F16(_) => ScalarType::F16,
             ArrayData::U32(_) => ScalarType::U32,
             ArrayData::U64(_) => ScalarType::U64,
             ArrayData::F32(_) => ScalarType::F32,
@@ -75,6 +95,11 @@ impl ArrayData {
         match self {
             ArrayData::I32(v) => v.len(),
             ArrayData::I64(v) => v.len(),
+            ArrayData::I8(v) => v.len(),
+            ArrayData::I16(v) => v.len(),
+            ArrayData::U8(v) => v.len(),
+            ArrayData::U16(v) => v.len(),
+            ArrayData::F16(v) => v.len(),
             ArrayData::U32(v) => v.len(),
             ArrayData::U64(v) => v.len(),
             ArrayData::F32(v) => v.len(),
@@ -93,6 +118,11 @@ impl ArrayData {
         match self {
             ArrayData::I32(v) => v.get(idx).copied().map(Scalar::I32),
             ArrayData::I64(v) => v.get(idx).copied().map(Scalar::I64),
+            ArrayData::I8(v) => v.get(idx).copied().map(Scalar::I8),
+            ArrayData::I16(v) => v.get(idx).copied().map(Scalar::I16),
+            ArrayData::U8(v) => v.get(idx).copied().map(Scalar::U8),
+            ArrayData::U16(v) => v.get(idx).copied().map(Scalar::U16),
+            ArrayData::F16(v) => v.get(idx).copied().map(Scalar::F16),
             ArrayData::U32(v) => v.get(idx).copied().map(Scalar::U32),
             ArrayData::U64(v) => v.get(idx).copied().map(Scalar::U64),
             ArrayData::F32(v) => v.get(idx).copied().map(Scalar::F32),
@@ -106,6 +136,11 @@ impl ArrayData {
         match (self, scalar) {
             (ArrayData::I32(v), Scalar::I32(x)) => v.push(x),
             (ArrayData::I64(v), Scalar::I64(x)) => v.push(x),
+            (ArrayData::I8(v), Scalar::I8(x)) => v.push(x),
+            (ArrayData::I16(v), Scalar::I16(x)) => v.push(x),
+            (ArrayData::U8(v), Scalar::U8(x)) => v.push(x),
+            (ArrayData::U16(v), Scalar::U16(x)) => v.push(x),
+            (ArrayData::F16(v), Scalar::F16(x)) => v.push(x),
             (ArrayData::U32(v), Scalar::U32(x)) => v.push(x),
             (ArrayData::U64(v), Scalar::U64(x)) => v.push(x),
             (ArrayData::F32(v), Scalar::F32(x)) => v.push(x),
@@ -132,7 +167,7 @@ macro_rules! array_data_from {
     )*};
 }
 
-array_data_from!(i32 => I32, i64 => I64, u32 => U32, u64 => U64, f32 => F32, f64 => F64, bool => Bool);
+array_data_from!(i8 => I8, i16 => I16, u8 => U8, u16 => U16, half::f16 => F16, i32 => I32, i64 => I64, u32 => U32, u64 => U64, f32 => F32, f64 => F64, bool => Bool);
 
 /// A scalar or a regular array of any rank.
 #[derive(Debug, Clone, PartialEq)]
@@ -211,6 +246,11 @@ impl Value {
         let data = match fill {
             Scalar::I32(x) => ArrayData::I32(vec![x; len]),
             Scalar::I64(x) => ArrayData::I64(vec![x; len]),
+            Scalar::I8(x) => ArrayData::I8(vec![x; len]),
+            Scalar::I16(x) => ArrayData::I16(vec![x; len]),
+            Scalar::U8(x) => ArrayData::U8(vec![x; len]),
+            Scalar::U16(x) => ArrayData::U16(vec![x; len]),
+            Scalar::F16(x) => ArrayData::F16(vec![x; len]),
             Scalar::U32(x) => ArrayData::U32(vec![x; len]),
             Scalar::U64(x) => ArrayData::U64(vec![x; len]),
             Scalar::F32(x) => ArrayData::F32(vec![x; len]),

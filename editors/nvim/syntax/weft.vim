@@ -19,7 +19,7 @@ syn keyword weftKeyword     let in
 syn keyword weftDecl        def entry type nextgroup=weftDefName skipwhite
 syn keyword weftInclude     import
 syn keyword weftBoolean     true false
-syn keyword weftType        i32 i64 u32 u64 f32 f64 bool
+syn keyword weftType        i8 i16 i32 i64 u8 u16 u32 u64 f16 f32 f64 bool
 syn keyword weftBuiltin     map map2 map3 map4 map5 reduce scan generate iota replicate
 syn keyword weftBuiltin     zip zip3 unzip unzip3 scatter transpose reverse flatten unflatten
 syn keyword weftBuiltin     split take drop concat length
@@ -29,14 +29,14 @@ syn match   weftDefName     "[a-zA-Z_][a-zA-Z0-9_']*" contained
 syn match   weftTypeParam   "\%([a-zA-Z0-9_']\)\@<!'[a-zA-Z_][a-zA-Z0-9_']*"
 " map@group, reduce@seq: the level is highlighted on its own.
 syn match   weftStrategy    "\%(\<\%(map[2-5]\=\|reduce\|scan\|generate\)\)\@<=@\%(grid\|group\|thread\|seq\)\>"
-syn match   weftNamespaced  "\<\%(i32\|i64\|u32\|u64\|f32\|f64\)\.[a-zA-Z_][a-zA-Z0-9_']*"
+syn match   weftNamespaced  "\<\%(i8\|i16\|i32\|i64\|u8\|u16\|u32\|u64\|f16\|f32\|f64\)\.[a-zA-Z_][a-zA-Z0-9_']*"
 
 " Numbers: 42, 0xff, 1_000_000i64, 1.5, 2e-3, 3f32
-syn match   weftNumber      "\<0[xX][0-9a-fA-F_]\+\%([iu]\%(32\|64\)\)\=\>"
-syn match   weftNumber      "\<\d[0-9_]*\%([iu]\%(32\|64\)\)\=\>"
-syn match   weftFloat       "\<\d[0-9_]*f\%(32\|64\)\>"
-syn match   weftFloat       "\<\d[0-9_]*\.\d[0-9_]*\%([eE][+-]\=\d[0-9_]*\)\=\%(f32\|f64\)\=\>"
-syn match   weftFloat       "\<\d[0-9_]*[eE][+-]\=\d[0-9_]*\%(f32\|f64\)\=\>"
+syn match   weftNumber      "\<0[xX][0-9a-fA-F_]\+\%([iu]\%(8\|16\|32\|64\)\)\=\>"
+syn match   weftNumber      "\<\d[0-9_]*\%([iu]\%(8\|16\|32\|64\)\)\=\>"
+syn match   weftFloat       "\<\d[0-9_]*f\%(16\|32\|64\)\>"
+syn match   weftFloat       "\<\d[0-9_]*\.\d[0-9_]*\%([eE][+-]\=\d[0-9_]*\)\=\%(f16\|f32\|f64\)\=\>"
+syn match   weftFloat       "\<\d[0-9_]*[eE][+-]\=\d[0-9_]*\%(f16\|f32\|f64\)\=\>"
 
 syn region  weftString      start=+"+ skip=+\\.+ end=+"\|$+ contains=weftEscape
 syn match   weftEscape      "\\." contained

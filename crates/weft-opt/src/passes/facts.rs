@@ -4,7 +4,6 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use weft_core::{Atom, BinOp, BlockId, Exp, FnId, Function, LoopForm, Program, VarId, type_vars};
-use weft_hir::ScalarTy;
 
 /// The variables an expression reads that it does not bind.
 pub(crate) fn free_vars_of_exp(f: &Function, exp: &Exp) -> FxHashSet<VarId> {
@@ -156,7 +155,7 @@ impl<'p> Safety<'p> {
             | Exp::If { .. } => true,
             Exp::Size(size) => !size_divides(size),
             Exp::BinOp { op, ty, .. } => {
-                let integer = !matches!(ty, ScalarTy::F32 | ScalarTy::F64);
+                let integer = !ty.is_float();
                 !(integer && matches!(op, BinOp::Div | BinOp::Rem | BinOp::Pow))
             }
             Exp::Iota { size } => nonnegative(size),

@@ -166,7 +166,7 @@ fn exp_is_safe(f: &GpuFunction, exp: &Exp) -> bool {
                     | weft_core::Exp::Flatten(_)
             ) || matches!(basic, weft_core::Exp::BinOp { op, ty, .. }
                 if !matches!(op, weft_core::BinOp::Div | weft_core::BinOp::Rem | weft_core::BinOp::Pow)
-                    || matches!(ty, weft_hir::ScalarTy::F32 | weft_hir::ScalarTy::F64))
+                    || ty.is_float())
         }
         Exp::Seg(seg) => {
             seg.kind == crate::ir::SegKind::Map

@@ -16,6 +16,13 @@ fn scalar_type() -> impl Strategy<Value = ScalarType> {
 fn data(ty: ScalarType, len: usize) -> BoxedStrategy<ArrayData> {
     let n = len..=len;
     match ty {
+        ScalarType::I8 => prop::collection::vec(any::<i8>(), n).prop_map(ArrayData::I8).boxed(),
+        ScalarType::I16 => prop::collection::vec(any::<i16>(), n).prop_map(ArrayData::I16).boxed(),
+        ScalarType::U8 => prop::collection::vec(any::<u8>(), n).prop_map(ArrayData::U8).boxed(),
+        ScalarType::U16 => prop::collection::vec(any::<u16>(), n).prop_map(ArrayData::U16).boxed(),
+        ScalarType::F16 => prop::collection::vec(any::<u16>().prop_map(crate::f16::from_bits), n)
+            .prop_map(ArrayData::F16)
+            .boxed(),
         ScalarType::I32 => prop::collection::vec(any::<i32>(), n).prop_map(ArrayData::I32).boxed(),
         ScalarType::I64 => prop::collection::vec(any::<i64>(), n).prop_map(ArrayData::I64).boxed(),
         ScalarType::U32 => prop::collection::vec(any::<u32>(), n).prop_map(ArrayData::U32).boxed(),

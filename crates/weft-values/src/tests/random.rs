@@ -47,9 +47,9 @@ fn spec_errors() {
     "#]],
     );
     check_specs(
-        "[10]f16",
+        "[10]f128",
         expect![[r#"
-        error: 1:5: unsupported type `f16`: values are of type i32, i64, u32, u64, f32, f64 or bool
+        error: 1:5: unsupported type `f128`: values are of type i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, f64 or bool
     "#]],
     );
     check_specs(

@@ -362,15 +362,15 @@ fn extreme_literals_in_range() {
 #[test]
 fn error_unsupported_suffix() {
     check(
-        "300u8",
+        "300u128",
         expect![[r#"
-        error: 1:4: unsupported type `u8`: values are of type i32, i64, u32, u64, f32, f64 or bool
+        error: 1:4: unsupported type `u128`: values are of type i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, f64 or bool
     "#]],
     );
     check(
         "1bool",
         expect![[r#"
-        error: 1:2: unsupported type `bool`: values are of type i32, i64, u32, u64, f32, f64 or bool
+        error: 1:2: unsupported type `bool`: values are of type i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, f64 or bool
     "#]],
     );
 }
@@ -440,8 +440,8 @@ fn error_unknown_word() {
     check(
         "-true",
         expect![[r#"
-        error: 1:2: expected `f32.inf` or `f64.inf` after `-`, found `true`
-    "#]],
+            error: 1:2: expected `f16.inf`, `f32.inf` or `f64.inf` after `-`, found `true`
+        "#]],
     );
 }
 

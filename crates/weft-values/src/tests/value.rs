@@ -57,7 +57,9 @@ fn value_type_prints_as_in_source() {
 fn scalar_type_names_and_sizes() {
     let table: Vec<String> =
         ScalarType::ALL.iter().map(|ty| format!("{} {}", ty.name(), ty.size_in_bytes())).collect();
-    expect!["i32 4, i64 8, u32 4, u64 8, f32 4, f64 8, bool 1"].assert_eq(&table.join(", "));
+    expect!["i8 1, i16 2, i32 4, i64 8, u8 1, u16 2, u32 4, u64 8, f16 2, f32 4, f64 8, bool 1"]
+        .assert_eq(&table.join(", "));
     assert_eq!(ScalarType::from_name("u64"), Some(ScalarType::U64));
-    assert_eq!(ScalarType::from_name("u8"), None);
+    assert_eq!(ScalarType::from_name("u8"), Some(ScalarType::U8));
+    assert_eq!(ScalarType::from_name("u128"), None);
 }

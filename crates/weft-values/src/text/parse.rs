@@ -255,12 +255,14 @@ impl<'a> Parser<'a> {
         let (class, ty) = match text {
             "true" if !negative => (LiteralClass::Bool(true), ScalarType::Bool),
             "false" if !negative => (LiteralClass::Bool(false), ScalarType::Bool),
+            "f16.nan" => (LiteralClass::Nan, ScalarType::F16),
+            "f16.inf" => (LiteralClass::Inf { negative }, ScalarType::F16),
             "f32.nan" => (LiteralClass::Nan, ScalarType::F32),
             "f64.nan" => (LiteralClass::Nan, ScalarType::F64),
             "f32.inf" => (LiteralClass::Inf { negative }, ScalarType::F32),
             "f64.inf" => (LiteralClass::Inf { negative }, ScalarType::F64),
             _ if negative => {
-                return Err(self.unexpected(word, "`f32.inf` or `f64.inf` after `-`"));
+                return Err(self.unexpected(word, "`f16.inf`, `f32.inf` or `f64.inf` after `-`"));
             }
             _ => return Err(self.error(word.start, ParseErrorKind::UnknownWord(text.to_owned()))),
         };
@@ -508,11 +510,14 @@ impl<'a> Parser<'a> {
         match literal.class {
             LiteralClass::Bool(b) if ty == ScalarType::Bool => Ok(Scalar::Bool(b)),
             LiteralClass::Nan => match ty {
+                ScalarType::F16 => Ok(Scalar::F16(half::f16::NAN)),
                 ScalarType::F32 => Ok(Scalar::F32(f32::NAN)),
                 ScalarType::F64 => Ok(Scalar::F64(f64::NAN)),
                 _ => Err(mismatch()),
             },
             LiteralClass::Inf { negative } => match ty {
+                ScalarType::F16 if negative => Ok(Scalar::F16(half::f16::NEG_INFINITY)),
+                ScalarType::F16 => Ok(Scalar::F16(half::f16::INFINITY)),
                 ScalarType::F32 if negative => Ok(Scalar::F32(f32::NEG_INFINITY)),
                 ScalarType::F32 => Ok(Scalar::F32(f32::INFINITY)),
                 ScalarType::F64 if negative => Ok(Scalar::F64(f64::NEG_INFINITY)),
@@ -524,10 +529,17 @@ impl<'a> Parser<'a> {
                     if body.contains('_') { body.replace('_', "").into() } else { body.into() };
                 let scalar = match ty {
                     ScalarType::F32 => cleaned.parse::<f32>().ok().map(Scalar::F32),
+                    // Rounded once, from the decimal's nearest `f64` (which keeps
+                    // more than twice the digits `f16` needs).
+                    ScalarType::F16 => cleaned
+                        .parse::<f64>()
+                        .ok()
+                        .map(|x| Scalar::F16(crate::scalar::f16_from_f64(x))),
                     _ => cleaned.parse::<f64>().ok().map(Scalar::F64),
                 };
                 match scalar {
                     None => Err(error(ParseErrorKind::InvalidLiteral(body.to_owned()))),
+                    Some(Scalar::F16(x)) if x.is_infinite() => Err(out_of_range()),
                     Some(Scalar::F32(x)) if x.is_infinite() => Err(out_of_range()),
                     Some(Scalar::F64(x)) if x.is_infinite() => Err(out_of_range()),
                     Some(scalar) => Ok(scalar),
@@ -553,6 +565,10 @@ impl<'a> Parser<'a> {
                 };
                 let value = value.ok_or_else(out_of_range)?;
                 let scalar = match ty {
+                    ScalarType::I8 => i8::try_from(value).ok().map(Scalar::I8),
+                    ScalarType::I16 => i16::try_from(value).ok().map(Scalar::I16),
+                    ScalarType::U8 => u8::try_from(value).ok().map(Scalar::U8),
+                    ScalarType::U16 => u16::try_from(value).ok().map(Scalar::U16),
                     ScalarType::I32 => i32::try_from(value).ok().map(Scalar::I32),
                     ScalarType::I64 => i64::try_from(value).ok().map(Scalar::I64),
                     ScalarType::U32 => u32::try_from(value).ok().map(Scalar::U32),

@@ -10,6 +10,16 @@ use crate::value::{ArrayData, Value};
 /// Writes one scalar with its suffix (`42i32`, `1.0e-3f32`, `f64.nan`, `true`).
 pub(crate) fn write_scalar(out: &mut impl Write, scalar: Scalar) -> fmt::Result {
     match scalar {
+        Scalar::I8(x) => write!(out, "{x}i8"),
+        Scalar::I16(x) => write!(out, "{x}i16"),
+        Scalar::U8(x) => write!(out, "{x}u8"),
+        Scalar::U16(x) => write!(out, "{x}u16"),
+        // As Futhark prints `f16` (Haskell's `show` of the value as a `Float`): the
+        // shortest digits of its exact `f32`, which read back to the same `f16`.
+        Scalar::F16(x) => {
+            let wide = x.to_f32();
+            write_float(out, x.is_nan(), x.is_sign_negative(), &format!("{wide:e}"), "f16")
+        }
         Scalar::I32(x) => write!(out, "{x}i32"),
         Scalar::I64(x) => write!(out, "{x}i64"),
         Scalar::U32(x) => write!(out, "{x}u32"),
