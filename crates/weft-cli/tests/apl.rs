@@ -35,7 +35,7 @@ fn temp_file(name: &str, text: &str) -> String {
 #[test]
 fn worked_examples_and_benchmarks_pass_on_the_interpreter() {
     let (stdout, _, code) = weft(&["test", "examples/apl", "bench/apl"]);
-    assert_eq!(stdout.lines().last(), Some("26 passed, 0 failed"), "{stdout}");
+    assert_eq!(stdout.lines().last(), Some("27 passed, 0 failed"), "{stdout}");
     assert_eq!(code, 0);
 }
 
