@@ -35,7 +35,7 @@ fn temp_file(name: &str, text: &str) -> String {
 #[test]
 fn worked_examples_and_benchmarks_pass_on_the_interpreter() {
     let (stdout, _, code) = weft(&["test", "examples/apl", "bench/apl"]);
-    assert_eq!(stdout.lines().last(), Some("27 passed, 0 failed"), "{stdout}");
+    assert_eq!(stdout.lines().last(), Some("29 passed, 0 failed"), "{stdout}");
     assert_eq!(code, 0);
 }
 
@@ -43,7 +43,7 @@ fn worked_examples_and_benchmarks_pass_on_the_interpreter() {
 fn worked_examples_pass_on_pocl() {
     let (stdout, stderr, code) =
         weft(&["test", "--backend", "opencl", "--device", "cpu", "examples/apl"]);
-    assert_eq!(stdout.lines().last(), Some("19 passed, 0 failed"), "{stdout}{stderr}");
+    assert_eq!(stdout.lines().last(), Some("21 passed, 0 failed"), "{stdout}{stderr}");
     assert_eq!(code, 0);
 }
 

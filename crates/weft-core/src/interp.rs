@@ -497,9 +497,31 @@ fn bind_sizes(
     val: &Val,
     check: bool,
 ) -> std::result::Result<(), SizeError> {
+    bind_sizes_as(f, frame, ty, val, check, Existentials::Rebind)
+}
+
+/// What [`bind_sizes_as`] does with an existential size that already has a value.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Existentials {
+    /// Gives it the value's size: a binding's existential is the size of whatever
+    /// value it holds now (a loop's next iteration, a branch taken).
+    Rebind,
+    /// Checks the value against it: a coercion `e :> [k]t` to a size some earlier
+    /// binding fixed.
+    Check,
+}
+
+fn bind_sizes_as(
+    f: &Function,
+    frame: &mut Frame,
+    ty: &Type,
+    val: &Val,
+    check: bool,
+    existentials: Existentials,
+) -> std::result::Result<(), SizeError> {
     if let (Type::Tuple(tys), Val::Tuple(vals)) = (ty, val) {
         for (t, v) in tys.iter().zip(vals) {
-            bind_sizes(f, frame, t, v, check)?;
+            bind_sizes_as(f, frame, t, v, check, existentials)?;
         }
         return Ok(());
     }
@@ -510,7 +532,14 @@ fn bind_sizes(
             && let Val::Tuple(vals) = val
         {
             for (t, v) in tys.iter().zip(vals) {
-                bind_sizes(f, frame, &Type::array(size.clone(), t.clone()), v, check)?;
+                bind_sizes_as(
+                    f,
+                    frame,
+                    &Type::array(size.clone(), t.clone()),
+                    v,
+                    check,
+                    existentials,
+                )?;
             }
             return Ok(());
         }
@@ -518,7 +547,9 @@ fn bind_sizes(
         let actual_i64 =
             i64::try_from(actual).map_err(|_| SizeError::Other("size too large".to_owned()))?;
         let unbound_var = size.as_var().filter(|v| {
-            frame.slots[slot(**v)].is_none() || f.vars[**v].kind == VarKind::Existential
+            frame.slots[slot(**v)].is_none()
+                || (f.vars[**v].kind == VarKind::Existential
+                    && existentials == Existentials::Rebind)
         });
         if let Some(&var) = unbound_var {
             frame.slots[slot(var)] = Some(Val::Scalar(Scalar::I64(actual_i64)));
@@ -1151,18 +1182,20 @@ impl<R: Recorder> Interp<'_, R> {
             Exp::Concat(a, b) => concat(&self.atom(frame, *a)?, &self.atom(frame, *b)?)?,
             Exp::Coerce { value, ty } => {
                 let val = self.atom(frame, *value)?;
-                bind_sizes(self.f, frame, ty, &val, true).map_err(|error| {
-                    let value = &self.name(*value);
-                    RuntimeError::new(match error {
-                        SizeError::Mismatch { dim, size, expected, actual } => {
-                            RuntimeCheck::Coerce { value, dim, size: &size }
-                                .words(&actual, &expected)
-                        }
-                        SizeError::Other(message) => {
-                            format!("size coercion of `{value}` failed: {message}")
-                        }
-                    })
-                })?;
+                bind_sizes_as(self.f, frame, ty, &val, true, Existentials::Check).map_err(
+                    |error| {
+                        let value = &self.name(*value);
+                        RuntimeError::new(match error {
+                            SizeError::Mismatch { dim, size, expected, actual } => {
+                                RuntimeCheck::Coerce { value, dim, size: &size }
+                                    .words(&actual, &expected)
+                            }
+                            SizeError::Other(message) => {
+                                format!("size coercion of `{value}` failed: {message}")
+                            }
+                        })
+                    },
+                )?;
                 val
             }
         })

@@ -726,6 +726,14 @@ impl Elab<'_> {
                         let size = self.size_of_atom(*atom);
                         scope.sizes.insert(SizeVar::Local { name: name.clone(), id }, size);
                     }
+                    // An unknown size of the binding's type (a `filter`'s result, say)
+                    // is the size its value has, so a later type that names it (`:>
+                    // [length ys]t`) means that size.
+                    bind_unknown_sizes(
+                        &ctx.infer.pat_ty(pat),
+                        &self.atom_ty(*atom),
+                        &mut scope.sizes,
+                    );
                 }
                 scope.locals.insert(pat, binding);
             }
@@ -1638,6 +1646,31 @@ fn bind_dims(param: &Type, arg: &Type, map: &mut FxHashMap<VarId, CoreSize>) {
         (Type::Tuple(a), Type::Tuple(b)) => {
             for (a, b) in a.iter().zip(b) {
                 bind_dims(a, b, map);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Binds the unknown sizes (HIR) that are whole dimensions of a binding's type to the
+/// core sizes of its value, replacing what an earlier lowering of the same type made up
+/// (a fresh existential nothing else names).
+fn bind_unknown_sizes(hir: &Ty, core: &Type, sizes: &mut FxHashMap<SizeVar, CoreSize>) {
+    match (hir, core) {
+        (Ty::Array { size, elem }, Type::Array { size: core_size, elem: core_elem }) => {
+            if let Some(var @ SizeVar::Unknown(_)) = size.as_var() {
+                sizes.insert(var.clone(), core_size.clone());
+            }
+            bind_unknown_sizes(elem, core_elem, sizes);
+        }
+        (Ty::Tuple(a), Type::Tuple(b)) => {
+            for (a, b) in a.iter().zip(b) {
+                bind_unknown_sizes(a, b, sizes);
+            }
+        }
+        (Ty::Record(a), Type::Tuple(b)) => {
+            for ((_, a), b) in a.iter().zip(b) {
+                bind_unknown_sizes(a, b, sizes);
             }
         }
         _ => {}

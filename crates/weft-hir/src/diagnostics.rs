@@ -289,34 +289,46 @@ impl RenderCtx<'_> {
             ),
             InferDiagnostic::SizeMismatch { site, expected, found, origin } => {
                 let origin_site = origin.map(Site::Expr);
-                let message =
-                    match origin_site.as_ref().filter(|o| self.quote(o).is_some() && *o != site) {
-                        Some(origin_site) => {
-                            related.push(RelatedInfo {
-                                file: self.file,
-                                range: self.range(origin_site),
-                                message: format!(
-                                    "{} fixes the {} here",
-                                    subject(origin_site),
-                                    show_size(expected)
-                                ),
-                            });
-                            format!(
-                                "size mismatch: {} has {} but {} has {}",
+                let message = match origin_site
+                    .as_ref()
+                    .filter(|o| self.quote(o).is_some() && *o != site)
+                {
+                    Some(origin_site) => {
+                        related.push(RelatedInfo {
+                            file: self.file,
+                            range: self.range(origin_site),
+                            message: format!(
+                                "{} fixes the {} here",
                                 subject(origin_site),
-                                show_size(expected),
-                                subject(site),
-                                show_size(found)
-                            )
-                        }
-                        None => format!(
-                            "size mismatch: expected {}, but {} has {}",
+                                show_size(expected)
+                            ),
+                        });
+                        format!(
+                            "size mismatch: {} has {} but {} has {}",
+                            subject(origin_site),
                             show_size(expected),
                             subject(site),
                             show_size(found)
-                        ),
-                    };
-                if size_is_unknown(expected) || size_is_unknown(found) {
+                        )
+                    }
+                    // Two unknown sizes: each comes from its own run-time value.
+                    None if show_size(expected) == show_size(found) => format!(
+                        "size mismatch: {} has an unknown size, known only at run time, and so has the array it must match; they may differ",
+                        subject(site),
+                    ),
+                    None => format!(
+                        "size mismatch: expected {}, but {} has {}",
+                        show_size(expected),
+                        subject(site),
+                        show_size(found)
+                    ),
+                };
+                if size_is_unknown(expected) && size_is_unknown(found) {
+                    help = Some(
+                        "name one size and coerce the other to it: `let k = length a in map2 f a (b :> [k]t)` (checked at run time)"
+                            .to_owned(),
+                    );
+                } else if size_is_unknown(expected) || size_is_unknown(found) {
                     help = Some(
                         "an unknown size cannot be used where a known one is required: bind the size with a `let`, or coerce with `:>`"
                             .to_owned(),
@@ -426,6 +438,15 @@ impl RenderCtx<'_> {
                 let names: Vec<String> = cycle.iter().map(|n| format!("`{n}`")).collect();
                 help = Some("Weft has no recursion; use `loop`".to_owned());
                 ("recursion-cycle", Site::Name, format!("recursive calls: {}", names.join(" -> ")))
+            }
+            InferDiagnostic::ExistentialOutsideReturn { site } => {
+                help = Some("name the size with a parameter (`[n]t`), or write `[]t`".to_owned());
+                (
+                    "misplaced-existential",
+                    site.clone(),
+                    "`?[k].` (sizes the value determines) is allowed only in a return type"
+                        .to_owned(),
+                )
             }
             InferDiagnostic::AliasTypeParams => {
                 ("alias-type-params", Site::Name, "type aliases take no type parameters".to_owned())

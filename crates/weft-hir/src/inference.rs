@@ -147,6 +147,10 @@ pub enum InferDiagnostic {
         cycle: Vec<Name>,
     },
     AliasTypeParams,
+    /// `?[k].t` (version 1.1) other than as a def's or a local function's return type.
+    ExistentialOutsideReturn {
+        site: Site,
+    },
     IllegalLevel {
         site: Site,
         found: String,
@@ -385,6 +389,19 @@ pub(crate) struct InferCtx<'db> {
     size_scope: Vec<(Name, TySize)>,
     /// The size an `i64` binding stands for.
     local_sizes: ArenaMap<PatId, TySize>,
+    /// What an existential or anonymous size of a return type (`?[k].[k]t`, `[]t`)
+    /// becomes: an unknown size for callers, a flexible variable while the body that
+    /// determines it is checked.
+    existentials: Existentials,
+}
+
+/// See [`InferCtx::existentials`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Existentials {
+    /// Callers' view: a rigid unknown size, fresh at each use.
+    Unknown,
+    /// The body's view: whatever size the body's value has.
+    Flexible,
 }
 
 impl<'db> InferCtx<'db> {
@@ -399,6 +416,7 @@ impl<'db> InferCtx<'db> {
             result: InferenceResult::default(),
             size_scope: Vec::new(),
             local_sizes: ArenaMap::default(),
+            existentials: Existentials::Flexible,
         }
     }
 
@@ -449,10 +467,19 @@ impl<'db> InferCtx<'db> {
             .map(|(i, t)| self.lower_type_ref(t, Site::Param(i)))
             .collect();
         let ret = match self.sig.ret.clone() {
-            Some(ret) => self.lower_type_ref(&ret, Site::Ret),
+            Some(ret) => self.lower_ret_for_callers(&ret),
             None => Ty::Error,
         };
         self.make_scheme(params, ret)
+    }
+
+    /// A declared return type as callers see it: its existential and anonymous sizes
+    /// are unknown sizes, which each use instantiates afresh.
+    fn lower_ret_for_callers(&mut self, ret: &TypeRef) -> Ty {
+        self.existentials = Existentials::Unknown;
+        let ty = self.lower_type_ref(ret, Site::Ret);
+        self.existentials = Existentials::Flexible;
+        ty
     }
 
     fn make_scheme(&self, params: Vec<Ty>, ret: Ty) -> Scheme {
@@ -534,6 +561,14 @@ impl<'db> InferCtx<'db> {
         };
         self.table.default_vars();
         self.check_literals();
+        // The body fixed the existential sizes of a declared return type; callers see
+        // them unknown (the body's sizes may name its own `let`s).
+        let ret = match (&self.sig.ret, body.root) {
+            (Some(declared), Some(_)) if declared.has_existential() => {
+                self.lower_ret_for_callers(&declared.clone())
+            }
+            _ => ret,
+        };
         let ret = self.table.finish(&ret);
         if ret.contains_fn() && declared_ret.is_none() && self.sig.is_entry {
             self.report(InferDiagnostic::FunctionNotAllowed {
@@ -586,7 +621,7 @@ impl<'db> InferCtx<'db> {
                         offending.get_or_insert(name.clone());
                     }
                 }),
-                SizeRef::Literal(_) | SizeRef::Error => {}
+                SizeRef::Literal(_) | SizeRef::Anonymous | SizeRef::Error => {}
             });
             if let Some(name) = offending {
                 self.report(InferDiagnostic::UninferableParamSize { site: Site::Param(idx), name });
@@ -734,6 +769,19 @@ impl<'db> InferCtx<'db> {
                 self.lower_type_ref_in(param, site, depth),
                 self.lower_type_ref_in(ret, site, depth),
             ),
+            TypeRef::Exist(names, inner) => {
+                if *site != Site::Ret {
+                    self.report(InferDiagnostic::ExistentialOutsideReturn { site: site.clone() });
+                }
+                let scope_len = self.size_scope.len();
+                for name in names {
+                    let size = self.existential_size();
+                    self.size_scope.push((name.clone(), size));
+                }
+                let ty = self.lower_type_ref_in(inner, site, depth);
+                self.size_scope.truncate(scope_len);
+                ty
+            }
             TypeRef::Record(fields) => {
                 let mut lowered: Vec<(Name, Ty)> = Vec::new();
                 for (name, field) in fields {
@@ -775,7 +823,18 @@ impl<'db> InferCtx<'db> {
                     weft_syntax::ast::SizeOp::Div => lhs.div_exact(&rhs),
                 }
             }
+            // In a return type, `[]` is existential; in an ascription or a coercion, any
+            // size (parameter types name theirs: `Signature::params`).
+            SizeRef::Anonymous if *site == Site::Ret => self.existential_size(),
+            SizeRef::Anonymous => self.table.new_size_var(),
             SizeRef::Error => self.table.new_unknown(),
+        }
+    }
+
+    fn existential_size(&mut self) -> TySize {
+        match self.existentials {
+            Existentials::Unknown => self.table.new_unknown(),
+            Existentials::Flexible => self.table.new_size_var(),
         }
     }
 
@@ -910,7 +969,7 @@ fn visit_param_sizes(ty: &TypeRef, f: &mut impl FnMut(&SizeRef)) {
         }
         TypeRef::Tuple(elems) => elems.iter().for_each(|e| visit_param_sizes(e, f)),
         TypeRef::Record(fields) => fields.iter().for_each(|(_, t)| visit_param_sizes(t, f)),
-        TypeRef::Name(_) | TypeRef::Fn(..) | TypeRef::Error => {}
+        TypeRef::Name(_) | TypeRef::Fn(..) | TypeRef::Exist(..) | TypeRef::Error => {}
     }
 }
 

@@ -42,8 +42,11 @@ pub fn signature<'db>(db: &'db dyn Db, def: DefId<'db>) -> Arc<Signature> {
                 node.size_params().filter_map(|p| p.name()).map(|n| Name::new(&n.text())).collect();
             sig.type_params =
                 node.type_params().filter_map(|p| p.name()).map(|n| Name::new(&n.text())).collect();
+            let mut anonymous = 0;
             for param in node.params() {
-                sig.params.push(TypeRef::of_param(&param));
+                let mut ty = TypeRef::of_param(&param);
+                ty.name_anonymous_sizes(&mut anonymous);
+                sig.params.push(ty);
                 let name = match param.pat() {
                     Some(ast::Pat::IdentPat(p)) => p.name().map(|n| Name::new(&n.text())),
                     _ => None,

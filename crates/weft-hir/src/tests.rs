@@ -158,11 +158,11 @@ def g (xs: [n]f32) = loop acc = xs for i < 3 do acc ++ acc
 def h (xs: [n]f32) = loop acc = xs for i < 3 do map (+1) acc
 "#,
         expect![[r#"
-            def f : bool -> [n]f32 -> [m]f32 -> [?1]f32
+            def f : bool -> [n]f32 -> [m]f32 -> ?[k].[k]f32
               param b : bool
               param xs : [n]f32
               param ys : [m]f32
-            def g : [n]f32 -> [?1]f32
+            def g : [n]f32 -> ?[k].[k]f32
               param xs : [n]f32
               let acc : [?1]f32
               let i : i64
@@ -569,8 +569,6 @@ def foo.bar (x: i32) : i32 = x
               help: no `atan` yet: `f32.atan2 x 1` is the arctangent of `x`
             unresolved-name `tabluate`: cannot find `tabluate` in this scope
               help: a name with a similar spelling exists: `tabulate`
-            unresolved-name `filter`: cannot find `filter` in this scope
-              help: no `filter` yet (its size is known only at run time): `scan` the flags and `scatter` (examples/compact.weft)
             unresolved-name `f32.from_i64`: cannot find `f32.from_i64` in this scope
               help: Weft spells this `f32.i64` (or `f32 x`)
             unresolved-name `f32.maximun`: cannot find `f32.maximun` in this scope
@@ -647,4 +645,81 @@ fn duplicates_are_counted_per_name_and_namespace() {
     .assert_eq(&dups.join("\n"));
     let codes: Vec<_> = file_diagnostics(&db, file).iter().map(|d| d.code).collect();
     assert_eq!(codes, ["duplicate-definition"; 3]);
+}
+
+#[test]
+fn an_existential_result_is_a_fresh_unknown_size_at_each_call() {
+    check_types(
+        r#"
+def evens (xs: [n]i64) : ?[k].[k]i64 =
+  let c = reduce (+) 0 (map (\x -> 1 - x % 2) xs)
+  in take c (filter (\x -> x % 2 == 0) xs)
+def both (xs: [n]i64) =
+  let a = evens xs
+  let b = evens xs
+  in (a, b)
+"#,
+        expect![[r#"
+            def evens : [n]i64 -> ?[k].[k]i64
+              param xs : [n]i64
+              let c : i64
+              lambda x : i64
+              lambda x : i64
+            def both : [n]i64 -> ?[k][m].([k]i64, [m]i64)
+              param xs : [n]i64
+              let a : [?1]i64
+              let b : [?2]i64
+        "#]],
+    );
+    check_diagnostics(
+        r#"
+def evens (xs: [n]i64) : ?[k].[k]i64 = filter (\x -> x % 2 == 0) xs
+def pairs (xs: [n]i64) = map2 (+) (evens xs) (evens xs)
+"#,
+        expect![[r#"
+            size-mismatch `evens xs`: size mismatch: `evens xs` has an unknown size, known only at run time, and so has the array it must match; they may differ
+              help: name one size and coerce the other to it: `let k = length a in map2 f a (b :> [k]t)` (checked at run time)
+        "#]],
+    );
+}
+
+#[test]
+fn anonymous_sizes_are_existential_in_results_and_implicit_in_parameters() {
+    check_types(
+        r#"
+entry positives (xs: []i32) (ys: [][]f32) : []i32 = filter (\x -> x > 0) xs
+"#,
+        expect![[r#"
+            entry positives : [#1]i32 -> [#2][#3]f32 -> ?[k].[k]i32
+              param xs : [#1]i32
+              param ys : [#2][#3]f32
+              lambda x : i32
+        "#]],
+    );
+}
+
+#[test]
+fn an_existential_outside_a_return_type_is_an_error() {
+    check_diagnostics(
+        r#"
+def f (xs: ?[k].[k]i32) : i32 = reduce (+) 0 xs
+"#,
+        expect![[r#"
+            misplaced-existential `?[k].[k]i32`: `?[k].` (sizes the value determines) is allowed only in a return type
+              help: name the size with a parameter (`[n]t`), or write `[]t`
+        "#]],
+    );
+}
+
+#[test]
+fn a_declared_size_still_has_to_match() {
+    check_diagnostics(
+        r#"
+def f (xs: [n]i32) : [n]i32 = filter (\x -> x > 0) xs
+"#,
+        expect![[r#"
+            size-mismatch `filter (\x -> x > 0) xs`: size mismatch: expected size n, but `filter (\x -> x > 0) xs` has an unknown size
+              help: an unknown size cannot be used where a known one is required: bind the size with a `let`, or coerce with `:>`
+        "#]],
+    );
 }

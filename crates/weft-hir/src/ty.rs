@@ -241,6 +241,37 @@ impl fmt::Display for Scheme {
                 None => write!(f, "{} -> ", param.ty)?,
             }
         }
-        write!(f, "{}", self.ret)
+        // The result's unknown sizes are fresh at each use: print them bound, as
+        // written (`?[k].[k]i64`), named apart from the scheme's other sizes.
+        let mut unknowns: Vec<SizeVar> = Vec::new();
+        let mut taken: Vec<String> = Vec::new();
+        for ty in self.params.iter().map(|p| &p.ty).chain(std::iter::once(&self.ret)) {
+            ty.for_each_size(&mut |size| {
+                for var in size.vars() {
+                    match var {
+                        SizeVar::Unknown(_) if !unknowns.contains(&var) => unknowns.push(var),
+                        _ => taken.push(var.to_string()),
+                    }
+                }
+            });
+        }
+        if unknowns.is_empty() {
+            return write!(f, "{}", self.ret);
+        }
+        let mut names: Vec<(SizeVar, TySize)> = Vec::new();
+        let candidates = ["k", "m", "l", "p", "q", "r", "s"].into_iter().map(str::to_owned);
+        let mut candidates = candidates.chain((1..).map(|i| format!("k{i}")));
+        for var in unknowns {
+            let name = candidates.by_ref().find(|c| !taken.contains(c)).unwrap_or_default();
+            names.push((var, TySize::var(SizeVar::Param(Name::new(&name)))));
+        }
+        write!(f, "?")?;
+        for (_, size) in &names {
+            write!(f, "[{size}]")?;
+        }
+        let ret = self.ret.map_sizes(&mut |size| {
+            size.substitute(&mut |var| names.iter().find(|(v, _)| v == var).map(|(_, s)| s.clone()))
+        });
+        write!(f, ".{ret}")
     }
 }

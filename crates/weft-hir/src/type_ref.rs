@@ -2,7 +2,7 @@
 //! data. Resolution of names in them (scalar, type parameter, alias, size variable)
 //! happens during inference, where the scopes are known.
 
-use weft_syntax::ast::{self, SizeOp};
+use weft_syntax::ast::{self, AstNode, SizeOp};
 
 use crate::Name;
 
@@ -16,6 +16,9 @@ pub enum TypeRef {
     /// `{x: f32, y: f32}` (version 1.1), fields as written.
     Record(Vec<(Name, TypeRef)>),
     Fn(Box<TypeRef>, Box<TypeRef>),
+    /// `?[k][m].t` (version 1.1): sizes named here are determined by the value, in a
+    /// return type.
+    Exist(Vec<Name>, Box<TypeRef>),
     /// Missing or malformed (a syntax error was reported).
     Error,
 }
@@ -26,6 +29,8 @@ pub enum SizeRef {
     Name(Name),
     Literal(i64),
     Binary(SizeOp, Box<SizeRef>, Box<SizeRef>),
+    /// `[]t` (version 1.1): a size the program does not name.
+    Anonymous,
     Error,
 }
 
@@ -37,8 +42,21 @@ impl TypeRef {
                 .name_ref()
                 .map_or(TypeRef::Error, |name| TypeRef::Name(Name::new(&name.text()))),
             ast::Type::ArrayType(array) => {
-                TypeRef::Array(SizeRef::lower(array.size()), Box::new(TypeRef::lower(array.ty())))
+                let size = match array.size() {
+                    Some(size) => SizeRef::lower(Some(size)),
+                    None if is_empty_brackets(&array) => SizeRef::Anonymous,
+                    None => SizeRef::Error,
+                };
+                TypeRef::Array(size, Box::new(TypeRef::lower(array.ty())))
             }
+            ast::Type::ExistType(exist) => TypeRef::Exist(
+                exist
+                    .size_params()
+                    .filter_map(|p| p.name())
+                    .map(|n| Name::new(&n.text()))
+                    .collect(),
+                Box::new(TypeRef::lower(exist.ty())),
+            ),
             ast::Type::TupleType(tuple) => {
                 TypeRef::Tuple(tuple.tys().map(|t| TypeRef::lower(Some(t))).collect())
             }
@@ -83,7 +101,7 @@ impl TypeRef {
     }
 
     /// Calls `f` on every size name, outermost first.
-    pub fn for_each_size_name(&self, f: &mut impl FnMut(&Name)) {
+    pub fn for_each_size_name(&self, f: &mut dyn FnMut(&Name)) {
         match self {
             TypeRef::Name(_) | TypeRef::Error => {}
             TypeRef::Array(size, elem) => {
@@ -96,8 +114,64 @@ impl TypeRef {
                 param.for_each_size_name(f);
                 ret.for_each_size_name(f);
             }
+            TypeRef::Exist(names, ty) => ty.for_each_size_name(&mut |name| {
+                if !names.contains(name) {
+                    f(name);
+                }
+            }),
         }
     }
+
+    /// Whether the type has sizes that its value determines: `?[k].t` or `[]`.
+    pub fn has_existential(&self) -> bool {
+        match self {
+            TypeRef::Name(_) | TypeRef::Error => false,
+            TypeRef::Exist(..) => true,
+            TypeRef::Array(size, elem) => *size == SizeRef::Anonymous || elem.has_existential(),
+            TypeRef::Tuple(elems) => elems.iter().any(TypeRef::has_existential),
+            TypeRef::Record(fields) => fields.iter().any(|(_, t)| t.has_existential()),
+            TypeRef::Fn(param, ret) => param.has_existential() || ret.has_existential(),
+        }
+    }
+
+    /// Names each anonymous size (`[]t`) of a parameter type `#1`, `#2`, ... in order,
+    /// continuing from `next`: an implicit size parameter that no source name can refer
+    /// to (`#` is not part of a name).
+    pub fn name_anonymous_sizes(&mut self, next: &mut u32) {
+        match self {
+            TypeRef::Name(_) | TypeRef::Error => {}
+            TypeRef::Array(size, elem) => {
+                if *size == SizeRef::Anonymous {
+                    *next += 1;
+                    *size = SizeRef::Name(Name::new(&format!("#{next}")));
+                }
+                elem.name_anonymous_sizes(next);
+            }
+            TypeRef::Tuple(elems) => elems.iter_mut().for_each(|e| e.name_anonymous_sizes(next)),
+            TypeRef::Record(fields) => {
+                fields.iter_mut().for_each(|(_, t)| t.name_anonymous_sizes(next))
+            }
+            TypeRef::Fn(param, ret) => {
+                param.name_anonymous_sizes(next);
+                ret.name_anonymous_sizes(next);
+            }
+            TypeRef::Exist(_, ty) => ty.name_anonymous_sizes(next),
+        }
+    }
+}
+
+/// Whether an array type's brackets hold nothing (`[]t`), as opposed to a size the
+/// parser could not read (which it reported).
+fn is_empty_brackets(array: &ast::ArrayType) -> bool {
+    use weft_syntax::SyntaxKind;
+    let mut tokens = array
+        .syntax()
+        .children_with_tokens()
+        .filter(|t| !matches!(t.kind(), SyntaxKind::WHITESPACE | SyntaxKind::COMMENT));
+    matches!(
+        (tokens.next().map(|t| t.kind()), tokens.next().map(|t| t.kind())),
+        (Some(SyntaxKind::L_BRACK), Some(SyntaxKind::R_BRACK))
+    )
 }
 
 impl SizeRef {
@@ -124,10 +198,10 @@ impl SizeRef {
         }
     }
 
-    pub fn for_each_name(&self, f: &mut impl FnMut(&Name)) {
+    pub fn for_each_name(&self, f: &mut dyn FnMut(&Name)) {
         match self {
             SizeRef::Name(name) => f(name),
-            SizeRef::Literal(_) | SizeRef::Error => {}
+            SizeRef::Literal(_) | SizeRef::Anonymous | SizeRef::Error => {}
             SizeRef::Binary(_, lhs, rhs) => {
                 lhs.for_each_name(f);
                 rhs.for_each_name(f);

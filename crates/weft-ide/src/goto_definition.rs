@@ -48,7 +48,7 @@ def f (x: i32) : i32 = let y = x + 1 in y$0 * 2
 entry main (xs: [3]f32) : f32 = f32.su$0m (rotate 1 xs)
 "#,
             expect![[r#"
-                <weft>/prelude.weft:12022..12029 "f32.sum"
+                <weft>/prelude.weft:13282..13289 "f32.sum"
             "#]],
         );
         check(

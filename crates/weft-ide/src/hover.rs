@@ -267,8 +267,19 @@ fn describe(db: &RootDatabase, definition: &Definition, full: bool) -> Option<St
             }
             Some(out)
         }
-        Definition::SizeParam { name, .. } => {
-            Some(format!("{}\n\nsize parameter", code_block(&format!("{name} : i64"))))
+        Definition::SizeParam { name, def } => {
+            let sig = signature(db, DefId::new(db, def.clone()));
+            let existential = matches!(
+                &sig.ret,
+                Some(weft_hir::TypeRef::Exist(names, _)) if names.contains(name)
+            );
+            let what = if existential {
+                "existential size: the result's, known only when it runs (each use of the \
+                 result has its own)"
+            } else {
+                "size parameter"
+            };
+            Some(format!("{}\n\n{what}", code_block(&format!("{name} : i64"))))
         }
         Definition::Def(loc) => {
             let id = DefId::new(db, loc.clone());
@@ -520,6 +531,72 @@ def f [n] (xs: [n]f32) : [n]f32 =
                 ```
 
                 **Memory**: not laid out: no entry of this file uses `f` (memory is laid out per use, after specialisation)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn existential_sizes_show_as_unknown_sizes() {
+        check(
+            r#"
+def evens (xs: [n]i64) : ?[k].[k]i64 = filter (\x -> x % 2 == 0) xs
+entry main (xs: [n]i64) : []i64 =
+  let e = ev$0ens xs
+  in e
+"#,
+            expect![[r#"
+                main.weft:112..117 "evens"
+                ```weft
+                def evens : [n]i64 -> ?[k].[k]i64
+                ```
+            "#]],
+        );
+        check(
+            r#"
+def evens (xs: [n]i64) : ?[k].[k]i64 = filter (\x -> x % 2 == 0) xs
+entry main (xs: [n]i64) : []i64 =
+  let e = evens xs
+  in e$0
+"#,
+            expect![[r#"
+                main.weft:126..127 "e"
+                ```weft
+                e : [?1]i64
+                ```
+
+                **Memory**: `mem_1 -> {offset: 0; strides: [1]; shape: [?]}`, memory chosen at run time (by the caller, a branch, a loop or a call)
+            "#]],
+        );
+        check(
+            r#"
+entry main (xs: []i64) : i64 = length x$0s
+"#,
+            expect![[r#"
+                main.weft:38..40 "xs"
+                ```weft
+                xs : [#1]i64
+                ```
+
+                **Memory**: `mem_0 -> {offset: 0; strides: [1]; shape: [#1]}`, the entry's input (no copy)
+
+                **Region**: `r1` (`xs`) on the device, `8*#1` bytes (`#1` × i64), live before step 1 of the plan (no kernel of this file uses it); uploaded from the host (`8*#1` bytes) (entry `main`)
+            "#]],
+        );
+    }
+
+    #[test]
+    fn an_existential_size_name_hovers_as_a_size() {
+        check(
+            r#"
+def evens (xs: [n]i64) : ?[k].[k$0]i64 = filter (\x -> x % 2 == 0) xs
+"#,
+            expect![[r#"
+                main.weft:31..32 "k"
+                ```weft
+                k : i64
+                ```
+
+                existential size: the result's, known only when it runs (each use of the result has its own)
             "#]],
         );
     }

@@ -333,6 +333,38 @@ def f (d: f32, _: i64) : f32 =
     }
 
     #[test]
+    fn existential_and_anonymous_sizes() {
+        let fixture = fixture(
+            r#"
+def f (xs: []i32) : ?[k].[k]i32 = filter (\x -> x > 0) xs
+"#,
+        );
+        let mut actual = String::new();
+        for token in fixture.analysis.semantic_tokens("main.weft").unwrap() {
+            let text = &fixture.text("main.weft")[std::ops::Range::<usize>::from(token.range)];
+            let _ = writeln!(actual, "{text:?} {:?} {:?}", token.tag, token.modifiers);
+        }
+        expect![[r#"
+            "def" Keyword []
+            "f" Function [Declaration]
+            "xs" Parameter [Declaration]
+            "i32" Type [DefaultLibrary]
+            "k" TypeParameter [Declaration]
+            "k" TypeParameter []
+            "i32" Type [DefaultLibrary]
+            "filter" Function []
+            "\\" Operator []
+            "x" Variable [Declaration]
+            "->" Operator []
+            "x" Variable []
+            ">" Operator []
+            "0" Number []
+            "xs" Parameter []
+        "#]]
+        .assert_eq(&actual);
+    }
+
+    #[test]
     fn records() {
         let fixture = fixture(
             r#"

@@ -2213,16 +2213,25 @@ fn literal_pull(elems: Vec<KVal>) -> PullFn {
         for e in &elems {
             picked.push(kb.index_val(e, &idx[1..])?);
         }
-        let mut result = picked
-            .last()
-            .cloned()
-            .ok_or_else(|| LowerError::internal("empty array literal indexed"))?;
-        for (k, v) in picked.iter().enumerate().rev().skip(1) {
-            let cond = CExpr::bin(COp::Eq, idx[0].clone(), CExpr::Int(k as i64));
-            result = select_val(&cond, v, &result);
+        if picked.is_empty() {
+            return Err(LowerError::internal("empty array literal indexed"));
         }
-        Ok(result)
+        Ok(select_among(&picked, 0, &idx[0]))
     })
+}
+
+/// Element `at - base` of `picked` as a balanced tree of selects: nested `?:` as deep
+/// as the literal is long broke OpenCL C compilers (clang's limit of 256 nested
+/// brackets), and a tree reads any element after log2(n) comparisons.
+fn select_among(picked: &[KVal], base: usize, at: &CExpr) -> KVal {
+    if picked.len() == 1 {
+        return picked[0].clone();
+    }
+    let mid = picked.len() / 2;
+    let cond = CExpr::bin(COp::Lt, at.clone(), CExpr::Int((base + mid) as i64));
+    let low = select_among(&picked[..mid], base, at);
+    let high = select_among(&picked[mid..], base + mid, at);
+    select_val(&cond, &low, &high)
 }
 
 /// `a ++ b`: the element is read from one array or the other (a branch, so the other

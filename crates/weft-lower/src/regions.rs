@@ -395,6 +395,37 @@ struct SizeNamer<'a> {
     reads: FxHashSet<Var>,
 }
 
+/// Every `let` of the plan, in branches and loops too.
+fn collect_lets<'a>(steps: &'a [Step], out: &mut Vec<(Var, &'a Expr)>) {
+    for step in steps {
+        match step {
+            Step::Let { var, value } => out.push((*var, value)),
+            Step::For { body, .. } => collect_lets(body, out),
+            Step::If { then_steps, else_steps, .. } => {
+                collect_lets(then_steps, out);
+                collect_lets(else_steps, out);
+            }
+            Step::While { cond_steps, body, .. } => {
+                collect_lets(cond_steps, out);
+                collect_lets(body, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn mentions_any(e: &Expr, vars: &FxHashSet<Var>) -> bool {
+    match e {
+        Expr::Var(v) => vars.contains(v),
+        Expr::I64(_) | Expr::Bool(_) | Expr::Lit { .. } => false,
+        Expr::Bin(_, a, b) => mentions_any(a, vars) || mentions_any(b, vars),
+        Expr::Not(a) | Expr::Neg(a) | Expr::Convert(_, a) => mentions_any(a, vars),
+        Expr::Select(c, a, b) => {
+            mentions_any(c, vars) || mentions_any(a, vars) || mentions_any(b, vars)
+        }
+    }
+}
+
 impl<'a> SizeNamer<'a> {
     fn new(view: &'a PlanView<'a>) -> SizeNamer<'a> {
         let mut count: FxHashMap<Var, u32> = FxHashMap::default();
@@ -433,6 +464,21 @@ impl<'a> SizeNamer<'a> {
         }
         let mut reads = FxHashSet::default();
         walk(view.steps, &mut count, &mut defs, &mut reads);
+        // A value computed from one read back (a `filter`'s count, `0` when the input
+        // is empty and else the last of its scan) is known only at run time too.
+        let mut lets: Vec<(Var, &Expr)> = Vec::new();
+        collect_lets(view.steps, &mut lets);
+        loop {
+            let before = reads.len();
+            for (var, value) in &lets {
+                if !reads.contains(var) && mentions_any(value, &reads) {
+                    reads.insert(*var);
+                }
+            }
+            if reads.len() == before {
+                break;
+            }
+        }
         defs.retain(|v, _| count.get(v) == Some(&1));
         SizeNamer { view, defs, reads }
     }

@@ -38,6 +38,12 @@ impl BufferPool {
         self.free.borrow_mut().entry(buffer.buffer.len()).or_default().push(buffer.buffer);
     }
 
+    /// How many buffers it keeps.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.free.borrow().values().map(Vec::len).sum()
+    }
+
     fn take(&self, alloc_bytes: usize) -> Option<ocl::Buffer<u8>> {
         self.free.borrow_mut().get_mut(&alloc_bytes)?.pop()
     }

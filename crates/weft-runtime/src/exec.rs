@@ -41,10 +41,22 @@ pub(crate) struct Exec<'a> {
     max_alloc: Option<u64>,
     /// Where allocations come from first, when runs repeat (`release_into`).
     pool: Option<&'a BufferPool>,
+    /// Buffers that died during this run (a loop's previous state, say), for the
+    /// run's later allocations when there is no `pool`: a loop of 360 steps then
+    /// reuses a few buffers instead of allocating thousands.
+    pub(crate) own_pool: BufferPool,
     vars: Vec<Option<Slot>>,
     /// `(kernel index, event)` of every launch, when timing.
     events: Option<Vec<(usize, ocl::Event)>>,
+    /// Launches enqueued since the queue last drained.
+    in_flight: usize,
 }
+
+/// How many launches may wait in the queue before the host waits for them. A loop
+/// enqueues far faster than a slow device runs it, and a queued command holds memory
+/// in the driver: HotSpot's 360 steps on one POCL thread grew to 19 GB and were
+/// killed. Waiting every 128 launches costs a GPU one synchronisation per 128.
+const MAX_IN_FLIGHT: usize = 128;
 
 /// How long one launch ran on the device.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,8 +84,10 @@ impl<'a> Exec<'a> {
             error_buffer,
             max_alloc,
             pool: None,
+            own_pool: BufferPool::default(),
             vars: vec![None; n_vars],
             events: timing.then(Vec::new),
+            in_flight: 0,
         }
     }
 
@@ -99,7 +113,15 @@ impl<'a> Exec<'a> {
         let entry = self.vars.get_mut(var.0 as usize).ok_or_else(|| {
             RunError::InvalidPlan(format!("variable v{} is past `n_vars` ({n_vars})", var.0))
         })?;
-        *entry = Some(slot);
+        let old = entry.replace(slot);
+        // A buffer that nothing holds any more is free for later allocations: the
+        // queue runs in order, so a kernel that writes it again runs after every
+        // kernel that read it.
+        if let Some(Slot::Buffer(buffer)) = old
+            && let Ok(buffer) = Rc::try_unwrap(buffer)
+        {
+            self.pool.unwrap_or(&self.own_pool).give(buffer);
+        }
         Ok(())
     }
 
@@ -177,7 +199,7 @@ impl<'a> Exec<'a> {
                         max_alloc_bytes: self.max_alloc,
                     })?;
                 let buffer = DeviceBuffer::alloc_from(
-                    self.pool,
+                    Some(self.pool.unwrap_or(&self.own_pool)),
                     self.queue,
                     bytes,
                     elem.size_in_bytes(),
@@ -222,7 +244,7 @@ impl<'a> Exec<'a> {
         }
     }
 
-    fn slot(&self, var: Var) -> Result<&Slot, RunError> {
+    pub(crate) fn slot(&self, var: Var) -> Result<&Slot, RunError> {
         self.vars
             .get(var.0 as usize)
             .and_then(Option::as_ref)
@@ -459,6 +481,11 @@ impl<'a> Exec<'a> {
         )?;
         if let (Some(events), Some(event)) = (self.events.as_mut(), event) {
             events.push((idx, event));
+        }
+        self.in_flight += 1;
+        if self.in_flight >= MAX_IN_FLIGHT {
+            self.finish()?;
+            self.in_flight = 0;
         }
         Ok(())
     }

@@ -426,4 +426,46 @@ mod tests {
         assert!(id(&fresh) != first_id && id(&fresh) != held_id, "a held buffer stays out");
         assert!(id(&alloc(8192)) != first_id, "sizes never mix");
     }
+
+    /// A loop that allocates at every step (HotSpot's 360 steps, each a few 8 MB
+    /// arrays) reuses the buffers of the step before instead of allocating anew.
+    #[test]
+    fn a_buffer_whose_variable_is_rebound_is_reused_within_the_run() {
+        let Ok(runtime) = Runtime::new(None) else { panic!("no OpenCL device for the tests") };
+        let queue = &runtime.queue;
+        let alloc =
+            || DeviceBuffer::alloc(queue, 4096, 4, None, "a test buffer").expect("allocates");
+        let id = |b: &DeviceBuffer| b.buffer.as_core().as_ptr();
+        let plan = Plan {
+            entry: String::new(),
+            source: String::new(),
+            kernels: Vec::new(),
+            inputs: Vec::new(),
+            input_names: Vec::new(),
+            n_vars: 3,
+            steps: Vec::new(),
+            outputs: Vec::new(),
+            errors: Vec::new(),
+        };
+        let mut exec = Exec::new(&plan, queue, Vec::new(), &runtime.error_buffer, None, false);
+        let (dead, held) = (alloc(), Rc::new(alloc()));
+        let (dead_id, held_id) = (id(&dead), id(&held));
+        exec.bind(Var(0), Slot::Buffer(Rc::new(dead))).expect("binds");
+        exec.bind(Var(1), Slot::Buffer(Rc::clone(&held))).expect("binds");
+        // Rebinding both: the first buffer is dead, the second still held elsewhere.
+        exec.bind(Var(0), Slot::Scalar(weft_values::Scalar::I64(0))).expect("binds");
+        exec.bind(Var(1), Slot::Scalar(weft_values::Scalar::I64(0))).expect("binds");
+        assert_eq!(exec.own_pool.len(), 1, "the dead buffer is kept, the held one is not");
+        let step = |var| weft_plan::Step::Alloc {
+            var: Var(var),
+            elem: weft_plan::Elem::I32,
+            len: weft_plan::Expr::I64(1024),
+        };
+        exec.run_steps(&[step(2)]).expect("allocates");
+        let Ok(Slot::Buffer(again)) = exec.slot(Var(2)).cloned() else { panic!("a buffer") };
+        assert_eq!(id(&again), dead_id, "the dead buffer comes back");
+        exec.run_steps(&[step(0)]).expect("allocates");
+        let Ok(Slot::Buffer(fresh)) = exec.slot(Var(0)).cloned() else { panic!("a buffer") };
+        assert!(id(&fresh) != dead_id && id(&fresh) != held_id, "a held buffer stays out");
+    }
 }

@@ -192,7 +192,16 @@ fn parent_kind(token: &SyntaxToken) -> Option<SyntaxKind> {
 /// Whether one space separates `prev` and `next` on a line.
 fn wants_space(prev: &SyntaxToken, next: &SyntaxToken, had_space: bool) -> bool {
     use SyntaxKind::*;
+    let in_exist_binder = |t: &SyntaxToken| {
+        t.parent().is_some_and(|p| {
+            p.kind() == SIZE_PARAM && p.parent().is_some_and(|q| q.kind() == EXIST_TYPE)
+        })
+    };
     let want = match (prev.kind(), next.kind()) {
+        // `?[k][m].t`: an existential binder is written solid.
+        (QUESTION, _) => false,
+        (R_BRACK, _) if in_exist_binder(prev) => false,
+        (DOT, _) if parent_kind(prev) == Some(EXIST_TYPE) => false,
         // After something that cannot end an atom, `[` starts an array or a type.
         (L_PAREN | L_BRACK, L_BRACK) => false,
         (kind, L_BRACK) if !ends_atom(kind) => true,
@@ -271,6 +280,16 @@ mod tests {
 
             def neg (x: i32) : i32 = -x -- trailing
             def idx [n] (xs: [n]i32) (k: i64) : (i32, i32) = (xs[k], xs[0])
+        "#]]
+        .assert_eq(&format(input).unwrap());
+    }
+
+    #[test]
+    fn writes_existential_and_anonymous_sizes_solid() {
+        let input =
+            "def f (xs: [ ]i32) : ? [k] [m] . ([k]i32, [ m ]i32) = partition (\\x -> x > 0) xs\n";
+        expect![[r#"
+            def f (xs: []i32) : ?[k][m].([k]i32, [m]i32) = partition (\x -> x > 0) xs
         "#]]
         .assert_eq(&format(input).unwrap());
     }

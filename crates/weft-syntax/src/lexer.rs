@@ -173,6 +173,7 @@ impl Lexer<'_> {
             '/' => SLASH,
             '%' => PERCENT,
             '!' => BANG,
+            '?' => QUESTION,
             _ => return None,
         };
         Some((kind, 1))

@@ -74,6 +74,7 @@ pub enum SyntaxKind {
     BANG,
     PIPE_GT,
     LT_PIPE,
+    QUESTION,
     L_BRACE,
     R_BRACE,
     EOF,
@@ -145,6 +146,7 @@ pub enum SyntaxKind {
     RECORD_PAT_FIELD,
     FIELD_SECTION,
     RECORD_UPDATE_EXPR,
+    EXIST_TYPE,
     /// Tokens that could not be parsed, kept so the tree stays lossless.
     ERROR,
     __LAST,
@@ -243,6 +245,7 @@ impl SyntaxKind {
             BANG => "!",
             PIPE_GT => "|>",
             LT_PIPE => "<|",
+            QUESTION => "?",
             L_BRACE => "{",
             R_BRACE => "}",
             _ => return None,
@@ -375,6 +378,7 @@ all_kinds![
     BANG,
     PIPE_GT,
     LT_PIPE,
+    QUESTION,
     L_BRACE,
     R_BRACE,
     EOF,
@@ -440,6 +444,7 @@ all_kinds![
     RECORD_PAT_FIELD,
     FIELD_SECTION,
     RECORD_UPDATE_EXPR,
+    EXIST_TYPE,
     ERROR,
 ];
 

@@ -368,7 +368,11 @@ impl Elab {
                         "NONCE ERROR: indexed assignment of one element at a time",
                     );
                 }
-                let v = self.coerce(v, target.ty.base());
+                // As in APL, storing a wider value widens the array (`W[2] ← 1.5` into
+                // integers makes `W` doubles), rather than truncating the value.
+                let base = target.ty.base().max(v.ty.base());
+                let target = self.coerce(target, base);
+                let v = self.coerce(v, base);
                 // `⊆_s`: an updated array loses its singleton refinement.
                 let ty = match &target.ty {
                     Ty::SV(b, _) => Ty::Vec(*b, Shape::constant(1)),
@@ -1145,13 +1149,16 @@ impl Elab {
             vec![Exp::Vector(za.into_iter().map(Exp::Int).collect(), Base::Int), reshaped_a.exp],
             reshaped_a.ty,
         );
-        // WB = init(shape A) ++ shape B; ZB = ⍳(ra-1) ++ (ra+1 … n) ++ [ra].
+        // WB = init(shape A) ++ shape B; ZB = ⍳(ra-1) ++ [n] ++ (ra … n-1): axis `ra`
+        // (B's first, the one summed over) goes last and B's other axes follow A's.
+        // (The inverse permutation, `⍳(ra-1) ++ (ra+1 … n) ++ [ra]`, is the same
+        // only when B has rank 2.)
         let ia = self.takev(int(ra as i64 - 1), sa);
         let wb = self.catv(ia, sb);
         let reshaped_b = self.reshape_to(wb, b, n);
         let mut zb: Vec<i64> = (1..ra as i64).collect();
-        zb.extend(ra as i64 + 1..=n as i64);
-        zb.push(ra as i64);
+        zb.push(n as i64);
+        zb.extend(ra as i64..n as i64);
         let tbv = self.op(
             Op::Transp2,
             vec![Exp::Vector(zb.into_iter().map(Exp::Int).collect(), Base::Int), reshaped_b.exp],

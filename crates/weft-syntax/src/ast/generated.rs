@@ -242,11 +242,15 @@ pub enum Type {
     ParenType(ParenType),
     FnType(FnType),
     RecordType(RecordType),
+    ExistType(ExistType),
 }
 
 impl AstNode for Type {
     fn can_cast(kind: SyntaxKind) -> bool {
-        matches!(kind, PATH_TYPE | ARRAY_TYPE | TUPLE_TYPE | PAREN_TYPE | FN_TYPE | RECORD_TYPE)
+        matches!(
+            kind,
+            PATH_TYPE | ARRAY_TYPE | TUPLE_TYPE | PAREN_TYPE | FN_TYPE | RECORD_TYPE | EXIST_TYPE
+        )
     }
     fn cast(syntax: SyntaxNode) -> Option<Self> {
         let res = match syntax.kind() {
@@ -256,6 +260,7 @@ impl AstNode for Type {
             PAREN_TYPE => Type::ParenType(ParenType { syntax }),
             FN_TYPE => Type::FnType(FnType { syntax }),
             RECORD_TYPE => Type::RecordType(RecordType { syntax }),
+            EXIST_TYPE => Type::ExistType(ExistType { syntax }),
             _ => return None,
         };
         Some(res)
@@ -268,6 +273,7 @@ impl AstNode for Type {
             Type::ParenType(it) => &it.syntax,
             Type::FnType(it) => &it.syntax,
             Type::RecordType(it) => &it.syntax,
+            Type::ExistType(it) => &it.syntax,
         }
     }
 }
@@ -305,6 +311,12 @@ impl From<FnType> for Type {
 impl From<RecordType> for Type {
     fn from(node: RecordType) -> Type {
         Type::RecordType(node)
+    }
+}
+
+impl From<ExistType> for Type {
+    fn from(node: ExistType) -> Type {
+        Type::ExistType(node)
     }
 }
 
@@ -945,6 +957,38 @@ impl RecordType {
     }
     pub fn r_brace_token(&self) -> Option<SyntaxToken> {
         support::token(&self.syntax, R_BRACE)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ExistType {
+    pub(crate) syntax: SyntaxNode,
+}
+
+impl AstNode for ExistType {
+    fn can_cast(kind: SyntaxKind) -> bool {
+        kind == EXIST_TYPE
+    }
+    fn cast(syntax: SyntaxNode) -> Option<Self> {
+        Self::can_cast(syntax.kind()).then_some(ExistType { syntax })
+    }
+    fn syntax(&self) -> &SyntaxNode {
+        &self.syntax
+    }
+}
+
+impl ExistType {
+    pub fn size_params(&self) -> AstChildren<SizeParam> {
+        support::children(&self.syntax)
+    }
+    pub fn ty(&self) -> Option<Type> {
+        support::child(&self.syntax)
+    }
+    pub fn question_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, QUESTION)
+    }
+    pub fn dot_token(&self) -> Option<SyntaxToken> {
+        support::token(&self.syntax, DOT)
     }
 }
 

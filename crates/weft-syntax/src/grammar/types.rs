@@ -27,7 +27,10 @@ fn type_atom(p: &mut Parser<'_>) -> Option<crate::parser::CompletedMarker> {
         }
         L_BRACK => {
             p.bump(L_BRACK);
-            size(p);
+            // `[]t`: an anonymous size (version 1.1).
+            if !p.at(R_BRACK) {
+                size(p);
+            }
             p.expect(R_BRACK);
             if enter(p) {
                 type_atom(p);
@@ -53,6 +56,10 @@ fn type_atom(p: &mut Parser<'_>) -> Option<crate::parser::CompletedMarker> {
             record_type(p);
             RECORD_TYPE
         }
+        QUESTION => {
+            exist_type(p);
+            EXIST_TYPE
+        }
         _ => {
             m.abandon(p);
             p.err_recover(
@@ -63,6 +70,25 @@ fn type_atom(p: &mut Parser<'_>) -> Option<crate::parser::CompletedMarker> {
         }
     };
     Some(m.complete(p, kind))
+}
+
+/// `?[k][m].t` (version 1.1): sizes that the value itself determines.
+fn exist_type(p: &mut Parser<'_>) {
+    p.bump(QUESTION);
+    if !p.at(L_BRACK) {
+        p.error("expected `[` and the name of an existential size after `?`");
+    }
+    while p.at(L_BRACK) {
+        let size = p.start();
+        p.bump(L_BRACK);
+        name(p, &[R_BRACK, DOT]);
+        p.expect(R_BRACK);
+        size.complete(p, SIZE_PARAM);
+    }
+    if p.expect(DOT) && enter(p) {
+        type_(p);
+        leave(p);
+    }
 }
 
 /// `{x: f32, y: f32}` (version 1.1), possibly empty.

@@ -62,6 +62,7 @@ fn token_kind(text: &str) -> (String, String) {
         "@" => ("AT", "at"),
         "'" => ("QUOTE", "quote"),
         "<" => ("LT", "lt"),
+        "?" => ("QUESTION", "question"),
         kw => return (format!("{}_KW", kw.to_ascii_uppercase()), format!("{kw}_kw")),
     };
     (kind.to_owned(), name.to_owned())
