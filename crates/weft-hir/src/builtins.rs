@@ -172,6 +172,18 @@ impl Builtin {
         table.iter().find(|(n, _)| *n == name).map(|(_, f)| Builtin::Math(scalar, *f))
     }
 
+    /// Every built-in in a scalar type's namespace (`f32.sqrt`, `i32.max`, ...).
+    pub fn in_namespace(scalar: ScalarTy) -> Vec<Builtin> {
+        let table = if scalar.is_float() {
+            FLOAT_FNS
+        } else if scalar.is_integer() {
+            INT_FNS
+        } else {
+            &[]
+        };
+        table.iter().map(|(_, f)| Builtin::Math(scalar, *f)).collect()
+    }
+
     pub fn name(self) -> String {
         match self {
             Builtin::Convert(scalar) => scalar.name().to_owned(),

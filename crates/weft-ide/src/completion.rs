@@ -1,5 +1,6 @@
 //! Completion: locals in scope (and size names), defs the file sees, built-ins with
-//! their schemes, strategy levels after `@`, and declaration keywords at top level.
+//! their schemes, a scalar type's namespace after `f32.`, strategy levels after `@`,
+//! and declaration keywords at top level.
 
 use weft_hir::{
     Builtin, Db as _, Pat, RootDatabase, ScalarTy, UNQUALIFIED_BUILTINS, def_scheme, file_scope,
@@ -61,6 +62,47 @@ pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<Com
             })
             .collect();
     }
+    // After `f32.`: the type's namespace, built-ins and prelude (or file) defs.
+    if let Some(dot) = before.as_ref().filter(|t| t.kind() == SyntaxKind::DOT)
+        && let Some(scalar) = dot
+            .prev_token()
+            .filter(|t| t.kind() == SyntaxKind::IDENT)
+            .and_then(|t| ScalarTy::from_name(t.text()))
+    {
+        let mut out: Vec<CompletionItem> = Builtin::in_namespace(scalar)
+            .into_iter()
+            .map(|builtin| {
+                let name = builtin.name();
+                CompletionItem {
+                    detail: Some(pretty_scheme(&name, &builtin.scheme())),
+                    label: name.split_once('.').map_or(name.as_str(), |(_, n)| n).to_owned(),
+                    kind: CompletionKind::Builtin,
+                    documentation: Some(builtin.description().to_owned()),
+                }
+            })
+            .collect();
+        let prefix = format!("{}.", scalar.name());
+        let prelude = db.prelude();
+        for (name, loc) in &file_scope(db, file).values {
+            let Some(short) = name.strip_prefix(&prefix) else { continue };
+            if out.iter().any(|i| i.label == short) {
+                continue;
+            }
+            let id = weft_hir::DefId::new(db, loc.clone());
+            out.push(CompletionItem {
+                label: short.to_owned(),
+                kind: if loc.file == prelude {
+                    CompletionKind::Builtin
+                } else {
+                    CompletionKind::Function
+                },
+                detail: Some(pretty_scheme(name, def_scheme(db, id))),
+                documentation: signature(db, id).doc.clone(),
+            });
+        }
+        out.sort_by(|a, b| a.label.cmp(&b.label));
+        return out;
+    }
     if let Some(fields) = record_fields_after_dot(db, file, before.as_ref(), offset) {
         return fields;
     }
@@ -106,8 +148,8 @@ pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<Com
     }
     let prelude = db.prelude();
     for (name, loc) in &file_scope(db, file).values {
-        // The prelude's `f32.sum` and the like are typed after their namespace, which
-        // this completion does not offer; its plain names are library functions.
+        // The prelude's `f32.sum` and the like are offered after their namespace
+        // (`f32.`, above); its plain names are library functions.
         let from_prelude = loc.file == prelude;
         if from_prelude && name.contains('.') {
             continue;
@@ -241,6 +283,87 @@ def f (xs: [n]f32) : f32 =
                 Local inc Some("i32 -> i32")
                 Local xs Some("[n]f32")
             "#]],
+        );
+    }
+
+    #[test]
+    fn a_scalar_types_namespace_after_its_dot() {
+        use crate::CompletionKind::Builtin;
+        check(
+            "def f (x: u8) : u8 = u8.$0\n",
+            &[Builtin, Local],
+            expect![[r#"
+            Builtin abs Some("u8.abs : u8 -> u8")
+            Builtin argmax Some("u8.argmax : [n]u8 -> i64")
+            Builtin argmin Some("u8.argmin : [n]u8 -> i64")
+            Builtin bool Some("u8.bool : bool -> u8")
+            Builtin f16 Some("u8.f16 : f16 -> u8")
+            Builtin f32 Some("u8.f32 : f32 -> u8")
+            Builtin f64 Some("u8.f64 : f64 -> u8")
+            Builtin highest Some("u8.highest : u8")
+            Builtin i16 Some("u8.i16 : i16 -> u8")
+            Builtin i32 Some("u8.i32 : i32 -> u8")
+            Builtin i64 Some("u8.i64 : i64 -> u8")
+            Builtin i8 Some("u8.i8 : i8 -> u8")
+            Builtin lowest Some("u8.lowest : u8")
+            Builtin max Some("u8.max : u8 -> u8 -> u8")
+            Builtin maximum Some("u8.maximum : [n]u8 -> u8")
+            Builtin min Some("u8.min : u8 -> u8 -> u8")
+            Builtin minimum Some("u8.minimum : [n]u8 -> u8")
+            Builtin product Some("u8.product : [n]u8 -> u8")
+            Builtin sum Some("u8.sum : [n]u8 -> u8")
+            Builtin u16 Some("u8.u16 : u16 -> u8")
+            Builtin u32 Some("u8.u32 : u32 -> u8")
+            Builtin u64 Some("u8.u64 : u64 -> u8")
+        "#]],
+        );
+        check(
+            "def f (x: f32) : f32 = f32.sq$0\n",
+            &[Builtin, Local],
+            expect![[r#"
+            Builtin abs Some("f32.abs : f32 -> f32")
+            Builtin argmax Some("f32.argmax : [n]f32 -> i64")
+            Builtin argmin Some("f32.argmin : [n]f32 -> i64")
+            Builtin atan2 Some("f32.atan2 : f32 -> f32 -> f32")
+            Builtin bool Some("f32.bool : bool -> f32")
+            Builtin ceil Some("f32.ceil : f32 -> f32")
+            Builtin cos Some("f32.cos : f32 -> f32")
+            Builtin exp Some("f32.exp : f32 -> f32")
+            Builtin f16 Some("f32.f16 : f16 -> f32")
+            Builtin f64 Some("f32.f64 : f64 -> f32")
+            Builtin floor Some("f32.floor : f32 -> f32")
+            Builtin highest Some("f32.highest : f32")
+            Builtin i16 Some("f32.i16 : i16 -> f32")
+            Builtin i32 Some("f32.i32 : i32 -> f32")
+            Builtin i64 Some("f32.i64 : i64 -> f32")
+            Builtin i8 Some("f32.i8 : i8 -> f32")
+            Builtin inf Some("f32.inf : f32")
+            Builtin isinf Some("f32.isinf : f32 -> bool")
+            Builtin isnan Some("f32.isnan : f32 -> bool")
+            Builtin log Some("f32.log : f32 -> f32")
+            Builtin lowest Some("f32.lowest : f32")
+            Builtin max Some("f32.max : f32 -> f32 -> f32")
+            Builtin maximum Some("f32.maximum : [n]f32 -> f32")
+            Builtin mean Some("f32.mean : [n]f32 -> f32")
+            Builtin min Some("f32.min : f32 -> f32 -> f32")
+            Builtin minimum Some("f32.minimum : [n]f32 -> f32")
+            Builtin nan Some("f32.nan : f32")
+            Builtin pi Some("f32.pi : f32")
+            Builtin pow Some("f32.pow : f32 -> f32 -> f32")
+            Builtin product Some("f32.product : [n]f32 -> f32")
+            Builtin round Some("f32.round : f32 -> f32")
+            Builtin sgn Some("f32.sgn : f32 -> f32")
+            Builtin sin Some("f32.sin : f32 -> f32")
+            Builtin sqrt Some("f32.sqrt : f32 -> f32")
+            Builtin sum Some("f32.sum : [n]f32 -> f32")
+            Builtin tan Some("f32.tan : f32 -> f32")
+            Builtin tanh Some("f32.tanh : f32 -> f32")
+            Builtin trunc Some("f32.trunc : f32 -> f32")
+            Builtin u16 Some("f32.u16 : u16 -> f32")
+            Builtin u32 Some("f32.u32 : u32 -> f32")
+            Builtin u64 Some("f32.u64 : u64 -> f32")
+            Builtin u8 Some("f32.u8 : u8 -> f32")
+        "#]],
         );
     }
 

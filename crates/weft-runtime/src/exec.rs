@@ -48,15 +48,7 @@ pub(crate) struct Exec<'a> {
     vars: Vec<Option<Slot>>,
     /// `(kernel index, event)` of every launch, when timing.
     events: Option<Vec<(usize, ocl::Event)>>,
-    /// Launches enqueued since the queue last drained.
-    in_flight: usize,
 }
-
-/// How many launches may wait in the queue before the host waits for them. A loop
-/// enqueues far faster than a slow device runs it, and a queued command holds memory
-/// in the driver: HotSpot's 360 steps on one POCL thread grew to 19 GB and were
-/// killed. Waiting every 128 launches costs a GPU one synchronisation per 128.
-const MAX_IN_FLIGHT: usize = 128;
 
 /// How long one launch ran on the device.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,7 +79,6 @@ impl<'a> Exec<'a> {
             own_pool: BufferPool::default(),
             vars: vec![None; n_vars],
             events: timing.then(Vec::new),
-            in_flight: 0,
         }
     }
 
@@ -481,11 +472,6 @@ impl<'a> Exec<'a> {
         )?;
         if let (Some(events), Some(event)) = (self.events.as_mut(), event) {
             events.push((idx, event));
-        }
-        self.in_flight += 1;
-        if self.in_flight >= MAX_IN_FLIGHT {
-            self.finish()?;
-            self.in_flight = 0;
         }
         Ok(())
     }
