@@ -73,7 +73,9 @@ impl Kb<'_> {
             let name = self.local_param(hint, elem, len.clone(), why);
             parts.push(KArr::Mem(Mem::fresh(name, elem, shape.clone())));
         }
-        let arr = if parts.len() == 1 { parts.remove(0) } else { KArr::Zip(parts) };
+        let arr = crate::val::Nesting::of_type(&elem_ty)
+            .regroup(&mut parts.into_iter(), &KArr::Zip)
+            .ok_or_else(|| LowerError::internal("a local array with no leaves"))?;
         self.record_origin(&arr, origin);
         Ok(arr)
     }

@@ -1275,7 +1275,9 @@ impl<'p> Lowerer<'p> {
             self.note_buffer(buf);
             parts.push(HArr::Mem(Mem::fresh(buf, elem, shape.clone())));
         }
-        Ok(if parts.len() == 1 { parts.remove(0) } else { HArr::Zip(parts) })
+        crate::val::Nesting::of_type(elem_ty)
+            .regroup(&mut parts.into_iter(), &HArr::Zip)
+            .ok_or_else(|| LowerError::internal("an allocation with no leaves"))
     }
 
     /// The array in memory (views of memory stay views).

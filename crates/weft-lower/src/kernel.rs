@@ -659,6 +659,7 @@ impl<'p> Kb<'p> {
     pub(crate) fn storage(&mut self, a: &KArr) -> Res<KArr> {
         let shape = a.shape();
         let elems = self.leaf_elems(a)?;
+        let nesting = crate::val::Nesting::of_karr(a);
         let total: Option<i64> = shape.iter().map(CExpr::as_int).product();
         let mut parts = Vec::new();
         // In a work-group's code the array is shared by the group: local memory.
@@ -723,7 +724,9 @@ impl<'p> Kb<'p> {
                             shape: shape.clone(),
                         }));
                     }
-                    return Ok(if parts.len() == 1 { parts.remove(0) } else { KArr::Zip(parts) });
+                    return nesting
+                        .regroup(&mut parts.into_iter(), &KArr::Zip)
+                        .ok_or_else(|| LowerError::internal("storage with no leaves"));
                 }
                 for elem in elems {
                     let name = self.local_param(
@@ -736,7 +739,9 @@ impl<'p> Kb<'p> {
                 }
             }
         }
-        Ok(if parts.len() == 1 { parts.remove(0) } else { KArr::Zip(parts) })
+        nesting
+            .regroup(&mut parts.into_iter(), &KArr::Zip)
+            .ok_or_else(|| LowerError::internal("storage with no leaves"))
     }
 
     /// Copies an array into memory: cooperatively (with a barrier) in a work-group's
@@ -1735,11 +1740,9 @@ impl<'p> Kb<'p> {
             });
             parts.push(KArr::Mem(Mem::fresh(name, elem, shape.clone())));
         }
-        Ok(if parts.len() == 1 {
-            parts.pop().unwrap_or_else(unreachable_arr)
-        } else {
-            KArr::Zip(parts)
-        })
+        crate::val::Nesting::of_type(elem_ty)
+            .regroup(&mut parts.into_iter(), &KArr::Zip)
+            .ok_or_else(|| LowerError::internal("a private array with no leaves"))
     }
 
     /// Start and length of a slice, with its bounds check (the interpreter's rules).
@@ -1910,10 +1913,6 @@ impl<'p> Kb<'p> {
             }
         }
     }
-}
-
-fn unreachable_arr() -> KArr {
-    KArr::Zip(Vec::new())
 }
 
 fn unsigned_of(elem: Elem) -> Elem {

@@ -270,3 +270,46 @@ pub(crate) fn rebuild(like: &KVal, leaves: &mut impl Iterator<Item = (CExpr, Ele
         KVal::Arr(_) => like.clone(),
     }
 }
+
+/// How the parts of an array of tuples nest: one leaf per scalar, one node per tuple
+/// (an array of `((f32, f32), f32)`, records of records included, is a zip of a zip
+/// and an array, so a tuple value stored into it finds each part where it is).
+pub(crate) enum Nesting {
+    Leaf,
+    Tuple(Vec<Nesting>),
+}
+
+impl Nesting {
+    pub(crate) fn of_type(ty: &Type) -> Nesting {
+        match ty {
+            Type::Tuple(parts) => Nesting::Tuple(parts.iter().map(Nesting::of_type).collect()),
+            Type::Scalar(_) | Type::Array { .. } => Nesting::Leaf,
+        }
+    }
+
+    pub(crate) fn of_karr(a: &KArr) -> Nesting {
+        match a {
+            KArr::Zip(parts) => Nesting::Tuple(parts.iter().map(Nesting::of_karr).collect()),
+            _ => Nesting::Leaf,
+        }
+    }
+
+    /// Groups `flat` (one array per leaf, in order) as this nesting says, with `zip`
+    /// making a node.
+    pub(crate) fn regroup<A>(
+        &self,
+        flat: &mut impl Iterator<Item = A>,
+        zip: &impl Fn(Vec<A>) -> A,
+    ) -> Option<A> {
+        match self {
+            Nesting::Leaf => flat.next(),
+            // A tuple of one (the lowering's own tuple of a single leaf type) is that
+            // part, as a zip of one array was never made.
+            Nesting::Tuple(parts) if parts.len() == 1 => parts[0].regroup(flat, zip),
+            Nesting::Tuple(parts) => {
+                let parts = parts.iter().map(|p| p.regroup(flat, zip)).collect::<Option<_>>()?;
+                Some(zip(parts))
+            }
+        }
+    }
+}
