@@ -1234,8 +1234,10 @@ impl<'p> Lowerer<'p> {
         }
         let name = self.program.functions[f].vars[var].name.to_string();
         let out = self.store_scalars(&mut kb, &v, &name)?;
+        // A temporary has no name (`slots[n - 1]` in the prelude's `compress`).
+        let what = if name.is_empty() { "a scalar".to_owned() } else { format!("`{name}`") };
         let doc = format!(
-            "computes `{name}` (one work-item){}",
+            "computes {what} (one work-item){}",
             kb.comment(self.origin(f, exp).as_ref()).map(|p| format!(", {p}")).unwrap_or_default()
         );
         self.launch(kb, "scalar", doc, vec![Expr::I64(1)], None);

@@ -1082,7 +1082,7 @@ fn indexing_is_bounds_checked() {
     check_kernel(
         "entry f (xs: [n]i32) (i: i64) : i32 = xs[i] / xs[0]",
         expect![[r#"
-            // computes `` (one work-item), main.weft:1
+            // computes a scalar (one work-item), main.weft:1
             __kernel void f_scalar_0(
                 __global long* weft_err,
                 __global const int* restrict xs_1,
@@ -1096,7 +1096,7 @@ fn indexing_is_bounds_checked() {
               int v_4 = xs_1[i_3];
               v_5[0] = v_4;
             }
-            // computes `` (one work-item), main.weft:1
+            // computes a scalar (one work-item), main.weft:1
             __kernel void f_scalar_1(
                 __global long* weft_err,
                 __global const int* restrict xs_1,
@@ -1109,7 +1109,7 @@ fn indexing_is_bounds_checked() {
               int v_3 = xs_1[0];
               v_4[0] = v_3;
             }
-            // computes `` (one work-item), main.weft:1
+            // computes a scalar (one work-item), main.weft:1
             __kernel void f_scalar_2(
                 __global long* weft_err,
                 __global const int* restrict v_1,
@@ -1423,13 +1423,13 @@ fn reduce_by_index_without_an_atomic_runs_one_work_item_per_bin() {
         "entry h (is: [n]i64) (vs: [n]f32) : [8]f32 =
   reduce_by_index (replicate 8 f32.inf) f32.min f32.inf is vs",
         expect![[r#"
-            // computes `` (one work-item), main.weft:2
+            // computes a scalar (one work-item), main.weft:2
             __kernel void h_scalar_0(
                 __global long* weft_err,
                 __global float* restrict v_1) {
               v_1[0] = INFINITY;
             }
-            // computes `` (one work-item), main.weft:2
+            // computes a scalar (one work-item), main.weft:2
             __kernel void h_scalar_1(
                 __global long* weft_err,
                 __global float* restrict v_1) {
