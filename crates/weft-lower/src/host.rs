@@ -1480,7 +1480,7 @@ impl<'p> Lowerer<'p> {
                 let dims = (0..rank)
                     .map(|i| self.new_var(names.get(i).map_or("dim", String::as_str)))
                     .collect();
-                Slot::Arr { leaves, dims }
+                Slot::Arr { leaves, dims, nesting: Rc::new(crate::val::Nesting::of_type(&full)) }
             }
         })
     }
@@ -1511,7 +1511,7 @@ impl<'p> Lowerer<'p> {
                     self.stage(s, v, out)?;
                 }
             }
-            (Slot::Arr { leaves, dims }, HVal::Arr(a)) => {
+            (Slot::Arr { leaves, dims, .. }, HVal::Arr(a)) => {
                 let fresh = self.materialise_fresh(a, "merged")?;
                 let mems = mem_leaves(&fresh);
                 if mems.len() != leaves.len() {
@@ -1537,7 +1537,12 @@ impl<'p> Lowerer<'p> {
 
 enum Slot {
     Scalar(Var, Elem),
-    Arr { leaves: Vec<(Var, Elem)>, dims: Vec<Var> },
+    /// One buffer per scalar leaf of the element type, nested as the type is.
+    Arr {
+        leaves: Vec<(Var, Elem)>,
+        dims: Vec<Var>,
+        nesting: Rc<crate::val::Nesting>,
+    },
     Tuple(Vec<Slot>),
 }
 
@@ -1545,11 +1550,12 @@ fn slot_val(slot: &Slot) -> HVal {
     match slot {
         Slot::Scalar(v, e) => HVal::Scalar(HScalar::Host(Expr::Var(*v), *e)),
         Slot::Tuple(parts) => HVal::Tuple(parts.iter().map(slot_val).collect()),
-        Slot::Arr { leaves, dims } => {
+        Slot::Arr { leaves, dims, nesting } => {
             let shape: Vec<Expr> = dims.iter().map(|d| Expr::Var(*d)).collect();
-            let mut parts: Vec<HArr> =
-                leaves.iter().map(|(v, e)| HArr::Mem(Mem::fresh(*v, *e, shape.clone()))).collect();
-            HVal::Arr(if parts.len() == 1 { parts.remove(0) } else { HArr::Zip(parts) })
+            let mut parts =
+                leaves.iter().map(|(v, e)| HArr::Mem(Mem::fresh(*v, *e, shape.clone())));
+            let arr = nesting.regroup(&mut parts, &HArr::Zip);
+            HVal::Arr(arr.unwrap_or_else(|| HArr::Zip(Vec::new())))
         }
     }
 }
