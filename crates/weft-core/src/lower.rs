@@ -1656,45 +1656,39 @@ fn bind_dims(param: &Type, arg: &Type, map: &mut FxHashMap<VarId, CoreSize>) {
 /// core sizes of its value, replacing what an earlier lowering of the same type made up
 /// (a fresh existential nothing else names).
 fn bind_unknown_sizes(hir: &Ty, core: &Type, sizes: &mut FxHashMap<SizeVar, CoreSize>) {
-    match (hir, core) {
-        (Ty::Array { size, elem }, Type::Array { size: core_size, elem: core_elem }) => {
-            if let Some(var @ SizeVar::Unknown(_)) = size.as_var() {
-                sizes.insert(var.clone(), core_size.clone());
-            }
-            bind_unknown_sizes(elem, core_elem, sizes);
+    for_each_whole_dim(hir, core, &mut |var, size| {
+        if let SizeVar::Unknown(_) = var {
+            sizes.insert(var.clone(), size.clone());
         }
-        (Ty::Tuple(a), Type::Tuple(b)) => {
-            for (a, b) in a.iter().zip(b) {
-                bind_unknown_sizes(a, b, sizes);
-            }
-        }
-        (Ty::Record(a), Type::Tuple(b)) => {
-            for ((_, a), b) in a.iter().zip(b) {
-                bind_unknown_sizes(a, b, sizes);
-            }
-        }
-        _ => {}
-    }
+    });
 }
 
 /// Binds a def's size parameters (HIR sizes) that are whole dimensions of a parameter
 /// type to the argument's core sizes.
 fn bind_size_params(param: &Ty, arg: &Type, sizes: &mut FxHashMap<SizeVar, CoreSize>) {
-    match (param, arg) {
-        (Ty::Array { size, elem }, Type::Array { size: arg_size, elem: arg_elem }) => {
+    for_each_whole_dim(param, arg, &mut |var, size| {
+        sizes.entry(var.clone()).or_insert_with(|| size.clone());
+    });
+}
+
+/// Calls `f` with each HIR size variable that is a whole dimension of `hir` and the
+/// core size of that dimension in `core`.
+fn for_each_whole_dim(hir: &Ty, core: &Type, f: &mut impl FnMut(&SizeVar, &CoreSize)) {
+    match (hir, core) {
+        (Ty::Array { size, elem }, Type::Array { size: core_size, elem: core_elem }) => {
             if let Some(var) = size.as_var() {
-                sizes.entry(var.clone()).or_insert_with(|| arg_size.clone());
+                f(var, core_size);
             }
-            bind_size_params(elem, arg_elem, sizes);
+            for_each_whole_dim(elem, core_elem, f);
         }
         (Ty::Tuple(a), Type::Tuple(b)) => {
             for (a, b) in a.iter().zip(b) {
-                bind_size_params(a, b, sizes);
+                for_each_whole_dim(a, b, f);
             }
         }
         (Ty::Record(a), Type::Tuple(b)) => {
             for ((_, a), b) in a.iter().zip(b) {
-                bind_size_params(a, b, sizes);
+                for_each_whole_dim(a, b, f);
             }
         }
         _ => {}

@@ -395,25 +395,6 @@ struct SizeNamer<'a> {
     reads: FxHashSet<Var>,
 }
 
-/// Every `let` of the plan, in branches and loops too.
-fn collect_lets<'a>(steps: &'a [Step], out: &mut Vec<(Var, &'a Expr)>) {
-    for step in steps {
-        match step {
-            Step::Let { var, value } => out.push((*var, value)),
-            Step::For { body, .. } => collect_lets(body, out),
-            Step::If { then_steps, else_steps, .. } => {
-                collect_lets(then_steps, out);
-                collect_lets(else_steps, out);
-            }
-            Step::While { cond_steps, body, .. } => {
-                collect_lets(cond_steps, out);
-                collect_lets(body, out);
-            }
-            _ => {}
-        }
-    }
-}
-
 fn mentions_any(e: &Expr, vars: &FxHashSet<Var>) -> bool {
     match e {
         Expr::Var(v) => vars.contains(v),
@@ -435,12 +416,14 @@ impl<'a> SizeNamer<'a> {
             count: &mut FxHashMap<Var, u32>,
             defs: &mut FxHashMap<Var, &'a Expr>,
             reads: &mut FxHashSet<Var>,
+            lets: &mut Vec<(Var, &'a Expr)>,
         ) {
             for step in steps {
                 match step {
                     Step::Let { var, value } => {
                         *count.entry(*var).or_default() += 1;
                         defs.insert(*var, value);
+                        lets.push((*var, value));
                     }
                     Step::Read { var, .. } => {
                         *count.entry(*var).or_default() += 2;
@@ -448,26 +431,26 @@ impl<'a> SizeNamer<'a> {
                     }
                     Step::For { index, body, .. } => {
                         *count.entry(*index).or_default() += 2;
-                        walk(body, count, defs, reads);
+                        walk(body, count, defs, reads, lets);
                     }
                     Step::If { then_steps, else_steps, .. } => {
-                        walk(then_steps, count, defs, reads);
-                        walk(else_steps, count, defs, reads);
+                        walk(then_steps, count, defs, reads, lets);
+                        walk(else_steps, count, defs, reads, lets);
                     }
                     Step::While { cond_steps, body, .. } => {
-                        walk(cond_steps, count, defs, reads);
-                        walk(body, count, defs, reads);
+                        walk(cond_steps, count, defs, reads, lets);
+                        walk(body, count, defs, reads, lets);
                     }
                     _ => {}
                 }
             }
         }
         let mut reads = FxHashSet::default();
-        walk(view.steps, &mut count, &mut defs, &mut reads);
+        // Every `let`, in branches and loops too (`defs` keeps only the last of each).
+        let mut lets: Vec<(Var, &Expr)> = Vec::new();
+        walk(view.steps, &mut count, &mut defs, &mut reads, &mut lets);
         // A value computed from one read back (a `filter`'s count, `0` when the input
         // is empty and else the last of its scan) is known only at run time too.
-        let mut lets: Vec<(Var, &Expr)> = Vec::new();
-        collect_lets(view.steps, &mut lets);
         loop {
             let before = reads.len();
             for (var, value) in &lets {

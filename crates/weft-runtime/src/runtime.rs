@@ -405,17 +405,7 @@ mod tests {
         let id = |b: &DeviceBuffer| b.buffer.as_core().as_ptr();
         let (first, held) = (alloc(4096), Rc::new(alloc(4096)));
         let (first_id, held_id) = (id(&first), id(&held));
-        let plan = Plan {
-            entry: String::new(),
-            source: String::new(),
-            kernels: Vec::new(),
-            inputs: Vec::new(),
-            input_names: Vec::new(),
-            n_vars: 2,
-            steps: Vec::new(),
-            outputs: Vec::new(),
-            errors: Vec::new(),
-        };
+        let plan = empty_plan(2);
         let mut exec = Exec::new(&plan, queue, Vec::new(), &runtime.error_buffer, None, false);
         exec.bind(Var(0), Slot::Buffer(Rc::new(first))).expect("binds");
         exec.bind(Var(1), Slot::Buffer(Rc::clone(&held))).expect("binds");
@@ -427,6 +417,21 @@ mod tests {
         assert!(id(&alloc(8192)) != first_id, "sizes never mix");
     }
 
+    /// A plan with `n_vars` variables and nothing else, to bind buffers in by hand.
+    fn empty_plan(n_vars: u32) -> Plan {
+        Plan {
+            entry: String::new(),
+            source: String::new(),
+            kernels: Vec::new(),
+            inputs: Vec::new(),
+            input_names: Vec::new(),
+            n_vars,
+            steps: Vec::new(),
+            outputs: Vec::new(),
+            errors: Vec::new(),
+        }
+    }
+
     /// A loop that allocates at every step (HotSpot's 360 steps, each a few 8 MB
     /// arrays) reuses the buffers of the step before instead of allocating anew.
     #[test]
@@ -436,17 +441,7 @@ mod tests {
         let alloc =
             || DeviceBuffer::alloc(queue, 4096, 4, None, "a test buffer").expect("allocates");
         let id = |b: &DeviceBuffer| b.buffer.as_core().as_ptr();
-        let plan = Plan {
-            entry: String::new(),
-            source: String::new(),
-            kernels: Vec::new(),
-            inputs: Vec::new(),
-            input_names: Vec::new(),
-            n_vars: 3,
-            steps: Vec::new(),
-            outputs: Vec::new(),
-            errors: Vec::new(),
-        };
+        let plan = empty_plan(3);
         let mut exec = Exec::new(&plan, queue, Vec::new(), &runtime.error_buffer, None, false);
         let (dead, held) = (alloc(), Rc::new(alloc()));
         let (dead_id, held_id) = (id(&dead), id(&held));
