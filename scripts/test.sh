@@ -20,8 +20,12 @@ cargo build --quiet --locked -p weft-cli -p weft-runtime
 "${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" test --backend opencl --device cpu examples/
 echo "== the same with tiled kernels at every size (WEFT_STRATEGY=preferred: no choice by predicted time)"
 WEFT_STRATEGY=preferred "${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" test --backend opencl --device cpu examples/
-echo "== the same with the staged translator alone (--staged: no middle end)"
-"${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" test --staged --backend opencl --device cpu examples/
+echo "== the same with the staged translator alone (--staged: no middle end), but for what only the middle end compiles"
+# column_reductions.weft: reductions and scans of rows are interchanged into reductions
+# per column by the middle end (docs/middle.md); the staged translator has no such rule.
+staged_examples=$(find examples \( -name '*.weft' -o -name '*.apl' \) ! -path examples/column_reductions.weft | sort)
+# shellcheck disable=SC2086 # one argument per file
+"${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" test --staged --backend opencl --device cpu $staged_examples
 echo "== fuzz targets, 5 s each from the committed seeds (skipped without nightly cargo-fuzz)"
 scripts/fuzz.sh 5
 if [ -x editors/vscode/ci.sh ]; then

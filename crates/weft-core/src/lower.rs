@@ -575,6 +575,7 @@ impl Elab<'_> {
                 };
                 param_vars.push(var);
                 self.bind_pat(&ctx, &mut scope, pat, Binding::Val(Atom::Var(var)))?;
+                self.bind_value_param_size(&ctx, &mut scope, pat, Atom::Var(var));
             }
             let ret = self.lower_ty(&ctx, &mut scope, &scheme.ret)?;
             let Some(root) = ctx.body.root else { return err("a def without a body", None) };
@@ -698,10 +699,30 @@ impl Elab<'_> {
                     bind_size_params(&param.ty, &arg_ty, &mut scope.sizes);
                 }
             }
+            let value = match &arg {
+                Binding::Val(atom) => Some(*atom),
+                _ => None,
+            };
             self.bind_pat(&ctx, &mut scope, pat, arg)?;
+            if let Some(atom) = value {
+                self.bind_value_param_size(&ctx, &mut scope, pat, atom);
+            }
         }
         let Some(root) = ctx.body.root else { return err("a def without a body", None) };
         self.expr(&ctx, &mut scope, root)
+    }
+
+    /// The checker names a size given by an `i64` parameter (`replicate k x : [k]t`)
+    /// after the parameter even when the signature uses it in no type, so the parameter's
+    /// value is that size; without this a loop or `if` over such an array would get a
+    /// fresh unknown size.
+    fn bind_value_param_size(&mut self, ctx: &BodyCtx, scope: &mut Scope, pat: PatId, atom: Atom) {
+        let Pat::Bind { name } = &ctx.body.pats[pat] else { return };
+        if self.atom_ty(atom) != Type::Scalar(ScalarTy::I64) {
+            return;
+        }
+        let size = self.size_of_atom(atom);
+        scope.sizes.entry(SizeVar::Param(name.clone())).or_insert(size);
     }
 
     // ---- patterns --------------------------------------------------------------------

@@ -107,6 +107,13 @@ fn declarations(text: &str) -> Vec<(usize, String, BTreeSet<String>)> {
                         sizes.insert((*name).to_owned());
                     }
                 }
+                // So are a lambda's parameters (`\n -> ... iota n`: arrays of a size
+                // read per element).
+                for (i, _) in text[offset..body_end].match_indices('\\') {
+                    let params = &text[offset + i + 1..body_end];
+                    let params = params.split("->").next().unwrap_or_default();
+                    sizes.extend(idents(params).into_iter().map(str::to_owned));
+                }
                 out.push((offset, name, sizes));
             }
         }

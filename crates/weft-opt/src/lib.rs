@@ -28,6 +28,7 @@ pub use crate::passes::flatten::{
 };
 pub use crate::passes::fuse::fuse;
 pub use crate::passes::inline::inline_parallel_calls;
+pub use crate::passes::interchange::interchange;
 pub use crate::passes::simplify::simplify;
 pub use crate::passes::simplify_gpu::simplify_gpu;
 pub use crate::pretty::pretty_gpu;
@@ -88,9 +89,10 @@ pub use crate::validate::{GpuInvariantError, validate_gpu};
 pub use crate::work::static_work;
 
 /// The core IR the GPU IR is made from: simplified, calls to functions with
-/// combinators inlined, simplified again (`weft dump --ir opt`).
+/// combinators inlined, simplified, reductions and scans over rows interchanged
+/// ([`interchange`]), simplified again (`weft dump --ir opt`).
 pub fn optimise_core(program: &weft_core::Program) -> weft_core::Program {
-    simplify(&inline_parallel_calls(&simplify(program)))
+    simplify(&interchange(&simplify(&inline_parallel_calls(&simplify(program)))))
 }
 
 /// The kind of device the middle end compiles for. Its passes are the same for both

@@ -1,4 +1,4 @@
-//! The middle end's passes: on the core IR (simplification, inlining) and from the
+//! The middle end's passes: on the core IR (simplification, inlining, interchange) and from the
 //! core IR to the GPU IR (flattening), then on the GPU IR (fusion, coalescing).
 
 pub mod coalesce;
@@ -7,5 +7,6 @@ pub(crate) mod facts;
 pub mod flatten;
 pub mod fuse;
 pub mod inline;
+pub mod interchange;
 pub mod simplify;
 pub mod simplify_gpu;

@@ -793,15 +793,15 @@ entry rows (a: [r][c]i64) : [r][2]i32 =
 
             entry rows [r_0] [c_1] (a_2: [r_0][c_1]i64) : [r_0][2]i32 =
               let t_3: [2]i32 = replicate 2i64 0i32
-              let t_4: [r_0][2]i32 = segmap@grid (i_5 < r_0) [chosen]
+              let t_4: [c_1]i32 = replicate c_1 1i32
+              let t_5: [r_0][2]i32 = segmap@grid (i_6 < r_0) [chosen]
                 body ->
-                  let row_6: [c_1]i64 = a_2[i_5]
-                  let t_7: [c_1]i32 = replicate c_1 1i32
-                  let t_8: [2]i32 = hist@seq (t_3, 0i32, row_6, t_7) \(x_9: i32) (y_10: i32) ->
+                  let row_7: [c_1]i64 = a_2[i_6]
+                  let t_8: [2]i32 = hist@seq (t_3, 0i32, row_7, t_4) \(x_9: i32) (y_10: i32) ->
                       let t_11: i32 = i32.max x_9 y_10
                       in t_11
                   in t_8
-              in t_4
+              in t_5
         "#]],
     );
 }
@@ -929,4 +929,112 @@ fn a_tuple_valued_reduction_is_not_merged_with_its_siblings() {
   let (_, i) = reduce (\(a, i) (b, j) -> if b > a then (b, j) else (a, i)) (0, -1) (zip xs (iota n))
   in (reduce (+) 0 xs, i)";
     assert_eq!(seg_ops(src), 2);
+}
+
+/// The core IR after [`crate::optimise_core`], every function.
+fn optimised_text(src: &str) -> String {
+    let optimised = crate::optimise_core(&compile(src));
+    assert_eq!(weft_core::validate(&optimised), Vec::new());
+    weft_core::pretty_program(&optimised)
+}
+
+#[test]
+fn a_reduction_of_rows_by_a_mapped_operator_is_a_map_of_column_reductions() {
+    // `map2 (+)` over rows is `+` per column: a map over the columns (a transposed
+    // view) of a scalar reduction, its neutral element the replicated scalar.
+    check_simplify_inline(
+        "entry main (xss: [n][m]f32) : [m]f32 = reduce (map2 (+)) (replicate m 0f32) xss",
+        expect![[r#"
+            entry main [n_0] [m_1] (xss_2: [n_0][m_1]f32) : [m_1]f32 =
+              let columns_3: [m_1][n_0]f32 = transpose xss_2
+              let t_4: [m_1]f32 = map (columns_3) \(col_5: [n_0]f32) : f32 ->
+                  let reduced_6: f32 = reduce 0.0f32 col_5 \(x_7: f32) (y_8: f32) : f32 ->
+                      let t_9: f32 = add.f32 x_7 y_8
+                      in t_9
+                  in reduced_6
+              in t_4
+        "#]],
+    );
+}
+
+#[test]
+fn a_scan_of_rows_is_transposed_back_and_three_dimensions_interchange_twice() {
+    let scan = optimised_text(
+        "entry main (xss: [n][m]i64) : [n][m]i64 = scan (map2 (+)) (replicate m 0i64) xss",
+    );
+    assert!(scan.contains("scan 0i64 col_"), "{scan}");
+    assert!(scan.contains(": [n_0][m_1]i64 = transpose by_column_"), "{scan}");
+    let cube = optimised_text(
+        "entry main (x: [n][m][k]f32) : [m][k]f32 =
+           reduce (map2 (map2 (+))) (replicate m (replicate k 0f32)) x",
+    );
+    // Every reduction left combines scalars.
+    let reductions: Vec<&str> = cube.lines().filter(|l| l.contains(" = reduce ")).collect();
+    assert_eq!(reductions.len(), 1, "{cube}");
+    assert!(reductions[0].contains("(x_") && reductions[0].contains(": f32)"), "{cube}");
+}
+
+#[test]
+fn an_operator_that_is_not_a_map_over_its_arguments_is_not_interchanged() {
+    // Picking the row with the larger first element is not a per-column operator.
+    let text = optimised_text(
+        "entry main (xss: [n][m]f32) : [m]f32 =
+           reduce (\\a b -> if a[0] >= b[0] then a else b) (replicate m (-f32.inf)) xss",
+    );
+    assert!(!text.contains("transpose"), "{text}");
+    assert!(text.contains("= reduce "), "{text}");
+    // An operator reading an argument besides mapping over it neither.
+    let text = optimised_text(
+        "entry main (xss: [n][m]f32) : [m]f32 =
+           reduce (\\a b -> map2 (\\x y -> x + y + a[0]) a b) (replicate m 0f32) xss",
+    );
+    assert!(!text.contains("transpose"), "{text}");
+}
+
+#[test]
+fn an_operator_reading_a_per_row_value_is_not_segmented_when_distributed() {
+    // After the interchange the operator reads the column's floor `lo`: a segmented
+    // reduction's operator sees no segment, so the flattened version keeps the
+    // reduction sequential per column instead of reading `lo` out of its scope.
+    let program = compile(
+        "entry main (xss: [n][m]f32) (floor: [m]f32) : [m]f32 =
+           reduce (\\a b -> map3 (\\lo x y -> f32.max lo (f32.max x y)) floor a b)
+                  (replicate m (-f32.inf)) xss",
+    );
+    let gpu = crate::pipeline(&program);
+    assert_eq!(crate::validate_gpu(&gpu), Vec::new(), "{}", crate::pretty_gpu(&gpu));
+    let text = crate::pretty_gpu(&gpu);
+    assert!(!text.contains("segred@grid"), "{text}");
+    let core = crate::to_core(&gpu, &|_| 0, crate::CoreLevels::Written);
+    assert_eq!(weft_core::validate(&core), Vec::new());
+}
+
+#[test]
+fn a_map_whose_body_has_arrays_of_per_point_sizes_has_one_version() {
+    // `iota n` has a size read per point: it cannot be an array over the space, so
+    // there is no flattened version (which would recompute it at every use).
+    let program = compile(
+        "entry main (ns: [k]i64) : [k]i64 =
+           map (\\n -> let a = map (\\i -> i * 2) (iota n)
+                       let b = scan (+) 0 a
+                       in b[n - 1] - a[n - 1]) ns",
+    );
+    let gpu = crate::pipeline(&program);
+    assert_eq!(crate::validate_gpu(&gpu), Vec::new(), "{}", crate::pretty_gpu(&gpu));
+    let text = crate::pretty_gpu(&gpu);
+    assert!(!text.contains("version"), "{text}");
+    assert_eq!(text.matches("segmap@grid").count(), 1, "{text}");
+    assert_eq!(text.matches("iota").count(), 1, "{text}");
+}
+
+#[test]
+fn iota_of_a_size_parameter_leaves_the_map() {
+    // `iota m` cannot fail (a size is never negative) and reads nothing of the row.
+    let text = optimised_text(
+        "entry main (xss: [n][m]f32) : [n][m]f32 =
+           map (\\row -> map2 (\\x j -> x + f32.i64 j) row (iota m)) xss",
+    );
+    let iota = text.lines().position(|l| l.contains("= iota m_1")).expect("iota");
+    let map = text.lines().position(|l| l.contains("= map (xss_2)")).expect("outer map");
+    assert!(iota < map, "{text}");
 }

@@ -135,7 +135,8 @@ impl<'p> Safety<'p> {
         let nonnegative = |atom: &Atom| match atom {
             Atom::Const(weft_values::Scalar::I64(n)) => *n >= 0,
             Atom::Const(_) => false,
-            Atom::Var(_) => false,
+            // A size parameter is the size of an argument, so it is never negative.
+            Atom::Var(v) => f.size_params.contains(v),
         };
         let here = match exp {
             Exp::Atom(_)

@@ -22,7 +22,7 @@
 //! Every copy of source code gets fresh variables, so versions never share a binding.
 
 use la_arena::Arena;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use weft_core::{Atom, CoreSize, Function, IndexItem, Origin, Program, Type, Var, VarId, VarKind};
 use weft_hir::{Level, ScalarTy};
 use weft_values::Scalar;
@@ -658,6 +658,14 @@ impl Flattener<'_> {
             body,
             origins: origins.clone(),
         };
+        if !self.body_is_regular(exp) {
+            // An array whose size differs between points (`iota n` with `n` read per
+            // point) cannot become an array over the space, so distributing would
+            // recompute it at each use; a work-item per point is the one version.
+            let var = self.rebind(stmt.var);
+            self.push(stmts, vec![var], Exp::Seg(outer_only), origin.as_ref());
+            return;
+        }
         let outer_var = self.new_var("outer", result_ty.clone());
         let mut outer_stmts = Vec::new();
         self.push(&mut outer_stmts, vec![outer_var], Exp::Seg(outer_only), origin.as_ref());
@@ -709,6 +717,29 @@ impl Flattener<'_> {
             else_branch: inner_block,
         };
         self.push(stmts, vec![var], version, origin.as_ref());
+    }
+
+    /// Whether every value the body of a map or generate binds has a type whose sizes
+    /// are the same at every point (no size bound inside the body).
+    fn body_is_regular(&self, exp: &weft_core::Exp) -> bool {
+        let Some(lambda) = (match exp {
+            weft_core::Exp::Map { lambda, .. } | weft_core::Exp::Generate { lambda, .. } => {
+                Some(lambda)
+            }
+            _ => None,
+        }) else {
+            return true;
+        };
+        let body = &self.core.blocks[lambda.body];
+        let mut inside: FxHashSet<VarId> = lambda.params.iter().copied().collect();
+        inside.extend(body.stmts.iter().map(|s| s.var));
+        body.stmts.iter().all(|s| {
+            let mut regular = true;
+            weft_core::type_vars(&self.core.vars[s.var].ty, &mut |v| {
+                regular &= !inside.contains(&v);
+            });
+            regular
+        })
     }
 
     fn inner_combinators_are_direct(&self, exp: &weft_core::Exp) -> bool {
@@ -846,6 +877,19 @@ impl Flattener<'_> {
         }
     }
 
+    /// Whether a combinator's operator reads a value that is per point of the space
+    /// being distributed (an operator reading its row's own floor): a segmented operator sees no point, so
+    /// such a combinator stays sequential at every point.
+    fn operator_reads_expanded(
+        &self,
+        exp: &weft_core::Exp,
+        operands: [Atom; 2],
+        expanded: &ExpandedScope,
+    ) -> bool {
+        let reads = crate::passes::facts::free_vars_of_exp(self.core, exp);
+        reads.into_iter().any(|v| !operands.contains(&Atom::Var(v)) && expanded.get(v).is_some())
+    }
+
     fn distribute_stmt(
         &mut self,
         stmts: &mut Vec<Stmt>,
@@ -890,7 +934,9 @@ impl Flattener<'_> {
             // An inner reduction or scan of a regular array: segmented.
             weft_core::Exp::Reduce { level: None, lambda, neutral, array }
             | weft_core::Exp::Scan { level: None, lambda, neutral, array }
-                if self.array_is_regular(*array, expanded) && regular(self, *neutral) =>
+                if self.array_is_regular(*array, expanded)
+                    && regular(self, *neutral)
+                    && !self.operator_reads_expanded(exp, [*array, *neutral], expanded) =>
             {
                 let reduce = matches!(exp, weft_core::Exp::Reduce { .. });
                 let inner_size = self.outer_size_atom(stmts, *array);

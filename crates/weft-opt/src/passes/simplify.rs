@@ -248,6 +248,21 @@ fn is_size_op(f: &Function, stmt: &Stmt) -> bool {
         && matches!(f.vars[stmt.var].ty, weft_core::Type::Scalar(weft_hir::ScalarTy::I64))
 }
 
+/// `iota n` or `replicate n x` of a scalar: an array the back end computes from the
+/// index where it is read (no code of its own), so where it is bound does not matter
+/// to the strategy; moving it out of a written level keeps the compiled code the same
+/// as the unannotated program's, where it leaves the combinator too.
+fn is_index_array(f: &Function, stmt: &Stmt) -> bool {
+    match &f.exps[stmt.exp] {
+        Exp::Iota { .. } => true,
+        Exp::Replicate { value, .. } => match value {
+            weft_core::Atom::Var(v) => f.vars[*v].ty.as_scalar().is_some(),
+            weft_core::Atom::Const(_) => true,
+        },
+        _ => false,
+    }
+}
+
 fn is_scalar_op(exp: &Exp) -> bool {
     matches!(
         exp,
@@ -276,7 +291,8 @@ fn hoistable_body(exp: &Exp) -> Option<(BlockId, Hoist)> {
 }
 
 /// What may leave a body: any invariant code, or out of a combinator whose level the
-/// program wrote only `i64` arithmetic (a size such as `t * t`): moving a reduction out
+/// program wrote only `i64` arithmetic (a size such as `t * t`) and index arrays
+/// ([`is_index_array`]): moving a reduction out
 /// of a `map@grid` would change the strategy the program wrote (seed 003), moving a
 /// size computation changes nothing but where an integer is multiplied.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -310,7 +326,7 @@ fn take_invariant(
         let launch_for_nothing = to_host && is_device_scalar_op(safety.program(), f, &stmt);
         let allowed = match hoist {
             Hoist::Any => !launch_for_nothing,
-            Hoist::SizesOnly => is_size_op(f, &stmt),
+            Hoist::SizesOnly => is_size_op(f, &stmt) || is_index_array(f, &stmt),
         };
         if invariant && !existential && allowed && safety.exp_is_safe(f, exp) {
             inside.remove(&stmt.var);
