@@ -58,36 +58,22 @@ struct Launch<'a> {
     local_buffers: Vec<String>,
 }
 
-/// Every launch of `steps`, in order, through branches and loops.
-fn launches<'a>(lowered: &'a Lowered, steps: &[Step]) -> Vec<Launch<'a>> {
+/// Every step of `steps`, nested ones included, in order.
+fn all_steps(steps: &[Step]) -> Vec<&Step> {
     let mut out = Vec::new();
     for step in steps {
+        out.push(step);
         match step {
-            Step::Launch { kernel, global, local, args } => {
-                let print = |es: &[Expr]| es.iter().map(|e| host_text(lowered, e)).collect();
-                let local_buffers = args
-                    .iter()
-                    .filter_map(|arg| match arg {
-                        Arg::Local { len, .. } => Some(host_text(lowered, len)),
-                        Arg::Buffer(_) | Arg::Scalar { .. } => None,
-                    })
-                    .collect();
-                out.push(Launch {
-                    kernel: &lowered.kernels[*kernel as usize],
-                    global: print(global),
-                    local: local.as_deref().map(print),
-                    local_buffers,
-                });
-            }
             Step::If { then_steps: a, else_steps: b, .. }
             | Step::While { cond_steps: a, body: b, .. } => {
-                out.extend(launches(lowered, a));
-                out.extend(launches(lowered, b));
+                out.extend(all_steps(a));
+                out.extend(all_steps(b));
             }
-            Step::For { body, .. } => out.extend(launches(lowered, body)),
+            Step::For { body, .. } => out.extend(all_steps(body)),
             Step::Let { .. }
             | Step::Check { .. }
             | Step::Alloc { .. }
+            | Step::Launch { .. }
             | Step::Alias { .. }
             | Step::Read { .. } => {}
         }
@@ -95,8 +81,53 @@ fn launches<'a>(lowered: &'a Lowered, steps: &[Step]) -> Vec<Launch<'a>> {
     out
 }
 
+/// Every launch of `steps`, in order, through branches and loops.
+fn launches<'a>(lowered: &'a Lowered, steps: &[Step]) -> Vec<Launch<'a>> {
+    let print = |es: &[Expr]| es.iter().map(|e| host_text(lowered, e)).collect();
+    all_steps(steps)
+        .into_iter()
+        .filter_map(|step| match step {
+            Step::Launch { kernel, global, local, args } => Some(Launch {
+                kernel: &lowered.kernels[*kernel as usize],
+                global: print(global),
+                local: local.as_deref().map(print),
+                local_buffers: args
+                    .iter()
+                    .filter_map(|arg| match arg {
+                        Arg::Local { len, .. } => Some(host_text(lowered, len)),
+                        Arg::Buffer(_) | Arg::Scalar { .. } => None,
+                    })
+                    .collect(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
 fn launches_of(lowered: &Lowered) -> Vec<Launch<'_>> {
     launches(lowered, &lowered.steps)
+}
+
+/// The length of every allocation of `steps`, through branches and loops.
+fn allocs(lowered: &Lowered, steps: &[Step]) -> Vec<String> {
+    all_steps(steps)
+        .into_iter()
+        .filter_map(|step| match step {
+            Step::Alloc { len, .. } => Some(host_text(lowered, len)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The conditions of the plan's `if` steps.
+fn host_conditions(lowered: &Lowered) -> Vec<String> {
+    all_steps(&lowered.steps)
+        .into_iter()
+        .filter_map(|step| match step {
+            Step::If { cond, .. } => Some(host_text(lowered, cond)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Every command of `body`, nested ones included, in order.
@@ -108,52 +139,6 @@ fn commands(body: &[Cmd]) -> Vec<&Cmd> {
             if let Part::Body(inner) = part {
                 out.extend(commands(inner));
             }
-        }
-    }
-    out
-}
-
-/// Every allocation of `steps` (its length), through branches and loops.
-fn allocs(lowered: &Lowered, steps: &[Step]) -> Vec<String> {
-    let mut out = Vec::new();
-    for step in steps {
-        match step {
-            Step::Alloc { len, .. } => out.push(host_text(lowered, len)),
-            Step::If { then_steps: a, else_steps: b, .. }
-            | Step::While { cond_steps: a, body: b, .. } => {
-                out.extend(allocs(lowered, a));
-                out.extend(allocs(lowered, b));
-            }
-            Step::For { body, .. } => out.extend(allocs(lowered, body)),
-            Step::Let { .. }
-            | Step::Check { .. }
-            | Step::Launch { .. }
-            | Step::Alias { .. }
-            | Step::Read { .. } => {}
-        }
-    }
-    out
-}
-
-/// The conditions of the plan's `if` steps.
-fn host_conditions(lowered: &Lowered, steps: &[Step]) -> Vec<String> {
-    let mut out = Vec::new();
-    for step in steps {
-        match step {
-            Step::If { cond, then_steps, else_steps } => {
-                out.push(host_text(lowered, cond));
-                out.extend(host_conditions(lowered, then_steps));
-                out.extend(host_conditions(lowered, else_steps));
-            }
-            Step::While { cond_steps: body, .. } | Step::For { body, .. } => {
-                out.extend(host_conditions(lowered, body));
-            }
-            Step::Let { .. }
-            | Step::Check { .. }
-            | Step::Alloc { .. }
-            | Step::Launch { .. }
-            | Step::Alias { .. }
-            | Step::Read { .. } => {}
         }
     }
     out
@@ -228,7 +213,7 @@ fn rows_are_reduced_by_one_of_three_kernels_picked_per_run_by_predicted_time() {
     assert_eq!(launches[0].local_buffers.len(), 1);
     assert_eq!(launches[1].local_buffers.len(), 1);
     assert_eq!(
-        host_conditions(&l, &l.steps),
+        host_conditions(&l),
         [
             "((m <= 32) && ((time_staged < time_group) && (time_staged <= time_item)))",
             "(time_group <= time_item)"
