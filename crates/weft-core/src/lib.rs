@@ -36,7 +36,7 @@ pub use crate::operators::{
     CommutativeOp, componentwise_operators, is_commutative, scalar_operator,
 };
 pub use crate::pretty::{
-    Annotate, ExpNames, Plain, VarNames, binop_name, flat_exp_text, pretty_annotated,
+    Annotate, BlockLayout, ExpNames, Plain, VarNames, binop_name, flat_exp_text, pretty_annotated,
     pretty_program, size_text, type_text,
 };
 pub use crate::render::{origin_position, render_error};

@@ -163,12 +163,66 @@ pub trait ExpNames {
     /// A called function's name.
     fn func(&self, func: FnId) -> String;
 
+    /// A variable's name or a constant's text.
+    fn atom(&mut self, atom: Atom) -> String {
+        match atom {
+            Atom::Var(v) => self.var(v),
+            Atom::Const(s) => s.to_string(),
+        }
+    }
+
     /// A coercion's target type.
     fn ty(&mut self, ty: &Type) -> String;
 
     /// An array literal's element type, or `None` to leave it out.
     fn array_literal_elem_ty(&mut self, elem_ty: &Type) -> Option<String> {
         Some(self.ty(elem_ty))
+    }
+}
+
+/// How every printer of an IR with nested blocks (the core, memory and GPU IRs) lays
+/// them out: two spaces a level; a nested block on the lines after its statement's
+/// head, two levels deeper; `else` and a `while` loop's `do` on lines of their own,
+/// one level deeper.
+pub trait BlockLayout {
+    type Block: Copy;
+
+    /// The text printed so far.
+    fn out(&mut self) -> &mut String;
+
+    /// Prints `block`'s statements and result at `depth`, each line ended.
+    fn block(&mut self, block: Self::Block, depth: usize);
+
+    fn indent(&mut self, depth: usize) {
+        for _ in 0..depth {
+            self.out().push_str("  ");
+        }
+    }
+
+    /// `block` on the following lines; the caller ends the line.
+    fn nested(&mut self, block: Self::Block, depth: usize) {
+        self.out().push('\n');
+        self.block(block, depth + 2);
+        // Drop the block's final newline.
+        self.out().pop();
+    }
+
+    /// The branches of an `if` (or a GPU IR `version`), after its head `... then`.
+    fn branches(&mut self, then_branch: Self::Block, else_branch: Self::Block, depth: usize) {
+        self.nested(then_branch, depth);
+        self.out().push('\n');
+        self.indent(depth + 1);
+        self.out().push_str("else");
+        self.nested(else_branch, depth);
+    }
+
+    /// A `while` loop's condition, after its head `loop p = init `.
+    fn while_cond(&mut self, cond: Self::Block, depth: usize) {
+        self.out().push_str("while");
+        self.nested(cond, depth);
+        self.out().push('\n');
+        self.indent(depth + 1);
+        self.out().push_str("do");
     }
 }
 
@@ -210,6 +264,38 @@ impl<A: Annotate> ExpNames for Printer<'_, A> {
     }
 }
 
+impl<A: Annotate> BlockLayout for Printer<'_, A> {
+    type Block = BlockId;
+
+    fn out(&mut self) -> &mut String {
+        &mut self.out
+    }
+
+    fn block(&mut self, block: BlockId, depth: usize) {
+        let f = self.f;
+        for stmt in &f.blocks[block].stmts {
+            for line in self.annotate.before_stmt(&mut self.names, stmt.var) {
+                self.indent(depth);
+                self.out.push_str(&line);
+                self.out.push('\n');
+            }
+            let name = self.var(stmt.var);
+            let ty = self.annotate.binding_ty(&mut self.names, stmt.var);
+            self.indent(depth);
+            let prefix = self.annotate.stmt_prefix(stmt.var);
+            let _ = write!(self.out, "let {name}: {ty} = {prefix}");
+            self.exp(stmt.exp, depth);
+            self.out.push('\n');
+        }
+        self.indent(depth);
+        let result = match f.blocks[block].result {
+            Some(atom) => self.atom(atom),
+            None => "()".to_owned(),
+        };
+        let _ = writeln!(self.out, "in {result}");
+    }
+}
+
 impl<A: Annotate> Printer<'_, A> {
     fn function(&mut self, id: FnId) {
         let f = self.f;
@@ -241,52 +327,8 @@ impl<A: Annotate> Printer<'_, A> {
         self.out.push_str(&after);
     }
 
-    fn atom(&mut self, atom: Atom) -> String {
-        match atom {
-            Atom::Var(v) => self.var(v),
-            Atom::Const(s) => s.to_string(),
-        }
-    }
-
     fn atoms(&mut self, atoms: &[Atom]) -> String {
         atoms.iter().map(|&a| self.atom(a)).collect::<Vec<_>>().join(" ")
-    }
-
-    fn indent(&mut self, depth: usize) {
-        for _ in 0..depth {
-            self.out.push_str("  ");
-        }
-    }
-
-    fn block(&mut self, block: BlockId, depth: usize) {
-        let f = self.f;
-        for stmt in &f.blocks[block].stmts {
-            for line in self.annotate.before_stmt(&mut self.names, stmt.var) {
-                self.indent(depth);
-                self.out.push_str(&line);
-                self.out.push('\n');
-            }
-            let name = self.var(stmt.var);
-            let ty = self.annotate.binding_ty(&mut self.names, stmt.var);
-            self.indent(depth);
-            let prefix = self.annotate.stmt_prefix(stmt.var);
-            let _ = write!(self.out, "let {name}: {ty} = {prefix}");
-            self.exp(stmt.exp, depth);
-            self.out.push('\n');
-        }
-        self.indent(depth);
-        let result = match f.blocks[block].result {
-            Some(atom) => self.atom(atom),
-            None => "()".to_owned(),
-        };
-        let _ = writeln!(self.out, "in {result}");
-    }
-
-    fn nested(&mut self, block: BlockId, depth: usize) {
-        self.out.push('\n');
-        self.block(block, depth + 2);
-        // The caller ends the line; drop the block's final newline.
-        self.out.pop();
     }
 
     fn lambda(&mut self, lambda: &Lambda, depth: usize) {
@@ -327,11 +369,7 @@ impl<A: Annotate> Printer<'_, A> {
             Exp::If { cond, then_branch, else_branch } => {
                 let cond = self.atom(*cond);
                 let _ = write!(self.out, "if {cond} then");
-                self.nested(*then_branch, depth);
-                self.out.push('\n');
-                self.indent(depth + 1);
-                self.out.push_str("else");
-                self.nested(*else_branch, depth);
+                self.branches(*then_branch, *else_branch, depth);
             }
             Exp::Loop { param, init, form, body } => {
                 let mut param_text = self.var(*param);
@@ -346,13 +384,7 @@ impl<A: Annotate> Printer<'_, A> {
                         let bound = self.atom(*bound);
                         let _ = write!(self.out, "for {index} < {bound} do");
                     }
-                    LoopForm::While { cond } => {
-                        self.out.push_str("while");
-                        self.nested(*cond, depth);
-                        self.out.push('\n');
-                        self.indent(depth + 1);
-                        self.out.push_str("do");
-                    }
+                    LoopForm::While { cond } => self.while_cond(*cond, depth),
                 }
                 self.nested(*body, depth);
             }
@@ -395,12 +427,7 @@ impl<A: Annotate> Printer<'_, A> {
 /// GPU IR's) prints them through this one function.
 pub fn flat_exp_text(exp: &Exp, names: &mut dyn ExpNames) -> Option<String> {
     fn atoms(list: &[Atom], names: &mut dyn ExpNames) -> Vec<String> {
-        list.iter()
-            .map(|&a| match a {
-                Atom::Var(v) => names.var(v),
-                Atom::Const(s) => s.to_string(),
-            })
-            .collect()
+        list.iter().map(|&a| names.atom(a)).collect()
     }
     let text = match exp {
         Exp::Atom(a) => atoms(&[*a], names).remove(0),

@@ -18,7 +18,7 @@
 use std::fmt::Write as _;
 
 use rustc_hash::FxHashMap;
-use weft_core::{Atom, ExpNames, FnId, Type, VarId, VarNames};
+use weft_core::{Atom, BlockLayout, ExpNames, FnId, Type, VarId, VarNames};
 
 use crate::ir::{
     BlockId, Exp, GpuFunction, GpuProgram, Lambda, LoopForm, SegBinOp, SegKind, SeqSoac,
@@ -71,6 +71,36 @@ impl ExpNames for Printer<'_> {
     }
 }
 
+impl BlockLayout for Printer<'_> {
+    type Block = BlockId;
+
+    fn out(&mut self) -> &mut String {
+        &mut self.out
+    }
+
+    fn block(&mut self, block: BlockId, depth: usize) {
+        let f = self.f;
+        for stmt in &f.blocks[block].stmts {
+            self.indent(depth);
+            let pattern: Vec<String> = stmt
+                .vars
+                .iter()
+                .map(|&v| {
+                    let name = self.var(v);
+                    let ty = self.binding_ty(v);
+                    format!("{name}: {ty}")
+                })
+                .collect();
+            let _ = write!(self.out, "let {} = ", pattern.join(", "));
+            self.exp(&f.exps[stmt.exp], depth);
+            self.out.push('\n');
+        }
+        self.indent(depth);
+        let results = self.atoms(&f.blocks[block].results);
+        let _ = writeln!(self.out, "in {results}");
+    }
+}
+
 impl Printer<'_> {
     fn function(&mut self) {
         let f = self.f;
@@ -95,51 +125,8 @@ impl Printer<'_> {
         self.ty(&f.vars[var].ty)
     }
 
-    fn atom(&mut self, atom: Atom) -> String {
-        match atom {
-            Atom::Var(v) => self.var(v),
-            Atom::Const(s) => s.to_string(),
-        }
-    }
-
     fn atoms(&mut self, atoms: &[Atom]) -> String {
         atoms.iter().map(|&a| self.atom(a)).collect::<Vec<_>>().join(", ")
-    }
-
-    fn indent(&mut self, depth: usize) {
-        for _ in 0..depth {
-            self.out.push_str("  ");
-        }
-    }
-
-    fn block(&mut self, block: BlockId, depth: usize) {
-        let f = self.f;
-        for stmt in &f.blocks[block].stmts {
-            self.indent(depth);
-            let pattern: Vec<String> = stmt
-                .vars
-                .iter()
-                .map(|&v| {
-                    let name = self.var(v);
-                    let ty = self.binding_ty(v);
-                    format!("{name}: {ty}")
-                })
-                .collect();
-            let _ = write!(self.out, "let {} = ", pattern.join(", "));
-            self.exp(&f.exps[stmt.exp], depth);
-            self.out.push('\n');
-        }
-        self.indent(depth);
-        let results = self.atoms(&f.blocks[block].results);
-        let _ = writeln!(self.out, "in {results}");
-    }
-
-    /// A nested block on the following lines, two levels deeper; the caller ends the
-    /// line.
-    fn nested(&mut self, block: BlockId, depth: usize) {
-        self.out.push('\n');
-        self.block(block, depth + 2);
-        self.out.pop();
     }
 
     fn lambda(&mut self, lambda: &Lambda, depth: usize) {
@@ -177,21 +164,13 @@ impl Printer<'_> {
             Exp::If { cond, then_branch, else_branch } => {
                 let cond = self.atom(*cond);
                 let _ = write!(self.out, "if {cond} then");
-                self.nested(*then_branch, depth);
-                self.out.push('\n');
-                self.indent(depth + 1);
-                self.out.push_str("else");
-                self.nested(*else_branch, depth);
+                self.branches(*then_branch, *else_branch, depth);
             }
             Exp::Version { size, threshold, then_branch, else_branch } => {
                 let size = weft_core::size_text(size, &mut |v| self.var_names.name(v));
                 let name = self.program.thresholds[*threshold].name.clone();
                 let _ = write!(self.out, "version {size} >= threshold {name} then");
-                self.nested(*then_branch, depth);
-                self.out.push('\n');
-                self.indent(depth + 1);
-                self.out.push_str("else");
-                self.nested(*else_branch, depth);
+                self.branches(*then_branch, *else_branch, depth);
             }
             Exp::Loop { param, init, form, body } => {
                 let param = self.var(*param);
@@ -203,13 +182,7 @@ impl Printer<'_> {
                         let bound = self.atom(*bound);
                         let _ = write!(self.out, "for {index} < {bound} do");
                     }
-                    LoopForm::While { cond } => {
-                        self.out.push_str("while");
-                        self.nested(*cond, depth);
-                        self.out.push('\n');
-                        self.indent(depth + 1);
-                        self.out.push_str("do");
-                    }
+                    LoopForm::While { cond } => self.while_cond(*cond, depth),
                 }
                 self.nested(*body, depth);
             }
