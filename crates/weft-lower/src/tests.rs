@@ -367,3 +367,34 @@ entry rows (a: [n][m]f32) (v: [m]f32) : [n]f32 =
     assert_eq!(par_levels(launches[0].kernel), [ParLevel::Group, ParLevel::Thread]);
     assert_eq!(launches[0].local_buffers, ["m"]);
 }
+
+#[test]
+fn a_histogram_with_an_atomic_operator_is_one_work_item_per_value() {
+    let atomics = |kernel: &KernelImp| {
+        commands(&kernel.body)
+            .into_iter()
+            .filter_map(|cmd| match cmd {
+                Cmd::Atomic { op, .. } => Some(*op),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    let l = lowered(
+        "entry h (d: [m]f32) (is: [n]i64) (vs: [n]f32) : [m]f32 = reduce_by_index d (+) 0 is vs",
+    );
+    let launches = launches_of(&l);
+    // A copy of the destination, then one work-item per value.
+    let [copy, hist] = launches.as_slice() else { panic!("two launches: {launches:#?}") };
+    assert!(atomics(copy.kernel).is_empty());
+    assert_eq!(hist.global, ["n"]);
+    assert_eq!(atomics(hist.kernel), [crate::AtomicOp::Add]);
+    // No atomic `min` on floats: one work-item per bin folds every value.
+    let l = lowered(
+        "entry h (is: [n]i64) (vs: [n]f32) : [8]f32 =
+  reduce_by_index (replicate 8 f32.inf) f32.min f32.inf is vs",
+    );
+    let launches = launches_of(&l);
+    let bins = launches.last().expect("a launch");
+    assert!(atomics(bins.kernel).is_empty());
+    assert_eq!(bins.global, ["I64(8)"]);
+}
