@@ -35,7 +35,10 @@ pub use crate::lower::{
 pub use crate::operators::{
     CommutativeOp, componentwise_operators, is_commutative, scalar_operator,
 };
-pub use crate::pretty::{binop_name, flat_exp_text, pretty_program, size_text, type_text};
+pub use crate::pretty::{
+    Annotate, BlockLayout, ExpNames, Plain, VarNames, binop_name, flat_exp_text, pretty_annotated,
+    pretty_program, size_text, type_text,
+};
 pub use crate::render::{origin_position, render_error};
 pub use crate::updates::{UpdateReuse, loop_updates_in_place, update_reuse, updated_array};
 pub use crate::validate::{InvariantError, validate};

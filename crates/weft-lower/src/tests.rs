@@ -1,1 +1,400 @@
-//! Tests live in weft-opencl (the printed kernels) and the CLI (runs on POCL).
+//! Focused tests of the strategies and passes of the lowering, each asserting its
+//! property on the structured output (the host plan's launches and allocations, the
+//! kernels' commands). `proven.rs` and `regions.rs` test their passes on commands
+//! directly. Whole-program snapshots of the printed kernels and plans, for reading,
+//! live in weft-opencl; runs on POCL in the CLI's tests.
+
+use weft_hir::RootDatabase;
+use weft_plan::{Arg, Expr, Step};
+
+use crate::{Cmd, KernelImp, Lowered, Options, ParLevel, Part, Sharing};
+
+fn lowered(src: &str) -> Lowered {
+    lowered_with(src, Options::default())
+}
+
+fn lowered_with(src: &str, options: Options) -> Lowered {
+    let mut db = RootDatabase::default();
+    let file = db.set_file("main.weft", src);
+    let checked = weft_core::CheckedFile::new(&db, file).expect("test source has no errors");
+    let program = weft_core::lower_file(&db, checked).expect("test source elaborates");
+    let position = |o: &weft_core::Origin| weft_core::origin_position(&db, o);
+    crate::lower_entry(&program, program.entries[0], &position, options).expect("lowers")
+}
+
+/// A host expression with each host variable written as its name (`v3` as `m`).
+fn host_text(lowered: &Lowered, expr: &Expr) -> String {
+    let text = weft_plan::print_expr(expr);
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    let mut prev_is_word = false;
+    while let Some(c) = chars.next() {
+        if c == 'v' && !prev_is_word && chars.peek().is_some_and(char::is_ascii_digit) {
+            let mut digits = String::new();
+            while let Some(d) = chars.next_if(char::is_ascii_digit) {
+                digits.push(d);
+            }
+            let var: usize = digits.parse().expect("a variable number");
+            match lowered.var_names.get(var).filter(|n| !n.is_empty()) {
+                Some(name) => out.push_str(name),
+                None => out.push_str(&format!("v{digits}")),
+            }
+            prev_is_word = true;
+        } else {
+            out.push(c);
+            prev_is_word = c.is_ascii_alphanumeric() || c == '_';
+        }
+    }
+    out
+}
+
+/// A launch of the plan: its kernel and its NDRange, printed as host expressions.
+#[derive(Debug)]
+struct Launch<'a> {
+    kernel: &'a KernelImp,
+    global: Vec<String>,
+    local: Option<Vec<String>>,
+    /// The element counts of its `__local` buffers.
+    local_buffers: Vec<String>,
+}
+
+/// Every step of `steps`, nested ones included, in order.
+fn all_steps(steps: &[Step]) -> Vec<&Step> {
+    let mut out = Vec::new();
+    for step in steps {
+        out.push(step);
+        match step {
+            Step::If { then_steps: a, else_steps: b, .. }
+            | Step::While { cond_steps: a, body: b, .. } => {
+                out.extend(all_steps(a));
+                out.extend(all_steps(b));
+            }
+            Step::For { body, .. } => out.extend(all_steps(body)),
+            Step::Let { .. }
+            | Step::Check { .. }
+            | Step::Alloc { .. }
+            | Step::Launch { .. }
+            | Step::Alias { .. }
+            | Step::Read { .. } => {}
+        }
+    }
+    out
+}
+
+/// Every launch of `steps`, in order, through branches and loops.
+fn launches<'a>(lowered: &'a Lowered, steps: &[Step]) -> Vec<Launch<'a>> {
+    let print = |es: &[Expr]| es.iter().map(|e| host_text(lowered, e)).collect();
+    all_steps(steps)
+        .into_iter()
+        .filter_map(|step| match step {
+            Step::Launch { kernel, global, local, args } => Some(Launch {
+                kernel: &lowered.kernels[*kernel as usize],
+                global: print(global),
+                local: local.as_deref().map(print),
+                local_buffers: args
+                    .iter()
+                    .filter_map(|arg| match arg {
+                        Arg::Local { len, .. } => Some(host_text(lowered, len)),
+                        Arg::Buffer(_) | Arg::Scalar { .. } => None,
+                    })
+                    .collect(),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+fn launches_of(lowered: &Lowered) -> Vec<Launch<'_>> {
+    launches(lowered, &lowered.steps)
+}
+
+/// The length of every allocation of `steps`, through branches and loops.
+fn allocs(lowered: &Lowered, steps: &[Step]) -> Vec<String> {
+    all_steps(steps)
+        .into_iter()
+        .filter_map(|step| match step {
+            Step::Alloc { len, .. } => Some(host_text(lowered, len)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The conditions of the plan's `if` steps.
+fn host_conditions(lowered: &Lowered) -> Vec<String> {
+    all_steps(&lowered.steps)
+        .into_iter()
+        .filter_map(|step| match step {
+            Step::If { cond, .. } => Some(host_text(lowered, cond)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every command of `body`, nested ones included, in order.
+fn commands(body: &[Cmd]) -> Vec<&Cmd> {
+    let mut out = Vec::new();
+    for cmd in body {
+        out.push(cmd);
+        for part in cmd.parts() {
+            if let Part::Body(inner) = part {
+                out.extend(commands(inner));
+            }
+        }
+    }
+    out
+}
+
+/// The levels of a kernel's parallel loops, outermost first.
+fn par_levels(kernel: &KernelImp) -> Vec<ParLevel> {
+    commands(&kernel.body)
+        .into_iter()
+        .filter_map(|cmd| match cmd {
+            Cmd::ParFor { level, .. } => Some(*level),
+            _ => None,
+        })
+        .collect()
+}
+
+/// How many bounds, division or size checks a kernel makes.
+fn n_checks(kernel: &KernelImp) -> usize {
+    commands(&kernel.body).into_iter().filter(|cmd| matches!(cmd, Cmd::Fail { .. })).count()
+}
+
+fn n_barriers(kernel: &KernelImp) -> usize {
+    commands(&kernel.body).into_iter().filter(|cmd| matches!(cmd, Cmd::Barrier)).count()
+}
+
+/// Tiled kernels without competition from the plain ones (by default the host picks
+/// per run by predicted time).
+fn always_tiled() -> Options {
+    Options { steer_tiling: false, ..Options::default() }
+}
+
+#[test]
+fn a_matrix_product_is_one_launch_of_128_by_128_tiles_staged_in_local_memory() {
+    let l = lowered_with(
+        "entry mm (a: [n][k]f32) (b: [k][m]f32) : [n][m]f32 =
+  map (\\row -> map (\\col -> reduce (+) 0 (map2 (*) row col)) (transpose b)) a",
+        always_tiled(),
+    );
+    let launches = launches(&l, &l.steps);
+    let [launch] = launches.as_slice() else { panic!("one launch: {launches:#?}") };
+    // A work-group of 256 per 128x128 block of the result (8x8 per work-item).
+    assert_eq!(launch.global, ["(((m + 127) / 128) * 256)", "((n + 127) / 128)"]);
+    assert_eq!(launch.local.as_deref(), Some(&["256".to_owned(), "1".to_owned()][..]));
+    // Both operands' stages (8 of the shared dimension by 128, double-buffered).
+    assert_eq!(launch.local_buffers, ["2048", "2048"]);
+    assert!(n_barriers(launch.kernel) >= 2, "{}", crate::print_kernel_imp(launch.kernel));
+}
+
+#[test]
+fn a_transposed_array_is_copied_through_padded_32_by_32_tiles_in_local_memory() {
+    let l = lowered_with("entry t (a: [n][m]f32) : [m][n]f32 = transpose a", always_tiled());
+    let launches = launches(&l, &l.steps);
+    let [launch] = launches.as_slice() else { panic!("one launch: {launches:#?}") };
+    assert_eq!(launch.local.as_deref(), Some(&["32".to_owned(), "8".to_owned()][..]));
+    // One 32x32 tile per work-group, padded to 33 columns against bank conflicts.
+    assert_eq!(launch.local_buffers, ["1056"]);
+    // Work-items of a group: 32 along the result's rows, 8 striding over 32 columns.
+    assert_eq!(launch.global, ["(((n + 31) / 32) * 32)", "(((((m + 31) / 32) * 32) * 8) / 32)"]);
+}
+
+#[test]
+fn rows_are_reduced_by_one_of_three_kernels_picked_per_run_by_predicted_time() {
+    let l = lowered("entry r (a: [n][m]f32) : [n]f32 = map (\\row -> reduce (+) 0 row) a");
+    let launches = launches(&l, &l.steps);
+    let levels: Vec<Vec<ParLevel>> = launches.iter().map(|l| par_levels(l.kernel)).collect();
+    // Short rows staged through local memory; long rows one per work-group, whose
+    // work-items stride over the row; the others one per work-item.
+    assert_eq!(
+        levels,
+        [vec![ParLevel::Thread], vec![ParLevel::Group, ParLevel::Thread], vec![ParLevel::Grid(0)]]
+    );
+    assert_eq!(launches[0].local_buffers.len(), 1);
+    assert_eq!(launches[1].local_buffers.len(), 1);
+    assert_eq!(
+        host_conditions(&l),
+        [
+            "((m <= 32) && ((time_staged < time_group) && (time_staged <= time_item)))",
+            "(time_group <= time_item)"
+        ]
+    );
+    // Rows of a constant length below a work-group's need no choice.
+    let short = lowered("entry r (a: [n][8]f32) : [n]f32 = map (\\row -> reduce (+) 0 row) a");
+    let launches = launches_of(&short);
+    assert_eq!(launches.len(), 1);
+    assert_eq!(par_levels(launches[0].kernel), [ParLevel::Grid(0)]);
+}
+
+#[test]
+fn a_reduction_is_two_stages_the_second_in_one_work_group() {
+    let l = lowered("entry s (xs: [n]f32) : f32 = reduce (+) 0 xs");
+    let launches = launches_of(&l);
+    let [partials, total] = launches.as_slice() else { panic!("two launches: {launches:#?}") };
+    assert_eq!(partials.global, ["(groups * 256)"]);
+    assert_eq!(total.global, ["256"]);
+    assert_eq!(total.local.as_deref(), Some(&["256".to_owned()][..]));
+    // Each combines its work-items' values in a tree in local memory.
+    for launch in [partials, total] {
+        assert_eq!(launch.local_buffers, ["256"]);
+        assert!(n_barriers(launch.kernel) > 0);
+    }
+}
+
+#[test]
+fn a_scan_is_three_stages_or_one_pass_with_look_back_on_an_nvidia_gpu() {
+    let src = "entry f (xs: [n]f32) : [n]f32 = scan (+) 0 xs";
+    let names =
+        |l: &Lowered| launches_of(l).iter().map(|l| l.kernel.name.clone()).collect::<Vec<_>>();
+    let staged = lowered(src);
+    assert_eq!(names(&staged), ["f_scan_partials_0", "f_scan_carries_1", "f_scan_2"]);
+    // The carries: one work-item scans the groups' totals.
+    assert_eq!(launches_of(&staged)[1].global, ["1"]);
+    let profile = weft_cost::profile::builtin_profile_named("nvidia-h100");
+    let one_pass = lowered_with(src, Options { profile, ..Options::default() });
+    assert_eq!(launches_of(&one_pass).len(), 2, "{:?}", names(&one_pass));
+}
+
+#[test]
+fn a_per_work_item_array_of_a_size_known_at_launch_is_one_global_buffer() {
+    let l = lowered(
+        "entry f (xss: [n][m]f32) (k: i64) : [n][m]f32 =
+  map (\\row -> loop acc = row for i < k do map (\\x -> x * 0.5f32) acc) xss",
+    );
+    let launches = launches_of(&l);
+    let [launch] = launches.as_slice() else { panic!("one launch: {launches:#?}") };
+    // No private array: `m` elements for each of the launch's work-items (`n / 4`
+    // rounded up to work-groups of 256), allocated by the host.
+    let private = commands(&launch.kernel.body)
+        .into_iter()
+        .filter(|cmd| matches!(cmd, Cmd::Array { sharing: Sharing::WorkItem, .. }))
+        .count();
+    assert_eq!(private, 0);
+    let expanded = "(m * (((((n + 3) / 4) + 255) / 256) * 256))";
+    let allocs = allocs(&l, &l.steps);
+    assert_eq!(allocs.iter().filter(|a| *a == expanded).count(), 3, "{allocs:?}");
+}
+
+#[test]
+fn a_scalar_computed_on_the_device_is_a_kernel_of_one_work_item() {
+    let l = lowered("entry s (xs: [n]f32) (i: i64) : f32 = xs[i] * 2");
+    let launches = launches_of(&l);
+    assert!(!launches.is_empty());
+    for launch in &launches {
+        assert_eq!(launch.global, ["1"]);
+        assert_eq!(launch.local, None);
+        assert!(par_levels(launch.kernel).is_empty());
+    }
+    // The index is checked: nothing proves it.
+    assert_eq!(n_checks(launches[0].kernel), 1);
+}
+
+#[test]
+fn an_update_of_an_input_copies_it_then_writes_with_one_work_item() {
+    let l = lowered("entry u (m: [r][c]i32) (i: i64) (j: i64) : [r][c]i32 = m with [i, j] = 0");
+    let launches = launches_of(&l);
+    let [copy, update] = launches.as_slice() else { panic!("two launches: {launches:#?}") };
+    // The copy is coalesced: NDRange dimension 0, the one neighbouring work-items
+    // differ in, walks the columns (the contiguous dimension).
+    assert_eq!(copy.global, ["c", "r"]);
+    assert_eq!(copy.local.as_deref(), Some(&["32".to_owned(), "8".to_owned()][..]));
+    assert_eq!(par_levels(copy.kernel), [ParLevel::GridCovered(0), ParLevel::GridCovered(1)]);
+    assert_eq!(update.global, ["1"]);
+    assert_eq!(n_checks(update.kernel), 2, "both indices are checked");
+}
+
+#[test]
+fn a_loop_of_updates_writes_in_place_without_a_copy() {
+    let l = lowered(
+        "entry f (n: i64) : [n]i64 =
+  loop acc = replicate n 0 for i < n do acc with [i] = i * 2",
+    );
+    let body = l
+        .steps
+        .iter()
+        .find_map(|step| match step {
+            Step::For { body, .. } => Some(body.as_slice()),
+            _ => None,
+        })
+        .expect("a host loop");
+    let launches = launches(&l, body);
+    let [update] = launches.as_slice() else { panic!("one launch per iteration: {launches:#?}") };
+    assert_eq!(update.global, ["1"]);
+    assert!(allocs(&l, body).is_empty(), "no copy inside the loop");
+    assert_eq!(allocs(&l, &l.steps), ["n"], "one array for the loop");
+}
+
+#[test]
+fn a_grid_that_covers_its_bound_is_an_if_not_a_grid_stride_loop() {
+    let src = "entry f (xs: [n]f32) : [n]f32 = reverse xs";
+    let covered = lowered_with(src, Options { coarsen: 1, ..Options::default() });
+    let launches = launches_of(&covered);
+    assert_eq!(launches[0].global, ["n"]);
+    assert_eq!(par_levels(launches[0].kernel), [ParLevel::GridCovered(0)]);
+    // Coarsened, each work-item strides over several elements.
+    let strided = lowered_with(src, Options { coarsen: 4, ..Options::default() });
+    let launches = launches_of(&strided);
+    assert_eq!(launches[0].global, ["((n + 3) / 4)"]);
+    assert_eq!(par_levels(launches[0].kernel), [ParLevel::Grid(0)]);
+}
+
+#[test]
+fn a_bounds_check_the_parallel_loop_proves_is_dropped() {
+    let kernel_checks = |src: &str| {
+        let l = lowered(src);
+        launches_of(&l).iter().map(|l| n_checks(l.kernel)).sum::<usize>()
+    };
+    assert_eq!(kernel_checks("entry g (xs: [n]f32) : [n]f32 = map (\\i -> xs[i] * 2) (iota n)"), 0);
+    // A computed index stays checked.
+    assert_eq!(
+        kernel_checks("entry g (xs: [n]f32) : [n]f32 = map (\\i -> xs[(i + 1) % n]) (iota n)"),
+        1
+    );
+}
+
+#[test]
+fn a_def_called_with_local_and_global_arrays_is_cloned_per_address_space() {
+    let l = lowered(
+        "def dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0 (map2 (*) xs ys)
+entry rows (a: [n][m]f32) (v: [m]f32) : [n]f32 =
+  map@group (\\row -> let t = to_local row in dot t v + dot row v) a",
+    );
+    assert_eq!(l.functions.len(), 1);
+    let clones: Vec<&str> = l.spaces.instances.iter().map(|i| i.name.as_str()).collect();
+    assert_eq!(clones, ["dot__G_G", "dot__L_G"]);
+    // The levels as written; `to_local` is a local buffer of the row's length.
+    let launches = launches_of(&l);
+    assert_eq!(par_levels(launches[0].kernel), [ParLevel::Group, ParLevel::Thread]);
+    assert_eq!(launches[0].local_buffers, ["m"]);
+}
+
+#[test]
+fn a_histogram_with_an_atomic_operator_is_one_work_item_per_value() {
+    let atomics = |kernel: &KernelImp| {
+        commands(&kernel.body)
+            .into_iter()
+            .filter_map(|cmd| match cmd {
+                Cmd::Atomic { op, .. } => Some(*op),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    let l = lowered(
+        "entry h (d: [m]f32) (is: [n]i64) (vs: [n]f32) : [m]f32 = reduce_by_index d (+) 0 is vs",
+    );
+    let launches = launches_of(&l);
+    // A copy of the destination, then one work-item per value.
+    let [copy, hist] = launches.as_slice() else { panic!("two launches: {launches:#?}") };
+    assert!(atomics(copy.kernel).is_empty());
+    assert_eq!(hist.global, ["n"]);
+    assert_eq!(atomics(hist.kernel), [crate::AtomicOp::Add]);
+    // No atomic `min` on floats: one work-item per bin folds every value.
+    let l = lowered(
+        "entry h (is: [n]i64) (vs: [n]f32) : [8]f32 =
+  reduce_by_index (replicate 8 f32.inf) f32.min f32.inf is vs",
+    );
+    let launches = launches_of(&l);
+    let bins = launches.last().expect("a launch");
+    assert!(atomics(bins.kernel).is_empty());
+    assert_eq!(bins.global, ["I64(8)"]);
+}

@@ -6,10 +6,11 @@
 //!   transpose);
 //! - a segmented reduction (a `map` whose body ends in a `reduce` over a row, with a
 //!   commutative operator) has two kernels: one row per work-item, and one row per
-//!   work-group (the work-items stride over the row, coalesced, and combine in a tree).
-//!   The host picks per run by the row length: per work-group from 256 elements on;
-//!   rows of at most 32 elements of a row-major matrix are first staged through local
-//!   memory with coalesced reads (a third kernel).
+//!   work-group (the work-items stride over the row, coalesced, and combine in a tree),
+//!   and, for rows of at most 32 elements of a row-major matrix, a third that first
+//!   stages them through local memory with coalesced reads. The host picks per run by
+//!   predicted time (`choose_rows`); rows of a constant length below 256 are one row
+//!   per work-item, with no choice.
 
 use std::rc::Rc;
 

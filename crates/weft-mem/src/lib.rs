@@ -10,7 +10,8 @@
 //!
 //! Pipeline ([`pipeline`]): core [`weft_core::Program`] → [`annotate`] (FUN to FUNMEM)
 //! → [`expand`] (memory expansion, [`ExpandOptions`]) → [`validate`] after each pass.
-//! [`pretty_mem`] prints the result (`weft dump --ir mem`), [`run_entry_on_heap`] runs it
+//! [`pretty_mem`] prints the result (`weft dump --ir mem`: the core printer with memory as
+//! its decoration, `weft_core::Annotate`), [`run_entry_on_heap`] runs it
 //! against a flat heap and [`check_validity`] compares that run with the reference
 //! interpreter (the paper's Definition 3.1). [`memory_of_binding`] answers the editor's
 //! "what memory does this expression have" as plain data keyed by the core `Origin`.

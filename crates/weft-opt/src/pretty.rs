@@ -1,7 +1,9 @@
 //! The GPU IR's printer (`weft dump --ir gpu`, snapshots).
 //!
 //! Variables print as in the core printer (`name_N` numbered in order of first
-//! appearance); flat expressions print through the core's [`weft_core::flat_exp_text`].
+//! appearance, through [`weft_core::VarNames`]); flat expressions print through the
+//! core's [`weft_core::flat_exp_text`]. The GPU IR's own nodes (segmented operations,
+//! versions, blocks with several results) print here.
 //!
 //! ```text
 //! entry row_sums [n_0] [m_1] (a_2: [n_0][m_1]f32) : [n_0]f32 =
@@ -16,7 +18,7 @@
 use std::fmt::Write as _;
 
 use rustc_hash::FxHashMap;
-use weft_core::{Atom, FnId, VarId, VarKind};
+use weft_core::{Atom, BlockLayout, ExpNames, FnId, Type, VarId, VarNames};
 
 use crate::ir::{
     BlockId, Exp, GpuFunction, GpuProgram, Lambda, LoopForm, SegBinOp, SegKind, SeqSoac,
@@ -38,8 +40,7 @@ pub fn pretty_gpu(program: &GpuProgram) -> String {
             f: function,
             program,
             names: &names,
-            numbers: FxHashMap::default(),
-            next: 0,
+            var_names: VarNames::new(&function.vars),
             out: String::new(),
         };
         p.function();
@@ -52,9 +53,52 @@ struct Printer<'a> {
     f: &'a GpuFunction,
     program: &'a GpuProgram,
     names: &'a FxHashMap<FnId, String>,
-    numbers: FxHashMap<VarId, usize>,
-    next: usize,
+    var_names: VarNames<'a>,
     out: String,
+}
+
+impl ExpNames for Printer<'_> {
+    fn var(&mut self, var: VarId) -> String {
+        self.var_names.name(var)
+    }
+
+    fn func(&self, func: FnId) -> String {
+        self.names.get(&func).cloned().unwrap_or_default()
+    }
+
+    fn ty(&mut self, ty: &Type) -> String {
+        weft_core::type_text(ty, &mut |v| self.var_names.name(v))
+    }
+}
+
+impl BlockLayout for Printer<'_> {
+    type Block = BlockId;
+
+    fn out(&mut self) -> &mut String {
+        &mut self.out
+    }
+
+    fn block(&mut self, block: BlockId, depth: usize) {
+        let f = self.f;
+        for stmt in &f.blocks[block].stmts {
+            self.indent(depth);
+            let pattern: Vec<String> = stmt
+                .vars
+                .iter()
+                .map(|&v| {
+                    let name = self.var(v);
+                    let ty = self.binding_ty(v);
+                    format!("{name}: {ty}")
+                })
+                .collect();
+            let _ = write!(self.out, "let {} = ", pattern.join(", "));
+            self.exp(&f.exps[stmt.exp], depth);
+            self.out.push('\n');
+        }
+        self.indent(depth);
+        let results = self.atoms(&f.blocks[block].results);
+        let _ = writeln!(self.out, "in {results}");
+    }
 }
 
 impl Printer<'_> {
@@ -68,86 +112,28 @@ impl Printer<'_> {
         }
         for &param in &f.params {
             let name = self.var(param);
-            let ty = self.ty(param);
+            let ty = self.binding_ty(param);
             let _ = write!(self.out, " ({name}: {ty})");
         }
-        let ret = weft_core::type_text(&f.ret, &mut |v| self.var(v));
+        let ret = self.ty(&f.ret);
         let _ = writeln!(self.out, " : {ret} =");
         self.block(f.body, 1);
     }
 
-    fn var(&mut self, var: VarId) -> String {
-        let next = &mut self.next;
-        let n = *self.numbers.entry(var).or_insert_with(|| {
-            let n = *next;
-            *next += 1;
-            n
-        });
-        let v = &self.f.vars[var];
-        match v.kind {
-            VarKind::Existential => format!("?{n}"),
-            VarKind::Bound if v.name.as_str().is_empty() => format!("t_{n}"),
-            VarKind::Bound => format!("{}_{n}", v.name),
-        }
-    }
-
-    fn ty(&mut self, var: VarId) -> String {
-        let ty = self.f.vars[var].ty.clone();
-        weft_core::type_text(&ty, &mut |v| self.var(v))
-    }
-
-    fn atom(&mut self, atom: Atom) -> String {
-        match atom {
-            Atom::Var(v) => self.var(v),
-            Atom::Const(s) => s.to_string(),
-        }
+    fn binding_ty(&mut self, var: VarId) -> String {
+        let f = self.f;
+        self.ty(&f.vars[var].ty)
     }
 
     fn atoms(&mut self, atoms: &[Atom]) -> String {
         atoms.iter().map(|&a| self.atom(a)).collect::<Vec<_>>().join(", ")
     }
 
-    fn indent(&mut self, depth: usize) {
-        for _ in 0..depth {
-            self.out.push_str("  ");
-        }
-    }
-
-    fn block(&mut self, block: BlockId, depth: usize) {
-        let f = self.f;
-        for stmt in &f.blocks[block].stmts {
-            self.indent(depth);
-            let pattern: Vec<String> = stmt
-                .vars
-                .iter()
-                .map(|&v| {
-                    let name = self.var(v);
-                    let ty = self.ty(v);
-                    format!("{name}: {ty}")
-                })
-                .collect();
-            let _ = write!(self.out, "let {} = ", pattern.join(", "));
-            self.exp(&f.exps[stmt.exp], depth);
-            self.out.push('\n');
-        }
-        self.indent(depth);
-        let results = self.atoms(&f.blocks[block].results);
-        let _ = writeln!(self.out, "in {results}");
-    }
-
-    /// A nested block on the following lines, two levels deeper; the caller ends the
-    /// line.
-    fn nested(&mut self, block: BlockId, depth: usize) {
-        self.out.push('\n');
-        self.block(block, depth + 2);
-        self.out.pop();
-    }
-
     fn lambda(&mut self, lambda: &Lambda, depth: usize) {
         self.out.push('\\');
         for &param in &lambda.params {
             let name = self.var(param);
-            let ty = self.ty(param);
+            let ty = self.binding_ty(param);
             let _ = write!(self.out, "({name}: {ty}) ");
         }
         self.out.push_str("->");
@@ -166,10 +152,7 @@ impl Printer<'_> {
     fn exp(&mut self, exp: &Exp, depth: usize) {
         match exp {
             Exp::Basic(exp) => {
-                let names = self.names;
-                let text = weft_core::flat_exp_text(exp, &mut |v| self.var(v), &|func| {
-                    names.get(&func).cloned().unwrap_or_default()
-                });
+                let text = weft_core::flat_exp_text(exp, self);
                 self.out.push_str(
                     &text.unwrap_or_else(|| "<nested code in a basic expression>".into()),
                 );
@@ -181,21 +164,13 @@ impl Printer<'_> {
             Exp::If { cond, then_branch, else_branch } => {
                 let cond = self.atom(*cond);
                 let _ = write!(self.out, "if {cond} then");
-                self.nested(*then_branch, depth);
-                self.out.push('\n');
-                self.indent(depth + 1);
-                self.out.push_str("else");
-                self.nested(*else_branch, depth);
+                self.branches(*then_branch, *else_branch, depth);
             }
             Exp::Version { size, threshold, then_branch, else_branch } => {
-                let size = weft_core::size_text(size, &mut |v| self.var(v));
+                let size = weft_core::size_text(size, &mut |v| self.var_names.name(v));
                 let name = self.program.thresholds[*threshold].name.clone();
                 let _ = write!(self.out, "version {size} >= threshold {name} then");
-                self.nested(*then_branch, depth);
-                self.out.push('\n');
-                self.indent(depth + 1);
-                self.out.push_str("else");
-                self.nested(*else_branch, depth);
+                self.branches(*then_branch, *else_branch, depth);
             }
             Exp::Loop { param, init, form, body } => {
                 let param = self.var(*param);
@@ -207,13 +182,7 @@ impl Printer<'_> {
                         let bound = self.atom(*bound);
                         let _ = write!(self.out, "for {index} < {bound} do");
                     }
-                    LoopForm::While { cond } => {
-                        self.out.push_str("while");
-                        self.nested(*cond, depth);
-                        self.out.push('\n');
-                        self.indent(depth + 1);
-                        self.out.push_str("do");
-                    }
+                    LoopForm::While { cond } => self.while_cond(*cond, depth),
                 }
                 self.nested(*body, depth);
             }

@@ -1038,3 +1038,61 @@ fn iota_of_a_size_parameter_leaves_the_map() {
     let map = text.lines().position(|l| l.contains("= map (xss_2)")).expect("outer map");
     assert!(iota < map, "{text}");
 }
+
+/// Every statement of `gpu`'s functions, nested ones included.
+fn gpu_exps(gpu: &crate::GpuProgram) -> Vec<&crate::Exp> {
+    let mut out = Vec::new();
+    for (_, f) in gpu.functions.iter() {
+        let mut blocks = vec![f.body];
+        while let Some(block) = blocks.pop() {
+            for stmt in &f.blocks[block].stmts {
+                let exp = &f.exps[stmt.exp];
+                out.push(exp);
+                blocks.extend(exp.nested_blocks());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn gpu_simplification_propagates_the_copies_fusion_leaves() {
+    // Fusion binds the consumer's read to the producer's value (`let x = t`); the
+    // simplification reads `t` in its place and drops the copy.
+    let src = "entry main (xs: [n]f32) : f32 = reduce (+) 0 (map (\\x -> x * 2) xs)";
+    let fused = crate::fuse(&crate::flatten(&crate::optimise_core(&compile(src))));
+    let is_copy = |exp: &&crate::Exp| {
+        matches!(exp, crate::Exp::Basic(weft_core::Exp::Atom(weft_core::Atom::Var(_))))
+    };
+    assert!(gpu_exps(&fused).iter().any(is_copy), "{}", crate::pretty_gpu(&fused));
+    let simplified = crate::simplify_gpu(&fused);
+    assert_eq!(crate::validate_gpu(&simplified), Vec::new());
+    assert!(!gpu_exps(&simplified).iter().any(is_copy), "{}", crate::pretty_gpu(&simplified));
+}
+
+#[test]
+fn gpu_simplification_keeps_an_unread_statement_that_can_fail() {
+    // Nobody reads `xs[i]`, but it reports an out-of-range `i`: it stays.
+    let src = "entry main (xs: [n]f32) (i: i64) : [n]f32 = map (\\x -> let y = xs[i] in x * 2) xs";
+    let gpu = crate::pipeline(&compile(src));
+    let is_index =
+        |exp: &&crate::Exp| matches!(exp, crate::Exp::Basic(weft_core::Exp::Index { .. }));
+    let reads = gpu_exps(&gpu).into_iter().filter(is_index).count();
+    assert_eq!(reads, 2, "the unread read stays beside x's\n{}", crate::pretty_gpu(&gpu));
+}
+
+#[test]
+fn a_producer_read_twice_at_one_point_is_fused_as_two_copies_with_fresh_variables() {
+    // Fusion puts the producer's body at each read; every copy binds its own
+    // variables (the GPU IR binds each variable once: `validate_gpu` checks it).
+    let src = "entry main (xs: [n]f32) : f32 =
+  let ys = map (\\x -> x * 2) xs in reduce (+) 0 (map2 (\\a b -> a * b) ys ys)";
+    let gpu = crate::pipeline(&compile(src));
+    assert_eq!(crate::validate_gpu(&gpu), Vec::new(), "{}", crate::pretty_gpu(&gpu));
+    assert_eq!(seg_ops(src), 1, "{}", crate::pretty_gpu(&gpu));
+    let is_mul = |exp: &&crate::Exp| {
+        matches!(exp, crate::Exp::Basic(weft_core::Exp::BinOp { op: weft_core::BinOp::Mul, .. }))
+    };
+    // `x * 2` for each of `a` and `b`, and `a * b`.
+    assert_eq!(gpu_exps(&gpu).into_iter().filter(is_mul).count(), 3, "{}", crate::pretty_gpu(&gpu));
+}
