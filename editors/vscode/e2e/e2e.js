@@ -27,7 +27,7 @@ function args() {
 }
 
 const opts = args();
-const started = Date.now();
+const started = Number(process.env.WEFT_E2E_T0_MS) || Date.now();
 const fileName = path.basename(opts.file);
 /** The line of `entry scale` (1-based), from the file as saved. */
 const entryLine = fs.readFileSync(opts.file, 'utf8').split('\n').findIndex((l) => l.startsWith('entry scale')) + 1;
@@ -38,7 +38,7 @@ let page;
 let shot = 0;
 
 function say(msg) {
-  console.log(`[e2e ${String(Math.round((Date.now() - started) / 1000)).padStart(3)}s] ${msg}`);
+  console.log(`[e2e ${String(Math.floor((Date.now() - started) / 1000)).padStart(3)}s] ${msg}`);
 }
 
 async function screenshot(name) {
@@ -309,9 +309,9 @@ async function main() {
     await screenshot('show-kernels');
 
     // ------------------------------------------------------------ (e) Run on GPU on POCL
-    // settings.json sets weft.runner.device to POCL's CPU device (run.sh asks
-    // `weft-runner devices` which it is). The test block's first input is
-    // [1, 2, 3] and 2: 2x + 1 is [3, 5, 7].
+    // settings.json sets weft.runner.device to `cpu`; run.sh asked `weft-runner devices`
+    // for POCL's CPU device (--device). The test block's first input is [1, 2, 3] and
+    // 2: 2x + 1 is [3, 5, 7].
     await clickLens('▶ Run on GPU');
     let out = await waitForRun('"▶ Run on GPU" on the saved text', [3, 5, 7]);
     if (!out.includes(`on \`${opts.device}\``)) {

@@ -25,10 +25,12 @@ runner_bin="$(dirname "$weft_bin")/weft-runner"
 chromium="${CHROMIUM:-/usr/bin/chromium}"
 vsix="$root/editors/vscode/weft.vsix"
 example="$root/examples/scale.weft"
-started=$SECONDS
+# One clock for this script's progress lines and e2e.js's.
+export WEFT_E2E_T0_MS="${WEFT_E2E_T0_MS:-$(date +%s%3N)}"
 
-say() { printf '[e2e %3ds] %s\n' "$((SECONDS - started))" "$*"; }
-fail() { printf '[e2e %3ds] FAIL: %s\n' "$((SECONDS - started))" "$*" >&2; exit 1; }
+elapsed() { echo $((($(date +%s%3N) - WEFT_E2E_T0_MS) / 1000)); }
+say() { printf '[e2e %3ds] %s\n' "$(elapsed)" "$*"; }
+fail() { printf '[e2e %3ds] FAIL: %s\n' "$(elapsed)" "$*" >&2; exit 1; }
 
 for f in "$weft_bin" "$runner_bin"; do
   [ -x "$f" ] || fail "$f is missing: build it with cargo build -p weft-cli -p weft-runtime"
@@ -103,7 +105,9 @@ if ! cmp -s "$here/package-lock.json" "$here/node_modules/.package-lock.json.cop
   cp "$here/package-lock.json" "$here/node_modules/.package-lock.json.copy"
 fi
 
-# POCL's CPU device, for "Run on GPU" (weft.runner.device) and to check the run's device.
+# POCL's CPU device: "Run on GPU" runs with weft.runner.device `cpu` (what a user sets,
+# and what makes the server predict with POCL's cost profile), and the test checks that
+# the run says it ran on this device.
 devices_json="$("$runner_bin" devices --json)" || fail "weft-runner devices failed: is an OpenCL ICD loader installed?"
 read -r pocl_device pocl_name < <(node -e '
   const d = JSON.parse(process.argv[1]);
@@ -120,45 +124,13 @@ rm -rf "$out"
 mkdir -p "$out"
 run="$cache/run"
 rm -rf "$run"
-mkdir -p "$run/user-data/User" "$run/extensions" "$out/workspace"
-# The example is copied: the test types into it and must not touch the repository.
-cp "$example" "$out/workspace/"
-: >"$run/config.yaml"
-cat >"$run/user-data/User/settings.json" <<EOF
-{
-  "weft.server.path": "$weft_bin",
-  "weft.runner.path": "$runner_bin",
-  "weft.runner.device": "$pocl_device",
-  "weft.trace.server": "messages",
-  "security.workspace.trust.enabled": false,
-  "workbench.startupEditor": "none",
-  "workbench.tips.enabled": false,
-  "workbench.enableExperiments": false,
-  "extensions.ignoreRecommendations": true,
-  "extensions.autoCheckUpdates": false,
-  "extensions.autoUpdate": false,
-  "update.mode": "none",
-  "telemetry.telemetryLevel": "off",
-  "chat.commandCenter.enabled": false,
-  "files.autoSave": "off",
-  "editor.minimap.enabled": false,
-  "editor.quickSuggestions": { "other": "off", "comments": "off", "strings": "off" },
-  "editor.suggestOnTriggerCharacters": false,
-  "editor.acceptSuggestionOnEnter": "off",
-  "editor.autoClosingBrackets": "never",
-  "editor.autoClosingQuotes": "never",
-  "editor.autoIndent": "none",
-  "editor.hover.delay": 200
-}
-EOF
-
-say "installing $vsix"
-"${code_server[@]}" --user-data-dir "$run/user-data" --extensions-dir "$run/extensions" \
-  --install-extension "$vsix" >"$out/install-extension.log" 2>&1 \
-  || { cat "$out/install-extension.log" >&2; fail "code-server --install-extension failed"; }
-ls "$run/extensions" | grep -q '^weft-lang\.weft-' || fail "weft-lang.weft not in $run/extensions after --install-extension"
-
-# ---------------------------------------------------------------- code-server and the browser
+mkdir -p "$run/user-data/User" "$run/extensions" "$run/home" "$out/workspace"
+# code-server and Chromium write under $HOME (~/.config/code-server,
+# ~/.local/share/code-server, ~/.config/chromium) and leave sockets in $TMPDIR: both are
+# the run's own. TMPDIR stays short (a socket's path is limited to 107 bytes).
+e2e_tmp="$(mktemp -d /tmp/weft-e2e.XXXXXX)"
+sandbox=(env HOME="$run/home" XDG_CONFIG_HOME="$run/home/.config" XDG_DATA_HOME="$run/home/.local/share"
+  XDG_CACHE_HOME="$run/home/.cache" TMPDIR="$e2e_tmp")
 pids=()
 cleanup() {
   local status=$?
@@ -171,6 +143,7 @@ cleanup() {
   for pid in "${pids[@]}"; do
     kill -KILL -- "-$pid" 2>/dev/null || true
   done
+  rm -rf "$e2e_tmp"
   # VS Code's own logs (server, extension host, the extension's output channels).
   [ -d "$run/user-data/logs" ] && cp -r "$run/user-data/logs" "$out/vscode-logs" 2>/dev/null
   if [ "$status" -eq 0 ]; then
@@ -182,9 +155,48 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# The example is copied: the test types into it and must not touch the repository.
+cp "$example" "$out/workspace/"
+: >"$run/config.yaml"
+cat >"$run/user-data/User/settings.json" <<EOF
+{
+  "weft.server.path": "$weft_bin",
+  "weft.runner.path": "$runner_bin",
+  "weft.runner.device": "cpu",
+  "weft.trace.server": "messages",
+  "security.workspace.trust.enabled": false,
+  "workbench.startupEditor": "none",
+  "workbench.tips.enabled": false,
+  "workbench.enableExperiments": false,
+  "extensions.ignoreRecommendations": true,
+  "extensions.autoCheckUpdates": false,
+  "extensions.autoUpdate": false,
+  "update.mode": "none",
+  "telemetry.telemetryLevel": "off",
+  "chat.commandCenter.enabled": false,
+  "files.autoSave": "off",
+  "git.enabled": false,
+  "editor.minimap.enabled": false,
+  "editor.quickSuggestions": { "other": "off", "comments": "off", "strings": "off" },
+  "editor.suggestOnTriggerCharacters": false,
+  "editor.acceptSuggestionOnEnter": "off",
+  "editor.autoClosingBrackets": "never",
+  "editor.autoClosingQuotes": "never",
+  "editor.autoIndent": "none",
+  "editor.hover.delay": 200
+}
+EOF
+
+say "installing $vsix"
+"${sandbox[@]}" "${code_server[@]}" --config "$run/config.yaml" \
+  --user-data-dir "$run/user-data" --extensions-dir "$run/extensions" --install-extension "$vsix" >"$out/install-extension.log" 2>&1 \
+  || { cat "$out/install-extension.log" >&2; fail "code-server --install-extension failed"; }
+ls "$run/extensions" | grep -q '^weft-lang\.weft-' || fail "weft-lang.weft not in $run/extensions after --install-extension"
+
+# ---------------------------------------------------------------- code-server and the browser
 port="$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
 say "starting code-server on 127.0.0.1:$port"
-setsid "${code_server[@]}" --config "$run/config.yaml" --auth none --bind-addr "127.0.0.1:$port" \
+setsid "${sandbox[@]}" "${code_server[@]}" --config "$run/config.yaml" --auth none --bind-addr "127.0.0.1:$port" \
   --user-data-dir "$run/user-data" --extensions-dir "$run/extensions" \
   --disable-telemetry --disable-update-check --disable-workspace-trust --disable-getting-started-override \
   >"$out/code-server.log" 2>&1 &
@@ -198,7 +210,7 @@ done
 say "code-server is up"
 
 # The driver has its own per-step time limits; this one bounds the whole run.
-setsid timeout -k 5 240 node "$here/e2e.js" \
+setsid "${sandbox[@]}" timeout -k 5 240 node "$here/e2e.js" \
   --url "http://127.0.0.1:$port/?folder=$out/workspace" \
   --file "$out/workspace/$(basename "$example")" \
   --out "$out" --chromium "$chromium" --device "$pocl_name" &
