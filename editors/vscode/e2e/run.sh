@@ -38,6 +38,10 @@ done
 [ -f "$vsix" ] || fail "$vsix is missing: run editors/vscode/ci.sh"
 [ -x "$chromium" ] || fail "$chromium is missing: apt-get install chromium (scripts/install-deps.sh)"
 command -v rg >/dev/null || fail "rg is missing: apt-get install ripgrep (scripts/install-deps.sh)"
+# code-server 4.100.3 declares `engines: { node: "20" }` and loads native modules built
+# for the running Node.js.
+node_major="$(node -p 'process.versions.node.split(".")[0]')"
+[ "$node_major" = 20 ] || fail "code-server $CODE_SERVER_VERSION needs Node.js 20, found $(node --version)"
 
 # ---------------------------------------------------------------- code-server, once
 # `npm install code-server` runs its postinstall.sh, which installs VS Code's own
@@ -65,7 +69,7 @@ command -v rg >/dev/null || fail "rg is missing: apt-get install ripgrep (script
 install_code_server() {
   local nodedir
   nodedir="$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")"
-  [ -f "$nodedir/include/node/node.h" ] || fail "Node.js headers not found in $nodedir/include/node (Debian: nodejs ships them)"
+  [ -f "$nodedir/include/node/node.h" ] || fail "Node.js headers not found in $nodedir/include/node (Debian's own nodejs: apt-get install libnode-dev)"
   local node_gyp
   node_gyp="$(dirname "$(readlink -f "$(command -v npm)")")/../node_modules/node-gyp/bin/node-gyp.js"
   [ -f "$node_gyp" ] || fail "npm's node-gyp not found at $node_gyp"
