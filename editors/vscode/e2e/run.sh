@@ -198,19 +198,33 @@ say "installing $vsix"
 ls "$run/extensions" | grep -q '^weft-lang\.weft-' || fail "weft-lang.weft not in $run/extensions after --install-extension"
 
 # ---------------------------------------------------------------- code-server and the browser
-port="$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
-say "starting code-server on 127.0.0.1:$port"
-setsid "${sandbox[@]}" "${code_server[@]}" --config "$run/config.yaml" --auth none --bind-addr "127.0.0.1:$port" \
-  --user-data-dir "$run/user-data" --extensions-dir "$run/extensions" \
-  --disable-telemetry --disable-update-check --disable-workspace-trust --disable-getting-started-override \
-  >"$out/code-server.log" 2>&1 &
-pids+=("$!")
-deadline=$((SECONDS + 60))
-until curl -fs -o /dev/null "http://127.0.0.1:$port/healthz"; do
-  kill -0 "${pids[0]}" 2>/dev/null || { cat "$out/code-server.log" >&2; fail "code-server exited"; }
-  [ "$SECONDS" -lt "$deadline" ] || { cat "$out/code-server.log" >&2; fail "code-server did not answer on port $port within 60 s"; }
-  sleep 0.2
+# A free port is found by binding port 0 and closing it; another process may take it
+# before code-server binds it (EADDRINUSE): then code-server exits and we try another
+# port, three times at most.
+for attempt in 1 2 3; do
+  port="$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')"
+  say "starting code-server on 127.0.0.1:$port"
+  setsid "${sandbox[@]}" "${code_server[@]}" --config "$run/config.yaml" --auth none --bind-addr "127.0.0.1:$port" \
+    --user-data-dir "$run/user-data" --extensions-dir "$run/extensions" \
+    --disable-telemetry --disable-update-check --disable-workspace-trust --disable-getting-started-override \
+    >"$out/code-server.log" 2>&1 &
+  code_server_pid=$!
+  pids+=("$code_server_pid")
+  deadline=$((SECONDS + 60))
+  up=0
+  until curl -fs -m 2 -o /dev/null "http://127.0.0.1:$port/healthz"; do
+    if ! kill -0 "$code_server_pid" 2>/dev/null; then
+      grep -q EADDRINUSE "$out/code-server.log" && [ "$attempt" -lt 3 ] && continue 2
+      cat "$out/code-server.log" >&2
+      fail "code-server exited"
+    fi
+    [ "$SECONDS" -lt "$deadline" ] || { cat "$out/code-server.log" >&2; fail "code-server did not answer on port $port within 60 s"; }
+    sleep 0.2
+  done
+  up=1
+  break
 done
+[ "$up" = 1 ] || fail "code-server did not start"
 say "code-server is up"
 
 # The driver has its own per-step time limits; this one bounds the whole run.
@@ -218,9 +232,10 @@ setsid "${sandbox[@]}" timeout -k 5 240 node "$here/e2e.js" \
   --url "http://127.0.0.1:$port/?folder=$out/workspace" \
   --file "$out/workspace/$(basename "$example")" \
   --out "$out" --chromium "$chromium" --device "$pocl_name" &
-pids+=("$!")
+driver_pid=$!
+pids+=("$driver_pid")
 set +e
-wait "${pids[1]}"
+wait "$driver_pid"
 status=$?
 set -e
 [ "$status" -eq 124 ] && fail "the browser test ran past 240 s"
