@@ -1,6 +1,7 @@
 // Drives code-server (VS Code 1.100 in the browser) with Debian's headless Chromium
-// through playwright-core, and checks what the Weft extension shows: the code lenses, a
-// hover, diagnostics of an introduced type error, Show kernels and Run on GPU on POCL.
+// through playwright-core, and checks what the Weft extension shows: the code lenses,
+// hovers, diagnostics of an introduced type error, Show kernels, Run on GPU on POCL, and
+// runs of an unsaved edit (both lenses, both commands) from the buffer's text.
 // Started by run.sh, which starts code-server with the extension installed and the
 // settings pointing at the freshly built `weft`. One screenshot per step in --out.
 //

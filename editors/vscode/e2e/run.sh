@@ -2,8 +2,9 @@
 # End-to-end test of the Weft extension in a real VS Code: code-server 4.100.3 (VS Code
 # 1.100) with the freshly packaged weft.vsix installed, driven by Debian's headless
 # Chromium through playwright-core (e2e.js). It opens examples/scale.weft and checks
-# diagnostics, a hover, the code lenses, Show kernels and Run on GPU on POCL (the CPU
-# OpenCL device). Screenshots and logs go to target/vscode-e2e/ (kept as CI artefacts).
+# diagnostics, hovers, the code lenses, Show kernels, Run on GPU on POCL (the CPU
+# OpenCL device) and that every way to run an unsaved edit runs the buffer's text and
+# prints once. Screenshots and logs go to target/vscode-e2e/ (kept as CI artefacts).
 #
 # Needs: the debug `weft` and `weft-runner` (cargo build -p weft-cli -p weft-runtime),
 # editors/vscode/weft.vsix (editors/vscode/ci.sh), Node.js 20 with npm, a C/C++
