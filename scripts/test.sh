@@ -32,6 +32,18 @@ if [ -x editors/vscode/ci.sh ]; then
   echo "== editors/vscode"
   editors/vscode/ci.sh
 fi
+# The extension in a real VS Code (code-server) driven by headless Chromium, against the
+# weft and weft-runner built above. CI sets WEFT_VSCODE_E2E=1 (.ci/run): it must run
+# there, and fails when Chromium is missing. Elsewhere it runs when Debian's chromium is
+# installed; WEFT_VSCODE_E2E=0 skips it. Screenshots and logs: target/vscode-e2e/.
+if [ -x editors/vscode/e2e/run.sh ]; then
+  if [ "${WEFT_VSCODE_E2E:-}" = 1 ] || { [ "${WEFT_VSCODE_E2E:-}" != 0 ] && [ -x "${CHROMIUM:-/usr/bin/chromium}" ]; }; then
+    echo "== editors/vscode e2e (code-server + headless Chromium; artefacts in target/vscode-e2e/)"
+    WEFT_BIN="${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" editors/vscode/e2e/run.sh
+  else
+    echo "== editors/vscode e2e: skipped (no ${CHROMIUM:-/usr/bin/chromium}, or WEFT_VSCODE_E2E=0)"
+  fi
+fi
 if [ -x editors/nvim/test/run.sh ]; then
   echo "== editors/nvim"
   # The headless Neovim test also runs against the real server built above.
