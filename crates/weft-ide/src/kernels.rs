@@ -96,6 +96,19 @@ pub(crate) fn entry_kernels<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<A
     Some(Arc::new(kernels))
 }
 
+/// Why the back end cannot compile `entry`, if it cannot: the lowering alone
+/// (`weft_lower::check_entry`), without the address spaces, costs and OpenCL text that
+/// [`entry_kernels`] also makes. `None` when it compiles, its file has no core program
+/// or `entry` is not one of its entries. For the `backend-unsupported` warning, which
+/// `weft check` computes for every entry of a file.
+#[salsa::tracked(returns(ref))]
+pub(crate) fn entry_compile_error<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<CompileError> {
+    let loc = entry.loc(db);
+    let program = &code_program(db, loc.file).as_ref()?.program;
+    let id = program.entries.iter().copied().find(|&id| program.functions[id].def == *loc)?;
+    catch_backend(|| weft_lower::check_entry(program, id, weft_lower::Options::default())).err()
+}
+
 /// For every def (and entry) of any file, the entries of a file whose code it is part
 /// of (called, or inlined, from the entry), smallest first.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -215,11 +228,17 @@ pub(crate) fn compile_quietly(
     entry: FnId,
     position: &dyn Fn(&Origin) -> Option<String>,
 ) -> Result<Compiled, CompileError> {
-    let compiled = std::panic::catch_unwind(AssertUnwindSafe(|| {
+    catch_backend(|| {
         weft_opencl::compile_entry(program, entry, position, weft_lower::Options::default())
-    }));
-    match compiled {
-        Ok(Ok(compiled)) => Ok(compiled),
+    })
+}
+
+/// Runs the back end; its error, or a panic of it, becomes a [`CompileError`].
+fn catch_backend<T>(
+    run: impl FnOnce() -> Result<T, weft_lower::LowerError>,
+) -> Result<T, CompileError> {
+    match std::panic::catch_unwind(AssertUnwindSafe(run)) {
+        Ok(Ok(value)) => Ok(value),
         Ok(Err(error)) => Err(CompileError {
             message: error.message,
             origin: error.origin,

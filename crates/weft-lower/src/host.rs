@@ -131,6 +131,96 @@ pub(crate) struct Lowerer<'p> {
     buffer_origins: FxHashMap<Var, Origin>,
 }
 
+/// Whether the back end compiles an entry, without the analyses of [`lower_entry`]
+/// (address spaces, regions, costs): what `weft check` and the editor's
+/// `backend-unsupported` warning need, at a third of the cost.
+pub fn check_entry(program: &Program, entry: FnId, options: Options) -> Result<(), LowerError> {
+    let mut l = Lowerer::new(program, entry, &|_| None, options);
+    l.plan(entry).map(drop)
+}
+
+impl<'p> Lowerer<'p> {
+    fn new(
+        program: &'p Program,
+        entry: FnId,
+        position: &'p dyn Fn(&Origin) -> Option<String>,
+        options: Options,
+    ) -> Self {
+        let shared = Rc::new(RefCell::new(Shared {
+            errors: Vec::new(),
+            var_names: FxHashMap::default(),
+            checks: options.checks,
+            static_lens: FxHashMap::default(),
+            functions: Vec::new(),
+            fn_index: FxHashMap::default(),
+            next_site: 0,
+            site_positions: FxHashMap::default(),
+        }));
+        Lowerer {
+            program,
+            position,
+            shared,
+            kernels: Vec::new(),
+            steps: vec![Vec::new()],
+            n_vars: 0,
+            options,
+            uses: FxHashMap::default(),
+            reuse: FxHashMap::default(),
+            entry_name: program.functions[entry].name.to_string(),
+            current_origin: None,
+            buffer_origins: FxHashMap::default(),
+        }
+    }
+
+    /// The host plan and kernels of `entry`: its inputs, their parameters' names and
+    /// its outputs; the steps and kernels stay in `self`.
+    fn plan(&mut self, entry: FnId) -> Result<PlanEnds, LowerError> {
+        let program = self.program;
+        let function = &program.functions[entry];
+        let mut env = HEnv::default();
+        let mut inputs = Vec::new();
+        let mut size_vars: FxHashMap<VarId, Var> = FxHashMap::default();
+        let mut deferred: Vec<(Var, CoreSize)> = Vec::new();
+        let mut input_names = Vec::new();
+        for &param in &function.params {
+            let ty = function.vars[param].ty.clone();
+            let name = function.vars[param].name.to_string();
+            let val = self.input(
+                &ty,
+                &name,
+                function,
+                &mut size_vars,
+                &mut env,
+                &mut inputs,
+                &mut deferred,
+            )?;
+            input_names.resize(inputs.len(), name.clone());
+            env.insert(param, val);
+        }
+        for (dim, size) in deferred {
+            let want = self.host_size(&mut env, &size)?;
+            let code = self.error_site(RuntimeCheck::InputSize, None);
+            self.step(Step::Check {
+                cond: Expr::bin(HOp::Eq, Expr::Var(dim), want.clone()),
+                error: code,
+                payload: vec![Expr::Var(dim), want],
+            });
+        }
+        let result = self.block(entry, &mut env, function.body)?;
+        let mut outputs = Vec::new();
+        self.outputs(&result, &mut outputs)?;
+        Ok(PlanEnds { inputs, input_names, outputs })
+    }
+}
+
+/// What goes into and comes out of an entry's plan.
+struct PlanEnds {
+    inputs: Vec<Input>,
+    /// The parameter each input belongs to.
+    input_names: Vec<String>,
+    outputs: Vec<Output>,
+}
+
 /// Lowers one entry point.
 pub fn lower_entry(
     program: &Program,
@@ -138,56 +228,8 @@ pub fn lower_entry(
     position: &dyn Fn(&Origin) -> Option<String>,
     options: Options,
 ) -> Result<Lowered, LowerError> {
-    let function = &program.functions[entry];
-    let shared = Rc::new(RefCell::new(Shared {
-        errors: Vec::new(),
-        var_names: FxHashMap::default(),
-        checks: options.checks,
-        static_lens: FxHashMap::default(),
-        functions: Vec::new(),
-        fn_index: FxHashMap::default(),
-        next_site: 0,
-        site_positions: FxHashMap::default(),
-    }));
-    let mut l = Lowerer {
-        program,
-        position,
-        shared,
-        kernels: Vec::new(),
-        steps: vec![Vec::new()],
-        n_vars: 0,
-        options,
-        uses: FxHashMap::default(),
-        reuse: FxHashMap::default(),
-        entry_name: function.name.to_string(),
-        current_origin: None,
-        buffer_origins: FxHashMap::default(),
-    };
-    let mut env = HEnv::default();
-    let mut inputs = Vec::new();
-    let mut size_vars: FxHashMap<VarId, Var> = FxHashMap::default();
-    let mut deferred: Vec<(Var, CoreSize)> = Vec::new();
-    let mut input_names = Vec::new();
-    for &param in &function.params {
-        let ty = function.vars[param].ty.clone();
-        let name = function.vars[param].name.to_string();
-        let val =
-            l.input(&ty, &name, function, &mut size_vars, &mut env, &mut inputs, &mut deferred)?;
-        input_names.resize(inputs.len(), name.clone());
-        env.insert(param, val);
-    }
-    for (dim, size) in deferred {
-        let want = l.host_size(&mut env, &size)?;
-        let code = l.error_site(RuntimeCheck::InputSize, None);
-        l.step(Step::Check {
-            cond: Expr::bin(HOp::Eq, Expr::Var(dim), want.clone()),
-            error: code,
-            payload: vec![Expr::Var(dim), want],
-        });
-    }
-    let result = l.block(entry, &mut env, function.body)?;
-    let mut outputs = Vec::new();
-    l.outputs(&result, &mut outputs)?;
+    let mut l = Lowerer::new(program, entry, position, options);
+    let PlanEnds { inputs, input_names, outputs } = l.plan(entry)?;
     let steps = l.steps.pop().unwrap_or_default();
     let errors = l.shared.borrow().errors.clone();
     let functions = std::mem::take(&mut l.shared.borrow_mut().functions);

@@ -36,7 +36,7 @@ use std::fmt;
 
 use weft_core::Origin;
 
-pub use crate::host::{Lowered, Options, lower_entry};
+pub use crate::host::{Lowered, Options, check_entry, lower_entry};
 pub use crate::imp::{
     AtomicOp, CExpr, COp, Cmd, FParam, FuncImp, KernelImp, ParLevel, Part, Sharing, c_mem_type,
     c_type, print_func_imp, print_kernel_imp,

@@ -4,7 +4,7 @@
 
 use weft_hir::{Db, DefId, Severity, SourceFile};
 
-use crate::kernels::entry_kernels;
+use crate::kernels::entry_compile_error;
 use crate::program::file_program;
 
 // Diagnostic: backend-unsupported
@@ -27,8 +27,7 @@ pub(crate) fn backend_unsupported(
             continue;
         }
         let entry_id = DefId::new(db, def.clone());
-        let Some(kernels) = entry_kernels(db, entry_id) else { continue };
-        let Err(error) = kernels.as_ref() else { continue };
+        let Some(error) = entry_compile_error(db, entry_id) else { continue };
         if !error.unsupported {
             continue;
         }

@@ -20,14 +20,11 @@ use weft_values::Scalar;
 pub fn inline_parallel_calls(program: &Program) -> Program {
     let parallel = parallel_functions(program);
     let mut out = program.clone();
-    let ids: Vec<FnId> = out.functions.iter().map(|(id, _)| id).collect();
-    for id in ids {
-        let mut f = out.functions[id].clone();
+    for (_, f) in out.functions.iter_mut() {
         // Callees are inlined with their own calls still in them; repeat until the
         // function has no call to a parallel function (defs are not recursive, so
         // this ends after as many rounds as the call graph is deep).
-        while inline_once(program, &parallel, &mut f) {}
-        out.functions[id] = f;
+        while inline_once(program, &parallel, f) {}
     }
     out
 }

@@ -30,15 +30,23 @@ use super::simplify::reachable_blocks;
 /// none is left.
 pub fn interchange(program: &Program) -> Program {
     let mut out = program.clone();
-    let ids: Vec<_> = out.functions.iter().map(|(id, _)| id).collect();
-    for id in ids {
-        let mut f = out.functions[id].clone();
+    for (_, f) in out.functions.iter_mut() {
         // Each round removes one dimension from the rewritten operators; an operator
         // over arrays of rank r is scalar after r rounds.
-        while interchange_once(&mut f) {}
-        out.functions[id] = f;
+        while combines_arrays(f) && interchange_once(f) {}
     }
     out
+}
+
+/// Whether some unannotated reduction or scan of `f` combines arrays (the only
+/// candidates: most functions have none, and a round costs a walk of the function).
+fn combines_arrays(f: &Function) -> bool {
+    f.exps.iter().any(|(_, exp)| match exp {
+        Exp::Reduce { level: None, lambda, .. } | Exp::Scan { level: None, lambda, .. } => {
+            !matches!(lambda.ret, Type::Scalar(_))
+        }
+        _ => false,
+    })
 }
 
 fn interchange_once(f: &mut Function) -> bool {

@@ -31,7 +31,10 @@ pub fn simplify(program: &Program) -> Program {
         for _ in 0..MAX_ROUNDS {
             let mut changed = propagate_copies(&mut out.functions[id]);
             changed |= eliminate_common_subexpressions(&mut out.functions[id]);
-            let mut f = out.functions[id].clone();
+            // Hoisting and dead code removal read the other functions (is a callee
+            // safe?) while this one changes: take it out of the program meanwhile (a
+            // def never calls itself, so its stand-in is never read).
+            let mut f = take_function(&mut out, id);
             changed |= hoist_invariant_code(&out, &mut f);
             changed |= remove_dead_code(&out, &mut f);
             out.functions[id] = f;
@@ -41,6 +44,27 @@ pub fn simplify(program: &Program) -> Program {
         }
     }
     out
+}
+
+/// Moves function `id` out of `program`, leaving an empty function of the same name.
+fn take_function(program: &mut Program, id: weft_core::FnId) -> Function {
+    let f = &program.functions[id];
+    let mut blocks = la_arena::Arena::default();
+    let body = blocks.alloc(weft_core::Block { stmts: Vec::new(), result: None });
+    let stand_in = Function {
+        name: f.name.clone(),
+        def: f.def.clone(),
+        is_entry: f.is_entry,
+        size_params: Vec::new(),
+        params: Vec::new(),
+        ret: weft_core::Type::Tuple(Vec::new()),
+        body,
+        vars: la_arena::Arena::default(),
+        exps: la_arena::Arena::default(),
+        blocks,
+        origins: Default::default(),
+    };
+    std::mem::replace(&mut program.functions[id], stand_in)
 }
 
 /// Replaces every variable bound by `let v = a` with `a` and drops the statement.
