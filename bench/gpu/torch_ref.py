@@ -40,6 +40,14 @@ def histogram(xs):
     return torch.bincount(xs, minlength=256)
 
 
+def column_sums(x):
+    return x.sum(0)
+
+
+def feature_means(x):
+    return x.mean(0)
+
+
 def rand(*shape):
     return torch.rand(*shape, device=dev, dtype=torch.float32)
 
@@ -50,6 +58,8 @@ CASES = {
     "accelerations": (accelerations, lambda: (rand(16384), rand(16384), rand(16384), rand(16384))),
     "assign": (assign, lambda: (rand(1 << 20, 16), rand(64, 16))),
     "histogram": (histogram, lambda: (torch.randint(0, 256, (1 << 24,), device=dev),)),
+    "column_sums": (column_sums, lambda: (rand(16384, 1024),)),
+    "feature_means": (feature_means, lambda: (rand(1 << 20, 16),)),
 }
 
 

@@ -10,6 +10,7 @@ use weft_core::{
     Atom, BinOp, BlockId, CoreSize, Exp, ExpId, FnId, IndexItem, LoopForm, Origin, Program, Type,
     VarId, VarKind,
 };
+use weft_hir::MathFn;
 use weft_plan::{BinOp as HOp, Elem, ErrorSite, Expr, Input, Output, Step, Var};
 use weft_values::RuntimeCheck;
 
@@ -697,6 +698,18 @@ impl<'p> Lowerer<'p> {
                         *sty
                     };
                     return Ok(HVal::Scalar(HScalar::Host(Expr::bin(hop, x, y), out)));
+                }
+                self.scalar_kernel(f, env, exp, var)
+            }
+            // `i64.min`/`i64.max` of sizes: host arithmetic, not a kernel of one item.
+            Exp::Math { ty: Elem::I64, func: func @ (MathFn::Min | MathFn::Max), args }
+                if args.len() == 2 =>
+            {
+                let a = self.atom(env, &args[0])?;
+                let b = self.atom(env, &args[1])?;
+                if let (Some(x), Some(y)) = (host_known(&a), host_known(&b)) {
+                    let hop = if *func == MathFn::Min { HOp::Min } else { HOp::Max };
+                    return Ok(HVal::Scalar(HScalar::Host(Expr::bin(hop, x, y), Elem::I64)));
                 }
                 self.scalar_kernel(f, env, exp, var)
             }

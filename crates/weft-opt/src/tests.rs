@@ -947,12 +947,41 @@ fn a_reduction_of_rows_by_a_mapped_operator_is_a_map_of_column_reductions() {
         expect![[r#"
             entry main [n_0] [m_1] (xss_2: [n_0][m_1]f32) : [m_1]f32 =
               let columns_3: [m_1][n_0]f32 = transpose xss_2
-              let t_4: [m_1]f32 = map (columns_3) \(col_5: [n_0]f32) : f32 ->
-                  let reduced_6: f32 = reduce 0.0f32 col_5 \(x_7: f32) (y_8: f32) : f32 ->
-                      let t_9: f32 = add.f32 x_7 y_8
-                      in t_9
-                  in reduced_6
-              in t_4
+              let rows_4: i64 = dim 0 xss_2
+              let cols_5: i64 = dim 1 xss_2
+              let t_6: i64 = i64.min rows_4 256i64
+              let per_chunk_7: i64 = i64.max t_6 1i64
+              let t_8: i64 = add.i64 rows_4 per_chunk_7
+              let t_9: i64 = sub.i64 t_8 1i64
+              let chunks_10: i64 = div.i64 t_9 per_chunk_7
+              let t_11: i64 = mul.i64 chunks_10 cols_5
+              let partials_12: [t_11]f32 = generate@grid t_11 \(p_13: i64) : f32 ->
+                  let k_14: i64 = div.i64 p_13 cols_5
+                  let i_15: i64 = rem.i64 p_13 cols_5
+                  let lo_16: i64 = mul.i64 k_14 per_chunk_7
+                  let offsets_17: [per_chunk_7]i64 = iota per_chunk_7
+                  let chunk_18: [per_chunk_7]f32 = map@seq (offsets_17) \(o_19: i64) : f32 ->
+                      let row_20: i64 = add.i64 lo_16 o_19
+                      let in_range_21: bool = lt.i64 row_20 rows_4
+                      let x_22: f32 = if in_range_21 then
+                          let x_23: f32 = columns_3[i_15, row_20]
+                          in x_23
+                        else
+                          in 0.0f32
+                      in x_22
+                  let partial_24: f32 = reduce@seq 0.0f32 chunk_18 \(x_25: f32) (y_26: f32) : f32 ->
+                      let t_27: f32 = add.f32 x_25 y_26
+                      in t_27
+                  in partial_24
+              let partials_28: [t_11]f32 = to_global partials_12
+              let partials_29: [chunks_10][m_1]f32 = unflatten chunks_10 cols_5 partials_28
+              let partial_columns_30: [m_1][chunks_10]f32 = transpose partials_29
+              let t_31: [m_1]f32 = map (partial_columns_30) \(col_32: [chunks_10]f32) : f32 ->
+                  let reduced_33: f32 = reduce 0.0f32 col_32 \(x_34: f32) (y_35: f32) : f32 ->
+                      let t_36: f32 = add.f32 x_34 y_35
+                      in t_36
+                  in reduced_33
+              in t_31
         "#]],
     );
 }
@@ -1095,4 +1124,26 @@ fn a_producer_read_twice_at_one_point_is_fused_as_two_copies_with_fresh_variable
     };
     // `x * 2` for each of `a` and `b`, and `a * b`.
     assert_eq!(gpu_exps(&gpu).into_iter().filter(is_mul).count(), 3, "{}", crate::pretty_gpu(&gpu));
+}
+
+#[test]
+fn a_reduction_of_rows_in_host_code_is_split_into_chunks_of_rows() {
+    // First stage: a work-item per chunk of `min(n, 256)` rows and column (a tall,
+    // narrow matrix still has many work-items, reading rows coalesced); second stage:
+    // the columns of the partial results.
+    let text = optimised_text(
+        "entry main (xss: [n][m]f32) : [m]f32 = reduce (map2 (+)) (replicate m 0f32) xss",
+    );
+    assert!(text.contains("i64.min rows_4 256i64"), "{text}");
+    assert!(text.contains("= generate@grid t_11 "), "{text}");
+    assert!(text.contains("to_global partials_"), "{text}");
+    assert!(text.contains(": [m_1][chunks_10]f32 = transpose partials_"), "{text}");
+    // Inside a map the reduction is interchanged but not split (the map gives the
+    // parallelism; its flattening decides).
+    let nested = optimised_text(
+        "entry main (x: [b][n][m]f32) : [b][m]f32 =
+           map (\\xss -> reduce (map2 (+)) (replicate m 0f32) xss) x",
+    );
+    assert!(!nested.contains("generate@grid"), "{nested}");
+    assert!(nested.contains("transpose"), "{nested}");
 }

@@ -90,6 +90,13 @@ impl Known<'_> {
                 }
                 ty.outer_size().and_then(|s| self.size(s))
             }
+            weft_core::Exp::Math { ty: weft_hir::ScalarTy::I64, func, args } if args.len() == 2 => {
+                match (self.atom(args[0]), self.atom(args[1]), func) {
+                    (Some(a), Some(b), weft_hir::MathFn::Min) => Some(a.min(b)),
+                    (Some(a), Some(b), weft_hir::MathFn::Max) => Some(a.max(b)),
+                    _ => None,
+                }
+            }
             weft_core::Exp::BinOp { op, ty: weft_hir::ScalarTy::I64, lhs, rhs } => {
                 match (self.atom(*lhs), self.atom(*rhs)) {
                     (Some(a), Some(b)) => match op {

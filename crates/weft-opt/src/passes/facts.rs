@@ -13,6 +13,13 @@ pub(crate) fn free_vars_of_exp(f: &Function, exp: &Exp) -> FxHashSet<VarId> {
     free
 }
 
+/// The variables a block reads that it does not bind.
+pub(crate) fn free_vars_of_block(f: &Function, block: BlockId) -> FxHashSet<VarId> {
+    let mut free = FxHashSet::default();
+    block_free(f, block, &mut FxHashSet::default(), &mut free);
+    free
+}
+
 fn exp_free(f: &Function, exp: &Exp, bound: &mut FxHashSet<VarId>, free: &mut FxHashSet<VarId>) {
     let note = |v: VarId, bound: &FxHashSet<VarId>, free: &mut FxHashSet<VarId>| {
         if !bound.contains(&v) {

@@ -147,14 +147,16 @@ fn match_dims(param: &Type, arg: &Type, sizes: &mut FxHashMap<VarId, CoreSize>) 
     }
 }
 
-/// Copies a callee's code into the caller with fresh variables.
-struct Copier<'c> {
-    callee: &'c Function,
-    map: FxHashMap<VarId, Atom>,
+/// Copies a callee's code into the caller with fresh variables (or, given a snapshot
+/// of the function itself with its free variables mapped to themselves, makes a copy
+/// of a block with fresh variables: `interchange`).
+pub(crate) struct Copier<'c> {
+    pub(crate) callee: &'c Function,
+    pub(crate) map: FxHashMap<VarId, Atom>,
 }
 
 impl Copier<'_> {
-    fn var(&mut self, v: VarId, f: &mut Function) -> VarId {
+    pub(crate) fn var(&mut self, v: VarId, f: &mut Function) -> VarId {
         if let Some(Atom::Var(w)) = self.map.get(&v) {
             return *w;
         }
@@ -198,7 +200,7 @@ impl Copier<'_> {
         }
     }
 
-    fn block(&mut self, block: BlockId, f: &mut Function) -> BlockId {
+    pub(crate) fn block(&mut self, block: BlockId, f: &mut Function) -> BlockId {
         let old = &self.callee.blocks[block];
         let mut stmts = Vec::with_capacity(old.stmts.len());
         for stmt in &old.stmts {

@@ -54,10 +54,12 @@ fn interchange_once(f: &mut Function) -> bool {
     let replicated = replicated_scalars(f);
     let mut changed = false;
     for block in reachable_blocks(f) {
+        // Host code of an entry: where a reduction may be split into chunks of rows.
+        let host = f.is_entry && block == f.body;
         let stmts = f.blocks[block].stmts.clone();
         let mut out = Vec::with_capacity(stmts.len());
         for stmt in stmts {
-            match rewrite(f, &counts, &replicated, stmt) {
+            match rewrite(f, &counts, &replicated, host, stmt) {
                 Some(stmts) => {
                     out.extend(stmts);
                     changed = true;
@@ -129,6 +131,7 @@ fn rewrite(
     f: &mut Function,
     counts: &FxHashMap<VarId, usize>,
     replicated: &FxHashMap<VarId, Atom>,
+    host: bool,
     stmt: Stmt,
 ) -> Option<Vec<Stmt>> {
     let (is_scan, op, neutral, array) = match &f.exps[stmt.exp] {
@@ -155,18 +158,35 @@ fn rewrite(
         var
     };
     let transposed_ty = Type::array(m.clone(), col_ty.clone());
-    let columns = bind(f, "columns", transposed_ty, Exp::Transpose(array), &mut out);
-
-    // The per-column combinator: the inner map's function with its parameters put in
-    // the operator's order; arrays bound outside become the outer map's.
-    let col =
-        f.vars.alloc(Var { name: weft_hir::Name::new("col"), ty: col_ty, kind: VarKind::Bound });
+    let mut columns = bind(f, "columns", transposed_ty, Exp::Transpose(array), &mut out);
+    let mut col_ty = col_ty;
     // A neutral element made by `replicate m x` is `x` in every column; naming it so
     // keeps the per-column reductions one segmented reduction with one neutral element.
     let column_neutral = match neutral {
         Atom::Var(v) => replicated.get(&v).copied(),
         Atom::Const(_) => None,
     };
+    if !is_scan && host && matches!(inner.lambda.ret, Type::Scalar(_)) {
+        // First each work-item reduces a chunk of one column; the columns of the
+        // partial results are then reduced as below.
+        let partials = bind_chunk_partials(
+            f,
+            &mut out,
+            Chunked { array, columns, neutral, column_neutral, inner: &inner, elem: &t, m: &m },
+            &bind,
+        );
+        let k = Type::Array { size: partials.1.clone(), elem: Box::new((*t).clone()) };
+        columns = partials.0;
+        col_ty = k;
+    }
+
+    // The per-column combinator: the inner map's function with its parameters put in
+    // the operator's order; arrays bound outside become the outer map's.
+    let col = f.vars.alloc(Var {
+        name: weft_hir::Name::new("col"),
+        ty: col_ty.clone(),
+        kind: VarKind::Bound,
+    });
     let ne_j = f.vars.alloc(Var {
         name: weft_hir::Name::new("ne"),
         ty: (*t).clone(),
@@ -227,4 +247,160 @@ fn rewrite(
         out.push(Stmt { var: stmt.var, exp });
     }
     Some(out)
+}
+
+/// Rows of a column each work-item reduces in the first stage of a reduction of rows
+/// (a tile parameter of the rule below): enough that the second stage is small, few
+/// enough that a matrix of 2^14 rows keeps 64 work-items per column busy.
+pub const ROWS_PER_WORK_ITEM: i64 = 256;
+
+/// What the first stage of a split reduction of rows reads.
+struct Chunked<'a> {
+    /// The matrix `xss: [n][m]t` and its transposition.
+    array: Atom,
+    columns: VarId,
+    /// The neutral row, and its scalar when it is `replicate m x`.
+    neutral: Atom,
+    column_neutral: Option<Atom>,
+    inner: &'a InnerMap,
+    elem: &'a Type,
+    m: &'a weft_core::CoreSize,
+}
+
+type Bind<'o> = dyn Fn(&mut Function, &str, Type, Exp, &mut Vec<Stmt>) -> VarId + 'o;
+
+/// The first stage of a reduction of rows split into chunks: `partials: [K][m]t`, the
+/// reduction of rows `k*c .. min((k+1)*c, n)` of each column, padded with the neutral
+/// element to `c` rows (`c = min(n, R)`, `R` = [`ROWS_PER_WORK_ITEM`], `K = ceil(n / c)`), one work-item per chunk and column, so
+/// neighbouring work-items read neighbouring elements of a row (coalesced) and a tall,
+/// narrow matrix still has `K*m` work-items. Returns the transposition of `partials`
+/// (`[m][K]t`, whose rows the second stage reduces) and `K`'s size.
+fn bind_chunk_partials(
+    f: &mut Function,
+    out: &mut Vec<Stmt>,
+    c: Chunked<'_>,
+    bind: &Bind<'_>,
+) -> (VarId, weft_core::CoreSize) {
+    use weft_core::{BinOp, CoreSize, IndexItem};
+    use weft_hir::{Level, MathFn, ScalarTy};
+    let i64_ty = Type::Scalar(ScalarTy::I64);
+    let int = |v: i64| Atom::Const(weft_values::Scalar::I64(v));
+    let bin = |op, lhs, rhs| Exp::BinOp { op, ty: ScalarTy::I64, lhs, rhs };
+    let v = Atom::Var;
+    let rows = bind(f, "rows", i64_ty.clone(), Exp::Dim { array: c.array, dim: 0 }, out);
+    let cols = bind(f, "cols", i64_ty.clone(), Exp::Dim { array: c.array, dim: 1 }, out);
+    // `c` rows per chunk: `R`, or all rows when there are fewer (at least 1, the
+    // divisor below); `K = ceil(rows / c)` chunks.
+    let math = |func, a, b| Exp::Math { ty: ScalarTy::I64, func, args: vec![a, b] };
+    let fewer =
+        bind(f, "t", i64_ty.clone(), math(MathFn::Min, v(rows), int(ROWS_PER_WORK_ITEM)), out);
+    let per_chunk = bind(f, "per_chunk", i64_ty.clone(), math(MathFn::Max, v(fewer), int(1)), out);
+    let up = bind(f, "t", i64_ty.clone(), bin(BinOp::Add, v(rows), v(per_chunk)), out);
+    let up = bind(f, "t", i64_ty.clone(), bin(BinOp::Sub, v(up), int(1)), out);
+    let chunks = bind(f, "chunks", i64_ty.clone(), bin(BinOp::Div, v(up), v(per_chunk)), out);
+    let total = bind(f, "t", i64_ty.clone(), bin(BinOp::Mul, v(chunks), v(cols)), out);
+
+    // The body at point `p`: chunk `p / m` of column `p % m`.
+    let snapshot = f.clone();
+    let mut body = Vec::new();
+    let p = f.vars.alloc(Var {
+        name: weft_hir::Name::new("p"),
+        ty: i64_ty.clone(),
+        kind: VarKind::Bound,
+    });
+    let k = bind(f, "k", i64_ty.clone(), bin(BinOp::Div, v(p), v(cols)), &mut body);
+    let i = bind(f, "i", i64_ty.clone(), bin(BinOp::Rem, v(p), v(cols)), &mut body);
+    let lo = bind(f, "lo", i64_ty.clone(), bin(BinOp::Mul, v(k), v(per_chunk)), &mut body);
+    // The neutral element of column `i`.
+    let neutral = match c.column_neutral {
+        Some(x) => x,
+        None => v(bind(
+            f,
+            "ne",
+            c.elem.clone(),
+            Exp::Index { array: c.neutral, items: vec![IndexItem::Fix(v(i))] },
+            &mut body,
+        )),
+    };
+    // The chunk's rows, past the last row the neutral element: every chunk has `c`
+    // elements (the last one padded), read by a loop of a count known at launch.
+    let offsets_ty = Type::array(CoreSize::var(per_chunk), i64_ty.clone());
+    let offsets = bind(f, "offsets", offsets_ty, Exp::Iota { size: v(per_chunk) }, &mut body);
+    let offset = f.vars.alloc(Var {
+        name: weft_hir::Name::new("o"),
+        ty: i64_ty.clone(),
+        kind: VarKind::Bound,
+    });
+    let mut read = Vec::new();
+    let row = bind(f, "row", i64_ty.clone(), bin(BinOp::Add, v(lo), v(offset)), &mut read);
+    let in_range = Exp::BinOp { op: BinOp::Lt, ty: ScalarTy::I64, lhs: v(row), rhs: v(rows) };
+    let in_range = bind(f, "in_range", Type::Scalar(ScalarTy::Bool), in_range, &mut read);
+    let mut then_stmts = Vec::new();
+    let element = Exp::Index {
+        array: v(c.columns),
+        items: vec![IndexItem::Fix(v(i)), IndexItem::Fix(v(row))],
+    };
+    let x = bind(f, "x", c.elem.clone(), element, &mut then_stmts);
+    let then_branch = f.blocks.alloc(Block { stmts: then_stmts, result: Some(v(x)) });
+    let else_branch = f.blocks.alloc(Block { stmts: Vec::new(), result: Some(neutral) });
+    let pick = Exp::If { cond: v(in_range), then_branch, else_branch };
+    let picked = bind(f, "x", c.elem.clone(), pick, &mut read);
+    let read = f.blocks.alloc(Block { stmts: read, result: Some(v(picked)) });
+    let chunk_ty = Type::array(CoreSize::var(per_chunk), c.elem.clone());
+    let elements = Exp::Map {
+        level: Some(Level::Seq),
+        lambda: Lambda { params: vec![offset], body: read, ret: c.elem.clone() },
+        arrays: vec![v(offsets)],
+    };
+    let chunk = bind(f, "chunk", chunk_ty, elements, &mut body);
+    // A copy of the operator with fresh variables (the second stage uses the
+    // original); what it reads from outside stays as it is.
+    let mut copier = crate::passes::inline::Copier { callee: &snapshot, map: FxHashMap::default() };
+    for free in crate::passes::facts::free_vars_of_block(&snapshot, c.inner.lambda.body) {
+        if !c.inner.lambda.params.contains(&free) {
+            copier.map.insert(free, Atom::Var(free));
+        }
+    }
+    let left = copier.var(c.inner.left, f);
+    let right = copier.var(c.inner.right, f);
+    for &(param, array) in &c.inner.free {
+        let fresh = copier.var(param, f);
+        let exp = Exp::Index { array, items: vec![IndexItem::Fix(v(i))] };
+        let bound = f.exps.alloc(exp);
+        body.push(Stmt { var: fresh, exp: bound });
+    }
+    let op_body = copier.block(c.inner.lambda.body, f);
+    let reduce = Exp::Reduce {
+        level: Some(Level::Seq),
+        lambda: Lambda {
+            params: vec![left, right],
+            body: op_body,
+            ret: c.inner.lambda.ret.clone(),
+        },
+        neutral,
+        array: v(chunk),
+    };
+    let partial = bind(f, "partial", c.elem.clone(), reduce, &mut body);
+    let body = f.blocks.alloc(Block { stmts: body, result: Some(v(partial)) });
+    // Written at the grid level: a kernel of its own with a work-item per chunk and
+    // column (unannotated, the back end would compute it lazily where the transposed
+    // partials are read: a work-item per column).
+    let generate = Exp::Generate {
+        level: Some(Level::Grid),
+        size: v(total),
+        lambda: Lambda { params: vec![p], body, ret: c.elem.clone() },
+    };
+    let flat_ty = Type::array(CoreSize::var(total), c.elem.clone());
+    let computed = bind(f, "partials", flat_ty.clone(), generate, out);
+    // Stored as computed, so the transposition below reads memory (else the back end
+    // computes the partials where they are read, a work-item per column).
+    let stored = Exp::Materialise { space: weft_core::Space::Global, value: v(computed) };
+    let flat = bind(f, "partials", flat_ty, stored, out);
+    let k_size = CoreSize::var(chunks);
+    let grid_ty = Type::array(k_size.clone(), Type::array(c.m.clone(), c.elem.clone()));
+    let unflatten = Exp::Unflatten { rows: v(chunks), cols: v(cols), array: v(flat) };
+    let grid = bind(f, "partials", grid_ty, unflatten, out);
+    let by_column_ty = Type::array(c.m.clone(), Type::array(k_size.clone(), c.elem.clone()));
+    let by_column = bind(f, "partial_columns", by_column_ty, Exp::Transpose(v(grid)), out);
+    (by_column, k_size)
 }
