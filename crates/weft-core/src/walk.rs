@@ -142,6 +142,58 @@ impl Exp {
         }
     }
 
+    /// Whether the reference interpreter writes every element of the result itself:
+    /// a parallel copy of its elements in the cost semantics (digest 002). Views of an
+    /// operand (slices, `flatten`, `zip`) and combinators (whose elements their lambda
+    /// computes) do not.
+    pub fn copies_elements(&self) -> bool {
+        match self {
+            Exp::ArrayLit { .. }
+            | Exp::Iota { .. }
+            | Exp::Replicate { .. }
+            | Exp::Concat(..)
+            | Exp::Transpose(_)
+            | Exp::Reverse(_)
+            | Exp::Scatter { .. }
+            | Exp::ReduceByIndex { .. }
+            | Exp::Update { .. } => true,
+            Exp::Atom(_)
+            | Exp::Size(_)
+            | Exp::BinOp { .. }
+            | Exp::UnOp { .. }
+            | Exp::Convert { .. }
+            | Exp::Math { .. }
+            | Exp::Tuple(_)
+            | Exp::Proj { .. }
+            | Exp::Index { .. }
+            | Exp::Dim { .. }
+            | Exp::Call { .. }
+            | Exp::If { .. }
+            | Exp::Loop { .. }
+            | Exp::Map { .. }
+            | Exp::Reduce { .. }
+            | Exp::Scan { .. }
+            | Exp::Generate { .. }
+            | Exp::Zip(_)
+            | Exp::Unzip(_)
+            | Exp::Flatten(_)
+            | Exp::Unflatten { .. }
+            | Exp::Split { .. }
+            | Exp::Take { .. }
+            | Exp::Drop { .. }
+            | Exp::Materialise { .. }
+            | Exp::Coerce { .. } => false,
+        }
+    }
+
+    /// Whether the interpreter's result is a new array (not a view of an operand, nor a
+    /// scalar or a value the expression passes on): the copies of
+    /// [`Exp::copies_elements`] and the arrays `map`, `scan` and `generate` build.
+    pub fn makes_array(&self) -> bool {
+        self.copies_elements()
+            || matches!(self, Exp::Map { .. } | Exp::Scan { .. } | Exp::Generate { .. })
+    }
+
     /// A combinator's written level and function argument (`map`, `reduce`, `scan`,
     /// `generate`); `None` for every other expression.
     pub fn combinator(&self) -> Option<(Option<weft_hir::Level>, &Lambda)> {
@@ -248,6 +300,15 @@ impl Exp {
     /// The level written on a combinator (`map@group`), if any.
     pub fn written_level(&self) -> Option<weft_hir::Level> {
         self.combinator().and_then(|(level, _)| level)
+    }
+
+    /// The types written in the expression, in the order of [`Exp::types_mut`].
+    pub fn types(&self) -> Vec<Type> {
+        // As for `operands`: one match serves both directions.
+        let mut copy = self.clone();
+        let mut out = Vec::new();
+        copy.types_mut(&mut |ty| out.push(ty.clone()));
+        out
     }
 
     /// Visits the types written in the expression (literal element types, coercion
