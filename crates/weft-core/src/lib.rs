@@ -22,8 +22,7 @@ mod validate;
 mod walk;
 
 pub use crate::interp::{
-    NoRecorder, ParKind, Recorder, RuntimeError, Val, binop, math, n_inputs, run_entry,
-    run_entry_recorded, unop,
+    NoRecorder, ParKind, Recorder, RuntimeError, Val, n_inputs, run_entry, run_entry_recorded,
 };
 pub use crate::ir::{
     Atom, BinOp, Block, BlockId, CoreSize, Exp, ExpId, FnId, Function, IndexItem, Lambda, LoopForm,

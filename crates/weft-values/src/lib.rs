@@ -10,6 +10,7 @@ pub mod bench_line;
 mod check;
 pub mod compare;
 pub mod npy;
+mod ops;
 pub mod random;
 mod scalar;
 #[cfg(test)]
@@ -22,6 +23,7 @@ pub use crate::compare::{
     F16_RTOL, F32_RTOL, F64_RTOL, Mismatch, ResultsMismatch, compare, compare_all,
 };
 pub use crate::npy::{NpyError, read_npy, write_npy};
+pub use crate::ops::{BinOp, MathFn, OpError, UnOp, binop, math, unop};
 pub use crate::random::{
     OutOfMemory, RandomSpec, Rng, SpecRange, generate_inputs, parse_random_spec, parse_random_specs,
 };
