@@ -111,7 +111,7 @@ impl Val {
     pub fn n_bytes(&self) -> u64 {
         match self {
             Val::Scalar(s) => scalar_bytes(s.ty()),
-            Val::Array(arr) => arr.n_elems() as u64 * scalar_bytes(scalar_of_data(&arr.data)),
+            Val::Array(arr) => arr.n_elems() as u64 * scalar_bytes(arr.data.elem_type()),
             Val::Tuple(vals) => vals.iter().map(Val::n_bytes).sum(),
         }
     }
@@ -1324,7 +1324,7 @@ fn type_of_rows(rows: &[Val], fallback: &Val) -> Type {
         Some(row) => type_of_val(row),
         None => match fallback {
             Val::Array(arr) => {
-                let mut ty = Type::Scalar(scalar_of_data(&arr.data));
+                let mut ty = Type::Scalar(arr.data.elem_type());
                 for _ in 1..arr.shape.len() {
                     ty = Type::array(CoreSize::zero(), ty);
                 }
@@ -1341,7 +1341,7 @@ fn type_of_val(val: &Val) -> Type {
     match val {
         Val::Scalar(s) => Type::Scalar(s.ty()),
         Val::Array(arr) => {
-            let mut ty = Type::Scalar(scalar_of_data(&arr.data));
+            let mut ty = Type::Scalar(arr.data.elem_type());
             for _ in 0..arr.shape.len() {
                 ty = Type::array(CoreSize::zero(), ty);
             }
@@ -1349,8 +1349,4 @@ fn type_of_val(val: &Val) -> Type {
         }
         Val::Tuple(vals) => Type::Tuple(vals.iter().map(type_of_val).collect()),
     }
-}
-
-fn scalar_of_data(data: &ArrayData) -> ScalarTy {
-    data.elem_type()
 }
