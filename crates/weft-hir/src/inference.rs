@@ -42,7 +42,7 @@ pub enum Site {
     Name,
 }
 
-/// A type error, keyed by ids; rendered with ranges by `diagnostics.rs`.
+/// A type error, keyed by ids; `diagnostics.rs` places it, weft-ide words it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum InferDiagnostic {
     TypeMismatch {
@@ -164,6 +164,107 @@ pub enum InferDiagnostic {
         site: Site,
         context: Option<(Site, String)>,
     },
+}
+
+impl InferDiagnostic {
+    /// The diagnostic's stable code (`type-mismatch`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            InferDiagnostic::TypeMismatch { .. } | InferDiagnostic::ClassMismatch { .. } => {
+                "type-mismatch"
+            }
+            InferDiagnostic::SizeMismatch { .. } => "size-mismatch",
+            InferDiagnostic::LocalEscapesGroup { .. } => "local-escapes-group",
+            InferDiagnostic::EntryWithoutReturnType => "missing-return-type",
+            InferDiagnostic::UninferableParamSize { .. } => "uninferable-size",
+            InferDiagnostic::NotAFunction { .. } => "not-a-function",
+            InferDiagnostic::NotAnArray { .. } => "not-an-array",
+            InferDiagnostic::TooManyIndices { .. } => "too-many-indices",
+            InferDiagnostic::NotATuple { .. } => "not-a-tuple",
+            InferDiagnostic::NotARecord { .. } => "not-a-record",
+            InferDiagnostic::NoSuchField { .. } => "no-such-field",
+            InferDiagnostic::DuplicateField { .. } => "duplicate-field",
+            InferDiagnostic::ProjectionOutOfRange { .. } => "projection-out-of-range",
+            InferDiagnostic::CannotInfer { .. } => "cannot-infer",
+            InferDiagnostic::UnknownType { .. } => "unknown-type",
+            InferDiagnostic::UnknownSize { .. } => "unknown-size",
+            InferDiagnostic::LiteralOutOfRange { .. } => "literal-out-of-range",
+            InferDiagnostic::FunctionNotAllowed { .. } => "function-not-allowed",
+            InferDiagnostic::EntryType { .. } => "entry-type",
+            InferDiagnostic::RecursionCycle { .. } => "recursion-cycle",
+            InferDiagnostic::AliasTypeParams => "alias-type-params",
+            InferDiagnostic::ExistentialOutsideReturn { .. } => "misplaced-existential",
+            InferDiagnostic::IllegalLevel { .. } => "illegal-level",
+            InferDiagnostic::ToLocalOutsideGroup { .. } => "to-local-outside-group",
+        }
+    }
+
+    /// The site the diagnostic is shown at (the def's name for those about the whole
+    /// def).
+    pub fn site(&self) -> Site {
+        match self {
+            InferDiagnostic::TypeMismatch { site, .. }
+            | InferDiagnostic::SizeMismatch { site, .. }
+            | InferDiagnostic::ClassMismatch { site, .. }
+            | InferDiagnostic::LocalEscapesGroup { site, .. }
+            | InferDiagnostic::UninferableParamSize { site, .. }
+            | InferDiagnostic::NotAFunction { site, .. }
+            | InferDiagnostic::NotAnArray { site, .. }
+            | InferDiagnostic::TooManyIndices { site, .. }
+            | InferDiagnostic::NotATuple { site, .. }
+            | InferDiagnostic::NotARecord { site, .. }
+            | InferDiagnostic::NoSuchField { site, .. }
+            | InferDiagnostic::DuplicateField { site, .. }
+            | InferDiagnostic::ProjectionOutOfRange { site, .. }
+            | InferDiagnostic::CannotInfer { site }
+            | InferDiagnostic::UnknownType { site, .. }
+            | InferDiagnostic::UnknownSize { site, .. }
+            | InferDiagnostic::LiteralOutOfRange { site, .. }
+            | InferDiagnostic::FunctionNotAllowed { site, .. }
+            | InferDiagnostic::EntryType { site, .. }
+            | InferDiagnostic::ExistentialOutsideReturn { site }
+            | InferDiagnostic::IllegalLevel { site, .. }
+            | InferDiagnostic::ToLocalOutsideGroup { site, .. } => site.clone(),
+            InferDiagnostic::EntryWithoutReturnType
+            | InferDiagnostic::RecursionCycle { .. }
+            | InferDiagnostic::AliasTypeParams => Site::Name,
+        }
+    }
+
+    /// Whether the diagnostic is about a type that contains the error type (printed
+    /// `{unknown}`): a cascade of a diagnostic already given, so it is dropped (one
+    /// mistake gives one error).
+    pub fn mentions_error_type(&self) -> bool {
+        match self {
+            InferDiagnostic::TypeMismatch { expected, found, .. } => {
+                expected.contains_error() || found.contains_error()
+            }
+            InferDiagnostic::ClassMismatch { found: ty, .. }
+            | InferDiagnostic::NotAFunction { ty, .. }
+            | InferDiagnostic::NotAnArray { ty, .. }
+            | InferDiagnostic::TooManyIndices { ty, .. }
+            | InferDiagnostic::NotATuple { ty, .. }
+            | InferDiagnostic::NotARecord { ty, .. }
+            | InferDiagnostic::NoSuchField { ty, .. }
+            | InferDiagnostic::ProjectionOutOfRange { ty, .. }
+            | InferDiagnostic::EntryType { ty, .. } => ty.contains_error(),
+            InferDiagnostic::SizeMismatch { .. }
+            | InferDiagnostic::LocalEscapesGroup { .. }
+            | InferDiagnostic::EntryWithoutReturnType
+            | InferDiagnostic::UninferableParamSize { .. }
+            | InferDiagnostic::DuplicateField { .. }
+            | InferDiagnostic::CannotInfer { .. }
+            | InferDiagnostic::UnknownType { .. }
+            | InferDiagnostic::UnknownSize { .. }
+            | InferDiagnostic::LiteralOutOfRange { .. }
+            | InferDiagnostic::FunctionNotAllowed { .. }
+            | InferDiagnostic::RecursionCycle { .. }
+            | InferDiagnostic::AliasTypeParams
+            | InferDiagnostic::ExistentialOutsideReturn { .. }
+            | InferDiagnostic::IllegalLevel { .. }
+            | InferDiagnostic::ToLocalOutsideGroup { .. } => false,
+        }
+    }
 }
 
 /// Types of every expression and pattern of a def, its scheme, and its diagnostics.

@@ -82,7 +82,7 @@ const FOREIGN_QUALIFIED: &[(&str, &str)] = &[
 ];
 
 /// A hint for an unresolved name as written (`map6`, `f32.atan2`, `np_sum`), if any.
-pub(crate) fn did_you_mean(db: &dyn Db, file: SourceFile, name: &str) -> Option<String> {
+pub fn did_you_mean(db: &dyn Db, file: SourceFile, name: &str) -> Option<String> {
     if let Some((namespace, member)) = name.split_once('.') {
         return qualified(db, file, namespace, member);
     }

@@ -21,11 +21,11 @@ fn range(span: weft_tail::Span) -> TextRange {
 pub(crate) fn check_file(
     db: &dyn weft_hir::Db,
     file: weft_hir::SourceFile,
-) -> Vec<weft_hir::Diagnostic> {
+) -> Vec<crate::Diagnostic> {
     weft_tail::compile(file.text(db))
         .diagnostics
         .into_iter()
-        .map(|d| weft_hir::Diagnostic {
+        .map(|d| crate::Diagnostic {
             code: "apl-error",
             severity: Severity::Error,
             message: d.message,
