@@ -9,6 +9,7 @@
 //! memory layout), so they never echo an error.
 
 mod alias_type_params;
+mod apl_error;
 mod aspace_explanation;
 mod backend_unsupported;
 mod bad_literal;
@@ -116,7 +117,7 @@ pub fn check_file(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
 /// `.apl` files the APL front end's), sorted by position: what typing needs at once.
 pub fn front_end_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     if crate::apl::is_apl(file.path(db)) {
-        return crate::apl::check_file(db, file);
+        return apl_error::apl_errors(db, file);
     }
     front_end(db, file).clone()
 }
