@@ -41,4 +41,4 @@ pub use crate::pretty::{
 pub use crate::render::{origin_position, render_error};
 pub use crate::updates::{UpdateReuse, loop_updates_in_place, update_reuse, updated_array};
 pub use crate::validate::{InvariantError, validate};
-pub use crate::walk::type_vars;
+pub use crate::walk::{ExpKind, Made, type_vars};

@@ -33,7 +33,7 @@ use std::cell::RefCell;
 
 use rustc_hash::FxHashMap as HashMap;
 use weft_core::{
-    BlockId, Exp, FnId, Origin, ParKind, Program, Recorder, RuntimeError, Stmt, Val, VarId,
+    BlockId, Exp, FnId, Made, Origin, ParKind, Program, Recorder, RuntimeError, Stmt, Val, VarId,
 };
 use weft_plan::{Input, Output, Plan};
 use weft_values::Value;
@@ -426,7 +426,7 @@ impl Recorder for ProfileRecorder<'_> {
 
 /// What a statement costs by itself, and how many elements it copies in parallel.
 fn own_cost(exp: &Exp, value: &Val) -> (u64, u64) {
-    if exp.copies_elements() { (1, value.n_elems()) } else { (1, 0) }
+    if exp.kind().made == Made::Copied { (1, value.n_elems()) } else { (1, 0) }
 }
 
 /// A variable's source name, or `t<index>` for a temporary.
@@ -663,7 +663,7 @@ impl State<'_> {
                 scope.regions.push((func, stmt.var, r));
             }
         }
-        if exp.makes_array() && value.has_array() {
+        if exp.kind().made != Made::Passed && value.has_array() {
             let name = format!("`{}`", var_label(f, stmt.var));
             let bytes = value.n_bytes();
             if let Some(b) = &mut self.boxed {
