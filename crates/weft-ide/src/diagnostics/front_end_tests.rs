@@ -3,37 +3,14 @@
 //! text of every range, related place and help.
 
 use expect_test::{Expect, expect};
-use weft_hir::RootDatabase;
 
-/// Sets up files from a fixture: `--- /path.weft` lines separate files; without
-/// one, the text is `/main.weft`.
-fn db_with(fixture: &str) -> RootDatabase {
-    let mut db = RootDatabase::default();
-    let mut current: Option<(String, String)> = None;
-    for line in fixture.lines() {
-        if let Some(path) = line.strip_prefix("--- /") {
-            if let Some((path, text)) = current.take() {
-                db.set_file(&path, &text);
-            }
-            current = Some((path.trim().to_owned(), String::new()));
-            continue;
-        }
-        let entry = current.get_or_insert_with(|| ("main.weft".to_owned(), String::new()));
-        entry.1.push_str(line);
-        entry.1.push('\n');
-    }
-    if let Some((path, text)) = current {
-        db.set_file(&path, &text);
-    }
-    db
-}
+use crate::tests::fixture;
 
-fn check_diagnostics(fixture: &str, expect: Expect) {
-    let db = db_with(fixture);
-    let file = db.file("main.weft").expect("fixture has /main.weft");
-    let text = file.text(&db);
+fn check_diagnostics(text: &str, expect: Expect) {
+    let fixture = fixture(text);
+    let text = fixture.text("main.weft");
     let mut out = String::new();
-    for diagnostic in super::front_end_diagnostics(&db, file) {
+    for diagnostic in fixture.analysis.front_end_diagnostics("main.weft").unwrap() {
         let range = diagnostic.range;
         let snippet = &text[usize::from(range.start())..usize::from(range.end())];
         out.push_str(&format!("{} `{snippet}`: {}\n", diagnostic.code, diagnostic.message));
