@@ -31,7 +31,6 @@ mod parallel;
 mod pretty;
 mod scope;
 mod signatures;
-mod suggest;
 #[cfg(test)]
 mod tests;
 mod ty;
@@ -52,7 +51,6 @@ pub use crate::parallel::for_each_file_in_parallel;
 pub use crate::pretty::{pretty_file, pretty_scheme};
 pub use crate::scope::{FileScope, file_scope, resolve_import_path};
 pub use crate::signatures::{Signature, signature};
-pub use crate::suggest::did_you_mean;
 pub use crate::ty::{ScalarTy, Scheme, SizeVar, Ty, TySize};
 pub use crate::type_ref::{SizeRef, TypeRef};
 pub use weft_syntax::{Parse, TextRange, TextSize};
