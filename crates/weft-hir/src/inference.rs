@@ -169,100 +169,58 @@ pub enum InferDiagnostic {
 impl InferDiagnostic {
     /// The diagnostic's stable code (`type-mismatch`).
     pub fn code(&self) -> &'static str {
-        match self {
-            InferDiagnostic::TypeMismatch { .. } | InferDiagnostic::ClassMismatch { .. } => {
-                "type-mismatch"
-            }
-            InferDiagnostic::SizeMismatch { .. } => "size-mismatch",
-            InferDiagnostic::LocalEscapesGroup { .. } => "local-escapes-group",
-            InferDiagnostic::EntryWithoutReturnType => "missing-return-type",
-            InferDiagnostic::UninferableParamSize { .. } => "uninferable-size",
-            InferDiagnostic::NotAFunction { .. } => "not-a-function",
-            InferDiagnostic::NotAnArray { .. } => "not-an-array",
-            InferDiagnostic::TooManyIndices { .. } => "too-many-indices",
-            InferDiagnostic::NotATuple { .. } => "not-a-tuple",
-            InferDiagnostic::NotARecord { .. } => "not-a-record",
-            InferDiagnostic::NoSuchField { .. } => "no-such-field",
-            InferDiagnostic::DuplicateField { .. } => "duplicate-field",
-            InferDiagnostic::ProjectionOutOfRange { .. } => "projection-out-of-range",
-            InferDiagnostic::CannotInfer { .. } => "cannot-infer",
-            InferDiagnostic::UnknownType { .. } => "unknown-type",
-            InferDiagnostic::UnknownSize { .. } => "unknown-size",
-            InferDiagnostic::LiteralOutOfRange { .. } => "literal-out-of-range",
-            InferDiagnostic::FunctionNotAllowed { .. } => "function-not-allowed",
-            InferDiagnostic::EntryType { .. } => "entry-type",
-            InferDiagnostic::RecursionCycle { .. } => "recursion-cycle",
-            InferDiagnostic::AliasTypeParams => "alias-type-params",
-            InferDiagnostic::ExistentialOutsideReturn { .. } => "misplaced-existential",
-            InferDiagnostic::IllegalLevel { .. } => "illegal-level",
-            InferDiagnostic::ToLocalOutsideGroup { .. } => "to-local-outside-group",
-        }
+        self.row().0
     }
 
     /// The site the diagnostic is shown at (the def's name for those about the whole
     /// def).
     pub fn site(&self) -> Site {
-        match self {
-            InferDiagnostic::TypeMismatch { site, .. }
-            | InferDiagnostic::SizeMismatch { site, .. }
-            | InferDiagnostic::ClassMismatch { site, .. }
-            | InferDiagnostic::LocalEscapesGroup { site, .. }
-            | InferDiagnostic::UninferableParamSize { site, .. }
-            | InferDiagnostic::NotAFunction { site, .. }
-            | InferDiagnostic::NotAnArray { site, .. }
-            | InferDiagnostic::TooManyIndices { site, .. }
-            | InferDiagnostic::NotATuple { site, .. }
-            | InferDiagnostic::NotARecord { site, .. }
-            | InferDiagnostic::NoSuchField { site, .. }
-            | InferDiagnostic::DuplicateField { site, .. }
-            | InferDiagnostic::ProjectionOutOfRange { site, .. }
-            | InferDiagnostic::CannotInfer { site }
-            | InferDiagnostic::UnknownType { site, .. }
-            | InferDiagnostic::UnknownSize { site, .. }
-            | InferDiagnostic::LiteralOutOfRange { site, .. }
-            | InferDiagnostic::FunctionNotAllowed { site, .. }
-            | InferDiagnostic::EntryType { site, .. }
-            | InferDiagnostic::ExistentialOutsideReturn { site }
-            | InferDiagnostic::IllegalLevel { site, .. }
-            | InferDiagnostic::ToLocalOutsideGroup { site, .. } => site.clone(),
-            InferDiagnostic::EntryWithoutReturnType
-            | InferDiagnostic::RecursionCycle { .. }
-            | InferDiagnostic::AliasTypeParams => Site::Name,
-        }
+        self.row().1
     }
 
-    /// Whether the diagnostic is about a type that contains the error type (printed
+    /// Whether the diagnostic names a type that contains the error type (printed
     /// `{unknown}`): a cascade of a diagnostic already given, so it is dropped (one
     /// mistake gives one error).
     pub fn mentions_error_type(&self) -> bool {
+        self.row().2.iter().any(|ty| ty.contains_error())
+    }
+
+    /// One row per kind: its code, its site, and the types its message names.
+    fn row(&self) -> (&'static str, Site, Vec<&Ty>) {
         match self {
-            InferDiagnostic::TypeMismatch { expected, found, .. } => {
-                expected.contains_error() || found.contains_error()
+            Self::TypeMismatch { site, expected, found } => {
+                ("type-mismatch", site.clone(), vec![expected, found])
             }
-            InferDiagnostic::ClassMismatch { found: ty, .. }
-            | InferDiagnostic::NotAFunction { ty, .. }
-            | InferDiagnostic::NotAnArray { ty, .. }
-            | InferDiagnostic::TooManyIndices { ty, .. }
-            | InferDiagnostic::NotATuple { ty, .. }
-            | InferDiagnostic::NotARecord { ty, .. }
-            | InferDiagnostic::NoSuchField { ty, .. }
-            | InferDiagnostic::ProjectionOutOfRange { ty, .. }
-            | InferDiagnostic::EntryType { ty, .. } => ty.contains_error(),
-            InferDiagnostic::SizeMismatch { .. }
-            | InferDiagnostic::LocalEscapesGroup { .. }
-            | InferDiagnostic::EntryWithoutReturnType
-            | InferDiagnostic::UninferableParamSize { .. }
-            | InferDiagnostic::DuplicateField { .. }
-            | InferDiagnostic::CannotInfer { .. }
-            | InferDiagnostic::UnknownType { .. }
-            | InferDiagnostic::UnknownSize { .. }
-            | InferDiagnostic::LiteralOutOfRange { .. }
-            | InferDiagnostic::FunctionNotAllowed { .. }
-            | InferDiagnostic::RecursionCycle { .. }
-            | InferDiagnostic::AliasTypeParams
-            | InferDiagnostic::ExistentialOutsideReturn { .. }
-            | InferDiagnostic::IllegalLevel { .. }
-            | InferDiagnostic::ToLocalOutsideGroup { .. } => false,
+            Self::ClassMismatch { site, found, .. } => ("type-mismatch", site.clone(), vec![found]),
+            Self::SizeMismatch { site, .. } => ("size-mismatch", site.clone(), vec![]),
+            Self::LocalEscapesGroup { site, .. } => ("local-escapes-group", site.clone(), vec![]),
+            Self::EntryWithoutReturnType => ("missing-return-type", Site::Name, vec![]),
+            Self::UninferableParamSize { site, .. } => ("uninferable-size", site.clone(), vec![]),
+            Self::NotAFunction { site, ty } => ("not-a-function", site.clone(), vec![ty]),
+            Self::NotAnArray { site, ty } => ("not-an-array", site.clone(), vec![ty]),
+            Self::TooManyIndices { site, ty, .. } => ("too-many-indices", site.clone(), vec![ty]),
+            Self::NotATuple { site, ty } => ("not-a-tuple", site.clone(), vec![ty]),
+            Self::NotARecord { site, ty, .. } => ("not-a-record", site.clone(), vec![ty]),
+            Self::NoSuchField { site, ty, .. } => ("no-such-field", site.clone(), vec![ty]),
+            Self::DuplicateField { site, .. } => ("duplicate-field", site.clone(), vec![]),
+            Self::ProjectionOutOfRange { site, ty, .. } => {
+                ("projection-out-of-range", site.clone(), vec![ty])
+            }
+            Self::CannotInfer { site } => ("cannot-infer", site.clone(), vec![]),
+            Self::UnknownType { site, .. } => ("unknown-type", site.clone(), vec![]),
+            Self::UnknownSize { site, .. } => ("unknown-size", site.clone(), vec![]),
+            Self::LiteralOutOfRange { site, .. } => ("literal-out-of-range", site.clone(), vec![]),
+            Self::FunctionNotAllowed { site, .. } => ("function-not-allowed", site.clone(), vec![]),
+            Self::EntryType { site, ty } => ("entry-type", site.clone(), vec![ty]),
+            Self::RecursionCycle { .. } => ("recursion-cycle", Site::Name, vec![]),
+            Self::AliasTypeParams => ("alias-type-params", Site::Name, vec![]),
+            Self::ExistentialOutsideReturn { site } => {
+                ("misplaced-existential", site.clone(), vec![])
+            }
+            Self::IllegalLevel { site, .. } => ("illegal-level", site.clone(), vec![]),
+            Self::ToLocalOutsideGroup { site, .. } => {
+                ("to-local-outside-group", site.clone(), vec![])
+            }
         }
     }
 }
