@@ -1,6 +1,7 @@
 //! Weft values as users give and see them: the value model, Futhark's textual format,
 //! numpy `.npy` files, random inputs from specs, and the comparison that test blocks
-//! use (LANGUAGE.md §3, "Test blocks" and "Values").
+//! use (LANGUAGE.md §3, "Test blocks" and "Values"); and the scalar types and scalar
+//! operations every evaluator shares (the interpreter, the memory checker, host plans).
 //!
 //! Architecture invariant: no OpenCL, no salsa, no IO beyond byte buffers. Everything
 //! read from users (text, `.npy` bytes, specs) is checked, and errors are values with
