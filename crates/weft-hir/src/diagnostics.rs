@@ -14,7 +14,7 @@ use crate::inference::{InferDiagnostic, infer};
 use crate::items::{DefId, DefKind, DefLoc, item_tree};
 use crate::name::Name;
 use crate::scope::file_scope;
-use crate::ty::{ScalarTy, Ty};
+use crate::ty::ScalarTy;
 use crate::{Db, SourceFile};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -217,11 +217,4 @@ pub fn file_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<HirDiagnostic> {
             && first.severity() == Severity::Error
     });
     out
-}
-
-impl Ty {
-    /// Whether a diagnostic about this type would be noise.
-    pub fn is_unknown(&self) -> bool {
-        self.contains_error()
-    }
 }
