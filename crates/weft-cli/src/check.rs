@@ -4,7 +4,8 @@
 
 use std::io::{IsTerminal, Write};
 
-use weft_hir::{Diagnostic, RootDatabase, Severity, SourceFile, TextRange};
+use weft_hir::{RootDatabase, Severity, SourceFile, TextRange};
+use weft_ide::Diagnostic;
 use weft_syntax::line_index::LineIndex;
 
 use crate::workspace::{Loaded, load_lossy};

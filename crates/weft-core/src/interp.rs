@@ -18,12 +18,12 @@
 
 use std::rc::Rc;
 
-use weft_hir::{MathFn, ScalarTy};
-use weft_values::{ArrayData, RuntimeCheck, Scalar, Value};
+use weft_hir::ScalarTy;
+use weft_values::{ArrayData, RuntimeCheck, Scalar, Value, binop, math, unop};
 
 use crate::ir::{
-    Atom, BinOp, BlockId, CoreSize, Exp, FnId, Function, IndexItem, Lambda, LoopForm, Origin,
-    Program, Stmt, Type, UnOp, VarId, VarKind,
+    Atom, BlockId, CoreSize, Exp, FnId, Function, IndexItem, Lambda, LoopForm, Origin, Program,
+    Stmt, Type, VarId, VarKind,
 };
 
 /// How the iterations of a parallel construct combine (for a [`Recorder`]).
@@ -79,6 +79,12 @@ impl RuntimeError {
     }
 }
 
+impl From<weft_values::OpError> for Box<RuntimeError> {
+    fn from(error: weft_values::OpError) -> Self {
+        RuntimeError::new(error.message())
+    }
+}
+
 /// Errors are boxed so that results stay small on the interpreter's hot path.
 type Result<T> = std::result::Result<T, Box<RuntimeError>>;
 
@@ -105,7 +111,7 @@ impl Val {
     pub fn n_bytes(&self) -> u64 {
         match self {
             Val::Scalar(s) => scalar_bytes(s.ty()),
-            Val::Array(arr) => arr.n_elems() as u64 * scalar_bytes(scalar_of_data(&arr.data)),
+            Val::Array(arr) => arr.n_elems() as u64 * scalar_bytes(arr.data.elem_type()),
             Val::Tuple(vals) => vals.iter().map(Val::n_bytes).sum(),
         }
     }
@@ -821,7 +827,7 @@ impl<R: Recorder> Interp<'_, R> {
             let result = match exp {
                 Exp::BinOp { op, lhs, rhs, .. } => {
                     match (self.scalar(frame, *lhs), self.scalar(frame, *rhs)) {
-                        (Ok(a), Ok(b)) => binop(*op, a, b).map(Val::Scalar),
+                        (Ok(a), Ok(b)) => binop(*op, a, b).map(Val::Scalar).map_err(Into::into),
                         (Err(e), _) | (_, Err(e)) => Err(e),
                     }
                 }
@@ -1318,7 +1324,7 @@ fn type_of_rows(rows: &[Val], fallback: &Val) -> Type {
         Some(row) => type_of_val(row),
         None => match fallback {
             Val::Array(arr) => {
-                let mut ty = Type::Scalar(scalar_of_data(&arr.data));
+                let mut ty = Type::Scalar(arr.data.elem_type());
                 for _ in 1..arr.shape.len() {
                     ty = Type::array(CoreSize::zero(), ty);
                 }
@@ -1335,7 +1341,7 @@ fn type_of_val(val: &Val) -> Type {
     match val {
         Val::Scalar(s) => Type::Scalar(s.ty()),
         Val::Array(arr) => {
-            let mut ty = Type::Scalar(scalar_of_data(&arr.data));
+            let mut ty = Type::Scalar(arr.data.elem_type());
             for _ in 0..arr.shape.len() {
                 ty = Type::array(CoreSize::zero(), ty);
             }
@@ -1343,255 +1349,4 @@ fn type_of_val(val: &Val) -> Type {
         }
         Val::Tuple(vals) => Type::Tuple(vals.iter().map(type_of_val).collect()),
     }
-}
-
-fn scalar_of_data(data: &ArrayData) -> ScalarTy {
-    data.elem_type()
-}
-
-macro_rules! int_ops {
-    ($op:expr, $a:expr, $b:expr, $variant:ident, $t:ty, $bits:expr) => {{
-        let (a, b): ($t, $t) = ($a, $b);
-        let division_by_zero = || RuntimeError::new(RuntimeCheck::DivisionByZero.words(&"", &""));
-        Scalar::$variant(match $op {
-            BinOp::Add => a.wrapping_add(b),
-            BinOp::Sub => a.wrapping_sub(b),
-            BinOp::Mul => a.wrapping_mul(b),
-            BinOp::Div => {
-                if b == 0 {
-                    return Err(division_by_zero());
-                }
-                a.wrapping_div(b)
-            }
-            BinOp::Rem => {
-                if b == 0 {
-                    return Err(division_by_zero());
-                }
-                a.wrapping_rem(b)
-            }
-            BinOp::Pow => {
-                #[allow(unused_comparisons, reason = "the macro covers unsigned types")]
-                let negative = b < 0;
-                if negative { 0 } else { a.wrapping_pow(u32::try_from(b).unwrap_or(u32::MAX)) }
-            }
-            BinOp::BitAnd => a & b,
-            BinOp::BitOr => a | b,
-            BinOp::BitXor => a ^ b,
-            BinOp::Shl => a.wrapping_shl((b as u32) % $bits),
-            BinOp::Shr => a.wrapping_shr((b as u32) % $bits),
-            BinOp::Eq => return Ok(Scalar::Bool(a == b)),
-            BinOp::Neq => return Ok(Scalar::Bool(a != b)),
-            BinOp::Lt => return Ok(Scalar::Bool(a < b)),
-            BinOp::Le => return Ok(Scalar::Bool(a <= b)),
-            BinOp::Gt => return Ok(Scalar::Bool(a > b)),
-            BinOp::Ge => return Ok(Scalar::Bool(a >= b)),
-        })
-    }};
-}
-
-macro_rules! float_ops {
-    ($op:expr, $a:expr, $b:expr, $variant:ident) => {{
-        let (a, b) = ($a, $b);
-        Scalar::$variant(match $op {
-            BinOp::Add => a + b,
-            BinOp::Sub => a - b,
-            BinOp::Mul => a * b,
-            BinOp::Div => a / b,
-            BinOp::Rem => a % b,
-            BinOp::Pow => a.powf(b),
-            BinOp::Eq => return Ok(Scalar::Bool(a == b)),
-            BinOp::Neq => return Ok(Scalar::Bool(a != b)),
-            BinOp::Lt => return Ok(Scalar::Bool(a < b)),
-            BinOp::Le => return Ok(Scalar::Bool(a <= b)),
-            BinOp::Gt => return Ok(Scalar::Bool(a > b)),
-            BinOp::Ge => return Ok(Scalar::Bool(a >= b)),
-            BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor | BinOp::Shl | BinOp::Shr => {
-                return Err(RuntimeError::new("internal error: a bitwise operator on floats"));
-            }
-        })
-    }};
-}
-
-/// A scalar binary operation with LANGUAGE.md's semantics.
-pub fn binop(op: BinOp, a: Scalar, b: Scalar) -> Result<Scalar> {
-    Ok(match (a, b) {
-        (Scalar::I8(a), Scalar::I8(b)) => int_ops!(op, a, b, I8, i8, 8),
-        (Scalar::I16(a), Scalar::I16(b)) => int_ops!(op, a, b, I16, i16, 16),
-        (Scalar::U8(a), Scalar::U8(b)) => int_ops!(op, a, b, U8, u8, 8),
-        (Scalar::U16(a), Scalar::U16(b)) => int_ops!(op, a, b, U16, u16, 16),
-        // Computed in `f32`, rounded to `f16` (docs/language.md, "Small scalar types").
-        (Scalar::F16(a), Scalar::F16(b)) => {
-            binop(op, Scalar::F32(a.to_f32()), Scalar::F32(b.to_f32()))?.round_f16()
-        }
-        (Scalar::I32(a), Scalar::I32(b)) => int_ops!(op, a, b, I32, i32, 32),
-        (Scalar::I64(a), Scalar::I64(b)) => int_ops!(op, a, b, I64, i64, 64),
-        (Scalar::U32(a), Scalar::U32(b)) => int_ops!(op, a, b, U32, u32, 32),
-        (Scalar::U64(a), Scalar::U64(b)) => int_ops!(op, a, b, U64, u64, 64),
-        (Scalar::F32(a), Scalar::F32(b)) => float_ops!(op, a, b, F32),
-        (Scalar::F64(a), Scalar::F64(b)) => float_ops!(op, a, b, F64),
-        (Scalar::Bool(a), Scalar::Bool(b)) => Scalar::Bool(match op {
-            BinOp::Eq => a == b,
-            BinOp::Neq => a != b,
-            BinOp::Lt => !a & b,
-            BinOp::Le => a <= b,
-            BinOp::Gt => a & !b,
-            BinOp::Ge => a >= b,
-            BinOp::BitAnd => a & b,
-            BinOp::BitOr => a | b,
-            BinOp::BitXor => a ^ b,
-            BinOp::Add
-            | BinOp::Sub
-            | BinOp::Mul
-            | BinOp::Div
-            | BinOp::Rem
-            | BinOp::Pow
-            | BinOp::Shl
-            | BinOp::Shr => {
-                return Err(RuntimeError::new("internal error: arithmetic on booleans"));
-            }
-        }),
-        _ => return Err(RuntimeError::new("internal error: operands of different types")),
-    })
-}
-
-/// A unary operator on a scalar (LANGUAGE.md), as the interpreter and the memory
-/// checker evaluate it.
-pub fn unop(op: UnOp, a: Scalar) -> Result<Scalar> {
-    Ok(match (op, a) {
-        (_, Scalar::F16(x)) => unop(op, Scalar::F32(x.to_f32()))?.round_f16(),
-        (UnOp::Neg, Scalar::I8(x)) => Scalar::I8(x.wrapping_neg()),
-        (UnOp::Neg, Scalar::I16(x)) => Scalar::I16(x.wrapping_neg()),
-        (UnOp::Neg, Scalar::U8(x)) => Scalar::U8(x.wrapping_neg()),
-        (UnOp::Neg, Scalar::U16(x)) => Scalar::U16(x.wrapping_neg()),
-        (UnOp::Not, Scalar::I8(x)) => Scalar::I8(!x),
-        (UnOp::Not, Scalar::I16(x)) => Scalar::I16(!x),
-        (UnOp::Not, Scalar::U8(x)) => Scalar::U8(!x),
-        (UnOp::Not, Scalar::U16(x)) => Scalar::U16(!x),
-        (UnOp::Neg, Scalar::I32(x)) => Scalar::I32(x.wrapping_neg()),
-        (UnOp::Neg, Scalar::I64(x)) => Scalar::I64(x.wrapping_neg()),
-        (UnOp::Neg, Scalar::U32(x)) => Scalar::U32(x.wrapping_neg()),
-        (UnOp::Neg, Scalar::U64(x)) => Scalar::U64(x.wrapping_neg()),
-        (UnOp::Neg, Scalar::F32(x)) => Scalar::F32(-x),
-        (UnOp::Neg, Scalar::F64(x)) => Scalar::F64(-x),
-        (UnOp::Not, Scalar::Bool(x)) => Scalar::Bool(!x),
-        (UnOp::Not, Scalar::I32(x)) => Scalar::I32(!x),
-        (UnOp::Not, Scalar::I64(x)) => Scalar::I64(!x),
-        (UnOp::Not, Scalar::U32(x)) => Scalar::U32(!x),
-        (UnOp::Not, Scalar::U64(x)) => Scalar::U64(!x),
-        (UnOp::Neg, Scalar::Bool(_)) | (UnOp::Not, Scalar::F32(_) | Scalar::F64(_)) => {
-            return Err(RuntimeError::new("internal error: bad unary operand"));
-        }
-    })
-}
-
-macro_rules! float_math {
-    ($t:ty, $variant:ident, $func:expr, $args:expr) => {{
-        let arg = |i: usize| -> Result<$t> {
-            match $args.get(i) {
-                Some(Scalar::$variant(x)) => Ok(*x),
-                _ => Err(RuntimeError::new("internal error: bad math argument")),
-            }
-        };
-        Scalar::$variant(match $func {
-            MathFn::Sqrt => arg(0)?.sqrt(),
-            MathFn::Exp => arg(0)?.exp(),
-            MathFn::Log => arg(0)?.ln(),
-            MathFn::Sin => arg(0)?.sin(),
-            MathFn::Cos => arg(0)?.cos(),
-            MathFn::Tan => arg(0)?.tan(),
-            MathFn::Tanh => arg(0)?.tanh(),
-            MathFn::Abs => arg(0)?.abs(),
-            MathFn::Min => arg(0)?.min(arg(1)?),
-            MathFn::Max => arg(0)?.max(arg(1)?),
-            MathFn::Floor => arg(0)?.floor(),
-            MathFn::Ceil => arg(0)?.ceil(),
-            MathFn::Pow => arg(0)?.powf(arg(1)?),
-            MathFn::Atan2 => arg(0)?.atan2(arg(1)?),
-            MathFn::IsNan => return Ok(Scalar::Bool(arg(0)?.is_nan())),
-            MathFn::Nan => <$t>::NAN,
-            MathFn::Inf => <$t>::INFINITY,
-            MathFn::Pi => std::f64::consts::PI as $t,
-            MathFn::Highest => <$t>::MAX,
-            MathFn::Lowest => <$t>::MIN,
-        })
-    }};
-}
-
-macro_rules! int_math {
-    ($t:ty, $variant:ident, $func:expr, $args:expr) => {{
-        let arg = |i: usize| -> Result<$t> {
-            match $args.get(i) {
-                Some(Scalar::$variant(x)) => Ok(*x),
-                _ => Err(RuntimeError::new("internal error: bad math argument")),
-            }
-        };
-        Scalar::$variant(match $func {
-            MathFn::Abs => {
-                #[allow(unused_comparisons, reason = "the macro covers unsigned types")]
-                let negative = arg(0)? < 0;
-                if negative { (0 as $t).wrapping_sub(arg(0)?) } else { arg(0)? }
-            }
-            MathFn::Min => arg(0)?.min(arg(1)?),
-            MathFn::Max => arg(0)?.max(arg(1)?),
-            MathFn::Pow => binop_pow(arg(0)?, arg(1)?),
-            MathFn::Highest => <$t>::MAX,
-            MathFn::Lowest => <$t>::MIN,
-            MathFn::Sqrt
-            | MathFn::Exp
-            | MathFn::Log
-            | MathFn::Sin
-            | MathFn::Cos
-            | MathFn::Tan
-            | MathFn::Tanh
-            | MathFn::Atan2
-            | MathFn::Floor
-            | MathFn::Ceil
-            | MathFn::IsNan
-            | MathFn::Nan
-            | MathFn::Inf
-            | MathFn::Pi => {
-                return Err(RuntimeError::new("internal error: a float function on integers"));
-            }
-        })
-    }};
-}
-
-fn binop_pow<T: Copy + TryInto<u32> + Default + PartialOrd + WrappingPow>(a: T, b: T) -> T {
-    if b < T::default() { T::default() } else { a.wpow(b.try_into().unwrap_or(u32::MAX)) }
-}
-
-trait WrappingPow {
-    fn wpow(self, exp: u32) -> Self;
-}
-
-macro_rules! wrapping_pow {
-    ($($t:ty),*) => {$(impl WrappingPow for $t { fn wpow(self, exp: u32) -> Self { self.wrapping_pow(exp) } })*};
-}
-wrapping_pow!(i8, i16, i32, i64, u8, u16, u32, u64);
-/// A math function of LANGUAGE.md on scalars of type `ty`, as the interpreter and
-/// the memory checker evaluate it.
-pub fn math(ty: ScalarTy, func: MathFn, args: &[Scalar]) -> Result<Scalar> {
-    Ok(match ty {
-        // The largest finite `f16` is 65504, not `f32::MAX` rounded (an infinity).
-        ScalarTy::F16 if func == MathFn::Highest => Scalar::F16(weft_values::f16::MAX),
-        ScalarTy::F16 if func == MathFn::Lowest => Scalar::F16(weft_values::f16::MIN),
-        // Computed in `f32`, rounded to `f16`, like the operators.
-        ScalarTy::F16 => {
-            let wide: Vec<Scalar> = args.iter().map(|a| a.widen_f16()).collect();
-            math(ScalarTy::F32, func, &wide)?.round_f16()
-        }
-        ScalarTy::I8 => int_math!(i8, I8, func, args),
-        ScalarTy::I16 => int_math!(i16, I16, func, args),
-        ScalarTy::U8 => int_math!(u8, U8, func, args),
-        ScalarTy::U16 => int_math!(u16, U16, func, args),
-        ScalarTy::F32 => float_math!(f32, F32, func, args),
-        ScalarTy::F64 => float_math!(f64, F64, func, args),
-        ScalarTy::I32 => int_math!(i32, I32, func, args),
-        ScalarTy::I64 => int_math!(i64, I64, func, args),
-        ScalarTy::U32 => int_math!(u32, U32, func, args),
-        ScalarTy::U64 => int_math!(u64, U64, func, args),
-        ScalarTy::Bool => {
-            return Err(RuntimeError::new("internal error: a math function on booleans"));
-        }
-    })
 }

@@ -172,42 +172,8 @@ pub struct Lambda {
     pub ret: Type,
 }
 
-/// A scalar binary operator (after elaboration: `&&`, `||` became `if`, `++` became
-/// [`Exp::Concat`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum BinOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    Rem,
-    Pow,
-    Eq,
-    Neq,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-    BitAnd,
-    BitOr,
-    BitXor,
-    Shl,
-    Shr,
-}
-
-impl BinOp {
-    /// Whether the operator compares (its result is a `bool`).
-    pub fn is_comparison(self) -> bool {
-        matches!(self, BinOp::Eq | BinOp::Neq | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge)
-    }
-}
-
-/// A scalar unary operator.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum UnOp {
-    Neg,
-    Not,
-}
+/// The scalar operators are Weft's, below every evaluator (weft-values `ops`).
+pub use weft_values::{BinOp, UnOp};
 
 /// One index of an [`Exp::Index`]: a fixed index drops a dimension, a slice keeps it.
 #[derive(Debug, Clone, PartialEq)]

@@ -22,8 +22,7 @@ mod validate;
 mod walk;
 
 pub use crate::interp::{
-    NoRecorder, ParKind, Recorder, RuntimeError, Val, binop, math, n_inputs, run_entry,
-    run_entry_recorded, unop,
+    NoRecorder, ParKind, Recorder, RuntimeError, Val, n_inputs, run_entry, run_entry_recorded,
 };
 pub use crate::ir::{
     Atom, BinOp, Block, BlockId, CoreSize, Exp, ExpId, FnId, Function, IndexItem, Lambda, LoopForm,
@@ -42,4 +41,4 @@ pub use crate::pretty::{
 pub use crate::render::{origin_position, render_error};
 pub use crate::updates::{UpdateReuse, loop_updates_in_place, update_reuse, updated_array};
 pub use crate::validate::{InvariantError, validate};
-pub use crate::walk::type_vars;
+pub use crate::walk::{ExpKind, Made, type_vars};

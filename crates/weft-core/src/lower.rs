@@ -49,7 +49,7 @@ impl CheckedFile {
     pub fn new(db: &dyn Db, file: SourceFile) -> Option<CheckedFile> {
         let has_errors = weft_hir::file_diagnostics(db, file)
             .iter()
-            .any(|d| d.severity == weft_hir::Severity::Error);
+            .any(|d| d.severity() == weft_hir::Severity::Error);
         if has_errors { None } else { Some(CheckedFile { file }) }
     }
 
@@ -76,7 +76,7 @@ pub struct BlockedEntry {
     /// The def holding the error (the entry itself, or a def it uses); `None` for an
     /// error outside every def.
     pub def: Option<DefLoc>,
-    pub error: weft_hir::Diagnostic,
+    pub error: weft_hir::HirDiagnostic,
 }
 
 impl CheckedEntries {
@@ -129,7 +129,7 @@ impl CheckedEntries {
 fn errors_by_def(
     db: &dyn Db,
     file: SourceFile,
-) -> (FxHashMap<DefLoc, weft_hir::Diagnostic>, Option<weft_hir::Diagnostic>) {
+) -> (FxHashMap<DefLoc, weft_hir::HirDiagnostic>, Option<weft_hir::HirDiagnostic>) {
     let ranges: Vec<(DefLoc, weft_syntax::TextRange)> = weft_hir::item_tree(db, file)
         .defs
         .iter()
@@ -139,10 +139,10 @@ fn errors_by_def(
             weft_hir::body_with_source_map(db, id).1.def_range.map(|r| (d.clone(), r))
         })
         .collect();
-    let mut owned: FxHashMap<DefLoc, weft_hir::Diagnostic> = FxHashMap::default();
+    let mut owned: FxHashMap<DefLoc, weft_hir::HirDiagnostic> = FxHashMap::default();
     let mut loose = None;
     for error in weft_hir::file_diagnostics(db, file) {
-        if error.severity != weft_hir::Severity::Error {
+        if error.severity() != weft_hir::Severity::Error {
             continue;
         }
         let mut holders = Vec::new();
@@ -169,13 +169,13 @@ fn errors_by_def(
 struct ErrorWalk<'db> {
     db: &'db dyn Db,
     /// Per file, each def's own first error.
-    errors: FxHashMap<SourceFile, FxHashMap<DefLoc, weft_hir::Diagnostic>>,
+    errors: FxHashMap<SourceFile, FxHashMap<DefLoc, weft_hir::HirDiagnostic>>,
     /// Per def visited: the first error it depends on.
-    first: FxHashMap<DefLoc, Option<(DefLoc, weft_hir::Diagnostic)>>,
+    first: FxHashMap<DefLoc, Option<(DefLoc, weft_hir::HirDiagnostic)>>,
 }
 
 impl ErrorWalk<'_> {
-    fn own_error(&mut self, def: &DefLoc) -> Option<weft_hir::Diagnostic> {
+    fn own_error(&mut self, def: &DefLoc) -> Option<weft_hir::HirDiagnostic> {
         let db = self.db;
         self.errors
             .entry(def.file)
@@ -198,7 +198,7 @@ impl ErrorWalk<'_> {
         out
     }
 
-    fn first_error(&mut self, root: &DefLoc) -> Option<(DefLoc, weft_hir::Diagnostic)> {
+    fn first_error(&mut self, root: &DefLoc) -> Option<(DefLoc, weft_hir::HirDiagnostic)> {
         // Post-order with an explicit stack; a def on the stack counts as clean (a cycle
         // is recursion, an error of its own).
         let mut stack: Vec<(DefLoc, bool)> = vec![(root.clone(), false)];

@@ -10,9 +10,7 @@
 
 use rustc_hash::FxHashSet;
 
-use crate::ir::{
-    Atom, BlockId, CoreSize, Exp, Function, IndexItem, LoopForm, Program, Type, VarId, VarKind,
-};
+use crate::ir::{Atom, BlockId, CoreSize, Exp, Function, Program, Type, VarId, VarKind};
 
 /// A violated invariant: which function, and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,136 +117,36 @@ impl Validator<'_> {
         self.scope.truncate(depth);
     }
 
-    fn lambda_block(&mut self, params: &[VarId], body: BlockId) {
-        let depth = self.scope.len();
-        for &p in params {
-            self.define(p);
-        }
-        self.block(body);
-        self.scope.truncate(depth);
-    }
-
+    /// Checks an expression through the one traversal of `walk.rs`: its operands and
+    /// written types in the enclosing scope, then its nested blocks with its binders
+    /// in scope.
     fn exp(&mut self, exp: &Exp) {
-        match exp {
-            Exp::Atom(a)
-            | Exp::Unzip(a)
-            | Exp::Transpose(a)
-            | Exp::Reverse(a)
-            | Exp::Flatten(a) => self.atom(*a),
-            Exp::Size(size) => self.size(size),
-            Exp::BinOp { lhs, rhs, .. } => {
-                self.atom(*lhs);
-                self.atom(*rhs);
-            }
-            Exp::UnOp { operand, .. } | Exp::Convert { operand, .. } => self.atom(*operand),
-            Exp::Math { args, .. } | Exp::Tuple(args) | Exp::Zip(args) => {
-                args.iter().for_each(|&a| self.atom(a))
-            }
-            Exp::Proj { tuple, .. } => self.atom(*tuple),
-            Exp::ArrayLit { elems, elem_ty } => {
-                elems.iter().for_each(|&a| self.atom(a));
-                self.ty(elem_ty);
-            }
-            Exp::Index { array, items } => {
-                self.atom(*array);
-                for item in items {
-                    match item {
-                        IndexItem::Fix(a) => self.atom(*a),
-                        IndexItem::Slice { start, end, stride } => {
-                            for a in [start, end, stride].into_iter().flatten() {
-                                self.atom(*a);
-                            }
-                        }
-                    }
-                }
-            }
-            Exp::Dim { array, .. } => self.atom(*array),
-            Exp::Call { func, args } => {
-                if self.program.functions.iter().all(|(id, _)| id != *func) {
-                    self.errors.push(format!("call of a missing function {func:?}"));
-                }
-                args.iter().for_each(|&a| self.atom(a));
-            }
-            Exp::If { cond, then_branch, else_branch } => {
-                self.atom(*cond);
-                self.block(*then_branch);
-                self.block(*else_branch);
-            }
-            Exp::Loop { param, init, form, body } => {
-                self.atom(*init);
-                let depth = self.scope.len();
-                self.define(*param);
-                match form {
-                    LoopForm::For { index, bound } => {
-                        self.atom(*bound);
-                        self.define(*index);
-                    }
-                    LoopForm::While { cond } => self.block(*cond),
-                }
-                self.block(*body);
-                self.scope.truncate(depth);
-            }
-            Exp::Map { lambda, arrays, .. } => {
-                arrays.iter().for_each(|&a| self.atom(a));
-                self.lambda_block(&lambda.params, lambda.body);
-            }
-            Exp::Reduce { lambda, neutral, array, .. }
-            | Exp::Scan { lambda, neutral, array, .. } => {
-                self.atom(*neutral);
-                self.atom(*array);
-                self.lambda_block(&lambda.params, lambda.body);
-            }
-            Exp::Generate { size, lambda, .. } => {
-                self.atom(*size);
-                self.lambda_block(&lambda.params, lambda.body);
-            }
-            Exp::Scatter { dest, indices, values } => {
-                self.atom(*dest);
-                self.atom(*indices);
-                self.atom(*values);
-            }
-            Exp::ReduceByIndex { dest, lambda, neutral, indices, values } => {
-                for &a in &[*dest, *neutral, *indices, *values] {
-                    self.atom(a);
-                }
-                if lambda.params.len() != 2 {
-                    self.errors.push(format!(
-                        "reduce_by_index's operator has {} parameters, not 2",
-                        lambda.params.len()
-                    ));
-                }
-                self.lambda_block(&lambda.params, lambda.body);
-            }
-            Exp::Update { array, indices, value } => {
-                self.atom(*array);
-                if indices.is_empty() {
-                    self.errors.push("an update with no index".to_owned());
-                }
-                indices.iter().for_each(|&a| self.atom(a));
-                self.atom(*value);
-            }
-            Exp::Iota { size } => self.atom(*size),
-            Exp::Replicate { size, value } => {
-                self.atom(*size);
-                self.atom(*value);
-            }
-            Exp::Unflatten { rows, cols, array } => {
-                self.atom(*rows);
-                self.atom(*cols);
-                self.atom(*array);
-            }
-            Exp::Split { chunk: a, array: b }
-            | Exp::Take { count: a, array: b }
-            | Exp::Drop { count: a, array: b }
-            | Exp::Concat(a, b) => {
-                self.atom(*a);
-                self.atom(*b);
-            }
-            Exp::Materialise { value, .. } => self.atom(*value),
-            Exp::Coerce { value, ty } => {
-                self.atom(*value);
-                self.ty(ty);
-            }
+        exp.operands().into_iter().for_each(|a| self.atom(a));
+        if let Exp::Size(size) = exp {
+            self.size(size);
         }
+        exp.types().iter().for_each(|ty| self.ty(ty));
+        if let Exp::Call { func, .. } = exp
+            && self.program.functions.iter().all(|(id, _)| id != *func)
+        {
+            self.errors.push(format!("call of a missing function {func:?}"));
+        }
+        if let Exp::ReduceByIndex { lambda, .. } = exp
+            && lambda.params.len() != 2
+        {
+            self.errors.push(format!(
+                "reduce_by_index's operator has {} parameters, not 2",
+                lambda.params.len()
+            ));
+        }
+        if let Exp::Update { indices, .. } = exp
+            && indices.is_empty()
+        {
+            self.errors.push("an update with no index".to_owned());
+        }
+        let depth = self.scope.len();
+        exp.binders().into_iter().for_each(|v| self.define(v));
+        exp.nested_blocks().into_iter().for_each(|b| self.block(b));
+        self.scope.truncate(depth);
     }
 }

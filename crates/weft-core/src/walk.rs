@@ -4,6 +4,29 @@
 
 use crate::ir::{Atom, BlockId, Exp, IndexItem, Lambda, LoopForm, Type, VarId};
 
+/// What an expression is: its name and what its value is made of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ExpKind {
+    /// As profiles and tools name it (`map`, `array literal`).
+    pub name: &'static str,
+    pub made: Made,
+}
+
+/// What the reference interpreter makes of an expression's value, as the cost
+/// semantics (digest 002) counts it. The memory IR differs where it can: there,
+/// `transpose`, `reverse` and `replicate` are views of their operand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Made {
+    /// A scalar, or a value the operands already hold (a view, a tuple, a result
+    /// passed on): no new array.
+    Passed,
+    /// A new array whose every element the interpreter writes itself: a parallel copy
+    /// of its elements in the cost semantics.
+    Copied,
+    /// A new array whose elements a lambda computes (`map`, `scan`, `generate`).
+    Built,
+}
+
 impl Exp {
     /// Every operand, in source order (loop bounds and slice bounds included).
     pub fn operands(&self) -> Vec<Atom> {
@@ -101,45 +124,52 @@ impl Exp {
         }
     }
 
+    /// The expression's kind: its name and what the reference interpreter makes of its
+    /// value. One row per kind.
+    pub fn kind(&self) -> ExpKind {
+        let (name, made) = match self {
+            Exp::Atom(_) => ("copy", Made::Passed),
+            Exp::Size(_) => ("size", Made::Passed),
+            Exp::BinOp { .. } => ("binop", Made::Passed),
+            Exp::UnOp { .. } => ("unop", Made::Passed),
+            Exp::Convert { .. } => ("convert", Made::Passed),
+            Exp::Math { .. } => ("math", Made::Passed),
+            Exp::Tuple(_) => ("tuple", Made::Passed),
+            Exp::Proj { .. } => ("proj", Made::Passed),
+            Exp::ArrayLit { .. } => ("array literal", Made::Copied),
+            Exp::Index { .. } => ("index", Made::Passed),
+            Exp::Dim { .. } => ("dim", Made::Passed),
+            Exp::Call { .. } => ("call", Made::Passed),
+            Exp::If { .. } => ("if", Made::Passed),
+            Exp::Loop { .. } => ("loop", Made::Passed),
+            Exp::Map { .. } => ("map", Made::Built),
+            Exp::Reduce { .. } => ("reduce", Made::Passed),
+            Exp::Scan { .. } => ("scan", Made::Built),
+            Exp::Generate { .. } => ("generate", Made::Built),
+            Exp::Scatter { .. } => ("scatter", Made::Copied),
+            Exp::ReduceByIndex { .. } => ("reduce_by_index", Made::Copied),
+            Exp::Update { .. } => ("update", Made::Copied),
+            Exp::Iota { .. } => ("iota", Made::Copied),
+            Exp::Replicate { .. } => ("replicate", Made::Copied),
+            Exp::Zip(_) => ("zip", Made::Passed),
+            Exp::Unzip(_) => ("unzip", Made::Passed),
+            Exp::Transpose(_) => ("transpose", Made::Copied),
+            Exp::Reverse(_) => ("reverse", Made::Copied),
+            Exp::Flatten(_) => ("flatten", Made::Passed),
+            Exp::Unflatten { .. } => ("unflatten", Made::Passed),
+            Exp::Split { .. } => ("split", Made::Passed),
+            Exp::Take { .. } => ("take", Made::Passed),
+            Exp::Drop { .. } => ("drop", Made::Passed),
+            Exp::Concat(..) => ("concat", Made::Copied),
+            Exp::Materialise { .. } => ("materialise", Made::Passed),
+            Exp::Coerce { .. } => ("coerce", Made::Passed),
+        };
+        ExpKind { name, made }
+    }
+
     /// The expression's kind, as profiles and tools name it (`map`, `array literal`).
     pub fn name(&self) -> &'static str {
-        match self {
-            Exp::Atom(_) => "copy",
-            Exp::Size(_) => "size",
-            Exp::BinOp { .. } => "binop",
-            Exp::UnOp { .. } => "unop",
-            Exp::Convert { .. } => "convert",
-            Exp::Math { .. } => "math",
-            Exp::Tuple(_) => "tuple",
-            Exp::Proj { .. } => "proj",
-            Exp::ArrayLit { .. } => "array literal",
-            Exp::Index { .. } => "index",
-            Exp::Dim { .. } => "dim",
-            Exp::Call { .. } => "call",
-            Exp::If { .. } => "if",
-            Exp::Loop { .. } => "loop",
-            Exp::Map { .. } => "map",
-            Exp::Reduce { .. } => "reduce",
-            Exp::Scan { .. } => "scan",
-            Exp::Generate { .. } => "generate",
-            Exp::Scatter { .. } => "scatter",
-            Exp::ReduceByIndex { .. } => "reduce_by_index",
-            Exp::Update { .. } => "update",
-            Exp::Iota { .. } => "iota",
-            Exp::Replicate { .. } => "replicate",
-            Exp::Zip(_) => "zip",
-            Exp::Unzip(_) => "unzip",
-            Exp::Transpose(_) => "transpose",
-            Exp::Reverse(_) => "reverse",
-            Exp::Flatten(_) => "flatten",
-            Exp::Unflatten { .. } => "unflatten",
-            Exp::Split { .. } => "split",
-            Exp::Take { .. } => "take",
-            Exp::Drop { .. } => "drop",
-            Exp::Concat(..) => "concat",
-            Exp::Materialise { .. } => "materialise",
-            Exp::Coerce { .. } => "coerce",
-        }
+        self.kind().name
     }
 
     /// A combinator's written level and function argument (`map`, `reduce`, `scan`,
@@ -248,6 +278,15 @@ impl Exp {
     /// The level written on a combinator (`map@group`), if any.
     pub fn written_level(&self) -> Option<weft_hir::Level> {
         self.combinator().and_then(|(level, _)| level)
+    }
+
+    /// The types written in the expression, in the order of [`Exp::types_mut`].
+    pub fn types(&self) -> Vec<Type> {
+        // As for `operands`: one match serves both directions.
+        let mut copy = self.clone();
+        let mut out = Vec::new();
+        copy.types_mut(&mut |ty| out.push(ty.clone()));
+        out
     }
 
     /// Visits the types written in the expression (literal element types, coercion

@@ -33,7 +33,7 @@ use std::cell::RefCell;
 
 use rustc_hash::FxHashMap as HashMap;
 use weft_core::{
-    BlockId, Exp, FnId, Origin, ParKind, Program, Recorder, RuntimeError, Stmt, Val, VarId,
+    BlockId, Exp, FnId, Made, Origin, ParKind, Program, Recorder, RuntimeError, Stmt, Val, VarId,
 };
 use weft_plan::{Input, Output, Plan};
 use weft_values::Value;
@@ -426,62 +426,7 @@ impl Recorder for ProfileRecorder<'_> {
 
 /// What a statement costs by itself, and how many elements it copies in parallel.
 fn own_cost(exp: &Exp, value: &Val) -> (u64, u64) {
-    match exp {
-        Exp::ArrayLit { .. }
-        | Exp::Iota { .. }
-        | Exp::Replicate { .. }
-        | Exp::Concat(..)
-        | Exp::Transpose(_)
-        | Exp::Reverse(_)
-        | Exp::Scatter { .. }
-        | Exp::ReduceByIndex { .. }
-        | Exp::Update { .. } => (1, value.n_elems()),
-        Exp::Atom(_)
-        | Exp::Size(_)
-        | Exp::BinOp { .. }
-        | Exp::UnOp { .. }
-        | Exp::Convert { .. }
-        | Exp::Math { .. }
-        | Exp::Tuple(_)
-        | Exp::Proj { .. }
-        | Exp::Index { .. }
-        | Exp::Dim { .. }
-        | Exp::Call { .. }
-        | Exp::If { .. }
-        | Exp::Loop { .. }
-        | Exp::Map { .. }
-        | Exp::Reduce { .. }
-        | Exp::Scan { .. }
-        | Exp::Generate { .. }
-        | Exp::Zip(_)
-        | Exp::Unzip(_)
-        | Exp::Flatten(_)
-        | Exp::Unflatten { .. }
-        | Exp::Split { .. }
-        | Exp::Take { .. }
-        | Exp::Drop { .. }
-        | Exp::Materialise { .. }
-        | Exp::Coerce { .. } => (1, 0),
-    }
-}
-
-/// Whether a statement creates a new array (rather than a view or a scalar).
-fn materialises(exp: &Exp) -> bool {
-    matches!(
-        exp,
-        Exp::ArrayLit { .. }
-            | Exp::Iota { .. }
-            | Exp::Replicate { .. }
-            | Exp::Concat(..)
-            | Exp::Transpose(_)
-            | Exp::Reverse(_)
-            | Exp::Scatter { .. }
-            | Exp::ReduceByIndex { .. }
-            | Exp::Update { .. }
-            | Exp::Map { .. }
-            | Exp::Scan { .. }
-            | Exp::Generate { .. }
-    )
+    if exp.kind().made == Made::Copied { (1, value.n_elems()) } else { (1, 0) }
 }
 
 /// A variable's source name, or `t<index>` for a temporary.
@@ -617,30 +562,16 @@ impl State<'_> {
         if !out.is_empty() {
             return out;
         }
-        let mut blocks = Vec::new();
-        let lambda_body = |e: &Exp| match e {
-            Exp::Map { lambda, .. }
-            | Exp::Reduce { lambda, .. }
-            | Exp::Scan { lambda, .. }
-            | Exp::Generate { lambda, .. } => Some(lambda.body),
-            _ => None,
-        };
-        blocks.extend(lambda_body(&f.exps[exp]));
+        // The combinator's lambda, then every block nested in it; a `reduce_by_index`
+        // operator is searched as a statement, not into (as the profiler always has).
+        let mut blocks: Vec<BlockId> =
+            f.exps[exp].combinator().map(|(_, lambda)| lambda.body).into_iter().collect();
         while let Some(b) = blocks.pop() {
             for st in &f.blocks[b].stmts {
                 add(st.exp, &mut out);
-                match &f.exps[st.exp] {
-                    Exp::If { then_branch, else_branch, .. } => {
-                        blocks.push(*then_branch);
-                        blocks.push(*else_branch);
-                    }
-                    Exp::Loop { body, form, .. } => {
-                        blocks.push(*body);
-                        if let weft_core::LoopForm::While { cond } = form {
-                            blocks.push(*cond);
-                        }
-                    }
-                    other => blocks.extend(lambda_body(other)),
+                let inner = &f.exps[st.exp];
+                if !matches!(inner, Exp::ReduceByIndex { .. }) {
+                    blocks.extend(inner.nested_blocks());
                 }
             }
         }
@@ -732,7 +663,7 @@ impl State<'_> {
                 scope.regions.push((func, stmt.var, r));
             }
         }
-        if materialises(exp) && value.has_array() {
+        if exp.kind().made != Made::Passed && value.has_array() {
             let name = format!("`{}`", var_label(f, stmt.var));
             let bytes = value.n_bytes();
             if let Some(b) = &mut self.boxed {

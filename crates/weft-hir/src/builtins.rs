@@ -2,6 +2,8 @@
 //! descriptions (the editor shows both on hover).
 
 use crate::Name;
+pub use weft_values::MathFn;
+
 use crate::ty::{ScalarTy, Scheme, SchemeParam, SizeVar, Ty, TySize};
 
 /// A built-in function.
@@ -38,83 +40,6 @@ pub enum Builtin {
     Convert(ScalarTy),
     /// `f32.sqrt`, `i32.max`, ...
     Math(ScalarTy, MathFn),
-}
-
-/// Functions in the per-type namespaces.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum MathFn {
-    Sqrt,
-    Exp,
-    Log,
-    Sin,
-    Cos,
-    Tan,
-    Tanh,
-    Abs,
-    Min,
-    Max,
-    Floor,
-    Ceil,
-    Pow,
-    /// `f32.atan2 y x`: the angle of the point `(x, y)`, in `[-pi, pi]`.
-    Atan2,
-    IsNan,
-    /// Constants: `f32.nan`, `f32.inf`, `f32.pi`, `i32.highest`, `i32.lowest`.
-    Nan,
-    Inf,
-    Pi,
-    Highest,
-    Lowest,
-}
-
-const FLOAT_FNS: &[(&str, MathFn)] = &[
-    ("sqrt", MathFn::Sqrt),
-    ("exp", MathFn::Exp),
-    ("log", MathFn::Log),
-    ("sin", MathFn::Sin),
-    ("cos", MathFn::Cos),
-    ("tan", MathFn::Tan),
-    ("tanh", MathFn::Tanh),
-    ("abs", MathFn::Abs),
-    ("min", MathFn::Min),
-    ("max", MathFn::Max),
-    ("floor", MathFn::Floor),
-    ("ceil", MathFn::Ceil),
-    ("pow", MathFn::Pow),
-    ("atan2", MathFn::Atan2),
-    ("isnan", MathFn::IsNan),
-    ("nan", MathFn::Nan),
-    ("inf", MathFn::Inf),
-    ("pi", MathFn::Pi),
-    ("highest", MathFn::Highest),
-    ("lowest", MathFn::Lowest),
-];
-
-const INT_FNS: &[(&str, MathFn)] = &[
-    ("abs", MathFn::Abs),
-    ("min", MathFn::Min),
-    ("max", MathFn::Max),
-    ("highest", MathFn::Highest),
-    ("lowest", MathFn::Lowest),
-];
-
-impl MathFn {
-    pub fn name(self) -> &'static str {
-        FLOAT_FNS.iter().find(|(_, f)| *f == self).map_or("?", |(name, _)| name)
-    }
-
-    pub fn is_constant(self) -> bool {
-        matches!(self, MathFn::Nan | MathFn::Inf | MathFn::Pi | MathFn::Highest | MathFn::Lowest)
-    }
-
-    /// Number of arguments.
-    pub fn arity(self) -> usize {
-        match self {
-            MathFn::Min | MathFn::Max | MathFn::Pow | MathFn::Atan2 => 2,
-            _ if self.is_constant() => 0,
-            _ => 1,
-        }
-    }
 }
 
 /// The names of unqualified built-ins, in the order completion lists them.
@@ -162,26 +87,15 @@ impl Builtin {
     /// `f32.sqrt`: a name in a scalar type's namespace.
     pub fn lookup_qualified(namespace: &str, name: &str) -> Option<Builtin> {
         let scalar = ScalarTy::from_name(namespace)?;
-        let table = if scalar.is_float() {
-            FLOAT_FNS
-        } else if scalar.is_integer() {
-            INT_FNS
-        } else {
-            return None;
-        };
-        table.iter().find(|(n, _)| *n == name).map(|(_, f)| Builtin::Math(scalar, *f))
+        MathFn::namespace(scalar)
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, f)| Builtin::Math(scalar, *f))
     }
 
     /// Every built-in in a scalar type's namespace (`f32.sqrt`, `i32.max`, ...).
     pub fn in_namespace(scalar: ScalarTy) -> Vec<Builtin> {
-        let table = if scalar.is_float() {
-            FLOAT_FNS
-        } else if scalar.is_integer() {
-            INT_FNS
-        } else {
-            &[]
-        };
-        table.iter().map(|(_, f)| Builtin::Math(scalar, *f)).collect()
+        MathFn::namespace(scalar).iter().map(|(_, f)| Builtin::Math(scalar, *f)).collect()
     }
 
     pub fn name(self) -> String {

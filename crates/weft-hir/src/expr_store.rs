@@ -247,6 +247,36 @@ pub enum BodyDiagnostic {
     },
 }
 
+impl BodyDiagnostic {
+    /// The diagnostic's stable code (`unresolved-name`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            BodyDiagnostic::UnresolvedName { .. } => "unresolved-name",
+            BodyDiagnostic::UnknownLevel { .. } => "unknown-level",
+            BodyDiagnostic::LevelNotAllowed { .. } => "level-not-allowed",
+            BodyDiagnostic::BadLiteral { .. } => "bad-literal",
+            BodyDiagnostic::BadProjection { .. } => "bad-projection",
+            BodyDiagnostic::SliceInUpdate { .. } => "slice-in-update",
+            BodyDiagnostic::DuplicateField { .. } => "duplicate-field",
+        }
+    }
+
+    /// Where the diagnostic is in the current text.
+    pub fn range(&self, source_map: &BodySourceMap) -> TextRange {
+        match self {
+            BodyDiagnostic::UnresolvedName { expr, .. }
+            | BodyDiagnostic::UnknownLevel { expr, .. }
+            | BodyDiagnostic::LevelNotAllowed { expr }
+            | BodyDiagnostic::BadLiteral { expr, .. }
+            | BodyDiagnostic::BadProjection { expr }
+            | BodyDiagnostic::SliceInUpdate { expr } => {
+                source_map.expr_range(*expr).unwrap_or_default()
+            }
+            BodyDiagnostic::DuplicateField { range, .. } => *range,
+        }
+    }
+}
+
 /// A lowered def body.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Body {
@@ -287,6 +317,22 @@ impl BodySourceMap {
             .filter(|(_, r)| r.contains_range(range))
             .min_by_key(|(_, r)| r.len())
             .map(|(id, _)| id)
+    }
+
+    /// Where a site of an inference diagnostic is: its own range, or the def's name
+    /// where it has none (or an empty one).
+    pub fn site_range(&self, site: &crate::inference::Site) -> TextRange {
+        use crate::inference::Site;
+        let fallback = self.name_range.unwrap_or_default();
+        match site {
+            Site::Expr(expr) => self.expr_range(*expr),
+            Site::Pat(pat) => self.pat_range(*pat),
+            Site::Param(idx) => self.param_ty_ranges.get(*idx).copied(),
+            Site::Ret => self.ret_ty_range,
+            Site::Name => self.name_range,
+        }
+        .filter(|r| !r.is_empty())
+        .unwrap_or(fallback)
     }
 
     pub fn pat_at(&self, range: TextRange) -> Option<PatId> {

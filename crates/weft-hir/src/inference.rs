@@ -42,7 +42,7 @@ pub enum Site {
     Name,
 }
 
-/// A type error, keyed by ids; rendered with ranges by `diagnostics.rs`.
+/// A type error, keyed by ids; `diagnostics.rs` places it, weft-ide words it.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum InferDiagnostic {
     TypeMismatch {
@@ -164,6 +164,65 @@ pub enum InferDiagnostic {
         site: Site,
         context: Option<(Site, String)>,
     },
+}
+
+impl InferDiagnostic {
+    /// The diagnostic's stable code (`type-mismatch`).
+    pub fn code(&self) -> &'static str {
+        self.row().0
+    }
+
+    /// The site the diagnostic is shown at (the def's name for those about the whole
+    /// def).
+    pub fn site(&self) -> Site {
+        self.row().1
+    }
+
+    /// Whether the diagnostic names a type that contains the error type (printed
+    /// `{unknown}`): a cascade of a diagnostic already given, so it is dropped (one
+    /// mistake gives one error).
+    pub fn mentions_error_type(&self) -> bool {
+        self.row().2.iter().any(|ty| ty.contains_error())
+    }
+
+    /// One row per kind: its code, its site, and the types its message names.
+    fn row(&self) -> (&'static str, Site, Vec<&Ty>) {
+        match self {
+            Self::TypeMismatch { site, expected, found } => {
+                ("type-mismatch", site.clone(), vec![expected, found])
+            }
+            Self::ClassMismatch { site, found, .. } => ("type-mismatch", site.clone(), vec![found]),
+            Self::SizeMismatch { site, .. } => ("size-mismatch", site.clone(), vec![]),
+            Self::LocalEscapesGroup { site, .. } => ("local-escapes-group", site.clone(), vec![]),
+            Self::EntryWithoutReturnType => ("missing-return-type", Site::Name, vec![]),
+            Self::UninferableParamSize { site, .. } => ("uninferable-size", site.clone(), vec![]),
+            Self::NotAFunction { site, ty } => ("not-a-function", site.clone(), vec![ty]),
+            Self::NotAnArray { site, ty } => ("not-an-array", site.clone(), vec![ty]),
+            Self::TooManyIndices { site, ty, .. } => ("too-many-indices", site.clone(), vec![ty]),
+            Self::NotATuple { site, ty } => ("not-a-tuple", site.clone(), vec![ty]),
+            Self::NotARecord { site, ty, .. } => ("not-a-record", site.clone(), vec![ty]),
+            Self::NoSuchField { site, ty, .. } => ("no-such-field", site.clone(), vec![ty]),
+            Self::DuplicateField { site, .. } => ("duplicate-field", site.clone(), vec![]),
+            Self::ProjectionOutOfRange { site, ty, .. } => {
+                ("projection-out-of-range", site.clone(), vec![ty])
+            }
+            Self::CannotInfer { site } => ("cannot-infer", site.clone(), vec![]),
+            Self::UnknownType { site, .. } => ("unknown-type", site.clone(), vec![]),
+            Self::UnknownSize { site, .. } => ("unknown-size", site.clone(), vec![]),
+            Self::LiteralOutOfRange { site, .. } => ("literal-out-of-range", site.clone(), vec![]),
+            Self::FunctionNotAllowed { site, .. } => ("function-not-allowed", site.clone(), vec![]),
+            Self::EntryType { site, ty } => ("entry-type", site.clone(), vec![ty]),
+            Self::RecursionCycle { .. } => ("recursion-cycle", Site::Name, vec![]),
+            Self::AliasTypeParams => ("alias-type-params", Site::Name, vec![]),
+            Self::ExistentialOutsideReturn { site } => {
+                ("misplaced-existential", site.clone(), vec![])
+            }
+            Self::IllegalLevel { site, .. } => ("illegal-level", site.clone(), vec![]),
+            Self::ToLocalOutsideGroup { site, .. } => {
+                ("to-local-outside-group", site.clone(), vec![])
+            }
+        }
+    }
 }
 
 /// Types of every expression and pattern of a def, its scheme, and its diagnostics.

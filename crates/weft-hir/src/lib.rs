@@ -16,7 +16,8 @@
 //! text moved) but compare equal, so their inference is not re-executed.
 //!
 //! Diagnostics are return values of queries (never salsa accumulators) and are keyed
-//! by ids; [`file_diagnostics`] maps them to ranges at the end.
+//! by ids; [`file_diagnostics`] maps them to ranges at the end, as plain data that
+//! weft-ide words.
 
 mod builtins;
 mod db;
@@ -30,7 +31,6 @@ mod parallel;
 mod pretty;
 mod scope;
 mod signatures;
-mod suggest;
 #[cfg(test)]
 mod tests;
 mod ty;
@@ -38,10 +38,10 @@ mod type_ref;
 
 pub use crate::builtins::{Builtin, MathFn, UNQUALIFIED as UNQUALIFIED_BUILTINS};
 pub use crate::db::{Db, PRELUDE_PATH, PRELUDE_TEXT, RootDatabase, SourceFile, Workspace};
-pub use crate::diagnostics::{Diagnostic, RelatedInfo, Severity, file_diagnostics};
+pub use crate::diagnostics::{HirDiagnostic, HirDiagnosticKind, Severity, file_diagnostics};
 pub use crate::expr_store::{
-    Body, BodySourceMap, Expr, ExprId, IndexItem, Level, Literal, LoopForm, Pat, PatId, Resolution,
-    body, body_with_source_map,
+    Body, BodyDiagnostic, BodySourceMap, Expr, ExprId, IndexItem, Level, Literal, LoopForm, Pat,
+    PatId, Resolution, body, body_with_source_map,
 };
 pub use crate::inference::{InferDiagnostic, InferenceResult, Site, def_scheme, infer};
 pub use crate::items::{DefId, DefKind, DefLoc, ItemTree, def_ast, item_tree};

@@ -23,7 +23,7 @@ fn generated_workspace_checks_without_diagnostics() {
             for d in file_diagnostics(&db, file) {
                 let text = file.text(&db);
                 let line = text[..usize::from(d.range.start())].lines().count();
-                out.push_str(&format!("{}:{line}: {} {}\n", file.path(&db), d.code, d.message));
+                out.push_str(&format!("{}:{line}: {} {:?}\n", file.path(&db), d.code(), d.kind));
             }
         }
         out
@@ -42,7 +42,9 @@ fn generated_workspace_reports_an_injected_error() {
         }
         db.files()
             .into_iter()
-            .flat_map(|file| file_diagnostics(&db, file).iter().map(|d| d.code).collect::<Vec<_>>())
+            .flat_map(|file| {
+                file_diagnostics(&db, file).iter().map(|d| d.code()).collect::<Vec<_>>()
+            })
             .collect::<Vec<_>>()
     });
     assert!(!codes.is_empty());

@@ -15,7 +15,7 @@ fn codes(text: &str) -> Vec<&'static str> {
         let mut db = RootDatabase::default();
         db.set_file("lib.weft", "def helper (x: i32) : i32 = x + 1\n");
         let file = db.set_file("main.weft", &text);
-        let codes = file_diagnostics(&db, file).iter().map(|d| d.code).collect();
+        let codes = file_diagnostics(&db, file).iter().map(|d| d.code()).collect();
         drop(db);
         codes
     })

@@ -2,7 +2,7 @@
 //! APL front end (`weft-tail`). APL files are small and whole-program (every dfn is
 //! inlined), so each request compiles the buffer's text afresh.
 
-use weft_hir::{RootDatabase, Severity};
+use weft_hir::RootDatabase;
 use weft_syntax::{TextRange, TextSize};
 
 use crate::hover::HoverResult;
@@ -12,29 +12,9 @@ pub(crate) fn is_apl(path: &str) -> bool {
     path.ends_with(".apl")
 }
 
-fn range(span: weft_tail::Span) -> TextRange {
+/// The range of an APL front end span.
+pub(crate) fn range(span: weft_tail::Span) -> TextRange {
     TextRange::new(TextSize::from(span.start), TextSize::from(span.end.max(span.start)))
-}
-
-/// Syntax and type errors, in APL's terms (`LENGTH ERROR`, `RANK ERROR`, …): what
-/// `weft check` prints and the server publishes for an `.apl` file.
-pub(crate) fn check_file(
-    db: &dyn weft_hir::Db,
-    file: weft_hir::SourceFile,
-) -> Vec<weft_hir::Diagnostic> {
-    weft_tail::compile(file.text(db))
-        .diagnostics
-        .into_iter()
-        .map(|d| weft_hir::Diagnostic {
-            code: "apl-error",
-            severity: Severity::Error,
-            message: d.message,
-            file,
-            range: range(d.span),
-            related: Vec::new(),
-            help: None,
-        })
-        .collect()
 }
 
 /// The TAIL type of the innermost named value or application at the offset.
@@ -123,7 +103,6 @@ mod tests {
         let mut db = RootDatabase::default();
         let text = "v ← 9 8 6\nn ← ⍴v\nv + 1 2\n";
         let s = db.set_file("s.apl", text);
-        assert_eq!(check_file(&db, s).len(), 1);
         let found = crate::front_end_diagnostics(&db, s);
         assert!(crate::layout_diagnostics(&db, s).is_empty());
         assert_eq!(found.len(), 1, "{found:?}");

@@ -773,7 +773,7 @@ pub fn perf_diagnostics(
     db: &RootDatabase,
     file: SourceFile,
     config: &CostConfig,
-) -> Vec<weft_hir::Diagnostic> {
+) -> Vec<crate::Diagnostic> {
     perf_diagnostics_within(db, file, config, None)
 }
 
@@ -786,7 +786,7 @@ pub(crate) fn perf_diagnostics_within(
     file: SourceFile,
     config: &CostConfig,
     budget: Option<Budget>,
-) -> Vec<weft_hir::Diagnostic> {
+) -> Vec<crate::Diagnostic> {
     // Performance diagnostics point at source expressions through origins, which the
     // APL front end does not record.
     if crate::apl::is_apl(file.path(db)) || file_program(db, file).is_none() {
@@ -851,7 +851,7 @@ pub(crate) fn perf_diagnostics_within(
             if finding.origin.def != *loc {
                 finding.message.push_str(&format!(" (entry `{}`)", loc.name));
             }
-            out.push(weft_hir::Diagnostic {
+            out.push(crate::Diagnostic {
                 code: finding.code,
                 severity: Severity::Warning,
                 message: finding.message,

@@ -1,21 +1,104 @@
-//! Diagnostics of a file: `weft_hir::file_diagnostics` (syntax, names, imports, types,
-//! sizes, levels) and the memory layer's information diagnostics; the back end's and
-//! the performance diagnostics (`crate::costs`) have one file per code under
-//! `diagnostics/`, as the memory layer's. [`check_file`] is the list `weft check` prints and the language
-//! server publishes, as `weft_hir::Diagnostic`s (the one diagnostic type).
+//! Diagnostics of a file, worded: the front end's (`weft_hir::file_diagnostics`:
+//! syntax, names, imports, types, sizes, levels), the memory layer's information
+//! diagnostics, and the back end's and the performance diagnostics (`crate::costs`).
+//! Each code has one file under `diagnostics/`, with a `// Diagnostic:` header that says
+//! when it is shown, as rust-analyzer's `ide-diagnostics` does. [`check_file`] is the
+//! list `weft check` prints and the language server publishes.
 //!
 //! Memory diagnostics exist only for files without errors (a file with errors has no
 //! memory layout), so they never echo an error.
 
+mod alias_type_params;
+mod apl_error;
+mod aspace_explanation;
 mod backend_unsupported;
+mod bad_literal;
+mod bad_namespace;
+mod bad_projection;
 pub(crate) mod bank_conflict;
+mod cannot_infer;
+mod duplicate_definition;
+mod duplicate_field;
+mod entry_type;
 mod forced_copy;
+#[cfg(test)]
+mod front_end_tests;
+mod function_not_allowed;
+mod illegal_level;
+mod import_cycle;
+mod level_not_allowed;
+mod literal_out_of_range;
+mod local_escapes_group;
 pub(crate) mod local_memory_limit;
+mod misplaced_existential;
+mod missing_return_type;
+mod no_such_field;
+mod not_a_function;
+mod not_a_record;
+mod not_a_tuple;
+mod not_an_array;
+mod projection_out_of_range;
+mod recursion_cycle;
+mod sites;
+mod size_mismatch;
+mod slice_in_update;
+mod syntax_error;
+mod test_block;
+mod to_local_outside_group;
+mod too_many_indices;
+mod type_mismatch;
 pub(crate) mod uncoalesced_access;
+mod uninferable_size;
+mod unknown_level;
+mod unknown_size;
+mod unknown_type;
+mod unresolved_import;
+mod unresolved_name;
 
-use weft_hir::{Db, Diagnostic, RootDatabase, SourceFile};
+use weft_hir::{
+    BodyDiagnostic, Db, HirDiagnostic, HirDiagnosticKind, InferDiagnostic, RootDatabase, Severity,
+    SourceFile,
+};
+use weft_syntax::TextRange;
 
+use crate::diagnostics::sites::Sites;
 use crate::memory::file_memory;
+
+/// A diagnostic ready to show: the one diagnostic type of `weft check` and the
+/// language server.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Diagnostic {
+    /// Stable, kebab-case (`size-mismatch`).
+    pub code: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    pub file: SourceFile,
+    pub range: TextRange,
+    pub related: Vec<RelatedInfo>,
+    /// A separate suggestion, shown after the message.
+    pub help: Option<String>,
+}
+
+/// Another place that explains a diagnostic.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct RelatedInfo {
+    pub file: SourceFile,
+    pub range: TextRange,
+    pub message: String,
+}
+
+/// What one handler under `diagnostics/` says about a front-end diagnostic.
+struct Words {
+    message: String,
+    related: Vec<RelatedInfo>,
+    help: Option<String>,
+}
+
+impl Words {
+    fn message(message: String) -> Words {
+        Words { message, related: Vec::new(), help: None }
+    }
+}
 
 /// Every diagnostic of `file`, sorted by position: what `weft check` prints, and what
 /// the language server publishes, in two steps ([`front_end_diagnostics`] on every
@@ -34,9 +117,107 @@ pub fn check_file(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
 /// `.apl` files the APL front end's), sorted by position: what typing needs at once.
 pub fn front_end_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     if crate::apl::is_apl(file.path(db)) {
-        return crate::apl::check_file(db, file);
+        return apl_error::apl_errors(db, file);
     }
-    weft_hir::file_diagnostics(db, file).clone()
+    front_end(db, file).clone()
+}
+
+/// The front end's diagnostics of a `.weft` file, worded.
+#[salsa::tracked(returns(ref))]
+fn front_end(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
+    weft_hir::file_diagnostics(db, file).iter().map(|d| render(db, d)).collect()
+}
+
+/// A front-end diagnostic in words, at its place.
+pub(crate) fn render(db: &dyn Db, d: &HirDiagnostic) -> Diagnostic {
+    let Words { message, related, help } = words(db, d);
+    Diagnostic {
+        code: d.code(),
+        severity: d.severity(),
+        message,
+        file: d.file,
+        range: d.range,
+        related,
+        help,
+    }
+}
+
+/// The words of a front-end diagnostic: each code's handler.
+fn words(db: &dyn Db, d: &HirDiagnostic) -> Words {
+    match &d.kind {
+        HirDiagnosticKind::Syntax { message } => syntax_error::words(message),
+        HirDiagnosticKind::UnresolvedImport { target, path } => {
+            unresolved_import::words(target, path)
+        }
+        HirDiagnosticKind::ImportCycle { chain } => import_cycle::words(chain),
+        HirDiagnosticKind::DuplicateDefinition { name } => duplicate_definition::words(name),
+        HirDiagnosticKind::BadNamespace { name, namespace } => {
+            bad_namespace::words(name, namespace)
+        }
+        HirDiagnosticKind::TestBlock { message } => test_block::words(message),
+        HirDiagnosticKind::Body(body) => match body {
+            BodyDiagnostic::UnresolvedName { name, .. } => unresolved_name::words(db, d.file, name),
+            BodyDiagnostic::UnknownLevel { level, .. } => unknown_level::words(level),
+            BodyDiagnostic::LevelNotAllowed { .. } => level_not_allowed::words(),
+            BodyDiagnostic::BadLiteral { message, .. } => bad_literal::words(message),
+            BodyDiagnostic::BadProjection { .. } => bad_projection::words(),
+            BodyDiagnostic::SliceInUpdate { .. } => slice_in_update::words(),
+            BodyDiagnostic::DuplicateField { name, .. } => duplicate_field::in_record(name),
+        },
+        HirDiagnosticKind::Infer { def, diagnostic } => {
+            infer_words(&Sites::new(db, d.file, def), diagnostic)
+        }
+    }
+}
+
+fn infer_words(sites: &Sites<'_>, diagnostic: &InferDiagnostic) -> Words {
+    match diagnostic {
+        InferDiagnostic::TypeMismatch { site, expected, found } => {
+            type_mismatch::words(sites, site, expected, found)
+        }
+        InferDiagnostic::ClassMismatch { site, class, found, expected_side } => {
+            type_mismatch::class_words(sites, site, class, found, *expected_side)
+        }
+        InferDiagnostic::SizeMismatch { site, expected, found, origin } => {
+            size_mismatch::words(sites, site, expected, found, *origin)
+        }
+        InferDiagnostic::NotAFunction { site, ty } => not_a_function::words(sites, site, ty),
+        InferDiagnostic::NotAnArray { site, ty } => not_an_array::words(sites, site, ty),
+        InferDiagnostic::TooManyIndices { ty, n_indices, .. } => {
+            too_many_indices::words(ty, *n_indices)
+        }
+        InferDiagnostic::NotARecord { site, ty, field } => {
+            not_a_record::words(sites, site, ty, field)
+        }
+        InferDiagnostic::NoSuchField { ty, field, .. } => no_such_field::words(ty, field),
+        InferDiagnostic::DuplicateField { name, .. } => duplicate_field::in_record_type(name),
+        InferDiagnostic::NotATuple { site, ty } => not_a_tuple::words(sites, site, ty),
+        InferDiagnostic::ProjectionOutOfRange { ty, index, .. } => {
+            projection_out_of_range::words(ty, *index)
+        }
+        InferDiagnostic::CannotInfer { site } => cannot_infer::words(sites, site),
+        InferDiagnostic::UnknownType { name, .. } => unknown_type::words(name),
+        InferDiagnostic::UnknownSize { name, .. } => unknown_size::words(name),
+        InferDiagnostic::LiteralOutOfRange { site, ty } => {
+            literal_out_of_range::words(sites, site, *ty)
+        }
+        InferDiagnostic::FunctionNotAllowed { context, .. } => function_not_allowed::words(context),
+        InferDiagnostic::EntryType { ty, .. } => entry_type::words(ty),
+        InferDiagnostic::RecursionCycle { cycle } => recursion_cycle::words(cycle),
+        InferDiagnostic::ExistentialOutsideReturn { .. } => misplaced_existential::words(),
+        InferDiagnostic::AliasTypeParams => alias_type_params::words(),
+        InferDiagnostic::IllegalLevel { found, context, legal, .. } => {
+            illegal_level::words(found, context, legal)
+        }
+        InferDiagnostic::LocalEscapesGroup { site, via, group } => {
+            local_escapes_group::words(sites, site, via, group)
+        }
+        InferDiagnostic::EntryWithoutReturnType => missing_return_type::words(),
+        InferDiagnostic::UninferableParamSize { name, .. } => uninferable_size::words(name),
+        InferDiagnostic::ToLocalOutsideGroup { site, context } => {
+            to_local_outside_group::words(sites, site, context.as_ref())
+        }
+    }
 }
 
 /// The information diagnostics of the memory layer (`forced-copy`), sorted by position.
@@ -67,7 +248,7 @@ pub fn check_in_parallel(db: &RootDatabase, files: &[SourceFile]) {
         if crate::apl::is_apl(file.path(db)) {
             return;
         }
-        weft_hir::file_diagnostics(db, file);
+        front_end(db, file);
         memory_diagnostics(db, file);
     });
 }

@@ -55,7 +55,8 @@ pub use crate::code_lens::Runnable;
 pub use crate::completion::{CompletionItem, CompletionKind};
 pub use crate::costs::{CostConfig, HoverSection, perf_diagnostics};
 pub use crate::diagnostics::{
-    backend_diagnostics, check_file, check_in_parallel, front_end_diagnostics, layout_diagnostics,
+    Diagnostic, RelatedInfo, backend_diagnostics, check_file, check_in_parallel,
+    front_end_diagnostics, layout_diagnostics,
 };
 pub use crate::document_symbols::{StructureNode, SymbolKind};
 pub use crate::folding_ranges::{Fold, FoldKind};
@@ -67,7 +68,7 @@ pub use crate::show_kernel::{KernelLink, KernelView};
 pub use crate::signature_help::SignatureHelp;
 pub use crate::workspace_symbols::WorkspaceSymbol;
 pub use salsa::Cancelled;
-pub use weft_hir::{Diagnostic, RelatedInfo, Severity, SourceFile};
+pub use weft_hir::{Severity, SourceFile};
 pub use weft_syntax::format::PartlyFormatted;
 pub use weft_syntax::{TextRange, TextSize};
 

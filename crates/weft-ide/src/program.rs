@@ -73,6 +73,7 @@ fn entry_checks(db: &dyn Db, file: SourceFile) -> (CheckedEntries, Vec<BlockedEn
 pub(crate) fn blocked_entry(db: &dyn Db, entry: &DefLoc) -> Option<String> {
     let (_, blocked) = entry_checks(db, entry.file);
     let b: &BlockedEntry = blocked.iter().find(|b| b.entry == *entry)?;
+    let message = crate::diagnostics::render(db, &b.error).message;
     let text = b.error.file.text(db);
     let line = text
         .get(..usize::from(b.error.range.start()))
@@ -85,13 +86,12 @@ pub(crate) fn blocked_entry(db: &dyn Db, entry: &DefLoc) -> Option<String> {
     };
     Some(match &b.def {
         Some(def) if def == entry => {
-            format!("`{}` has an error ({place}): {}", entry.name, b.error.message)
+            format!("`{}` has an error ({place}): {message}", entry.name)
         }
-        Some(def) => format!(
-            "`{}` uses `{}`, which has an error ({place}): {}",
-            entry.name, def.name, b.error.message
-        ),
-        None => format!("the file has an error outside any def ({place}): {}", b.error.message),
+        Some(def) => {
+            format!("`{}` uses `{}`, which has an error ({place}): {message}", entry.name, def.name)
+        }
+        None => format!("the file has an error outside any def ({place}): {message}"),
     })
 }
 

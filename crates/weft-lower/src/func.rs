@@ -220,18 +220,14 @@ fn cooperates(program: &weft_core::Program, func: FnId) -> bool {
         for stmt in &function.blocks[block].stmts {
             let exp = &function.exps[stmt.exp];
             let cooperative = match exp {
-                Exp::Map { level, .. }
-                | Exp::Reduce { level, .. }
-                | Exp::Scan { level, .. }
-                | Exp::Generate { level, .. } => level.is_some_and(|l| l != weft_hir::Level::Seq),
                 Exp::Materialise { space: weft_core::Space::Local, .. } => true,
                 Exp::Call { func: callee, .. } => cooperates(program, *callee),
-                _ => false,
+                _ => exp.written_level().is_some_and(|l| l != weft_hir::Level::Seq),
             };
             if cooperative {
                 return true;
             }
-            blocks.extend(crate::host::exp_blocks(exp).into_iter().map(|(b, _)| b));
+            blocks.extend(exp.nested_blocks());
         }
     }
     false

@@ -1771,26 +1771,11 @@ fn count_block(
     }
 }
 
-/// Nested blocks of an expression; `true` for those that run once per element.
+/// Nested blocks of an expression; `true` for those that run once per element or
+/// iteration (all but an `if`'s branches).
 pub(crate) fn exp_blocks(exp: &Exp) -> Vec<(BlockId, bool)> {
-    match exp {
-        Exp::If { then_branch, else_branch, .. } => {
-            vec![(*then_branch, false), (*else_branch, false)]
-        }
-        Exp::Loop { form, body, .. } => {
-            let mut v = vec![(*body, true)];
-            if let LoopForm::While { cond } = form {
-                v.push((*cond, true));
-            }
-            v
-        }
-        Exp::Map { lambda, .. }
-        | Exp::Reduce { lambda, .. }
-        | Exp::Scan { lambda, .. }
-        | Exp::Generate { lambda, .. }
-        | Exp::ReduceByIndex { lambda, .. } => vec![(lambda.body, true)],
-        _ => Vec::new(),
-    }
+    let repeated = !matches!(exp, Exp::If { .. });
+    exp.nested_blocks().into_iter().map(|block| (block, repeated)).collect()
 }
 
 /// Whether a kernel value holds an array anywhere.

@@ -2020,7 +2020,7 @@ fn math(elem: Elem, func: MathFn, args: Vec<CExpr>) -> (CExpr, Elem) {
     let f32_ = elem == Elem::F32 || elem == Elem::F16;
     if func.is_constant() && elem == Elem::F16 {
         // The interpreter's constant, as a literal (one place says what they are).
-        if let Ok(value) = weft_core::math(elem, func, &[]) {
+        if let Ok(value) = weft_values::math(elem, func, &[]) {
             return (literal(value), elem);
         }
     }

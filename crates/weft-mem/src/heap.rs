@@ -692,12 +692,12 @@ impl<'a> Interp<'a> {
             Exp::BinOp { op, lhs, rhs, .. } => {
                 let (a, b) = (self.scalar(run, *lhs)?, self.scalar(run, *rhs)?);
                 Produced::Val(HVal::Scalar(
-                    weft_core::binop(*op, a, b).map_err(|e| HeapError::new(e.message))?,
+                    weft_values::binop(*op, a, b).map_err(|e| HeapError::new(e.message()))?,
                 ))
             }
             Exp::UnOp { op, operand, .. } => Produced::Val(HVal::Scalar(
-                weft_core::unop(*op, self.scalar(run, *operand)?)
-                    .map_err(|e| HeapError::new(e.message))?,
+                weft_values::unop(*op, self.scalar(run, *operand)?)
+                    .map_err(|e| HeapError::new(e.message()))?,
             )),
             Exp::Convert { to, operand, .. } => {
                 Produced::Val(HVal::Scalar(self.scalar(run, *operand)?.convert(*to)))
@@ -705,7 +705,8 @@ impl<'a> Interp<'a> {
             Exp::Math { ty, func, args } => {
                 let args = args.iter().map(|&a| self.scalar(run, a)).collect::<Result<Vec<_>>>()?;
                 Produced::Val(HVal::Scalar(
-                    weft_core::math(*ty, *func, &args).map_err(|e| HeapError::new(e.message))?,
+                    weft_values::math(*ty, *func, &args)
+                        .map_err(|e| HeapError::new(e.message()))?,
                 ))
             }
             Exp::Tuple(atoms) => Produced::Val(HVal::Tuple(

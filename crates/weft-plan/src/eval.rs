@@ -90,43 +90,41 @@ fn mismatch(op: &'static str, a: Scalar, b: Scalar) -> EvalError {
     EvalError::Mismatch { op, lhs: type_name(a), rhs: type_name(b) }
 }
 
+/// Host operators are Weft's scalar operators on `i64` and `bool` (`weft_values::binop`
+/// and `math`), so that host code wraps and truncates as the interpreter does.
 fn bin(op: BinOp, a: Scalar, b: Scalar) -> Result<Scalar, EvalError> {
+    use weft_values::{BinOp as Op, MathFn, OpError};
     let name = op.symbol();
-    Ok(match (a, b) {
-        (Scalar::I64(x), Scalar::I64(y)) => match op {
-            BinOp::Add => Scalar::I64(x.wrapping_add(y)),
-            BinOp::Sub => Scalar::I64(x.wrapping_sub(y)),
-            BinOp::Mul => Scalar::I64(x.wrapping_mul(y)),
-            BinOp::Div => {
-                if y == 0 {
-                    return Err(EvalError::DivisionByZero);
-                }
-                Scalar::I64(x.wrapping_div(y))
+    let ints = matches!((a, b), (Scalar::I64(_), Scalar::I64(_)));
+    let bools = matches!((a, b), (Scalar::Bool(_), Scalar::Bool(_)));
+    let (scalar_op, allowed) = match op {
+        BinOp::Add => (Op::Add, ints),
+        BinOp::Sub => (Op::Sub, ints),
+        BinOp::Mul => (Op::Mul, ints),
+        BinOp::Div => (Op::Div, ints),
+        BinOp::Rem => (Op::Rem, ints),
+        BinOp::Lt => (Op::Lt, ints),
+        BinOp::Le => (Op::Le, ints),
+        BinOp::Gt => (Op::Gt, ints),
+        BinOp::Ge => (Op::Ge, ints),
+        BinOp::Eq => (Op::Eq, ints || bools),
+        BinOp::Ne => (Op::Neq, ints || bools),
+        BinOp::And => (Op::BitAnd, bools),
+        BinOp::Or => (Op::BitOr, bools),
+        BinOp::Min | BinOp::Max => {
+            if !ints {
+                return Err(mismatch(name, a, b));
             }
-            BinOp::Rem => {
-                if y == 0 {
-                    return Err(EvalError::DivisionByZero);
-                }
-                Scalar::I64(x.wrapping_rem(y))
-            }
-            BinOp::Min => Scalar::I64(x.min(y)),
-            BinOp::Max => Scalar::I64(x.max(y)),
-            BinOp::Eq => Scalar::Bool(x == y),
-            BinOp::Ne => Scalar::Bool(x != y),
-            BinOp::Lt => Scalar::Bool(x < y),
-            BinOp::Le => Scalar::Bool(x <= y),
-            BinOp::Gt => Scalar::Bool(x > y),
-            BinOp::Ge => Scalar::Bool(x >= y),
-            BinOp::And | BinOp::Or => return Err(mismatch(name, a, b)),
-        },
-        (Scalar::Bool(x), Scalar::Bool(y)) => match op {
-            BinOp::And => Scalar::Bool(x && y),
-            BinOp::Or => Scalar::Bool(x || y),
-            BinOp::Eq => Scalar::Bool(x == y),
-            BinOp::Ne => Scalar::Bool(x != y),
-            _ => return Err(mismatch(name, a, b)),
-        },
-        _ => return Err(mismatch(name, a, b)),
+            let func = if op == BinOp::Min { MathFn::Min } else { MathFn::Max };
+            return weft_values::math(Elem::I64, func, &[a, b]).map_err(|_| mismatch(name, a, b));
+        }
+    };
+    if !allowed {
+        return Err(mismatch(name, a, b));
+    }
+    weft_values::binop(scalar_op, a, b).map_err(|error| match error {
+        OpError::DivisionByZero => EvalError::DivisionByZero,
+        OpError::Internal(_) => mismatch(name, a, b),
     })
 }
 

@@ -1,6 +1,7 @@
 //! Weft values as users give and see them: the value model, Futhark's textual format,
 //! numpy `.npy` files, random inputs from specs, and the comparison that test blocks
-//! use (LANGUAGE.md §3, "Test blocks" and "Values").
+//! use (LANGUAGE.md §3, "Test blocks" and "Values"); and the scalar types and scalar
+//! operations every evaluator shares (the interpreter, the memory checker, host plans).
 //!
 //! Architecture invariant: no OpenCL, no salsa, no IO beyond byte buffers. Everything
 //! read from users (text, `.npy` bytes, specs) is checked, and errors are values with
@@ -10,6 +11,7 @@ pub mod bench_line;
 mod check;
 pub mod compare;
 pub mod npy;
+mod ops;
 pub mod random;
 mod scalar;
 #[cfg(test)]
@@ -22,6 +24,7 @@ pub use crate::compare::{
     F16_RTOL, F32_RTOL, F64_RTOL, Mismatch, ResultsMismatch, compare, compare_all,
 };
 pub use crate::npy::{NpyError, read_npy, write_npy};
+pub use crate::ops::{BinOp, MathFn, OpError, UnOp, binop, math, unop};
 pub use crate::random::{
     OutOfMemory, RandomSpec, Rng, SpecRange, generate_inputs, parse_random_spec, parse_random_specs,
 };

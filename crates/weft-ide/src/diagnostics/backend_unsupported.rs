@@ -18,9 +18,9 @@ pub(crate) fn backend_unsupported(
     db: &dyn Db,
     file: SourceFile,
     wanted: &dyn Fn(&weft_hir::DefLoc) -> bool,
-) -> Vec<weft_hir::Diagnostic> {
+) -> Vec<crate::Diagnostic> {
     let Some(program) = file_program(db, file) else { return Vec::new() };
-    let mut out: Vec<weft_hir::Diagnostic> = Vec::new();
+    let mut out: Vec<crate::Diagnostic> = Vec::new();
     for &entry in &program.entries {
         let def = &program.functions[entry].def;
         if def.file != file || !wanted(def) {
@@ -42,7 +42,7 @@ pub(crate) fn backend_unsupported(
         if out.iter().any(|d| d.range == range && d.message == message) {
             continue;
         }
-        out.push(weft_hir::Diagnostic {
+        out.push(crate::Diagnostic {
             code: "backend-unsupported",
             severity: Severity::Warning,
             message,

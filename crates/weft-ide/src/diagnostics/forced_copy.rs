@@ -18,8 +18,8 @@ pub(super) fn forced_copies(
     db: &dyn Db,
     file: SourceFile,
     memory: &FileMemory,
-) -> Vec<weft_hir::Diagnostic> {
-    let mut out: Vec<weft_hir::Diagnostic> = Vec::new();
+) -> Vec<crate::Diagnostic> {
+    let mut out: Vec<crate::Diagnostic> = Vec::new();
     for copy in weft_mem::forced_copies(&memory.program, &memory.mem) {
         let function = &memory.program.functions[copy.function];
         let (def, range) = match &copy.origin {
@@ -44,7 +44,7 @@ pub(super) fn forced_copies(
         if out.iter().any(|d| d.range == range && d.message == message) {
             continue;
         }
-        out.push(weft_hir::Diagnostic {
+        out.push(crate::Diagnostic {
             code: "forced-copy",
             severity: Severity::Info,
             message,

@@ -1,10 +1,20 @@
-//! "Did you mean" hints for names that cannot be found (version 1.1): the Weft
-//! spelling of what a Futhark or NumPy programmer reaches for, else the closest name
-//! in scope by edit distance.
+//! The `unresolved-name` diagnostic, with its "did you mean" hint (version 1.1): the
+//! Weft spelling of what a Futhark or NumPy programmer reaches for, else the closest
+//! name in scope by edit distance.
 
-use crate::builtins::{Builtin, UNQUALIFIED};
-use crate::ty::ScalarTy;
-use crate::{Db, SourceFile, file_scope};
+use weft_hir::{Db, MathFn, Name, ScalarTy, SourceFile, UNQUALIFIED_BUILTINS, file_scope};
+
+// Diagnostic: unresolved-name
+//
+// Shown on a name that is not in scope, with a hint where one exists: the Weft
+// spelling of another language's name (`hist`, `f32.from_i64`), or a name in scope
+// with a similar spelling.
+pub(super) fn words(db: &dyn Db, file: SourceFile, name: &Name) -> super::Words {
+    super::Words {
+        help: did_you_mean(db, file, name.as_str()),
+        ..super::Words::message(format!("cannot find `{name}` in this scope"))
+    }
+}
 
 /// Futhark and NumPy names and their Weft spellings, for names Weft spells otherwise.
 const FOREIGN: &[(&str, &str)] = &[
@@ -82,7 +92,7 @@ const FOREIGN_QUALIFIED: &[(&str, &str)] = &[
 ];
 
 /// A hint for an unresolved name as written (`map6`, `f32.atan2`, `np_sum`), if any.
-pub(crate) fn did_you_mean(db: &dyn Db, file: SourceFile, name: &str) -> Option<String> {
+fn did_you_mean(db: &dyn Db, file: SourceFile, name: &str) -> Option<String> {
     if let Some((namespace, member)) = name.split_once('.') {
         return qualified(db, file, namespace, member);
     }
@@ -100,7 +110,7 @@ pub(crate) fn did_you_mean(db: &dyn Db, file: SourceFile, name: &str) -> Option<
         .keys()
         .filter(|k| !k.contains('.'))
         .map(String::as_str)
-        .chain(UNQUALIFIED.iter().map(|(n, _)| *n))
+        .chain(UNQUALIFIED_BUILTINS.iter().map(|(n, _)| *n))
         .chain(ScalarTy::ALL.iter().map(|s| s.name()));
     closest(name, candidates)
         .map(|found| format!("a name with a similar spelling exists: `{found}`"))
@@ -131,13 +141,7 @@ fn qualified(db: &dyn Db, file: SourceFile, namespace: &str, member: &str) -> Op
         .values
         .keys()
         .filter_map(|k| k.strip_prefix(&prefix).map(str::to_owned))
-        .chain(
-            ["sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "abs", "min", "max", "floor"]
-                .into_iter()
-                .chain(["ceil", "pow", "isnan", "nan", "inf", "pi", "highest", "lowest"])
-                .filter(|m| Builtin::lookup_qualified(scalar.name(), m).is_some())
-                .map(str::to_owned),
-        )
+        .chain(MathFn::namespace(scalar).iter().map(|(name, _)| (*name).to_owned()))
         .collect();
     closest(member, members.iter().map(String::as_str))
         .map(|found| format!("a name with a similar spelling exists: `{namespace}.{found}`"))
