@@ -205,10 +205,15 @@ fn rows_are_reduced_by_one_of_three_kernels_picked_per_run_by_predicted_time() {
     let launches = launches(&l, &l.steps);
     let levels: Vec<Vec<ParLevel>> = launches.iter().map(|l| par_levels(l.kernel)).collect();
     // Short rows staged through local memory; long rows one per work-group, whose
-    // work-items stride over the row; the others one per work-item.
+    // work-items stride over the row; the others one per work-item (a loop over the
+    // row each, so not coarsened: a work-item per row, covered).
     assert_eq!(
         levels,
-        [vec![ParLevel::Thread], vec![ParLevel::Group, ParLevel::Thread], vec![ParLevel::Grid(0)]]
+        [
+            vec![ParLevel::Thread],
+            vec![ParLevel::Group, ParLevel::Thread],
+            vec![ParLevel::GridCovered(0)]
+        ]
     );
     assert_eq!(launches[0].local_buffers.len(), 1);
     assert_eq!(launches[1].local_buffers.len(), 1);
@@ -223,7 +228,7 @@ fn rows_are_reduced_by_one_of_three_kernels_picked_per_run_by_predicted_time() {
     let short = lowered("entry r (a: [n][8]f32) : [n]f32 = map (\\row -> reduce (+) 0 row) a");
     let launches = launches_of(&short);
     assert_eq!(launches.len(), 1);
-    assert_eq!(par_levels(launches[0].kernel), [ParLevel::Grid(0)]);
+    assert_eq!(par_levels(launches[0].kernel), [ParLevel::GridCovered(0)]);
 }
 
 #[test]
@@ -263,14 +268,15 @@ fn a_per_work_item_array_of_a_size_known_at_launch_is_one_global_buffer() {
     );
     let launches = launches_of(&l);
     let [launch] = launches.as_slice() else { panic!("one launch: {launches:#?}") };
-    // No private array: `m` elements for each of the launch's work-items (`n / 4`
-    // rounded up to work-groups of 256), allocated by the host.
+    // No private array: `m` elements for each of the launch's work-items (`n`, one
+    // per row since a row runs a loop, rounded up to work-groups of 256), allocated by
+    // the host.
     let private = commands(&launch.kernel.body)
         .into_iter()
         .filter(|cmd| matches!(cmd, Cmd::Array { sharing: Sharing::WorkItem, .. }))
         .count();
     assert_eq!(private, 0);
-    let expanded = "(m * (((((n + 3) / 4) + 255) / 256) * 256))";
+    let expanded = "(m * (((n + 255) / 256) * 256))";
     let allocs = allocs(&l, &l.steps);
     assert_eq!(allocs.iter().filter(|a| *a == expanded).count(), 3, "{allocs:?}");
 }
@@ -397,4 +403,18 @@ fn a_histogram_with_an_atomic_operator_is_one_work_item_per_value() {
     let bins = launches.last().expect("a launch");
     assert!(atomics(bins.kernel).is_empty());
     assert_eq!(bins.global, ["I64(8)"]);
+}
+
+#[test]
+fn an_element_that_runs_a_loop_is_not_coarsened_a_light_one_is() {
+    // `x * 2` per element: four elements per work-item (the default coarsening).
+    let light = lowered("entry f (xs: [n]f32) : [n]f32 = map (\\x -> x * 2) xs");
+    assert_eq!(par_levels(launches_of(&light)[0].kernel), [ParLevel::Grid(0)]);
+    assert_eq!(launches_of(&light)[0].global, ["((n + 3) / 4)"]);
+    // A loop per element has work enough: a work-item each.
+    let heavy = lowered(
+        "entry f (xs: [n]f32) (k: i64) : [n]f32 = map (\\x -> loop a = x for i < k do a * 0.5f32) xs",
+    );
+    assert_eq!(par_levels(launches_of(&heavy)[0].kernel), [ParLevel::GridCovered(0)]);
+    assert_eq!(launches_of(&heavy)[0].global, ["n"]);
 }
