@@ -42,7 +42,7 @@ fn tokens(text: &str) -> Vec<(SyntaxKind, String)> {
 fn codes(text: &str) -> Vec<&'static str> {
     let mut db = RootDatabase::default();
     let file = db.set_file("main.weft", text);
-    let mut codes: Vec<&'static str> = file_diagnostics(&db, file).iter().map(|d| d.code).collect();
+    let mut codes: Vec<&'static str> = file_diagnostics(&db, file).iter().map(|d| d.code()).collect();
     codes.sort_unstable();
     codes
 }

@@ -1296,22 +1296,7 @@ impl Elab<'_> {
         let Type::Scalar(ty) = self.atom_ty(lhs) else {
             return err("a binary operator on a non-scalar", self.origin.clone());
         };
-        let result_ty = match core_op {
-            BinOp::Eq | BinOp::Neq | BinOp::Lt | BinOp::Le | BinOp::Gt | BinOp::Ge => {
-                ScalarTy::Bool
-            }
-            BinOp::Add
-            | BinOp::Sub
-            | BinOp::Mul
-            | BinOp::Div
-            | BinOp::Rem
-            | BinOp::Pow
-            | BinOp::BitAnd
-            | BinOp::BitOr
-            | BinOp::BitXor
-            | BinOp::Shl
-            | BinOp::Shr => ty,
-        };
+        let result_ty = if core_op.is_comparison() { ScalarTy::Bool } else { ty };
         let size = match (core_op, ty) {
             (BinOp::Add, ScalarTy::I64) => {
                 Some(self.size_of_atom(lhs).add(&self.size_of_atom(rhs)))

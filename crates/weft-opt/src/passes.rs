@@ -10,3 +10,4 @@ pub mod inline;
 pub mod interchange;
 pub mod simplify;
 pub mod simplify_gpu;
+pub(crate) mod subst;

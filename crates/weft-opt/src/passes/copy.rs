@@ -1,9 +1,9 @@
 //! Copies of GPU IR code with fresh variables (fusion inlines a producer's body into
 //! every place its consumer reads an element; each copy binds its own variables).
 
+use crate::passes::subst::Substitutes;
 use rustc_hash::FxHashMap;
-use weft_core::{Atom, CoreSize, Type, Var, VarId};
-use weft_values::Scalar;
+use weft_core::{Atom, Var, VarId};
 
 use crate::ir::{BlockId, Exp, GpuFunction, Lambda, LoopForm, SegKind, SegOp, SeqSoac, Stmt};
 
@@ -14,29 +14,6 @@ pub(crate) struct Copier {
 }
 
 impl Copier {
-    fn atom(&self, a: Atom) -> Atom {
-        match a {
-            Atom::Var(v) => self.subst.get(&v).copied().unwrap_or(a),
-            Atom::Const(_) => a,
-        }
-    }
-
-    fn size(&self, size: &CoreSize) -> CoreSize {
-        size.substitute(&mut |v| match self.subst.get(v)? {
-            Atom::Var(w) => Some(CoreSize::var(*w)),
-            Atom::Const(Scalar::I64(n)) => Some(CoreSize::constant(*n)),
-            Atom::Const(_) => None,
-        })
-    }
-
-    fn ty(&self, ty: &Type) -> Type {
-        match ty {
-            Type::Scalar(_) => ty.clone(),
-            Type::Array { size, elem } => Type::array(self.size(size), self.ty(elem)),
-            Type::Tuple(elems) => Type::Tuple(elems.iter().map(|e| self.ty(e)).collect()),
-        }
-    }
-
     /// A fresh variable standing for `v` in the copy.
     fn fresh(&mut self, f: &mut GpuFunction, v: VarId) -> VarId {
         let old = f.vars[v].clone();
@@ -174,5 +151,11 @@ impl Copier {
                 })
             }
         }
+    }
+}
+
+impl Substitutes for Copier {
+    fn subst(&self) -> &FxHashMap<VarId, Atom> {
+        &self.subst
     }
 }

@@ -21,6 +21,7 @@
 //!
 //! Every copy of source code gets fresh variables, so versions never share a binding.
 
+use crate::passes::subst::Substitutes;
 use la_arena::Arena;
 use rustc_hash::{FxHashMap, FxHashSet};
 use weft_core::{Atom, CoreSize, Function, IndexItem, Origin, Program, Type, Var, VarId, VarKind};
@@ -118,29 +119,6 @@ struct Flattener<'a> {
 
 impl Flattener<'_> {
     // ---- building blocks -------------------------------------------------------
-
-    fn atom(&self, a: Atom) -> Atom {
-        match a {
-            Atom::Var(v) => self.subst.get(&v).copied().unwrap_or(a),
-            Atom::Const(_) => a,
-        }
-    }
-
-    fn size(&self, size: &CoreSize) -> CoreSize {
-        size.substitute(&mut |v| match self.subst.get(v)? {
-            Atom::Var(w) => Some(CoreSize::var(*w)),
-            Atom::Const(Scalar::I64(n)) => Some(CoreSize::constant(*n)),
-            Atom::Const(_) => None,
-        })
-    }
-
-    fn ty(&self, ty: &Type) -> Type {
-        match ty {
-            Type::Scalar(_) => ty.clone(),
-            Type::Array { size, elem } => Type::array(self.size(size), self.ty(elem)),
-            Type::Tuple(elems) => Type::Tuple(elems.iter().map(|e| self.ty(e)).collect()),
-        }
-    }
 
     /// A fresh variable copying core variable `v`, which from now on stands for it.
     fn rebind(&mut self, v: VarId) -> VarId {
@@ -1173,5 +1151,11 @@ impl ExpandedScope {
             Source::Array { array, dims } => Some((array, dims)),
             Source::Index(_) => None,
         }
+    }
+}
+
+impl Substitutes for Flattener<'_> {
+    fn subst(&self) -> &FxHashMap<VarId, Atom> {
+        &self.subst
     }
 }

@@ -56,20 +56,31 @@ fn parallel_functions(program: &Program) -> FxHashSet<FnId> {
 
 fn inline_once(program: &Program, parallel: &FxHashSet<FnId>, f: &mut Function) -> bool {
     let blocks: Vec<BlockId> = f.blocks.iter().map(|(id, _)| id).collect();
+    replace_stmts(f, blocks, &mut |f, _, stmt| {
+        let Exp::Call { func, args } = f.exps[stmt.exp].clone() else { return None };
+        if !parallel.contains(&func) {
+            return None;
+        }
+        inline_call(&program.functions[func], &args, f, stmt)
+    })
+}
+
+/// What replaces a statement of a block, if anything does.
+pub(crate) type Rewrite<'r> = dyn FnMut(&mut Function, BlockId, Stmt) -> Option<Vec<Stmt>> + 'r;
+
+/// Replaces, in each of `blocks`, every statement for which `rewrite` (given the block
+/// and the statement) returns statements by those; whether any was replaced.
+pub(crate) fn replace_stmts(
+    f: &mut Function,
+    blocks: Vec<BlockId>,
+    rewrite: &mut Rewrite<'_>,
+) -> bool {
     let mut changed = false;
     for block in blocks {
         let stmts = f.blocks[block].stmts.clone();
         let mut out = Vec::with_capacity(stmts.len());
         for stmt in stmts {
-            let Exp::Call { func, args } = f.exps[stmt.exp].clone() else {
-                out.push(stmt);
-                continue;
-            };
-            if !parallel.contains(&func) {
-                out.push(stmt);
-                continue;
-            }
-            match inline_call(&program.functions[func], &args, f, stmt) {
+            match rewrite(f, block, stmt) {
                 Some(stmts) => {
                     out.extend(stmts);
                     changed = true;

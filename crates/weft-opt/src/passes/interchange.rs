@@ -23,6 +23,7 @@ use rustc_hash::FxHashMap;
 use weft_core::{Atom, Block, Exp, Function, Lambda, Program, Stmt, Type, Var, VarId, VarKind};
 
 use super::facts::use_counts;
+use super::inline::replace_stmts;
 use super::simplify::reachable_blocks;
 
 /// Rewrites, in every function, every unannotated `reduce` and `scan` whose operator
@@ -52,24 +53,12 @@ fn combines_arrays(f: &Function) -> bool {
 fn interchange_once(f: &mut Function) -> bool {
     let counts = use_counts(f);
     let replicated = replicated_scalars(f);
-    let mut changed = false;
-    for block in reachable_blocks(f) {
+    let blocks = reachable_blocks(f);
+    replace_stmts(f, blocks, &mut |f, block, stmt| {
         // Host code of an entry: where a reduction may be split into chunks of rows.
         let host = f.is_entry && block == f.body;
-        let stmts = f.blocks[block].stmts.clone();
-        let mut out = Vec::with_capacity(stmts.len());
-        for stmt in stmts {
-            match rewrite(f, &counts, &replicated, host, stmt) {
-                Some(stmts) => {
-                    out.extend(stmts);
-                    changed = true;
-                }
-                None => out.push(stmt),
-            }
-        }
-        f.blocks[block].stmts = out;
-    }
-    changed
+        rewrite(f, &counts, &replicated, host, stmt)
+    })
 }
 
 /// The operator's inner map: the lambda applied to each column's elements, the arrays
