@@ -193,19 +193,10 @@ fn rewrite(
         Exp::Reduce { level: None, lambda: column_op, neutral: ne_j_atom, array: Atom::Var(col) }
     };
     let per_column_ty = if is_scan { Type::array(n.clone(), (*t).clone()) } else { (*t).clone() };
-    let result = f.vars.alloc(Var {
-        name: weft_hir::Name::new(if is_scan { "scanned" } else { "reduced" }),
-        ty: per_column_ty.clone(),
-        kind: VarKind::Bound,
-    });
-    let result_exp = f.exps.alloc(per_column);
-    if let Some(o) = &origin {
-        f.origins.insert(result_exp, o.clone());
-    }
-    let body = f.blocks.alloc(Block {
-        stmts: vec![Stmt { var: result, exp: result_exp }],
-        result: Some(Atom::Var(result)),
-    });
+    let mut body = Vec::new();
+    let name = if is_scan { "scanned" } else { "reduced" };
+    let result = bind(f, name, per_column_ty.clone(), per_column, &mut body);
+    let body = f.blocks.alloc(Block { stmts: body, result: Some(Atom::Var(result)) });
     // The free arrays' elements were bound per element of the row; per column they
     // are one element each, bound by the outer map.
     let (mut params, mut arrays) = match column_neutral {
@@ -221,20 +212,18 @@ fn rewrite(
         lambda: Lambda { params, body, ret: per_column_ty.clone() },
         arrays,
     };
-    if is_scan {
+    let value = if is_scan {
         let by_column = bind(f, "by_column", Type::array(m, per_column_ty), outer, &mut out);
-        let exp = f.exps.alloc(Exp::Transpose(Atom::Var(by_column)));
-        if let Some(o) = &origin {
-            f.origins.insert(exp, o.clone());
-        }
-        out.push(Stmt { var: stmt.var, exp });
+        Exp::Transpose(Atom::Var(by_column))
     } else {
-        let exp = f.exps.alloc(outer);
-        if let Some(o) = &origin {
-            f.origins.insert(exp, o.clone());
-        }
-        out.push(Stmt { var: stmt.var, exp });
+        outer
+    };
+    // The statement keeps its variable, now bound to the interchanged value.
+    let exp = f.exps.alloc(value);
+    if let Some(o) = &origin {
+        f.origins.insert(exp, o.clone());
     }
+    out.push(Stmt { var: stmt.var, exp });
     Some(out)
 }
 
