@@ -377,7 +377,8 @@ fn survives_malformed_and_unexpected_requests() {
 
 /// Bodies that pass a JSON check but not the server's decoder, and a header line with a
 /// split UTF-8 sequence, once ended the server (exit 1): each now gets the JSON-RPC error
-/// the specification names, with a `null` id, and the server goes on.
+/// the specification names, with a `null` id, and the server goes on; so does a
+/// `shutdown` with parameters, answered with its own id.
 #[test]
 fn undecodable_messages_get_json_rpc_errors_and_the_server_goes_on() {
     let (dir, root) = workspace("undecodable", &[("a.weft", "def f (x: i32) : i32 = x\n")]);
@@ -416,6 +417,11 @@ fn undecodable_messages_get_json_rpc_errors_and_the_server_goes_on() {
     assert_eq!(errors, [-32700, -32700, -32600, -32600, -32600, -32600]);
     // The message after the split character is read whole.
     assert_eq!(client.response(99)["error"]["code"], -32601);
+    // A `shutdown` with parameters is refused with its id, and does not shut the
+    // server down: the real `shutdown` below succeeds and `exit` ends it with status 0
+    // (the fuzzer found a server that then exited with status 1).
+    client.send_raw(r#"{"jsonrpc":"2.0","id":5,"method":"shutdown","params":"2.0"}"#);
+    assert_eq!(client.response(5)["error"]["code"], -32602);
     let unknown = client.request("weft/noSuchMethod", json!({}));
     assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
     client.shutdown();

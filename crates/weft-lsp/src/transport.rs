@@ -56,11 +56,14 @@ async fn filter(
     while let Some(body) = read_frame(&mut reader).await {
         let error = match classify(&body) {
             Body::Message => None,
-            Body::NotJson => Some(jsonrpc::Error::parse_error()),
-            Body::Invalid => Some(jsonrpc::Error::invalid_request()),
+            Body::NotJson => Some((jsonrpc::Id::Null, jsonrpc::Error::parse_error())),
+            Body::Invalid => Some((jsonrpc::Id::Null, jsonrpc::Error::invalid_request())),
+            Body::ShutdownWithParams(id) => {
+                Some((id, jsonrpc::Error::invalid_params("`shutdown` takes no parameters")))
+            }
         };
-        if let Some(error) = error {
-            let reply = jsonrpc::Response::from_error(jsonrpc::Id::Null, error);
+        if let Some((id, error)) = error {
+            let reply = jsonrpc::Response::from_error(id, error);
             let body = serde_json::to_vec(&reply).unwrap_or_default();
             if replies.send(Frame::Message(frame(&body))).await.is_err() {
                 return;
@@ -156,6 +159,11 @@ enum Body {
     /// JSON that is not a message the server decodes (an id that is not an `i64` or a
     /// string, a missing or duplicated member, a wrong version, ...).
     Invalid,
+    /// A `shutdown` request with parameters (it takes none). tower-lsp-server enters its
+    /// shut-down state before it refuses the parameters, so the server's own `shutdown`
+    /// never runs, the real `shutdown` is refused and `exit` ended the server with
+    /// status 1 (the fuzzer found it); the guard answers it with invalid params.
+    ShutdownWithParams(jsonrpc::Id),
 }
 
 fn classify(body: &[u8]) -> Body {
@@ -173,8 +181,17 @@ fn classify(body: &[u8]) -> Body {
     let request_only = value.get("id").is_none()
         && matches!(value.get("method").and_then(Value::as_str), Some("initialize" | "shutdown"));
     let decodes = serde_json::from_value::<jsonrpc::Response>(value.clone()).is_ok()
-        || serde_json::from_value::<jsonrpc::Request>(value).is_ok();
-    if decodes && !request_only { Body::Message } else { Body::Invalid }
+        || serde_json::from_value::<jsonrpc::Request>(value.clone()).is_ok();
+    if !decodes || request_only {
+        return Body::Invalid;
+    }
+    let params = value.get("params").filter(|params| !params.is_null());
+    match (value.get("method").and_then(Value::as_str), params, value.get("id")) {
+        (Some("shutdown"), Some(_), Some(id)) => {
+            serde_json::from_value(id.clone()).map_or(Body::Invalid, Body::ShutdownWithParams)
+        }
+        _ => Body::Message,
+    }
 }
 
 /// Whether the top-level object of `body` names a member twice.
@@ -231,6 +248,14 @@ mod tests {
         ] {
             assert_eq!(message(invalid), Body::Invalid, "{invalid}");
         }
+        assert_eq!(
+            message(r#"{"jsonrpc":"2.0","id":2,"method":"shutdown","params":"2.0"}"#),
+            Body::ShutdownWithParams(tower_lsp_server::jsonrpc::Id::Number(2))
+        );
+        assert_eq!(
+            message(r#"{"jsonrpc":"2.0","id":2,"method":"shutdown","params":null}"#),
+            Body::Message
+        );
         assert_eq!(message("{ not json"), Body::NotJson);
         assert_eq!(classify(b"{\"a\":\"\xC3\"}"), Body::NotJson);
     }
