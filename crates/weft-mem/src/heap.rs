@@ -113,6 +113,30 @@ pub fn run_entry_on_heap(
     Ok(out)
 }
 
+/// Binds the sizes of `shape` that have no value yet, or that are existentials, to
+/// the sizes of `val`, as the reference interpreter does for every binding (a
+/// statement's type may name an existential its layout does not, when the layout
+/// states it through its definition: `size_definitions`).
+fn bind_type_sizes(run: &mut Run<'_>, shape: &ValueShape, val: &HVal) {
+    match (shape, val) {
+        (ValueShape::Array(dims, _), HVal::Array(arr)) => {
+            for (dim, n) in dims.iter().zip(arr.shape()) {
+                if let Some(v) = dim.as_var()
+                    && (!run.fr.vals.contains_key(v) || run.f.vars[*v].kind == VarKind::Existential)
+                {
+                    run.fr.vals.insert(*v, HVal::Scalar(Scalar::I64(to_i64(n))));
+                }
+            }
+        }
+        (ValueShape::Tuple(shapes), HVal::Tuple(vals)) => {
+            for (shape, val) in shapes.iter().zip(vals) {
+                bind_type_sizes(run, shape, val);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// A concrete array: a block label and an LMAD with integer components.
 #[derive(Debug, Clone, PartialEq)]
 struct HArr {
@@ -613,6 +637,7 @@ impl<'a> Interp<'a> {
             let mem_f: &'a MemFunction = run.mem_f;
             let info = mem_f.bindings.get(stmt.var).unwrap_or(&SCALAR);
             let val = self.bind(run, info, produced)?;
+            bind_type_sizes(run, &value_shape(&f.vars[stmt.var].ty), &val);
             run.fr.vals.insert(stmt.var, val);
         }
         match f.blocks[block].result {

@@ -26,14 +26,14 @@
 //!   direct is copied into a fresh row-major block (`TransformProgram`).
 
 use la_arena::{ArenaMap, Idx};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use weft_core::{
     Atom, BlockId, CoreSize, Exp, ExpId, FnId, Function, IndexItem, Lambda, LoopForm, Program,
     Type, VarId,
 };
 use weft_hir::ScalarTy;
 use weft_size::Size;
-use weft_values::Scalar;
+use weft_values::{BinOp, Scalar};
 
 use crate::ir::{
     ArrayMem, BlockBinding, CopyReason, ExistRole, Existential, ForcedCopy, MemBlock, MemBlockId,
@@ -55,7 +55,8 @@ pub fn annotate(program: &Program) -> MemProgram {
 
 fn annotate_function(f: &Function, callees: &ArenaMap<FnId, MemFunction>) -> MemFunction {
     let reuse = weft_core::update_reuse(f);
-    let mut ctx = Ctx { f, reuse, callees, out: MemFunction::default() };
+    let sizes = size_definitions(f, Quotients::Polynomial);
+    let mut ctx = Ctx { f, reuse, callees, sizes, out: MemFunction::default() };
     for &param in &f.params {
         let ty = &f.vars[param].ty;
         let info = if f.is_entry { ctx.param(param, ty) } else { ctx.exist(param, ty) };
@@ -81,6 +82,17 @@ pub(crate) enum ValueShape {
     Scalar(ScalarTy),
     Array(Vec<CoreSize>, ScalarTy),
     Tuple(Vec<ValueShape>),
+}
+
+impl ValueShape {
+    /// The sizes of every array leaf, leaf after leaf.
+    fn array_dims(&self, out: &mut Vec<CoreSize>) {
+        match self {
+            ValueShape::Scalar(_) => {}
+            ValueShape::Array(dims, _) => out.extend(dims.iter().cloned()),
+            ValueShape::Tuple(items) => items.iter().for_each(|item| item.array_dims(out)),
+        }
+    }
 }
 
 pub(crate) fn value_shape(ty: &Type) -> ValueShape {
@@ -120,6 +132,88 @@ fn atom_size(atom: Atom) -> MemSize {
     }
 }
 
+/// The size each `i64` variable of `f` stands for when a statement defines it by size
+/// arithmetic (a size expression, `+`, `-`, `*`, an exact `/`, a copy), in terms of
+/// variables no such statement defines. Layouts and types are compared by normal form,
+/// and the middle end names the sizes that types spell out (`let t = n - 1` shared by
+/// CSE or hoisted), so both sides are compared with these definitions substituted.
+///
+/// A copy into a type with a size no one binds (`let t: [?k]i32 = s`, an existential
+/// the middle end writes where a result's size is known only at run time) defines
+/// that size as the copied array's.
+pub(crate) fn size_definitions(f: &Function, quotients: Quotients) -> FxHashMap<VarId, MemSize> {
+    let mut defs: FxHashMap<VarId, MemSize> = FxHashMap::default();
+    let mut bound: FxHashSet<VarId> = f.params.iter().chain(&f.size_params).copied().collect();
+    defined_inside(f, f.body, &mut bound, &mut FxHashSet::default());
+    // A block runs after the statements of the blocks around it, so by the time a
+    // nested block is visited every operand its statements can name is resolved.
+    let mut stack = vec![f.body];
+    while let Some(block) = stack.pop() {
+        for stmt in &f.blocks[block].stmts {
+            let exp = &f.exps[stmt.exp];
+            let resolve = |size: MemSize| resolve_sizes(&defs, &size);
+            let size = |atom: &Atom| resolve(atom_size(*atom));
+            let defined = match exp {
+                Exp::Size(size) => Some(resolve(mem_size(size))),
+                Exp::Atom(atom @ Atom::Var(v)) if f.vars[*v].ty == Type::Scalar(ScalarTy::I64) => {
+                    Some(size(atom))
+                }
+                Exp::BinOp { op, ty: ScalarTy::I64, lhs, rhs } => match op {
+                    BinOp::Add => Some(size(lhs).add(&size(rhs))),
+                    BinOp::Sub => Some(size(lhs).sub(&size(rhs))),
+                    BinOp::Mul => Some(size(lhs).mul(&size(rhs))),
+                    BinOp::Div => match quotients {
+                        Quotients::Polynomial => size(lhs).checked_div(&size(rhs)),
+                        Quotients::AssumedExact => Some(size(lhs).div_exact(&size(rhs))),
+                    },
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some(defined) = defined {
+                defs.insert(stmt.var, defined);
+            }
+            if let Exp::Atom(Atom::Var(source)) = exp {
+                let dims = |v: VarId| {
+                    let mut dims = Vec::new();
+                    value_shape(&f.vars[v].ty).array_dims(&mut dims);
+                    dims
+                };
+                for (to, from) in dims(stmt.var).iter().zip(dims(*source)) {
+                    if let Some(&exist) = to.as_var()
+                        && !bound.contains(&exist)
+                        && !defs.contains_key(&exist)
+                    {
+                        let from = resolve_sizes(&defs, &mem_size(&from));
+                        defs.insert(exist, from);
+                    }
+                }
+            }
+            stack.extend(exp.nested_blocks());
+        }
+    }
+    defs
+}
+
+/// Which integer divisions [`size_definitions`] turns into sizes. `Size`'s division
+/// is exact (it fails to evaluate otherwise) where `/` floors, so a layout or an
+/// allocation may use only a quotient that divides as a polynomial; a comparison of a
+/// layout with a type may take any quotient as exact, since the two agree wherever the
+/// type's size is defined (an inexact size is an error where it is computed).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Quotients {
+    Polynomial,
+    AssumedExact,
+}
+
+/// `size` with the variables [`size_definitions`] defines replaced by their sizes.
+pub(crate) fn resolve_sizes(defs: &FxHashMap<VarId, MemSize>, size: &MemSize) -> MemSize {
+    size.substitute(&mut |v| match v {
+        MemVar::Core(v) => defs.get(v).cloned(),
+        _ => None,
+    })
+}
+
 /// The variables and expressions defined inside a block, at any depth.
 pub(crate) fn defined_inside(
     f: &Function,
@@ -145,10 +239,18 @@ struct Ctx<'a> {
     reuse: rustc_hash::FxHashMap<ExpId, weft_core::UpdateReuse>,
     /// The functions annotated so far.
     callees: &'a ArenaMap<FnId, MemFunction>,
+    /// [`size_definitions`]: layouts and allocations are stated in sizes the function
+    /// binds, never in an existential that only a type names.
+    sizes: FxHashMap<VarId, MemSize>,
     out: MemFunction,
 }
 
 impl Ctx<'_> {
+    /// A size of a type, as layouts and allocations state it.
+    fn size(&self, size: &CoreSize) -> MemSize {
+        resolve_sizes(&self.sizes, &mem_size(size))
+    }
+
     fn atom_info(&self, atom: Option<Atom>) -> MemInfo {
         match atom {
             Some(Atom::Var(v)) => self.out.bindings.get(v).cloned().unwrap_or_default(),
@@ -184,7 +286,7 @@ impl Ctx<'_> {
         match shape {
             ValueShape::Scalar(_) => MemInfo::Scalar,
             ValueShape::Array(dims, elem) => {
-                let dims: Vec<MemSize> = dims.iter().map(mem_size).collect();
+                let dims: Vec<MemSize> = dims.iter().map(|d| self.size(d)).collect();
                 let elems = dims.iter().fold(Size::one(), |acc, d| acc.mul(d));
                 let block = self.new_block(
                     *elem,
@@ -206,7 +308,7 @@ impl Ctx<'_> {
         match shape {
             ValueShape::Scalar(_) => MemInfo::Scalar,
             ValueShape::Array(dims, elem) => {
-                let dims: Vec<MemSize> = dims.iter().map(mem_size).collect();
+                let dims: Vec<MemSize> = dims.iter().map(|d| self.size(d)).collect();
                 let block = self.new_block(*elem, BlockBinding::Param { param });
                 MemInfo::Array(ArrayMem {
                     block,
@@ -239,7 +341,7 @@ impl Ctx<'_> {
                             var,
                             ExistRole::Stride(u32::try_from(dim_idx).unwrap_or(u32::MAX)),
                         ),
-                        shape: mem_size(d),
+                        shape: self.size(d),
                     })
                     .collect();
                 MemInfo::Array(ArrayMem {
@@ -290,7 +392,7 @@ impl Ctx<'_> {
                 match op(&array.lmad).filter(|l| l.rank() == dims.len()) {
                     Some(mut lmad) => {
                         for (dim, size) in lmad.dims.iter_mut().zip(dims) {
-                            dim.shape = mem_size(size);
+                            dim.shape = self.size(size);
                         }
                         MemInfo::Array(ArrayMem { block: array.block, lmad, how: Provenance::View })
                     }
@@ -606,7 +708,7 @@ impl Ctx<'_> {
                 {
                     let role = ExistRole::Stride(u32::try_from(dim_idx).unwrap_or(u32::MAX));
                     let stride = component(self, &dx.stride, &dy.stride, role);
-                    lmad_dims.push(LmadDim { stride, shape: mem_size(size) });
+                    lmad_dims.push(LmadDim { stride, shape: self.size(size) });
                 }
                 let how = if existential { Provenance::Existential } else { Provenance::View };
                 MemInfo::Array(ArrayMem { block, lmad: Lmad::new(offset, lmad_dims), how })

@@ -97,12 +97,18 @@ fn check_valid_file(
     db: &RootDatabase,
     file: SourceFile,
     options: ExpandOptions,
+    compiled: Compiled,
 ) -> Result<(usize, usize), String> {
-    let program = compile(db, file);
-    let mem = crate::pipeline(&program, options);
+    let program = compiled.program(compile(db, file));
+    let annotated = crate::annotate(&program);
+    let errors = crate::validate(&program, &annotated);
+    if !errors.is_empty() {
+        return Err(format!("invalid memory IR after annotation: {errors:?}"));
+    }
+    let mem = crate::expand(&program, &annotated, options);
     let errors = crate::validate(&program, &mem);
     if !errors.is_empty() {
-        return Err(format!("invalid memory IR: {errors:?}"));
+        return Err(format!("invalid memory IR after expansion: {errors:?}"));
     }
     let (mut same, mut skipped) = (0, 0);
     for item in weft_hir::parse(db, file).tree().items() {
@@ -143,19 +149,54 @@ fn check_valid_file(
     Ok((same, skipped))
 }
 
+/// Which program of an example the validity check runs on.
+#[derive(Clone, Copy)]
+enum Compiled {
+    /// The core program as elaborated.
+    Elaborated,
+    /// The program code generation compiles: the middle end's output for this target,
+    /// every level written (`weft_opt::staged_program`), whose memory the editor shows.
+    MiddleEnd(Target),
+}
+
+impl Compiled {
+    fn program(self, program: Program) -> Program {
+        let Compiled::MiddleEnd(target) = self else { return program };
+        let device = weft_opt::DeviceShape {
+            gpu: target == Target::Gpu,
+            compute_units: if target == Target::Gpu { 132 } else { 2 },
+            simd_width: if target == Target::Gpu { 32 } else { 8 },
+        };
+        let settings = weft_opt::Settings { device: Some(device), ..Default::default() };
+        let program = weft_opt::staged_program(&program, &settings);
+        assert_eq!(weft_core::validate(&program), Vec::new());
+        program
+    }
+}
+
 #[test]
 fn validity_holds_on_every_example_with_the_gpu_layout() {
-    check_valid_examples(Target::Gpu);
+    check_valid_examples(Target::Gpu, Compiled::Elaborated);
 }
 
 #[test]
 fn validity_holds_on_every_example_with_the_cpu_layout() {
-    check_valid_examples(Target::Cpu);
+    check_valid_examples(Target::Cpu, Compiled::Elaborated);
+}
+
+#[test]
+fn validity_holds_on_every_example_as_the_middle_end_compiles_it_for_a_gpu() {
+    check_valid_examples(Target::Gpu, Compiled::MiddleEnd(Target::Gpu));
+}
+
+#[test]
+fn validity_holds_on_every_example_as_the_middle_end_compiles_it_for_a_cpu() {
+    check_valid_examples(Target::Cpu, Compiled::MiddleEnd(Target::Cpu));
 }
 
 /// Runs the validity check on the test cases of every example (at most 1024 input
 /// elements each), after expansion for `target`.
-fn check_valid_examples(target: Target) {
+fn check_valid_examples(target: Target, compiled: Compiled) {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     let mut paths: Vec<_> = std::fs::read_dir(&root)
         .expect("examples/ exists")
@@ -183,7 +224,7 @@ fn check_valid_examples(target: Target) {
             report.push(format!("{name}: has errors"));
             continue;
         }
-        match check_valid_file(&db, file, ExpandOptions { target }) {
+        match check_valid_file(&db, file, ExpandOptions { target }, compiled) {
             Ok((same, skipped)) => {
                 total_same += same;
                 total_skipped += skipped;

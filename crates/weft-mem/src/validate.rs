@@ -13,11 +13,14 @@
 //!
 //! Violations are compiler bugs, returned as [`InvariantError`]s.
 
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use weft_core::{Function, Program, VarId};
 
-use crate::ir::{BlockBinding, MemFunction, MemInfo, MemVar, Provenance};
-use crate::lower::{ValueShape, defined_inside, idx, mem_size, value_shape};
+use crate::ir::{BlockBinding, MemFunction, MemInfo, MemSize, MemVar, Provenance};
+use crate::lower::{
+    Quotients, ValueShape, defined_inside, idx, mem_size, resolve_sizes, size_definitions,
+    value_shape,
+};
 
 /// A broken invariant of the memory IR.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,13 +57,16 @@ fn validate_function(f: &Function, mem: &MemFunction, errors: &mut Vec<String>) 
     defined_inside(f, f.body, &mut vars, &mut exps);
     let stmt_vars: FxHashSet<VarId> =
         f.blocks.iter().flat_map(|(_, b)| b.stmts.iter().map(|s| s.var)).collect();
+    let sizes = size_definitions(f, Quotients::AssumedExact);
     let mut sorted: Vec<VarId> = vars.into_iter().collect();
     sorted.sort_by_key(|v| idx(*v));
     for var in sorted {
         let name = f.vars[var].name.to_string();
         match mem.bindings.get(var) {
             None => errors.push(format!("`{name}` has no memory")),
-            Some(info) => check_info(mem, &value_shape(&f.vars[var].ty), info, &name, errors),
+            Some(info) => {
+                check_info(mem, &sizes, &value_shape(&f.vars[var].ty), info, &name, errors)
+            }
         }
     }
     for (id, block) in mem.blocks.iter() {
@@ -84,6 +90,7 @@ fn validate_function(f: &Function, mem: &MemFunction, errors: &mut Vec<String>) 
 
 fn check_info(
     mem: &MemFunction,
+    sizes: &FxHashMap<VarId, MemSize>,
     shape: &ValueShape,
     info: &MemInfo,
     name: &str,
@@ -110,8 +117,24 @@ fn check_info(
                     dims.len(),
                     array.lmad.rank()
                 ));
-            } else if array.lmad.dims.iter().zip(dims).any(|(d, s)| d.shape != mem_size(s)) {
-                errors.push(format!("`{name}`: the LMAD's shape is not the type's"));
+            } else if array
+                .lmad
+                .dims
+                .iter()
+                .zip(dims)
+                .any(|(d, s)| resolve_sizes(sizes, &d.shape) != resolve_sizes(sizes, &mem_size(s)))
+            {
+                let show = |s: &MemSize| {
+                    let s = resolve_sizes(sizes, s);
+                    s.display(&|v| format!("{v:?}")).to_string()
+                };
+                let lmad: Vec<_> = array.lmad.dims.iter().map(|d| show(&d.shape)).collect();
+                let ty: Vec<_> = dims.iter().map(|d| show(&mem_size(d))).collect();
+                errors.push(format!(
+                    "`{name}`: the LMAD's shape [{}] is not the type's [{}]",
+                    lmad.join(", "),
+                    ty.join(", ")
+                ));
             }
             let components = std::iter::once(&array.lmad.offset)
                 .chain(array.lmad.dims.iter().flat_map(|d| [&d.stride, &d.shape]));
@@ -141,7 +164,7 @@ fn check_info(
         }
         (ValueShape::Tuple(shapes), MemInfo::Tuple(infos)) if shapes.len() == infos.len() => {
             for (s, i) in shapes.iter().zip(infos) {
-                check_info(mem, s, i, name, errors);
+                check_info(mem, sizes, s, i, name, errors);
             }
         }
         (ValueShape::Scalar(_) | ValueShape::Array(..) | ValueShape::Tuple(_), _) => {
