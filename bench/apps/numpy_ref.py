@@ -2,6 +2,7 @@
 """numpy implementations of bench/apps' programs, timed at CPU sizes.
 
 Usage: numpy_ref.py [--reps N] [--only NAME,...] > numpy.json
+       numpy_ref.py --specs      (one line per entry: NAME, then its specs, tab-separated)
 Each computation is what a numpy user would write from the original algorithm
 (vectorised, float32, BLAS where numpy uses it; a Python loop only over the iterations,
 diagonals or unknowns that the algorithm runs in sequence). Inputs are drawn once,
@@ -242,6 +243,10 @@ CASES = {
 
 
 def main():
+    if "--specs" in sys.argv:
+        for name, (_, specs, _) in CASES.items():
+            print("\t".join([name] + specs))
+        return
     reps = int(sys.argv[sys.argv.index("--reps") + 1]) if "--reps" in sys.argv else 10
     only = sys.argv[sys.argv.index("--only") + 1].split(",") if "--only" in sys.argv else None
     times, sizes = {}, {}
