@@ -351,17 +351,22 @@ def nbody_step(dt, xs, ys, zs, vxs, vys, vzs, ms):
     return xs + dt * vx, ys + dt * vy, zs + dt * vz, vx, vy, vz
 
 
-def mandelbrot(h, w, limit, x0, y0, x1, y1):
-    cx = (x0 + (x1 - x0) * torch.arange(w, device=dev, dtype=torch.float32) / w)[None, :].expand(h, w)
-    cy = (y0 + (y1 - y0) * torch.arange(h, device=dev, dtype=torch.float32) / h)[:, None].expand(h, w)
-    x = torch.zeros((h, w), device=dev)
-    y = torch.zeros((h, w), device=dev)
-    k = torch.zeros((h, w), device=dev, dtype=torch.int32)
-    for _ in range(limit):  # a fixed count: no host synchronisation per iteration
-        live = x * x + y * y <= 4
-        x, y = torch.where(live, x * x - y * y + cx, x), torch.where(live, 2 * x * y + cy, y)
-        k += live
-    return k
+def mandelbrot_step(x, y, k, cx, cy):
+    live = x * x + y * y <= 4
+    return torch.where(live, x * x - y * y + cx, x), torch.where(live, 2 * x * y + cy, y), k + live.int()
+
+
+def t_mandelbrot(step):
+    def run(h, w, limit, x0, y0, x1, y1):
+        cx = (x0 + (x1 - x0) * torch.arange(w, device=dev, dtype=torch.float32) / w)[None, :].expand(h, w)
+        cy = (y0 + (y1 - y0) * torch.arange(h, device=dev, dtype=torch.float32) / h)[:, None].expand(h, w)
+        x = torch.zeros((h, w), device=dev)
+        y = torch.zeros((h, w), device=dev)
+        k = torch.zeros((h, w), device=dev, dtype=torch.int32)
+        for _ in range(limit):  # a fixed count: no host synchronisation per iteration
+            x, y, k = step(x, y, k, cx, cy)
+        return k
+    return run
 
 
 def softmax(x):
@@ -398,7 +403,7 @@ TORCH = {
     "blackscholes": (blackscholes, None),
     "tridag_batch": (tridag_eager, "not natural: 510 sequential column updates (eager loops over them)"),
     "nbody_step": (nbody_step, None),
-    "mandelbrot": (mandelbrot, None),
+    "mandelbrot": (t_mandelbrot(mandelbrot_step), lambda: t_mandelbrot(torch.compile(mandelbrot_step, mode=MODE))),
     "softmax": (softmax, None),
     "layernorm": (layernorm, None),
     "kmeans": (kmeans, None),
