@@ -1004,6 +1004,34 @@ fn a_scan_of_rows_is_transposed_back_and_three_dimensions_interchange_twice() {
 }
 
 #[test]
+fn a_histogram_of_rows_becomes_a_histogram_of_their_elements() {
+    let text = optimised_text(
+        "entry main (d: [k][m]f32) (is: [n]i64) (vs: [n][m]f32) : [k][m]f32 =
+           reduce_by_index d (map2 (+)) (replicate m 0f32) is vs",
+    );
+    // One histogram is left, of scalars, into the flattened destination, with each
+    // element's bin computed from its row's and kept out of range with it.
+    let histograms: Vec<&str> = text.lines().filter(|l| l.contains("reduce_by_index")).collect();
+    assert_eq!(histograms.len(), 1, "{text}");
+    assert!(histograms[0].contains(": [k_0*m_1]f32 = reduce_by_index flat_dest_"), "{text}");
+    assert!(histograms[0].contains("0f32 flat_bins_"), "{text}");
+    assert!(histograms[0].contains(": f32) (") && histograms[0].contains(": f32) :"), "{text}");
+    assert!(text.contains("-1i64"), "{text}");
+    assert!(text.contains("= unflatten "), "{text}");
+    // A literal neutral row of one constant qualifies; one of two does not.
+    let literal = optimised_text(
+        "entry main (d: [k][2]i32) (is: [n]i64) (vs: [n][2]i32) : [k][2]i32 =
+           reduce_by_index d (map2 i32.max) [0, 0] is vs",
+    );
+    assert!(literal.contains("flat_bins_"), "{literal}");
+    let mixed = optimised_text(
+        "entry main (d: [k][2]i32) (is: [n]i64) (vs: [n][2]i32) : [k][2]i32 =
+           reduce_by_index d (map2 i32.max) [0, 1] is vs",
+    );
+    assert!(!mixed.contains("flat_bins_"), "{mixed}");
+}
+
+#[test]
 fn an_operator_that_is_not_a_map_over_its_arguments_is_not_interchanged() {
     // Picking the row with the larger first element is not a per-column operator.
     let text = optimised_text(

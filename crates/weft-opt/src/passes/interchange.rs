@@ -20,7 +20,9 @@
 //! outside it (a weight vector, say), which become more arrays of the outer `map`.
 
 use rustc_hash::FxHashMap;
-use weft_core::{Atom, Block, Exp, Function, Lambda, Program, Stmt, Type, Var, VarId, VarKind};
+use weft_core::{
+    Atom, BinOp, Block, Exp, Function, Lambda, Program, Stmt, Type, Var, VarId, VarKind,
+};
 
 use super::facts::use_counts;
 use super::inline::replace_stmts;
@@ -43,9 +45,9 @@ pub fn interchange(program: &Program) -> Program {
 /// candidates: most functions have none, and a round costs a walk of the function).
 fn combines_arrays(f: &Function) -> bool {
     f.exps.iter().any(|(_, exp)| match exp {
-        Exp::Reduce { level: None, lambda, .. } | Exp::Scan { level: None, lambda, .. } => {
-            !matches!(lambda.ret, Type::Scalar(_))
-        }
+        Exp::Reduce { level: None, lambda, .. }
+        | Exp::Scan { level: None, lambda, .. }
+        | Exp::ReduceByIndex { lambda, .. } => !matches!(lambda.ret, Type::Scalar(_)),
         _ => false,
     })
 }
@@ -58,6 +60,7 @@ fn interchange_once(f: &mut Function) -> bool {
         // Host code of an entry: where a reduction may be split into chunks of rows.
         let host = f.is_entry && block == f.body;
         rewrite(f, &counts, &replicated, host, stmt)
+            .or_else(|| rewrite_histogram(f, &counts, &replicated, stmt))
     })
 }
 
@@ -99,16 +102,28 @@ fn inner_map(f: &Function, counts: &FxHashMap<VarId, usize>, op: &Lambda) -> Opt
     Some(InnerMap { lambda: lambda.clone(), free, left: left?, right: right? })
 }
 
-/// The variables bound to `replicate n x` with `x` a scalar, and `x`.
+/// The variables bound to `replicate n x` with `x` a scalar, or to a literal `[x, .., x]`
+/// of one scalar constant, and `x`.
 fn replicated_scalars(f: &Function) -> FxHashMap<VarId, Atom> {
     let mut out = FxHashMap::default();
     for block in reachable_blocks(f) {
         for stmt in &f.blocks[block].stmts {
-            if let Exp::Replicate { value, .. } = f.exps[stmt.exp]
-                && let Type::Array { elem, .. } = &f.vars[stmt.var].ty
-                && matches!(**elem, Type::Scalar(_))
-            {
-                out.insert(stmt.var, value);
+            let Type::Array { elem, .. } = &f.vars[stmt.var].ty else { continue };
+            if !matches!(**elem, Type::Scalar(_)) {
+                continue;
+            }
+            match &f.exps[stmt.exp] {
+                Exp::Replicate { value, .. } => {
+                    out.insert(stmt.var, *value);
+                }
+                Exp::ArrayLit { elems, .. }
+                    if elems.first().is_some_and(|first| {
+                        matches!(first, Atom::Const(_)) && elems.iter().all(|e| e == first)
+                    }) =>
+                {
+                    out.insert(stmt.var, elems[0]);
+                }
+                _ => {}
             }
         }
     }
@@ -220,6 +235,129 @@ fn rewrite(
     };
     // The statement keeps its variable, now bound to the interchanged value.
     let exp = f.exps.alloc(value);
+    if let Some(o) = &origin {
+        f.origins.insert(exp, o.clone());
+    }
+    out.push(Stmt { var: stmt.var, exp });
+    Some(out)
+}
+
+/// The statements replacing `stmt` when it is a histogram of rows to flatten:
+///
+/// ```text
+/// reduce_by_index (dest: [k][d]t) (map2 op) (replicate d x) (is: [n]i64) (vss: [n][d]t)
+///   = unflatten k d (reduce_by_index (flatten dest) op x is' (flatten vss))
+///     where is'[i*d + j] = is[i]*d + j when 0 <= is[i] < k, else -1
+/// ```
+///
+/// Each element of a row goes to its own bin of the flattened destination, so a
+/// histogram of `k` rows of `d` is one of `k*d` scalars, which gets local
+/// sub-histograms and atomics (k-means' new centroids: before, one work-item per
+/// cluster read every point, 1.4 s on the H100 for 494,020 points of 34 features).
+fn rewrite_histogram(
+    f: &mut Function,
+    counts: &FxHashMap<VarId, usize>,
+    replicated: &FxHashMap<VarId, Atom>,
+    stmt: Stmt,
+) -> Option<Vec<Stmt>> {
+    let Exp::ReduceByIndex { dest, lambda, neutral: Atom::Var(neutral), indices, values } =
+        &f.exps[stmt.exp]
+    else {
+        return None;
+    };
+    let (dest, indices, values) = (*dest, *indices, *values);
+    let inner = inner_map(f, counts, lambda)?;
+    let scalar_neutral = *replicated.get(neutral)?;
+    if !inner.free.is_empty() || !matches!(inner.lambda.ret, Type::Scalar(_)) {
+        return None;
+    }
+    let (Atom::Var(dest_var), Atom::Var(values_var)) = (dest, values) else { return None };
+    let Type::Array { size: k, elem: row } = f.vars[dest_var].ty.clone() else { return None };
+    let Type::Array { size: d, elem: t } = *row else { return None };
+    let Type::Array { size: n, .. } = f.vars[values_var].ty.clone() else { return None };
+    let origin = f.origins.get(stmt.exp).cloned();
+    let mut out = Vec::new();
+    let bind = |f: &mut Function, name: &str, ty: Type, exp: Exp, out: &mut Vec<Stmt>| {
+        let var = f.vars.alloc(Var { name: weft_hir::Name::new(name), ty, kind: VarKind::Bound });
+        let exp = f.exps.alloc(exp);
+        if let Some(o) = &origin {
+            f.origins.insert(exp, o.clone());
+        }
+        out.push(Stmt { var, exp });
+        Atom::Var(var)
+    };
+    let i64_ty = Type::Scalar(weft_hir::ScalarTy::I64);
+    let size = |f: &mut Function, name: &str, s: weft_core::CoreSize, out: &mut Vec<Stmt>| {
+        bind(f, name, Type::Scalar(weft_hir::ScalarTy::I64), Exp::Size(s), out)
+    };
+    let k_atom = size(f, "bins", k.clone(), &mut out);
+    let d_atom = size(f, "row", d.clone(), &mut out);
+    let (kd, nd) = (k.mul(&d), n.mul(&d));
+    let nd_atom = size(f, "elements", nd.clone(), &mut out);
+    let flat_dest =
+        bind(f, "flat_dest", Type::array(kd.clone(), (*t).clone()), Exp::Flatten(dest), &mut out);
+    let flat_values = bind(
+        f,
+        "flat_values",
+        Type::array(nd.clone(), (*t).clone()),
+        Exp::Flatten(values),
+        &mut out,
+    );
+
+    // The flattened bin of element `p`: `is[p / d]*d + p % d`, or -1 (ignored) when
+    // `is[p / d]` is out of range, which the product alone would not always keep out.
+    let p = f.vars.alloc(Var {
+        name: weft_hir::Name::new("p"),
+        ty: i64_ty.clone(),
+        kind: VarKind::Bound,
+    });
+    let mut body = Vec::new();
+    let int = weft_hir::ScalarTy::I64;
+    let bin = |op, ty, lhs, rhs| Exp::BinOp { op, ty, lhs, rhs };
+    let row =
+        bind(f, "row_of", i64_ty.clone(), bin(BinOp::Div, int, Atom::Var(p), d_atom), &mut body);
+    let j =
+        bind(f, "column", i64_ty.clone(), bin(BinOp::Rem, int, Atom::Var(p), d_atom), &mut body);
+    let index = Exp::Index { array: indices, items: vec![weft_core::IndexItem::Fix(row)] };
+    let b = bind(f, "bin", i64_ty.clone(), index, &mut body);
+    let bool_ty = Type::Scalar(weft_hir::ScalarTy::Bool);
+    let zero = Atom::Const(weft_values::Scalar::I64(0));
+    let lo = bind(f, "above", bool_ty.clone(), bin(BinOp::Ge, int, b, zero), &mut body);
+    let hi = bind(f, "below", bool_ty.clone(), bin(BinOp::Lt, int, b, k_atom), &mut body);
+    let ok = bind(
+        f,
+        "in_range",
+        bool_ty,
+        bin(BinOp::BitAnd, weft_hir::ScalarTy::Bool, lo, hi),
+        &mut body,
+    );
+    let mut then_stmts = Vec::new();
+    let base = bind(f, "first", i64_ty.clone(), bin(BinOp::Mul, int, b, d_atom), &mut then_stmts);
+    let at = bind(f, "flat_bin", i64_ty.clone(), bin(BinOp::Add, int, base, j), &mut then_stmts);
+    let then_branch = f.blocks.alloc(Block { stmts: then_stmts, result: Some(at) });
+    let minus_one = Atom::Const(weft_values::Scalar::I64(-1));
+    let else_branch = f.blocks.alloc(Block { stmts: Vec::new(), result: Some(minus_one) });
+    let chosen = Exp::If { cond: ok, then_branch, else_branch };
+    let flat_bin = bind(f, "flat_bin", i64_ty.clone(), chosen, &mut body);
+    let body = f.blocks.alloc(Block { stmts: body, result: Some(flat_bin) });
+    let lambda = Lambda { params: vec![p], body, ret: i64_ty.clone() };
+    let generate = Exp::Generate { level: None, size: nd_atom, lambda };
+    let flat_indices = bind(f, "flat_bins", Type::array(nd, i64_ty), generate, &mut out);
+
+    let op = Lambda {
+        params: vec![inner.left, inner.right],
+        body: inner.lambda.body,
+        ret: inner.lambda.ret.clone(),
+    };
+    let histogram = Exp::ReduceByIndex {
+        dest: flat_dest,
+        lambda: op,
+        neutral: scalar_neutral,
+        indices: flat_indices,
+        values: flat_values,
+    };
+    let flat = bind(f, "flat_histogram", Type::array(kd, (*t).clone()), histogram, &mut out);
+    let exp = f.exps.alloc(Exp::Unflatten { rows: k_atom, cols: d_atom, array: flat });
     if let Some(o) = &origin {
         f.origins.insert(exp, o.clone());
     }
