@@ -31,6 +31,7 @@ pub use crate::passes::inline::inline_parallel_calls;
 pub use crate::passes::interchange::interchange;
 pub use crate::passes::simplify::simplify;
 pub use crate::passes::simplify_gpu::simplify_gpu;
+pub use crate::passes::split_reduction::split_segmented_reductions;
 pub use crate::pretty::pretty_gpu;
 pub use crate::to_core::{CoreLevels, to_core};
 
@@ -111,12 +112,12 @@ pub fn pipeline(program: &weft_core::Program) -> GpuProgram {
     pipeline_for(program, Target::Gpu)
 }
 
-/// The whole middle end: [`optimise_core`], then [`flatten`], [`fuse`], [`coalesce`]
-/// (on a GPU) and [`simplify_gpu`].
+/// The whole middle end: [`optimise_core`], then [`flatten`], [`fuse`],
+/// [`split_segmented_reductions`] and [`coalesce`] (on a GPU) and [`simplify_gpu`].
 pub fn pipeline_for(program: &weft_core::Program, target: Target) -> GpuProgram {
     let fused = fuse(&flatten(&optimise_core(program)));
     match target {
-        Target::Gpu => simplify_gpu(&coalesce(&fused)),
+        Target::Gpu => simplify_gpu(&coalesce(&split_segmented_reductions(&fused))),
         Target::Cpu => simplify_gpu(&fused),
     }
 }

@@ -10,4 +10,5 @@ pub mod inline;
 pub mod interchange;
 pub mod simplify;
 pub mod simplify_gpu;
+pub mod split_reduction;
 pub(crate) mod subst;

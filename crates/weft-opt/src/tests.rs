@@ -113,11 +113,22 @@ pub(crate) fn every_program() -> Vec<Example> {
 /// Runs every test case of `example` on its source program and on `transformed`;
 /// records a line per case whose answer changed (errors count as the same answer; with
 /// `same_messages`, only with the same message) and returns how many it compared.
+/// How closely a transformed program's answers must match the source's.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Match {
+    /// Bit for bit, and the same error messages (simplification changes no operation).
+    Exact,
+    /// Floats within `weft test`'s tolerance, any error for an error: the versions may
+    /// combine a commutative reduction's elements in another order (a segmented
+    /// reduction split into chunks), as the kernels do.
+    Reassociated,
+}
+
 fn compare_answers(
     example: &Example,
     transformed: &Program,
     label: &str,
-    same_messages: bool,
+    how: Match,
     failures: &mut Vec<String>,
 ) -> usize {
     let mut compared = 0;
@@ -127,8 +138,11 @@ fn compare_answers(
             let after = weft_core::run_entry(transformed, *entry, inputs.clone());
             let same = match (&before, &after) {
                 // Debug text compares NaNs and signed zeros by their bits.
-                (Ok(a), Ok(b)) => format!("{a:?}") == format!("{b:?}"),
-                (Err(a), Err(b)) => !same_messages || a.message == b.message,
+                (Ok(a), Ok(b)) => {
+                    format!("{a:?}") == format!("{b:?}")
+                        || (how == Match::Reassociated && weft_values::compare_all(b, a).is_ok())
+                }
+                (Err(a), Err(b)) => how == Match::Reassociated || a.message == b.message,
                 _ => false,
             };
             if !same {
@@ -157,7 +171,8 @@ fn simplification_keeps_every_answer() {
             failures.push(format!("{}: invalid after simplification: {errors:?}", example.name));
             continue;
         }
-        compared += compare_answers(&example, &simplified, "simplified", true, &mut failures);
+        compared +=
+            compare_answers(&example, &simplified, "simplified", Match::Exact, &mut failures);
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(compared > 250, "only {compared} cases compared");
@@ -260,6 +275,46 @@ pub(crate) fn check_gpu(src: &str, expect: Expect) {
     expect.assert_eq(&crate::pretty_gpu(&gpu));
 }
 
+/// The GPU IR `pipeline` makes of `src`, printed.
+fn gpu_text(src: &str) -> String {
+    let gpu = crate::pipeline(&compile(src));
+    assert_eq!(crate::validate_gpu(&gpu), Vec::new(), "{}", crate::pretty_gpu(&gpu));
+    crate::pretty_gpu(&gpu)
+}
+
+#[test]
+fn a_segmented_reduction_of_few_segments_is_split_into_chunks() {
+    let text =
+        gpu_text(r"entry row_sums (a: [n][m]f32) : [n]f32 = map (\row -> reduce (+) 0 row) a");
+    // The fully flattened version: the first stage reduces chunks (`chunk < K` of each
+    // segment, `step < L` elements each, `j = chunk + step*K`, the neutral element past
+    // the end), the second reduces each segment's chunks.
+    let first = text.lines().find(|l| l.contains("segred@grid (i_") && l.contains(", step_"));
+    let first = first.unwrap_or_else(|| panic!("no first stage:\n{text}"));
+    assert!(first.contains(": [n_0][t_") && first.contains(", chunk_"), "{first}");
+    assert!(text.contains("mul.i64 step_"), "{text}");
+    assert!(text.contains("                else\n                  in 0.0f32"), "{text}");
+    let second = text.lines().filter(|l| l.contains("segred@grid")).count();
+    assert_eq!(second, 2, "{text}");
+    assert!(text.contains("= partials_"), "{text}");
+    // The chunk count is a tile parameter computed on the host from both sizes.
+    assert!(text.contains("div.i64 131072i64"), "{text}");
+    assert!(text.contains("i64.min") && text.contains("1024i64"), "{text}");
+}
+
+#[test]
+fn a_reduction_that_is_not_commutative_or_written_is_not_split() {
+    // Taking the last element is associative, not commutative: chunks would reorder.
+    let last =
+        gpu_text(r"entry lasts (a: [n][m]f32) : [n]f32 = map (\row -> reduce (\x y -> y) 0 row) a");
+    assert!(!last.contains("partials_"), "{last}");
+    // A level the program wrote is kept exactly.
+    let written = gpu_text(
+        r"entry sums (a: [n][m]f32) : [n]f32 = map@group (\row -> reduce@group (+) 0 row) a",
+    );
+    assert!(!written.contains("partials_"), "{written}");
+}
+
 #[test]
 fn row_softmax_gets_three_versions() {
     check_gpu(
@@ -347,20 +402,44 @@ fn row_softmax_gets_three_versions() {
                           let t_66: f32 = sub.f32 x_65 mx_64
                           let t_67: f32 = f32.exp t_66
                           in t_67
-                      let s_68: [n_0]f32 = segred@grid (i_69 < n_0, i_70 < m_1) [chosen]
-                        op (commutative) 0.0f32 \(x_71: f32) (y_72: f32) ->
-                            let t_73: f32 = add.f32 x_71 y_72
-                            in t_73
+                      let t_68: i64 = i64.max n_0 1i64
+                      let t_69: i64 = div.i64 131072i64 t_68
+                      let t_70: i64 = i64.min t_69 1024i64
+                      let t_71: i64 = add.i64 m_1 63i64
+                      let t_72: i64 = div.i64 t_71 64i64
+                      let t_73: i64 = i64.min t_70 t_72
+                      let t_74: i64 = i64.max t_73 1i64
+                      let t_75: i64 = sub.i64 t_74 1i64
+                      let t_76: i64 = add.i64 m_1 t_75
+                      let t_77: i64 = div.i64 t_76 t_74
+                      let partials_78: [n_0][t_74]f32 = segred@grid (i_79 < n_0, chunk_80 < t_74, step_81 < t_77) [chosen]
+                        op (commutative) 0.0f32 \(x_82: f32) (y_83: f32) ->
+                            let t_84: f32 = add.f32 x_82 y_83
+                            in t_84
                         body ->
-                          let x_74: f32 = t_61[i_69, i_70]
-                          in x_74
-                      let t_75: [n_0][m_1]f32 = segmap@grid (i_76 < n_0, i_77 < m_1) [chosen]
+                          let t_85: i64 = mul.i64 step_81 t_74
+                          let i_86: i64 = add.i64 chunk_80 t_85
+                          let inside_87: bool = lt.i64 i_86 m_1
+                          let element_88: f32 = if inside_87 then
+                              let x_89: f32 = t_61[i_79, i_86]
+                              in x_89
+                            else
+                              in 0.0f32
+                          in element_88
+                      let s_90: [n_0]f32 = segred@grid (i_91 < n_0, chunk_92 < t_74) [chosen]
+                        op (commutative) 0.0f32 \(x_93: f32) (y_94: f32) ->
+                            let t_95: f32 = add.f32 x_93 y_94
+                            in t_95
                         body ->
-                          let s_78: f32 = s_68[i_76]
-                          let e_79: f32 = t_61[i_76, i_77]
-                          let t_80: f32 = div.f32 e_79 s_78
-                          in t_80
-                      in t_75
+                          let partial_96: f32 = partials_78[i_91, chunk_92]
+                          in partial_96
+                      let t_97: [n_0][m_1]f32 = segmap@grid (i_98 < n_0, i_99 < m_1) [chosen]
+                        body ->
+                          let s_100: f32 = s_90[i_98]
+                          let e_101: f32 = t_61[i_98, i_99]
+                          let t_102: f32 = div.f32 e_101 s_100
+                          in t_102
+                      in t_97
                   in versions_25
               in t_3
         "#]],
@@ -400,14 +479,38 @@ fn row_sums_are_a_segmented_reduction() {
                           in t_15
                       in intra_12
                     else
-                      let t_21: [n_0]f32 = segred@grid (i_22 < n_0, i_23 < m_1) [chosen]
-                        op (commutative) 0.0f32 \(x_24: f32) (y_25: f32) ->
-                            let t_26: f32 = add.f32 x_24 y_25
-                            in t_26
+                      let t_21: i64 = i64.max n_0 1i64
+                      let t_22: i64 = div.i64 131072i64 t_21
+                      let t_23: i64 = i64.min t_22 1024i64
+                      let t_24: i64 = add.i64 m_1 63i64
+                      let t_25: i64 = div.i64 t_24 64i64
+                      let t_26: i64 = i64.min t_23 t_25
+                      let t_27: i64 = i64.max t_26 1i64
+                      let t_28: i64 = sub.i64 t_27 1i64
+                      let t_29: i64 = add.i64 m_1 t_28
+                      let t_30: i64 = div.i64 t_29 t_27
+                      let partials_31: [n_0][t_27]f32 = segred@grid (i_32 < n_0, chunk_33 < t_27, step_34 < t_30) [chosen]
+                        op (commutative) 0.0f32 \(x_35: f32) (y_36: f32) ->
+                            let t_37: f32 = add.f32 x_35 y_36
+                            in t_37
                         body ->
-                          let x_27: f32 = a_2[i_22, i_23]
-                          in x_27
-                      in t_21
+                          let t_38: i64 = mul.i64 step_34 t_27
+                          let i_39: i64 = add.i64 chunk_33 t_38
+                          let inside_40: bool = lt.i64 i_39 m_1
+                          let element_41: f32 = if inside_40 then
+                              let x_42: f32 = a_2[i_32, i_39]
+                              in x_42
+                            else
+                              in 0.0f32
+                          in element_41
+                      let t_43: [n_0]f32 = segred@grid (i_44 < n_0, chunk_45 < t_27) [chosen]
+                        op (commutative) 0.0f32 \(x_46: f32) (y_47: f32) ->
+                            let t_48: f32 = add.f32 x_46 y_47
+                            in t_48
+                        body ->
+                          let partial_49: f32 = partials_31[i_44, chunk_45]
+                          in partial_49
+                      in t_43
                   in versions_11
               in t_3
         "#]],
@@ -473,7 +576,8 @@ fn every_version_keeps_every_answer() {
                 continue;
             }
             let label = format!("{choice:?}");
-            compared += compare_answers(&example, &core, &label, false, &mut failures);
+            compared +=
+                compare_answers(&example, &core, &label, Match::Reassociated, &mut failures);
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));

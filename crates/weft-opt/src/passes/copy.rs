@@ -48,7 +48,7 @@ impl Copier {
         f.blocks.alloc(crate::ir::Block { stmts, results })
     }
 
-    fn lambda(&mut self, f: &mut GpuFunction, lambda: &Lambda) -> Lambda {
+    pub(crate) fn lambda(&mut self, f: &mut GpuFunction, lambda: &Lambda) -> Lambda {
         let params = lambda.params.iter().map(|&p| self.fresh(f, p)).collect();
         Lambda { params, body: self.block(f, lambda.body) }
     }
