@@ -99,6 +99,7 @@ pub(crate) fn device_shape(profile: &weft_cost::profile::DeviceProfile) -> weft_
         gpu: profile.device.kind == "gpu",
         compute_units: i64::from(profile.device.compute_units),
         simd_width: i64::try_from(profile.device.simd_width).unwrap_or(1),
+        local_memory: i64::try_from(profile.device.local_mem_bytes).unwrap_or(i64::MAX),
     }
 }
 

@@ -158,7 +158,7 @@ pub(crate) fn run(args: &TuneArgs) -> anyhow::Result<u8> {
                 .thresholds
                 .iter()
                 .map(|(_, t)| t)
-                .filter(|t| t.name.starts_with(&prefix))
+                .filter(|t| t.name.starts_with(&prefix) && t.kind.tunable())
                 .map(|t| {
                     // Every trial names every threshold: the rule's value to start from.
                     chosen.insert(

@@ -166,6 +166,7 @@ impl Compiled {
             gpu: target == Target::Gpu,
             compute_units: if target == Target::Gpu { 132 } else { 2 },
             simd_width: if target == Target::Gpu { 32 } else { 8 },
+            local_memory: 49_152,
         };
         let settings = weft_opt::Settings { device: Some(device), ..Default::default() };
         let program = weft_opt::staged_program(&program, &settings);

@@ -70,6 +70,10 @@ pub enum ThresholdKind {
     SuffOuterPar,
     /// The inner parallelism fits a work-group: one work-group per outer iteration.
     SuffIntraPar,
+    /// The smallest count of bytes of local memory per work-group that the device does
+    /// not have: a version that needs that much or more is not run (a fact of the
+    /// device, not tuned).
+    LocalMemoryExceeded,
 }
 
 impl ThresholdKind {
@@ -77,7 +81,14 @@ impl ThresholdKind {
         match self {
             ThresholdKind::SuffOuterPar => "suff_outer_par",
             ThresholdKind::SuffIntraPar => "suff_intra_par",
+            ThresholdKind::LocalMemoryExceeded => "local_memory_exceeded",
         }
+    }
+
+    /// Whether `weft tune` may choose the value by measuring (a device's local memory
+    /// is what it is: a larger value only lets a launch fail).
+    pub fn tunable(self) -> bool {
+        self != ThresholdKind::LocalMemoryExceeded
     }
 }
 

@@ -303,6 +303,43 @@ fn a_segmented_reduction_of_few_segments_is_split_into_chunks() {
 }
 
 #[test]
+fn a_work_group_version_runs_only_where_its_local_memory_fits() {
+    let softmax = |row: &str| {
+        format!(
+            r"entry f (xss: [n]{row}f32) : [n]{row}f32 =
+                map (\xs -> let mx = reduce f32.max (-f32.inf) xs
+                            let es = map (\x -> f32.exp (x - mx)) xs
+                            let s = reduce (+) 0 es
+                            in map (\e -> e / s) es) xss"
+        )
+    };
+    // Rows of unknown length: the version needs 8 bytes per element (two arrays of
+    // floats) and runs when that is below the device's local memory; else the fully
+    // flattened version (no group SegMap in it) runs.
+    let text = gpu_text(&softmax("[m]"));
+    let guard =
+        text.lines().position(|l| l.contains(">= threshold f.local_memory_exceeded_0 then"));
+    let guard = guard.unwrap_or_else(|| panic!("no guard:\n{text}"));
+    assert!(text.lines().nth(guard).unwrap().contains("version 8*m_1 >="), "{text}");
+    let then_branch: Vec<&str> =
+        text.lines().skip(guard + 1).take_while(|l| !l.trim().starts_with("else")).collect();
+    assert!(!then_branch.iter().any(|l| l.contains("segmap@group")), "{text}");
+    assert!(text.contains("segmap@group"), "{text}");
+    // Rows of 16 floats take 128 bytes: no guard.
+    let small = gpu_text(&softmax("[16]"));
+    assert!(small.contains("segmap@group") && !small.contains("local_memory"), "{small}");
+    // The threshold is the device's local memory (plus one: the first size that does
+    // not fit), and never tuned.
+    let device =
+        crate::DeviceShape { gpu: true, compute_units: 132, simd_width: 32, local_memory: 65_536 };
+    assert_eq!(
+        crate::threshold_default(crate::ThresholdKind::LocalMemoryExceeded, Some(&device)),
+        65_537
+    );
+    assert!(!crate::ThresholdKind::LocalMemoryExceeded.tunable());
+}
+
+#[test]
 fn a_reduction_that_is_not_commutative_or_written_is_not_split() {
     // Taking the last element is associative, not commutative: chunks would reorder.
     let last =
@@ -325,6 +362,7 @@ fn row_softmax_gets_three_versions() {
     let s = reduce (+) 0 es
     in map (\e -> e / s) es) xss",
         expect![[r#"
+            threshold row_softmax.local_memory_exceeded_0 = 49153
             threshold row_softmax.suff_intra_par_0 = 128
             threshold row_softmax.suff_outer_par_0 = 32768
 
@@ -353,93 +391,150 @@ fn row_softmax_gets_three_versions() {
                   in outer_5
                 else
                   let versions_25: [n_0][m_1]f32 = version n_0 >= threshold row_softmax.suff_intra_par_0 then
-                      let intra_26: [n_0][m_1]f32 = segmap@group (i_27 < n_0) [chosen]
-                        body ->
-                          let xs_28: [m_1]f32 = xss_2[i_27]
-                          let t_29: f32 = f32.inf
-                          let t_30: f32 = neg.f32 t_29
-                          let mx_31: f32 = segred@thread (i_32 < m_1) [chosen]
-                            op (commutative) t_30 \(x_33: f32) (y_34: f32) ->
-                                let t_35: f32 = f32.max x_33 y_34
-                                in t_35
+                      let fitting_26: [n_0][m_1]f32 = version 8*m_1 >= threshold row_softmax.local_memory_exceeded_0 then
+                          let mx_27: [n_0]f32 = segmap@grid (i_28 < n_0) [chosen]
                             body ->
-                              let x_36: f32 = xs_28[i_32]
-                              in x_36
-                          let es_37: [m_1]f32 = segmap@thread (i_38 < m_1) [chosen]
+                              let xs_29: [m_1]f32 = xss_2[i_28]
+                              let t_30: f32 = f32.inf
+                              let t_31: f32 = neg.f32 t_30
+                              let mx_32: f32 = reduce@seq t_31 xs_29 \(x_33: f32) (y_34: f32) ->
+                                  let t_35: f32 = f32.max x_33 y_34
+                                  in t_35
+                              in mx_32
+                          let t_36: [n_0][m_1]f32 = segmap@grid (i_37 < n_0, i_38 < m_1) [chosen]
                             body ->
-                              let x_39: f32 = xs_28[i_38]
-                              let t_40: f32 = sub.f32 x_39 mx_31
-                              let t_41: f32 = f32.exp t_40
-                              in t_41
-                          let s_42: f32 = segred@thread (i_43 < m_1) [chosen]
-                            op (commutative) 0.0f32 \(x_44: f32) (y_45: f32) ->
-                                let t_46: f32 = add.f32 x_44 y_45
-                                in t_46
+                              let mx_39: f32 = mx_27[i_37]
+                              let x_40: f32 = xss_2[i_37, i_38]
+                              let t_41: f32 = sub.f32 x_40 mx_39
+                              let t_42: f32 = f32.exp t_41
+                              in t_42
+                          let t_43: i64 = i64.max n_0 1i64
+                          let t_44: i64 = div.i64 131072i64 t_43
+                          let t_45: i64 = i64.min t_44 1024i64
+                          let t_46: i64 = add.i64 m_1 63i64
+                          let t_47: i64 = div.i64 t_46 64i64
+                          let t_48: i64 = i64.min t_45 t_47
+                          let t_49: i64 = i64.max t_48 1i64
+                          let t_50: i64 = sub.i64 t_49 1i64
+                          let t_51: i64 = add.i64 m_1 t_50
+                          let t_52: i64 = div.i64 t_51 t_49
+                          let partials_53: [n_0][t_49]f32 = segred@grid (i_54 < n_0, chunk_55 < t_49, step_56 < t_52) [chosen]
+                            op (commutative) 0.0f32 \(x_57: f32) (y_58: f32) ->
+                                let t_59: f32 = add.f32 x_57 y_58
+                                in t_59
                             body ->
-                              let x_47: f32 = es_37[i_43]
-                              in x_47
-                          let t_48: [m_1]f32 = segmap@thread (i_49 < m_1) [chosen]
+                              let t_60: i64 = mul.i64 step_56 t_49
+                              let i_61: i64 = add.i64 chunk_55 t_60
+                              let inside_62: bool = lt.i64 i_61 m_1
+                              let element_63: f32 = if inside_62 then
+                                  let x_64: f32 = t_36[i_54, i_61]
+                                  in x_64
+                                else
+                                  in 0.0f32
+                              in element_63
+                          let s_65: [n_0]f32 = segred@grid (i_66 < n_0, chunk_67 < t_49) [chosen]
+                            op (commutative) 0.0f32 \(x_68: f32) (y_69: f32) ->
+                                let t_70: f32 = add.f32 x_68 y_69
+                                in t_70
                             body ->
-                              let e_50: f32 = es_37[i_49]
-                              let t_51: f32 = div.f32 e_50 s_42
-                              in t_51
-                          in t_48
-                      in intra_26
+                              let partial_71: f32 = partials_53[i_66, chunk_67]
+                              in partial_71
+                          let t_72: [n_0][m_1]f32 = segmap@grid (i_73 < n_0, i_74 < m_1) [chosen]
+                            body ->
+                              let s_75: f32 = s_65[i_73]
+                              let e_76: f32 = t_36[i_73, i_74]
+                              let t_77: f32 = div.f32 e_76 s_75
+                              in t_77
+                          in t_72
+                        else
+                          let intra_78: [n_0][m_1]f32 = segmap@group (i_79 < n_0) [chosen]
+                            body ->
+                              let xs_80: [m_1]f32 = xss_2[i_79]
+                              let t_81: f32 = f32.inf
+                              let t_82: f32 = neg.f32 t_81
+                              let mx_83: f32 = segred@thread (i_84 < m_1) [chosen]
+                                op (commutative) t_82 \(x_85: f32) (y_86: f32) ->
+                                    let t_87: f32 = f32.max x_85 y_86
+                                    in t_87
+                                body ->
+                                  let x_88: f32 = xs_80[i_84]
+                                  in x_88
+                              let es_89: [m_1]f32 = segmap@thread (i_90 < m_1) [chosen]
+                                body ->
+                                  let x_91: f32 = xs_80[i_90]
+                                  let t_92: f32 = sub.f32 x_91 mx_83
+                                  let t_93: f32 = f32.exp t_92
+                                  in t_93
+                              let s_94: f32 = segred@thread (i_95 < m_1) [chosen]
+                                op (commutative) 0.0f32 \(x_96: f32) (y_97: f32) ->
+                                    let t_98: f32 = add.f32 x_96 y_97
+                                    in t_98
+                                body ->
+                                  let x_99: f32 = es_89[i_95]
+                                  in x_99
+                              let t_100: [m_1]f32 = segmap@thread (i_101 < m_1) [chosen]
+                                body ->
+                                  let e_102: f32 = es_89[i_101]
+                                  let t_103: f32 = div.f32 e_102 s_94
+                                  in t_103
+                              in t_100
+                          in intra_78
+                      in fitting_26
                     else
-                      let mx_52: [n_0]f32 = segmap@grid (i_53 < n_0) [chosen]
+                      let mx_104: [n_0]f32 = segmap@grid (i_105 < n_0) [chosen]
                         body ->
-                          let xs_54: [m_1]f32 = xss_2[i_53]
-                          let t_55: f32 = f32.inf
-                          let t_56: f32 = neg.f32 t_55
-                          let mx_57: f32 = reduce@seq t_56 xs_54 \(x_58: f32) (y_59: f32) ->
-                              let t_60: f32 = f32.max x_58 y_59
-                              in t_60
-                          in mx_57
-                      let t_61: [n_0][m_1]f32 = segmap@grid (i_62 < n_0, i_63 < m_1) [chosen]
+                          let xs_106: [m_1]f32 = xss_2[i_105]
+                          let t_107: f32 = f32.inf
+                          let t_108: f32 = neg.f32 t_107
+                          let mx_109: f32 = reduce@seq t_108 xs_106 \(x_110: f32) (y_111: f32) ->
+                              let t_112: f32 = f32.max x_110 y_111
+                              in t_112
+                          in mx_109
+                      let t_113: [n_0][m_1]f32 = segmap@grid (i_114 < n_0, i_115 < m_1) [chosen]
                         body ->
-                          let mx_64: f32 = mx_52[i_62]
-                          let x_65: f32 = xss_2[i_62, i_63]
-                          let t_66: f32 = sub.f32 x_65 mx_64
-                          let t_67: f32 = f32.exp t_66
-                          in t_67
-                      let t_68: i64 = i64.max n_0 1i64
-                      let t_69: i64 = div.i64 131072i64 t_68
-                      let t_70: i64 = i64.min t_69 1024i64
-                      let t_71: i64 = add.i64 m_1 63i64
-                      let t_72: i64 = div.i64 t_71 64i64
-                      let t_73: i64 = i64.min t_70 t_72
-                      let t_74: i64 = i64.max t_73 1i64
-                      let t_75: i64 = sub.i64 t_74 1i64
-                      let t_76: i64 = add.i64 m_1 t_75
-                      let t_77: i64 = div.i64 t_76 t_74
-                      let partials_78: [n_0][t_74]f32 = segred@grid (i_79 < n_0, chunk_80 < t_74, step_81 < t_77) [chosen]
-                        op (commutative) 0.0f32 \(x_82: f32) (y_83: f32) ->
-                            let t_84: f32 = add.f32 x_82 y_83
-                            in t_84
+                          let mx_116: f32 = mx_104[i_114]
+                          let x_117: f32 = xss_2[i_114, i_115]
+                          let t_118: f32 = sub.f32 x_117 mx_116
+                          let t_119: f32 = f32.exp t_118
+                          in t_119
+                      let t_120: i64 = i64.max n_0 1i64
+                      let t_121: i64 = div.i64 131072i64 t_120
+                      let t_122: i64 = i64.min t_121 1024i64
+                      let t_123: i64 = add.i64 m_1 63i64
+                      let t_124: i64 = div.i64 t_123 64i64
+                      let t_125: i64 = i64.min t_122 t_124
+                      let t_126: i64 = i64.max t_125 1i64
+                      let t_127: i64 = sub.i64 t_126 1i64
+                      let t_128: i64 = add.i64 m_1 t_127
+                      let t_129: i64 = div.i64 t_128 t_126
+                      let partials_130: [n_0][t_126]f32 = segred@grid (i_131 < n_0, chunk_132 < t_126, step_133 < t_129) [chosen]
+                        op (commutative) 0.0f32 \(x_134: f32) (y_135: f32) ->
+                            let t_136: f32 = add.f32 x_134 y_135
+                            in t_136
                         body ->
-                          let t_85: i64 = mul.i64 step_81 t_74
-                          let i_86: i64 = add.i64 chunk_80 t_85
-                          let inside_87: bool = lt.i64 i_86 m_1
-                          let element_88: f32 = if inside_87 then
-                              let x_89: f32 = t_61[i_79, i_86]
-                              in x_89
+                          let t_137: i64 = mul.i64 step_133 t_126
+                          let i_138: i64 = add.i64 chunk_132 t_137
+                          let inside_139: bool = lt.i64 i_138 m_1
+                          let element_140: f32 = if inside_139 then
+                              let x_141: f32 = t_113[i_131, i_138]
+                              in x_141
                             else
                               in 0.0f32
-                          in element_88
-                      let s_90: [n_0]f32 = segred@grid (i_91 < n_0, chunk_92 < t_74) [chosen]
-                        op (commutative) 0.0f32 \(x_93: f32) (y_94: f32) ->
-                            let t_95: f32 = add.f32 x_93 y_94
-                            in t_95
+                          in element_140
+                      let s_142: [n_0]f32 = segred@grid (i_143 < n_0, chunk_144 < t_126) [chosen]
+                        op (commutative) 0.0f32 \(x_145: f32) (y_146: f32) ->
+                            let t_147: f32 = add.f32 x_145 y_146
+                            in t_147
                         body ->
-                          let partial_96: f32 = partials_78[i_91, chunk_92]
-                          in partial_96
-                      let t_97: [n_0][m_1]f32 = segmap@grid (i_98 < n_0, i_99 < m_1) [chosen]
+                          let partial_148: f32 = partials_130[i_143, chunk_144]
+                          in partial_148
+                      let t_149: [n_0][m_1]f32 = segmap@grid (i_150 < n_0, i_151 < m_1) [chosen]
                         body ->
-                          let s_100: f32 = s_90[i_98]
-                          let e_101: f32 = t_61[i_98, i_99]
-                          let t_102: f32 = div.f32 e_101 s_100
-                          in t_102
-                      in t_97
+                          let s_152: f32 = s_142[i_150]
+                          let e_153: f32 = t_113[i_150, i_151]
+                          let t_154: f32 = div.f32 e_153 s_152
+                          in t_154
+                      in t_149
                   in versions_25
               in t_3
         "#]],

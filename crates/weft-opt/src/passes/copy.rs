@@ -42,7 +42,7 @@ impl Copier {
         f.blocks[block].results.clone().into_iter().map(|a| self.atom(a)).collect()
     }
 
-    fn block(&mut self, f: &mut GpuFunction, block: BlockId) -> BlockId {
+    pub(crate) fn block(&mut self, f: &mut GpuFunction, block: BlockId) -> BlockId {
         let mut stmts = Vec::new();
         let results = self.stmts_into(f, block, &mut stmts);
         f.blocks.alloc(crate::ir::Block { stmts, results })
