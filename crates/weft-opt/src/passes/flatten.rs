@@ -1219,5 +1219,5 @@ impl Substitutes for Flattener<'_> {
 
 /// The bytes of one element of a scalar type.
 fn scalar_bytes(s: ScalarTy) -> i64 {
-    i64::try_from(weft_values::ScalarType::from(s).size_in_bytes()).unwrap_or(8)
+    i64::try_from(s.size_in_bytes()).unwrap_or(8)
 }
