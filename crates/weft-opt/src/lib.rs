@@ -23,6 +23,7 @@ pub use crate::ir::{
     SegLevel, SegOp, SeqSoac, Stmt, Threshold, ThresholdId, ThresholdKind,
 };
 pub use crate::passes::coalesce::coalesce;
+pub use crate::passes::collapse::collapse_outer_dimensions;
 pub use crate::passes::flatten::{
     DEFAULT_SUFF_INTRA_PAR, DEFAULT_SUFF_OUTER_PAR, DeviceShape, flatten, threshold_default,
 };
@@ -113,11 +114,14 @@ pub fn pipeline(program: &weft_core::Program) -> GpuProgram {
 }
 
 /// The whole middle end: [`optimise_core`], then [`flatten`], [`fuse`],
-/// [`split_segmented_reductions`] and [`coalesce`] (on a GPU) and [`simplify_gpu`].
+/// [`split_segmented_reductions`], [`coalesce`] and [`collapse_outer_dimensions`] (on a
+/// GPU) and [`simplify_gpu`].
 pub fn pipeline_for(program: &weft_core::Program, target: Target) -> GpuProgram {
     let fused = fuse(&flatten(&optimise_core(program)));
     match target {
-        Target::Gpu => simplify_gpu(&coalesce(&split_segmented_reductions(&fused))),
+        Target::Gpu => {
+            simplify_gpu(&collapse_outer_dimensions(&coalesce(&split_segmented_reductions(&fused))))
+        }
         Target::Cpu => simplify_gpu(&fused),
     }
 }

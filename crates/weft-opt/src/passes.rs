@@ -2,6 +2,7 @@
 //! core IR to the GPU IR (flattening), then on the GPU IR (fusion, coalescing).
 
 pub mod coalesce;
+pub mod collapse;
 pub(crate) mod copy;
 pub(crate) mod facts;
 pub mod flatten;

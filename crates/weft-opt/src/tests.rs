@@ -340,6 +340,31 @@ fn a_work_group_version_runs_only_where_its_local_memory_fits() {
 }
 
 #[test]
+fn a_three_dimensional_map_nest_is_one_map_over_two_dimensions() {
+    let text = gpu_text(
+        r"entry f (a: [p][q][r]f32) : [p][q][r]f32 =
+            generate p (\k -> generate q (\j -> generate r (\i -> a[k, j, i] * 2)))",
+    );
+    // No versions: every point gets a work-item. The outer two dimensions are one
+    // (`k = q' / q`, `j = q' % q`), the innermost stays innermost, and the result is a
+    // view of the merged array.
+    assert!(!text.contains("version"), "{text}");
+    let maps: Vec<&str> = text.lines().filter(|l| l.contains("segmap@grid")).collect();
+    assert_eq!(maps.len(), 1, "{text}");
+    assert!(
+        maps[0].contains("(q_") && maps[0].contains(", i_") && maps[0].contains("< r_2)"),
+        "{text}"
+    );
+    assert!(text.contains("= mul.i64 p_0 q_1"), "{text}");
+    assert!(text.contains("div.i64 q_") && text.contains("rem.i64 q_"), "{text}");
+    assert!(text.contains(": [p_0][q_1][r_2]f32 = unflatten p_0 q_1 "), "{text}");
+    // Two maps keep their versions (a matrix of rows is the outer version's case).
+    let two =
+        gpu_text(r"entry g (a: [p][q]f32) : [p][q]f32 = map (\row -> map (\x -> x * 2) row) a");
+    assert!(!two.contains("unflatten"), "{two}");
+}
+
+#[test]
 fn a_reduction_that_is_not_commutative_or_written_is_not_split() {
     // Taking the last element is associative, not commutative: chunks would reorder.
     let last =

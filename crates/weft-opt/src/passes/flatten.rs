@@ -423,6 +423,19 @@ impl Flattener<'_> {
         (unannotated && rectangular).then(|| inner.clone())
     }
 
+    /// How many maps (or generates) `exp` nests perfectly around code with no inner
+    /// parallelism (0 when the innermost code has some).
+    fn map_nest_depth(&self, exp: &weft_core::Exp) -> usize {
+        match self.perfect_inner(exp) {
+            Some(inner) => match self.map_nest_depth(&inner) {
+                0 if self.has_inner_parallelism(&inner) => 0,
+                0 => 2,
+                depth => depth + 1,
+            },
+            None => 0,
+        }
+    }
+
     /// The two-dimensional space of a perfect nest (`exp` over `inner`) and its body:
     /// both lambdas' parameters bound at the point, then the inner lambda's code,
     /// sequential.
@@ -641,6 +654,17 @@ impl Flattener<'_> {
         origins: Vec<Origin>,
     ) {
         let origin = origins.first().cloned();
+        if self.map_nest_depth(exp) >= 3 {
+            // A perfect nest of three or more maps around scalar code (a 3-D stencil):
+            // the fully flattened SegMap gives every point a work-item, and nothing
+            // needs sequential inner code; the outer version would loop over the
+            // innermost dimension, the one neighbouring work-items should share.
+            let result = self.distribute(stmts, exp, &[], origin.as_ref());
+            let var = self.rebind(stmt.var);
+            let copy = Exp::Basic(weft_core::Exp::Atom(result));
+            self.push(stmts, vec![var], copy, origin.as_ref());
+            return;
+        }
         let outer = match exp {
             weft_core::Exp::Map { arrays, .. } => self.outer_size_atom(stmts, arrays[0]),
             weft_core::Exp::Generate { size, .. } => self.atom(*size),
