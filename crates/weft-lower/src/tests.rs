@@ -578,3 +578,13 @@ fn a_scatter_of_a_view_of_its_loop_array_copies_the_array() {
         assert_eq!(allocs, ["m"], "a copy of the array per step");
     }
 }
+
+#[test]
+fn a_loop_over_a_pair_of_arrays_in_a_map_compiles_through_the_middle_end() {
+    // Issue 13: the middle end spread the loop's pair of rows over all rows (an array
+    // of pairs of arrays, which this back end rejects); it now keeps the map whole.
+    let src = "entry f (xss: [m][n]f32) : [m][n]f32 =
+  map (\\xs -> let (a, b) = loop (a, b) = (xs, xs) for i < n do (a, b) in map2 (+) a b) xss";
+    let l = lowered_middle(src);
+    assert_eq!(loop_kernels(&l).len(), 1);
+}
