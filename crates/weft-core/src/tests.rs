@@ -549,6 +549,11 @@ fn scatter_values_computed_from_their_destination_first_are_in_place() {
     in scatter xs is vs";
     assert_eq!(update_decisions(src), vec![InPlace]);
     assert_eq!(computed_first_names(src), vec![vec!["is".to_owned()]]);
+    // A view of values computed from the array is computed first too.
+    let src = "entry f (n: i64) (xs: [m]i32) : [m]i32 =
+  loop xs = xs for i < n do scatter xs (iota m) (reverse (map (\\x -> x + 1) xs))";
+    assert_eq!(update_decisions(src), vec![InPlace]);
+    assert_eq!(computed_first_names(src).len(), 1);
     // Still a copy when the array is read after the scatter.
     let src = "entry f (n: i64) (xs: [m]i32) : [m]i32 =
   loop xs = xs for i < n do

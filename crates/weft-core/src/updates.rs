@@ -17,8 +17,8 @@
 //! 3. the update's other array operands are not made from `xs` (they may be read while
 //!    `xs` is being written), with one exception: the indices and values of a `scatter`
 //!    or `reduce_by_index` that are made from `xs` but computed into memory of their
-//!    own (`map`, `generate`, `scan`, `iota`, `replicate`, or another name for or a
-//!    column of such an array: `let`, `:>`, `unzip`, projections) are fine, because the back end computes them in full before
+//!    own (`map`, `generate`, `scan`, `iota`, `replicate`, or another name for, a view
+//!    of or a column of such an array: `let`, `:>`, `reverse`, `unzip`, ...) are fine, because the back end computes them in full before
 //!    the update writes (it does not fuse them into the update's kernel, where their
 //!    reads of `xs` would race with its writes). Such an operand that shares `xs`'s
 //!    memory instead (`xs` itself, a view of it, or anything else made from it) still
@@ -171,13 +171,42 @@ impl Walker<'_> {
                     | Exp::Scan { .. }
                     | Exp::Iota { .. }
                     | Exp::Replicate { .. } => true,
-                    // Another name for, or a column of, values computed into their
-                    // own memory.
-                    Exp::Atom(_) | Exp::Coerce { .. } | Exp::Unzip(_) | Exp::Proj { .. } => !exp
+                    // Another name for, a view of, or a column of its operands: their
+                    // memory.
+                    Exp::Atom(_)
+                    | Exp::Coerce { .. }
+                    | Exp::Tuple(_)
+                    | Exp::Proj { .. }
+                    | Exp::Zip(_)
+                    | Exp::Unzip(_)
+                    | Exp::Index { .. }
+                    | Exp::Transpose(_)
+                    | Exp::Reverse(_)
+                    | Exp::Flatten(_)
+                    | Exp::Unflatten { .. }
+                    | Exp::Split { .. }
+                    | Exp::Take { .. }
+                    | Exp::Drop { .. } => !exp
                         .operands()
                         .iter()
                         .any(|a| matches!(a, Atom::Var(v) if shared.contains(v))),
-                    _ => false,
+                    // Anything else made from `xs` may share its memory (conservative).
+                    Exp::Size(_)
+                    | Exp::BinOp { .. }
+                    | Exp::UnOp { .. }
+                    | Exp::Convert { .. }
+                    | Exp::Math { .. }
+                    | Exp::ArrayLit { .. }
+                    | Exp::Dim { .. }
+                    | Exp::Call { .. }
+                    | Exp::If { .. }
+                    | Exp::Loop { .. }
+                    | Exp::Reduce { .. }
+                    | Exp::Scatter { .. }
+                    | Exp::ReduceByIndex { .. }
+                    | Exp::Update { .. }
+                    | Exp::Concat(..)
+                    | Exp::Materialise { .. } => false,
                 };
                 if !own_memory {
                     shared.insert(s.var);
