@@ -39,6 +39,8 @@ pub use crate::pretty::{
     pretty_program, size_text, type_text,
 };
 pub use crate::render::{origin_position, render_error};
-pub use crate::updates::{UpdateReuse, loop_updates_in_place, update_reuse, updated_array};
+pub use crate::updates::{
+    UpdatePlan, UpdateReuse, loop_updates_in_place, update_plan, update_reuse, updated_array,
+};
 pub use crate::validate::{InvariantError, validate};
 pub use crate::walk::{ExpKind, Made, type_vars};

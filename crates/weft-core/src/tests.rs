@@ -497,10 +497,73 @@ fn scatters_and_histograms_into_a_loop_parameter_are_updates_too() {
     in reduce_by_index s (+) 0 is vs",
     );
     assert_eq!(decisions, vec![InPlace, InPlace]);
-    // The values are made from the array being written: they may be read while it is.
-    let decisions = update_decisions(
+    // The values are made from the array being written, but computed into memory of
+    // their own: the back end computes them before the scatter writes (in place).
+    let src = "entry main (n: i64) (is: [n]i64) : [n]i32 =
+  loop acc = replicate n 0 for _i < 3 do scatter acc is (map (\\x -> x + 1) acc)";
+    assert_eq!(update_decisions(src), vec![InPlace]);
+    assert_eq!(computed_first_names(src).len(), 1);
+    // The values share the array's memory (a view of it): they would be read while it
+    // is written, so the scatter copies.
+    for src in [
         "entry main (n: i64) (is: [n]i64) : [n]i32 =
-  loop acc = replicate n 0 for _i < 3 do scatter acc is (map (\\x -> x + 1) acc)",
-    );
-    assert_eq!(decisions, vec![Copied { used_later: None }]);
+  loop acc = replicate n 0 for _i < 3 do scatter acc is (reverse acc)",
+        "entry main (n: i64) (is: [n]i64) : [n]i32 =
+  loop acc = replicate n 0 for _i < 3 do reduce_by_index acc (+) 0 is acc",
+    ] {
+        assert_eq!(update_decisions(src), vec![Copied { used_later: None }], "{src}");
+        assert!(computed_first_names(src).is_empty(), "{src}");
+    }
+}
+
+/// The names of the operands that each in-place update of the first entry computes
+/// first (made from its array), in order.
+fn computed_first_names(src: &str) -> Vec<Vec<String>> {
+    let (_, program) = program(src);
+    let f = &program.functions[program.entries[0]];
+    let plan = crate::update_plan(f);
+    let mut updates: Vec<_> = plan.computed_first.into_iter().collect();
+    updates.sort_by_key(|(exp, _)| exp.into_raw());
+    updates
+        .into_iter()
+        .map(|(_, vars)| vars.iter().map(|v| f.vars[*v].name.to_string()).collect())
+        .collect()
+}
+
+#[test]
+fn scatter_values_computed_from_their_destination_first_are_in_place() {
+    use crate::UpdateReuse::{Copied, InPlace};
+    // Issue 13's reproducer: the values read the loop's array, then the scatter
+    // writes it; nothing reads it afterwards.
+    let src = "entry f (n: i64) (xs: [m]i32) : [m]i32 =
+  loop xs = xs for i < n do
+    let vs = map (\\j -> xs[j] + 1) (iota 2)
+    in scatter xs (map (\\j -> j + 2) (iota 2)) vs";
+    assert_eq!(update_decisions(src), vec![InPlace]);
+    assert_eq!(computed_first_names(src), vec![vec!["vs".to_owned()]]);
+    // Indices computed from the array are computed first too; values that are not
+    // made from it are left to the back end (fused into the scatter's kernel).
+    let src = "entry f (n: i64) (xs: [m]i64) (vs: [2]i64) : [m]i64 =
+  loop xs = xs for i < n do
+    let is = map (\\j -> xs[j]) (iota 2)
+    in scatter xs is vs";
+    assert_eq!(update_decisions(src), vec![InPlace]);
+    assert_eq!(computed_first_names(src), vec![vec!["is".to_owned()]]);
+    // A view of values computed from the array is computed first too.
+    let src = "entry f (n: i64) (xs: [m]i32) : [m]i32 =
+  loop xs = xs for i < n do scatter xs (iota m) (reverse (map (\\x -> x + 1) xs))";
+    assert_eq!(update_decisions(src), vec![InPlace]);
+    assert_eq!(computed_first_names(src).len(), 1);
+    // Still a copy when the array is read after the scatter.
+    let src = "entry f (n: i64) (xs: [m]i32) : [m]i32 =
+  loop xs = xs for i < n do
+    let vs = map (\\j -> xs[j] + 1) (iota 2)
+    let ys = scatter xs (map (\\j -> j + 2) (iota 2)) vs
+    in map2 (+) xs ys";
+    assert!(matches!(update_decisions(src).as_slice(), [Copied { used_later: Some(_) }]));
+    assert!(computed_first_names(src).is_empty());
+    // A `with`'s new row made from the array still copies (it is written while read).
+    let src = "entry f (n: i64) (xss: [m][k]i32) : [m][k]i32 =
+  loop xss = xss for i < n do xss with [0] = map (\\x -> x + 1) xss[1]";
+    assert_eq!(update_decisions(src), vec![Copied { used_later: None }]);
 }

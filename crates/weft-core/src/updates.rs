@@ -14,10 +14,18 @@
 //! 2. neither `xs` nor any variable of `B` bound before the update from `xs` (directly
 //!    or through others: views and lazily computed arrays read `xs` later) is used
 //!    after it in `B`; and
-//! 3. the update's other array operands (a new row, the indices and values of a
-//!    scatter) are not made from `xs`: they may be read while `xs` is being written.
+//! 3. the update's other array operands are not made from `xs` (they may be read while
+//!    `xs` is being written), with one exception: the indices and values of a `scatter`
+//!    or `reduce_by_index` that are made from `xs` but computed into memory of their
+//!    own (`map`, `generate`, `scan`, `iota`, `replicate`, or another name for, a view
+//!    of or a column of such an array: `let`, `:>`, `reverse`, `unzip`, ...) are fine, because the back end computes them in full before
+//!    the update writes (it does not fuse them into the update's kernel, where their
+//!    reads of `xs` would race with its writes). Such an operand that shares `xs`'s
+//!    memory instead (`xs` itself, a view of it, or anything else made from it) still
+//!    forces a copy. A `with`'s new row made from `xs` forces a copy too.
 //!
-//! Otherwise the update copies, and the first later use is named.
+//! Otherwise the update copies, and the first later use is named. The operands that
+//! the back end must compute before an in-place update are [`UpdatePlan::computed_first`].
 
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -35,10 +43,26 @@ pub enum UpdateReuse {
 
 /// The decision for every `Update` of `function` (nested code included).
 pub fn update_reuse(function: &Function) -> FxHashMap<ExpId, UpdateReuse> {
-    let mut out = FxHashMap::default();
-    let mut walker = Walker { f: function, out: &mut out };
+    update_plan(function).reuse
+}
+
+/// The decisions of [`update_reuse`] with what an in-place update needs of the back end.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UpdatePlan {
+    /// How every update (`with`, `scatter`, `reduce_by_index`) of the function is done.
+    pub reuse: FxHashMap<ExpId, UpdateReuse>,
+    /// For an in-place `scatter` or `reduce_by_index`, its operands (indices, values)
+    /// that are made from the array it writes: the back end computes them into their
+    /// own memory before the update writes (rule 3), never inside the update's kernel.
+    pub computed_first: FxHashMap<ExpId, Vec<VarId>>,
+}
+
+/// [`update_reuse`]'s decisions and the operands that in-place updates compute first.
+pub fn update_plan(function: &Function) -> UpdatePlan {
+    let mut plan = UpdatePlan::default();
+    let mut walker = Walker { f: function, out: &mut plan };
     walker.block(function.body, None);
-    out
+    plan
 }
 
 /// Whether the loop whose parameter is `param` and body is `body` updates its
@@ -79,7 +103,7 @@ pub fn updated_array(exp: &Exp) -> Option<VarId> {
 
 struct Walker<'a> {
     f: &'a Function,
-    out: &'a mut FxHashMap<ExpId, UpdateReuse>,
+    out: &'a mut UpdatePlan,
 }
 
 impl Walker<'_> {
@@ -89,8 +113,12 @@ impl Walker<'_> {
         for (at, stmt) in stmts.iter().enumerate() {
             let exp = &self.f.exps[stmt.exp];
             if let Some((xs, others)) = update_parts(exp) {
-                let decision = self.decide(block, at, xs, &others, loop_param);
-                self.out.insert(stmt.exp, decision);
+                let computes = matches!(exp, Exp::Scatter { .. } | Exp::ReduceByIndex { .. });
+                let (decision, first) = self.decide(block, at, xs, &others, computes, loop_param);
+                if decision == UpdateReuse::InPlace && !first.is_empty() {
+                    self.out.computed_first.insert(stmt.exp, first);
+                }
+                self.out.reuse.insert(stmt.exp, decision);
             }
             if let Exp::Loop { param, form, body, .. } = exp {
                 if let LoopForm::While { cond } = form {
@@ -105,46 +133,110 @@ impl Walker<'_> {
         }
     }
 
+    /// The decision for the update at `at` in `block`, and (when in place) the
+    /// operands made from `xs` that the back end computes first. `computes`: the
+    /// update's array operands may be computed first (a `scatter`, a `reduce_by_index`).
     fn decide(
         &self,
         block: BlockId,
         at: usize,
         xs: VarId,
         others: &[Atom],
+        computes: bool,
         loop_param: Option<VarId>,
-    ) -> UpdateReuse {
+    ) -> (UpdateReuse, Vec<VarId>) {
+        let copied = |used_later| (UpdateReuse::Copied { used_later }, Vec::new());
         let stmts = &self.f.blocks[block].stmts;
         let owned = loop_param == Some(xs)
             || stmts[..at]
                 .iter()
                 .any(|s| s.var == xs && updated_array(&self.f.exps[s.exp]).is_some());
         if !owned {
-            return UpdateReuse::Copied { used_later: None };
+            return copied(None);
         }
-        // `xs` and everything made from it before the update.
+        // `xs` and everything made from it before the update; `shared`: those that
+        // may share its memory (everything but values computed into memory of their
+        // own, and columns of those).
         let mut derived: FxHashSet<VarId> = FxHashSet::default();
+        let mut shared: FxHashSet<VarId> = FxHashSet::default();
         derived.insert(xs);
+        shared.insert(xs);
         for s in &stmts[..at] {
             if self.reads_any(s.exp, &derived) {
                 derived.insert(s.var);
+                let exp = &self.f.exps[s.exp];
+                let own_memory = match exp {
+                    Exp::Map { .. }
+                    | Exp::Generate { .. }
+                    | Exp::Scan { .. }
+                    | Exp::Iota { .. }
+                    | Exp::Replicate { .. } => true,
+                    // Another name for, a view of, or a column of its operands: their
+                    // memory.
+                    Exp::Atom(_)
+                    | Exp::Coerce { .. }
+                    | Exp::Tuple(_)
+                    | Exp::Proj { .. }
+                    | Exp::Zip(_)
+                    | Exp::Unzip(_)
+                    | Exp::Index { .. }
+                    | Exp::Transpose(_)
+                    | Exp::Reverse(_)
+                    | Exp::Flatten(_)
+                    | Exp::Unflatten { .. }
+                    | Exp::Split { .. }
+                    | Exp::Take { .. }
+                    | Exp::Drop { .. } => !exp
+                        .operands()
+                        .iter()
+                        .any(|a| matches!(a, Atom::Var(v) if shared.contains(v))),
+                    // Anything else made from `xs` may share its memory (conservative).
+                    Exp::Size(_)
+                    | Exp::BinOp { .. }
+                    | Exp::UnOp { .. }
+                    | Exp::Convert { .. }
+                    | Exp::Math { .. }
+                    | Exp::ArrayLit { .. }
+                    | Exp::Dim { .. }
+                    | Exp::Call { .. }
+                    | Exp::If { .. }
+                    | Exp::Loop { .. }
+                    | Exp::Reduce { .. }
+                    | Exp::Scatter { .. }
+                    | Exp::ReduceByIndex { .. }
+                    | Exp::Update { .. }
+                    | Exp::Concat(..)
+                    | Exp::Materialise { .. } => false,
+                };
+                if !own_memory {
+                    shared.insert(s.var);
+                }
             }
         }
-        // Scalars were computed before the update; arrays may be read while it writes.
-        let reads_itself = others.iter().any(|a| {
-            matches!(a, Atom::Var(v) if derived.contains(v) && self.f.vars[*v].ty.as_scalar().is_none())
-        });
-        if reads_itself {
-            return UpdateReuse::Copied { used_later: None };
+        // Scalars were computed before the update; arrays may be read while it writes,
+        // unless the back end computes them first (rule 3).
+        let mut first = Vec::new();
+        for a in others {
+            let Atom::Var(v) = a else { continue };
+            if !derived.contains(v) || self.f.vars[*v].ty.as_scalar().is_some() {
+                continue;
+            }
+            if !computes || shared.contains(v) {
+                return copied(None);
+            }
+            if !first.contains(v) {
+                first.push(*v);
+            }
         }
         if let Some(later) = stmts[at + 1..].iter().find(|s| self.reads_any(s.exp, &derived)) {
-            return UpdateReuse::Copied { used_later: Some(later.exp) };
+            return copied(Some(later.exp));
         }
         let result_derived =
             matches!(self.f.blocks[block].result, Some(Atom::Var(r)) if derived.contains(&r));
         if result_derived {
-            return UpdateReuse::Copied { used_later: None };
+            return copied(None);
         }
-        UpdateReuse::InPlace
+        (UpdateReuse::InPlace, first)
     }
 
     /// Whether an expression (nested code included) reads any of `vars`.

@@ -124,7 +124,6 @@ pub(crate) struct Lowerer<'p> {
     pub(crate) options: Options,
     uses: FxHashMap<FnId, FxHashMap<VarId, u32>>,
     /// Which updates write in place (weft-core decides), per function.
-    reuse: FxHashMap<FnId, FxHashMap<ExpId, weft_core::UpdateReuse>>,
     entry_name: String,
     /// The host-level statement being lowered: the source of the buffers it allocates.
     current_origin: Option<Origin>,
@@ -156,6 +155,7 @@ impl<'p> Lowerer<'p> {
             fn_index: FxHashMap::default(),
             next_site: 0,
             site_positions: FxHashMap::default(),
+            update_plans: FxHashMap::default(),
         }));
         Lowerer {
             program,
@@ -166,7 +166,6 @@ impl<'p> Lowerer<'p> {
             n_vars: 0,
             options,
             uses: FxHashMap::default(),
-            reuse: FxHashMap::default(),
             entry_name: program.functions[entry].name.to_string(),
             current_origin: None,
             buffer_origins: FxHashMap::default(),
@@ -512,10 +511,51 @@ impl<'p> Lowerer<'p> {
         }
     }
 
-    /// The reuse decisions of `f`'s updates.
-    fn reuse(&mut self, f: FnId) -> &FxHashMap<ExpId, weft_core::UpdateReuse> {
-        let program = self.program;
-        self.reuse.entry(f).or_insert_with(|| weft_core::update_reuse(&program.functions[f]))
+    /// The reuse decisions of `f`'s updates (weft-core's `update_plan`).
+    fn update_plan(&mut self, f: FnId) -> Rc<weft_core::UpdatePlan> {
+        self.shared.borrow_mut().update_plan(self.program, f)
+    }
+
+    /// Whether weft-core decided that the update `exp` of `f` writes in place.
+    fn in_place(&mut self, f: FnId, exp: ExpId) -> bool {
+        self.update_plan(f).reuse.get(&exp) == Some(&weft_core::UpdateReuse::InPlace)
+    }
+
+    /// An operand of the in-place update `exp` (a `scatter`'s or `reduce_by_index`'s
+    /// indices or values) that weft-core found made from the array being written
+    /// (`UpdatePlan::computed_first`): computed into memory of its own now, before the
+    /// update's kernel writes, rather than inside that kernel where its reads of the
+    /// array would race with the writes. Other operands are returned as they are.
+    fn computed_first(
+        &mut self,
+        f: FnId,
+        exp: ExpId,
+        operand: &Atom,
+        arr: HArr,
+        dest: &HArr,
+        name: &str,
+    ) -> Res<HArr> {
+        let plan = self.update_plan(f);
+        let first = matches!(operand, Atom::Var(v)
+            if plan.computed_first.get(&exp).is_some_and(|vars| vars.contains(v)));
+        if !first {
+            return Ok(arr);
+        }
+        let mut dest_bufs = Vec::new();
+        mem_buffers(dest, &mut dest_bufs);
+        self.apart_from(&arr, &dest_bufs, name)
+    }
+
+    /// `a` in memory that is none of `bufs`: memory of its own is kept, a pull array
+    /// computed, memory in `bufs` copied.
+    fn apart_from(&mut self, a: &HArr, bufs: &[Var], name: &str) -> Res<HArr> {
+        match a {
+            HArr::Mem(m) if !bufs.contains(&m.buf) => Ok(a.clone()),
+            HArr::Zip(parts) => Ok(HArr::Zip(
+                parts.iter().map(|p| self.apart_from(p, bufs, name)).collect::<Res<_>>()?,
+            )),
+            _ => self.copy_to_fresh(a, name),
+        }
     }
 
     pub(crate) fn uses(&mut self, f: FnId, var: VarId) -> u32 {
@@ -844,8 +884,8 @@ impl<'p> Lowerer<'p> {
             }
             Exp::Loop { param, init, form, body } => {
                 let mut init = self.atom(env, init)?;
-                let reuse = self.reuse(f).clone();
-                if weft_core::loop_updates_in_place(function, &reuse, *param, *body)
+                let plan = self.update_plan(f);
+                if weft_core::loop_updates_in_place(function, &plan.reuse, *param, *body)
                     && let HVal::Arr(a) = &init
                     && a.is_mem()
                 {
@@ -945,19 +985,25 @@ impl<'p> Lowerer<'p> {
                 let ne = self.atom(env, neutral)?;
                 self.scan(f, lambda, ne, arr, ty, origin.as_ref(), env).map(HVal::Arr)
             }
-            Exp::Scatter { dest, indices, values } => {
+            Exp::Scatter { dest, indices: index_atom, values: value_atom } => {
                 let dest = self.array(env, dest)?;
-                let indices = self.array(env, indices)?;
-                let values = self.array(env, values)?;
-                let in_place = self.reuse(f).get(&exp) == Some(&weft_core::UpdateReuse::InPlace);
+                let indices = self.array(env, index_atom)?;
+                let values = self.array(env, value_atom)?;
+                let in_place = self.in_place(f, exp);
+                let indices = self.computed_first(f, exp, index_atom, indices, &dest, "indices")?;
+                let values = self.computed_first(f, exp, value_atom, values, &dest, "values")?;
                 let out = self.updated(&dest, in_place, "scattered")?;
                 self.scatter(out, indices, values, origin.as_ref()).map(HVal::Arr)
             }
-            Exp::ReduceByIndex { dest, lambda, indices, values, .. } => {
+            Exp::ReduceByIndex {
+                dest, lambda, indices: index_atom, values: value_atom, ..
+            } => {
                 let dest = self.array(env, dest)?;
-                let indices = self.array(env, indices)?;
-                let values = self.array(env, values)?;
-                let in_place = self.reuse(f).get(&exp) == Some(&weft_core::UpdateReuse::InPlace);
+                let indices = self.array(env, index_atom)?;
+                let values = self.array(env, value_atom)?;
+                let in_place = self.in_place(f, exp);
+                let indices = self.computed_first(f, exp, index_atom, indices, &dest, "indices")?;
+                let values = self.computed_first(f, exp, value_atom, values, &dest, "values")?;
                 let out = self.updated(&dest, in_place, "histogram")?;
                 self.reduce_by_index(f, lambda, out, indices, values, ty, origin.as_ref(), env)
                     .map(HVal::Arr)
@@ -967,7 +1013,7 @@ impl<'p> Lowerer<'p> {
                 let arr = self.array(env, array)?;
                 let indices = indices.iter().map(|i| self.atom(env, i)).collect::<Res<Vec<_>>>()?;
                 let value = self.atom(env, value)?;
-                let in_place = self.reuse(f).get(&exp) == Some(&weft_core::UpdateReuse::InPlace);
+                let in_place = self.in_place(f, exp);
                 self.update(arr, &array_name, &indices, &value, in_place, origin.as_ref())
                     .map(HVal::Arr)
             }
@@ -1646,6 +1692,15 @@ pub(crate) fn pull(
         views: Vec::new(),
         origin: origin.cloned(),
     }))
+}
+
+/// The buffers of an array's memory leaves.
+fn mem_buffers(a: &HArr, out: &mut Vec<Var>) {
+    match a {
+        HArr::Mem(m) => out.push(m.buf),
+        HArr::Zip(parts) => parts.iter().for_each(|p| mem_buffers(p, out)),
+        HArr::Pull(_) => {}
+    }
 }
 
 pub(crate) fn to_i64(e: Expr, elem: Elem) -> Expr {

@@ -37,6 +37,18 @@ pub(crate) struct Shared {
     pub(crate) next_site: u32,
     /// Where each call site is in the source (`file:line`), for explanations.
     pub(crate) site_positions: FxHashMap<u32, String>,
+    /// weft-core's update decisions per function (`update_plan`), computed on use.
+    pub(crate) update_plans: FxHashMap<FnId, Rc<weft_core::UpdatePlan>>,
+}
+
+impl Shared {
+    /// weft-core's decisions for the updates of `f`: which write in place.
+    pub(crate) fn update_plan(&mut self, program: &Program, f: FnId) -> Rc<weft_core::UpdatePlan> {
+        self.update_plans
+            .entry(f)
+            .or_insert_with(|| Rc::new(weft_core::update_plan(&program.functions[f])))
+            .clone()
+    }
 }
 
 /// A kernel-level environment: the variables bound in the kernel, then (for code that
@@ -84,6 +96,26 @@ pub(crate) struct Expansion {
     pub(crate) arg: usize,
     pub(crate) elem: Elem,
     pub(crate) per_item: Expr,
+}
+
+/// Whether every leaf of an array is memory (no pull array).
+fn is_memory(a: &KArr) -> bool {
+    match a {
+        KArr::Mem(_) => true,
+        KArr::Zip(parts) => parts.iter().all(is_memory),
+        KArr::Pull { .. } => false,
+    }
+}
+
+/// Whether two arrays are the same memory with the same layout.
+fn same_memory(a: &KArr, b: &KArr) -> bool {
+    match (a, b) {
+        (KArr::Mem(x), KArr::Mem(y)) => x == y,
+        (KArr::Zip(xs), KArr::Zip(ys)) => {
+            xs.len() == ys.len() && xs.iter().zip(ys).all(|(x, y)| same_memory(x, y))
+        }
+        _ => false,
+    }
 }
 
 /// The scalar leaves of a full-depth element type, in order.
@@ -771,12 +803,26 @@ impl<'p> Kb<'p> {
     /// Assigns `value` to variables from [`Kb::declare_like`], through temporaries so
     /// that a value reading the variables sees their old contents.
     pub(crate) fn assign(&mut self, vars: &KVal, value: &KVal) -> Res<()> {
-        let staged = self.stage(value)?;
+        let staged = self.stage_for(vars, value)?;
         self.copy_into(vars, &staged)
+    }
+
+    /// [`Kb::stage`], except for arrays that are the variables' own memory already (a
+    /// loop's array updated in place): they need no temporary and no copy.
+    fn stage_for(&mut self, vars: &KVal, value: &KVal) -> Res<KVal> {
+        match (vars, value) {
+            (KVal::Arr(dst), KVal::Arr(src)) if same_memory(dst, src) => Ok(value.clone()),
+            (KVal::Tuple(vs), KVal::Tuple(xs)) if vs.len() == xs.len() => Ok(KVal::Tuple(
+                vs.iter().zip(xs).map(|(v, x)| self.stage_for(v, x)).collect::<Res<_>>()?,
+            )),
+            _ => self.stage(value),
+        }
     }
 
     fn copy_into(&mut self, vars: &KVal, value: &KVal) -> Res<()> {
         match (vars, value) {
+            // An array updated in place is already where it goes.
+            (KVal::Arr(dst), KVal::Arr(src)) if same_memory(dst, src) => Ok(()),
             (KVal::Arr(dst), KVal::Arr(src)) => self.copy_array(dst, src),
             (KVal::Tuple(vs), KVal::Tuple(xs)) if vs.len() == xs.len() => {
                 for (v, x) in vs.iter().zip(xs) {
@@ -1112,7 +1158,9 @@ impl<'p> Kb<'p> {
             Exp::Loop { param, init, form, body } => {
                 let init = self.atom(f, env, init)?;
                 let vars = self.declare_like(&init)?;
-                self.assign(&vars, &init)?;
+                // The variables are fresh: the initial value cannot read them, so it is
+                // written into them directly (no staging copy).
+                self.copy_into(&vars, &init)?;
                 let mut benv = env.clone();
                 benv.vars.insert(*param, vars.clone());
                 match form {
@@ -1325,6 +1373,28 @@ impl<'p> Kb<'p> {
                     at.push(i);
                 }
                 let value = self.atom(f, env, value)?;
+                let in_place = !self.in_group
+                    && self.shared.borrow_mut().update_plan(program, f).reuse.get(&exp)
+                        == Some(&weft_core::UpdateReuse::InPlace);
+                if in_place {
+                    // weft-core's `update_reuse`: the array is the work-item's own (a
+                    // loop's parameter, or an earlier update's result) and dead
+                    // afterwards, so one store replaces the element. An array that is
+                    // not in memory yet (an earlier update that copied: a pull array)
+                    // is written into the work-item's storage first, that update's copy.
+                    let arr = if is_memory(&arr) {
+                        arr
+                    } else {
+                        let storage = self.storage(&arr)?;
+                        self.copy_array(&storage, &arr)?;
+                        storage
+                    };
+                    if let Some(o) = &origin {
+                        self.note(o, "in place: one store into the work-item's array");
+                    }
+                    self.write(&arr, &at, &value)?;
+                    return Ok(KVal::Arr(arr));
+                }
                 // A pull array: an element is the new value's where the index matches,
                 // the old array's elsewhere, so no work-item needs a copy in memory.
                 let pf: PullFn = Rc::new(move |kb: &mut Kb<'_>, idx: &[CExpr]| {

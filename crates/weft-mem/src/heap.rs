@@ -99,8 +99,14 @@ pub fn run_entry_on_heap(
     entry: FnId,
     inputs: Vec<Value>,
 ) -> Result<Vec<Value>> {
-    let mut interp =
-        Interp { program, mem, heap: Vec::new(), soacs: Vec::new(), writers: FxHashMap::default() };
+    let mut interp = Interp {
+        program,
+        mem,
+        heap: Vec::new(),
+        soacs: Vec::new(),
+        writers: FxHashMap::default(),
+        reuse: FxHashMap::default(),
+    };
     let f = &program.functions[entry];
     let mut inputs = inputs.into_iter();
     let mut args = Vec::new();
@@ -220,6 +226,8 @@ struct Interp<'a> {
     soacs: Vec<(ExpId, usize, usize)>,
     /// The iterations that last wrote each shared address.
     writers: FxHashMap<(usize, i64), Vec<(ExpId, usize)>>,
+    /// weft-core's update decisions per function (by address), computed on use.
+    reuse: FxHashMap<usize, FxHashMap<ExpId, weft_core::UpdateReuse>>,
 }
 
 fn to_i64(n: usize) -> i64 {
@@ -276,6 +284,31 @@ impl<'a> Interp<'a> {
                 items.iter().map(|p| self.row_on_heap(p, i)).collect::<Result<_>>()?,
             )),
             Logical::Scalar(_) => Err(HeapError::new("bins of a scalar")),
+        }
+    }
+
+    /// The value with every array in a fresh row-major block of its own.
+    fn copy_on_heap(&mut self, val: &HVal) -> Result<HVal> {
+        match val {
+            HVal::Scalar(_) => Ok(val.clone()),
+            HVal::Tuple(items) => {
+                Ok(HVal::Tuple(items.iter().map(|v| self.copy_on_heap(v)).collect::<Result<_>>()?))
+            }
+            HVal::Array(arr) => {
+                let shape = arr.shape();
+                let data = self.read_dense(arr)?;
+                let elem = self.heap[arr.label].elem;
+                let label = self.heap.len();
+                self.heap.push(HBlock { elem, data });
+                let mut dims = Vec::new();
+                let mut stride = 1i64;
+                for &n in shape.iter().rev() {
+                    dims.push((n, stride));
+                    stride *= to_i64(n);
+                }
+                dims.reverse();
+                Ok(HVal::Array(HArr { label, offset: 0, dims }))
+            }
         }
     }
 
@@ -786,6 +819,16 @@ impl<'a> Interp<'a> {
             }
             Exp::Loop { param, init, form, body } => {
                 let mut acc = self.atom(run, *init)?;
+                let reuse = self
+                    .reuse
+                    .entry(std::ptr::from_ref(f) as usize)
+                    .or_insert_with(|| weft_core::update_reuse(f));
+                if weft_core::loop_updates_in_place(f, reuse, *param, *body) {
+                    // The loop writes into its parameter: it starts from memory of its
+                    // own, as the code generator gives it (the initial value may be
+                    // read while the loop runs).
+                    acc = self.copy_on_heap(&acc)?;
+                }
                 match form {
                     LoopForm::For { index, bound } => {
                         let bound = self.scalar(run, *bound)?;

@@ -35,6 +35,7 @@ pub fn pretty_mem(program: &Program, mem: &MemProgram) -> String {
             exists: FxHashMap::default(),
             threads: FxHashMap::default(),
             allocs: allocs_before(mem),
+            entry_copies: loops_with_entry_copies(&program.functions[id]),
         }
     })
 }
@@ -49,6 +50,23 @@ fn allocs_before(mem: &MemFunction) -> FxHashMap<VarId, Vec<MemBlockId>> {
     map
 }
 
+/// The variables bound by loops that update their parameter in place: the loop starts
+/// from a copy of its initial value in memory of its own (as the code generator does).
+fn loops_with_entry_copies(f: &weft_core::Function) -> rustc_hash::FxHashSet<VarId> {
+    let reuse = weft_core::update_reuse(f);
+    let mut out = rustc_hash::FxHashSet::default();
+    for block in f.blocks.values() {
+        for stmt in &block.stmts {
+            if let weft_core::Exp::Loop { param, body, .. } = &f.exps[stmt.exp]
+                && weft_core::loop_updates_in_place(f, &reuse, *param, *body)
+            {
+                out.insert(stmt.var);
+            }
+        }
+    }
+    out
+}
+
 /// One function's memory, as the core printer's decoration.
 struct Memory<'a> {
     mem: &'a MemFunction,
@@ -56,6 +74,7 @@ struct Memory<'a> {
     exists: FxHashMap<ExistId, usize>,
     threads: FxHashMap<ExpId, usize>,
     allocs: FxHashMap<VarId, Vec<MemBlockId>>,
+    entry_copies: rustc_hash::FxHashSet<VarId>,
 }
 
 fn number<K: std::hash::Hash + Eq>(map: &mut FxHashMap<K, usize>, key: K) -> usize {
@@ -117,6 +136,12 @@ impl Annotate for Memory<'_> {
                 let _ = write!(line, " -- not expanded: {why}");
             }
             lines.push(line);
+        }
+        if self.entry_copies.contains(&var) {
+            lines.push(
+                "-- loop entry: the initial value is copied into memory of the loop's own (updated in place)"
+                    .to_owned(),
+            );
         }
         lines
     }

@@ -579,6 +579,27 @@ entry f (xs: [n]i32) (k: i64) : [n]i32 =
     );
 }
 
+#[test]
+fn a_loop_updating_its_parameter_in_place_starts_from_a_copy() {
+    // `d` is the loop's initial value and is read inside the loop while the loop's
+    // array is updated in place: the loop starts from a copy in memory of its own (as
+    // the code generator does), which the printer says and the heap run models.
+    let src = r"
+entry f (xs: [n]i32) : [n]i32 =
+  let d = map (\x -> x * 2) xs
+  in loop b = d for i < n do b with [n - 1 - i] = d[i] + 1
+";
+    let text = dump(src, ExpandOptions::default());
+    assert!(text.contains("-- loop entry: the initial value is copied"), "{text}");
+    assert!(text.contains("in place b_"), "{text}");
+    let (db, file) = load(src);
+    let program = compile(&db, file);
+    let mem = crate::pipeline(&program, ExpandOptions::default());
+    let inputs = weft_values::parse_values("[1i32, 2i32, 3i32]").expect("values");
+    let validity = crate::check_validity(&program, &mem, program.entries[0], &inputs);
+    assert!(matches!(validity, Ok(Validity::Same)), "{validity:?}");
+}
+
 /// Runs the validity check on `input` after `corrupt` changed the memory IR.
 fn check_corrupted(
     src: &str,

@@ -1309,6 +1309,25 @@ fn a_map_whose_body_has_arrays_of_per_point_sizes_has_one_version() {
 }
 
 #[test]
+fn a_map_whose_body_binds_a_pair_of_arrays_has_one_version() {
+    // The loop's value is a pair of rows: spread over the rows it would be an array of
+    // pairs of arrays, which the code generator does not represent; a work-item per
+    // row is the one version (issue 13).
+    let program = compile(
+        "entry f (xss: [m][n]f32) : [m][n]f32 =
+           map (\\xs -> let (a, b) = loop (a, b) = (xs, xs) for i < n do (a, b)
+                         in map2 (+) a b) xss",
+    );
+    let gpu = crate::pipeline(&program);
+    assert_eq!(crate::validate_gpu(&gpu), Vec::new(), "{}", crate::pretty_gpu(&gpu));
+    let text = crate::pretty_gpu(&gpu);
+    assert!(!text.contains("version"), "{text}");
+    assert_eq!(text.matches("segmap@grid").count(), 1, "{text}");
+    let core = crate::to_core(&gpu, &|_| 0, crate::CoreLevels::Written);
+    assert_eq!(weft_core::validate(&core), Vec::new());
+}
+
+#[test]
 fn iota_of_a_size_parameter_leaves_the_map() {
     // `iota m` cannot fail (a size is never negative) and reads nothing of the row.
     let text = optimised_text(

@@ -697,10 +697,13 @@ impl Flattener<'_> {
             body,
             origins: origins.clone(),
         };
-        if !self.body_is_regular(exp) {
+        if !self.body_is_regular(exp) || self.body_binds_tuples_of_arrays(exp) {
             // An array whose size differs between points (`iota n` with `n` read per
             // point) cannot become an array over the space, so distributing would
             // recompute it at each use; a work-item per point is the one version.
+            // Likewise a tuple holding arrays (a loop over a pair of arrays): spread
+            // over the space it would be an array of tuples of arrays, which the code
+            // generator does not represent.
             let var = self.rebind(stmt.var);
             self.push(stmts, vec![var], Exp::Seg(outer_only), origin.as_ref());
             return;
@@ -798,6 +801,21 @@ impl Flattener<'_> {
                 regular &= !inside.contains(&v);
             });
             regular
+        })
+    }
+
+    /// Whether the body of a map or generate binds a tuple with an array in it.
+    fn body_binds_tuples_of_arrays(&self, exp: &weft_core::Exp) -> bool {
+        fn has_array(ty: &Type) -> bool {
+            match ty {
+                Type::Array { .. } => true,
+                Type::Tuple(parts) => parts.iter().any(has_array),
+                _ => false,
+            }
+        }
+        let Some(&body) = exp.nested_blocks().first() else { return false };
+        self.core.blocks[body].stmts.iter().any(|s| {
+            matches!(&self.core.vars[s.var].ty, Type::Tuple(parts) if parts.iter().any(has_array))
         })
     }
 
