@@ -409,11 +409,17 @@ fn a_histogram_with_an_atomic_operator_is_one_work_item_per_value() {
         "entry h (d: [m]f32) (is: [n]i64) (vs: [n]f32) : [m]f32 = reduce_by_index d (+) 0 is vs",
     );
     let launches = launches_of(&l);
-    // A copy of the destination, then one work-item per value.
-    let [copy, hist] = launches.as_slice() else { panic!("two launches: {launches:#?}") };
+    // A copy of the destination, then one work-item per value: with few bins, each
+    // work-group adds into its sub-histogram in local memory (float additions too),
+    // then into the bins; with many, every value into the bins.
+    let [copy, local, global] = launches.as_slice() else {
+        panic!("three launches: {launches:#?}")
+    };
     assert!(atomics(copy.kernel).is_empty());
-    assert_eq!(hist.global, ["n"]);
-    assert_eq!(atomics(hist.kernel), [crate::AtomicOp::Add]);
+    assert_eq!(local.local_buffers, ["m"]);
+    assert_eq!(atomics(local.kernel), [crate::AtomicOp::Add, crate::AtomicOp::Add]);
+    assert_eq!(global.global, ["n"]);
+    assert_eq!(atomics(global.kernel), [crate::AtomicOp::Add]);
     // No atomic `min` on floats: one work-item per bin folds every value.
     let l = lowered(
         "entry h (is: [n]i64) (vs: [n]f32) : [8]f32 =

@@ -150,6 +150,16 @@ void weft_atomic_add_float(volatile __global float* p, float v) {
   } while (old != seen);
 }
 
+// The same in a work-group's local memory (a sub-histogram of float bins).
+void weft_atomic_add_float_local(volatile __local float* p, float v) {
+  volatile __local uint* bits = (volatile __local uint*)p;
+  uint seen, old = *bits;
+  do {
+    seen = old;
+    old = atomic_cmpxchg(bits, seen, as_uint(as_float(seen) + v));
+  } while (old != seen);
+}
+
 void weft_atomic_add_double(volatile __global double* p, double v) {
   volatile __global ulong* bits = (volatile __global ulong*)p;
   ulong seen, old = *bits;
@@ -420,7 +430,9 @@ fn cmds(out: &mut String, list: &[Cmd], depth: usize, ctx: &Ctx<'_>) {
             }
             Cmd::Atomic { op, elem, ptr, index, value, fetch } => {
                 let (index, value) = (calls(index, ctx), calls(value, ctx));
+                let local = ctx.ptrs.spaces.get(&**ptr) == Some(&Resolved::Space(Space::Local));
                 let func = match (op, elem) {
+                    (AtomicOp::Add, Elem::F32) if local => "weft_atomic_add_float_local",
                     (AtomicOp::Add, Elem::F32) => "weft_atomic_add_float",
                     (AtomicOp::Add, Elem::F64) => "weft_atomic_add_double",
                     (AtomicOp::Add, Elem::I64 | Elem::U64) => "atom_add",

@@ -1380,35 +1380,66 @@ fn reduce_by_index_is_a_copy_then_one_atomic_update_per_value() {
     check_kernel(
         float_add,
         expect![[r#"
-        // materialises `histogram`: one work-item per row
-        __kernel void h_map_0(
-            __global long* weft_err,
-            __global const float* restrict d_1,
-            long m_2,
-            __global float* restrict histogram_3) {
-          for (long i_4 = get_global_id(0); i_4 < m_2; i_4 += get_global_size(0)) {
-            histogram_3[i_4] = d_1[i_4];
-          }
-        }
-        // reduce_by_index: one work-item per value, an atomic add into its bin; out-of-range indices are ignored
-        __kernel void h_hist_1(
-            __global long* weft_err,
-            __global float* restrict histogram_1,
-            long m_2,
-            __global const long* restrict is_3,
-            long n_4,
-            __global const float* restrict vs_5) {
-          for (long i_6 = get_global_id(0); i_6 < n_4; i_6 += get_global_size(0)) { // main.weft:2
-            long j_7 = is_3[i_6];
-            if (0 <= j_7 && j_7 < m_2) {
-              weft_atomic_add_float(&histogram_1[j_7], vs_5[i_6]);
+            // materialises `histogram`: one work-item per row
+            __kernel void h_map_0(
+                __global long* weft_err,
+                __global const float* restrict d_1,
+                long m_2,
+                __global float* restrict histogram_3) {
+              for (long i_4 = get_global_id(0); i_4 < m_2; i_4 += get_global_size(0)) {
+                histogram_3[i_4] = d_1[i_4];
+              }
             }
-          }
-        }
-    "#]],
+            // reduce_by_index: one work-item per value, an atomic add into its bin; out-of-range indices are ignored
+            __kernel void h_hist_1(
+                __global long* weft_err,
+                __global float* restrict histogram_1,
+                long m_2,
+                __global const long* restrict is_3,
+                long n_4,
+                __global const float* restrict vs_5) {
+              for (long i_6 = get_global_id(0); i_6 < n_4; i_6 += get_global_size(0)) { // main.weft:2
+                long j_7 = is_3[i_6];
+                if (0 <= j_7 && j_7 < m_2) {
+                  weft_atomic_add_float(&histogram_1[j_7], vs_5[i_6]);
+                }
+              }
+            }
+            // reduce_by_index: one work-item per value, an atomic add into its work-group's bins in local memory, then into the bins; out-of-range indices are ignored
+            __kernel void h_hist_2(
+                __global long* weft_err,
+                __global float* restrict histogram_1,
+                long m_2,
+                __global const long* restrict is_3,
+                long n_4,
+                __global const float* restrict vs_5,
+                __local float* bins_6) {
+              for (long b_7 = get_local_id(0); b_7 < m_2; b_7 += get_local_size(0)) {
+                bins_6[b_7] = (float)0;
+              }
+              barrier(CLK_LOCAL_MEM_FENCE);
+              for (long i_8 = get_global_id(0); i_8 < n_4; i_8 += get_global_size(0)) { // main.weft:2
+                long j_9 = is_3[i_8];
+                if (0 <= j_9 && j_9 < m_2) {
+                  weft_atomic_add_float_local(&bins_6[j_9], vs_5[i_8]);
+                }
+              }
+              barrier(CLK_LOCAL_MEM_FENCE);
+              for (long b_10 = get_local_id(0); b_10 < m_2; b_10 += get_local_size(0)) {
+                if (bins_6[b_10] != (float)0) {
+                  weft_atomic_add_float(&histogram_1[b_10], bins_6[b_10]);
+                }
+              }
+            }
+        "#]],
     );
     // The float helper is in the program only when a kernel adds floats atomically.
     assert!(compiled(float_add).plan.source.contains("void weft_atomic_add_float("));
+    // With few bins each work-group adds into its own bins in local memory first, by
+    // the local variant of the compare-and-swap loop.
+    let source = compiled(float_add).plan.source;
+    assert!(source.contains("weft_atomic_add_float_local(&"), "{source}");
+    assert!(source.contains("void weft_atomic_add_float_local(volatile __local float* p"));
     let int_max = compiled(
         "entry h (is: [n]i64) (vs: [n]i32) : [8]i32 =
   reduce_by_index (replicate 8 i32.lowest) i32.max i32.lowest is vs",
@@ -1559,11 +1590,16 @@ fn few_32_bit_bins_are_counted_in_local_sub_histograms() {
     assert!(local.contains("atomic_add(&bins_"), "{local}");
     assert!(local.contains("atomic_add(&histogram_"), "{local}");
     assert_eq!(local.matches("barrier(CLK_LOCAL_MEM_FENCE);").count(), 2, "{local}");
-    // Floats have no atomics in local memory here: one kernel, global atomics.
+    // A float addition is a compare-and-swap loop in local memory as in global memory:
+    // few float bins are summed in sub-histograms too. 64-bit bins are not.
     let floats = compiled(
         "entry h (is: [n]i64) (vs: [n]f32) : [8]f32 = reduce_by_index (replicate 8 0) (+) 0 is vs",
     );
-    assert!(!weft_plan::print_plan(&floats.plan).contains("<= 4096"));
+    assert!(weft_plan::print_plan(&floats.plan).contains("<= 4096"));
+    let doubles = compiled(
+        "entry h (is: [n]i64) (vs: [n]f64) : [8]f64 = reduce_by_index (replicate 8 0) (+) 0 is vs",
+    );
+    assert!(!weft_plan::print_plan(&doubles.plan).contains("<= 4096"));
 }
 
 /// A loop that updates its parameter writes in place: no copy inside the loop; a loop
