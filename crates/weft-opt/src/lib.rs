@@ -30,6 +30,7 @@ pub use crate::passes::flatten::{
 pub use crate::passes::fuse::fuse;
 pub use crate::passes::inline::inline_parallel_calls;
 pub use crate::passes::interchange::interchange;
+pub use crate::passes::local_memory::guard_local_memory;
 pub use crate::passes::simplify::simplify;
 pub use crate::passes::simplify_gpu::simplify_gpu;
 pub use crate::passes::split_reduction::split_segmented_reductions;
@@ -114,13 +115,16 @@ pub fn pipeline(program: &weft_core::Program) -> GpuProgram {
 }
 
 /// The whole middle end: [`optimise_core`], then [`flatten`], [`fuse`],
-/// [`split_segmented_reductions`], [`coalesce`] and [`collapse_outer_dimensions`] (on a
-/// GPU) and [`simplify_gpu`].
+/// [`guard_local_memory`], [`split_segmented_reductions`], [`coalesce`] and
+/// [`collapse_outer_dimensions`] (on a GPU) and [`simplify_gpu`].
 pub fn pipeline_for(program: &weft_core::Program, target: Target) -> GpuProgram {
     let fused = fuse(&flatten(&optimise_core(program)));
     match target {
         Target::Gpu => {
-            simplify_gpu(&collapse_outer_dimensions(&coalesce(&split_segmented_reductions(&fused))))
+            let guarded = guard_local_memory(&fused);
+            simplify_gpu(&collapse_outer_dimensions(&coalesce(&split_segmented_reductions(
+                &guarded,
+            ))))
         }
         Target::Cpu => simplify_gpu(&fused),
     }

@@ -9,6 +9,7 @@ pub mod flatten;
 pub mod fuse;
 pub mod inline;
 pub mod interchange;
+pub mod local_memory;
 pub mod simplify;
 pub mod simplify_gpu;
 pub mod split_reduction;

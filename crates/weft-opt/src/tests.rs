@@ -325,6 +325,12 @@ fn a_work_group_version_runs_only_where_its_local_memory_fits() {
         text.lines().skip(guard + 1).take_while(|l| !l.trim().starts_with("else")).collect();
     assert!(!then_branch.iter().any(|l| l.contains("segmap@group")), "{text}");
     assert!(text.contains("segmap@group"), "{text}");
+    // A map fused into its reduction keeps no array (n-body's accelerations): no
+    // guard; the guard runs after fusion.
+    let fused = gpu_text(
+        r"entry d (a: [n][m]f32) (x: [m]f32) : [n]f32 = map (\row -> reduce (+) 0 (map2 (*) row x)) a",
+    );
+    assert!(fused.contains("segmap@group") && !fused.contains("local_memory"), "{fused}");
     // Rows of 16 floats take 128 bytes: no guard.
     let small = gpu_text(&softmax("[16]"));
     assert!(small.contains("segmap@group") && !small.contains("local_memory"), "{small}");
@@ -387,9 +393,9 @@ fn row_softmax_gets_three_versions() {
     let s = reduce (+) 0 es
     in map (\e -> e / s) es) xss",
         expect![[r#"
-            threshold row_softmax.local_memory_exceeded_0 = 49153
             threshold row_softmax.suff_intra_par_0 = 128
             threshold row_softmax.suff_outer_par_0 = 32768
+            threshold row_softmax.local_memory_exceeded_0 = 49153
 
             entry row_softmax [n_0] [m_1] (xss_2: [n_0][m_1]f32) : [n_0][m_1]f32 =
               let t_3: [n_0][m_1]f32 = version n_0 >= threshold row_softmax.suff_outer_par_0 then

@@ -616,35 +616,6 @@ impl Flattener<'_> {
         self.thresholds.alloc(Threshold { name, kind, default })
     }
 
-    /// The bytes of the arrays a group SegMap's body computes (its thread SegOps and
-    /// sequential combinators; a work-group keeps them in local memory), each array's
-    /// elements times their size, every leaf of a tuple. Views of global arrays (a row
-    /// read by indexing) take none.
-    fn group_local_bytes(&self, body: BlockId) -> CoreSize {
-        fn bytes(ty: &Type, outer: &CoreSize) -> CoreSize {
-            match ty {
-                Type::Scalar(s) => outer.mul(&CoreSize::constant(scalar_bytes(*s))),
-                Type::Array { size, elem } => bytes(elem, &outer.mul(size)),
-                Type::Tuple(items) => {
-                    items.iter().fold(CoreSize::zero(), |sum, t| sum.add(&bytes(t, outer)))
-                }
-            }
-        }
-        let mut total = CoreSize::zero();
-        for stmt in &self.out.blocks[body].stmts {
-            if !matches!(self.out.exps[stmt.exp], Exp::Seg(_) | Exp::Seq(_)) {
-                continue;
-            }
-            for &var in &stmt.vars {
-                let ty = &self.out.vars[var].ty;
-                if matches!(ty, Type::Array { .. }) {
-                    total = total.add(&bytes(ty, &CoreSize::one()));
-                }
-            }
-        }
-        total
-    }
-
     /// The versions of an unannotated map or generate with inner parallelism.
     fn versions(
         &mut self,
@@ -732,30 +703,10 @@ impl Flattener<'_> {
                 body,
                 origins,
             };
-            let local_bytes = self.group_local_bytes(group.body);
             let group_var = self.new_var("intra", result_ty.clone());
             let mut group_stmts = Vec::new();
             self.push(&mut group_stmts, vec![group_var], Exp::Seg(group), origin.as_ref());
-            let mut group_block = self.block(group_stmts, vec![Atom::Var(group_var)]);
-            let limit = threshold_default(ThresholdKind::LocalMemoryExceeded, None);
-            if local_bytes.as_constant().is_none_or(|bytes| bytes >= limit) {
-                // The arrays a work-group keeps in local memory may not fit the device
-                // (five rows of 4096 floats: 80 KiB): then the fully flattened version
-                // runs instead (a copy, with its own variables).
-                let mut copier = crate::passes::copy::Copier { subst: FxHashMap::default() };
-                let flat_copy = copier.block(&mut self.out, flat_block);
-                let threshold = self.threshold(ThresholdKind::LocalMemoryExceeded);
-                let guarded = self.new_var("fitting", result_ty.clone());
-                let version = Exp::Version {
-                    size: local_bytes,
-                    threshold,
-                    then_branch: flat_copy,
-                    else_branch: group_block,
-                };
-                let mut stmts = Vec::new();
-                self.push(&mut stmts, vec![guarded], version, origin.as_ref());
-                group_block = self.block(stmts, vec![Atom::Var(guarded)]);
-            }
+            let group_block = self.block(group_stmts, vec![Atom::Var(group_var)]);
             let threshold = self.threshold(ThresholdKind::SuffIntraPar);
             let chosen = self.new_var("versions", result_ty.clone());
             let mut stmts = Vec::new();
@@ -1257,9 +1208,4 @@ impl Substitutes for Flattener<'_> {
     fn subst(&self) -> &FxHashMap<VarId, Atom> {
         &self.subst
     }
-}
-
-/// The bytes of one element of a scalar type.
-fn scalar_bytes(s: ScalarTy) -> i64 {
-    i64::try_from(s.size_in_bytes()).unwrap_or(8)
 }
