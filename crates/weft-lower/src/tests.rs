@@ -594,3 +594,18 @@ fn a_loop_over_a_pair_of_arrays_in_a_map_compiles_through_the_middle_end() {
     let l = lowered_middle(src);
     assert_eq!(loop_kernels(&l).len(), 1);
 }
+
+/// Parboil's `sgemm` (`alpha * A * B^T + beta * C`): the middle end's fully flattened
+/// version is a reduction over `(i, j, l)` and an epilogue. Its element reads become
+/// row reads and the reduction is forced, so the code generator sees (and tiles) the
+/// nest of maps over the operands' rows; before, the epilogue's kernel recomputed each
+/// dot product per element, untiled (275 ms on the H100 at 4096^3).
+#[test]
+fn a_matrix_product_with_an_epilogue_is_tiled_through_the_middle_end() {
+    let l = lowered_middle(
+        "entry s (alpha: f32) (beta: f32) (a: [n][k]f32) (bt: [m][k]f32) (c: [n][m]f32) : [n][m]f32 =
+  map2 (\\arow crow -> map2 (\\brow cij -> alpha * reduce (+) 0 (map2 (*) arow brow) + beta * cij) bt crow) a c",
+    );
+    let names: Vec<&str> = l.kernels.iter().map(|k| k.name.as_str()).collect();
+    assert!(names.iter().any(|n| n.contains("matmul")), "{names:?}");
+}

@@ -31,6 +31,7 @@ pub use crate::passes::fuse::fuse;
 pub use crate::passes::inline::inline_parallel_calls;
 pub use crate::passes::interchange::interchange;
 pub use crate::passes::local_memory::guard_local_memory;
+pub use crate::passes::rows::read_rows;
 pub use crate::passes::simplify::simplify;
 pub use crate::passes::simplify_gpu::simplify_gpu;
 pub use crate::passes::split_reduction::split_segmented_reductions;
@@ -116,17 +117,16 @@ pub fn pipeline(program: &weft_core::Program) -> GpuProgram {
 
 /// The whole middle end: [`optimise_core`], then [`flatten`], [`fuse`],
 /// [`guard_local_memory`], [`split_segmented_reductions`], [`coalesce`] and
-/// [`collapse_outer_dimensions`] (on a GPU) and [`simplify_gpu`].
+/// [`collapse_outer_dimensions`] (on a GPU), [`read_rows`] and [`simplify_gpu`].
 pub fn pipeline_for(program: &weft_core::Program, target: Target) -> GpuProgram {
     let fused = fuse(&flatten(&optimise_core(program)));
     match target {
         Target::Gpu => {
             let guarded = guard_local_memory(&fused);
-            simplify_gpu(&collapse_outer_dimensions(&coalesce(&split_segmented_reductions(
-                &guarded,
-            ))))
+            let split = split_segmented_reductions(&guarded);
+            simplify_gpu(&read_rows(&collapse_outer_dimensions(&coalesce(&split))))
         }
-        Target::Cpu => simplify_gpu(&fused),
+        Target::Cpu => simplify_gpu(&read_rows(&fused)),
     }
 }
 

@@ -10,6 +10,7 @@ pub mod fuse;
 pub mod inline;
 pub mod interchange;
 pub mod local_memory;
+pub mod rows;
 pub mod simplify;
 pub mod simplify_gpu;
 pub mod split_reduction;

@@ -371,6 +371,35 @@ fn a_three_dimensional_map_nest_is_one_map_over_two_dimensions() {
 }
 
 #[test]
+fn element_reads_of_matrices_in_a_nest_become_row_reads() {
+    let text = gpu_text(
+        r"entry mm (a: [n][k]f32) (b: [m][k]f32) : [n][m]f32 =
+            map (\arow -> map (\brow -> reduce (+) 0 (map2 (*) arow brow)) b) a",
+    );
+    // The fully flattened version reads `a[i, l]` and `b[j, l]`: now a row of each per
+    // point (`a[i]`, `b[j]`) and an element of the row.
+    let flat = &text[text.find("segred@grid (i_").unwrap_or_else(|| panic!("{text}"))..];
+    let reads = |array: &str| {
+        flat.lines()
+            .filter(|l| l.contains(&format!("= {array}")) && l.contains("[i_"))
+            .map(|l| (l.contains(": [k_1]f32 ="), l.contains(", i_")))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(reads("a_3"), [(true, false)], "{text}");
+    assert_eq!(reads("b_4"), [(true, false)], "{text}");
+    // Written back for the code generator, the reduction is forced (its own kernel).
+    let device =
+        crate::DeviceShape { gpu: true, compute_units: 132, simd_width: 32, local_memory: 49_152 };
+    let settings = crate::Settings { device: Some(device), ..Default::default() };
+    let program = compile(
+        "entry mm (a: [n][k]f32) (b: [m][k]f32) : [n][m]f32 =
+            map (\\arow -> map (\\brow -> reduce (+) 0 (map2 (*) arow brow)) b) a",
+    );
+    let written = weft_core::pretty_program(&crate::staged_program(&program, &settings));
+    assert!(written.contains(": [n_0][m_2]f32 = to_global t_"), "{written}");
+}
+
+#[test]
 fn a_reduction_that_is_not_commutative_or_written_is_not_split() {
     // Taking the last element is associative, not commutative: chunks would reorder.
     let last =
@@ -434,138 +463,144 @@ fn row_softmax_gets_three_versions() {
                               in mx_32
                           let t_36: [n_0][m_1]f32 = segmap@grid (i_37 < n_0, i_38 < m_1) [chosen]
                             body ->
-                              let mx_39: f32 = mx_27[i_37]
-                              let x_40: f32 = xss_2[i_37, i_38]
-                              let t_41: f32 = sub.f32 x_40 mx_39
-                              let t_42: f32 = f32.exp t_41
-                              in t_42
-                          let t_43: i64 = i64.max n_0 1i64
-                          let t_44: i64 = div.i64 131072i64 t_43
-                          let t_45: i64 = i64.min t_44 1024i64
-                          let t_46: i64 = add.i64 m_1 63i64
-                          let t_47: i64 = div.i64 t_46 64i64
-                          let t_48: i64 = i64.min t_45 t_47
-                          let t_49: i64 = i64.max t_48 1i64
-                          let t_50: i64 = sub.i64 t_49 1i64
-                          let t_51: i64 = add.i64 m_1 t_50
-                          let t_52: i64 = div.i64 t_51 t_49
-                          let partials_53: [n_0][t_49]f32 = segred@grid (i_54 < n_0, chunk_55 < t_49, step_56 < t_52) [chosen]
-                            op (commutative) 0.0f32 \(x_57: f32) (y_58: f32) ->
-                                let t_59: f32 = add.f32 x_57 y_58
-                                in t_59
+                              let xss_39: [m_1]f32 = xss_2[i_37]
+                              let mx_40: f32 = mx_27[i_37]
+                              let x_41: f32 = xss_39[i_38]
+                              let t_42: f32 = sub.f32 x_41 mx_40
+                              let t_43: f32 = f32.exp t_42
+                              in t_43
+                          let t_44: i64 = i64.max n_0 1i64
+                          let t_45: i64 = div.i64 131072i64 t_44
+                          let t_46: i64 = i64.min t_45 1024i64
+                          let t_47: i64 = add.i64 m_1 63i64
+                          let t_48: i64 = div.i64 t_47 64i64
+                          let t_49: i64 = i64.min t_46 t_48
+                          let t_50: i64 = i64.max t_49 1i64
+                          let t_51: i64 = sub.i64 t_50 1i64
+                          let t_52: i64 = add.i64 m_1 t_51
+                          let t_53: i64 = div.i64 t_52 t_50
+                          let partials_54: [n_0][t_50]f32 = segred@grid (i_55 < n_0, chunk_56 < t_50, step_57 < t_53) [chosen]
+                            op (commutative) 0.0f32 \(x_58: f32) (y_59: f32) ->
+                                let t_60: f32 = add.f32 x_58 y_59
+                                in t_60
                             body ->
-                              let t_60: i64 = mul.i64 step_56 t_49
-                              let i_61: i64 = add.i64 chunk_55 t_60
-                              let inside_62: bool = lt.i64 i_61 m_1
-                              let element_63: f32 = if inside_62 then
-                                  let x_64: f32 = t_36[i_54, i_61]
-                                  in x_64
+                              let t_61: i64 = mul.i64 step_57 t_50
+                              let i_62: i64 = add.i64 chunk_56 t_61
+                              let inside_63: bool = lt.i64 i_62 m_1
+                              let element_64: f32 = if inside_63 then
+                                  let x_65: f32 = t_36[i_55, i_62]
+                                  in x_65
                                 else
                                   in 0.0f32
-                              in element_63
-                          let s_65: [n_0]f32 = segred@grid (i_66 < n_0, chunk_67 < t_49) [chosen]
-                            op (commutative) 0.0f32 \(x_68: f32) (y_69: f32) ->
-                                let t_70: f32 = add.f32 x_68 y_69
-                                in t_70
+                              in element_64
+                          let s_66: [n_0]f32 = segred@grid (i_67 < n_0, chunk_68 < t_50) [chosen]
+                            op (commutative) 0.0f32 \(x_69: f32) (y_70: f32) ->
+                                let t_71: f32 = add.f32 x_69 y_70
+                                in t_71
                             body ->
-                              let partial_71: f32 = partials_53[i_66, chunk_67]
-                              in partial_71
-                          let t_72: [n_0][m_1]f32 = segmap@grid (i_73 < n_0, i_74 < m_1) [chosen]
+                              let partials_72: [t_50]f32 = partials_54[i_67]
+                              let partial_73: f32 = partials_72[chunk_68]
+                              in partial_73
+                          let t_74: [n_0][m_1]f32 = segmap@grid (i_75 < n_0, i_76 < m_1) [chosen]
                             body ->
-                              let s_75: f32 = s_65[i_73]
-                              let e_76: f32 = t_36[i_73, i_74]
-                              let t_77: f32 = div.f32 e_76 s_75
-                              in t_77
-                          in t_72
+                              let t_77: [m_1]f32 = t_36[i_75]
+                              let s_78: f32 = s_66[i_75]
+                              let e_79: f32 = t_77[i_76]
+                              let t_80: f32 = div.f32 e_79 s_78
+                              in t_80
+                          in t_74
                         else
-                          let intra_78: [n_0][m_1]f32 = segmap@group (i_79 < n_0) [chosen]
+                          let intra_81: [n_0][m_1]f32 = segmap@group (i_82 < n_0) [chosen]
                             body ->
-                              let xs_80: [m_1]f32 = xss_2[i_79]
-                              let t_81: f32 = f32.inf
-                              let t_82: f32 = neg.f32 t_81
-                              let mx_83: f32 = segred@thread (i_84 < m_1) [chosen]
-                                op (commutative) t_82 \(x_85: f32) (y_86: f32) ->
-                                    let t_87: f32 = f32.max x_85 y_86
-                                    in t_87
+                              let xs_83: [m_1]f32 = xss_2[i_82]
+                              let t_84: f32 = f32.inf
+                              let t_85: f32 = neg.f32 t_84
+                              let mx_86: f32 = segred@thread (i_87 < m_1) [chosen]
+                                op (commutative) t_85 \(x_88: f32) (y_89: f32) ->
+                                    let t_90: f32 = f32.max x_88 y_89
+                                    in t_90
                                 body ->
-                                  let x_88: f32 = xs_80[i_84]
-                                  in x_88
-                              let es_89: [m_1]f32 = segmap@thread (i_90 < m_1) [chosen]
+                                  let x_91: f32 = xs_83[i_87]
+                                  in x_91
+                              let es_92: [m_1]f32 = segmap@thread (i_93 < m_1) [chosen]
                                 body ->
-                                  let x_91: f32 = xs_80[i_90]
-                                  let t_92: f32 = sub.f32 x_91 mx_83
-                                  let t_93: f32 = f32.exp t_92
-                                  in t_93
-                              let s_94: f32 = segred@thread (i_95 < m_1) [chosen]
-                                op (commutative) 0.0f32 \(x_96: f32) (y_97: f32) ->
-                                    let t_98: f32 = add.f32 x_96 y_97
-                                    in t_98
+                                  let x_94: f32 = xs_83[i_93]
+                                  let t_95: f32 = sub.f32 x_94 mx_86
+                                  let t_96: f32 = f32.exp t_95
+                                  in t_96
+                              let s_97: f32 = segred@thread (i_98 < m_1) [chosen]
+                                op (commutative) 0.0f32 \(x_99: f32) (y_100: f32) ->
+                                    let t_101: f32 = add.f32 x_99 y_100
+                                    in t_101
                                 body ->
-                                  let x_99: f32 = es_89[i_95]
-                                  in x_99
-                              let t_100: [m_1]f32 = segmap@thread (i_101 < m_1) [chosen]
+                                  let x_102: f32 = es_92[i_98]
+                                  in x_102
+                              let t_103: [m_1]f32 = segmap@thread (i_104 < m_1) [chosen]
                                 body ->
-                                  let e_102: f32 = es_89[i_101]
-                                  let t_103: f32 = div.f32 e_102 s_94
-                                  in t_103
-                              in t_100
-                          in intra_78
+                                  let e_105: f32 = es_92[i_104]
+                                  let t_106: f32 = div.f32 e_105 s_97
+                                  in t_106
+                              in t_103
+                          in intra_81
                       in fitting_26
                     else
-                      let mx_104: [n_0]f32 = segmap@grid (i_105 < n_0) [chosen]
+                      let mx_107: [n_0]f32 = segmap@grid (i_108 < n_0) [chosen]
                         body ->
-                          let xs_106: [m_1]f32 = xss_2[i_105]
-                          let t_107: f32 = f32.inf
-                          let t_108: f32 = neg.f32 t_107
-                          let mx_109: f32 = reduce@seq t_108 xs_106 \(x_110: f32) (y_111: f32) ->
-                              let t_112: f32 = f32.max x_110 y_111
-                              in t_112
-                          in mx_109
-                      let t_113: [n_0][m_1]f32 = segmap@grid (i_114 < n_0, i_115 < m_1) [chosen]
+                          let xs_109: [m_1]f32 = xss_2[i_108]
+                          let t_110: f32 = f32.inf
+                          let t_111: f32 = neg.f32 t_110
+                          let mx_112: f32 = reduce@seq t_111 xs_109 \(x_113: f32) (y_114: f32) ->
+                              let t_115: f32 = f32.max x_113 y_114
+                              in t_115
+                          in mx_112
+                      let t_116: [n_0][m_1]f32 = segmap@grid (i_117 < n_0, i_118 < m_1) [chosen]
                         body ->
-                          let mx_116: f32 = mx_104[i_114]
-                          let x_117: f32 = xss_2[i_114, i_115]
-                          let t_118: f32 = sub.f32 x_117 mx_116
-                          let t_119: f32 = f32.exp t_118
-                          in t_119
-                      let t_120: i64 = i64.max n_0 1i64
-                      let t_121: i64 = div.i64 131072i64 t_120
-                      let t_122: i64 = i64.min t_121 1024i64
-                      let t_123: i64 = add.i64 m_1 63i64
-                      let t_124: i64 = div.i64 t_123 64i64
-                      let t_125: i64 = i64.min t_122 t_124
-                      let t_126: i64 = i64.max t_125 1i64
-                      let t_127: i64 = sub.i64 t_126 1i64
-                      let t_128: i64 = add.i64 m_1 t_127
-                      let t_129: i64 = div.i64 t_128 t_126
-                      let partials_130: [n_0][t_126]f32 = segred@grid (i_131 < n_0, chunk_132 < t_126, step_133 < t_129) [chosen]
-                        op (commutative) 0.0f32 \(x_134: f32) (y_135: f32) ->
-                            let t_136: f32 = add.f32 x_134 y_135
-                            in t_136
+                          let xss_119: [m_1]f32 = xss_2[i_117]
+                          let mx_120: f32 = mx_107[i_117]
+                          let x_121: f32 = xss_119[i_118]
+                          let t_122: f32 = sub.f32 x_121 mx_120
+                          let t_123: f32 = f32.exp t_122
+                          in t_123
+                      let t_124: i64 = i64.max n_0 1i64
+                      let t_125: i64 = div.i64 131072i64 t_124
+                      let t_126: i64 = i64.min t_125 1024i64
+                      let t_127: i64 = add.i64 m_1 63i64
+                      let t_128: i64 = div.i64 t_127 64i64
+                      let t_129: i64 = i64.min t_126 t_128
+                      let t_130: i64 = i64.max t_129 1i64
+                      let t_131: i64 = sub.i64 t_130 1i64
+                      let t_132: i64 = add.i64 m_1 t_131
+                      let t_133: i64 = div.i64 t_132 t_130
+                      let partials_134: [n_0][t_130]f32 = segred@grid (i_135 < n_0, chunk_136 < t_130, step_137 < t_133) [chosen]
+                        op (commutative) 0.0f32 \(x_138: f32) (y_139: f32) ->
+                            let t_140: f32 = add.f32 x_138 y_139
+                            in t_140
                         body ->
-                          let t_137: i64 = mul.i64 step_133 t_126
-                          let i_138: i64 = add.i64 chunk_132 t_137
-                          let inside_139: bool = lt.i64 i_138 m_1
-                          let element_140: f32 = if inside_139 then
-                              let x_141: f32 = t_113[i_131, i_138]
-                              in x_141
+                          let t_141: i64 = mul.i64 step_137 t_130
+                          let i_142: i64 = add.i64 chunk_136 t_141
+                          let inside_143: bool = lt.i64 i_142 m_1
+                          let element_144: f32 = if inside_143 then
+                              let x_145: f32 = t_116[i_135, i_142]
+                              in x_145
                             else
                               in 0.0f32
-                          in element_140
-                      let s_142: [n_0]f32 = segred@grid (i_143 < n_0, chunk_144 < t_126) [chosen]
-                        op (commutative) 0.0f32 \(x_145: f32) (y_146: f32) ->
-                            let t_147: f32 = add.f32 x_145 y_146
-                            in t_147
+                          in element_144
+                      let s_146: [n_0]f32 = segred@grid (i_147 < n_0, chunk_148 < t_130) [chosen]
+                        op (commutative) 0.0f32 \(x_149: f32) (y_150: f32) ->
+                            let t_151: f32 = add.f32 x_149 y_150
+                            in t_151
                         body ->
-                          let partial_148: f32 = partials_130[i_143, chunk_144]
-                          in partial_148
-                      let t_149: [n_0][m_1]f32 = segmap@grid (i_150 < n_0, i_151 < m_1) [chosen]
+                          let partials_152: [t_130]f32 = partials_134[i_147]
+                          let partial_153: f32 = partials_152[chunk_148]
+                          in partial_153
+                      let t_154: [n_0][m_1]f32 = segmap@grid (i_155 < n_0, i_156 < m_1) [chosen]
                         body ->
-                          let s_152: f32 = s_142[i_150]
-                          let e_153: f32 = t_113[i_150, i_151]
-                          let t_154: f32 = div.f32 e_153 s_152
-                          in t_154
-                      in t_149
+                          let t_157: [m_1]f32 = t_116[i_155]
+                          let s_158: f32 = s_146[i_155]
+                          let e_159: f32 = t_157[i_156]
+                          let t_160: f32 = div.f32 e_159 s_158
+                          in t_160
+                      in t_154
                   in versions_25
               in t_3
         "#]],
@@ -634,8 +669,9 @@ fn row_sums_are_a_segmented_reduction() {
                             let t_48: f32 = add.f32 x_46 y_47
                             in t_48
                         body ->
-                          let partial_49: f32 = partials_31[i_44, chunk_45]
-                          in partial_49
+                          let partials_49: [t_27]f32 = partials_31[i_44]
+                          let partial_50: f32 = partials_49[chunk_45]
+                          in partial_50
                       in t_43
                   in versions_11
               in t_3

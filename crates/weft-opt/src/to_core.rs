@@ -340,10 +340,30 @@ impl Writer<'_> {
         // level, if written) rather than `generate n (\i -> X[i])`: the staged
         // translator then sees a matrix product's nest of maps over its operands' rows
         // (which it tiles), and a reduction of an array (read without an index to check).
-        let rows: Vec<_> =
-            seg.space.iter().map(|&(index, bound)| self.row_read(seg, index, bound)).collect();
+        // A row an outer dimension reads (`arow = A[i]`) is that dimension's lambda
+        // parameter, so an inner dimension may read its elements as rows too (a matrix
+        // product's `map2 (*) arow brow`).
+        let mut rows: Vec<Option<Vec<RowRead>>> = Vec::with_capacity(dims);
+        let mut outer_rows: Vec<VarId> = Vec::new();
+        for &(index, bound) in &seg.space {
+            let read = self.row_read(seg, index, bound, &outer_rows);
+            outer_rows.extend(read.iter().flatten().map(|r| r.var));
+            rows.push(read);
+        }
         // Combinators over the outer dimensions wrap the innermost one.
         let value = self.nest(stmts, seg, 0, dims, reducing, &rows);
+        if self.levels == CoreLevels::Written && matches!(seg.kind, SegKind::Red(_)) && dims >= 3 {
+            // A reduction over two or more outer dimensions (a matrix product) is its
+            // own kernel, as the middle end decided: written as `force`, so that the
+            // code generator computes it (tiled, when it is a matrix product) rather
+            // than recompute it inside the kernel of a consumer such as an epilogue.
+            let ty = self.ty_of(value);
+            let forced = self.new_var(ty);
+            let materialise =
+                weft_core::Exp::Materialise { space: weft_core::Space::Global, value };
+            self.push(stmts, forced, materialise);
+            return Atom::Var(forced);
+        }
         if let (SegKind::Hist { .. } | SegKind::Scatter { .. }, Some(origin), Some(last)) =
             (&seg.kind, seg.origins.first(), stmts.last())
         {
@@ -359,7 +379,13 @@ impl Writer<'_> {
     /// (\index -> ...)` (so the staged translator sees, say, a matrix product's nest of
     /// maps over its operands' rows, which it tiles, or a dot product's `map2`, whose
     /// reads need no bounds check).
-    fn row_read(&self, seg: &SegOp, index: VarId, bound: Atom) -> Option<Vec<RowRead>> {
+    fn row_read(
+        &self,
+        seg: &SegOp,
+        index: VarId,
+        bound: Atom,
+        outer_rows: &[VarId],
+    ) -> Option<Vec<RowRead>> {
         let body = &self.gpu.blocks[seg.body];
         let mut uses = 0;
         let mut bound_inside = Vec::new();
@@ -388,7 +414,10 @@ impl Writer<'_> {
         };
         let whole = !reads.is_empty()
             && uses == reads.len()
-            && reads.iter().all(|r| same_rows(r.array) && !bound_inside.contains(&r.array));
+            && reads.iter().all(|r| {
+                same_rows(r.array)
+                    && (!bound_inside.contains(&r.array) || outer_rows.contains(&r.array))
+            });
         whole.then_some(reads)
     }
 
