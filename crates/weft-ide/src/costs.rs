@@ -267,17 +267,41 @@ pub(crate) fn kernel_condition(
     // predicted times, which the kernel's role already names ("picked per run by
     // predicted time"); the formula itself is the detail view's. A condition of
     // constants (a histogram's bin count against the local-memory limit) says nothing
-    // about the sizes.
+    // about the sizes. Nor does a work-group version's guard, its arrays' bytes against
+    // the local memory of the unknown GPU the editor compiles for (the middle end's
+    // `local_memory_exceeded`): it says whether the device can run the version at all.
+    let local_memory_guard =
+        weft_opt::threshold_default(weft_opt::ThresholdKind::LocalMemoryExceeded, None);
     let shown: Vec<String> = kernel
         .conditions
         .iter()
         // Evaluable without any size: a constant.
         .filter(|c| model::eval_i64(c, &|_| None).is_err())
+        .filter(|c| {
+            let c = model::subst(c, &|v| costs.host_defs.get(&v).cloned());
+            !compares_with(&c, local_memory_guard)
+        })
         .map(|c| costs.show(c))
         .filter(|text| text.len() <= MAX_CONDITION_CHARS)
         .map(|text| format!("`{text}`"))
         .collect();
     (!shown.is_empty()).then(|| shown.join(" and "))
+}
+
+/// Whether `cond` compares something with the constant `value` (`e >= value`, `e <
+/// value`, or their negations).
+fn compares_with(cond: &Expr, value: i64) -> bool {
+    match cond {
+        Expr::Not(inner) => compares_with(inner, value),
+        Expr::Bin(_, a, b) => [a, b].iter().any(|side| match &***side {
+            Expr::I64(v) => *v == value,
+            Expr::Lit { elem: weft_plan::Elem::I64, bits } => {
+                i64::from_ne_bytes(bits.to_ne_bytes()) == value
+            }
+            _ => false,
+        }),
+        _ => false,
+    }
 }
 
 /// The longest condition a hover's kernel line shows.

@@ -774,9 +774,11 @@ entry f (a: [n][m]f32) : [n][m]f32 =
 
                 **Region**: `r2` (`merged`) on the device, `4*m*n` bytes (`m*n` × f32), live line 2 (plan: from step 2 to the read-back); read back to the host (`4*m*n` bytes); used by `f_map2d_0` (entry `f`)
 
-                **Region**: `r3` on the device, `4*m*n` bytes (`m*n` × f32), live line 2 (plan: from step 11 to the read-back); used by `f_group_1` (entry `f`)
+                **Region**: `r3` (`merged`) on the device, `4*m*n` bytes (`m*n` × f32), live line 2 (plan: from step 12 to the read-back); used by `f_map2d_1` (entry `f`)
 
-                **Region**: `r4` (`merged`) on the device, `4*m*n` bytes (`m*n` × f32), live line 2 (plan: from step 19 to the read-back); used by `f_map2d_2` (entry `f`)
+                **Region**: `r4` on the device, `4*m*n` bytes (`m*n` × f32), live line 2 (plan: from step 20 to the read-back); used by `f_group_2` (entry `f`)
+
+                **Region**: `r5` (`merged`) on the device, `4*m*n` bytes (`m*n` × f32), live line 2 (plan: from step 34 to the read-back); used by `f_map2d_3` (entry `f`)
             "#]],
         );
     }
@@ -1156,7 +1158,9 @@ entry f (a: [n][m]f32) : [n]f32 = map (\r -> reduce (+) 0f32 (map (\x -> x $0* x
 
                 **Kernel**: `f_group_2` (when `n < 32768` and `n >= 128`) — computed in each work-item
 
-                **Kernel**: `f_map_3` (when `n < 32768` and `n < 128`) — @seq: a sequential loop in each work-item
+                **Kernel**: `f_map2d_3` (when `n < 32768` and `n < 128`) — @seq: a sequential loop in each work-item
+
+                **Kernel**: … and 2 more
             "#]],
         );
     }

@@ -132,7 +132,8 @@ pub fn pipeline_for(program: &weft_core::Program, target: Target) -> GpuProgram 
 
 /// The source expressions computed inside a version (either branch of a `version`):
 /// their strategy is picked at run time by a threshold, so no one level describes it
-/// ("Make strategy explicit" leaves them alone).
+/// ("Make strategy explicit" leaves them alone); and the producers fused into a
+/// `scatter` or `reduce_by_index`, whose strategy is the update's.
 pub fn versioned_origins(program: &GpuProgram) -> rustc_hash::FxHashSet<weft_core::Origin> {
     let mut out = rustc_hash::FxHashSet::default();
     for (_, f) in program.functions.iter() {
@@ -155,6 +156,14 @@ fn collect_versioned(
             if let Exp::Seg(seg) = exp {
                 out.extend(seg.origins.iter().cloned());
             }
+        }
+        // A producer fused into a `scatter` or `reduce_by_index` (its origins after the
+        // update's own) has the update's strategy; a level written on it would pin it as
+        // a kernel of its own, another program ("Make strategy explicit" leaves it).
+        if let Exp::Seg(seg) = exp
+            && matches!(seg.kind, SegKind::Hist { .. } | SegKind::Scatter { .. })
+        {
+            out.extend(seg.origins.iter().skip(1).cloned());
         }
         for nested in exp.nested_blocks() {
             collect_versioned(f, nested, nested_inside, out);

@@ -300,6 +300,15 @@ fn a_segmented_reduction_of_few_segments_is_split_into_chunks() {
     // The chunk count is a tile parameter computed on the host from both sizes.
     assert!(text.contains("div.i64 131072i64"), "{text}");
     assert!(text.contains("i64.min") && text.contains("1024i64"), "{text}");
+    // Sums of the columns of a matrix (rows of its transposition): the segment index is
+    // the contiguous one, so the chunks are outer and the segments inner (`[K][m]`).
+    let columns = gpu_text(
+        r"entry column_sums (a: [n][m]f32) : [m]f32 = map (\col -> reduce (+) 0 col) (transpose a)",
+    );
+    let first =
+        columns.lines().find(|l| l.contains("segred@grid (chunk_") && l.contains(", step_"));
+    let first = first.unwrap_or_else(|| panic!("no first stage over chunks first:\n{columns}"));
+    assert!(first.contains("= segred@grid (chunk_") && first.contains("][m_1]f32"), "{first}");
 }
 
 #[test]

@@ -652,11 +652,26 @@ impl Writer<'_> {
     /// SegHist or SegScatter body yields, at every point.
     fn column_generate(&mut self, stmts: &mut Vec<weft_core::Stmt>, seg: &SegOp, k: usize) -> Atom {
         let (index, bound) = seg.space[0];
+        let result = self.gpu.blocks[seg.body].results[k];
+        // The other column's own reads of its array at the point (a bin read where the
+        // values are computed) are left out: in range, they cannot fail, and the column
+        // that needs them reads that array itself.
+        let mut needed: Vec<VarId> = match result {
+            Atom::Var(v) => vec![v],
+            Atom::Const(_) => Vec::new(),
+        };
+        let mut kept = Vec::new();
+        for stmt in self.gpu.blocks[seg.body].stmts.iter().rev() {
+            let used = stmt.vars.iter().any(|v| needed.contains(v));
+            if used || !self.reads_in_range(stmt, index, bound) {
+                crate::passes::fuse::reads_in(self.gpu, stmt, &mut needed);
+                kept.push(stmt);
+            }
+        }
         let mut body_stmts = Vec::new();
-        for stmt in &self.gpu.blocks[seg.body].stmts {
+        for stmt in kept.into_iter().rev() {
             self.stmt(&mut body_stmts, stmt);
         }
-        let result = self.gpu.blocks[seg.body].results[k];
         let ret = self.ty_of(result);
         let body =
             self.out.blocks.alloc(weft_core::Block { stmts: body_stmts, result: Some(result) });
@@ -667,6 +682,19 @@ impl Writer<'_> {
             self.out.origins.insert(last.exp, origin.clone());
         }
         Atom::Var(var)
+    }
+
+    /// Whether `stmt` is `v = X[index]` of an array with exactly `bound` rows (always in
+    /// range at the point, so it cannot fail).
+    fn reads_in_range(&self, stmt: &crate::ir::Stmt, index: VarId, bound: Atom) -> bool {
+        let Exp::Basic(weft_core::Exp::Index { array: Atom::Var(array), items }) =
+            &self.gpu.exps[stmt.exp]
+        else {
+            return false;
+        };
+        let [weft_core::IndexItem::Fix(Atom::Var(i))] = items.as_slice() else { return false };
+        let Some(rows) = self.gpu.vars[*array].ty.outer_size() else { return false };
+        *i == index && rows == &atom_size(bound)
     }
 
     /// `reduce_by_index dest op ne bins values` or `scatter dest bins values`.

@@ -4,6 +4,7 @@
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use weft_core::{Atom, BinOp, BlockId, Exp, FnId, Function, LoopForm, Program, VarId, type_vars};
+use weft_hir::Level;
 
 /// The variables an expression reads that it does not bind.
 pub(crate) fn free_vars_of_exp(f: &Function, exp: &Exp) -> FxHashSet<VarId> {
@@ -134,7 +135,7 @@ impl<'p> Safety<'p> {
 
     /// Whether evaluating `exp` can neither fail (a bounds, division, size or shape
     /// check) nor diverge, nor has a meaning tied to where it is (a memory annotation,
-    /// an in-place `scatter` or `reduce_by_index`, a written level; an update `with`
+    /// an in-place `scatter` or `reduce_by_index`, a written level other than `grid`; an update `with`
     /// fails out of bounds). Only such expressions are hoisted out of
     /// loops and maps, or removed when unused: either would otherwise change which
     /// inputs report an error.
@@ -168,11 +169,15 @@ impl<'p> Safety<'p> {
             }
             Exp::Iota { size } => nonnegative(size),
             Exp::Replicate { size, .. } => nonnegative(size),
-            Exp::Generate { size, level: None, .. } => nonnegative(size),
+            // A written `grid` level is a kernel of its own wherever the host code
+            // runs it: out of a loop it is still that kernel, launched once (the
+            // unannotated combinator leaves the loop too, so "Make strategy explicit"
+            // keeps the program). Other written levels are tied to where they are.
+            Exp::Generate { size, level: None | Some(Level::Grid), .. } => nonnegative(size),
             Exp::Loop { form: LoopForm::For { .. }, .. } => true,
-            Exp::Map { level: None, .. }
-            | Exp::Reduce { level: None, .. }
-            | Exp::Scan { level: None, .. } => true,
+            Exp::Map { level: None | Some(Level::Grid), .. }
+            | Exp::Reduce { level: None | Some(Level::Grid), .. }
+            | Exp::Scan { level: None | Some(Level::Grid), .. } => true,
             Exp::Call { func, .. } => self.function_is_safe(*func),
             Exp::Index { .. }
             | Exp::Unflatten { .. }

@@ -15,14 +15,17 @@
 //! ```
 //!
 //! Chunk `c` takes the elements `c, c + K, c + 2K, ...` of its segment, so neighbouring
-//! work-items read neighbouring elements; the order of combination changes, so the rule
-//! applies to commutative operators only. `K` is a tile parameter computed on the host:
+//! work-items (neighbouring chunks) read neighbouring elements; where the body reads a
+//! transposed matrix (the segment index in the contiguous dimension), the space is
+//! `(c < K, i < h, t < L)` instead, so that neighbouring segments are neighbours, and
+//! `partials` is `[K][h]`. The order of combination changes, so the rule applies to
+//! commutative operators only. `K` is a tile parameter computed on the host:
 //! about [`WORK_ITEMS`] work-items in all, at most [`MAX_CHUNKS`] chunks per segment (the
 //! second stage reduces them one segment per work-item) and at least
 //! [`MIN_CHUNK`] elements per chunk. With many short segments `K` is 1 or 2 and the
 //! split costs one small extra launch.
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use weft_core::{Atom, BinOp, CoreSize, IndexItem, Type, Var, VarId, VarKind};
 use weft_hir::{Name, ScalarTy};
 use weft_values::{MathFn, Scalar};
@@ -128,12 +131,18 @@ fn split(f: &mut GpuFunction, stmt: &Stmt, seg: &SegOp, out: &mut Vec<Stmt>) {
         Atom::Const(Scalar::I64(n)) => CoreSize::constant(n),
         Atom::Const(_) => CoreSize::zero(),
     };
-    let partials_ty = Type::array(size(h), Type::array(size(chunks), (*elem).clone()));
+    // Neighbouring work-items should read neighbouring elements: by default they take
+    // neighbouring chunks of one segment; when the body reads its matrices with the
+    // segment index in the contiguous dimension (a transposed matrix, backprop's
+    // weights `w[j][i]`), neighbouring segments of one chunk instead.
+    let segments_inner = segment_index_is_contiguous(w.f, seg.body, i, j);
+    let (outer, inner) = if segments_inner { ((c, chunks), (i, h)) } else { ((i, h), (c, chunks)) };
+    let partials_ty = Type::array(size(outer.1), Type::array(size(inner.1), (*elem).clone()));
     let partials = w.var("partials", partials_ty);
     let first = SegOp {
         level: SegLevel::Grid,
         pinned: false,
-        space: vec![(i, h), (c, chunks), (t, per_chunk)],
+        space: vec![outer, inner, (t, per_chunk)],
         kind: SegKind::Red(vec![op.clone()]),
         body,
         origins: origins.clone(),
@@ -145,9 +154,10 @@ fn split(f: &mut GpuFunction, stmt: &Stmt, seg: &SegOp, out: &mut Vec<Stmt>) {
     let (i2, c2) = (w.var("i", i64_ty.clone()), w.var("chunk", i64_ty));
     let mut body = Vec::new();
     let partial = w.var("partial", (*elem).clone());
+    let (row, column) = if segments_inner { (c2, i2) } else { (i2, c2) };
     let index = weft_core::Exp::Index {
         array: Atom::Var(partials),
-        items: vec![IndexItem::Fix(Atom::Var(i2)), IndexItem::Fix(Atom::Var(c2))],
+        items: vec![IndexItem::Fix(Atom::Var(row)), IndexItem::Fix(Atom::Var(column))],
     };
     w.bind(&mut body, partial, Exp::Basic(index));
     let body = w.f.blocks.alloc(Block { stmts: body, results: vec![Atom::Var(partial)] });
@@ -163,6 +173,35 @@ fn split(f: &mut GpuFunction, stmt: &Stmt, seg: &SegOp, out: &mut Vec<Stmt>) {
         origins: origins.clone(),
     };
     w.bind(out, result, Exp::Seg(second));
+}
+
+/// Whether the body's element reads of matrices (`X[a, b]`, bound outside) have the
+/// segment index `i` in their contiguous dimension more often than the element index
+/// `j`: the last dimension of a row-major matrix, the first of a transposed one.
+fn segment_index_is_contiguous(f: &GpuFunction, body: BlockId, i: VarId, j: VarId) -> bool {
+    let transposed: FxHashSet<VarId> = f
+        .blocks
+        .iter()
+        .flat_map(|(_, block)| &block.stmts)
+        .filter(|stmt| matches!(f.exps[stmt.exp], Exp::Basic(weft_core::Exp::Transpose(_))))
+        .flat_map(|stmt| stmt.vars.iter().copied())
+        .collect();
+    let (mut by_segment, mut by_element) = (0, 0);
+    for stmt in &f.blocks[body].stmts {
+        let Exp::Basic(weft_core::Exp::Index { array: Atom::Var(array), items }) =
+            &f.exps[stmt.exp]
+        else {
+            continue;
+        };
+        let [IndexItem::Fix(first), IndexItem::Fix(second)] = items[..] else { continue };
+        let contiguous = if transposed.contains(array) { first } else { second };
+        if contiguous == Atom::Var(i) {
+            by_segment += 1;
+        } else if contiguous == Atom::Var(j) {
+            by_element += 1;
+        }
+    }
+    by_segment > by_element
 }
 
 /// `lhs op rhs` on `i64` operands.
