@@ -119,6 +119,18 @@ pub fn run_entry_on_heap(
     Ok(out)
 }
 
+/// `(shape, stride)` per dimension of a dense row-major array of `shape`.
+fn row_major(shape: &[usize]) -> Vec<(usize, i64)> {
+    let mut dims = Vec::new();
+    let mut stride = 1i64;
+    for &n in shape.iter().rev() {
+        dims.push((n, stride));
+        stride *= to_i64(n);
+    }
+    dims.reverse();
+    dims
+}
+
 /// Binds the sizes of `shape` that have no value yet, or that are existentials, to
 /// the sizes of `val`, as the reference interpreter does for every binding (a
 /// statement's type may name an existential its layout does not, when the layout
@@ -300,14 +312,7 @@ impl<'a> Interp<'a> {
                 let elem = self.heap[arr.label].elem;
                 let label = self.heap.len();
                 self.heap.push(HBlock { elem, data });
-                let mut dims = Vec::new();
-                let mut stride = 1i64;
-                for &n in shape.iter().rev() {
-                    dims.push((n, stride));
-                    stride *= to_i64(n);
-                }
-                dims.reverse();
-                Ok(HVal::Array(HArr { label, offset: 0, dims }))
+                Ok(HVal::Array(HArr { label, offset: 0, dims: row_major(&shape) }))
             }
         }
     }
@@ -333,14 +338,7 @@ impl<'a> Interp<'a> {
                 let (shape, data) = value.into_parts();
                 let label = self.heap.len();
                 self.heap.push(HBlock { elem: data.elem_type(), data: data.iter().collect() });
-                let mut dims = Vec::new();
-                let mut stride = 1i64;
-                for &n in shape.iter().rev() {
-                    dims.push((n, stride));
-                    stride *= to_i64(n);
-                }
-                dims.reverse();
-                Ok(HVal::Array(HArr { label, offset: 0, dims }))
+                Ok(HVal::Array(HArr { label, offset: 0, dims: row_major(&shape) }))
             }
         }
     }

@@ -136,39 +136,32 @@ fn uses_halves(code: &str) -> bool {
 }
 
 /// Atomic float additions, in programs that have them (`reduce_by_index` with `+` on
-/// floats).
-const FLOAT_ATOMICS: &str = r"
-// Atomic float additions (`reduce_by_index` with `+`): OpenCL 1.2 has no float
-// atomics, so a compare-and-swap loop on the bits retries until no other work-item
-// wrote in between.
-void weft_atomic_add_float(volatile __global float* p, float v) {
-  volatile __global uint* bits = (volatile __global uint*)p;
-  uint seen, old = *bits;
-  do {
+/// floats): OpenCL 1.2 has no float atomics, so a compare-and-swap loop on the bits
+/// retries until no other work-item wrote in between; one helper per element type and
+/// address space (a work-group's sub-histogram of float bins is in local memory).
+fn float_atomics() -> String {
+    let helper = |name: &str, space: &str, float: &str, bits: &str, cmpxchg: &str| {
+        format!(
+            "void {name}(volatile {space} {float}* p, {float} v) {{
+  volatile {space} {bits}* bits = (volatile {space} {bits}*)p;
+  {bits} seen, old = *bits;
+  do {{
     seen = old;
-    old = atomic_cmpxchg(bits, seen, as_uint(as_float(seen) + v));
-  } while (old != seen);
+    old = {cmpxchg}(bits, seen, as_{bits}(as_{float}(seen) + v));
+  }} while (old != seen);
+}}
+"
+        )
+    };
+    [
+        "\n// Atomic float additions (`reduce_by_index` with `+`): compare-and-swap loops.\n"
+            .to_owned(),
+        helper("weft_atomic_add_float", "__global", "float", "uint", "atomic_cmpxchg"),
+        helper("weft_atomic_add_float_local", "__local", "float", "uint", "atomic_cmpxchg"),
+        helper("weft_atomic_add_double", "__global", "double", "ulong", "atom_cmpxchg"),
+    ]
+    .join("\n")
 }
-
-// The same in a work-group's local memory (a sub-histogram of float bins).
-void weft_atomic_add_float_local(volatile __local float* p, float v) {
-  volatile __local uint* bits = (volatile __local uint*)p;
-  uint seen, old = *bits;
-  do {
-    seen = old;
-    old = atomic_cmpxchg(bits, seen, as_uint(as_float(seen) + v));
-  } while (old != seen);
-}
-
-void weft_atomic_add_double(volatile __global double* p, double v) {
-  volatile __global ulong* bits = (volatile __global ulong*)p;
-  ulong seen, old = *bits;
-  do {
-    seen = old;
-    old = atom_cmpxchg(bits, seen, as_ulong(as_double(seen) + v));
-  } while (old != seen);
-}
-";
 
 fn adds_floats_atomically(cmds: &[Cmd]) -> bool {
     cmds.iter().any(|cmd| {
@@ -242,7 +235,7 @@ pub fn print_program(kernels: &[KernelImp], functions: &[FuncImp], spaces: &Spac
         out.push_str(HALF_HELPERS);
     }
     if kernels.iter().any(|k| adds_floats_atomically(&k.body)) {
-        out.push_str(FLOAT_ATOMICS);
+        out.push_str(&float_atomics());
     }
     int_helpers(&mut out, &code);
     out.push_str(&code);

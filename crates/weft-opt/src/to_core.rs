@@ -16,6 +16,7 @@
 //!   the threshold's value given by the caller;
 //! - sequential combinators are the core combinators at level `@seq`.
 
+use crate::passes::host::atom_size;
 use la_arena::Arena;
 use weft_core::{Atom, BinOp, CoreSize, Type, Var, VarId, VarKind};
 use weft_hir::{Level, ScalarTy};
@@ -766,12 +767,4 @@ impl Writer<'_> {
 
 fn scalar_ty(s: Scalar) -> ScalarTy {
     s.ty()
-}
-
-fn atom_size(a: Atom) -> CoreSize {
-    match a {
-        Atom::Var(v) => CoreSize::var(v),
-        Atom::Const(Scalar::I64(n)) => CoreSize::constant(n),
-        Atom::Const(_) => CoreSize::zero(),
-    }
 }

@@ -16,11 +16,11 @@
 //! so the innermost dimension stays the fastest one across work-items (coalesced) and
 //! every point has its own work-item.
 
-use weft_core::{Atom, BinOp, CoreSize, Type, Var, VarId, VarKind};
+use weft_core::{Atom, BinOp, Type, Var, VarId, VarKind};
 use weft_hir::{Name, ScalarTy};
-use weft_values::Scalar;
 
-use crate::ir::{Block, BlockId, Exp, GpuFunction, GpuProgram, SegKind, SegLevel, SegOp, Stmt};
+use crate::ir::{Block, Exp, GpuFunction, GpuProgram, SegKind, SegLevel, SegOp, Stmt};
+use crate::passes::host::{atom_size, rewrite_host_stmts};
 
 /// Merges the outer two dimensions of every chosen three-dimensional grid `SegMap`.
 pub fn collapse_outer_dimensions(program: &GpuProgram) -> GpuProgram {
@@ -29,37 +29,19 @@ pub fn collapse_outer_dimensions(program: &GpuProgram) -> GpuProgram {
     for id in ids {
         let f = &mut out.functions[id];
         let body = f.body;
-        collapse_host_block(f, body);
-    }
-    out
-}
-
-fn collapse_host_block(f: &mut GpuFunction, block: BlockId) {
-    let mut stmts = Vec::with_capacity(f.blocks[block].stmts.len());
-    for stmt in f.blocks[block].stmts.clone() {
-        match f.exps[stmt.exp].clone() {
+        rewrite_host_stmts(f, body, &mut |f, stmt, out| match f.exps[stmt.exp].clone() {
             Exp::Seg(seg)
                 if seg.level == SegLevel::Grid
                     && !seg.pinned
                     && seg.kind == SegKind::Map
                     && seg.space.len() == 3 =>
             {
-                collapse(f, &stmt, seg, &mut stmts);
+                collapse(f, &stmt, seg, out);
             }
-            Exp::If { then_branch, else_branch, .. }
-            | Exp::Version { then_branch, else_branch, .. } => {
-                collapse_host_block(f, then_branch);
-                collapse_host_block(f, else_branch);
-                stmts.push(stmt);
-            }
-            Exp::Loop { body, .. } => {
-                collapse_host_block(f, body);
-                stmts.push(stmt);
-            }
-            Exp::Basic(_) | Exp::Manifest { .. } | Exp::Seq(_) | Exp::Seg(_) => stmts.push(stmt),
-        }
+            _ => out.push(stmt),
+        });
     }
-    f.blocks[block].stmts = stmts;
+    out
 }
 
 fn collapse(f: &mut GpuFunction, stmt: &Stmt, mut seg: SegOp, out: &mut Vec<Stmt>) {
@@ -99,15 +81,10 @@ fn collapse(f: &mut GpuFunction, stmt: &Stmt, mut seg: SegOp, out: &mut Vec<Stmt
     seg.space = vec![(q, Atom::Var(merged_size)), (i, c)];
 
     // Each result `[a][b][c]t` is a view of a merged `[a*b][c]t`.
-    let size = |atom: Atom| match atom {
-        Atom::Var(v) => CoreSize::var(v),
-        Atom::Const(Scalar::I64(n)) => CoreSize::constant(n),
-        Atom::Const(_) => CoreSize::zero(),
-    };
     let mut merged_vars = Vec::new();
     let mut views = Vec::new();
     for (result, row) in rows {
-        let merged_ty = Type::array(size(Atom::Var(merged_size)), row);
+        let merged_ty = Type::array(atom_size(Atom::Var(merged_size)), row);
         let name = f.vars[result].name.clone();
         let merged = f.vars.alloc(Var { name, ty: merged_ty, kind: VarKind::Bound });
         merged_vars.push(merged);

@@ -21,6 +21,7 @@
 //!
 //! Every copy of source code gets fresh variables, so versions never share a binding.
 
+use crate::passes::host::atom_size;
 use crate::passes::subst::Substitutes;
 use la_arena::Arena;
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -1158,14 +1159,6 @@ impl ResultType for Function {
 #[derive(Debug, Clone, Copy)]
 struct Space {
     size: Atom,
-}
-
-fn atom_size(a: Atom) -> CoreSize {
-    match a {
-        Atom::Var(v) => CoreSize::var(v),
-        Atom::Const(Scalar::I64(n)) => CoreSize::constant(n),
-        Atom::Const(_) => CoreSize::zero(),
-    }
 }
 
 /// Where a core variable's value at a point of the space comes from.

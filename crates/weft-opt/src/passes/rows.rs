@@ -15,6 +15,7 @@ use rustc_hash::FxHashMap;
 use weft_core::{Atom, IndexItem, Type, Var, VarId, VarKind};
 
 use crate::ir::{Block, BlockId, Exp, GpuFunction, GpuProgram, SegLevel, Stmt};
+use crate::passes::host::rewrite_host_stmts;
 
 /// Splits the matrix element reads of every multi-dimensional grid SegOp into row
 /// reads (see above).
@@ -24,28 +25,19 @@ pub fn read_rows(program: &GpuProgram) -> GpuProgram {
     for id in ids {
         let f = &mut out.functions[id];
         let body = f.body;
-        host_block(f, body);
-    }
-    out
-}
-
-fn host_block(f: &mut GpuFunction, block: BlockId) {
-    for stmt in f.blocks[block].stmts.clone() {
-        match f.exps[stmt.exp].clone() {
-            Exp::Seg(seg) if seg.level == SegLevel::Grid && seg.space.len() >= 2 => {
+        rewrite_host_stmts(f, body, &mut |f, stmt, out| {
+            if let Exp::Seg(seg) = &f.exps[stmt.exp]
+                && seg.level == SegLevel::Grid
+                && seg.space.len() >= 2
+            {
                 let indices: Vec<VarId> = seg.space.iter().map(|&(i, _)| i).collect();
                 let body = seg.body;
                 split_reads(f, body, &indices);
             }
-            Exp::If { then_branch, else_branch, .. }
-            | Exp::Version { then_branch, else_branch, .. } => {
-                host_block(f, then_branch);
-                host_block(f, else_branch);
-            }
-            Exp::Loop { body, .. } => host_block(f, body),
-            Exp::Basic(_) | Exp::Manifest { .. } | Exp::Seq(_) | Exp::Seg(_) => {}
-        }
+            out.push(stmt);
+        });
     }
+    out
 }
 
 /// Rewrites the top-level statements of a SegOp body.

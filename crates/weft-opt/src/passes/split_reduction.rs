@@ -26,7 +26,7 @@
 //! split costs one small extra launch.
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use weft_core::{Atom, BinOp, CoreSize, IndexItem, Type, Var, VarId, VarKind};
+use weft_core::{Atom, BinOp, IndexItem, Type, Var, VarId, VarKind};
 use weft_hir::{Name, ScalarTy};
 use weft_values::{MathFn, Scalar};
 
@@ -34,6 +34,7 @@ use crate::ir::{
     Block, BlockId, Exp, GpuFunction, GpuProgram, SegBinOp, SegKind, SegLevel, SegOp, Stmt,
 };
 use crate::passes::copy::Copier;
+use crate::passes::host::{atom_size, rewrite_host_stmts};
 
 /// Work-items the first stage aims for: enough to fill a large GPU (an H100 keeps
 /// 270,336 resident; half of that already saturates its memory system).
@@ -51,32 +52,12 @@ pub fn split_segmented_reductions(program: &GpuProgram) -> GpuProgram {
     for id in ids {
         let f = &mut out.functions[id];
         let body = f.body;
-        split_host_block(f, body);
+        rewrite_host_stmts(f, body, &mut |f, stmt, out| match f.exps[stmt.exp].clone() {
+            Exp::Seg(seg) if qualifies(&seg, &stmt) => split(f, &stmt, &seg, out),
+            _ => out.push(stmt),
+        });
     }
     out
-}
-
-/// Rewrites the qualifying SegOps of a host-level block and of the host-level blocks
-/// nested in its branches, versions and loops.
-fn split_host_block(f: &mut GpuFunction, block: BlockId) {
-    let mut stmts = Vec::with_capacity(f.blocks[block].stmts.len());
-    for stmt in f.blocks[block].stmts.clone() {
-        match f.exps[stmt.exp].clone() {
-            Exp::Seg(seg) if qualifies(&seg, &stmt) => split(f, &stmt, &seg, &mut stmts),
-            Exp::If { then_branch, else_branch, .. }
-            | Exp::Version { then_branch, else_branch, .. } => {
-                split_host_block(f, then_branch);
-                split_host_block(f, else_branch);
-                stmts.push(stmt);
-            }
-            Exp::Loop { body, .. } => {
-                split_host_block(f, body);
-                stmts.push(stmt);
-            }
-            Exp::Basic(_) | Exp::Manifest { .. } | Exp::Seq(_) | Exp::Seg(_) => stmts.push(stmt),
-        }
-    }
-    f.blocks[block].stmts = stmts;
 }
 
 fn qualifies(seg: &SegOp, stmt: &Stmt) -> bool {
@@ -126,18 +107,14 @@ fn split(f: &mut GpuFunction, stmt: &Stmt, seg: &SegOp, out: &mut Vec<Stmt>) {
     let chosen = Exp::If { cond: Atom::Var(inside), then_branch: seg.body, else_branch: past_end };
     w.bind(&mut body, element, chosen);
     let body = w.f.blocks.alloc(Block { stmts: body, results: vec![Atom::Var(element)] });
-    let size = |a: Atom| match a {
-        Atom::Var(v) => CoreSize::var(v),
-        Atom::Const(Scalar::I64(n)) => CoreSize::constant(n),
-        Atom::Const(_) => CoreSize::zero(),
-    };
     // Neighbouring work-items should read neighbouring elements: by default they take
     // neighbouring chunks of one segment; when the body reads its matrices with the
     // segment index in the contiguous dimension (a transposed matrix, backprop's
     // weights `w[j][i]`), neighbouring segments of one chunk instead.
     let segments_inner = segment_index_is_contiguous(w.f, seg.body, i, j);
     let (outer, inner) = if segments_inner { ((c, chunks), (i, h)) } else { ((i, h), (c, chunks)) };
-    let partials_ty = Type::array(size(outer.1), Type::array(size(inner.1), (*elem).clone()));
+    let partials_ty =
+        Type::array(atom_size(outer.1), Type::array(atom_size(inner.1), (*elem).clone()));
     let partials = w.var("partials", partials_ty);
     let first = SegOp {
         level: SegLevel::Grid,
