@@ -85,17 +85,17 @@ pub(crate) struct BenchArgs {
 }
 
 /// One entry found under `PATHS`.
-struct Target {
-    file: weft_hir::SourceFile,
-    path: String,
-    entry: String,
+pub(crate) struct Target {
+    pub(crate) file: weft_hir::SourceFile,
+    pub(crate) path: String,
+    pub(crate) entry: String,
     /// `FILE:LINE` of the entry, for notes.
-    location: String,
-    inputs: Inputs,
+    pub(crate) location: String,
+    pub(crate) inputs: Inputs,
 }
 
 /// Where an entry's inputs come from.
-enum Inputs {
+pub(crate) enum Inputs {
     Line(BenchLine),
     /// No `-- bench:` line: the entry is skipped.
     Missing,
@@ -138,6 +138,9 @@ struct Measurement {
     kernels: Vec<KernelStats>,
     /// `--predict`: the model's times, or why there are none.
     predicted: Option<Result<crate::predict::Predicted, String>>,
+    /// The tuning the entry was compiled with: a committed file's path, `--tuning`, or
+    /// none.
+    tuning: Option<String>,
 }
 
 #[derive(Clone, Copy)]
@@ -243,7 +246,7 @@ fn override_line(args: &BenchArgs) -> anyhow::Result<Option<BenchLine>> {
 }
 
 /// Every entry of `files` (named `only`, when given) and its inputs.
-fn find_targets(
+pub(crate) fn find_targets(
     db: &RootDatabase,
     files: &[crate::workspace::Loaded],
     only: Option<&str>,
@@ -435,6 +438,11 @@ fn bench_entry(
     }
     let mut measurement = read_measurement(&json, line, &compiled.plan)
         .with_context(|| format!("bad output from the OpenCL runner: {}", out.stdout.trim()))?;
+    measurement.tuning = match crate::opencl::tuning_source(db, program, entry) {
+        crate::opencl::TuningSource::None => None,
+        crate::opencl::TuningSource::Explicit(path) => Some(path),
+        crate::opencl::TuningSource::Committed(path) => Some(path.display().to_string()),
+    };
     if let (true, Some(profile)) = (args.predict, profile) {
         let sizes = crate::predict::sizes_of(&compiled.plan.inputs, &line.inputs);
         measurement.predicted = Some(crate::predict::predict(&compiled.costs, profile, &sizes));
@@ -484,6 +492,7 @@ fn read_measurement(
         wall: stats(json, "wall_ns")?,
         kernels,
         predicted: None,
+        tuning: None,
     })
 }
 
@@ -686,7 +695,10 @@ impl Report {
             self.header_done = true;
         }
         if self.file.as_deref() != Some(target.path.as_str()) {
-            writeln!(out, "{}", target.path)?;
+            match &m.tuning {
+                Some(tuning) => writeln!(out, "{} (tuned: {tuning})", target.path)?,
+                None => writeln!(out, "{}", target.path)?,
+            }
             self.file = Some(target.path.clone());
         }
         let rate = |amount: Option<u64>| {
@@ -785,6 +797,7 @@ fn measurement_json(target: &Target, m: &Measurement) -> serde_json::Value {
         "gb_per_s": rate_per_ns(m.bytes, m.total.median),
         "gflop_per_s": rate_per_ns(m.flops, m.total.median),
         "kernels": kernels,
+        "tuning": m.tuning,
     });
     match &m.predicted {
         Some(Ok(p)) => {

@@ -42,10 +42,17 @@ struct Cli {
     #[arg(long = "staged", global = true, conflicts_with = "tuning")]
     staged: bool,
 
-    /// The thresholds of a tuning file written by `weft tune` (others take the rule for
-    /// the device: docs/middle.md, "Thresholds and tuning").
+    /// The thresholds and parameters of a tuning file written by `weft tune`, instead
+    /// of the committed tuning file of the device beside each source
+    /// (`DIR/weft-tuning/DEVICE.json`, used by default); others take the rule for the
+    /// device (docs/middle.md, "Thresholds and tuning").
     #[arg(long = "tuning", value_name = "FILE", global = true)]
     tuning: Option<String>,
+
+    /// Ignore the committed tuning files: every threshold takes the device's rule and
+    /// every parameter its default (to see what tuning gives).
+    #[arg(long = "no-tuning", global = true, conflicts_with = "tuning")]
+    no_tuning: bool,
 
     #[command(subcommand)]
     command: Option<Command>,
@@ -226,7 +233,7 @@ fn main() -> ExitCode {
             Some(Command::Tune(args)) => args.device.clone(),
             _ => None,
         };
-        if let Err(error) = opencl::use_middle_end(device, cli.tuning.as_deref()) {
+        if let Err(error) = opencl::use_middle_end(device, cli.tuning.as_deref(), !cli.no_tuning) {
             report_error(&error);
             return ExitCode::from(2);
         }

@@ -11,22 +11,31 @@ use weft_opencl::Compiled;
 use weft_process::Spawn;
 
 /// How entries are compiled: through the middle end (docs/middle.md) with the device
-/// whose shape gives the thresholds' defaults and the values a tuning file (`--tuning
-/// FILE`, written by `weft tune`) fixes; or, with `--staged`, by the staged translator
-/// alone. Set once by `main`; the command line is the one place that reads flags and
-/// files, and library code gets the transformed program.
+/// whose shape gives the thresholds' defaults, and the tuning (thresholds and
+/// code-generation parameters measured by `weft tune`) of the entry's file: `--tuning
+/// FILE`'s, else the committed tuning file of the device beside the source
+/// (`DIR/weft-tuning/DEVICE.json`), unless `--no-tuning`; or, with `--staged`, by the
+/// staged translator alone. Set once by `main`; the command line is the one place that
+/// reads flags and files, and library code gets the transformed program.
 pub(crate) struct MiddleEnd {
     device: Option<String>,
-    tuning: std::collections::BTreeMap<String, i64>,
-    /// The tuning file's code-generation parameters (`ENTRY.group_size`, ...).
-    parameters: std::collections::BTreeMap<String, i64>,
-    settings: std::sync::OnceLock<weft_opt::Settings>,
+    /// `--tuning FILE`, and the file read: it replaces the committed tuning files.
+    explicit: Option<(String, crate::tune::TuningFile)>,
+    /// Whether committed tuning files apply (not `--no-tuning`).
+    committed: bool,
     /// The device's committed profile, found on first use (`None` when none matches).
     profile: std::sync::OnceLock<Option<&'static weft_cost::profile::DeviceProfile>>,
-    /// The last program the middle end made, with its input: the commands compile a
-    /// file's entries one by one from one program, which the whole-program middle end
-    /// then runs on once, not once per entry.
-    last: std::sync::Mutex<Option<(Program, std::sync::Arc<Program>)>>,
+    /// The committed tuning files read so far, by path (`None`: there is none).
+    tuning_files: std::sync::Mutex<
+        std::collections::BTreeMap<
+            std::path::PathBuf,
+            Option<std::sync::Arc<crate::tune::TuningFile>>,
+        >,
+    >,
+    /// The last program the middle end made, with its input and tuning: the commands
+    /// compile a file's entries one by one from one program, which the whole-program
+    /// middle end then runs on once, not once per entry.
+    last: std::sync::Mutex<Option<(Program, weft_opt::Settings, std::sync::Arc<Program>)>>,
 }
 
 static MIDDLE_END: std::sync::OnceLock<MiddleEnd> = std::sync::OnceLock::new();
@@ -36,20 +45,32 @@ static MIDDLE_END: std::sync::OnceLock<MiddleEnd> = std::sync::OnceLock::new();
 pub(crate) fn use_middle_end(
     device: Option<String>,
     tuning_file: Option<&str>,
+    committed: bool,
 ) -> anyhow::Result<()> {
-    let tuning = match tuning_file {
-        Some(path) => crate::tune::read_tuning_file(path)?,
-        None => Default::default(),
+    let explicit = match tuning_file {
+        Some(path) => Some((path.to_owned(), crate::tune::read_tuning_file(path)?)),
+        None => None,
     };
     let _ = MIDDLE_END.set(MiddleEnd {
         device,
-        tuning: tuning.thresholds,
-        parameters: tuning.parameters,
-        settings: std::sync::OnceLock::new(),
+        explicit,
+        committed,
         profile: std::sync::OnceLock::new(),
+        tuning_files: std::sync::Mutex::default(),
         last: std::sync::Mutex::new(None),
     });
     Ok(())
+}
+
+/// Where the tuning of a compilation comes from (`weft bench` says it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TuningSource {
+    /// The device's rule for every threshold and the default parameters.
+    None,
+    /// `--tuning FILE`.
+    Explicit(String),
+    /// A committed tuning file beside the source.
+    Committed(std::path::PathBuf),
 }
 
 impl MiddleEnd {
@@ -70,25 +91,64 @@ impl MiddleEnd {
         })
     }
 
-    /// Found on first use: the device's shape reads its committed profile.
-    fn settings(&self) -> &weft_opt::Settings {
-        self.settings.get_or_init(|| weft_opt::Settings {
+    /// The middle end's settings for a file tuned by `tuning`.
+    fn settings(&self, tuning: &crate::tune::Tuning) -> weft_opt::Settings {
+        weft_opt::Settings {
             device: self.profile().map(device_shape),
-            tuning: self.tuning.clone(),
-        })
+            tuning: tuning.thresholds.clone(),
+        }
+    }
+
+    /// The tuning of `source` (a `.weft` file's path) and where it comes from.
+    fn tuning_for(&self, source: &str) -> (crate::tune::Tuning, TuningSource) {
+        if let Some((path, file)) = &self.explicit {
+            let tuning = file.for_source(source).cloned().unwrap_or_default();
+            return (tuning, TuningSource::Explicit(path.clone()));
+        }
+        let Some(profile) = self.profile().filter(|_| self.committed) else {
+            return (crate::tune::Tuning::default(), TuningSource::None);
+        };
+        let path = crate::tune::committed_path(std::path::Path::new(source), &profile.device.name);
+        let mut files = self.tuning_files.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let file = files.entry(path.clone()).or_insert_with(|| read_committed(&path)).clone();
+        match file.and_then(|file| file.for_source(source).cloned()) {
+            Some(tuning) => (tuning, TuningSource::Committed(path)),
+            None => (crate::tune::Tuning::default(), TuningSource::None),
+        }
     }
 
     /// `program` through the middle end (see `last`).
-    fn code_program(&self, program: &Program) -> std::sync::Arc<Program> {
+    fn code_program(
+        &self,
+        program: &Program,
+        settings: weft_opt::Settings,
+    ) -> std::sync::Arc<Program> {
         let mut last = self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((input, output)) = last.as_ref()
+        if let Some((input, made_with, output)) = last.as_ref()
             && input == program
+            && *made_with == settings
         {
             return std::sync::Arc::clone(output);
         }
-        let output = std::sync::Arc::new(weft_opt::staged_program(program, self.settings()));
-        *last = Some((program.clone(), std::sync::Arc::clone(&output)));
+        let output = std::sync::Arc::new(weft_opt::staged_program(program, &settings));
+        *last = Some((program.clone(), settings, std::sync::Arc::clone(&output)));
         output
+    }
+}
+
+/// A committed tuning file, or `None` when there is none. One that cannot be read is
+/// said once and ignored: a stale or broken tuning file must not stop a run.
+#[expect(clippy::print_stderr, reason = "a tuning file the CLI ignores is said on stderr")]
+fn read_committed(path: &std::path::Path) -> Option<std::sync::Arc<crate::tune::TuningFile>> {
+    if !path.exists() {
+        return None;
+    }
+    match crate::tune::read_tuning_file(&path.display().to_string()) {
+        Ok(file) => Some(std::sync::Arc::new(file)),
+        Err(error) => {
+            eprintln!("warning: tuning file ignored: {error:#}");
+            None
+        }
     }
 }
 
@@ -108,12 +168,42 @@ pub(crate) fn compile(
     db: &RootDatabase,
     program: &Program,
     entry: FnId,
+    options: weft_lower::Options,
+) -> Result<Compiled, String> {
+    let tuning = MIDDLE_END.get().map(|middle| {
+        let source = program.functions[entry].def.file.path(db);
+        middle.tuning_for(source).0
+    });
+    compile_tuned(db, program, entry, options, tuning.as_ref())
+}
+
+/// The device profile the middle end steers by (`None` with `--staged` or when no
+/// committed profile matches the device).
+pub(crate) fn steering_profile() -> Option<&'static weft_cost::profile::DeviceProfile> {
+    MIDDLE_END.get().and_then(MiddleEnd::profile)
+}
+
+/// Where the tuning of `entry`'s file comes from (`TuningSource::None` with `--staged`).
+pub(crate) fn tuning_source(db: &RootDatabase, program: &Program, entry: FnId) -> TuningSource {
+    match MIDDLE_END.get() {
+        Some(middle) => middle.tuning_for(program.functions[entry].def.file.path(db)).1,
+        None => TuningSource::None,
+    }
+}
+
+/// Compiles one entry with `tuning` instead of its file's (`weft tune`'s trials), or
+/// says why not. `None` (or `--staged`): the staged translator alone.
+pub(crate) fn compile_tuned(
+    db: &RootDatabase,
+    program: &Program,
+    entry: FnId,
     mut options: weft_lower::Options,
+    tuning: Option<&crate::tune::Tuning>,
 ) -> Result<Compiled, String> {
     let position = |origin: &weft_core::Origin| weft_core::origin_position(db, origin);
     let staged;
-    let program = match MIDDLE_END.get() {
-        Some(middle) => {
+    let program = match (MIDDLE_END.get(), tuning) {
+        (Some(middle), Some(tuning)) => {
             // A CPU gets a work-item per element (no coarsening) unless a knob or the
             // tuning file says otherwise: its kernels then have no grid-stride loop,
             // and POCL vectorises its loop over work-items (docs/backend.md).
@@ -122,23 +212,22 @@ pub(crate) fn compile(
             if options.profile.is_none() {
                 options.profile = middle.profile();
             }
-            if middle.settings().target() == weft_opt::Target::Cpu
-                && !crate::environment::coarsening_set()
-            {
+            let settings = middle.settings(tuning);
+            if settings.target() == weft_opt::Target::Cpu && !crate::environment::coarsening_set() {
                 options.coarsen = 1;
             }
             let name = &program.functions[entry].name;
             for parameter in crate::tune::Parameter::ALL {
                 if let Some(&value) =
-                    middle.parameters.get(&format!("{name}.{}", parameter.suffix()))
+                    tuning.parameters.get(&format!("{name}.{}", parameter.suffix()))
                 {
                     parameter.apply(&mut options, value);
                 }
             }
-            staged = middle.code_program(program);
+            staged = middle.code_program(program, settings);
             &*staged
         }
-        None => program,
+        _ => program,
     };
     weft_opencl::compile_entry(program, entry, &position, options).map_err(|error| {
         match error.origin.as_ref().and_then(|o| weft_core::origin_position(db, o)) {
@@ -156,12 +245,6 @@ pub(crate) struct RunnerOutput {
     pub(crate) stderr: String,
     pub(crate) timed_out: bool,
     pub(crate) ended: weft_process::Ended,
-}
-
-/// A command running `weft` itself (`weft tune` measures each trial with `weft bench`).
-#[expect(clippy::disallowed_methods, reason = "the runner module is the one that spawns processes")]
-pub(crate) fn weft_command(exe: &std::path::Path) -> std::process::Command {
-    std::process::Command::new(exe)
 }
 
 /// Runs `weft-runner ARGS` with `stdin`, killing its process group after `timeout`.
@@ -204,6 +287,22 @@ fn spawn_runner(args: &[String], how: Spawn<'_>) -> anyhow::Result<RunnerOutput>
         stderr: done.stderr_text(),
         timed_out: done.ended == weft_process::Ended::TimedOut,
         ended: done.ended,
+    })
+}
+
+/// Starts `weft-runner ARGS` as a session answering one line per request (`weft
+/// tune`'s trials).
+pub(crate) fn runner_session(args: &[String]) -> anyhow::Result<weft_process::LineSession> {
+    let path = weft_process::runner_path(crate::environment::runner().as_deref());
+    #[expect(clippy::disallowed_methods, reason = "weft-process runs it")]
+    let mut command = Command::new(&path);
+    command.args(args);
+    weft_process::LineSession::start(&mut command).map_err(|error| {
+        anyhow::anyhow!(
+            "cannot start the OpenCL runner `{}`: {error} (build it with `cargo build -p \
+             weft-runtime`, or set WEFT_RUNNER)",
+            path.display()
+        )
     })
 }
 

@@ -140,6 +140,87 @@ pub fn spawn_with_timeout(command: &mut Command, how: Spawn<'_>) -> std::io::Res
     Ok(Finished { ended, stdout, stderr, elapsed: start.elapsed() })
 }
 
+/// A child that answers requests one line at a time (`weft-runner trials`), in its own
+/// process group, killed with its group when dropped or when an answer is late.
+pub struct LineSession {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    lines: std::sync::mpsc::Receiver<String>,
+    stderr: Option<std::thread::JoinHandle<Vec<u8>>>,
+}
+
+/// Why a [`LineSession`] gave no answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NoAnswer {
+    /// The time limit passed; the session's group was killed.
+    TimedOut,
+    /// The child closed its output (it ended); what it wrote on stderr.
+    Ended(String),
+}
+
+impl LineSession {
+    /// Starts `command` with piped stdin and stdout; stderr is collected for
+    /// [`NoAnswer::Ended`].
+    pub fn start(command: &mut Command) -> std::io::Result<LineSession> {
+        let mut child = own_group(command)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        let stdin = child.stdin.take().expect("invariant: stdin is piped");
+        let stdout = child.stdout.take().expect("invariant: stdout is piped");
+        let stderr = child.stderr.take().map(read_all);
+        let (send, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            use std::io::BufRead as _;
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(LineSession { child, stdin, lines, stderr })
+    }
+
+    /// Writes `request` and a newline, and waits up to `limit` for one line of answer.
+    /// After [`NoAnswer`] the session is dead (its group killed): start a new one.
+    pub fn request(&mut self, request: &str, limit: Duration) -> Result<String, NoAnswer> {
+        let written = self
+            .stdin
+            .write_all(format!("{request}\n").as_bytes())
+            .and_then(|()| self.stdin.flush());
+        let answer = match written {
+            Ok(()) => self.lines.recv_timeout(limit),
+            Err(_) => Err(std::sync::mpsc::RecvTimeoutError::Disconnected),
+        };
+        match answer {
+            Ok(line) => Ok(line),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                self.kill();
+                Err(NoAnswer::TimedOut)
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                self.kill();
+                let stderr = self.stderr.take().and_then(|h| h.join().ok()).unwrap_or_default();
+                Err(NoAnswer::Ended(String::from_utf8_lossy(&stderr).into_owned()))
+            }
+        }
+    }
+
+    fn kill(&mut self) {
+        kill_group(self.child.id());
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for LineSession {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
 /// Where `weft-runner` is: `configured` (a setting, or `WEFT_RUNNER` as the binaries
 /// read it), else beside this executable, else on PATH.
 pub fn runner_path(configured: Option<&Path>) -> PathBuf {

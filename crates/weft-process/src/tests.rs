@@ -106,3 +106,25 @@ fn the_configured_runner_comes_first() {
     let configured = std::path::Path::new("/opt/weft/bin/weft-runner");
     assert_eq!(super::runner_path(Some(configured)), configured);
 }
+
+#[test]
+fn a_line_session_answers_requests_in_order_and_dies_when_late() {
+    use super::{LineSession, NoAnswer};
+    let mut session =
+        LineSession::start(&mut sh("while read x; do echo \"got $x\"; done")).expect("sh starts");
+    assert_eq!(session.request("a", Duration::from_secs(20)), Ok("got a".to_owned()));
+    assert_eq!(session.request("b", Duration::from_secs(20)), Ok("got b".to_owned()));
+    let mut slow = LineSession::start(&mut sh("read x; echo $$; sleep 1000")).expect("sh starts");
+    let pid = slow.request("x", Duration::from_secs(20)).expect("the pid comes first");
+    assert_eq!(slow.request("y", Duration::from_millis(200)), Err(NoAnswer::TimedOut));
+    let gone = (0..200).any(|_| {
+        std::thread::sleep(Duration::from_millis(10));
+        !alive(&pid)
+    });
+    assert!(gone, "the late child {pid} survived");
+    let mut ended = LineSession::start(&mut sh("echo oops >&2")).expect("sh starts");
+    assert_eq!(
+        ended.request("x", Duration::from_secs(20)),
+        Err(NoAnswer::Ended("oops\n".to_owned()))
+    );
+}

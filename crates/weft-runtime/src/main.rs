@@ -7,6 +7,8 @@
 //! - `batch`: many runs of one plan, built once; JSON cases on stdin, one JSON line
 //!   per case on stdout (what `weft test` uses).
 //! - `bench`: warm-up and repeated runs, per-kernel statistics.
+//! - `trials`: `bench` of many plans of one entry on the same inputs, one plan path per
+//!   line on stdin, one JSON line per plan (what `weft tune` uses).
 //! - `devices`: the platforms and devices, with the `P:D` indices of `--device`.
 //! - `calibrate`: micro-benchmarks; the device profile as JSON on stdout, progress
 //!   on stderr (docs/costs.md).
@@ -52,6 +54,10 @@ enum Command {
     Batch(BatchArgs),
     /// Runs a plan repeatedly and reports kernel times.
     Bench(BenchArgs),
+    /// Benchmarks plans of one entry on the same inputs, drawn and uploaded once: a
+    /// plan path per line on stdin, one JSON line per plan on stdout (as `bench
+    /// --json` prints, or `{"error": ..., "exit": N}`), in order, until stdin closes.
+    Trials(TrialsArgs),
     /// Lists OpenCL platforms and devices (`P:D` for `--device`).
     Devices(DevicesArgs),
     /// Measures a device profile with micro-benchmarks: JSON on stdout, progress on
@@ -125,6 +131,22 @@ struct BenchArgs {
 }
 
 #[derive(Args, Debug)]
+struct TrialsArgs {
+    /// `gpu`, `cpu` or `PLATFORM:DEVICE` (default: `WEFT_DEVICE`, else the first GPU,
+    /// else the first CPU device).
+    #[arg(long, value_name = "D")]
+    device: Option<String>,
+    #[command(flatten)]
+    inputs: InputArgs,
+    /// Runs before the measured ones, per plan.
+    #[arg(long, default_value_t = 1)]
+    warmup: usize,
+    /// Measured runs per plan (at least 1).
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+}
+
+#[derive(Args, Debug)]
 struct DevicesArgs {
     /// Print the list as JSON.
     #[arg(long)]
@@ -195,12 +217,15 @@ fn main() -> ExitCode {
     let json = match &cli.command {
         Command::Run(args) => args.json,
         Command::Bench(args) => args.json,
-        Command::Batch(_) | Command::Devices(_) | Command::Calibrate(_) => false,
+        Command::Batch(_) | Command::Trials(_) | Command::Devices(_) | Command::Calibrate(_) => {
+            false
+        }
     };
     let result = match cli.command {
         Command::Run(args) => run(&args),
         Command::Batch(args) => batch(&args),
         Command::Bench(args) => bench(&args),
+        Command::Trials(args) => trials(&args),
         Command::Devices(args) => devices(&args),
         Command::Calibrate(args) => calibrate(&args),
     };
@@ -320,6 +345,36 @@ fn bench(args: &BenchArgs) -> Result<(), Failure> {
         print_stdout(&format!("{}\n", bench_json(&plan, &result)));
     } else {
         print_stdout(&bench_text(&plan, &result));
+    }
+    Ok(())
+}
+
+fn trials(args: &TrialsArgs) -> Result<(), Failure> {
+    if args.inputs.inputs.is_empty() && args.inputs.random.is_empty() {
+        // stdin carries the plans.
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "`trials` takes its inputs from `--random` or `--input`"
+        )));
+    }
+    let spec = device_spec(args.device.as_deref())?;
+    let inputs = read_inputs(&args.inputs)?;
+    let mut runtime = runtime(spec)?;
+    let options = BenchOptions { warmup: args.warmup, reps: args.reps };
+    for line in std::io::stdin().lines() {
+        let line = line.context("cannot read a plan path from stdin")?;
+        let path = line.trim();
+        if path.is_empty() {
+            continue;
+        }
+        // A plan that fails is that plan's answer; the next one runs on.
+        let answer = match load_plan(Path::new(path)) {
+            Err(error) => json!({ "error": format!("{error:#}"), "exit": 2 }),
+            Ok(plan) => match runtime.bench_plan(&plan, inputs.clone(), &options) {
+                Ok(result) => bench_json(&plan, &result),
+                Err(error) => json!({ "error": error.to_string(), "exit": error.exit_code() }),
+            },
+        };
+        print_stdout(&format!("{answer}\n"));
     }
     Ok(())
 }

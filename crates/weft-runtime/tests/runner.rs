@@ -280,6 +280,32 @@ fn bench_json_has_per_kernel_statistics() {
     }
 }
 
+/// `weft tune`'s trials: one answer per plan line, in order; a plan that cannot be read
+/// is that line's error and the next one still runs.
+#[test]
+fn trials_answer_each_plan_on_the_same_inputs() {
+    let plan = plan_file("iterate-trials", &plans::iterate());
+    let plan = plan.to_str().unwrap();
+    let output = runner(
+        &["trials", "--random", "[16]i64 in 0..10", "--random", "i64 in 2..3", "--reps", "2"],
+        &format!("{plan}\n/nonexistent/plan.json\n\n{plan}\n"),
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(lines[0]["entry"], "iterate");
+    assert_eq!(lines[0]["reps"], 2);
+    assert!(lines[1]["error"].as_str().unwrap().contains("/nonexistent/plan.json"), "{lines:?}");
+    assert_eq!(lines[1]["exit"], 2);
+    assert_eq!(lines[2]["kernels"][0]["launches"], 2);
+    // Without inputs on the command line, stdin would be both the plans and the inputs.
+    let output = runner(&["trials"], "");
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+}
+
 #[test]
 fn calibrate_prints_a_profile_and_its_progress() {
     let output = runner(&["calibrate", "--device", "cpu", "--quick", "--reps", "3"], "");
