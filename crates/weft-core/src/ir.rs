@@ -49,6 +49,51 @@ pub struct Program {
     pub entries: Vec<FnId>,
 }
 
+impl Program {
+    /// The part of the program that `entry` runs: `entry` and every function it calls,
+    /// directly or not, in their order here, with `entry` the only entry; and `entry`'s
+    /// id in it. The functions are this program's (calls renumbered), so compiling the
+    /// entry from either gives the same code, but passes over the whole program (the
+    /// middle end inlines calls into each entry) then cost what this entry costs, not
+    /// what every entry of the file costs.
+    pub fn restricted_to_entry(&self, entry: FnId) -> (Program, FnId) {
+        let mut reached = vec![false; self.functions.len()];
+        let mut stack = vec![entry];
+        while let Some(id) = stack.pop() {
+            let idx = id.into_raw().into_u32() as usize;
+            if std::mem::replace(&mut reached[idx], true) {
+                continue;
+            }
+            for (_, exp) in self.functions[id].exps.iter() {
+                if let Exp::Call { func, .. } = exp {
+                    stack.push(*func);
+                }
+            }
+        }
+        let mut renumbered: Vec<Option<FnId>> = vec![None; self.functions.len()];
+        let mut functions = Arena::new();
+        for (id, function) in self.functions.iter() {
+            let idx = id.into_raw().into_u32() as usize;
+            if reached[idx] {
+                renumbered[idx] = Some(functions.alloc(function.clone()));
+            }
+        }
+        let new_id = |id: FnId| {
+            renumbered[id.into_raw().into_u32() as usize]
+                .expect("invariant: a reached function's callees are reached")
+        };
+        for (_, function) in functions.iter_mut() {
+            for (_, exp) in function.exps.iter_mut() {
+                if let Exp::Call { func, .. } = exp {
+                    *func = new_id(*func);
+                }
+            }
+        }
+        let entry = new_id(entry);
+        (Program { functions, entries: vec![entry] }, entry)
+    }
+}
+
 /// Where a node came from: a HIR expression of a def (the def whose body holds it,
 /// which for inlined code is the inlined def).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

@@ -78,6 +78,43 @@ entry sq (xs: [n]f32) : f32 = dot xs xs
 }
 
 #[test]
+fn an_entry_restricted_program_keeps_only_what_it_calls() {
+    let (_, program) = program(
+        r#"
+def half (x: f32) : f32 = x / 2f32
+def unused (x: f32) : f32 = x + 1f32
+def twice (x: f32) : f32 = half x * 4f32
+entry a (x: f32) : f32 = unused x
+entry b (x: f32) : f32 = twice x + half x
+"#,
+    );
+    let b = program.entries[1];
+    let (restricted, entry) = program.restricted_to_entry(b);
+    assert_eq!(validate(&restricted), Vec::new());
+    assert_eq!(restricted.entries, vec![entry]);
+    expect![[r#"
+        def half (x_0: f32) : f32 =
+          let t_1: f32 = div.f32 x_0 2.0f32
+          in t_1
+
+        def twice (x_0: f32) : f32 =
+          let t_1: f32 = call half x_0
+          let t_2: f32 = mul.f32 t_1 4.0f32
+          in t_2
+
+        entry b (x_0: f32) : f32 =
+          let t_1: f32 = call twice x_0
+          let t_2: f32 = call half x_0
+          let t_3: f32 = add.f32 t_1 t_2
+          in t_3
+    "#]]
+    .assert_eq(&pretty_program(&restricted));
+    let inputs = weft_values::parse_values("3f32").expect("a value");
+    let whole = run_entry(&program, b, inputs.clone()).expect("runs");
+    assert_eq!(run_entry(&restricted, entry, inputs).expect("runs"), whole);
+}
+
+#[test]
 fn views_have_symbolic_sizes() {
     check_core(
         r#"

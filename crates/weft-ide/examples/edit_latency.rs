@@ -5,7 +5,7 @@
 //! forth (`2f32` / `3f32`, the edit of `bench/lsp`'s measurement) and times, per edit,
 //! applying it, the diagnostics the language server publishes first (the front end's),
 //! then the memory layer's, then the performance diagnostics, then a hover in the
-//! edited def. Prints medians and the peak resident
+//! edited def; then hovers at 200 positions spread over the file. Prints medians and the peak resident
 //! memory. The figures to report are the language server's, measured over stdio
 //! (docs/lsp.md, "Benchmark"); this splits them.
 #![allow(
@@ -94,6 +94,28 @@ fn main() {
     println!("memory-layer diagnostics: median {:?}", median(&mut layout));
     println!("performance diagnostics: median {:?}", median(&mut perf));
     println!("hover in the edited def: median {:?}", median(&mut hover));
+    // Hovers where `lsp_latency.py` asks for them: the middle of 200 identifier
+    // occurrences spread evenly over the file.
+    let analysis = host.analysis();
+    let mut hovers = Vec::new();
+    for offset in spread_identifiers(&text, 200) {
+        let position = FilePosition {
+            path: key.to_owned(),
+            offset: TextSize::from(u32::try_from(offset).unwrap_or(0)),
+        };
+        let t = Instant::now();
+        let _ = analysis.hover(&position);
+        hovers.push(t.elapsed());
+    }
+    hovers.sort();
+    let at_percent = |p: usize| hovers.get((hovers.len() * p / 100).min(hovers.len() - 1));
+    println!(
+        "200 hovers over the file: median {:?}, p95 {:?}, p99 {:?}, max {:?}",
+        at_percent(50).copied().unwrap_or_default(),
+        at_percent(95).copied().unwrap_or_default(),
+        at_percent(99).copied().unwrap_or_default(),
+        hovers.last().copied().unwrap_or_default()
+    );
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     if let Some(line) = status.lines().find(|l| l.starts_with("VmHWM")) {
         println!("{line}");
@@ -103,4 +125,26 @@ fn main() {
 fn median(xs: &mut [Duration]) -> Duration {
     xs.sort();
     xs.get(xs.len() / 2).copied().unwrap_or_default()
+}
+
+/// The byte offsets of the middles of `n` identifier occurrences spread evenly over
+/// `text` (an ASCII file), as `lsp_latency.py` picks its positions.
+fn spread_identifiers(text: &str, n: usize) -> Vec<usize> {
+    let bytes = text.as_bytes();
+    let mut occurrences = Vec::new();
+    let mut idx = 0;
+    while idx < bytes.len() {
+        let starts_word = bytes[idx].is_ascii_alphabetic() || bytes[idx] == b'_';
+        if !starts_word {
+            idx += 1;
+            continue;
+        }
+        let start = idx;
+        while idx < bytes.len() && (bytes[idx].is_ascii_alphanumeric() || bytes[idx] == b'_') {
+            idx += 1;
+        }
+        occurrences.push(start + (idx - start) / 2);
+    }
+    let n = n.min(occurrences.len());
+    (0..n).map(|k| occurrences[(2 * k + 1) * occurrences.len() / (2 * n)]).collect()
 }

@@ -25,7 +25,7 @@ use weft_plan::{Arg, Expr, Input, ParamKind, Step, Var};
 
 use crate::code_lens::test_inputs;
 use crate::diagnostics::{bank_conflict, local_memory_limit, uncoalesced_access};
-use crate::kernels::{Budget, compile_quietly, def_users, entry_id};
+use crate::kernels::{Budget, compile_quietly, def_users};
 use crate::program::file_program;
 
 /// The local memory assumed when a profile does not give its device's: OpenCL's minimum
@@ -176,11 +176,8 @@ impl KernelFacts {
 /// `entry_kernels`.
 #[salsa::tracked(returns(ref), lru = 64)]
 pub(crate) fn entry_costs<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<Arc<EntryCosts>> {
-    let loc = entry.loc(db);
-    let program = &crate::program::code_program(db, loc.file).as_ref()?.program;
-    let id =
-        entry_id(program, loc.name.as_str()).filter(|&id| program.functions[id].def == *loc)?;
-    let compiled = compile_quietly(program, id, &|_| None).ok()?;
+    let code = crate::program::entry_code(db, entry).as_ref()?;
+    let compiled = compile_quietly(&code.code.program, code.entry, &|_| None).ok()?;
     let local_args = local_args(&compiled.plan.steps);
     let mut conditions = FxHashMap::default();
     launch_conditions(&compiled.plan.steps, &mut Vec::new(), &mut conditions);

@@ -15,18 +15,15 @@ use weft_hir::{Db, DefId, DefLoc, ExprId, RootDatabase};
 use weft_lower::regions::{Direction, Region, RegionKind, Regions, World};
 
 use crate::classify::{Definition, search_scope};
-use crate::kernels::{Budget, compile_quietly, def_users, entry_id};
+use crate::kernels::{Budget, compile_quietly, def_users};
 
 /// The regions of one entry, or `None` when its file has errors, it is not an entry or
 /// the back end refused it. Kept for the last 64 entries read, as
 /// `entry_kernels`.
 #[salsa::tracked(returns(ref), lru = 64)]
 pub(crate) fn entry_regions<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<Arc<Regions>> {
-    let loc = entry.loc(db);
-    let program = &crate::program::code_program(db, loc.file).as_ref()?.program;
-    let id =
-        entry_id(program, loc.name.as_str()).filter(|&id| program.functions[id].def == *loc)?;
-    let compiled = compile_quietly(program, id, &|_| None).ok()?;
+    let code = crate::program::entry_code(db, entry).as_ref()?;
+    let compiled = compile_quietly(&code.code.program, code.entry, &|_| None).ok()?;
     Some(Arc::new(compiled.regions))
 }
 

@@ -93,10 +93,19 @@ fn chosen_levels(db: &RootDatabase, data: &DefData) -> Vec<(ExprId, Level)> {
     // Code inside the middle end's versions runs with one strategy or another, picked
     // at run time by a threshold: no level written in the source describes it.
     let mut versioned: FxHashSet<&weft_core::Origin> = FxHashSet::default();
-    let files: FxHashSet<SourceFile> = uses.iter().map(|u| u.file).collect();
-    for file in files {
-        if let Some(code) = crate::program::code_program(db, file).as_ref() {
-            versioned.extend(code.versioned.iter());
+    let entries: FxHashSet<(SourceFile, &str)> =
+        uses.iter().map(|u| (u.file, u.entry.as_str())).collect();
+    for (file, entry) in entries {
+        let Some(loc) = weft_hir::item_tree(db, file)
+            .defs
+            .iter()
+            .find(|d| d.kind == weft_hir::DefKind::Entry && d.dup == 0 && d.name.as_str() == entry)
+        else {
+            continue;
+        };
+        let id = weft_hir::DefId::new(db, loc.clone());
+        if let Some(code) = crate::program::entry_code(db, id).as_ref() {
+            versioned.extend(code.code.versioned.iter());
         }
     }
     let mut by_expr: FxHashMap<ExprId, Vec<&KernelUse>> = FxHashMap::default();
