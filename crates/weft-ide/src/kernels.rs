@@ -520,7 +520,9 @@ entry g (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
         after(&db, file);
         db.take_log()
             .into_iter()
-            .filter(|e| e.starts_with("entry_kernels(") || e.starts_with("def_users("))
+            .filter(|e| {
+                ["entry_kernels(", "entry_code(", "def_users("].iter().any(|q| e.starts_with(q))
+            })
             .collect()
     }
 
@@ -540,7 +542,7 @@ entry g (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
     }
 
     /// Each entry is compiled from its own part of the file's program, so an edit in
-    /// `g` leaves `f`'s kernels as they were, and `g`'s are compiled once.
+    /// `g` leaves `f`'s middle end and kernels as they were, and `g`'s run once.
     #[test]
     fn editing_a_body_recompiles_only_the_entry_using_it_once() {
         let queries = kernel_queries(&SRC.replace("x + 1f32", "x + 2f32"), |db, file| {
@@ -549,6 +551,8 @@ entry g (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
         });
         let compiled = queries.iter().filter(|q| q.starts_with("entry_kernels(")).count();
         assert_eq!(compiled, 1, "{queries:?}");
+        let middle_ends = queries.iter().filter(|q| q.starts_with("entry_code(")).count();
+        assert_eq!(middle_ends, 1, "{queries:?}");
     }
 
     /// Kernels compiled for hovers are evicted: after 70 entries were read, a new

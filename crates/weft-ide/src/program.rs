@@ -33,37 +33,51 @@ pub(crate) fn file_program(db: &dyn Db, file: SourceFile) -> Option<Arc<Program>
     Some(Arc::new(program))
 }
 
+/// The part of `entry`'s file's program that it runs ([`Program::restricted_to_entry`])
+/// and its function there; `None` when the file has no program ([`file_program`]) or
+/// `entry` is not one of its entries. Re-runs whenever the file's program changes, and
+/// compares equal unless a def the entry runs changed: what is compiled from it
+/// ([`entry_code`]) then stays.
+#[salsa::tracked(returns(ref), lru = 64)]
+pub(crate) fn entry_program<'db>(
+    db: &'db dyn Db,
+    entry: DefId<'db>,
+) -> Option<(Arc<Program>, FnId)> {
+    let loc = entry.loc(db);
+    let program = file_program(db, loc.file).as_ref()?;
+    let id = program.entries.iter().copied().find(|&id| program.functions[id].def == *loc)?;
+    let (program, entry) = program.restricted_to_entry(id);
+    Some((Arc::new(program), entry))
+}
+
 /// What code generation compiles for one entry.
 #[derive(Debug, PartialEq)]
 pub(crate) struct EntryCode {
-    /// The part of the file's program the entry runs ([`Program::restricted_to_entry`])
-    /// through the middle end, and the source expressions inside its versions.
+    /// The entry's program ([`entry_program`]) through the middle end, and the source
+    /// expressions inside its versions.
     pub(crate) code: CodeProgram,
     /// The entry's function in `code.program`.
     pub(crate) entry: FnId,
 }
 
 /// Entry `entry`'s program as code generation gets it: the part of its file's program it
-/// runs, through the middle end (docs/middle.md), as `weft run` compiles it, at an
-/// unknown GPU's thresholds; and the source expressions inside its versions (a strategy
-/// picked at run time). Per entry, not per file: the middle end inlines the calls of an
-/// entry into it, so a file's program costs the sum of its entries' (quadratic where
-/// each entry calls the defs before it), and an edit in a def recompiles only the
-/// entries that use it. `None` when the file has no program ([`file_program`]), `entry`
-/// is not one of its entries, or the middle end panics (a compiler bug: the features
-/// that need code stay silent rather than show another program's). Kept for the last
-/// 64 entries read, as the results compiled from it (`entry_kernels`).
+/// runs ([`entry_program`]), through the middle end (docs/middle.md), as `weft run`
+/// compiles it, at an unknown GPU's thresholds; and the source expressions inside its
+/// versions (a strategy picked at run time). Per entry, not per file: the middle end
+/// inlines the calls of an entry into it, so a file's program costs the sum of its
+/// entries' (quadratic where each entry calls the defs before it), and an edit in a def
+/// recompiles only the entries that run it. `None` when the entry has no program, or
+/// the middle end panics (a compiler bug: the features that need code stay silent
+/// rather than show another program's). Kept for the last 64 entries read, as the
+/// results compiled from it (`entry_kernels`).
 #[salsa::tracked(returns(ref), lru = 64)]
 pub(crate) fn entry_code<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<Arc<EntryCode>> {
-    let loc = entry.loc(db);
-    let program = file_program(db, loc.file).as_ref()?;
-    let id = program.entries.iter().copied().find(|&id| program.functions[id].def == *loc)?;
-    let (program, entry) = program.restricted_to_entry(id);
+    let (program, entry) = entry_program(db, entry).as_ref()?;
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        weft_opt::code_program(&program, &weft_opt::Settings::default())
+        weft_opt::code_program(program, &weft_opt::Settings::default())
     }))
     .ok()
-    .map(|code| Arc::new(EntryCode { code, entry }))
+    .map(|code| Arc::new(EntryCode { code, entry: *entry }))
 }
 
 /// The entries of `file` whose definitions have no errors; `None` when there are none.
