@@ -23,9 +23,12 @@ use weft_ide::{AnalysisHost, Change, CostConfig, FilePosition, TextSize};
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() {
-    let mut args = std::env::args().skip(1);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    // `--front-end`: only what the first publication after an edit needs (for profiling).
+    let front_end_only = args.iter().any(|a| a == "--front-end");
+    let mut args = args.into_iter().filter(|a| !a.starts_with("--"));
     let Some(path) = args.next() else {
-        eprintln!("usage: edit_latency FILE [EDITS]");
+        eprintln!("usage: edit_latency FILE [EDITS] [--front-end]");
         std::process::exit(2);
     };
     let edits: usize = args.next().and_then(|n| n.parse().ok()).unwrap_or(20);
@@ -51,12 +54,17 @@ fn main() {
     }
     let t = Instant::now();
     host.apply_change(change);
-    let n = host.analysis().diagnostics(key).map(|d| d.len()).unwrap_or(0);
-    println!("open: {n} diagnostics in {:?}", t.elapsed());
+    let n = host.analysis().front_end_diagnostics(key).map(|d| d.len()).unwrap_or(0);
+    println!("open: {n} front-end diagnostics in {:?}", t.elapsed());
     let config = CostConfig::default();
-    let t = Instant::now();
-    let _ = host.analysis().perf_diagnostics(key, &config);
-    println!("open: performance diagnostics in {:?}", t.elapsed());
+    if !front_end_only {
+        let t = Instant::now();
+        let _ = host.analysis().layout_diagnostics(key);
+        println!("open: memory-layer diagnostics in {:?}", t.elapsed());
+        let t = Instant::now();
+        let _ = host.analysis().perf_diagnostics(key, &config);
+        println!("open: performance diagnostics in {:?}", t.elapsed());
+    }
 
     let middle = text.len() / 2;
     let at = text[middle..].find("2f32").map(|i| i + middle).expect("a `2f32` after the middle");
@@ -75,6 +83,9 @@ fn main() {
         let t = Instant::now();
         let _ = analysis.front_end_diagnostics(key);
         diags.push(t.elapsed());
+        if front_end_only {
+            continue;
+        }
         let t = Instant::now();
         let _ = analysis.layout_diagnostics(key);
         layout.push(t.elapsed());
@@ -91,6 +102,10 @@ fn main() {
     }
     println!("apply change: median {:?}", median(&mut apply));
     println!("front-end diagnostics: median {:?}", median(&mut diags));
+    if front_end_only {
+        print_peak_memory();
+        return;
+    }
     println!("memory-layer diagnostics: median {:?}", median(&mut layout));
     println!("performance diagnostics: median {:?}", median(&mut perf));
     println!("hover in the edited def: median {:?}", median(&mut hover));
@@ -116,6 +131,10 @@ fn main() {
         at_percent(99).copied().unwrap_or_default(),
         hovers.last().copied().unwrap_or_default()
     );
+    print_peak_memory();
+}
+
+fn print_peak_memory() {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     if let Some(line) = status.lines().find(|l| l.starts_with("VmHWM")) {
         println!("{line}");

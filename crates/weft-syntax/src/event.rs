@@ -17,14 +17,18 @@ use crate::SyntaxKind::{self, *};
 use crate::lexer::Token;
 use crate::parser::{Event, SyntaxError};
 
+/// The tree of `tokens[..n_own]`; the tokens after them only place errors at their end
+/// (the next declaration's keyword, as when the whole file is parsed).
 pub(crate) fn build_tree(
     text: &str,
     tokens: &[Token],
+    n_own: usize,
     mut events: Vec<Event>,
 ) -> (GreenNode, Vec<SyntaxError>) {
     let mut sink = Sink {
         text,
         tokens,
+        n_own,
         token_idx: 0,
         offset: TextSize::from(0),
         builder: Builder::default(),
@@ -65,6 +69,8 @@ pub(crate) fn build_tree(
 struct Sink<'a> {
     text: &'a str,
     tokens: &'a [Token],
+    /// How many of `tokens` go into the tree.
+    n_own: usize,
     token_idx: usize,
     offset: TextSize,
     builder: Builder,
@@ -136,33 +142,13 @@ impl Sink<'_> {
     }
 
     fn trivia_run(&self) -> usize {
-        self.tokens[self.token_idx..].iter().take_while(|t| t.kind.is_trivia()).count()
+        self.tokens[self.token_idx..self.n_own].iter().take_while(|t| t.kind.is_trivia()).count()
     }
 
-    /// How many trivia tokens at the end of the current run belong to the next item:
-    /// the trailing comments with at most one newline between them and the item.
+    /// How many trivia tokens at the end of the current run belong to the next item.
     fn n_attached_comments(&self) -> usize {
         let run = &self.tokens[self.token_idx..self.token_idx + self.trivia_run()];
-        let mut offsets = Vec::with_capacity(run.len());
-        let mut offset = self.offset;
-        for token in run {
-            offsets.push(offset);
-            offset += token.len;
-        }
-        let mut n_attached = 0;
-        for (idx, token) in run.iter().enumerate().rev() {
-            match token.kind {
-                COMMENT => n_attached = run.len() - idx,
-                WHITESPACE => {
-                    let text = &self.text[TextRange::at(offsets[idx], token.len)];
-                    if text.matches('\n').count() > 1 {
-                        break;
-                    }
-                }
-                _ => unreachable!("invariant: a trivia run holds only trivia"),
-            }
-        }
-        n_attached
+        n_attached_comments(self.text, run, self.offset)
     }
 
     fn eat_trivia_except_last(&mut self, n_keep: usize) {
@@ -183,9 +169,35 @@ impl Sink<'_> {
     }
 
     fn finish(self) -> (GreenNode, Vec<SyntaxError>) {
-        debug_assert_eq!(self.token_idx, self.tokens.len(), "every token is in the tree");
+        debug_assert_eq!(self.token_idx, self.n_own, "every token is in the tree");
         (self.builder.finish(), self.errors)
     }
+}
+
+/// How many trivia tokens at the end of `run` (a run of trivia starting at `offset`,
+/// directly before an item) belong to the item: the trailing comments with at most one
+/// newline between them and the item.
+pub(crate) fn n_attached_comments(text: &str, run: &[Token], offset: TextSize) -> usize {
+    let mut offsets = Vec::with_capacity(run.len());
+    let mut offset = offset;
+    for token in run {
+        offsets.push(offset);
+        offset += token.len;
+    }
+    let mut n_attached = 0;
+    for (idx, token) in run.iter().enumerate().rev() {
+        match token.kind {
+            COMMENT => n_attached = run.len() - idx,
+            WHITESPACE => {
+                let text = &text[TextRange::at(offsets[idx], token.len)];
+                if text.matches('\n').count() > 1 {
+                    break;
+                }
+            }
+            _ => unreachable!("invariant: a trivia run holds only trivia"),
+        }
+    }
+    n_attached
 }
 
 fn is_item(kind: SyntaxKind) -> bool {

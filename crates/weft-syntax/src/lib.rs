@@ -16,6 +16,7 @@ mod grammar;
 mod lexer;
 pub mod line_index;
 mod parser;
+mod split;
 mod syntax_kind;
 pub mod test_block;
 #[cfg(test)]
@@ -27,6 +28,7 @@ pub use rowan::{Direction, GreenNode, NodeOrToken, TextRange, TextSize, WalkEven
 
 pub use crate::lexer::{LexError, Token, tokenize};
 pub use crate::parser::{MAX_NESTING, SyntaxError};
+pub use crate::split::{ItemSpan, split_items};
 pub use crate::syntax_kind::{PREFIX_BINDING_POWER, SyntaxKind};
 
 /// rowan's language tag for Weft.
@@ -77,6 +79,28 @@ impl Parse {
         &self.errors
     }
 
+    /// The parse of a file made of consecutive stretches, each parsed by
+    /// [`parse_items`], given with its start: one root holding every stretch's
+    /// children (shared, not copied), and their errors moved to the file's positions.
+    pub fn join<'a>(parts: impl IntoIterator<Item = (TextSize, &'a Parse)>) -> Parse {
+        let mut children = Vec::new();
+        let mut errors = Vec::new();
+        for (start, part) in parts {
+            children.extend(part.green.children().map(|child| match child {
+                NodeOrToken::Node(node) => NodeOrToken::Node(node.to_owned()),
+                NodeOrToken::Token(token) => NodeOrToken::Token(token.to_owned()),
+            }));
+            errors.extend(
+                part.errors
+                    .iter()
+                    .map(|e| SyntaxError { range: e.range + start, message: e.message.clone() }),
+            );
+        }
+        errors.sort_by_key(|e| (e.range.start(), e.range.end()));
+        let green = GreenNode::new(SyntaxKind::SOURCE_FILE.into(), children);
+        Parse { green, errors: errors.into() }
+    }
+
     /// A readable dump of the tree and errors, used by `weft dump --ir cst` and tests.
     pub fn debug_dump(&self) -> String {
         let mut out = String::new();
@@ -112,14 +136,36 @@ impl Parse {
     }
 }
 
-/// Parses a whole file. Never fails; see [`Parse`].
+/// Parses a whole file. Never fails; see [`Parse`]. Each declaration's stretch
+/// ([`split_items`]) is parsed on its own and the trees are joined: the same tree and
+/// errors as parsing the text at once, which is how an editor re-parses only the
+/// declaration an edit touched (weft-hir's `parse_item` query).
 pub fn parse(text: &str) -> Parse {
+    let spans = split_items(text);
+    let parts: Vec<Parse> =
+        spans.iter().map(|span| parse_items(span.text(text), span.range.len())).collect();
+    Parse::join(spans.iter().map(|span| span.range.start()).zip(&parts))
+}
+
+/// Parses the declarations in `text[..len]`, a file's stretch ([`ItemSpan`]), as a
+/// `SOURCE_FILE` with positions from its start. `text[len..]` is what follows it up to
+/// the next declaration's keyword ([`ItemSpan::lookahead_end`]): the parser stops there
+/// as at the end of a file, but an error there names the keyword, as when the whole
+/// file is parsed. With `len` the length of `text`, this parses a whole text at once.
+pub fn parse_items(text: &str, len: TextSize) -> Parse {
     let (tokens, lex_errors) = lexer::tokenize(text);
-    let mut parser = parser::Parser::new(text, &tokens);
+    let mut n_own = 0;
+    let mut end = TextSize::from(0);
+    while let Some(token) = tokens.get(n_own).filter(|t| end + t.len <= len) {
+        end += token.len;
+        n_own += 1;
+    }
+    let mut parser = parser::Parser::new(text, &tokens, n_own);
     grammar::source_file(&mut parser);
-    let (green, parse_errors) = event::build_tree(text, &tokens, parser.events);
+    let (green, parse_errors) = event::build_tree(text, &tokens, n_own, parser.events);
     let mut errors: Vec<SyntaxError> = lex_errors
         .into_iter()
+        .filter(|e| e.range.start() < end)
         .map(|e| SyntaxError { range: e.range, message: e.message })
         .collect();
     errors.extend(parse_errors);

@@ -50,13 +50,17 @@ pub struct SyntaxError {
 pub(crate) struct Parser<'t> {
     /// Non-trivia tokens with their start offsets; the last is `EOF`.
     tokens: Vec<(SyntaxKind, TextRange)>,
+    /// How many of `tokens` are parsed. The one after them, if it is not `EOF`, is the
+    /// next declaration's keyword: the parser sees it (errors name it, as when the whole
+    /// file is parsed) but never consumes it, and stops there as at the end of the file.
+    n_parsed: usize,
     /// Whether whitespace or a comment precedes each non-trivia token.
     preceded_by_trivia: Vec<bool>,
     text: &'t str,
     pos: usize,
     pub(crate) events: Vec<Event>,
     pub(crate) depth: u32,
-    /// Set once the nesting limit was reported, so it is reported once.
+    /// Set once the nesting limit was reported, so it is reported once per declaration.
     pub(crate) too_deep_reported: bool,
     /// Set while unwinding from too-deep input, until the next declaration starts.
     pub(crate) skipping_too_deep: bool,
@@ -65,12 +69,18 @@ pub(crate) struct Parser<'t> {
 }
 
 impl<'t> Parser<'t> {
-    pub(crate) fn new(text: &'t str, raw: &[Token]) -> Parser<'t> {
+    /// A parser of the tokens `raw[..n_parsed]`; the first non-trivia token after them
+    /// is the lookahead the parser stops at (see `Parser::n_parsed`).
+    pub(crate) fn new(text: &'t str, raw: &[Token], n_parsed: usize) -> Parser<'t> {
         let mut tokens = Vec::new();
         let mut preceded_by_trivia = Vec::new();
         let mut offset = TextSize::from(0);
         let mut trivia_before = false;
-        for token in raw {
+        let mut parsed_non_trivia = None;
+        for (idx, token) in raw.iter().enumerate() {
+            if idx == n_parsed {
+                parsed_non_trivia = Some(tokens.len());
+            }
             let range = TextRange::at(offset, token.len);
             offset += token.len;
             if token.kind.is_trivia() {
@@ -80,11 +90,16 @@ impl<'t> Parser<'t> {
             tokens.push((token.kind, range));
             preceded_by_trivia.push(trivia_before);
             trivia_before = false;
+            if parsed_non_trivia.is_some() {
+                break;
+            }
         }
+        let n_parsed = parsed_non_trivia.unwrap_or(tokens.len());
         tokens.push((EOF, TextRange::empty(offset)));
         preceded_by_trivia.push(trivia_before);
         Parser {
             tokens,
+            n_parsed,
             preceded_by_trivia,
             text,
             pos: 0,
@@ -115,7 +130,7 @@ impl<'t> Parser<'t> {
     }
 
     pub(crate) fn at_eof(&self) -> bool {
-        self.at(EOF)
+        self.pos >= self.n_parsed
     }
 
     pub(crate) fn nth_text(&self, n: usize) -> &'t str {
@@ -134,10 +149,10 @@ impl<'t> Parser<'t> {
     }
 
     pub(crate) fn bump_any(&mut self) {
-        let kind = self.current();
-        if kind == EOF {
+        if self.at_eof() {
             return;
         }
+        let kind = self.current();
         self.steps.set(0);
         self.pos += 1;
         self.events.push(Event::Token { kind });
@@ -148,7 +163,7 @@ impl<'t> Parser<'t> {
     }
 
     pub(crate) fn eat(&mut self, kind: SyntaxKind) -> bool {
-        if !self.at(kind) {
+        if !self.at(kind) || self.at_eof() {
             return false;
         }
         self.bump_any();
@@ -187,9 +202,15 @@ impl<'t> Parser<'t> {
     }
 
     /// Reports an error and wraps the current token in an `ERROR` node, unless it is
-    /// in `recovery` (then it is left for an enclosing rule).
+    /// in `recovery` or starts a declaration (then it is left for an enclosing rule:
+    /// no rule consumes a declaration's keyword inside another, which `split.rs` relies
+    /// on).
     pub(crate) fn err_recover(&mut self, message: &str, recovery: &[SyntaxKind]) {
-        if self.at_eof() || recovery.contains(&self.current()) {
+        let current = self.current();
+        if self.at_eof()
+            || recovery.contains(&current)
+            || matches!(current, DEF_KW | ENTRY_KW | TYPE_KW | IMPORT_KW)
+        {
             self.error(message);
             return;
         }

@@ -430,6 +430,47 @@ fn several_syntax_errors_keep_good_defs() {
 }
 
 #[test]
+fn a_declaration_keyword_ends_an_unfinished_name() {
+    // Each keyword once went into an `ERROR` node of the rule expecting a name, so the
+    // declaration it starts was lost.
+    check_errors(
+        "def f [\ndef g = 1\ndef h 'entry k = 2\ndef e = loop x = 0 for\ndef z = 1",
+        expect![[r#"
+            7..7: expected a name, found `def`
+            25..30: expected a name, found `entry`
+            59..59: expected a pattern, found `def`
+            def f
+            def g
+            def h
+            def k
+            def e
+            def z
+        "#]],
+    );
+}
+
+/// Each declaration's stretch, with the comments attached to it (a doc comment right
+/// above it, not a comment a blank line away), the trivia after it and stray tokens.
+#[test]
+fn a_file_splits_into_declaration_stretches() {
+    let src = "import \"lib\"\n\n-- | Doc.\n-- ==\ndef f = 1 )\n\n-- a note\n\nentry g = (\n";
+    let spans: Vec<String> = crate::split_items(src)
+        .iter()
+        .map(|span| format!("{:?} {:?}", span.text(src), &src[span.range]))
+        .collect();
+    expect![[r#"
+        "import \"lib\"\n\n-- | Doc.\n-- ==\ndef" "import \"lib\"\n\n"
+        "-- | Doc.\n-- ==\ndef f = 1 )\n\n-- a note\n\nentry" "-- | Doc.\n-- ==\ndef f = 1 )\n\n-- a note\n\n"
+        "entry g = (\n" "entry g = (\n"
+    "#]]
+    .assert_eq(&(spans.join("\n") + "\n"));
+    assert_eq!(
+        crate::split_items(""),
+        [crate::ItemSpan { range: crate::TextRange::empty(0.into()), lookahead_end: 0.into() }]
+    );
+}
+
+#[test]
 fn unterminated_string_and_strange_bytes() {
     check_errors(
         "import \"abc\ndef f = 1 \u{0} ¤ 2\n",
@@ -513,8 +554,35 @@ fn nesting_deeper_than_the_limit_is_one_diagnostic() {
     });
 }
 
+/// `parse` joins the trees of the declarations' stretches, parsed each on its own
+/// (`split.rs`): the tree and errors must be those of parsing the text at once.
+fn assert_same_as_whole(text: &str) -> Result<(), TestCaseError> {
+    let joined = parse(text);
+    let whole = crate::parse_items(text, crate::TextSize::of(text));
+    prop_assert_eq!(joined.debug_dump(), whole.debug_dump());
+    prop_assert_eq!(joined, whole);
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn declarations_parsed_apart_give_the_whole_parse(text in proptest::collection::vec(
+        proptest::sample::select(vec![
+            "def", "entry", "type", "import", "\"lib\"", "let", "in", "if", "then", "else",
+            "loop", "for", "while", "do", "x", "f", "n", "(", ")", "[", "]", "{", "}", ",", ":",
+            "=", "with", "->", "\\", ".", ".0", "@", "'", "+", "-", "*", "1", "2.5", "f32",
+            " ", "\n", "\n\n", "-- c\n", "-- | doc\n", "-- ==\n", "map@group", "\"s", "?",
+            "é", "\0",
+        ]), 0..60)) {
+        assert_same_as_whole(&text.concat())?;
+    }
+
+    #[test]
+    fn any_text_parsed_apart_gives_the_whole_parse(text in "\\PC{0,200}") {
+        assert_same_as_whole(&text)?;
+    }
 
     #[test]
     fn any_text_round_trips(text in "\\PC{0,200}") {

@@ -12,6 +12,9 @@ pub(crate) fn source_file(p: &mut Parser<'_>) {
 }
 
 fn item(p: &mut Parser<'_>) {
+    // One diagnostic per declaration nested too deeply: declarations parse on their
+    // own (`split.rs`), so none depends on what the parser met in another.
+    p.too_deep_reported = false;
     p.skipping_too_deep = false;
     match p.current() {
         IMPORT_KW => import(p),
