@@ -136,7 +136,7 @@ fn errors_by_def(
         .filter(|d| d.kind != DefKind::TypeAlias)
         .filter_map(|d| {
             let id = DefId::new(db, d.clone());
-            weft_hir::body_with_source_map(db, id).1.def_range.map(|r| (d.clone(), r))
+            weft_hir::source_map(db, id).def_range().map(|r| (d.clone(), r))
         })
         .collect();
     let mut owned: FxHashMap<DefLoc, weft_hir::HirDiagnostic> = FxHashMap::default();

@@ -12,8 +12,7 @@ use crate::ir::Origin;
 /// `path:line:col` of an origin, if its def and expression still exist.
 pub fn origin_position(db: &dyn Db, origin: &Origin) -> Option<String> {
     let def = DefId::new(db, origin.def.clone());
-    let (_, source_map) = weft_hir::body_with_source_map(db, def);
-    let range = source_map.expr_range(origin.expr)?;
+    let range = weft_hir::source_map(db, def).expr_range(origin.expr)?;
     let text = origin.def.file.text(db);
     let line_col = LineIndex::new(text).to_chars(text, range.start());
     Some(format!("{}:{}:{}", origin.def.file.path(db), line_col.line + 1, line_col.col + 1))

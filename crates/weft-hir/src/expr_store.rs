@@ -13,11 +13,11 @@
 use std::sync::Arc;
 
 use la_arena::{Arena, ArenaMap, Idx};
-use weft_syntax::TextRange;
 use weft_syntax::ast::{self, AstNode, BinOp, LiteralKind, PrefixOp};
+use weft_syntax::{TextRange, TextSize};
 
 use crate::builtins::Builtin;
-use crate::items::{DefId, DefLoc, def_ast};
+use crate::items::{DefId, DefLoc, def_item_ast};
 use crate::scope::file_scope;
 use crate::signatures::signature;
 use crate::ty::ScalarTy;
@@ -288,7 +288,9 @@ pub struct Body {
     pub diagnostics: Vec<BodyDiagnostic>,
 }
 
-/// Where each id came from in the current text.
+/// Where each id came from in the def's stretch of text (`def_item_ast`): positions
+/// are from the stretch's start, so the map compares equal after edits elsewhere in
+/// the file. [`source_map`] gives them in the file's positions.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct BodySourceMap {
     pub expr_ranges: ArenaMap<ExprId, TextRange>,
@@ -344,15 +346,86 @@ impl BodySourceMap {
     }
 }
 
+/// A def's source map in the file's positions: its [`BodySourceMap`] and where the def's
+/// stretch starts now. Cheap to make (it copies no ranges); for features that show or
+/// edit text.
+#[derive(Debug, Clone)]
+pub struct DefSourceMap {
+    map: Arc<BodySourceMap>,
+    offset: TextSize,
+}
+
+impl DefSourceMap {
+    pub fn expr_range(&self, expr: ExprId) -> Option<TextRange> {
+        self.map.expr_range(expr).map(|r| r + self.offset)
+    }
+
+    pub fn pat_range(&self, pat: PatId) -> Option<TextRange> {
+        self.map.pat_range(pat).map(|r| r + self.offset)
+    }
+
+    /// Every expression with its range.
+    pub fn expr_ranges(&self) -> impl Iterator<Item = (ExprId, TextRange)> + '_ {
+        self.map.expr_ranges.iter().map(|(id, r)| (id, *r + self.offset))
+    }
+
+    /// Every pattern with its range.
+    pub fn pat_ranges(&self) -> impl Iterator<Item = (PatId, TextRange)> + '_ {
+        self.map.pat_ranges.iter().map(|(id, r)| (id, *r + self.offset))
+    }
+
+    /// The range of each parameter's type annotation.
+    pub fn param_ty_ranges(&self) -> impl Iterator<Item = TextRange> + '_ {
+        self.map.param_ty_ranges.iter().map(|r| *r + self.offset)
+    }
+
+    pub fn ret_ty_range(&self) -> Option<TextRange> {
+        self.map.ret_ty_range.map(|r| r + self.offset)
+    }
+
+    pub fn name_range(&self) -> Option<TextRange> {
+        self.map.name_range.map(|r| r + self.offset)
+    }
+
+    /// The whole declaration.
+    pub fn def_range(&self) -> Option<TextRange> {
+        self.map.def_range.map(|r| r + self.offset)
+    }
+
+    /// The innermost expression whose range contains `range`.
+    pub fn expr_at(&self, range: TextRange) -> Option<ExprId> {
+        self.map.expr_at(range.checked_sub(self.offset)?)
+    }
+
+    pub fn pat_at(&self, range: TextRange) -> Option<PatId> {
+        self.map.pat_at(range.checked_sub(self.offset)?)
+    }
+
+    /// See [`BodySourceMap::site_range`].
+    pub fn site_range(&self, site: &crate::inference::Site) -> TextRange {
+        self.map.site_range(site) + self.offset
+    }
+}
+
+/// `def`'s source map in the file's positions (see [`DefSourceMap`]); an empty one for a
+/// def no longer in its file.
+pub fn source_map(db: &dyn Db, def: DefId<'_>) -> DefSourceMap {
+    let map = Arc::clone(&body_with_source_map(db, def).1);
+    DefSourceMap { map, offset: crate::items::def_offset(db, def.loc(db)).unwrap_or_default() }
+}
+
+/// A def's body and source map, lowered from its stretch of text alone (so it re-runs
+/// only when that stretch changes; positions are from its start, see
+/// [`BodySourceMap`]).
 #[salsa::tracked(returns(ref))]
 pub fn body_with_source_map<'db>(
     db: &'db dyn Db,
     def: DefId<'db>,
 ) -> (Arc<Body>, Arc<BodySourceMap>) {
     let loc = def.loc(db).clone();
-    let Some(ast::Item::Def(node)) = def_ast(db, &loc) else {
+    let Some(ast::Item::Def(node)) = def_item_ast(db, &loc) else {
         let mut source_map = BodySourceMap::default();
-        if let Some(item) = def_ast(db, &loc) {
+        if let Some(item) = def_item_ast(db, &loc) {
             source_map.def_range = Some(item.syntax().text_range());
             source_map.name_range = crate::items::def_name_range(db, &loc);
         }

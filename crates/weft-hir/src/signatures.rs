@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use weft_syntax::ast::{self, AstNode};
 
-use crate::items::{DefId, def_ast};
+use crate::items::{DefId, def_item, def_item_ast};
 use crate::type_ref::TypeRef;
 use crate::{Db, Name};
 
@@ -34,7 +34,7 @@ pub struct Signature {
 #[salsa::tracked(returns(ref))]
 pub fn signature<'db>(db: &'db dyn Db, def: DefId<'db>) -> Arc<Signature> {
     let mut sig = Signature::default();
-    match def_ast(db, def.loc(db)) {
+    match def_item_ast(db, def.loc(db)) {
         Some(ast::Item::Def(node)) => {
             sig.is_entry = node.is_entry();
             sig.doc = node.doc_comment();
@@ -74,7 +74,8 @@ fn header_has_syntax_error(db: &dyn Db, def: DefId<'_>, node: &ast::Def) -> bool
         node.eq_token().map_or(node.syntax().text_range().end(), |t| t.text_range().end());
     // An error at the next declaration's keyword ("expected `)`, found `def`") lies at
     // this node's end, within the header when `=` is missing.
-    crate::parse(db, def.loc(db).file)
+    let Some(item) = def_item(db, def) else { return false };
+    crate::items::parse_item(db, item)
         .errors()
         .iter()
         .any(|e| e.range.start() >= after_name && e.range.start() < header_end)

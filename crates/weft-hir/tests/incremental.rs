@@ -53,15 +53,21 @@ fn comment_and_whitespace_above_a_def_rerun_no_inference() {
     db.set_file(&target.path, &text);
     check_all(&db);
     let log = db.take_log();
-    // Syntax-to-HIR lowering re-runs (its inputs moved) but backdates: its results
-    // hold no positions, so nothing that reads them re-executes.
+    // The file is split and joined again, and the stretch that holds the comment (the
+    // first def's: the comment is attached to its doc comment) is parsed and lowered
+    // again, but backdates: its results hold no positions, so nothing that reads them
+    // re-executes.
     let allowed = [
+        "file_items",
+        "parse_item",
+        "item_declarations",
         "parse",
         "item_tree",
-        "def_ptrs",
+        "def_item",
         "signature",
         "body_with_source_map",
         "body",
+        "def_diagnostics",
         "file_diagnostics",
     ];
     let unexpected: Vec<&String> = log
@@ -69,6 +75,29 @@ fn comment_and_whitespace_above_a_def_rerun_no_inference() {
         .filter(|entry| !allowed.iter().any(|q| entry.starts_with(&format!("{q}("))))
         .collect();
     assert_eq!(unexpected, Vec::<&String>::new(), "{log:#?}");
-    assert!(!executed(&log, "parse").is_empty(), "{log:#?}");
+    assert_eq!(executed(&log, "parse_item").len(), 1, "{log:#?}");
+    assert_eq!(executed(&log, "body_with_source_map").len(), 1, "{log:#?}");
     assert_eq!(executed(&log, "infer"), Vec::<String>::new());
+}
+
+/// In a file of many defs, an edit inside one def's body parses, lowers, infers and
+/// checks that def alone: the others' stretches of text did not change, so neither did
+/// anything lowered from them, wherever they now are (the file's own joined tree and
+/// its diagnostics' positions are made again, from memoized parts).
+#[test]
+fn edit_inside_one_def_of_a_big_file_relowers_that_def_alone() {
+    let files = workspace::generate(1, 600);
+    let mut db = RootDatabase::default();
+    db.set_file(&files[0].path, &files[0].text);
+    check_all(&db);
+    let n_defs = weft_hir::item_tree(&db, db.files()[0]).defs.len();
+    assert!(n_defs > 40, "{n_defs}");
+    db.enable_log();
+    db.set_file(&files[0].path, &workspace::edit_literal(&files[0].text, 3));
+    check_all(&db);
+    let log = db.take_log();
+    for query in ["parse_item", "body_with_source_map", "infer", "def_diagnostics"] {
+        assert_eq!(executed(&log, query).len(), 1, "{query}: {log:#?}");
+    }
+    assert_eq!(executed(&log, "file_diagnostics").len(), 1, "{log:#?}");
 }

@@ -9,8 +9,8 @@
 use std::sync::Arc;
 
 use weft_hir::{
-    Body, BodySourceMap, Builtin, DefId, DefLoc, Expr, LoopForm, Name, Pat, PatId, Resolution,
-    RootDatabase, SourceFile, body_with_source_map, file_scope, item_tree,
+    Body, Builtin, DefId, DefLoc, DefSourceMap, Expr, LoopForm, Name, Pat, PatId, Resolution,
+    RootDatabase, SourceFile, file_scope, item_tree,
 };
 use weft_syntax::ast::{self, AstNode};
 use weft_syntax::{SyntaxKind, SyntaxNode, SyntaxToken, TextRange, TextSize};
@@ -40,14 +40,14 @@ pub(crate) enum Definition {
 pub(crate) struct DefData {
     pub(crate) loc: DefLoc,
     pub(crate) body: Arc<Body>,
-    pub(crate) source_map: Arc<BodySourceMap>,
+    pub(crate) source_map: DefSourceMap,
 }
 
 impl DefData {
     pub(crate) fn new(db: &RootDatabase, loc: &DefLoc) -> DefData {
         let id = DefId::new(db, loc.clone());
-        let (body, source_map) = body_with_source_map(db, id);
-        DefData { loc: loc.clone(), body: Arc::clone(body), source_map: Arc::clone(source_map) }
+        let body = Arc::clone(weft_hir::body(db, id));
+        DefData { loc: loc.clone(), body, source_map: weft_hir::source_map(db, id) }
     }
 
     pub(crate) fn id<'db>(&self, db: &'db RootDatabase) -> DefId<'db> {
@@ -68,7 +68,7 @@ pub(crate) fn enclosing_def(
 ) -> Option<DefData> {
     item_tree(db, file).defs.iter().find_map(|loc| {
         let data = DefData::new(db, loc);
-        let range = data.source_map.def_range?;
+        let range = data.source_map.def_range()?;
         range.contains_inclusive(offset).then_some(data)
     })
 }
@@ -109,7 +109,7 @@ pub(crate) fn classify(
                 SyntaxKind::DEF | SyntaxKind::TYPE_ALIAS => {
                     item_tree(db, file).defs.iter().find_map(|loc| {
                         let data = DefData::new(db, loc);
-                        (data.source_map.name_range == Some(range))
+                        (data.source_map.name_range() == Some(range))
                             .then(|| Definition::Def(loc.clone()))
                     })
                 }
@@ -234,8 +234,8 @@ fn find_binding(body: &Body, pat: PatId, name: &str) -> Option<PatId> {
 
 /// The binding pattern whose name is exactly `range`.
 pub(crate) fn bind_pat_at(data: &DefData, range: TextRange) -> Option<PatId> {
-    data.source_map.pat_ranges.iter().find_map(|(pat, r)| {
-        (*r == range && matches!(data.body.pats[pat], Pat::Bind { .. })).then_some(pat)
+    data.source_map.pat_ranges().find_map(|(pat, r)| {
+        (r == range && matches!(data.body.pats[pat], Pat::Bind { .. })).then_some(pat)
     })
 }
 
@@ -247,11 +247,11 @@ pub(crate) fn navigation_target(
     match definition {
         Definition::Def(loc) => {
             let data = DefData::new(db, loc);
-            let focus_range = data.source_map.name_range?;
+            let focus_range = data.source_map.name_range()?;
             Some(NavigationTarget {
                 path: loc.file.path(db).clone(),
                 name: loc.name.as_str().to_owned(),
-                full_range: data.source_map.def_range.unwrap_or(focus_range),
+                full_range: data.source_map.def_range().unwrap_or(focus_range),
                 focus_range,
             })
         }

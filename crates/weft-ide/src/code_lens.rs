@@ -28,7 +28,7 @@ pub(crate) fn runnables(db: &RootDatabase, path: &str) -> Vec<Runnable> {
         if data.loc.kind != DefKind::Entry {
             continue;
         }
-        let Some(range) = data.source_map.name_range else { continue };
+        let Some(range) = data.source_map.name_range() else { continue };
         let input = test_inputs(db, &data.loc).values;
         out.push(Runnable { entry: data.loc.name.as_str().to_owned(), range, input });
     }

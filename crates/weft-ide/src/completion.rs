@@ -125,7 +125,7 @@ pub(crate) fn completions(db: &RootDatabase, position: &FilePosition) -> Vec<Com
     };
     let result = infer(db, data.id(db));
     // Typing at the end of a def: its scopes extend to the cursor.
-    let scope_offset = data.source_map.def_range.map_or(offset, |r| offset.min(r.end()));
+    let scope_offset = data.source_map.def_range().map_or(offset, |r| offset.min(r.end()));
     for pat in locals_in_scope(&data, scope_offset) {
         if let Pat::Bind { name } = &data.body.pats[pat] {
             let item = CompletionItem {
@@ -209,10 +209,10 @@ fn record_fields_after_dot(
 fn def_at(db: &RootDatabase, file: weft_hir::SourceFile, offset: TextSize) -> Option<DefData> {
     let defs = crate::classify::file_defs(db, file);
     let data = defs.into_iter().rev().find(|d| {
-        d.source_map.name_range.is_some_and(|name| name.end() < offset)
-            && d.source_map.def_range.is_some_and(|range| range.start() < offset)
+        d.source_map.name_range().is_some_and(|name| name.end() < offset)
+            && d.source_map.def_range().is_some_and(|range| range.start() < offset)
     })?;
-    let end = data.source_map.def_range?.end();
+    let end = data.source_map.def_range()?.end();
     if offset > end {
         let text = file.text(db);
         let between = text.get(usize::from(end)..usize::from(offset)).unwrap_or("");

@@ -954,8 +954,8 @@ fn access_range(
 /// The comment lines of a declaration: those the parser attached to it (up to its
 /// name), then the comment lines right above it.
 fn comment_lines(db: &RootDatabase, def: &DefLoc) -> Vec<String> {
-    let (_, source_map) = weft_hir::body_with_source_map(db, DefId::new(db, def.clone()));
-    let (Some(range), Some(name)) = (source_map.def_range, source_map.name_range) else {
+    let source_map = weft_hir::source_map(db, DefId::new(db, def.clone()));
+    let (Some(range), Some(name)) = (source_map.def_range(), source_map.name_range()) else {
         return Vec::new();
     };
     let text = def.file.text(db);
@@ -1124,7 +1124,7 @@ pub(crate) fn predictions(
         if data.loc.kind != DefKind::Entry {
             continue;
         }
-        let Some(range) = data.source_map.name_range else { continue };
+        let Some(range) = data.source_map.name_range() else { continue };
         let budget = crate::kernels::IMPLICIT_BUDGET;
         if users.size(&data.loc).is_none_or(|size| size > budget.max_size) {
             continue;

@@ -122,13 +122,45 @@ pub fn front_end_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
     front_end(db, file).clone()
 }
 
-/// The front end's diagnostics of a `.weft` file, worded.
+/// The front end's diagnostics of a `.weft` file, worded: the file's syntax and import
+/// errors, and each declaration's ([`def_front_end`]) moved to where it is now. After an
+/// edit inside one declaration only that one's are computed and worded again; the
+/// others' are memoized, position-independent, and only moved.
 #[salsa::tracked(returns(ref))]
 fn front_end(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
-    weft_hir::file_diagnostics(db, file).iter().map(|d| render(db, d)).collect()
+    let mut out: Vec<Diagnostic> =
+        weft_hir::file_level_diagnostics(db, file).iter().map(|d| render(db, d)).collect();
+    for def in weft_hir::item_tree(db, file).defs.iter() {
+        let offset = weft_hir::def_offset(db, def).unwrap_or_default();
+        let id = weft_hir::DefId::new(db, def.clone());
+        out.extend(def_front_end(db, id).iter().map(|d| d.moved_by(offset)));
+    }
+    weft_hir::sort_and_merge(&mut out, |d| (d.range, d.severity, d.code));
+    out
 }
 
-/// A front-end diagnostic in words, at its place.
+/// One declaration's front-end diagnostics (`weft_hir::def_diagnostics`), worded, with
+/// positions from the start of its stretch of text.
+#[salsa::tracked(returns(ref))]
+fn def_front_end<'db>(db: &'db dyn Db, def: weft_hir::DefId<'db>) -> Vec<Diagnostic> {
+    weft_hir::def_diagnostics(db, def).iter().map(|d| render(db, d)).collect()
+}
+
+impl Diagnostic {
+    /// The diagnostic with its place and its related places `offset` further on.
+    fn moved_by(&self, offset: weft_syntax::TextSize) -> Diagnostic {
+        let mut moved = self.clone();
+        moved.range += offset;
+        for related in &mut moved.related {
+            related.range += offset;
+        }
+        moved
+    }
+}
+
+/// A front-end diagnostic in words, at its place. A declaration's diagnostic
+/// (`weft_hir::def_diagnostics`) has its related places in the same positions, from the
+/// start of its stretch; a file's (`weft_hir::file_level_diagnostics`) has none.
 pub(crate) fn render(db: &dyn Db, d: &HirDiagnostic) -> Diagnostic {
     let Words { message, related, help } = words(db, d);
     Diagnostic {
@@ -279,6 +311,35 @@ def g (x: f32) : f32 = x
                 27..30 error[type-mismatch]: type mismatch: expected `i32`, but `1.5` is a float
             "#]],
         );
+    }
+
+    /// The diagnostics published on every keystroke are worded per declaration and
+    /// moved: an edit in `g` checks and words `g`'s alone, and those of `h` below it
+    /// move with their text (`f`'s, none, are checked again and compare equal).
+    #[test]
+    fn an_edit_in_one_def_rewords_only_its_diagnostics_and_moves_the_others() {
+        let src = "def f (x: i32) : i32 = x + 1\ndef g (x: i32) : i32 = x + 1.5\n\
+                   def h (x: f32) : f32 = x + true\n";
+        let mut db = weft_hir::RootDatabase::default();
+        let file = db.set_file("main.weft", src);
+        let shown = |db: &weft_hir::RootDatabase, text: &str| -> Vec<String> {
+            super::front_end_diagnostics(db, file)
+                .iter()
+                .map(|d| format!("{} {}", &text[d.range], d.message))
+                .collect()
+        };
+        let before = shown(&db, src);
+        assert_eq!(before.len(), 2, "{before:?}");
+        let edited = src.replacen("x + 1.5", "x  +  1.5", 1);
+        db.enable_log();
+        db.set_file("main.weft", &edited);
+        let after = shown(&db, &edited);
+        let log = db.take_log();
+        assert_eq!(after, before);
+        for query in ["def_front_end(", "def_diagnostics("] {
+            let runs = log.iter().filter(|q| q.starts_with(query)).count();
+            assert_eq!(runs, 1, "{query} {log:#?}");
+        }
     }
 
     #[test]

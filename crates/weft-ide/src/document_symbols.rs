@@ -48,7 +48,7 @@ pub(crate) fn document_symbols(db: &RootDatabase, path: &str) -> Vec<StructureNo
     }
     for data in file_defs(db, file) {
         let (Some(full_range), Some(focus_range)) =
-            (data.source_map.def_range, data.source_map.name_range)
+            (data.source_map.def_range(), data.source_map.name_range())
         else {
             continue;
         };

@@ -130,7 +130,7 @@ fn size_param_hint(db: &RootDatabase, data: &DefData, out: &mut Vec<InlayHint>) 
     if implicit.is_empty() {
         return;
     }
-    if let Some(range) = data.source_map.name_range {
+    if let Some(range) = data.source_map.name_range() {
         out.push(InlayHint {
             offset: range.end(),
             label: format!(" {}", implicit.join(" ")),

@@ -323,7 +323,7 @@ pub(crate) fn entry_id(program: &Program, name: &str) -> Option<FnId> {
 /// `path:line:col` (1-based, columns in characters) of a source expression, as
 /// `weft_core::origin_position` writes it, through the cached line index.
 fn origin_position(db: &dyn Db, origin: &Origin) -> Option<String> {
-    let (_, source_map) = weft_hir::body_with_source_map(db, DefId::new(db, origin.def.clone()));
+    let source_map = weft_hir::source_map(db, DefId::new(db, origin.def.clone()));
     let range = source_map.expr_range(origin.expr)?;
     let file = origin.def.file;
     let line_col = crate::line_index(db, file).to_chars(file.text(db), range.start());

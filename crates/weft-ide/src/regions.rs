@@ -80,7 +80,7 @@ fn line_of(db: &RootDatabase, file: weft_hir::SourceFile, origin: &Origin) -> Op
     if origin.def.file != file {
         return None;
     }
-    let (_, source_map) = weft_hir::body_with_source_map(db, DefId::new(db, origin.def.clone()));
+    let source_map = weft_hir::source_map(db, DefId::new(db, origin.def.clone()));
     let range = source_map.expr_range(origin.expr)?;
     let line = crate::line_index(db, file).to_chars(file.text(db), range.start()).line;
     Some(line + 1)

@@ -35,7 +35,7 @@ pub(crate) fn assists(db: &RootDatabase, range: &FileRange) -> Vec<Assist> {
     let Some(file) = db.file(&range.path) else { return Vec::new() };
     let Some(data) = enclosing_def(db, file, range.range.start()) else { return Vec::new() };
     let (Some(name_range), Some(def_range)) =
-        (data.source_map.name_range, data.source_map.def_range)
+        (data.source_map.name_range(), data.source_map.def_range())
     else {
         return Vec::new();
     };

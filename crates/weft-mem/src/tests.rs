@@ -74,7 +74,7 @@ fn check_memory_of(src: &str, expect: Expect) {
         for (exp, origin) in f.origins.iter() {
             let _ = exp;
             let def = weft_hir::DefId::new(&db, origin.def.clone());
-            let (_, source_map) = weft_hir::body_with_source_map(&db, def);
+            let source_map = weft_hir::source_map(&db, def);
             if let Some(range) = source_map.expr_range(origin.expr)
                 && usize::from(range.start()) == offset
                 && !origins.contains(origin)

@@ -33,9 +33,9 @@ pub(crate) fn backend_unsupported(
         }
         let at_expr = error.origin.as_ref().filter(|o| o.def.file == file).and_then(|origin| {
             let id = DefId::new(db, origin.def.clone());
-            weft_hir::body_with_source_map(db, id).1.expr_range(origin.expr)
+            weft_hir::source_map(db, id).expr_range(origin.expr)
         });
-        let range = at_expr.or(weft_hir::body_with_source_map(db, entry_id).1.name_range);
+        let range = at_expr.or(weft_hir::source_map(db, entry_id).name_range());
         let Some(range) = range else { continue };
         let name = &program.functions[entry].name;
         let message = format!("entry `{name}`: {}", error.message);

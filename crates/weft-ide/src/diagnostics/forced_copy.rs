@@ -25,11 +25,11 @@ pub(super) fn forced_copies(
         let (def, range) = match &copy.origin {
             Some(origin) => {
                 let id = DefId::new(db, origin.def.clone());
-                (&origin.def, weft_hir::body_with_source_map(db, id).1.expr_range(origin.expr))
+                (&origin.def, weft_hir::source_map(db, id).expr_range(origin.expr))
             }
             None => {
                 let id = DefId::new(db, function.def.clone());
-                (&function.def, weft_hir::body_with_source_map(db, id).1.name_range)
+                (&function.def, weft_hir::source_map(db, id).name_range())
             }
         };
         let Some(range) = range else { continue };

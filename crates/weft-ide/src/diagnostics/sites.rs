@@ -1,5 +1,6 @@
-//! The sites of a def's type errors in the current text: their ranges (through the
-//! def's source map) and short quotes of their source, which messages name them by.
+//! The sites of a def's type errors: their ranges (through the def's source map, from
+//! the start of its stretch of text, as `weft_hir::def_diagnostics` gives them) and
+//! short quotes of their source, which messages name them by.
 
 use weft_hir::{BodySourceMap, Db, DefId, DefLoc, Site, SourceFile};
 use weft_syntax::TextRange;
@@ -14,8 +15,10 @@ pub(super) struct Sites<'a> {
 
 impl<'a> Sites<'a> {
     pub(super) fn new(db: &'a dyn Db, file: SourceFile, def: &DefLoc) -> Sites<'a> {
-        let (_, source_map) = weft_hir::body_with_source_map(db, DefId::new(db, def.clone()));
-        Sites { file, source_map, text: file.text(db) }
+        let id = DefId::new(db, def.clone());
+        let (_, source_map) = weft_hir::body_with_source_map(db, id);
+        let text = weft_hir::def_item(db, id).map_or("", |item| item.text(db));
+        Sites { file, source_map, text }
     }
 
     pub(super) fn range(&self, site: &Site) -> TextRange {
@@ -34,7 +37,7 @@ impl<'a> Sites<'a> {
         self.quote(site).map_or("this expression".to_owned(), |t| format!("`{t}`"))
     }
 
-    /// Another place that explains the diagnostic.
+    /// Another place that explains the diagnostic (in the positions of the def's stretch).
     pub(super) fn related(&self, site: &Site, message: String) -> RelatedInfo {
         RelatedInfo { file: self.file, range: self.range(site), message }
     }
