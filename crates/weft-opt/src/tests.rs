@@ -864,6 +864,38 @@ fn a_call_with_a_combinator_is_inlined() {
     );
 }
 
+/// A def that the entry's calls were all inlined from is not inlined into: `twice`
+/// keeps its call to `sum`, which nothing runs, and a chain of `k` defs stays `k` defs
+/// long instead of each holding the chain below it (`bench/lsp`'s file, where each def
+/// calls the one before, grew quadratically: 2 s and 380 MB for 80 defs).
+#[test]
+fn defs_no_entry_calls_after_inlining_are_not_inlined_into() {
+    check_simplify_inline(
+        "def sum (xs: [k]f32) : f32 = reduce (+) 0 xs\n\
+         def twice (xs: [k]f32) : f32 = sum xs * 2\n\
+         entry main (xs: [n]f32) : f32 = twice xs",
+        expect![[r#"
+            def sum [k_0] (xs_1: [k_0]f32) : f32 =
+              let t_2: f32 = reduce 0.0f32 xs_1 \(x_3: f32) (y_4: f32) : f32 ->
+                  let t_5: f32 = add.f32 x_3 y_4
+                  in t_5
+              in t_2
+
+            def twice [k_0] (xs_1: [k_0]f32) : f32 =
+              let t_2: f32 = call sum xs_1
+              let t_3: f32 = mul.f32 t_2 2.0f32
+              in t_3
+
+            entry main [n_0] (xs_1: [n_0]f32) : f32 =
+              let t_2: f32 = reduce 0.0f32 xs_1 \(x_3: f32) (y_4: f32) : f32 ->
+                  let t_5: f32 = add.f32 x_3 y_4
+                  in t_5
+              let t_6: f32 = mul.f32 t_2 2.0f32
+              in t_6
+        "#]],
+    );
+}
+
 fn check_simplify_inline(src: &str, expect: Expect) {
     let optimised = crate::optimise_core(&compile(src));
     assert_eq!(weft_core::validate(&optimised), Vec::new());

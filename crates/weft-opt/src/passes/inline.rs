@@ -15,16 +15,33 @@ use weft_core::{
 };
 use weft_values::Scalar;
 
-/// Inlines, in every function, every call to a function that holds a combinator
-/// (transitively), until none is left.
+/// Inlines, in every function an entry still calls, every call to a function that holds
+/// a combinator (transitively), until none is left. A function that no entry calls once
+/// the calls are inlined (every call to it was inlined) is left as it is: nothing runs
+/// it, and inlining into it too made a file whose defs call one another in a chain
+/// quadratic (each def would hold the whole chain below it).
 pub fn inline_parallel_calls(program: &Program) -> Program {
     let parallel = parallel_functions(program);
     let mut out = program.clone();
-    for (_, f) in out.functions.iter_mut() {
+    let mut live: FxHashSet<FnId> = program.entries.iter().copied().collect();
+    let mut work: Vec<FnId> = program.entries.clone();
+    while let Some(id) = work.pop() {
+        let f = &mut out.functions[id];
         // Callees are inlined with their own calls still in them; repeat until the
         // function has no call to a parallel function (defs are not recursive, so
         // this ends after as many rounds as the call graph is deep).
         while inline_once(program, &parallel, f) {}
+        // What is still called (functions without combinators, or calls whose sizes
+        // the arguments do not bind) runs too.
+        for block in crate::passes::simplify::reachable_blocks(f) {
+            for stmt in &f.blocks[block].stmts {
+                if let Exp::Call { func, .. } = &f.exps[stmt.exp]
+                    && live.insert(*func)
+                {
+                    work.push(*func);
+                }
+            }
+        }
     }
     out
 }
