@@ -25,7 +25,7 @@ use weft_plan::{Arg, Expr, Input, ParamKind, Step, Var};
 
 use crate::code_lens::test_inputs;
 use crate::diagnostics::{bank_conflict, local_memory_limit, uncoalesced_access};
-use crate::kernels::{Budget, compile_quietly, def_users};
+use crate::kernels::{Budget, def_users};
 use crate::program::file_program;
 
 /// The local memory assumed when a profile does not give its device's: OpenCL's minimum
@@ -171,18 +171,22 @@ impl KernelFacts {
     }
 }
 
-/// The costs of one entry, or `None` when its file has errors, it is not an entry or
-/// the back end refused it. Kept for the last 64 entries read, as
-/// `entry_kernels`.
-#[salsa::tracked(returns(ref), lru = 64)]
-pub(crate) fn entry_costs<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<Arc<EntryCosts>> {
-    let code = crate::program::entry_code(db, entry).as_ref()?;
-    let compiled = compile_quietly(&code.code.program, code.entry, &|_| None).ok()?;
-    let local_args = local_args(&compiled.plan.steps);
+/// The costs of one entry, from its one compilation (`kernels::entry_backend`); `None`
+/// when its file has errors, it is not an entry or the back end refused it.
+pub(crate) fn entry_costs<'db>(db: &'db dyn Db, entry: DefId<'db>) -> &'db Option<Arc<EntryCosts>> {
+    &crate::kernels::entry_backend(db, entry).costs
+}
+
+/// What the editor keeps of a compiled entry's costs.
+pub(crate) fn entry_costs_of(
+    plan: weft_plan::Plan,
+    kernels: &[KernelImp],
+    mut costs: EntryCost,
+) -> EntryCosts {
+    let local_args = local_args(&plan.steps);
     let mut conditions = FxHashMap::default();
-    launch_conditions(&compiled.plan.steps, &mut Vec::new(), &mut conditions);
-    let kernels = compiled
-        .kernels
+    launch_conditions(&plan.steps, &mut Vec::new(), &mut conditions);
+    let kernels = kernels
         .iter()
         .enumerate()
         .map(|(idx, k)| KernelFacts {
@@ -194,9 +198,8 @@ pub(crate) fn entry_costs<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<Arc
             conditions: conditions.remove(&(idx as u32)).unwrap_or_default(),
         })
         .collect();
-    let mut costs = compiled.costs;
-    let host_defs = host_defs(&compiled.plan.steps, &mut costs.names);
-    Some(Arc::new(EntryCosts { costs, kernels, inputs: compiled.plan.inputs, host_defs }))
+    let host_defs = host_defs(&plan.steps, &mut costs.names);
+    EntryCosts { costs, kernels, inputs: plan.inputs, host_defs }
 }
 
 /// For each kernel, the conditions of the host `if`s around its first launch (an

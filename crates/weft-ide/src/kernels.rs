@@ -58,40 +58,71 @@ pub(crate) struct CompileError {
     pub(crate) unsupported: bool,
 }
 
-/// The kernels of one entry (in launch-site order); `None` when its file has no core
-/// program (errors) or `entry` is not one of its entries. Kept for the last 64 entries
-/// read (salsa's `lru`, as `entry_costs` and `entry_regions`): hovers over many entries
-/// do not keep every compiled one (an evicted result is still verified from its
-/// dependencies, and recomputed only when read again).
+/// What the editor keeps of one entry compiled by the back end, from one compilation:
+/// its kernels (or why it cannot be compiled), its costs and its regions. `None`s when
+/// its file has no core program (errors), `entry` is not one of its entries, or (costs
+/// and regions) the back end refused it.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct EntryBackend {
+    pub(crate) kernels: Option<Arc<EntryKernels>>,
+    pub(crate) costs: Option<Arc<crate::costs::EntryCosts>>,
+    pub(crate) regions: Option<Arc<weft_lower::regions::Regions>>,
+}
+
+/// Compiles one entry ([`EntryBackend`]) and keeps it for the last 64 entries read
+/// (salsa's `lru`): hovers over many entries do not keep every compiled one (an
+/// evicted result is still verified from its dependencies, and recomputed only when
+/// read again). The hovers, lenses and performance diagnostics of an entry read one
+/// compilation.
 #[salsa::tracked(returns(ref), lru = 64)]
-pub(crate) fn entry_kernels<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<Arc<EntryKernels>> {
-    let code = entry_code(db, entry).as_ref()?;
-    let kernels = compile_quietly(&code.code.program, code.entry, &|_| None).map(|compiled| {
-        let spaces = compiled.spaces;
-        compiled
-            .kernels
-            .into_iter()
-            .enumerate()
-            .map(|(i, k)| {
-                let ptrs = spaces.kernels.get(i);
-                let spaces = k
-                    .ptr_origins
-                    .iter()
-                    .filter_map(|(ptr, origin)| {
-                        let ptrs = ptrs?;
-                        let space = match ptrs.spaces.get(ptr)? {
-                            weft_lower::aspace::Resolved::Space(s) => s.name().to_owned(),
-                            weft_lower::aspace::Resolved::Generic(set) => format!("generic {set}"),
-                        };
-                        let why = ptrs.why.get(ptr).map(|w| w.join("; ")).unwrap_or_default();
-                        Some((origin.clone(), format!("`{space}` (`{ptr}`) — {why}")))
-                    })
-                    .collect();
-                KernelSummary { name: k.name, origins: k.origins, spaces }
-            })
-            .collect()
-    });
-    Some(Arc::new(kernels))
+pub(crate) fn entry_backend<'db>(db: &'db dyn Db, entry: DefId<'db>) -> EntryBackend {
+    let Some(code) = entry_code(db, entry).as_ref() else { return EntryBackend::default() };
+    let compiled = compile_quietly(&code.code.program, code.entry, &|_| None);
+    let kernels = compiled.as_ref().map(kernel_summaries).map_err(CompileError::clone);
+    let (costs, regions) = match compiled {
+        Ok(Compiled { plan, kernels, costs, regions, .. }) => {
+            let costs = crate::costs::entry_costs_of(plan, &kernels, costs);
+            (Some(Arc::new(costs)), Some(Arc::new(regions)))
+        }
+        Err(_) => (None, None),
+    };
+    EntryBackend { kernels: Some(Arc::new(kernels)), costs, regions }
+}
+
+/// The kernels of one entry (in launch-site order), from [`entry_backend`].
+pub(crate) fn entry_kernels<'db>(
+    db: &'db dyn Db,
+    entry: DefId<'db>,
+) -> &'db Option<Arc<EntryKernels>> {
+    &entry_backend(db, entry).kernels
+}
+
+/// Per kernel of a compiled entry: its name, the source expressions it computes and
+/// the address spaces of what it materialises.
+fn kernel_summaries(compiled: &Compiled) -> Vec<KernelSummary> {
+    let spaces = &compiled.spaces;
+    compiled
+        .kernels
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let ptrs = spaces.kernels.get(i);
+            let spaces = k
+                .ptr_origins
+                .iter()
+                .filter_map(|(ptr, origin)| {
+                    let ptrs = ptrs?;
+                    let space = match ptrs.spaces.get(ptr)? {
+                        weft_lower::aspace::Resolved::Space(s) => s.name().to_owned(),
+                        weft_lower::aspace::Resolved::Generic(set) => format!("generic {set}"),
+                    };
+                    let why = ptrs.why.get(ptr).map(|w| w.join("; ")).unwrap_or_default();
+                    Some((origin.clone(), format!("`{space}` (`{ptr}`) — {why}")))
+                })
+                .collect();
+            KernelSummary { name: k.name.clone(), origins: k.origins.clone(), spaces }
+        })
+        .collect()
 }
 
 /// Why the back end cannot compile `entry`, if it cannot: the lowering alone
@@ -521,7 +552,7 @@ entry g (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
         db.take_log()
             .into_iter()
             .filter(|e| {
-                ["entry_kernels(", "entry_code(", "def_users("].iter().any(|q| e.starts_with(q))
+                ["entry_backend(", "entry_code(", "def_users("].iter().any(|q| e.starts_with(q))
             })
             .collect()
     }
@@ -549,10 +580,28 @@ entry g (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
             all_kernels(db, file);
             all_kernels(db, file);
         });
-        let compiled = queries.iter().filter(|q| q.starts_with("entry_kernels(")).count();
+        let compiled = queries.iter().filter(|q| q.starts_with("entry_backend(")).count();
         assert_eq!(compiled, 1, "{queries:?}");
         let middle_ends = queries.iter().filter(|q| q.starts_with("entry_code(")).count();
         assert_eq!(middle_ends, 1, "{queries:?}");
+    }
+
+    /// An entry's kernels, costs and regions (what hovers, lenses and the performance
+    /// diagnostics read) come from one compilation of it.
+    #[test]
+    fn kernels_costs_and_regions_come_from_one_compilation() {
+        let mut db = RootDatabase::default();
+        let file = db.set_file("main.weft", SRC);
+        db.enable_log();
+        for loc in weft_hir::item_tree(&db, file).defs.iter() {
+            let entry = DefId::new(&db, loc.clone());
+            assert!(crate::costs::entry_costs(&db, entry).is_some());
+            assert!(super::entry_kernels(&db, entry).is_some());
+            assert!(crate::regions::entry_regions(&db, entry).is_some());
+        }
+        let log = db.take_log();
+        let compiled = log.iter().filter(|q| q.starts_with("entry_backend(")).count();
+        assert_eq!(compiled, 2, "{log:#?}");
     }
 
     /// Kernels compiled for hovers are evicted: after 70 entries were read, a new
@@ -573,9 +622,9 @@ entry g (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
             DefId::new(&db, loc)
         };
         assert!(super::entry_kernels(&db, entry("e69")).is_some());
-        assert!(db.take_log().iter().all(|q| !q.starts_with("entry_kernels(")));
+        assert!(db.take_log().iter().all(|q| !q.starts_with("entry_backend(")));
         assert!(super::entry_kernels(&db, entry("e0")).is_some());
         let log = db.take_log();
-        assert!(log.iter().any(|q| q.starts_with("entry_kernels(")), "{log:?}");
+        assert!(log.iter().any(|q| q.starts_with("entry_backend(")), "{log:?}");
     }
 }

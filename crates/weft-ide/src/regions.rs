@@ -15,16 +15,12 @@ use weft_hir::{Db, DefId, DefLoc, ExprId, RootDatabase};
 use weft_lower::regions::{Direction, Region, RegionKind, Regions, World};
 
 use crate::classify::{Definition, search_scope};
-use crate::kernels::{Budget, compile_quietly, def_users};
+use crate::kernels::{Budget, def_users};
 
-/// The regions of one entry, or `None` when its file has errors, it is not an entry or
-/// the back end refused it. Kept for the last 64 entries read, as
-/// `entry_kernels`.
-#[salsa::tracked(returns(ref), lru = 64)]
-pub(crate) fn entry_regions<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<Arc<Regions>> {
-    let code = crate::program::entry_code(db, entry).as_ref()?;
-    let compiled = compile_quietly(&code.code.program, code.entry, &|_| None).ok()?;
-    Some(Arc::new(compiled.regions))
+/// The regions of one entry, from its one compilation (`kernels::entry_backend`); `None`
+/// when its file has errors, it is not an entry or the back end refused it.
+pub(crate) fn entry_regions<'db>(db: &'db dyn Db, entry: DefId<'db>) -> &'db Option<Arc<Regions>> {
+    &crate::kernels::entry_backend(db, entry).regions
 }
 
 /// A region found for a binding, with its entry's regions (for its transfers).
