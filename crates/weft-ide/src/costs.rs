@@ -822,7 +822,10 @@ pub(crate) fn perf_diagnostics_within(
         None => true,
     };
     // Entries compiled here anyway: what the back end cannot compile is reported too.
-    let mut out = crate::diagnostics::backend_unsupported(db, file, &within_budget);
+    let mut out = crate::diagnostics::backend_unsupported(db, file, &|entry| {
+        let compiled = within_budget(entry.loc(db));
+        compiled.then(|| crate::kernels::compiled_entry_error(db, entry)).flatten()
+    });
     type Cause = (weft_syntax::TextRange, &'static str, Option<String>);
     let mut seen: Vec<(Cause, Vec<weft_hir::Name>)> = Vec::new();
     for loc in weft_hir::item_tree(db, file).defs.iter() {

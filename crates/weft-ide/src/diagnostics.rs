@@ -268,7 +268,9 @@ pub fn layout_diagnostics(db: &dyn Db, file: SourceFile) -> &[Diagnostic] {
 /// publishes it on every edit): `weft check` adds these, and the language server sends
 /// them with the performance diagnostics, which compile entries anyway.
 pub fn backend_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
-    backend_unsupported::backend_unsupported(db, file, &|_| true)
+    backend_unsupported::backend_unsupported(db, file, &|entry| {
+        crate::kernels::entry_compile_error(db, entry).clone()
+    })
 }
 
 pub(crate) use backend_unsupported::backend_unsupported;
@@ -389,6 +391,27 @@ entry fine (xs: [n]f32) : f32 = reduce (+) 0f32 xs
             warning[backend-unsupported] `reduce (\x y -> if x[0] >= y[0] then x else y) a[0] a`: entry `pick_row`: the OpenCL backend does not support a reduction or scan whose elements are arrays yet
         "#]]
         .assert_eq(&out);
+    }
+
+    /// `weft check` compiles every entry for the `backend-unsupported` warning: each
+    /// entry's program and code are made and dropped, not memoized (a file of thousands
+    /// of entries kept them all), and only the error is kept.
+    #[test]
+    fn backend_warnings_keep_no_entry_code() {
+        let src = "entry a (xs: [n]f32) : [n]f32 = map (\\x -> x + 1f32) xs\n\
+                   entry b (zs: [n]f32) : [n]f32 = (replicate 2 zs)[1]\n";
+        let mut db = weft_hir::RootDatabase::default();
+        let file = db.set_file("main.weft", src);
+        db.enable_log();
+        let warnings = super::backend_diagnostics(&db, file);
+        let log = db.take_log();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        let checked = log.iter().filter(|q| q.starts_with("entry_compile_error(")).count();
+        assert_eq!(checked, 2, "{log:#?}");
+        assert!(
+            log.iter().all(|q| !q.starts_with("entry_code(") && !q.starts_with("entry_program(")),
+            "{log:#?}"
+        );
     }
 
     #[test]

@@ -127,15 +127,30 @@ fn kernel_summaries(compiled: &Compiled) -> Vec<KernelSummary> {
 
 /// Why the back end cannot compile `entry`, if it cannot: the lowering alone
 /// (`weft_lower::check_entry`), without the address spaces, costs and OpenCL text that
-/// [`entry_kernels`] also makes. `None` when it compiles, its file has no core program
+/// [`entry_backend`] also makes. `None` when it compiles, its file has no core program
 /// or `entry` is not one of its entries. For the `backend-unsupported` warning, which
-/// `weft check` computes for every entry of a file.
+/// `weft check` computes for every entry of a file: the entry's program and its code
+/// are made here and dropped (only the error is kept), so checking a file of many
+/// entries does not keep every entry's code.
 #[salsa::tracked(returns(ref))]
 pub(crate) fn entry_compile_error<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<CompileError> {
-    let code = entry_code(db, entry).as_ref()?;
-    let program = &code.code.program;
-    catch_backend(|| weft_lower::check_entry(program, code.entry, weft_lower::Options::default()))
+    let loc = entry.loc(db);
+    let program = file_program(db, loc.file).as_ref()?;
+    let id = program.entries.iter().copied().find(|&id| program.functions[id].def == *loc)?;
+    let (program, id) = program.restricted_to_entry(id);
+    let code = crate::program::middle_end(&program)?;
+    catch_backend(|| weft_lower::check_entry(&code.program, id, weft_lower::Options::default()))
         .err()
+}
+
+/// Why the back end cannot compile `entry`, from its compilation for the editor
+/// ([`entry_backend`]: the same lowering, so the same error), for the entries that
+/// compiles anyway.
+pub(crate) fn compiled_entry_error(db: &dyn Db, entry: DefId<'_>) -> Option<CompileError> {
+    match entry_kernels(db, entry).as_deref()? {
+        Ok(_) => None,
+        Err(error) => Some(error.clone()),
+    }
 }
 
 /// For every def (and entry) of any file, the entries of a file whose code it is part

@@ -73,11 +73,16 @@ pub(crate) struct EntryCode {
 #[salsa::tracked(returns(ref), lru = 64)]
 pub(crate) fn entry_code<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<Arc<EntryCode>> {
     let (program, entry) = entry_program(db, entry).as_ref()?;
+    middle_end(program).map(|code| Arc::new(EntryCode { code, entry: *entry }))
+}
+
+/// `program` through the middle end at an unknown GPU's thresholds; `None` when the
+/// middle end panics.
+pub(crate) fn middle_end(program: &Program) -> Option<CodeProgram> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         weft_opt::code_program(program, &weft_opt::Settings::default())
     }))
     .ok()
-    .map(|code| Arc::new(EntryCode { code, entry: *entry }))
 }
 
 /// The entries of `file` whose definitions have no errors; `None` when there are none.

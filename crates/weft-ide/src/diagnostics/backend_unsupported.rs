@@ -4,7 +4,7 @@
 
 use weft_hir::{Db, DefId, Severity, SourceFile};
 
-use crate::kernels::entry_compile_error;
+use crate::kernels::CompileError;
 use crate::program::file_program;
 
 // Diagnostic: backend-unsupported
@@ -14,20 +14,23 @@ use crate::program::file_program;
 // a reduction whose elements are arrays, ...): `weft run --backend interp` runs it,
 // `weft run` on a device says the same thing with the same position. A construct in an
 // imported def is reported on the entry's name.
+
+/// The warnings of `file`'s entries: `error_of` says why an entry cannot be compiled, if
+/// it cannot (and `None` for an entry not to check).
 pub(crate) fn backend_unsupported(
     db: &dyn Db,
     file: SourceFile,
-    wanted: &dyn Fn(&weft_hir::DefLoc) -> bool,
+    error_of: &dyn Fn(DefId<'_>) -> Option<CompileError>,
 ) -> Vec<crate::Diagnostic> {
     let Some(program) = file_program(db, file) else { return Vec::new() };
     let mut out: Vec<crate::Diagnostic> = Vec::new();
     for &entry in &program.entries {
         let def = &program.functions[entry].def;
-        if def.file != file || !wanted(def) {
+        if def.file != file {
             continue;
         }
         let entry_id = DefId::new(db, def.clone());
-        let Some(error) = entry_compile_error(db, entry_id) else { continue };
+        let Some(error) = error_of(entry_id) else { continue };
         if !error.unsupported {
             continue;
         }
