@@ -409,7 +409,8 @@ entry fine (xs: [n]f32) : f32 = reduce (+) 0f32 xs
         let checked = log.iter().filter(|q| q.starts_with("entry_compile_error(")).count();
         assert_eq!(checked, 2, "{log:#?}");
         assert!(
-            log.iter().all(|q| !q.starts_with("entry_code(") && !q.starts_with("entry_program(")),
+            log.iter()
+                .all(|q| !q.starts_with("entry_backend(") && !q.starts_with("entry_program(")),
             "{log:#?}"
         );
     }

@@ -65,15 +65,14 @@ pub(crate) struct EntryCode {
 /// compiles it, at an unknown GPU's thresholds; and the source expressions inside its
 /// versions (a strategy picked at run time). Per entry, not per file: the middle end
 /// inlines the calls of an entry into it, so a file's program costs the sum of its
-/// entries' (quadratic where each entry calls the defs before it), and an edit in a def
-/// recompiles only the entries that run it. `None` when the entry has no program, or
-/// the middle end panics (a compiler bug: the features that need code stay silent
-/// rather than show another program's). Kept for the last 64 entries read, as the
-/// results compiled from it (`entry_kernels`).
-#[salsa::tracked(returns(ref), lru = 64)]
-pub(crate) fn entry_code<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<Arc<EntryCode>> {
+/// entries'. `None` when the entry has no program, or the middle end panics (a compiler
+/// bug: the features that need code stay silent rather than show another program's).
+/// Not memoized: what the editor keeps of an entry is compiled from it
+/// (`kernels::entry_backend`, which re-runs only when the entry's program changes), and
+/// the code itself, as large as the entry once its calls are inlined, is dropped.
+pub(crate) fn entry_code(db: &dyn Db, entry: DefId<'_>) -> Option<EntryCode> {
     let (program, entry) = entry_program(db, entry).as_ref()?;
-    middle_end(program).map(|code| Arc::new(EntryCode { code, entry: *entry }))
+    middle_end(program).map(|code| EntryCode { code, entry: *entry })
 }
 
 /// `program` through the middle end at an unknown GPU's thresholds; `None` when the

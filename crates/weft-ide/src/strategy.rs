@@ -104,9 +104,7 @@ fn chosen_levels(db: &RootDatabase, data: &DefData) -> Vec<(ExprId, Level)> {
             continue;
         };
         let id = weft_hir::DefId::new(db, loc.clone());
-        if let Some(code) = crate::program::entry_code(db, id).as_ref() {
-            versioned.extend(code.code.versioned.iter());
-        }
+        versioned.extend(crate::kernels::entry_backend(db, id).versioned.iter());
     }
     let mut by_expr: FxHashMap<ExprId, Vec<&KernelUse>> = FxHashMap::default();
     for use_ in &uses {
