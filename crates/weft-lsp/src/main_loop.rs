@@ -195,13 +195,17 @@ impl Owner {
     }
 
     fn apply(&mut self, change: Change, edited: Option<String>) {
+        // The quiet time runs from the edit, not from the end of applying it: a new
+        // revision frees what the last one replaced (a big file's layout, say), which
+        // takes milliseconds the user would otherwise wait twice.
+        let edited_at = Instant::now();
         self.generation.fetch_add(1, Ordering::SeqCst);
         self.host.apply_change(change);
         if let Some(path) = edited {
             self.edited.retain(|p| *p != path);
             self.edited.insert(0, path);
         }
-        self.diagnostics_due = Some(Instant::now() + self.config.diagnostics_delay);
+        self.diagnostics_due = Some(edited_at + self.config.diagnostics_delay);
     }
 
     /// Every `.weft` file under the root; open documents win over the disk.

@@ -28,15 +28,25 @@ pub struct LexError {
 
 /// Splits `text` into tokens. The lengths sum to `text.len()`.
 pub fn tokenize(text: &str) -> (Vec<Token>, Vec<LexError>) {
-    let mut lexer = Lexer { text, pos: 0, tokens: Vec::new(), errors: Vec::new() };
-    lexer.run();
-    (lexer.tokens, lexer.errors)
+    let mut tokens = Vec::new();
+    let errors = lex(text, |token| tokens.push(token));
+    (tokens, errors)
 }
 
-struct Lexer<'a> {
+/// Gives each token of `text` to `emit`, in order, without keeping them (a file's
+/// declarations are found on every edit: `split.rs`); returns the errors.
+pub(crate) fn lex(text: &str, emit: impl FnMut(Token)) -> Vec<LexError> {
+    let mut lexer = Lexer { text, pos: 0, previous: None, emit, errors: Vec::new() };
+    lexer.run();
+    lexer.errors
+}
+
+struct Lexer<'a, F: FnMut(Token)> {
     text: &'a str,
     pos: usize,
-    tokens: Vec<Token>,
+    /// The kind of the last token emitted.
+    previous: Option<SyntaxKind>,
+    emit: F,
     errors: Vec<LexError>,
 }
 
@@ -48,7 +58,7 @@ fn is_ident_continue(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '_' || c == '\''
 }
 
-impl Lexer<'_> {
+impl<F: FnMut(Token)> Lexer<'_, F> {
     fn rest(&self) -> &str {
         &self.text[self.pos..]
     }
@@ -59,7 +69,8 @@ impl Lexer<'_> {
 
     fn push(&mut self, kind: SyntaxKind, len: usize) {
         let len = TextSize::try_from(len).expect("invariant: source length fits in u32");
-        self.tokens.push(Token { kind, len });
+        (self.emit)(Token { kind, len });
+        self.previous = Some(kind);
         self.pos += usize::from(len);
     }
 
@@ -69,7 +80,7 @@ impl Lexer<'_> {
     }
 
     fn previous_is_adjacent_dot(&self) -> bool {
-        self.tokens.last().is_some_and(|t| t.kind == DOT)
+        self.previous == Some(DOT)
     }
 
     fn run(&mut self) {

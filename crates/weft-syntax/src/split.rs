@@ -23,7 +23,7 @@ use text_size::{TextRange, TextSize};
 
 use crate::SyntaxKind::*;
 use crate::event::n_attached_comments;
-use crate::lexer::tokenize;
+use crate::lexer::{Token, lex};
 
 /// One top-level declaration's stretch of a file: the declaration with the comments
 /// attached to it, then the trivia and any stray tokens up to the next declaration
@@ -47,21 +47,21 @@ impl ItemSpan {
 /// The stretches of `text`'s declarations, in order, covering all of it (one empty
 /// stretch for an empty text).
 pub fn split_items(text: &str) -> Vec<ItemSpan> {
-    let (tokens, _) = tokenize(text);
     // Where each stretch starts, and the end of the keyword of each after the first.
     let mut starts = vec![TextSize::from(0)];
     let mut keyword_ends = Vec::new();
     let mut offset = TextSize::from(0);
-    let mut run_start = 0;
+    // The trivia since the last other token, and where they start.
+    let mut run: Vec<Token> = Vec::new();
     let mut run_offset = offset;
-    for (idx, token) in tokens.iter().enumerate() {
+    lex(text, |token| {
         if token.kind.is_trivia() {
+            run.push(token);
             offset += token.len;
-            continue;
+            return;
         }
         if matches!(token.kind, DEF_KW | ENTRY_KW | TYPE_KW | IMPORT_KW) {
-            let run = &tokens[run_start..idx];
-            let n_attached = n_attached_comments(text, run, run_offset);
+            let n_attached = n_attached_comments(text, &run, run_offset);
             let attached: TextSize = run[run.len() - n_attached..].iter().map(|t| t.len).sum();
             let start = offset - attached;
             if start > TextSize::from(0) {
@@ -70,9 +70,9 @@ pub fn split_items(text: &str) -> Vec<ItemSpan> {
             }
         }
         offset += token.len;
-        run_start = idx + 1;
+        run.clear();
         run_offset = offset;
-    }
+    });
     let end = TextSize::of(text);
     keyword_ends.push(end);
     let mut spans = Vec::with_capacity(starts.len());
