@@ -113,6 +113,10 @@ impl Default for CostConfig {
 /// The costs of one entry and what the editor needs to map them to source.
 #[derive(Debug, PartialEq)]
 pub(crate) struct EntryCosts {
+    /// The launches' costs over the entry's sizes and its transfers; without the costs
+    /// of each kernel over its own parameters (`EntryCost::kernels` is empty here: only
+    /// `weft dump --ir costs` prints them, and they were half of what a compiled entry
+    /// kept).
     pub(crate) costs: EntryCost,
     pub(crate) kernels: Vec<KernelFacts>,
     pub(crate) inputs: Vec<Input>,
@@ -199,6 +203,7 @@ pub(crate) fn entry_costs_of(
         })
         .collect();
     let host_defs = host_defs(&plan.steps, &mut costs.names);
+    costs.kernels = Vec::new();
     EntryCosts { costs, kernels, inputs: plan.inputs, host_defs }
 }
 
