@@ -29,7 +29,8 @@ pub use crate::ir::{
     Origin, Program, Space, Stmt, Type, UnOp, Var, VarId, VarKind,
 };
 pub use crate::lower::{
-    BlockedEntry, CheckedEntries, CheckedFile, ElabError, lower_entries, lower_file,
+    BlockedEntry, CheckedEntries, CheckedFile, ElabError, ElabFunction, ElabSignature, FnKey,
+    elab_function, elab_signature, lower_entries, lower_entry, lower_file,
 };
 pub use crate::operators::{
     CommutativeOp, componentwise_operators, is_commutative, scalar_operator,

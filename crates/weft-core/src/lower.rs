@@ -231,7 +231,7 @@ impl ErrorWalk<'_> {
 
 /// A construct that elaboration does not support (a compiler limitation, not a user
 /// error the checker should have caught), with where it is.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, salsa::SalsaValue)]
 #[error("{message}")]
 pub struct ElabError {
     pub message: String,
@@ -254,19 +254,112 @@ pub fn lower_entries(db: &dyn Db, checked: &CheckedEntries) -> Result<Program> {
     lower_defs(db, checked.entries.clone())
 }
 
+/// Elaborates one entry of a file whose definitions have no errors, with the functions it
+/// calls: the part of [`lower_entries`]'s program that it runs, elaborated from the
+/// same memoized functions ([`elab_function`]). `None` when `entry` is not one of the
+/// checked entries.
+pub fn lower_entry(
+    db: &dyn Db,
+    checked: &CheckedEntries,
+    entry: &DefLoc,
+) -> Option<Result<Program>> {
+    checked.entries.contains(entry).then(|| lower_defs(db, vec![entry.clone()]))
+}
+
 fn lower_defs(db: &dyn Db, entries: Vec<DefLoc>) -> Result<Program> {
+    let mut program = Program::default();
+    let mut placed: FxHashMap<FnKey<'_>, FnId> = FxHashMap::default();
+    for loc in entries {
+        let id = place(db, FnKey::new(db, loc, Vec::new()), &mut program, &mut placed)?;
+        program.entries.push(id);
+    }
+    Ok(program)
+}
+
+/// Adds `root` and the functions it calls to `program` unless they are there: callees
+/// before their callers, in the order of their first calls (the order in which one
+/// elaboration of the whole program would make them), with an explicit stack (call
+/// chains can be thousands of defs deep).
+fn place<'db>(
+    db: &'db dyn Db,
+    root: FnKey<'db>,
+    program: &mut Program,
+    placed: &mut FxHashMap<FnKey<'db>, FnId>,
+) -> Result<FnId> {
+    let mut stack = vec![(root, false)];
+    while let Some((key, expanded)) = stack.pop() {
+        if placed.contains_key(&key) {
+            continue;
+        }
+        let elaborated = elab_function(db, key).as_ref().map_err(ElabError::clone)?;
+        if !expanded {
+            stack.push((key, true));
+            stack.extend(elaborated.callees.iter().rev().map(|&callee| (callee, false)));
+            continue;
+        }
+        let mut function = elaborated.function.clone();
+        for (_, exp) in function.exps.iter_mut() {
+            if let Exp::Call { func, .. } = exp {
+                let callee = elaborated.callees[func.into_raw().into_u32() as usize];
+                *func = *placed.get(&callee).expect("invariant: callees are placed first");
+            }
+        }
+        placed.insert(key, program.functions.alloc(function));
+    }
+    Ok(*placed.get(&root).expect("invariant: the root is placed last"))
+}
+
+/// A function of the core IR: a def for one instance of its type parameters.
+#[salsa::interned(debug)]
+pub struct FnKey {
+    #[returns(ref)]
+    pub def: DefLoc,
+    #[returns(ref)]
+    pub type_args: Vec<Type>,
+}
+
+/// One function elaborated on its own ([`elab_function`]). Its calls name their callees
+/// by index in `callees` (`Exp::Call`'s `func` is that index), so it is the same
+/// whatever program it ends up in; [`lower_entries`] and [`lower_entry`] place it and
+/// renumber the calls.
+#[derive(Debug, PartialEq, salsa::SalsaValue)]
+pub struct ElabFunction<'db> {
+    pub function: Function,
+    /// The functions it calls, in the order of their first calls.
+    pub callees: Vec<FnKey<'db>>,
+}
+
+/// What a caller of a function needs: its parameters with their types, and its result
+/// type. Kept apart from [`elab_function`] so that an edit inside a def's body, which
+/// changes its function but not this, re-elaborates no caller.
+#[derive(Debug, PartialEq)]
+pub struct ElabSignature {
+    pub params: Vec<(VarId, Type)>,
+    pub ret: Type,
+}
+
+/// Elaborates one function (a salsa query): an edit inside a def re-elaborates its
+/// functions only, and the program of an entry or a file is put together from these.
+#[salsa::tracked(returns(ref))]
+pub fn elab_function<'db>(db: &'db dyn Db, key: FnKey<'db>) -> Result<Arc<ElabFunction<'db>>> {
     let mut elab = Elab {
         db,
-        program: Program::default(),
-        cache: FxHashMap::default(),
+        callees: Vec::new(),
+        callee_ids: FxHashMap::default(),
         f: FnBuilder::default(),
         origin: None,
     };
-    for loc in entries {
-        let id = elab.build_function(&loc, Vec::new())?;
-        elab.program.entries.push(id);
-    }
-    Ok(elab.program)
+    let function = elab.build_function(key.def(db), key.type_args(db).clone())?;
+    Ok(Arc::new(ElabFunction { function, callees: elab.callees }))
+}
+
+/// [`ElabSignature`] of a function.
+#[salsa::tracked(returns(ref))]
+pub fn elab_signature<'db>(db: &'db dyn Db, key: FnKey<'db>) -> Result<Arc<ElabSignature>> {
+    let elaborated = elab_function(db, key).as_ref().map_err(ElabError::clone)?;
+    let f = &elaborated.function;
+    let params = f.params.iter().map(|&p| (p, f.vars[p].ty.clone())).collect();
+    Ok(Arc::new(ElabSignature { params, ret: f.ret.clone() }))
 }
 
 type Result<T> = std::result::Result<T, ElabError>;
@@ -337,8 +430,10 @@ struct FnBuilder {
 
 struct Elab<'db> {
     db: &'db dyn Db,
-    program: Program,
-    cache: FxHashMap<(DefLoc, Vec<Type>), FnId>,
+    /// The functions the function being elaborated calls, in the order of first calls;
+    /// a call's `func` is an index here.
+    callees: Vec<FnKey<'db>>,
+    callee_ids: FxHashMap<FnKey<'db>, FnId>,
     f: FnBuilder,
     origin: Option<Origin>,
 }
@@ -389,7 +484,7 @@ fn contains_array(ty: &Type) -> bool {
     }
 }
 
-impl Elab<'_> {
+impl<'db> Elab<'db> {
     // ---- building blocks -------------------------------------------------------------
 
     fn new_var(&mut self, name: &str, ty: Type) -> VarId {
@@ -530,11 +625,8 @@ impl Elab<'_> {
 
     // ---- functions -------------------------------------------------------------------
 
-    fn build_function(&mut self, loc: &DefLoc, type_args: Vec<Type>) -> Result<FnId> {
-        let key = (loc.clone(), type_args.clone());
-        if let Some(&id) = self.cache.get(&key) {
-            return Ok(id);
-        }
+    /// The function of `loc` at `type_args`, elaborated into `self.f` (which is empty).
+    fn build_function(&mut self, loc: &DefLoc, type_args: Vec<Type>) -> Result<Function> {
         let db = self.db;
         let def = DefId::new(db, loc.clone());
         let scheme = weft_hir::def_scheme(db, def);
@@ -601,9 +693,20 @@ impl Elab<'_> {
             blocks: built.blocks,
             origins: built.origins,
         };
-        let id = self.program.functions.alloc(function);
-        self.cache.insert(key, id);
-        Ok(id)
+        Ok(function)
+    }
+
+    /// The id a call in the function being elaborated gives `callee`: its index among the
+    /// function's callees.
+    fn callee_id(&mut self, callee: FnKey<'db>) -> FnId {
+        if let Some(&id) = self.callee_ids.get(&callee) {
+            return id;
+        }
+        let idx = u32::try_from(self.callees.len()).expect("invariant: fewer than 2^32 callees");
+        let id = FnId::from_raw(idx.into());
+        self.callees.push(callee);
+        self.callee_ids.insert(callee, id);
+        id
     }
 
     fn call_def(
@@ -620,7 +723,9 @@ impl Elab<'_> {
         if higher_order || type_args.iter().any(contains_array) {
             return self.inline_def(loc, scheme, type_args, args);
         }
-        let func = self.build_function(loc, type_args.to_vec())?;
+        let callee = FnKey::new(db, loc.clone(), type_args.to_vec());
+        let signature = elab_signature(db, callee).as_ref().map_err(ElabError::clone)?;
+        let func = self.callee_id(callee);
         let mut atoms = Vec::new();
         for arg in args {
             match arg {
@@ -632,12 +737,7 @@ impl Elab<'_> {
         }
         // The result type in the caller's sizes: bind the callee's size variables from
         // the argument types.
-        let (callee_params, callee_ret) = {
-            let f = &self.program.functions[func];
-            let params: Vec<(VarId, Type)> =
-                f.params.iter().map(|&p| (p, f.vars[p].ty.clone())).collect();
-            (params, f.ret.clone())
-        };
+        let (callee_params, callee_ret) = (&signature.params, &signature.ret);
         let mut map: FxHashMap<VarId, CoreSize> = FxHashMap::default();
         for ((param, param_ty), &atom) in callee_params.iter().zip(&atoms) {
             if param_ty == &Type::Scalar(ScalarTy::I64) {
@@ -646,7 +746,7 @@ impl Elab<'_> {
             let arg_ty = self.atom_ty(atom);
             bind_dims(param_ty, &arg_ty, &mut map);
         }
-        let ret = self.rename_sizes(&callee_ret, &mut map);
+        let ret = self.rename_sizes(callee_ret, &mut map);
         Ok(Binding::Val(self.emit(Exp::Call { func, args: atoms }, ret)))
     }
 

@@ -77,6 +77,28 @@ entry sq (xs: [n]f32) : f32 = dot xs xs
     );
 }
 
+/// Functions are elaborated each on its own (a salsa query), so an edit inside one def
+/// re-elaborates its function alone: its callers read only its signature, which the
+/// edit left as it was. The program put together again is the edited one.
+#[test]
+fn an_edit_in_one_def_re_elaborates_its_function_alone() {
+    let src = "def half (x: f32) : f32 = x / 2f32\n\
+               def twice (x: f32) : f32 = half x * 4f32\n\
+               entry main (x: f32) : f32 = twice x + half x\n";
+    let mut db = RootDatabase::default();
+    let file = db.set_file("test.weft", src);
+    let checked = CheckedFile::new(&db, file).expect("no errors");
+    let _ = lower_file(&db, checked).expect("elaborates");
+    db.enable_log();
+    let file = db.set_file("test.weft", &src.replace("4f32", "5f32"));
+    let checked = CheckedFile::new(&db, file).expect("no errors");
+    let program = lower_file(&db, checked).expect("elaborates");
+    let log = db.take_log();
+    let elaborated: Vec<&String> = log.iter().filter(|q| q.starts_with("elab_function(")).collect();
+    assert_eq!(elaborated.len(), 1, "{log:#?}");
+    assert!(pretty_program(&program).contains("mul.f32 t_1 5.0f32"));
+}
+
 #[test]
 fn an_entry_restricted_program_keeps_only_what_it_calls() {
     let (_, program) = program(
