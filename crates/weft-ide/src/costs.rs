@@ -26,7 +26,6 @@ use weft_plan::{Arg, Expr, Input, ParamKind, Step, Var};
 use crate::code_lens::test_inputs;
 use crate::diagnostics::{bank_conflict, local_memory_limit, uncoalesced_access};
 use crate::kernels::{Budget, def_users};
-use crate::program::file_program;
 
 /// The local memory assumed when a profile does not give its device's: OpenCL's minimum
 /// for a full profile device (`CL_DEVICE_LOCAL_MEM_SIZE` ≥ 32 KiB).
@@ -314,11 +313,7 @@ const MAX_CONDITION_CHARS: usize = 48;
 
 /// The entry named `entry` of `file`.
 fn entry_loc(db: &RootDatabase, file: SourceFile, entry: &str) -> Option<DefLoc> {
-    weft_hir::item_tree(db, file)
-        .defs
-        .iter()
-        .find(|l| l.kind == DefKind::Entry && l.name.as_str() == entry)
-        .cloned()
+    crate::program::entry_named(db, file, entry)
 }
 
 /// The variables a single `Let` of the plan defines, with their values substituted in
@@ -818,7 +813,7 @@ pub(crate) fn perf_diagnostics_within(
 ) -> Vec<crate::Diagnostic> {
     // Performance diagnostics point at source expressions through origins, which the
     // APL front end does not record.
-    if crate::apl::is_apl(file.path(db)) || file_program(db, file).is_none() {
+    if crate::apl::is_apl(file.path(db)) || !crate::program::has_entry_programs(db, file) {
         return Vec::new();
     }
     let users = def_users(db, file);
@@ -1126,7 +1121,7 @@ pub(crate) fn predictions(
     config: &CostConfig,
 ) -> Vec<(weft_syntax::TextRange, String)> {
     let Some(file) = db.file(path) else { return Vec::new() };
-    if file_program(db, file).is_none() {
+    if !crate::program::has_entry_programs(db, file) {
         return Vec::new();
     }
     let users = def_users(db, file);

@@ -10,8 +10,8 @@
 use weft_hir::{DefKind, RootDatabase};
 
 use crate::code_lens::test_inputs;
-use crate::kernels::{compile_entry, entry_id};
-use crate::program::{blocked_entry, file_program};
+use crate::kernels::compile_entry;
+use crate::program::{blocked_entry, entry_named, entry_program};
 
 /// An entry compiled for a run.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,13 +63,12 @@ pub(crate) fn entry_input(
         .iter()
         .find(|loc| loc.kind == DefKind::Entry && loc.name.as_str() == entry)
         .cloned();
-    let program = file_program(db, file);
-    let Some((program, id)) = program.as_ref().and_then(|p| Some((p, entry_id(p, entry)?))) else {
+    let program = entry_named(db, file, entry)
+        .and_then(|loc| entry_program(db, weft_hir::DefId::new(db, loc)).clone());
+    let Some((program, id)) = program else {
         return Err(match loc.as_ref().and_then(|loc| blocked_entry(db, loc)) {
             Some(why) => format!("cannot run `{entry}`: {why}"),
-            None if program.is_none() && loc.is_some() => {
-                format!("`{entry}` cannot be elaborated (see `weft run`)")
-            }
+            None if loc.is_some() => format!("`{entry}` cannot be elaborated (see `weft run`)"),
             None => format!("no entry `{entry}` in `{path}`"),
         });
     };

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use la_arena::ArenaMap;
 use rustc_hash::{FxHashMap, FxHashSet};
-use weft_core::{FnId, Origin, Program};
+use weft_core::{FnId, FnKey, Origin, Program};
 use weft_hir::{
     Body, Builtin, Db, DefId, DefLoc, Expr, ExprId, Level, Resolution, RootDatabase, SourceFile,
 };
@@ -144,10 +144,7 @@ fn kernel_summaries(compiled: &Compiled) -> Vec<KernelSummary> {
 /// entries does not keep every entry's code.
 #[salsa::tracked(returns(ref))]
 pub(crate) fn entry_compile_error<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<CompileError> {
-    let loc = entry.loc(db);
-    let program = file_program(db, loc.file).as_ref()?;
-    let id = program.entries.iter().copied().find(|&id| program.functions[id].def == *loc)?;
-    let (program, id) = program.restricted_to_entry(id);
+    let (program, id) = crate::program::lower_one_entry(db, entry.loc(db))?;
     let code = crate::program::middle_end(&program)?;
     catch_backend(|| weft_lower::check_entry(&code.program, id, weft_lower::Options::default()))
         .err()
@@ -186,25 +183,26 @@ impl DefUsers {
     }
 }
 
-/// The entries of `file` that use each def, from its core program (position-independent
-/// like it); empty when the file has errors.
+/// The entries of `file` that use each def, from its functions (position-independent
+/// like them, and from their summaries, [`fn_summary`], so that an edit inside a def's
+/// body leaves it as it was); empty when the file has errors.
 #[salsa::tracked(returns(ref))]
 pub(crate) fn def_users(db: &dyn Db, file: SourceFile) -> Arc<DefUsers> {
     let mut users = DefUsers::default();
-    let Some(program) = file_program(db, file) else { return Arc::new(users) };
-    let sizes = inlined_sizes(program);
-    for &entry in &program.entries {
+    let entries: Vec<(DefLoc, u64, FxHashSet<DefLoc>)> = if crate::apl::is_apl(file.path(db)) {
+        let Some(program) = file_program(db, file) else { return Arc::new(users) };
+        program_entry_uses(program)
+    } else {
+        let Some(checked) = crate::program::checked_entries(db, file) else {
+            return Arc::new(users);
+        };
+        function_entry_uses(db, checked.entries())
+    };
+    for (entry, size, defs) in entries {
         let Ok(entry_idx) = u32::try_from(users.entries.len()) else { break };
-        let size = sizes.get(&entry).copied().unwrap_or(u64::MAX);
-        users.entries.push((program.functions[entry].def.clone(), size));
-        let mut defs: FxHashSet<&DefLoc> = FxHashSet::default();
-        for id in reachable(program, entry) {
-            let function = &program.functions[id];
-            defs.insert(&function.def);
-            defs.extend(function.origins.iter().map(|(_, origin)| &origin.def));
-        }
+        users.entries.push((entry, size));
         for def in defs {
-            users.users.entry(def.clone()).or_default().push(entry_idx);
+            users.users.entry(def).or_default().push(entry_idx);
         }
     }
     let entries = &users.entries;
@@ -214,6 +212,101 @@ pub(crate) fn def_users(db: &dyn Db, file: SourceFile) -> Arc<DefUsers> {
         });
     }
     Arc::new(users)
+}
+
+/// What [`def_users`] needs of one function: its size, the functions it calls (with how
+/// many calls to each) and the defs whose code it holds (its own, and inlined ones').
+/// Equal after an edit that changes none of these, which most edits inside a body are.
+#[derive(Debug, PartialEq, Eq, salsa::SalsaValue)]
+pub(crate) struct FnSummary<'db> {
+    size: u64,
+    calls: Vec<(FnKey<'db>, u64)>,
+    defs: Vec<DefLoc>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub(crate) fn fn_summary<'db>(db: &'db dyn Db, key: FnKey<'db>) -> Option<FnSummary<'db>> {
+    let elaborated = weft_core::elab_function(db, key).as_ref().ok()?;
+    let f = &elaborated.function;
+    let mut counts = vec![0u64; elaborated.callees.len()];
+    for (_, exp) in f.exps.iter() {
+        if let weft_core::Exp::Call { func, .. } = exp
+            && let Some(count) = counts.get_mut(func.into_raw().into_u32() as usize)
+        {
+            *count += 1;
+        }
+    }
+    let calls = elaborated.callees.iter().copied().zip(counts).collect();
+    let mut defs = vec![f.def.clone()];
+    for (_, origin) in f.origins.iter() {
+        if !defs.contains(&origin.def) {
+            defs.push(origin.def.clone());
+        }
+    }
+    let size = u64::try_from(f.exps.len()).unwrap_or(u64::MAX);
+    Some(FnSummary { size, calls, defs })
+}
+
+/// Per entry: its size once its calls are inlined (its core expressions plus those of
+/// each call's callee, counted per call, saturating), and the defs whose code it runs;
+/// from the functions' summaries.
+fn function_entry_uses(db: &dyn Db, entries: &[DefLoc]) -> Vec<(DefLoc, u64, FxHashSet<DefLoc>)> {
+    let mut sizes: FxHashMap<FnKey<'_>, u64> = FxHashMap::default();
+    let mut out = Vec::new();
+    for entry in entries {
+        let root = FnKey::new(db, entry.clone(), Vec::new());
+        // Sizes in post-order, with an explicit stack: call chains can be thousands deep.
+        let mut stack = vec![(root, false)];
+        while let Some((key, expanded)) = stack.pop() {
+            if sizes.contains_key(&key) {
+                continue;
+            }
+            let Some(summary) = fn_summary(db, key) else {
+                sizes.insert(key, u64::MAX);
+                continue;
+            };
+            if expanded {
+                let size = summary.calls.iter().fold(summary.size, |sum, (callee, n)| {
+                    let callee_size = sizes.get(callee).copied().unwrap_or(u64::MAX);
+                    sum.saturating_add(callee_size.saturating_mul(*n))
+                });
+                sizes.insert(key, size);
+            } else {
+                stack.push((key, true));
+                stack.extend(summary.calls.iter().map(|&(callee, _)| (callee, false)));
+            }
+        }
+        // The defs whose code the entry runs.
+        let mut defs: FxHashSet<DefLoc> = FxHashSet::default();
+        let mut reached: FxHashSet<FnKey<'_>> = FxHashSet::from_iter([root]);
+        let mut todo = vec![root];
+        while let Some(key) = todo.pop() {
+            let Some(summary) = fn_summary(db, key) else { continue };
+            defs.extend(summary.defs.iter().cloned());
+            todo.extend(
+                summary.calls.iter().map(|&(callee, _)| callee).filter(|c| reached.insert(*c)),
+            );
+        }
+        out.push((entry.clone(), sizes.get(&root).copied().unwrap_or(u64::MAX), defs));
+    }
+    out
+}
+
+/// [`function_entry_uses`] of a whole program's entries (an `.apl` file's).
+fn program_entry_uses(program: &Program) -> Vec<(DefLoc, u64, FxHashSet<DefLoc>)> {
+    let sizes = inlined_sizes(program);
+    let mut out = Vec::new();
+    for &entry in &program.entries {
+        let size = sizes.get(&entry).copied().unwrap_or(u64::MAX);
+        let mut defs: FxHashSet<DefLoc> = FxHashSet::default();
+        for id in reachable(program, entry) {
+            let function = &program.functions[id];
+            defs.insert(function.def.clone());
+            defs.extend(function.origins.iter().map(|(_, origin)| origin.def.clone()));
+        }
+        out.push((program.functions[entry].def.clone(), size, defs));
+    }
+    out
 }
 
 /// The size of each function once the back end has inlined its calls (it inlines every
@@ -314,8 +407,8 @@ pub(crate) fn compile_entry(
     file: SourceFile,
     entry: &str,
 ) -> Option<Result<Compiled, String>> {
-    let program = file_program(db, file).as_ref()?;
-    let loc = &program.functions[entry_id(program, entry)?].def;
+    let loc = &crate::program::entry_named(db, file, entry)?;
+    crate::program::entry_program(db, DefId::new(db, loc.clone())).as_ref()?;
     let size = def_users(db, file).size(loc);
     if let Some(size) = size.filter(|&size| size > EXPLICIT_BUDGET.max_size) {
         return Some(Err(format!(
@@ -369,11 +462,6 @@ fn reachable(program: &Program, entry: FnId) -> impl Iterator<Item = FnId> {
         }
     }
     order.into_iter()
-}
-
-/// The function of the entry named `name`.
-pub(crate) fn entry_id(program: &Program, name: &str) -> Option<FnId> {
-    program.entries.iter().copied().find(|&id| program.functions[id].name.as_str() == name)
 }
 
 /// `path:line:col` (1-based, columns in characters) of a source expression, as
@@ -605,6 +693,22 @@ entry g (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
         });
         let compiled = queries.iter().filter(|q| q.starts_with("entry_backend(")).count();
         assert_eq!(compiled, 1, "{queries:?}");
+    }
+
+    /// Which entries use each def, and their sizes, come from the functions' summaries:
+    /// an edit inside a body that changes neither leaves them as they were, without
+    /// walking every entry's functions again.
+    #[test]
+    fn editing_a_body_keeps_the_users_of_each_def() {
+        let mut db = RootDatabase::default();
+        let file = db.set_file("main.weft", SRC);
+        let users = super::def_users(&db, file).clone();
+        db.enable_log();
+        db.set_file("main.weft", &SRC.replace("x + 1f32", "x + 2f32"));
+        assert_eq!(super::def_users(&db, file), &users);
+        let log = db.take_log();
+        assert!(log.iter().any(|q| q.starts_with("elab_function(")), "{log:#?}");
+        assert!(log.iter().all(|q| !q.starts_with("def_users(")), "{log:#?}");
     }
 
     /// An entry's kernels, costs and regions (what hovers, lenses and the performance

@@ -33,21 +33,71 @@ pub(crate) fn file_program(db: &dyn Db, file: SourceFile) -> Option<Arc<Program>
     Some(Arc::new(program))
 }
 
-/// The part of `entry`'s file's program that it runs ([`Program::restricted_to_entry`])
-/// and its function there; `None` when the file has no program ([`file_program`]) or
-/// `entry` is not one of its entries. Re-runs whenever the file's program changes, and
-/// compares equal unless a def the entry runs changed: what is compiled from it
-/// ([`entry_code`]) then stays.
+/// The program of one entry: the entry and the functions it calls, elaborated from the
+/// memoized functions (`weft_core::lower_entry`; for an `.apl` file, the part of its
+/// program the entry runs, [`Program::restricted_to_entry`]), and the entry's function
+/// in it; `None` when errors stop the entry or elaboration does not support it. It
+/// compares equal unless a def the entry runs changed, so what is compiled from it
+/// (`kernels::entry_backend`) stays. Kept for the last 64 entries read.
 #[salsa::tracked(returns(ref), lru = 64)]
 pub(crate) fn entry_program<'db>(
     db: &'db dyn Db,
     entry: DefId<'db>,
 ) -> Option<(Arc<Program>, FnId)> {
-    let loc = entry.loc(db);
-    let program = file_program(db, loc.file).as_ref()?;
-    let id = program.entries.iter().copied().find(|&id| program.functions[id].def == *loc)?;
-    let (program, entry) = program.restricted_to_entry(id);
-    Some((Arc::new(program), entry))
+    let (program, id) = lower_one_entry(db, entry.loc(db))?;
+    Some((Arc::new(program), id))
+}
+
+/// The program of one entry ([`entry_program`], not memoized) and the entry's function
+/// in it.
+pub(crate) fn lower_one_entry(db: &dyn Db, loc: &DefLoc) -> Option<(Program, FnId)> {
+    if crate::apl::is_apl(loc.file.path(db)) {
+        let program = file_program(db, loc.file).as_ref()?;
+        let id = program.entries.iter().copied().find(|&id| program.functions[id].def == *loc)?;
+        return Some(program.restricted_to_entry(id));
+    }
+    let checked = checked_entries(db, loc.file).as_ref()?;
+    let program = weft_core::lower_entry(db, checked, loc)?.ok()?;
+    if cfg!(debug_assertions) && !weft_core::validate(&program).is_empty() {
+        return None;
+    }
+    let id = *program.entries.first()?;
+    Some((program, id))
+}
+
+/// The entry of `file` named `name` (for an `.apl` file, of its program).
+pub(crate) fn entry_named(db: &dyn Db, file: SourceFile, name: &str) -> Option<DefLoc> {
+    if crate::apl::is_apl(file.path(db)) {
+        let program = file_program(db, file).as_ref()?;
+        let id = program.entries.iter().find(|&&id| program.functions[id].name.as_str() == name)?;
+        return Some(program.functions[*id].def.clone());
+    }
+    weft_hir::item_tree(db, file)
+        .defs
+        .iter()
+        .find(|loc| {
+            loc.kind == weft_hir::DefKind::Entry && loc.dup == 0 && loc.name.as_str() == name
+        })
+        .cloned()
+}
+
+/// Whether some entry of `file` can have a program: the file's entries are not all
+/// stopped by errors.
+pub(crate) fn has_entry_programs(db: &dyn Db, file: SourceFile) -> bool {
+    if crate::apl::is_apl(file.path(db)) {
+        return file_program(db, file).is_some();
+    }
+    checked_entries(db, file).is_some()
+}
+
+/// The entries of `file` that errors do not stop, in order (of an `.apl` file, its
+/// program's).
+pub(crate) fn unblocked_entries(db: &dyn Db, file: SourceFile) -> Vec<DefLoc> {
+    if crate::apl::is_apl(file.path(db)) {
+        let Some(program) = file_program(db, file) else { return Vec::new() };
+        return program.entries.iter().map(|&id| program.functions[id].def.clone()).collect();
+    }
+    checked_entries(db, file).as_ref().map_or_else(Vec::new, |c| c.entries().to_vec())
 }
 
 /// What code generation compiles for one entry.

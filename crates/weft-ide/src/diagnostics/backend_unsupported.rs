@@ -5,7 +5,6 @@
 use weft_hir::{Db, DefId, Severity, SourceFile};
 
 use crate::kernels::CompileError;
-use crate::program::file_program;
 
 // Diagnostic: backend-unsupported
 //
@@ -22,10 +21,8 @@ pub(crate) fn backend_unsupported(
     file: SourceFile,
     error_of: &dyn Fn(DefId<'_>) -> Option<CompileError>,
 ) -> Vec<crate::Diagnostic> {
-    let Some(program) = file_program(db, file) else { return Vec::new() };
     let mut out: Vec<crate::Diagnostic> = Vec::new();
-    for &entry in &program.entries {
-        let def = &program.functions[entry].def;
+    for def in &crate::program::unblocked_entries(db, file) {
         if def.file != file {
             continue;
         }
@@ -40,7 +37,7 @@ pub(crate) fn backend_unsupported(
         });
         let range = at_expr.or(weft_hir::source_map(db, entry_id).name_range());
         let Some(range) = range else { continue };
-        let name = &program.functions[entry].name;
+        let name = &def.name;
         let message = format!("entry `{name}`: {}", error.message);
         if out.iter().any(|d| d.range == range && d.message == message) {
             continue;
