@@ -30,7 +30,7 @@ pub use crate::ir::{
 };
 pub use crate::lower::{
     BlockedEntry, CheckedEntries, CheckedFile, ElabError, ElabFunction, ElabSignature, FnKey,
-    elab_function, elab_signature, lower_entries, lower_entry, lower_file,
+    callees_first, elab_function, elab_signature, lower_entries, lower_entry, lower_file,
 };
 pub use crate::operators::{
     CommutativeOp, componentwise_operators, is_commutative, scalar_operator,

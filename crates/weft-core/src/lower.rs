@@ -267,36 +267,23 @@ pub fn lower_entry(
 }
 
 fn lower_defs(db: &dyn Db, entries: Vec<DefLoc>) -> Result<Program> {
+    let roots: Vec<FnKey<'_>> =
+        entries.into_iter().map(|loc| FnKey::new(db, loc, Vec::new())).collect();
+    let mut error = None;
+    let order = callees_first(&roots, |key| match elab_function(db, key) {
+        Ok(elaborated) => elaborated.callees.clone(),
+        Err(e) => {
+            error.get_or_insert_with(|| e.clone());
+            Vec::new()
+        }
+    });
+    if let Some(error) = error {
+        return Err(error);
+    }
     let mut program = Program::default();
     let mut placed: FxHashMap<FnKey<'_>, FnId> = FxHashMap::default();
-    for loc in entries {
-        let id = place(db, FnKey::new(db, loc, Vec::new()), &mut program, &mut placed)?;
-        program.entries.push(id);
-    }
-    Ok(program)
-}
-
-/// Adds `root` and the functions it calls to `program` unless they are there: callees
-/// before their callers, in the order of their first calls (the order in which one
-/// elaboration of the whole program would make them), with an explicit stack (call
-/// chains can be thousands of defs deep).
-fn place<'db>(
-    db: &'db dyn Db,
-    root: FnKey<'db>,
-    program: &mut Program,
-    placed: &mut FxHashMap<FnKey<'db>, FnId>,
-) -> Result<FnId> {
-    let mut stack = vec![(root, false)];
-    while let Some((key, expanded)) = stack.pop() {
-        if placed.contains_key(&key) {
-            continue;
-        }
+    for key in order {
         let elaborated = elab_function(db, key).as_ref().map_err(ElabError::clone)?;
-        if !expanded {
-            stack.push((key, true));
-            stack.extend(elaborated.callees.iter().rev().map(|&callee| (callee, false)));
-            continue;
-        }
         let mut function = elaborated.function.clone();
         for (_, exp) in function.exps.iter_mut() {
             if let Exp::Call { func, .. } = exp {
@@ -306,7 +293,36 @@ fn place<'db>(
         }
         placed.insert(key, program.functions.alloc(function));
     }
-    Ok(*placed.get(&root).expect("invariant: the root is placed last"))
+    program.entries = roots.iter().filter_map(|root| placed.get(root).copied()).collect();
+    Ok(program)
+}
+
+/// The functions `roots` call, directly or not, and the roots, each once: callees
+/// before their callers, in the order of their first calls (`callees` gives a
+/// function's in that order); the order in which one elaboration of the whole program
+/// would make them. With an explicit stack: call chains can be thousands of defs deep.
+pub fn callees_first<K: Copy + Eq + std::hash::Hash>(
+    roots: &[K],
+    mut callees: impl FnMut(K) -> Vec<K>,
+) -> Vec<K> {
+    let mut order = Vec::new();
+    let mut done: rustc_hash::FxHashSet<K> = rustc_hash::FxHashSet::default();
+    for &root in roots {
+        let mut stack = vec![(root, false)];
+        while let Some((key, expanded)) = stack.pop() {
+            if done.contains(&key) {
+                continue;
+            }
+            if expanded {
+                done.insert(key);
+                order.push(key);
+            } else {
+                stack.push((key, true));
+                stack.extend(callees(key).into_iter().rev().map(|callee| (callee, false)));
+            }
+        }
+    }
+    order
 }
 
 /// A function of the core IR: a def for one instance of its type parameters.

@@ -55,6 +55,8 @@ mod unknown_type;
 mod unresolved_import;
 mod unresolved_name;
 
+use std::sync::Arc;
+
 use weft_hir::{
     BodyDiagnostic, Db, HirDiagnostic, HirDiagnosticKind, InferDiagnostic, RootDatabase, Severity,
     SourceFile,
@@ -62,7 +64,8 @@ use weft_hir::{
 use weft_syntax::TextRange;
 
 use crate::diagnostics::sites::Sites;
-use crate::memory::file_memory;
+use crate::memory::function_copies;
+use crate::program::file_functions;
 
 /// A diagnostic ready to show: the one diagnostic type of `weft check` and the
 /// language server.
@@ -287,13 +290,19 @@ pub fn check_in_parallel(db: &RootDatabase, files: &[SourceFile]) {
     });
 }
 
-/// The information diagnostics of the memory layer.
+/// The information diagnostics of the memory layer: the forced copies of the functions
+/// of the file's entries, each laid out on its own (`memory::function_copies`), so an
+/// edit lays out again only the functions it changed.
 #[salsa::tracked(returns(ref))]
 fn memory_diagnostics(db: &dyn Db, file: SourceFile) -> Vec<Diagnostic> {
-    match file_memory(db, file) {
-        Some(memory) => forced_copy::forced_copies(db, file, memory),
-        None => Vec::new(),
-    }
+    let Some(functions) = file_functions(db, file) else { return Vec::new() };
+    let copies: Vec<(&weft_hir::DefLoc, Arc<[weft_mem::CopyInfo]>)> = functions
+        .order
+        .iter()
+        .map(|&key| (key.def(db), Arc::clone(function_copies(db, key))))
+        .collect();
+    let copies = copies.iter().flat_map(|(def, copies)| copies.iter().map(move |c| (*def, c)));
+    forced_copy::forced_copies(db, file, copies)
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@ use weft_hir::{
 use weft_opencl::Compiled;
 
 use crate::classify::{Definition, search_scope};
+use crate::program::fn_summary;
 use crate::program::{entry_code, file_program};
 
 /// What the kernels of one entry compute, or why the entry cannot be compiled.
@@ -184,7 +185,7 @@ impl DefUsers {
 }
 
 /// The entries of `file` that use each def, from its functions (position-independent
-/// like them, and from their summaries, [`fn_summary`], so that an edit inside a def's
+/// like them, and from their summaries, `program::fn_summary`, so that an edit inside a def's
 /// body leaves it as it was); empty when the file has errors.
 #[salsa::tracked(returns(ref))]
 pub(crate) fn def_users(db: &dyn Db, file: SourceFile) -> Arc<DefUsers> {
@@ -212,39 +213,6 @@ pub(crate) fn def_users(db: &dyn Db, file: SourceFile) -> Arc<DefUsers> {
         });
     }
     Arc::new(users)
-}
-
-/// What [`def_users`] needs of one function: its size, the functions it calls (with how
-/// many calls to each) and the defs whose code it holds (its own, and inlined ones').
-/// Equal after an edit that changes none of these, which most edits inside a body are.
-#[derive(Debug, PartialEq, Eq, salsa::SalsaValue)]
-pub(crate) struct FnSummary<'db> {
-    size: u64,
-    calls: Vec<(FnKey<'db>, u64)>,
-    defs: Vec<DefLoc>,
-}
-
-#[salsa::tracked(returns(ref))]
-pub(crate) fn fn_summary<'db>(db: &'db dyn Db, key: FnKey<'db>) -> Option<FnSummary<'db>> {
-    let elaborated = weft_core::elab_function(db, key).as_ref().ok()?;
-    let f = &elaborated.function;
-    let mut counts = vec![0u64; elaborated.callees.len()];
-    for (_, exp) in f.exps.iter() {
-        if let weft_core::Exp::Call { func, .. } = exp
-            && let Some(count) = counts.get_mut(func.into_raw().into_u32() as usize)
-        {
-            *count += 1;
-        }
-    }
-    let calls = elaborated.callees.iter().copied().zip(counts).collect();
-    let mut defs = vec![f.def.clone()];
-    for (_, origin) in f.origins.iter() {
-        if !defs.contains(&origin.def) {
-            defs.push(origin.def.clone());
-        }
-    }
-    let size = u64::try_from(f.exps.len()).unwrap_or(u64::MAX);
-    Some(FnSummary { size, calls, defs })
 }
 
 /// Per entry: its size once its calls are inlined (its core expressions plus those of

@@ -1,11 +1,13 @@
-//! The memory layout of a file's entries (weft-mem, seed 004), for the memory section
-//! of hovers and the forced-copy diagnostics.
+//! The memory layout of the functions of a file's entries (weft-mem, seed 004), for the
+//! memory section of hovers and the forced-copy diagnostics.
 //!
-//! [`file_memory`] is a salsa query: it annotates the core program of a file without
-//! errors ([`file_program`]) with memory and expands it (as `weft dump --ir mem` prints
-//! it). It reads only position-independent queries, so an edit that moves text re-runs
-//! nothing here, and an edit inside a def re-runs it once for the whole file. A file
-//! with errors, or one that elaboration does not support, has no memory layout.
+//! [`function_memory`] is a salsa query: it annotates one function of the core IR
+//! (`weft_core::elab_function`) with memory and expands it, given the memory of its
+//! callees' results, as `weft dump --ir mem` lays out the whole program. It reads only
+//! position-independent queries, so an edit that moves text re-runs nothing here, and
+//! an edit inside a def lays out that def's functions again (and their callers only when
+//! what they return is laid out differently). A file with errors in every entry has no
+//! memory layout.
 //!
 //! [`memory_of_pat`] finds the core variables a HIR binding became: the core IR keeps
 //! the HIR expression each statement came from (`Origin`), not the pattern, so a
@@ -17,46 +19,85 @@
 use std::sync::Arc;
 
 use la_arena::ArenaMap;
-use weft_core::{Atom, BlockId, Exp, FnId, Function, Origin, Program, VarId};
-use weft_hir::{Body, Db, DefId, DefLoc, Expr, ExprId, Name, Pat, PatId, Resolution, SourceFile};
-use weft_mem::{BindingMemory, ExpandOptions, MemProgram};
+use weft_core::{Atom, BlockId, Exp, FnId, FnKey, Function, Origin, VarId};
+use weft_hir::{Body, Db, DefId, DefLoc, Expr, ExprId, Name, Pat, PatId, Resolution};
+use weft_mem::{BindingMemory, CopyInfo, ExpandOptions, MemFunction, MemInfo};
 
-use crate::program::file_program;
+use crate::program::file_functions;
 
-/// A file's entries in the core IR with their memory annotation.
+/// One function's memory, annotated and expanded on its own.
 #[derive(Debug, PartialEq)]
-pub(crate) struct FileMemory {
-    pub(crate) program: Arc<Program>,
-    pub(crate) mem: MemProgram,
+pub(crate) struct FunctionMemory {
+    /// After memory expansion (as `weft dump --ir mem` prints it).
+    pub(crate) memory: MemFunction,
+    /// The memory of its result as its callers see it (`MemFunction::result` of the
+    /// annotation, before expansion, as `weft_mem::annotate` gives callers).
+    result: MemInfo,
 }
 
-/// The memory layout of `file`'s entries; `None` when the file has no core program
-/// ([`file_program`]: errors, or a construct elaboration lacks). In debug builds (tests)
-/// each memory IR is validated, and one that fails gives `None`: an internal bug then
-/// leaves the hover and the diagnostics silent rather than wrong, and never panics
-/// (STYLE.md §5 validates in tests and debug builds only; release builds skip it, a
-/// fifth of the cost).
-#[salsa::tracked(returns(ref))]
-pub(crate) fn file_memory(db: &dyn Db, file: SourceFile) -> Option<Arc<FileMemory>> {
-    let program = Arc::clone(file_program(db, file).as_ref()?);
+/// The memory layout of one function (weft-mem, seed 004): annotated given the memory of
+/// its callees' results ([`function_result`]) and expanded, as `weft_mem::annotate`
+/// and `weft_mem::expand` lay out the whole program. Kept for the last 256 functions
+/// read: the file's forced copies ([`function_copies`]) and its callers need only small
+/// parts of it, and a hover lays out the functions of the hovered def. `None` when
+/// elaboration does not support the function, or, in debug builds (tests), when a memory
+/// IR does not validate: an internal bug then leaves the hover and the diagnostics
+/// silent rather than wrong, and never panics (STYLE.md §5 validates in tests and debug
+/// builds only; release builds skip it, a fifth of the cost).
+#[salsa::tracked(returns(ref), lru = 256)]
+pub(crate) fn function_memory<'db>(
+    db: &'db dyn Db,
+    key: FnKey<'db>,
+) -> Option<Arc<FunctionMemory>> {
+    let elaborated = weft_core::elab_function(db, key).as_ref().ok()?;
+    let f = &elaborated.function;
+    let callee_result = |callee: FnId| {
+        let key = *elaborated.callees.get(callee.into_raw().into_u32() as usize)?;
+        function_result(db, key).as_deref().cloned()
+    };
     let validate = cfg!(debug_assertions);
-    let annotated = weft_mem::annotate(&program);
-    if validate && !weft_mem::validate(&program, &annotated).is_empty() {
+    let annotated = weft_mem::annotate_function(f, &callee_result);
+    if validate && !weft_mem::validate_one(f, &annotated).is_empty() {
         return None;
     }
-    let mem = weft_mem::expand(&program, &annotated, ExpandOptions::default());
-    if validate && !weft_mem::validate(&program, &mem).is_empty() {
+    let memory = weft_mem::expand_one(f, &annotated, ExpandOptions::default());
+    if validate && !weft_mem::validate_one(f, &memory).is_empty() {
         return None;
     }
-    Some(Arc::new(FileMemory { program, mem }))
+    Some(Arc::new(FunctionMemory { memory, result: annotated.result }))
+}
+
+/// The memory of a function's result as its callers see it: equal after an edit that
+/// lays its function out differently but returns the same, so its callers are not laid
+/// out again.
+#[salsa::tracked(returns(ref))]
+fn function_result<'db>(db: &'db dyn Db, key: FnKey<'db>) -> Option<Arc<MemInfo>> {
+    function_memory(db, key).as_ref().map(|m| Arc::new(m.result.clone()))
+}
+
+/// The forced copies of one function, for the file's `forced-copy` diagnostics: kept
+/// (they are few) while the layout they come from may be evicted.
+#[salsa::tracked(returns(ref))]
+pub(crate) fn function_copies<'db>(db: &'db dyn Db, key: FnKey<'db>) -> Arc<[CopyInfo]> {
+    let (Some(memory), Ok(elaborated)) =
+        (function_memory(db, key), weft_core::elab_function(db, key))
+    else {
+        return Arc::from([]);
+    };
+    let copies = weft_mem::function_forced_copies(
+        FnId::from_raw(0u32.into()),
+        &elaborated.function,
+        &memory.memory,
+    );
+    copies.into()
 }
 
 /// What is known of the memory of a binding.
 #[derive(Debug)]
 pub(crate) enum PatMemory {
-    /// The file has no memory layout (errors, or a construct elaboration lacks), or the
-    /// binding's value comes from where the lookup cannot follow (an inlined def's
-    /// parameter is its argument at each call).
+    /// The file has no memory layout (errors), or the binding's value comes from where
+    /// the lookup cannot follow (an inlined def's parameter is its argument at each
+    /// call).
     Unknown,
     /// No entry of the file uses the binding's def, so it has no layout (memory is laid
     /// out per use, after specialisation).
@@ -65,29 +106,40 @@ pub(crate) enum PatMemory {
     Found(Vec<BindingMemory>),
 }
 
-/// The memory of the binding `pat` of def `loc`.
+/// The memory of the binding `pat` of def `loc`: in the functions that hold the def's
+/// code (`program::file_functions`), each laid out on its own.
 pub(crate) fn memory_of_pat(db: &dyn Db, loc: &DefLoc, pat: PatId) -> PatMemory {
-    let Some(file_memory) = file_memory(db, loc.file) else { return PatMemory::Unknown };
+    let Some(functions) = file_functions(db, loc.file) else { return PatMemory::Unknown };
+    let Some(indices) = functions.by_def.get(loc) else { return PatMemory::NotReached };
+    // The functions holding the def's code, in the file's order; a lookup's `FnId` is an
+    // index into this list.
+    let mut held: Vec<(FnKey<'_>, &Function)> = Vec::new();
+    for &idx in indices {
+        let Some(&key) = usize::try_from(idx).ok().and_then(|i| functions.order.get(i)) else {
+            continue;
+        };
+        if let Ok(elaborated) = weft_core::elab_function(db, key) {
+            held.push((key, &elaborated.function));
+        }
+    }
     let body = weft_hir::body(db, DefId::new(db, loc.clone()));
-    let lookup = Lookup { loc, body, program: &file_memory.program, parents: pat_parents(body) };
+    let functions: Vec<(FnId, &Function)> = held
+        .iter()
+        .enumerate()
+        .filter_map(|(i, (_, f))| Some((FnId::from_raw(u32::try_from(i).ok()?.into()), *f)))
+        .collect();
+    let lookup = Lookup { loc, body, functions: &functions, parents: pat_parents(body) };
     let mut found: Vec<BindingMemory> = Vec::new();
     for (function, var) in lookup.vars_of_pat(pat, 0) {
-        if let Some(memory) =
-            weft_mem::memory_of_var(&file_memory.program, &file_memory.mem, function, var)
+        let Some((key, f)) = held.get(function.into_raw().into_u32() as usize) else { continue };
+        let Some(memory) = function_memory(db, *key) else { continue };
+        if let Some(memory) = weft_mem::memory_of_function_var(function, f, &memory.memory, var)
             && !found.iter().any(|m| m.leaves == memory.leaves)
         {
             found.push(memory);
         }
     }
-    if !found.is_empty() {
-        return PatMemory::Found(found);
-    }
-    let reached = file_memory
-        .program
-        .functions
-        .iter()
-        .any(|(_, f)| &f.def == loc || f.origins.iter().any(|(_, origin)| &origin.def == loc));
-    if reached { PatMemory::Unknown } else { PatMemory::NotReached }
+    if found.is_empty() { PatMemory::Unknown } else { PatMemory::Found(found) }
 }
 
 /// How deep `let x = y` aliases are followed.
@@ -96,7 +148,8 @@ const MAX_ALIAS_DEPTH: u32 = 32;
 struct Lookup<'a> {
     loc: &'a DefLoc,
     body: &'a Body,
-    program: &'a Program,
+    /// The functions that hold the def's code.
+    functions: &'a [(FnId, &'a Function)],
     /// For a pattern inside a tuple or ascription pattern: the enclosing pattern, and
     /// the tuple index (`None` through an ascription).
     parents: ArenaMap<PatId, (PatId, Option<u32>)>,
@@ -111,6 +164,10 @@ enum Site {
 }
 
 impl Lookup<'_> {
+    fn function(&self, id: FnId) -> Option<&Function> {
+        self.functions.iter().find(|(f_id, _)| *f_id == id).map(|&(_, f)| f)
+    }
+
     /// The core variables `pat` is bound to, in every function.
     fn vars_of_pat(&self, pat: PatId, depth: u32) -> Vec<(FnId, VarId)> {
         // Climb to the outermost pattern, recording the tuple path down to `pat`.
@@ -124,11 +181,10 @@ impl Lookup<'_> {
         let Some(site) = self.site(top) else { return Vec::new() };
         let roots = match site {
             Site::Param(idx) => self
-                .program
                 .functions
                 .iter()
                 .filter(|(_, f)| &f.def == self.loc)
-                .filter_map(|(id, f)| f.params.get(idx).map(|&var| (id, var)))
+                .filter_map(|&(id, f)| f.params.get(idx).map(|&var| (id, var)))
                 .collect(),
             Site::Let { value } => {
                 let name = match (&self.body.pats[pat], path.is_empty()) {
@@ -143,7 +199,7 @@ impl Lookup<'_> {
         roots
             .into_iter()
             .filter_map(|(function, root)| {
-                let f = &self.program.functions[function];
+                let f = self.function(function)?;
                 path.iter()
                     .try_fold(root, |var, &index| projection(f, var, index))
                     .map(|v| (function, v))
@@ -207,7 +263,7 @@ impl Lookup<'_> {
         }
         let origin = Origin { def: self.loc.clone(), expr };
         let mut out = Vec::new();
-        for (id, f) in self.program.functions.iter() {
+        for &(id, f) in self.functions {
             let mut outermost: Vec<VarId> = Vec::new();
             let mut outermost_depth = usize::MAX;
             walk_stmts(f, &mut |block_depth, stmt| {
@@ -245,7 +301,7 @@ impl Lookup<'_> {
             _ => false,
         };
         let mut out = Vec::new();
-        for (id, f) in self.program.functions.iter() {
+        for &(id, f) in self.functions {
             walk_stmts(f, &mut |_, stmt| {
                 let Some(origin) = f.origins.get(stmt.exp) else { return };
                 if &origin.def != self.loc || !takes_lambda(origin.expr) {
@@ -264,7 +320,7 @@ impl Lookup<'_> {
     fn loop_params(&self, loop_: ExprId) -> Vec<(FnId, VarId)> {
         let origin = Origin { def: self.loc.clone(), expr: loop_ };
         let mut out = Vec::new();
-        for (id, f) in self.program.functions.iter() {
+        for &(id, f) in self.functions {
             walk_stmts(f, &mut |_, stmt| {
                 if let Exp::Loop { param, .. } = &f.exps[stmt.exp]
                     && f.origins.get(stmt.exp) == Some(&origin)
@@ -355,21 +411,23 @@ entry g (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
         let _ = crate::check_file(&db, file);
         db.take_log()
             .into_iter()
-            .filter(|e| e.starts_with("file_memory(") || e.starts_with("memory_diagnostics("))
+            .filter(|e| e.starts_with("function_memory(") || e.starts_with("memory_diagnostics("))
             .collect()
     }
 
     #[test]
     fn moving_text_does_not_recompute_the_memory_layout() {
         let queries = memory_queries_after(&format!("-- a comment\n{SRC}"));
-        assert!(queries.iter().all(|q| !q.starts_with("file_memory(")), "{queries:?}");
+        assert!(queries.iter().all(|q| !q.starts_with("function_memory(")), "{queries:?}");
         assert_eq!(queries.len(), 1, "the diagnostics' ranges are recomputed: {queries:?}");
     }
 
+    /// Functions are laid out each on its own: an edit in `g` lays out `g` again, once,
+    /// and leaves `f`'s layout (with its forced copy) as it was.
     #[test]
-    fn editing_a_body_recomputes_the_memory_layout_once() {
+    fn editing_a_body_lays_out_its_function_alone() {
         let queries = memory_queries_after(&SRC.replace("x + 1f32", "x + 2f32"));
-        let layouts = queries.iter().filter(|q| q.starts_with("file_memory(")).count();
+        let layouts = queries.iter().filter(|q| q.starts_with("function_memory(")).count();
         assert_eq!(layouts, 1, "{queries:?}");
     }
 }

@@ -11,7 +11,8 @@
 
 use std::sync::Arc;
 
-use weft_core::{BlockedEntry, CheckedEntries, FnId, Program};
+use rustc_hash::FxHashMap;
+use weft_core::{BlockedEntry, CheckedEntries, FnId, FnKey, Program};
 use weft_hir::{Db, DefId, DefLoc, SourceFile};
 use weft_opt::CodeProgram;
 
@@ -179,6 +180,75 @@ pub(crate) fn blocked_entry(db: &dyn Db, entry: &DefLoc) -> Option<String> {
         }
         None => format!("the file has an error outside any def ({place}): {message}"),
     })
+}
+
+/// What the editor needs of one function without its code (`kernels::def_users`, [`file_functions`]): its size, the functions it calls (with how
+/// many calls to each) and the defs whose code it holds (its own, and inlined ones').
+/// Equal after an edit that changes none of these, which most edits inside a body are.
+#[derive(Debug, PartialEq, Eq, salsa::SalsaValue)]
+pub(crate) struct FnSummary<'db> {
+    pub(crate) size: u64,
+    pub(crate) calls: Vec<(FnKey<'db>, u64)>,
+    pub(crate) defs: Vec<DefLoc>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub(crate) fn fn_summary<'db>(db: &'db dyn Db, key: FnKey<'db>) -> Option<FnSummary<'db>> {
+    let elaborated = weft_core::elab_function(db, key).as_ref().ok()?;
+    let f = &elaborated.function;
+    let mut counts = vec![0u64; elaborated.callees.len()];
+    for (_, exp) in f.exps.iter() {
+        if let weft_core::Exp::Call { func, .. } = exp
+            && let Some(count) = counts.get_mut(func.into_raw().into_u32() as usize)
+        {
+            *count += 1;
+        }
+    }
+    let calls = elaborated.callees.iter().copied().zip(counts).collect();
+    let mut defs = vec![f.def.clone()];
+    for (_, origin) in f.origins.iter() {
+        if !defs.contains(&origin.def) {
+            defs.push(origin.def.clone());
+        }
+    }
+    let size = u64::try_from(f.exps.len()).unwrap_or(u64::MAX);
+    Some(FnSummary { size, calls, defs })
+}
+
+/// The functions of `file`'s entries that errors do not stop, callees first, in the
+/// order `weft_core::lower_entries` places them (`weft_core::callees_first`), and for
+/// each def the functions holding its code (its own, and those it is inlined into).
+/// Made from the functions' summaries ([`fn_summary`]), so it stays equal after an
+/// edit inside a body. `None` when errors stop every entry (and for an `.apl` file).
+#[derive(Debug, PartialEq, Eq, salsa::SalsaValue)]
+pub(crate) struct FileFunctions<'db> {
+    pub(crate) order: Vec<FnKey<'db>>,
+    /// Indices into `order`, in order.
+    pub(crate) by_def: FxHashMap<DefLoc, Vec<u32>>,
+}
+
+#[salsa::tracked(returns(ref))]
+pub(crate) fn file_functions(db: &dyn Db, file: SourceFile) -> Option<FileFunctions<'_>> {
+    if crate::apl::is_apl(file.path(db)) {
+        return None;
+    }
+    let checked = checked_entries(db, file).as_ref()?;
+    let roots: Vec<FnKey<'_>> =
+        checked.entries().iter().map(|loc| FnKey::new(db, loc.clone(), Vec::new())).collect();
+    let order = weft_core::callees_first(&roots, |key| {
+        fn_summary(db, key)
+            .as_ref()
+            .map(|s| s.calls.iter().map(|&(c, _)| c).collect())
+            .unwrap_or_default()
+    });
+    let mut by_def: FxHashMap<DefLoc, Vec<u32>> = FxHashMap::default();
+    for (idx, &key) in order.iter().enumerate() {
+        let (Some(summary), Ok(idx)) = (fn_summary(db, key), u32::try_from(idx)) else { continue };
+        for def in &summary.defs {
+            by_def.entry(def.clone()).or_default().push(idx);
+        }
+    }
+    Some(FileFunctions { order, by_def })
 }
 
 #[cfg(test)]

@@ -38,13 +38,14 @@ pub use crate::ir::{
     NotExpanded, NotExpandedReason, Provenance, elem_bytes,
 };
 pub use crate::lmad::{DimSlice, Lmad, LmadDim, LmadDisplay};
-pub use crate::lower::annotate;
-pub use crate::passes::expand::{ExpandOptions, Target, expand, expand_lmad};
+pub use crate::lower::{annotate, annotate_function};
+pub use crate::passes::expand::{ExpandOptions, Target, expand, expand_lmad, expand_one};
 pub use crate::pretty::pretty_mem;
 pub use crate::query::{
-    BindingMemory, CopyInfo, LeafKind, LeafMemory, forced_copies, memory_of_binding, memory_of_var,
+    BindingMemory, CopyInfo, LeafKind, LeafMemory, forced_copies, function_forced_copies,
+    memory_of_binding, memory_of_function_var, memory_of_var,
 };
-pub use crate::validate::{InvariantError, validate};
+pub use crate::validate::{InvariantError, validate, validate_one};
 
 /// The memory pipeline: annotation, then expansion. In debug builds [`validate`] runs
 /// after each pass and a violation panics (an internal bug, never user input).

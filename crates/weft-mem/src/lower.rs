@@ -44,19 +44,27 @@ use crate::lmad::{DimSlice, Lmad, LmadDim};
 /// Annotates every function of `program` with memory (no expansion yet: see
 /// [`crate::expand`]).
 pub fn annotate(program: &Program) -> MemProgram {
-    let mut functions = ArenaMap::default();
+    let mut functions: ArenaMap<FnId, MemFunction> = ArenaMap::default();
     // Callees come before their callers in the arena, so a call sees its callee's result.
     for (fn_id, function) in program.functions.iter() {
-        let annotated = annotate_function(function, &functions);
+        let callee_result = |callee: FnId| functions.get(callee).map(|m| m.result.clone());
+        let annotated = annotate_function(function, &callee_result);
         functions.insert(fn_id, annotated);
     }
     MemProgram { functions }
 }
 
-fn annotate_function(f: &Function, callees: &ArenaMap<FnId, MemFunction>) -> MemFunction {
+/// Annotates one function with memory, given the memory of the result of each function
+/// it calls (`MemFunction::result` of the callee's annotation; `None` leaves the call's
+/// result in memory chosen at run time): [`annotate`] of one function, for callers that
+/// annotate functions each on its own.
+pub fn annotate_function(
+    f: &Function,
+    callee_result: &dyn Fn(FnId) -> Option<MemInfo>,
+) -> MemFunction {
     let reuse = weft_core::update_reuse(f);
     let sizes = size_definitions(f, Quotients::Polynomial);
-    let mut ctx = Ctx { f, reuse, callees, sizes, out: MemFunction::default() };
+    let mut ctx = Ctx { f, reuse, callee_result, sizes, out: MemFunction::default() };
     for &param in &f.params {
         let ty = &f.vars[param].ty;
         let info = if f.is_entry { ctx.param(param, ty) } else { ctx.exist(param, ty) };
@@ -237,8 +245,8 @@ struct Ctx<'a> {
     f: &'a Function,
     /// Which updates write in place (weft-core decides; the back end follows the same).
     reuse: rustc_hash::FxHashMap<ExpId, weft_core::UpdateReuse>,
-    /// The functions annotated so far.
-    callees: &'a ArenaMap<FnId, MemFunction>,
+    /// The memory of each callee's result.
+    callee_result: &'a dyn Fn(FnId) -> Option<MemInfo>,
     /// [`size_definitions`]: layouts and allocations are stated in sizes the function
     /// binds, never in an existential that only a type names.
     sizes: FxHashMap<VarId, MemSize>,
@@ -540,8 +548,8 @@ impl Ctx<'_> {
             }
             Exp::Call { func, .. } => {
                 let info = self.exist(var, ty);
-                match self.callees.get(*func) {
-                    Some(callee) => self.direct_call_result(&info, &callee.result),
+                match (self.callee_result)(*func) {
+                    Some(result) => self.direct_call_result(&info, &result),
                     None => info,
                 }
             }

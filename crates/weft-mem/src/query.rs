@@ -117,32 +117,50 @@ pub fn memory_of_var(
     var_memory(function, &program.functions[function], mem_f, var)
 }
 
+/// [`memory_of_var`] of a function laid out on its own (`function` names it in the
+/// result).
+pub fn memory_of_function_var(
+    function: FnId,
+    f: &Function,
+    mem_f: &MemFunction,
+    var: VarId,
+) -> Option<BindingMemory> {
+    var_memory(function, f, mem_f, var)
+}
+
 /// Every forced copy of the program, with its size in bytes and where it happens.
 pub fn forced_copies(program: &Program, mem: &MemProgram) -> Vec<CopyInfo> {
     let mut out = Vec::new();
     for (fn_id, f) in program.functions.iter() {
         let Some(mem_f) = mem.functions.get(fn_id) else { continue };
-        // One copy per binding: the leaves of a tuple are copied together.
-        let mut merged: Vec<(VarId, &ForcedCopy, Option<MemSize>)> = Vec::new();
-        for copy in &mem_f.forced_copies {
-            let bytes = mem_f.blocks[copy.block].bytes();
-            match merged.last_mut() {
-                Some((var, first, total)) if *var == copy.var && first.reason == copy.reason => {
-                    *total = total.as_ref().zip(bytes.as_ref()).map(|(a, b)| a.add(b));
-                }
-                Some(_) | None => merged.push((copy.var, copy, bytes)),
-            }
-        }
-        for (var, copy, bytes) in merged {
-            out.push(CopyInfo {
-                function: fn_id,
-                origin: copy.origin.clone().or_else(|| defining_origin(f, var)),
-                reason: copy.reason.clone(),
-                bytes: bytes.and_then(|b| display_bytes(f, &b)),
-            });
-        }
+        out.extend(function_forced_copies(fn_id, f, mem_f));
     }
     out
+}
+
+/// [`forced_copies`] of a function laid out on its own (`function` names it in the
+/// result).
+pub fn function_forced_copies(function: FnId, f: &Function, mem_f: &MemFunction) -> Vec<CopyInfo> {
+    // One copy per binding: the leaves of a tuple are copied together.
+    let mut merged: Vec<(VarId, &ForcedCopy, Option<MemSize>)> = Vec::new();
+    for copy in &mem_f.forced_copies {
+        let bytes = mem_f.blocks[copy.block].bytes();
+        match merged.last_mut() {
+            Some((var, first, total)) if *var == copy.var && first.reason == copy.reason => {
+                *total = total.as_ref().zip(bytes.as_ref()).map(|(a, b)| a.add(b));
+            }
+            Some(_) | None => merged.push((copy.var, copy, bytes)),
+        }
+    }
+    merged
+        .into_iter()
+        .map(|(var, copy, bytes)| CopyInfo {
+            function,
+            origin: copy.origin.clone().or_else(|| defining_origin(f, var)),
+            reason: copy.reason.clone(),
+            bytes: bytes.and_then(|b| display_bytes(f, &b)),
+        })
+        .collect()
 }
 
 /// The origin of the statement that binds `var`, if a statement does.

@@ -51,6 +51,16 @@ pub fn validate(program: &Program, mem: &crate::ir::MemProgram) -> Vec<Invariant
     errors
 }
 
+/// [`validate`] of one function's memory.
+pub fn validate_one(f: &Function, mem: &MemFunction) -> Vec<InvariantError> {
+    let mut messages = Vec::new();
+    validate_function(f, mem, &mut messages);
+    messages
+        .into_iter()
+        .map(|message| InvariantError { function: f.name.to_string(), message })
+        .collect()
+}
+
 fn validate_function(f: &Function, mem: &MemFunction, errors: &mut Vec<String>) {
     let mut vars: FxHashSet<VarId> = f.params.iter().copied().collect();
     let mut exps = FxHashSet::default();

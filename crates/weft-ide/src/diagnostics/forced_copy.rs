@@ -4,7 +4,8 @@
 
 use weft_hir::{Db, DefId, Severity, SourceFile};
 
-use crate::memory::FileMemory;
+use weft_hir::DefLoc;
+use weft_mem::CopyInfo;
 
 // Diagnostic: forced-copy
 //
@@ -14,22 +15,24 @@ use crate::memory::FileMemory;
 // row-major at offset 0. The message gives the reason and the size of the copy in
 // bytes, symbolic in the sizes (`4*n*m bytes`). Each file reports the copies in its own
 // code, as its own entries use it; a copy inside an imported def is not reported.
-pub(super) fn forced_copies(
+///
+/// `copies`: the forced copies of the file's functions, each with the def of the function
+/// that holds it.
+pub(super) fn forced_copies<'a>(
     db: &dyn Db,
     file: SourceFile,
-    memory: &FileMemory,
+    copies: impl Iterator<Item = (&'a DefLoc, &'a CopyInfo)>,
 ) -> Vec<crate::Diagnostic> {
     let mut out: Vec<crate::Diagnostic> = Vec::new();
-    for copy in weft_mem::forced_copies(&memory.program, &memory.mem) {
-        let function = &memory.program.functions[copy.function];
+    for (function_def, copy) in copies {
         let (def, range) = match &copy.origin {
             Some(origin) => {
                 let id = DefId::new(db, origin.def.clone());
                 (&origin.def, weft_hir::source_map(db, id).expr_range(origin.expr))
             }
             None => {
-                let id = DefId::new(db, function.def.clone());
-                (&function.def, weft_hir::source_map(db, id).name_range())
+                let id = DefId::new(db, function_def.clone());
+                (function_def, weft_hir::source_map(db, id).name_range())
             }
         };
         let Some(range) = range else { continue };

@@ -72,6 +72,14 @@ pub fn expand(program: &Program, mem: &MemProgram, options: ExpandOptions) -> Me
     out
 }
 
+/// [`expand`] of one function's memory, for callers that lay out functions each on its
+/// own.
+pub fn expand_one(f: &Function, mem: &MemFunction, options: ExpandOptions) -> MemFunction {
+    let mut out = mem.clone();
+    expand_function(f, &mut out, options.layout());
+    out
+}
+
 /// The LMAD of thread `tid`'s part of an expanded block (digest §7, fixed).
 pub fn expand_lmad(
     lmad: &MemLmad,
