@@ -356,7 +356,10 @@ pub struct ElabSignature {
 
 /// Elaborates one function (a salsa query): an edit inside a def re-elaborates its
 /// functions only, and the program of an entry or a file is put together from these.
-#[salsa::tracked(returns(ref))]
+/// Kept for the last 512 functions read (an editor keeps what it needs of a function in
+/// smaller queries made from it, and a caller reads its [`elab_signature`]); an evicted
+/// function is elaborated again when read again.
+#[salsa::tracked(returns(ref), lru = 512)]
 pub fn elab_function<'db>(db: &'db dyn Db, key: FnKey<'db>) -> Result<Arc<ElabFunction<'db>>> {
     let mut elab = Elab {
         db,
