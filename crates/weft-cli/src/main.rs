@@ -189,6 +189,9 @@ enum Stage {
     /// versions and thresholds.
     Gpu,
     Mem,
+    /// The GPU IR with memory: every array binding's block and LMAD, and where each
+    /// block lives (global, private, local, expanded per work-item).
+    GpuMem,
     /// Every entry's kernels (imperative IR) and host plan.
     Kernels,
     /// Every entry's kernels in the imperative IR (DPIA-style).

@@ -183,6 +183,15 @@ pub(crate) fn steering_profile() -> Option<&'static weft_cost::profile::DevicePr
     MIDDLE_END.get().and_then(MiddleEnd::profile)
 }
 
+/// The kind of device the middle end compiles for (a GPU unless the steering profile is
+/// a CPU's).
+pub(crate) fn steering_target() -> weft_opt::Target {
+    match steering_profile() {
+        Some(profile) if profile.device.kind != "gpu" => weft_opt::Target::Cpu,
+        _ => weft_opt::Target::Gpu,
+    }
+}
+
 /// Where the tuning of `entry`'s file comes from (`TuningSource::None` with `--staged`).
 pub(crate) fn tuning_source(db: &RootDatabase, program: &Program, entry: FnId) -> TuningSource {
     match MIDDLE_END.get() {

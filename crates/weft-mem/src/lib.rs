@@ -20,6 +20,7 @@
 //! equality of layouts is equality of normal forms. The memory IR is side tables over the
 //! core IR (no text ranges).
 
+mod gpu;
 mod heap;
 mod ir;
 pub mod lmad;
@@ -31,6 +32,9 @@ mod query;
 mod tests;
 mod validate;
 
+pub use crate::gpu::{
+    GpuCopy, GpuMemFunction, GpuMemProgram, PRIVATE_LIMIT, Storage, annotate_gpu, pretty_gpu_mem,
+};
 pub use crate::heap::{HeapError, Validity, ValidityError, check_validity, run_entry_on_heap};
 pub use crate::ir::{
     ArrayMem, BlockBinding, CopyReason, ExistId, ExistRole, Existential, Expansion, ForcedCopy,

@@ -27,15 +27,15 @@ pub use crate::passes::collapse::collapse_outer_dimensions;
 pub use crate::passes::flatten::{
     DEFAULT_SUFF_INTRA_PAR, DEFAULT_SUFF_OUTER_PAR, DeviceShape, flatten, threshold_default,
 };
-pub use crate::passes::fuse::fuse;
-pub use crate::passes::inline::inline_parallel_calls;
+pub use crate::passes::fuse::{fuse, reads_in};
+pub use crate::passes::inline::{inline_all_calls, inline_parallel_calls};
 pub use crate::passes::interchange::interchange;
 pub use crate::passes::local_memory::guard_local_memory;
 pub use crate::passes::rows::read_rows;
 pub use crate::passes::simplify::simplify;
 pub use crate::passes::simplify_gpu::simplify_gpu;
 pub use crate::passes::split_reduction::split_segmented_reductions;
-pub use crate::pretty::pretty_gpu;
+pub use crate::pretty::{GpuAnnotate, pretty_gpu, pretty_gpu_annotated};
 pub use crate::to_core::{CoreLevels, to_core};
 
 /// What the middle end needs to know of where the program will run: the device's shape
@@ -119,7 +119,18 @@ pub fn pipeline(program: &weft_core::Program) -> GpuProgram {
 /// [`guard_local_memory`], [`split_segmented_reductions`], [`coalesce`] and
 /// [`collapse_outer_dimensions`] (on a GPU), [`read_rows`] and [`simplify_gpu`].
 pub fn pipeline_for(program: &weft_core::Program, target: Target) -> GpuProgram {
-    let fused = fuse(&flatten(&optimise_core(program)));
+    gpu_passes(&optimise_core(program), target)
+}
+
+/// [`pipeline_for`] with every call inlined first ([`inline_all_calls`]): the input of
+/// the code generator from the GPU IR (`weft-lower`'s `lower_gpu_entry`), which
+/// compiles each kernel's code as one body.
+pub fn pipeline_inlined(program: &weft_core::Program, target: Target) -> GpuProgram {
+    gpu_passes(&optimise_core(&inline_all_calls(program)), target)
+}
+
+fn gpu_passes(core: &weft_core::Program, target: Target) -> GpuProgram {
+    let fused = fuse(&flatten(core));
     match target {
         Target::Gpu => {
             let guarded = guard_local_memory(&fused);

@@ -79,7 +79,7 @@ fn fuse_siblings_once(f: &mut GpuFunction) -> bool {
 }
 
 /// Every variable a statement reads, nested code included.
-pub(crate) fn reads_in(f: &GpuFunction, stmt: &Stmt, out: &mut Vec<VarId>) {
+pub fn reads_in(f: &GpuFunction, stmt: &Stmt, out: &mut Vec<VarId>) {
     let exp = &f.exps[stmt.exp];
     out.extend(exp.operands().into_iter().filter_map(|a| match a {
         Atom::Var(v) => Some(v),

@@ -18,13 +18,22 @@ use weft_values::Scalar;
 /// Inlines, in every function, every call to a function that holds a combinator
 /// (transitively), until none is left.
 pub fn inline_parallel_calls(program: &Program) -> Program {
-    let parallel = parallel_functions(program);
+    inline_calls_to(program, &parallel_functions(program))
+}
+
+/// Inlines every call whose callee's size parameters the arguments' shapes bind (the
+/// code generator from the GPU IR compiles one body per kernel, no device functions).
+pub fn inline_all_calls(program: &Program) -> Program {
+    inline_calls_to(program, &program.functions.iter().map(|(id, _)| id).collect())
+}
+
+fn inline_calls_to(program: &Program, parallel: &FxHashSet<FnId>) -> Program {
     let mut out = program.clone();
     for (_, f) in out.functions.iter_mut() {
         // Callees are inlined with their own calls still in them; repeat until the
         // function has no call to a parallel function (defs are not recursive, so
         // this ends after as many rounds as the call graph is deep).
-        while inline_once(program, &parallel, f) {}
+        while inline_once(program, parallel, f) {}
     }
     out
 }
