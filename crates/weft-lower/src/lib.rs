@@ -26,6 +26,7 @@ mod kernel;
 mod matmul;
 mod proven;
 pub mod regions;
+mod scalar;
 mod soac;
 #[cfg(test)]
 mod tests;

@@ -164,9 +164,18 @@ enum Place {
     /// Run by one work-item per point of the SegOp `seg` (a `grid` SegOp's body, or a
     /// `thread` SegOp's in a group): `threads` points, this one `tid`; `inside` holds
     /// every variable bound since the SegOp began (its size may not depend on them).
-    Item { seg: ExpId, threads: MemSize, tid: MemSize, inside: FxHashSet<VarId>, in_group: bool },
+    Item {
+        seg: ExpId,
+        threads: MemSize,
+        tid: MemSize,
+        inside: FxHashSet<VarId>,
+        in_group: bool,
+    },
     /// The body of the `group` SegOp `seg`, shared by its work-items.
-    Group { seg: ExpId, inside: FxHashSet<VarId> },
+    Group {
+        seg: ExpId,
+        inside: FxHashSet<VarId>,
+    },
 }
 
 struct Ctx<'a> {
@@ -367,7 +376,13 @@ impl Ctx<'_> {
         }
     }
 
-    fn record_copies(&mut self, var: VarId, exp: Option<ExpId>, info: &MemInfo, reason: &CopyReason) {
+    fn record_copies(
+        &mut self,
+        var: VarId,
+        exp: Option<ExpId>,
+        info: &MemInfo,
+        reason: &CopyReason,
+    ) {
         for leaf in info.leaves() {
             self.out.copies.push(GpuCopy { var, block: leaf.block, exp, reason: reason.clone() });
         }
@@ -422,7 +437,8 @@ impl Ctx<'_> {
             Exp::Manifest { array } => {
                 let var = stmt.vars[0];
                 let ty = &f.vars[var].ty;
-                let info = self.fresh(var, ty, &Provenance::Copy(CopyReason::FlattenNotRepresentable));
+                let info =
+                    self.fresh(var, ty, &Provenance::Copy(CopyReason::FlattenNotRepresentable));
                 // Column after column: the two outer dimensions swap strides.
                 let info = info.map_arrays(&mut |a| {
                     let transposed = Lmad::row_major(&{
@@ -436,7 +452,8 @@ impl Ctx<'_> {
                 let _: &Atom = array;
                 self.bind(var, info);
             }
-            Exp::If { then_branch, else_branch, .. } | Exp::Version { then_branch, else_branch, .. } => {
+            Exp::If { then_branch, else_branch, .. }
+            | Exp::Version { then_branch, else_branch, .. } => {
                 self.block(*then_branch);
                 self.block(*else_branch);
                 let then_results = f.blocks[*then_branch].results.clone();
@@ -453,7 +470,9 @@ impl Ctx<'_> {
                     self.bind(var, info);
                 }
             }
-            Exp::Loop { param, init, form, body } => self.loop_(stmt, exp_id, *param, *init, form, *body),
+            Exp::Loop { param, init, form, body } => {
+                self.loop_(stmt, exp_id, *param, *init, form, *body)
+            }
             Exp::Seq(soac) => {
                 let var = stmt.vars[0];
                 self.seq(var, exp_id, soac);
@@ -493,7 +512,9 @@ impl Ctx<'_> {
             | C::Map { .. }
             | C::Generate { .. }
             | C::Scan { .. } => self.fresh(var, ty, &Provenance::Fresh),
-            C::Call { .. } | C::Reduce { .. } | C::If { .. } | C::Loop { .. } => self.exist(var, ty),
+            C::Call { .. } | C::Reduce { .. } | C::If { .. } | C::Loop { .. } => {
+                self.exist(var, ty)
+            }
             _ => match view_op(exp) {
                 Some((operand, op)) => {
                     let src = self.atom_info(operand);
@@ -582,7 +603,8 @@ impl Ctx<'_> {
                 for (k, ((dx, dy), size)) in
                     x.lmad.dims.iter().zip(&y.lmad.dims).zip(dims).enumerate()
                 {
-                    let stride = component(self, &dx.stride, &dy.stride, ExistRole::Stride(k as u32));
+                    let stride =
+                        component(self, &dx.stride, &dy.stride, ExistRole::Stride(k as u32));
                     lmad_dims.push(LmadDim { stride, shape: self.size(size) });
                 }
                 let how = if existential { Provenance::Existential } else { Provenance::View };
@@ -688,7 +710,8 @@ impl Ctx<'_> {
                     && self.live_after.get(&stmt.exp).is_some_and(|live| !live.contains(&param))
             }
             Exp::Seg(seg) => match &seg.kind {
-                SegKind::Hist { dest: Atom::Var(d), .. } | SegKind::Scatter { dest: Atom::Var(d) } => {
+                SegKind::Hist { dest: Atom::Var(d), .. }
+                | SegKind::Scatter { dest: Atom::Var(d) } => {
                     *d == param
                         && self.live_after.get(&stmt.exp).is_some_and(|live| !live.contains(&param))
                 }
@@ -751,7 +774,8 @@ impl Ctx<'_> {
     fn seg(&mut self, stmt: &Stmt, exp_id: ExpId, seg: &weft_opt::SegOp) {
         let f = self.f;
         // The results first: the body may build its per-point array in them.
-        let space_dims: Vec<MemSize> = seg.space.iter().map(|(_, bound)| atom_size(*bound)).collect();
+        let space_dims: Vec<MemSize> =
+            seg.space.iter().map(|(_, bound)| atom_size(*bound)).collect();
         let mut results = Vec::new();
         for &var in &stmt.vars {
             let ty = &f.vars[var].ty;
@@ -803,8 +827,7 @@ impl Ctx<'_> {
                 let Atom::Var(v) = result else { continue };
                 let Some(producer) = stmt_binding(f, seg.body, *v) else { continue };
                 let group = seg.level == SegLevel::Group;
-                if !builds_fresh(f, producer, group) || (group && read_in_block(f, seg.body, *v))
-                {
+                if !builds_fresh(f, producer, group) || (group && read_in_block(f, seg.body, *v)) {
                     continue;
                 }
                 if let MemInfo::Array(dest) = info
