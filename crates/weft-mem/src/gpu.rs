@@ -78,6 +78,9 @@ pub struct GpuMemFunction {
     /// Loops whose parameter starts in memory of its own, a copy of the initial value
     /// (the body updates it in place, or the loop is inside a kernel).
     pub loop_entry_copies: FxHashSet<ExpId>,
+    /// The iteration index of each sequential combinator ([`ExistRole::Index`]): the
+    /// LMADs of its array parameters (rows of its arrays) are in terms of it.
+    pub seq_index: FxHashMap<ExpId, crate::ir::ExistId>,
 }
 
 /// Where a block lives on the device.
@@ -732,12 +735,22 @@ impl Ctx<'_> {
     fn seq(&mut self, var: VarId, exp_id: ExpId, soac: &SeqSoac) {
         let f = self.f;
         let ty = &f.vars[var].ty;
+        // Parameters that are elements of arrays are their rows at the loop's index.
+        let index_id = self.out.exists.alloc(Existential { var, role: ExistRole::Index });
+        self.out.seq_index.insert(exp_id, index_id);
+        let index = Size::var(MemVar::Exist(index_id));
+        let rows = |ctx: &mut Self, params: &[VarId], arrays: &[Atom]| {
+            for (&param, &array) in params.iter().zip(arrays) {
+                let src = ctx.atom_info(array);
+                let info = ctx.view(param, exp_id, &src, &f.vars[param].ty, &mut |l| {
+                    (l.rank() > 0).then(|| l.index_outer(&index))
+                });
+                ctx.bind(param, info);
+            }
+        };
         match soac {
             SeqSoac::Map { lambda, arrays } => {
-                // Each parameter is an element (or a row) of its array at the loop index,
-                // known only as the loop runs: existential.
-                let _ = arrays;
-                self.lambda_params(&lambda.params);
+                rows(self, &lambda.params, arrays);
                 let info = self.fresh(var, ty, &Provenance::Fresh);
                 self.block(lambda.body);
                 self.bind(var, info);
@@ -750,15 +763,14 @@ impl Ctx<'_> {
                 self.block(lambda.body);
                 self.bind(var, info);
             }
-            SeqSoac::Reduce { lambda, .. } => {
-                self.lambda_params(&lambda.params);
-                self.block(lambda.body);
-                let info = self.exist(var, ty);
-                self.bind(var, info);
-            }
-            SeqSoac::Scan { lambda, .. } => {
-                self.lambda_params(&lambda.params);
-                let info = self.fresh(var, ty, &Provenance::Fresh);
+            SeqSoac::Reduce { lambda, array, .. } | SeqSoac::Scan { lambda, array, .. } => {
+                // The accumulator is chosen at run time; the element is a row.
+                self.lambda_params(&lambda.params[..1]);
+                rows(self, &lambda.params[1..], &[*array]);
+                let info = match soac {
+                    SeqSoac::Scan { .. } => self.fresh(var, ty, &Provenance::Fresh),
+                    _ => self.exist(var, ty),
+                };
                 self.block(lambda.body);
                 self.bind(var, info);
             }
