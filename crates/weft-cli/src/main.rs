@@ -42,6 +42,20 @@ struct Cli {
     #[arg(long = "staged", global = true, conflicts_with = "tuning")]
     staged: bool,
 
+    /// How kernels are generated from the middle end's output: `bridge` writes the GPU
+    /// IR back as a core program with explicit levels for the staged translator;
+    /// `gpu` translates the GPU IR with its memory (weft-mem) directly, and falls back
+    /// to `bridge` for an entry it does not support yet; `gpu-only` does not fall back
+    /// (docs/middle.md, "Code generation from the GPU IR").
+    #[arg(
+        long = "codegen",
+        value_enum,
+        global = true,
+        default_value = "bridge",
+        conflicts_with = "staged"
+    )]
+    codegen: opencl::Codegen,
+
     /// The thresholds and parameters of a tuning file written by `weft tune`, instead
     /// of the committed tuning file of the device beside each source
     /// (`DIR/weft-tuning/DEVICE.json`, used by default); others take the rule for the
@@ -236,7 +250,9 @@ fn main() -> ExitCode {
             Some(Command::Tune(args)) => args.device.clone(),
             _ => None,
         };
-        if let Err(error) = opencl::use_middle_end(device, cli.tuning.as_deref(), !cli.no_tuning) {
+        if let Err(error) =
+            opencl::use_middle_end(device, cli.tuning.as_deref(), !cli.no_tuning, cli.codegen)
+        {
             report_error(&error);
             return ExitCode::from(2);
         }

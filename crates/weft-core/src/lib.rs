@@ -32,7 +32,7 @@ pub use crate::lower::{
     BlockedEntry, CheckedEntries, CheckedFile, ElabError, lower_entries, lower_file,
 };
 pub use crate::operators::{
-    CommutativeOp, componentwise_operators, is_commutative, scalar_operator,
+    CommutativeOp, componentwise_operators, is_commutative, operator_of, scalar_operator,
 };
 pub use crate::pretty::{
     Annotate, BlockLayout, ExpNames, Plain, VarNames, binop_name, flat_exp_text, pretty_annotated,

@@ -1715,7 +1715,7 @@ fn host_known(v: &HVal) -> Option<Expr> {
     }
 }
 
-fn host_op(op: BinOp, elem: Elem) -> Option<HOp> {
+pub(crate) fn host_op(op: BinOp, elem: Elem) -> Option<HOp> {
     let cmp = match op {
         BinOp::Eq => Some(HOp::Eq),
         BinOp::Neq => Some(HOp::Ne),

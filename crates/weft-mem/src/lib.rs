@@ -42,7 +42,7 @@ pub use crate::ir::{
     NotExpanded, NotExpandedReason, Provenance, elem_bytes,
 };
 pub use crate::lmad::{DimSlice, Lmad, LmadDim, LmadDisplay};
-pub use crate::lower::annotate;
+pub use crate::lower::{ValueShape, annotate, mem_size, value_shape};
 pub use crate::passes::expand::{ExpandOptions, Target, expand, expand_lmad};
 pub use crate::pretty::pretty_mem;
 pub use crate::query::{

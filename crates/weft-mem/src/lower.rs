@@ -78,7 +78,7 @@ fn annotate_function(f: &Function, callees: &ArenaMap<FnId, MemFunction>) -> Mem
 
 /// The structure of a value of a type: an array of tuples is a tuple of arrays.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum ValueShape {
+pub enum ValueShape {
     Scalar(ScalarTy),
     Array(Vec<CoreSize>, ScalarTy),
     Tuple(Vec<ValueShape>),
@@ -95,7 +95,7 @@ impl ValueShape {
     }
 }
 
-pub(crate) fn value_shape(ty: &Type) -> ValueShape {
+pub fn value_shape(ty: &Type) -> ValueShape {
     fn go(ty: &Type, outer: &mut Vec<CoreSize>) -> ValueShape {
         match ty {
             Type::Scalar(s) if outer.is_empty() => ValueShape::Scalar(*s),
@@ -113,7 +113,7 @@ pub(crate) fn value_shape(ty: &Type) -> ValueShape {
 }
 
 /// A core size as a memory size.
-pub(crate) fn mem_size(size: &CoreSize) -> MemSize {
+pub fn mem_size(size: &CoreSize) -> MemSize {
     size.map_vars(&mut |v| MemVar::Core(*v))
 }
 

@@ -40,7 +40,23 @@ pub fn compile_entry(
     position: &dyn Fn(&Origin) -> Option<String>,
     options: Options,
 ) -> Result<Compiled, LowerError> {
-    let lowered = weft_lower::lower_entry(program, entry, position, options)?;
+    compile_lowered(weft_lower::lower_entry(program, entry, position, options)?)
+}
+
+/// Compiles one entry point of the GPU IR with its memory (`weft_lower::lower_gpu_entry`).
+pub fn compile_gpu_entry(
+    program: &weft_opt::GpuProgram,
+    mem: &weft_mem::GpuMemProgram,
+    threshold: &dyn Fn(weft_opt::ThresholdId) -> i64,
+    entry: FnId,
+    position: &dyn Fn(&Origin) -> Option<String>,
+    options: Options,
+) -> Result<Compiled, LowerError> {
+    compile_lowered(weft_lower::lower_gpu_entry(program, mem, threshold, entry, position, options)?)
+}
+
+/// The OpenCL program and plan of a lowered entry.
+fn compile_lowered(lowered: weft_lower::Lowered) -> Result<Compiled, LowerError> {
     if let Some(d) = lowered.spaces.diagnostics.first() {
         // The lowering only emits programs the inference accepts; a rejection here is
         // a compiler bug, reported with the inference's reasons.

@@ -1,0 +1,1381 @@
+//! The strategies of SegOps (MIDDLE.md, "Code generation"):
+//!
+//! - `segmap@grid`: one work-item per point of the space (flattened, row-major), each
+//!   writing its values at its point of the results (nothing for an array the memory
+//!   IR built in place, short-circuited).
+//! - `segred@grid` over one dimension: two stages, as `soac.rs`'s reduction: `G`
+//!   work-groups each fold their share (interleaved elements for a commutative
+//!   operator, contiguous shares otherwise) and combine in a tree in local memory;
+//!   one group combines the `G` partial results. Over several dimensions (segments):
+//!   one work-item per segment folds it in order (the middle end splits segmented
+//!   reductions of few, long segments into chunks first, `split_reduction.rs`).
+//! - `segscan@grid` over one dimension: three stages over `T` work-items each owning a
+//!   contiguous share: each folds its share, one group scans the `T` totals, each
+//!   scans its share again from its prefix. Segmented: one work-item per segment.
+//! - `seghist@grid`: the destination (copied unless in place), then one work-item per
+//!   point updates its bin with an atomic when the operator is a built-in one with an
+//!   atomic for its type, else one work-item per bin folds the points of that bin.
+//! - `segscatter@grid`: the destination (copied unless in place), then one work-item
+//!   per point writes its value at its index when the index is in range.
+//! - `segmap@group`: one work-group per point; its body runs on every work-item of the
+//!   group, its `thread` SegOps spread over the group's work-items (`segmap@thread`: a
+//!   loop over the points in steps of the group size; `segred@thread` and
+//!   `segscan@thread`: shares in private memory, combined in local memory), with a
+//!   barrier after each.
+
+use weft_core::{Atom, Origin, VarId};
+use weft_mem::Storage;
+use weft_opt::{ExpId, SegBinOp, SegKind, SegLevel, SegOp, Stmt};
+use weft_plan::{Elem, Expr};
+
+use super::host::unflatten_index;
+use super::kernel::{KVal, Kern, in_range, rebuild};
+use super::{HScalar, HVal, Res, Tr, eceil_div, emax, emin, emul};
+use crate::LowerError;
+use crate::imp::{AtomicOp, CExpr, COp, Cmd, ParLevel};
+
+impl Tr<'_> {
+    pub(crate) fn seg(&mut self, stmt: &Stmt, seg: &SegOp) -> Res<()> {
+        self.alloc_expanded(stmt.exp)?;
+        let origin = self.origin(stmt.exp).or_else(|| seg.origins.first().cloned());
+        match (seg.level, &seg.kind) {
+            (SegLevel::Group, SegKind::Map) => self.group_map(stmt, seg, origin.as_ref())?,
+            (SegLevel::Group, _) => {
+                return Err(LowerError::unsupported(
+                    "a work-group reduction, scan or histogram in host code",
+                    origin.as_ref(),
+                ));
+            }
+            (SegLevel::Thread, _) => {
+                return Err(LowerError::internal("a thread SegOp in host code"));
+            }
+            (SegLevel::Grid, SegKind::Map) => self.grid_map(stmt, seg, origin.as_ref())?,
+            (SegLevel::Grid, SegKind::Red(ops)) => {
+                if seg.space.len() == 1 {
+                    self.grid_reduce(stmt, seg, ops, origin.as_ref())?;
+                    return Ok(());
+                }
+                self.segmented(stmt, seg, ops, false, origin.as_ref())?;
+            }
+            (SegLevel::Grid, SegKind::Scan(ops)) => {
+                if seg.space.len() == 1 {
+                    self.grid_scan(stmt, seg, ops, origin.as_ref())?;
+                } else {
+                    self.segmented(stmt, seg, ops, true, origin.as_ref())?;
+                }
+            }
+            (SegLevel::Grid, SegKind::Hist { dest, op }) => {
+                self.grid_hist(stmt, seg, dest, op, origin.as_ref())?;
+            }
+            (SegLevel::Grid, SegKind::Scatter { dest }) => {
+                self.grid_scatter(stmt, seg, dest, origin.as_ref())?;
+            }
+        }
+        for &var in &stmt.vars {
+            if !self.env.contains_key(&var) {
+                let v = self.binding(var)?;
+                self.env.insert(var, v);
+            }
+        }
+        Ok(())
+    }
+
+    /// Allocates the blocks the memory IR expands over the SegOp `seg`'s work-items.
+    fn alloc_expanded(&mut self, seg: ExpId) -> Res<()> {
+        let mem = self.mem;
+        for (block, data) in mem.blocks.iter() {
+            let Some(Storage::Expanded { seg: s, threads, .. }) = mem.storage.get(block) else {
+                continue;
+            };
+            if *s != seg || self.blocks.contains_key(&block) {
+                continue;
+            }
+            let weft_mem::BlockBinding::Alloc { elems, .. } = &data.binding else { continue };
+            let len = emul(self.mem_size(elems)?, self.mem_size(threads)?);
+            let buf = self.alloc_buffer("expanded", data.elem, len);
+            self.blocks.insert(block, buf);
+        }
+        Ok(())
+    }
+
+    /// The space's bounds as host expressions.
+    fn space_dims(&mut self, seg: &SegOp) -> Res<Vec<Expr>> {
+        seg.space.iter().map(|(_, bound)| self.int_atom(bound)).collect()
+    }
+
+    fn group_size(&self) -> i64 {
+        i64::from(self.options.work_group)
+    }
+
+    /// `segmap@grid`: one work-item per point.
+    fn grid_map(&mut self, stmt: &Stmt, seg: &SegOp, origin: Option<&Origin>) -> Res<()> {
+        let dims = self.space_dims(seg)?;
+        let total = dims.iter().cloned().fold(Expr::I64(1), emul);
+        let total = self.let_var("points", total);
+        let wg = self.group_size();
+        let mut k = Kern::new(self);
+        note_all(&mut k, seg, "@grid: one work-item per point of the map");
+        let n = k.import_index(&total);
+        let kdims: Vec<CExpr> = dims.iter().map(|d| k.import_index(d)).collect();
+        let gid = k.fresh_name("gid");
+        k.push();
+        let idx = unflatten_index(&mut k, &CExpr::Var(gid.clone()), &kdims);
+        for ((index, _), i) in seg.space.iter().zip(&idx) {
+            k.bind(*index, KVal::Scalar(i.clone(), Elem::I64));
+        }
+        let values = k.block(seg.body)?;
+        write_results(&mut k, stmt, seg, &values, &idx)?;
+        let cmds = k.pop();
+        let comment = k.comment(origin);
+        k.emit(Cmd::ParFor {
+            level: ParLevel::GridCovered(0),
+            var: gid,
+            bound: n,
+            body: cmds,
+            comment,
+        });
+        let doc = format!("segmap@grid: one work-item per point{}", at(&k, origin));
+        let name = k.tr.kernel_name("map");
+        let (kernel, args) = k.finish(name, doc, Some(wg as u32));
+        self.launch(kernel, args, vec![total], Some(vec![Expr::I64(wg)]));
+        Ok(())
+    }
+
+    /// `segred@grid` over one dimension: partial results per work-group, then one group.
+    fn grid_reduce(
+        &mut self,
+        stmt: &Stmt,
+        seg: &SegOp,
+        ops: &[SegBinOp],
+        origin: Option<&Origin>,
+    ) -> Res<()> {
+        let n = self.int_atom(&seg.space[0].1)?;
+        let wg = self.group_size();
+        let groups = emax(
+            Expr::I64(1),
+            emin(
+                eceil_div(n.clone(), Expr::I64(wg)),
+                Expr::I64(i64::from(self.options.reduce_groups)),
+            ),
+        );
+        let groups = self.let_var("groups", groups);
+        let commutative = ops.iter().all(|op| op.commutative);
+        let elems = self.operator_elems(ops)?;
+        let partials: Vec<weft_plan::Var> =
+            elems.iter().map(|e| self.alloc_buffer("partial", *e, groups.clone())).collect();
+        // Stage one: each group folds its share of the body's values.
+        let index = seg.space[0].0;
+        self.reduce_stage(
+            ops,
+            &n,
+            &groups,
+            commutative,
+            &partials,
+            &mut |k, i| {
+                k.bind(index, KVal::Scalar(i.clone(), Elem::I64));
+                let vals = k.block(seg.body)?;
+                Ok(KVal::Tuple(vals))
+            },
+            seg,
+            origin,
+            "reduce_partials",
+        )?;
+        // Stage two: one group folds the partial results.
+        let totals: Vec<weft_plan::Var> =
+            elems.iter().map(|e| self.alloc_buffer("total", *e, Expr::I64(1))).collect();
+        let parts: Vec<(weft_plan::Var, Elem)> =
+            partials.iter().copied().zip(elems.iter().copied()).collect();
+        self.reduce_stage(
+            ops,
+            &groups,
+            &Expr::I64(1),
+            commutative,
+            &totals,
+            &mut |k, i| {
+                let leaves: Vec<(CExpr, Elem)> = parts
+                    .iter()
+                    .map(|(buf, elem)| {
+                        let ptr = k.buffer_param(*buf, *elem);
+                        (CExpr::load(&ptr, i.clone()), *elem)
+                    })
+                    .collect();
+                Ok(KVal::Tuple(leaves.into_iter().map(|(e, el)| KVal::Scalar(e, el)).collect()))
+            },
+            seg,
+            origin,
+            "reduce_total",
+        )?;
+        for ((var, buf), elem) in stmt.vars.iter().zip(&totals).zip(&elems) {
+            self.env.insert(*var, HVal::Scalar(HScalar::Device(*buf, *elem)));
+        }
+        Ok(())
+    }
+
+    /// The scalar element types an operator list combines (one per neutral element).
+    fn operator_elems(&mut self, ops: &[SegBinOp]) -> Res<Vec<Elem>> {
+        let mut elems = Vec::new();
+        for op in ops {
+            for ne in &op.neutral {
+                match self.atom(ne)? {
+                    HVal::Scalar(HScalar::Host(_, e) | HScalar::Device(_, e)) => elems.push(e),
+                    _ => {
+                        return Err(LowerError::unsupported(
+                            "a reduction or scan whose elements are arrays",
+                            self.current_origin.as_ref(),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(elems)
+    }
+
+    /// One stage of a reduction: `groups` work-groups fold `element(i)` for `i < n` and
+    /// write one partial result each into `out`.
+    #[expect(clippy::too_many_arguments, reason = "one stage's whole description")]
+    fn reduce_stage(
+        &mut self,
+        ops: &[SegBinOp],
+        n: &Expr,
+        groups: &Expr,
+        commutative: bool,
+        out: &[weft_plan::Var],
+        element: &mut dyn FnMut(&mut Kern<'_, '_>, &CExpr) -> Res<KVal>,
+        seg: &SegOp,
+        origin: Option<&Origin>,
+        kind: &str,
+    ) -> Res<()> {
+        let wg = self.group_size();
+        let elems = self.operator_elems(ops)?;
+        let ne = self.neutral_host(ops)?;
+        let mut k = Kern::new(self);
+        k.can_return = false;
+        let role = if *groups == Expr::I64(1) {
+            "@grid: multi-stage reduction (second stage)"
+        } else {
+            "@grid: multi-stage reduction (work-group trees in local memory, then one group)"
+        };
+        note_all(&mut k, seg, role);
+        let kn = k.import_index(n);
+        let ne = k.import_val(&ne);
+        let locals: Vec<std::rc::Rc<str>> = elems
+            .iter()
+            .map(|e| {
+                k.local_param(
+                    "red",
+                    *e,
+                    Expr::I64(wg),
+                    "the work-group's tree of partial results of a reduction",
+                )
+            })
+            .collect();
+        let t = k.tmp("t", Elem::I64, CExpr::work_item("get_local_id", 0));
+        let g = k.tmp("g", Elem::I64, CExpr::work_item("get_group_id", 0));
+        let acc = k.declare_like(&ne, "acc")?;
+        k.assign(&acc, &ne)?;
+        let comment = k.comment(origin);
+        if commutative {
+            // Interleaved: neighbouring work-items read neighbouring elements.
+            let i = k.fresh_name("i");
+            k.push();
+            let x = element(&mut k, &CExpr::Var(i.clone()))?;
+            let r = apply_ops(&mut k, ops, &acc, &x)?;
+            k.assign_staged(&acc, &r)?;
+            let body = k.pop();
+            k.emit(Cmd::ParFor { level: ParLevel::Grid(0), var: i, bound: kn, body, comment });
+        } else {
+            let gsize = CExpr::work_item("get_global_size", 0);
+            let per = k.tmp(
+                "per",
+                Elem::I64,
+                CExpr::bin(
+                    COp::Div,
+                    CExpr::add(kn.clone(), CExpr::sub(gsize.clone(), CExpr::Int(1))),
+                    gsize,
+                ),
+            );
+            let start = k.tmp(
+                "start",
+                Elem::I64,
+                CExpr::mul(CExpr::work_item("get_global_id", 0), per.clone()),
+            );
+            let end = k.tmp(
+                "end",
+                Elem::I64,
+                CExpr::call("min", vec![CExpr::add(start.clone(), per), kn]),
+            );
+            let bound = CExpr::sub(end, start.clone());
+            let acc2 = acc.clone();
+            k.for_loop("j", bound, comment, &mut |k, j| {
+                let i = k.tmp("i", Elem::I64, CExpr::add(start.clone(), j));
+                let x = element(k, &i)?;
+                let r = apply_ops(k, ops, &acc2, &x)?;
+                k.assign_staged(&acc2, &r)
+            })?;
+        }
+        let total = tree(&mut k, ops, &acc, &locals, &elems, &t, wg, commutative)?;
+        let mut leaves = Vec::new();
+        total.scalars(&mut leaves);
+        k.push();
+        for ((buf, (v, _)), elem) in out.iter().zip(leaves).zip(&elems) {
+            let ptr = k.buffer_param(*buf, *elem);
+            let v = if *elem == Elem::Bool { CExpr::cast(Elem::Bool, v) } else { v };
+            k.emit(Cmd::Store { ptr, index: g.clone(), value: v });
+        }
+        let then_cmds = k.pop();
+        k.emit(Cmd::If {
+            cond: CExpr::bin(COp::Eq, t, CExpr::Int(0)),
+            then_cmds,
+            else_cmds: vec![],
+        });
+        let doc = format!(
+            "{}: work-groups of {wg} fold {} and combine in local memory{}",
+            kind.replace('_', " "),
+            if commutative {
+                "interleaved elements (commutative operator)"
+            } else {
+                "contiguous shares in order"
+            },
+            at(&k, origin)
+        );
+        let name = k.tr.kernel_name(kind);
+        let (kernel, args) = k.finish(name, doc, Some(wg as u32));
+        let global = vec![emul(groups.clone(), Expr::I64(wg))];
+        self.launch(kernel, args, global, Some(vec![Expr::I64(wg)]));
+        Ok(())
+    }
+
+    /// The operators' neutral elements, as one host value (a tuple of their leaves).
+    fn neutral_host(&mut self, ops: &[SegBinOp]) -> Res<HVal> {
+        let mut leaves = Vec::new();
+        for op in ops {
+            for ne in &op.neutral {
+                leaves.push(self.atom(ne)?);
+            }
+        }
+        Ok(HVal::Tuple(leaves))
+    }
+
+    /// A segmented reduction or scan: one work-item per segment (the outer points),
+    /// folding (or scanning) its segment in order.
+    fn segmented(
+        &mut self,
+        stmt: &Stmt,
+        seg: &SegOp,
+        ops: &[SegBinOp],
+        scan: bool,
+        origin: Option<&Origin>,
+    ) -> Res<()> {
+        let dims = self.space_dims(seg)?;
+        let (outer, inner) = dims.split_at(dims.len() - 1);
+        let segments = outer.iter().cloned().fold(Expr::I64(1), emul);
+        let segments = self.let_var("segments", segments);
+        let ne = self.neutral_host(ops)?;
+        let _ = self.operator_elems(ops)?;
+        let wg = self.group_size();
+        let mut k = Kern::new(self);
+        let role = if scan {
+            "@grid: one work-item per segment scans it in order"
+        } else {
+            "@grid: one work-item per segment folds it in order"
+        };
+        note_all(&mut k, seg, role);
+        let ksegs = k.import_index(&segments);
+        let kouter: Vec<CExpr> = outer.iter().map(|d| k.import_index(d)).collect();
+        let kinner = k.import_index(&inner[0]);
+        let ne = k.import_val(&ne);
+        let gid = k.fresh_name("segment");
+        k.push();
+        let idx = unflatten_index(&mut k, &CExpr::Var(gid.clone()), &kouter);
+        for ((index, _), i) in seg.space.iter().zip(&idx) {
+            k.bind(*index, KVal::Scalar(i.clone(), Elem::I64));
+        }
+        let acc = k.declare_like(&ne, "acc")?;
+        k.assign(&acc, &ne)?;
+        let inner_index = seg.space[seg.space.len() - 1].0;
+        let results: Vec<KVal> = stmt
+            .vars
+            .iter()
+            .map(|&v| {
+                let info = k.memory(v);
+                let hint = k.tr.f.vars[v].name.to_string();
+                k.value_of(&info, &hint)
+            })
+            .collect::<Res<_>>()?;
+        let acc2 = acc.clone();
+        let comment = k.comment(origin);
+        let idx2 = idx.clone();
+        k.for_loop("j", kinner, comment, &mut |k, j| {
+            k.bind(inner_index, KVal::Scalar(j.clone(), Elem::I64));
+            let vals = k.block(seg.body)?;
+            let r = apply_ops(k, ops, &acc2, &KVal::Tuple(vals))?;
+            k.assign_staged(&acc2, &r)?;
+            if scan {
+                let mut at = idx2.clone();
+                at.push(j);
+                store_leaves(k, &results, &at, &acc2)?;
+            }
+            Ok(())
+        })?;
+        if !scan {
+            store_leaves(&mut k, &results, &idx, &acc)?;
+        }
+        let cmds = k.pop();
+        k.emit(Cmd::ParFor {
+            level: ParLevel::GridCovered(0),
+            var: gid,
+            bound: ksegs,
+            body: cmds,
+            comment: None,
+        });
+        let what = if scan { "segscan" } else { "segred" };
+        let doc = format!("{what}@grid: one work-item per segment{}", at(&k, origin));
+        let name = k.tr.kernel_name(if scan { "segscan" } else { "segred" });
+        let (kernel, args) = k.finish(name, doc, Some(wg as u32));
+        self.launch(kernel, args, vec![segments], Some(vec![Expr::I64(wg)]));
+        Ok(())
+    }
+
+    /// `segscan@grid` over one dimension: three stages over `T` work-items, each
+    /// owning a contiguous share.
+    fn grid_scan(
+        &mut self,
+        stmt: &Stmt,
+        seg: &SegOp,
+        ops: &[SegBinOp],
+        origin: Option<&Origin>,
+    ) -> Res<()> {
+        let n = self.int_atom(&seg.space[0].1)?;
+        let wg = self.group_size();
+        let elems = self.operator_elems(ops)?;
+        let groups = emax(
+            Expr::I64(1),
+            emin(
+                eceil_div(n.clone(), Expr::I64(wg)),
+                Expr::I64(i64::from(self.options.reduce_groups)),
+            ),
+        );
+        let groups = self.let_var("groups", groups);
+        let items = self.let_var("items", emul(groups.clone(), Expr::I64(wg)));
+        let share = self.let_var("share", eceil_div(n.clone(), items.clone()));
+        let totals: Vec<weft_plan::Var> =
+            elems.iter().map(|e| self.alloc_buffer("totals", *e, items.clone())).collect();
+        let index = seg.space[0].0;
+        // Stage one: each work-item folds its share.
+        self.scan_pass(stmt, seg, ops, &n, &share, &totals, None, index, origin, "scan_totals")?;
+        // Stage two: one group turns the totals into exclusive prefixes.
+        self.scan_totals(ops, &items, &totals, &elems, seg, origin)?;
+        // Stage three: each work-item scans its share from its prefix.
+        self.scan_pass(
+            stmt,
+            seg,
+            ops,
+            &n,
+            &share,
+            &totals,
+            Some(()),
+            index,
+            origin,
+            "scan_shares",
+        )?;
+        Ok(())
+    }
+
+    /// A pass over the shares of a scan: without `write`, each work-item's total goes to
+    /// `totals`; with it, each work-item scans its share from `totals` (its prefix) and
+    /// writes the results.
+    #[expect(clippy::too_many_arguments, reason = "one pass's whole description")]
+    fn scan_pass(
+        &mut self,
+        stmt: &Stmt,
+        seg: &SegOp,
+        ops: &[SegBinOp],
+        n: &Expr,
+        share: &Expr,
+        totals: &[weft_plan::Var],
+        write: Option<()>,
+        index: VarId,
+        origin: Option<&Origin>,
+        kind: &str,
+    ) -> Res<()> {
+        let wg = self.group_size();
+        let elems = self.operator_elems(ops)?;
+        let ne = self.neutral_host(ops)?;
+        let items = emul(
+            emax(
+                Expr::I64(1),
+                emin(
+                    eceil_div(n.clone(), Expr::I64(wg)),
+                    Expr::I64(i64::from(self.options.reduce_groups)),
+                ),
+            ),
+            Expr::I64(wg),
+        );
+        let mut k = Kern::new(self);
+        note_all(&mut k, seg, "@grid: three-stage scan (shares per work-item, then their totals)");
+        let kn = k.import_index(n);
+        let kshare = k.import_index(share);
+        let ne = k.import_val(&ne);
+        let me = k.tmp("me", Elem::I64, CExpr::work_item("get_global_id", 0));
+        let start = k.tmp("start", Elem::I64, CExpr::mul(me.clone(), kshare.clone()));
+        let end = k.tmp(
+            "end",
+            Elem::I64,
+            CExpr::call("min", vec![CExpr::add(start.clone(), kshare), kn]),
+        );
+        let acc = k.declare_like(&ne, "acc")?;
+        let ptrs: Vec<std::rc::Rc<str>> =
+            totals.iter().zip(&elems).map(|(b, e)| k.buffer_param(*b, *e)).collect();
+        match write {
+            None => k.assign(&acc, &ne)?,
+            Some(()) => {
+                let prefix: Vec<(CExpr, Elem)> = ptrs
+                    .iter()
+                    .zip(&elems)
+                    .map(|(p, e)| (CExpr::load(p, me.clone()), *e))
+                    .collect();
+                let prefix = rebuild(&ne, &mut prefix.into_iter());
+                k.assign(&acc, &prefix)?;
+            }
+        }
+        let results: Vec<KVal> = match write {
+            Some(()) => stmt
+                .vars
+                .iter()
+                .map(|&v| {
+                    let info = k.memory(v);
+                    let hint = k.tr.f.vars[v].name.to_string();
+                    k.value_of(&info, &hint)
+                })
+                .collect::<Res<_>>()?,
+            None => Vec::new(),
+        };
+        let acc2 = acc.clone();
+        let comment = k.comment(origin);
+        k.for_loop("j", CExpr::sub(end, start.clone()), comment, &mut |k, j| {
+            let i = k.tmp("i", Elem::I64, CExpr::add(start.clone(), j));
+            k.bind(index, KVal::Scalar(i.clone(), Elem::I64));
+            let vals = k.block(seg.body)?;
+            let r = apply_ops(k, ops, &acc2, &KVal::Tuple(vals))?;
+            k.assign_staged(&acc2, &r)?;
+            if write.is_some() {
+                store_leaves(k, &results, &[i], &acc2)?;
+            }
+            Ok(())
+        })?;
+        if write.is_none() {
+            let mut leaves = Vec::new();
+            acc.scalars(&mut leaves);
+            for ((ptr, (v, _)), elem) in ptrs.iter().zip(leaves).zip(&elems) {
+                let v = if *elem == Elem::Bool { CExpr::cast(Elem::Bool, v) } else { v };
+                k.emit(Cmd::Store { ptr: ptr.clone(), index: me.clone(), value: v });
+            }
+        }
+        let doc = format!(
+            "{}: each work-item's contiguous share{}",
+            kind.replace('_', " "),
+            at(&k, origin)
+        );
+        let name = k.tr.kernel_name(kind);
+        let (kernel, args) = k.finish(name, doc, Some(wg as u32));
+        self.launch(kernel, args, vec![items], Some(vec![Expr::I64(wg)]));
+        Ok(())
+    }
+
+    /// The second stage of a scan: one group replaces `items` totals by their exclusive
+    /// prefixes (each work-item a contiguous run of them, then one work-item over the
+    /// runs' totals).
+    fn scan_totals(
+        &mut self,
+        ops: &[SegBinOp],
+        items: &Expr,
+        totals: &[weft_plan::Var],
+        elems: &[Elem],
+        seg: &SegOp,
+        origin: Option<&Origin>,
+    ) -> Res<()> {
+        let wg = self.group_size();
+        let ne = self.neutral_host(ops)?;
+        let mut k = Kern::new(self);
+        k.can_return = false;
+        note_all(&mut k, seg, "@grid: three-stage scan (the totals' prefixes, one work-group)");
+        let kitems = k.import_index(items);
+        let ne = k.import_val(&ne);
+        let ptrs: Vec<std::rc::Rc<str>> =
+            totals.iter().zip(elems).map(|(b, e)| k.buffer_param(*b, *e)).collect();
+        let locals: Vec<std::rc::Rc<str>> = elems
+            .iter()
+            .map(|e| {
+                k.local_param("run", *e, Expr::I64(wg), "each work-item's run total of a scan")
+            })
+            .collect();
+        let t = k.tmp("t", Elem::I64, CExpr::work_item("get_local_id", 0));
+        let run = k.tmp(
+            "run",
+            Elem::I64,
+            CExpr::bin(COp::Div, CExpr::add(kitems.clone(), CExpr::Int(wg - 1)), CExpr::Int(wg)),
+        );
+        let start = k.tmp("start", Elem::I64, CExpr::mul(t.clone(), run.clone()));
+        let end = k.tmp(
+            "end",
+            Elem::I64,
+            CExpr::call("min", vec![CExpr::add(start.clone(), run), kitems]),
+        );
+        let load_at = |ptrs: &[std::rc::Rc<str>], i: &CExpr| -> KVal {
+            let leaves: Vec<(CExpr, Elem)> =
+                ptrs.iter().zip(elems).map(|(p, e)| (CExpr::load(p, i.clone()), *e)).collect();
+            rebuild(&ne, &mut leaves.into_iter())
+        };
+        // The run's total.
+        let acc = k.declare_like(&ne, "acc")?;
+        k.assign(&acc, &ne)?;
+        let acc2 = acc.clone();
+        let ptrs2 = ptrs.clone();
+        k.for_loop("j", CExpr::sub(end.clone(), start.clone()), None, &mut |k, j| {
+            let i = CExpr::add(start.clone(), j);
+            let x = load_at(&ptrs2, &i);
+            let r = apply_ops(k, ops, &acc2, &x)?;
+            k.assign_staged(&acc2, &r)
+        })?;
+        store_scalars(&mut k, &locals, &t, &acc);
+        k.emit(Cmd::Barrier);
+        // One work-item: the runs' exclusive prefixes, in local memory.
+        k.push();
+        let carry = k.declare_like(&ne, "carry")?;
+        k.assign(&carry, &ne)?;
+        let carry2 = carry.clone();
+        let locals2 = locals.clone();
+        k.for_loop("r", CExpr::Int(wg), None, &mut |k, r| {
+            let x = load_at(&locals2, &r);
+            let x = k.bind_loaded("x", x);
+            store_scalars(k, &locals2, &r, &carry2);
+            let next = apply_ops(k, ops, &carry2, &x)?;
+            k.assign_staged(&carry2, &next)
+        })?;
+        let then_cmds = k.pop();
+        k.emit(Cmd::If {
+            cond: CExpr::bin(COp::Eq, t.clone(), CExpr::Int(0)),
+            then_cmds,
+            else_cmds: vec![],
+        });
+        k.emit(Cmd::Barrier);
+        // Each run from its prefix: exclusive prefixes of the totals.
+        let prefix = load_at(&locals, &t);
+        k.assign(&acc, &prefix)?;
+        let acc3 = acc.clone();
+        k.for_loop("j", CExpr::sub(end, start.clone()), None, &mut |k, j| {
+            let i = k.tmp("i", Elem::I64, CExpr::add(start.clone(), j));
+            let x = load_at(&ptrs, &i);
+            let x = k.bind_loaded("x", x);
+            store_scalars(k, &ptrs, &i, &acc3);
+            let next = apply_ops(k, ops, &acc3, &x)?;
+            k.assign_staged(&acc3, &next)
+        })?;
+        let doc = format!("scan totals: one work-group's exclusive prefixes{}", at(&k, origin));
+        let name = k.tr.kernel_name("scan_prefixes");
+        let (kernel, args) = k.finish(name, doc, Some(wg as u32));
+        self.launch(kernel, args, vec![Expr::I64(wg)], Some(vec![Expr::I64(wg)]));
+        Ok(())
+    }
+
+    /// `seghist@grid`.
+    fn grid_hist(
+        &mut self,
+        stmt: &Stmt,
+        seg: &SegOp,
+        dest: &Atom,
+        op: &SegBinOp,
+        origin: Option<&Origin>,
+    ) -> Res<()> {
+        let var = stmt.vars[0];
+        let src = self.atom(dest)?;
+        let out = self.binding(var)?;
+        let info = self.mem.bindings.get(var).cloned().unwrap_or_default();
+        if !info.leaves().iter().all(|a| a.how == weft_mem::Provenance::InPlace) {
+            self.copy_value(&src, &out, "hist_dest")?;
+        }
+        let dims = self.space_dims(seg)?;
+        let (outer, inner) = dims.split_at(dims.len() - 1);
+        let shape = super::host::shape_of(&out).unwrap_or_default();
+        let bins = shape.last().cloned().unwrap_or(Expr::I64(0));
+        let elems = self.operator_elems(std::slice::from_ref(op))?;
+        let atomic = match (op.scalar_operator(self.f), elems.as_slice()) {
+            (Some(cop), [elem]) => {
+                let aop = match cop {
+                    weft_core::CommutativeOp::Add => Some(AtomicOp::Add),
+                    weft_core::CommutativeOp::Min => Some(AtomicOp::Min),
+                    weft_core::CommutativeOp::Max => Some(AtomicOp::Max),
+                    _ => None,
+                };
+                aop.filter(|a| a.supports(*elem)).map(|a| (a, *elem))
+            }
+            _ => None,
+        };
+        let wg = self.group_size();
+        let points = dims.iter().cloned().fold(Expr::I64(1), emul);
+        let points = self.let_var("points", points);
+        let outer_total = outer.iter().cloned().fold(Expr::I64(1), emul);
+        let mut k = Kern::new(self);
+        let kdims: Vec<CExpr> = dims.iter().map(|d| k.import_index(d)).collect();
+        let kbins = k.import_index(&bins);
+        let kout = match &out {
+            HVal::Arr(a) => KVal::Arr(k.import_arr(a)),
+            other => k.import_val(other),
+        };
+        let comment = k.comment(origin);
+        let global;
+        match atomic {
+            Some((aop, elem)) => {
+                note_all(
+                    &mut k,
+                    seg,
+                    "@grid: one work-item per value, an atomic update of its bin",
+                );
+                let kpoints = k.import_index(&points);
+                let gid = k.fresh_name("gid");
+                k.push();
+                let idx = unflatten_index(&mut k, &CExpr::Var(gid.clone()), &kdims);
+                for ((index, _), i) in seg.space.iter().zip(&idx) {
+                    k.bind(*index, KVal::Scalar(i.clone(), Elem::I64));
+                }
+                let vals = k.block(seg.body)?;
+                let (bin, value) = bin_and_value(&mut k, &vals)?;
+                let KVal::Arr(dest) = &kout else {
+                    return Err(LowerError::internal("a histogram of tuples with an atomic"));
+                };
+                let mut at = idx[..idx.len() - 1].to_vec();
+                at.push(bin.clone());
+                let address = dest.address(&at);
+                let KVal::Scalar(v, _) = value else {
+                    return Err(LowerError::internal("a histogram value that is not a scalar"));
+                };
+                let update = Cmd::Atomic {
+                    op: aop,
+                    elem,
+                    ptr: dest.ptr.clone(),
+                    index: address,
+                    value: v,
+                    fetch: None,
+                };
+                k.emit(Cmd::If {
+                    cond: in_range(bin, kbins),
+                    then_cmds: vec![update],
+                    else_cmds: vec![],
+                });
+                let cmds = k.pop();
+                k.emit(Cmd::ParFor {
+                    level: ParLevel::GridCovered(0),
+                    var: gid,
+                    bound: kpoints,
+                    body: cmds,
+                    comment,
+                });
+                global = points;
+            }
+            None => {
+                // One work-item per bin of each segment folds the values of that bin.
+                note_all(&mut k, seg, "@grid: one work-item per bin folds the values of its bin");
+                let kouter: Vec<CExpr> = outer.iter().map(|d| k.import_index(d)).collect();
+                let kinner = k.import_index(&inner[0]);
+                let cells = emul(outer_total, bins);
+                let kcells = k.import_index(&cells);
+                let gid = k.fresh_name("cell");
+                k.push();
+                let mut cell_dims = kouter.clone();
+                cell_dims.push(kbins.clone());
+                let cell = unflatten_index(&mut k, &CExpr::Var(gid.clone()), &cell_dims);
+                let (cell_outer, my_bin) = cell.split_at(cell.len() - 1);
+                for ((index, _), i) in seg.space.iter().zip(cell_outer) {
+                    k.bind(*index, KVal::Scalar(i.clone(), Elem::I64));
+                }
+                let acc = k.load(&kout, &cell)?;
+                let acc = k.declare_like(&acc, "acc")?;
+                let current = k.load(&kout, &cell)?;
+                k.assign(&acc, &current)?;
+                let inner_index = seg.space[seg.space.len() - 1].0;
+                let acc2 = acc.clone();
+                let my_bin = my_bin[0].clone();
+                k.for_loop("j", kinner, None, &mut |k, j| {
+                    k.bind(inner_index, KVal::Scalar(j, Elem::I64));
+                    let vals = k.block(seg.body)?;
+                    let (bin, value) = bin_and_value(k, &vals)?;
+                    k.push();
+                    let r = apply_ops(k, std::slice::from_ref(op), &acc2, &value)?;
+                    k.assign_staged(&acc2, &r)?;
+                    let then_cmds = k.pop();
+                    k.emit(Cmd::If {
+                        cond: CExpr::bin(COp::Eq, bin, my_bin.clone()),
+                        then_cmds,
+                        else_cmds: vec![],
+                    });
+                    Ok(())
+                })?;
+                k.store(&kout, &cell, &acc)?;
+                let cmds = k.pop();
+                k.emit(Cmd::ParFor {
+                    level: ParLevel::GridCovered(0),
+                    var: gid,
+                    bound: kcells,
+                    body: cmds,
+                    comment,
+                });
+                global = cells;
+            }
+        }
+        let doc = format!("seghist@grid{}", at(&k, origin));
+        let name = k.tr.kernel_name("hist");
+        let (kernel, args) = k.finish(name, doc, Some(wg as u32));
+        let global = self.let_var("items", global);
+        self.launch(kernel, args, vec![global], Some(vec![Expr::I64(wg)]));
+        self.env.insert(var, out);
+        Ok(())
+    }
+
+    /// `segscatter@grid`.
+    fn grid_scatter(
+        &mut self,
+        stmt: &Stmt,
+        seg: &SegOp,
+        dest: &Atom,
+        origin: Option<&Origin>,
+    ) -> Res<()> {
+        let var = stmt.vars[0];
+        let src = self.atom(dest)?;
+        let out = self.binding(var)?;
+        let info = self.mem.bindings.get(var).cloned().unwrap_or_default();
+        if !info.leaves().iter().all(|a| a.how == weft_mem::Provenance::InPlace) {
+            self.copy_value(&src, &out, "scatter_dest")?;
+        }
+        let dims = self.space_dims(seg)?;
+        let points = dims.iter().cloned().fold(Expr::I64(1), emul);
+        let points = self.let_var("points", points);
+        let n =
+            super::host::shape_of(&out).and_then(|s| s.first().cloned()).unwrap_or(Expr::I64(0));
+        let wg = self.group_size();
+        let mut k = Kern::new(self);
+        note_all(&mut k, seg, "@grid: one work-item per value writes it at its index");
+        let kdims: Vec<CExpr> = dims.iter().map(|d| k.import_index(d)).collect();
+        let kn = k.import_index(&n);
+        let kpoints = k.import_index(&points);
+        let kout = k.import_val(&out);
+        let gid = k.fresh_name("gid");
+        k.push();
+        let idx = unflatten_index(&mut k, &CExpr::Var(gid.clone()), &kdims);
+        for ((index, _), i) in seg.space.iter().zip(&idx) {
+            k.bind(*index, KVal::Scalar(i.clone(), Elem::I64));
+        }
+        let vals = k.block(seg.body)?;
+        let (at_index, value) = bin_and_value(&mut k, &vals)?;
+        k.push();
+        k.store(&kout, std::slice::from_ref(&at_index), &value)?;
+        let then_cmds = k.pop();
+        k.emit(Cmd::If { cond: in_range(at_index, kn), then_cmds, else_cmds: vec![] });
+        let cmds = k.pop();
+        let comment = k.comment(origin);
+        k.emit(Cmd::ParFor {
+            level: ParLevel::GridCovered(0),
+            var: gid,
+            bound: kpoints,
+            body: cmds,
+            comment,
+        });
+        let doc = format!("segscatter@grid: one work-item per value{}", at(&k, origin));
+        let name = k.tr.kernel_name("scatter");
+        let (kernel, args) = k.finish(name, doc, Some(wg as u32));
+        self.launch(kernel, args, vec![points], Some(vec![Expr::I64(wg)]));
+        self.env.insert(var, out);
+        Ok(())
+    }
+
+    /// `segmap@group`: one work-group per point.
+    fn group_map(&mut self, stmt: &Stmt, seg: &SegOp, origin: Option<&Origin>) -> Res<()> {
+        let dims = self.space_dims(seg)?;
+        let total = dims.iter().cloned().fold(Expr::I64(1), emul);
+        let total = self.let_var("groups", total);
+        let wg = self.group_size();
+        let mut k = Kern::new(self);
+        k.can_return = false;
+        note_all(
+            &mut k,
+            seg,
+            "@group: one work-group per point, its inner combinators over the group's work-items",
+        );
+        let n = k.import_index(&total);
+        let kdims: Vec<CExpr> = dims.iter().map(|d| k.import_index(d)).collect();
+        let gid = k.fresh_name("group");
+        k.push();
+        let idx = unflatten_index(&mut k, &CExpr::Var(gid.clone()), &kdims);
+        for ((index, _), i) in seg.space.iter().zip(&idx) {
+            k.bind(*index, KVal::Scalar(i.clone(), Elem::I64));
+        }
+        let values = k.block(seg.body)?;
+        // The values per point: arrays by the group's work-items, scalars by one.
+        let f = k.tr.f;
+        for ((&var, value), result) in
+            stmt.vars.iter().zip(&values).zip(&f.blocks[seg.body].results)
+        {
+            if short_circuited(&k, var, result) {
+                continue;
+            }
+            let info = k.memory(var);
+            let hint = f.vars[var].name.to_string();
+            let dest = k.value_of(&info, &hint)?;
+            match value.shape() {
+                Some(shape) => {
+                    let t = k.fresh_name("t");
+                    k.push();
+                    let mut at = idx.clone();
+                    at.push(CExpr::Var(t.clone()));
+                    let row = k.row(value, &CExpr::Var(t.clone()))?;
+                    k.store(&dest, &at, &row)?;
+                    let body = k.pop();
+                    k.emit(Cmd::ParFor {
+                        level: ParLevel::Thread,
+                        var: t,
+                        bound: shape[0].clone(),
+                        body,
+                        comment: None,
+                    });
+                }
+                None => {
+                    k.push();
+                    k.store(&dest, &idx, value)?;
+                    let then_cmds = k.pop();
+                    let first =
+                        CExpr::bin(COp::Eq, CExpr::work_item("get_local_id", 0), CExpr::Int(0));
+                    k.emit(Cmd::If { cond: first, then_cmds, else_cmds: vec![] });
+                }
+            }
+        }
+        k.emit(Cmd::Barrier);
+        let cmds = k.pop();
+        let comment = k.comment(origin);
+        k.emit(Cmd::ParFor { level: ParLevel::Group, var: gid, bound: n, body: cmds, comment });
+        let doc = format!("segmap@group: one work-group of {wg} per point{}", at(&k, origin));
+        let name = k.tr.kernel_name("group");
+        let (kernel, args) = k.finish(name, doc, Some(wg as u32));
+        self.launch(kernel, args, vec![emul(total, Expr::I64(wg))], Some(vec![Expr::I64(wg)]));
+        Ok(())
+    }
+}
+
+impl Kern<'_, '_> {
+    /// A `thread` SegOp in a group body.
+    pub(crate) fn thread_seg(
+        &mut self,
+        stmt: &Stmt,
+        seg: &SegOp,
+        origin: Option<&Origin>,
+    ) -> Res<()> {
+        if seg.level != SegLevel::Thread {
+            return Err(LowerError::internal("a grid or group SegOp inside a kernel"));
+        }
+        let dims: Vec<CExpr> = seg.space.iter().map(|(_, b)| self.int(b)).collect::<Res<_>>()?;
+        let wg = self.group_size;
+        match &seg.kind {
+            SegKind::Map => {
+                let total = dims.iter().cloned().fold(CExpr::Int(1), CExpr::mul);
+                let results: Vec<KVal> = stmt
+                    .vars
+                    .iter()
+                    .map(|&v| {
+                        let info = self.memory(v);
+                        let hint = self.tr.f.vars[v].name.to_string();
+                        self.value_of(&info, &hint)
+                    })
+                    .collect::<Res<_>>()?;
+                let t = self.fresh_name("t");
+                self.push();
+                let idx = unflatten_index(self, &CExpr::Var(t.clone()), &dims);
+                for ((index, _), i) in seg.space.iter().zip(&idx) {
+                    self.bind(*index, KVal::Scalar(i.clone(), Elem::I64));
+                }
+                let values = self.block(seg.body)?;
+                for (dest, value) in results.iter().zip(&values) {
+                    self.store(dest, &idx, value)?;
+                }
+                let body = self.pop();
+                let comment = self.comment(origin);
+                self.emit(Cmd::ParFor {
+                    level: ParLevel::Thread,
+                    var: t,
+                    bound: total,
+                    body,
+                    comment,
+                });
+                self.emit(Cmd::Barrier);
+                for (&var, value) in stmt.vars.iter().zip(results) {
+                    self.bind(var, value);
+                }
+                Ok(())
+            }
+            SegKind::Red(ops) if seg.space.len() == 1 => {
+                let ne = self.neutral(ops)?;
+                let elems = leaf_elems(&ne);
+                let locals: Vec<std::rc::Rc<str>> = elems
+                    .iter()
+                    .map(|e| {
+                        self.local_param(
+                            "red",
+                            *e,
+                            Expr::I64(wg),
+                            "the work-group's tree of partial results of a reduction",
+                        )
+                    })
+                    .collect();
+                let commutative = ops.iter().all(|op| op.commutative);
+                let acc = self.declare_like(&ne, "acc")?;
+                self.assign(&acc, &ne)?;
+                let t = self.tmp("t", Elem::I64, CExpr::work_item("get_local_id", 0));
+                let index = seg.space[0].0;
+                let acc2 = acc.clone();
+                self.share_loop(&dims[0], &t, wg, commutative, origin, &mut |k, i| {
+                    k.bind(index, KVal::Scalar(i, Elem::I64));
+                    let vals = k.block(seg.body)?;
+                    let r = apply_ops(k, ops, &acc2, &KVal::Tuple(vals))?;
+                    k.assign_staged(&acc2, &r)
+                })?;
+                let total = tree(self, ops, &acc, &locals, &elems, &t, wg, commutative)?;
+                // Every work-item takes the total, then the tree may be reused.
+                let total = self.bind_copy(&total)?;
+                self.emit(Cmd::Barrier);
+                let mut parts = match total {
+                    KVal::Tuple(parts) if stmt.vars.len() > 1 => parts,
+                    KVal::Tuple(mut parts) if parts.len() == 1 => vec![parts.remove(0)],
+                    other => vec![other],
+                };
+                for &var in stmt.vars.iter().rev() {
+                    let v =
+                        parts.pop().ok_or_else(|| LowerError::internal("a reduction result"))?;
+                    self.bind(var, v);
+                }
+                Ok(())
+            }
+            SegKind::Scan(ops) if seg.space.len() == 1 => {
+                let ne = self.neutral(ops)?;
+                let elems = leaf_elems(&ne);
+                let locals: Vec<std::rc::Rc<str>> = elems
+                    .iter()
+                    .map(|e| {
+                        self.local_param(
+                            "run",
+                            *e,
+                            Expr::I64(wg),
+                            "each work-item's run total of a scan",
+                        )
+                    })
+                    .collect();
+                let results: Vec<KVal> = stmt
+                    .vars
+                    .iter()
+                    .map(|&v| {
+                        let info = self.memory(v);
+                        let hint = self.tr.f.vars[v].name.to_string();
+                        self.value_of(&info, &hint)
+                    })
+                    .collect::<Res<_>>()?;
+                let t = self.tmp("t", Elem::I64, CExpr::work_item("get_local_id", 0));
+                let index = seg.space[0].0;
+                let acc = self.declare_like(&ne, "acc")?;
+                for pass in 0..2 {
+                    let start = if pass == 0 {
+                        ne.clone()
+                    } else {
+                        let leaves: Vec<(CExpr, Elem)> = locals
+                            .iter()
+                            .zip(&elems)
+                            .map(|(l, e)| (CExpr::load(l, t.clone()), *e))
+                            .collect();
+                        rebuild(&ne, &mut leaves.into_iter())
+                    };
+                    self.assign(&acc, &start)?;
+                    let acc2 = acc.clone();
+                    let results2 = results.clone();
+                    self.share_loop(&dims[0], &t, wg, false, origin, &mut |k, i| {
+                        k.bind(index, KVal::Scalar(i.clone(), Elem::I64));
+                        let vals = k.block(seg.body)?;
+                        let r = apply_ops(k, ops, &acc2, &KVal::Tuple(vals))?;
+                        k.assign_staged(&acc2, &r)?;
+                        if pass == 1 {
+                            store_leaves(k, &results2, &[i], &acc2)?;
+                        }
+                        Ok(())
+                    })?;
+                    if pass == 0 {
+                        store_scalars(self, &locals, &t, &acc);
+                        self.emit(Cmd::Barrier);
+                        self.push();
+                        let carry = self.declare_like(&ne, "carry")?;
+                        self.assign(&carry, &ne)?;
+                        let carry2 = carry.clone();
+                        let locals2 = locals.clone();
+                        let ne2 = ne.clone();
+                        let elems2 = elems.clone();
+                        self.for_loop("r", CExpr::Int(wg), None, &mut |k, r| {
+                            let leaves: Vec<(CExpr, Elem)> = locals2
+                                .iter()
+                                .zip(&elems2)
+                                .map(|(l, e)| (CExpr::load(l, r.clone()), *e))
+                                .collect();
+                            let x = rebuild(&ne2, &mut leaves.into_iter());
+                            let x = k.bind_loaded("x", x);
+                            store_scalars(k, &locals2, &r, &carry2);
+                            let next = apply_ops(k, ops, &carry2, &x)?;
+                            k.assign_staged(&carry2, &next)
+                        })?;
+                        let then_cmds = self.pop();
+                        self.emit(Cmd::If {
+                            cond: CExpr::bin(COp::Eq, t.clone(), CExpr::Int(0)),
+                            then_cmds,
+                            else_cmds: vec![],
+                        });
+                        self.emit(Cmd::Barrier);
+                    }
+                }
+                self.emit(Cmd::Barrier);
+                for (&var, value) in stmt.vars.iter().zip(results) {
+                    self.bind(var, value);
+                }
+                Ok(())
+            }
+            _ => Err(LowerError::unsupported(
+                "a segmented reduction, scan or histogram over a work-group's threads",
+                origin,
+            )),
+        }
+    }
+
+    /// The operators' neutral elements as one kernel value.
+    fn neutral(&mut self, ops: &[SegBinOp]) -> Res<KVal> {
+        let mut leaves = Vec::new();
+        for op in ops {
+            for ne in &op.neutral {
+                leaves.push(self.atom(ne)?);
+            }
+        }
+        Ok(KVal::Tuple(leaves))
+    }
+
+    /// A copy of a scalar value in fresh variables (read from local memory before the
+    /// memory is reused).
+    fn bind_copy(&mut self, v: &KVal) -> Res<KVal> {
+        let vars = self.declare_like(v, "total")?;
+        self.assign(&vars, v)?;
+        Ok(vars)
+    }
+
+    /// The loop over a work-item's share of `0..n` in a group: interleaved (`t`,
+    /// `t + wg`, ...) or, for an operator that is not commutative, a contiguous run.
+    fn share_loop(
+        &mut self,
+        n: &CExpr,
+        t: &CExpr,
+        wg: i64,
+        interleaved: bool,
+        origin: Option<&Origin>,
+        body: &mut dyn FnMut(&mut Self, CExpr) -> Res<()>,
+    ) -> Res<()> {
+        let comment = self.comment(origin);
+        if interleaved {
+            let i = self.fresh_name("i");
+            self.push();
+            body(self, CExpr::Var(i.clone()))?;
+            let cmds = self.pop();
+            self.emit(Cmd::ParFor {
+                level: ParLevel::Thread,
+                var: i,
+                bound: n.clone(),
+                body: cmds,
+                comment,
+            });
+            return Ok(());
+        }
+        let run = self.tmp(
+            "run",
+            Elem::I64,
+            CExpr::bin(COp::Div, CExpr::add(n.clone(), CExpr::Int(wg - 1)), CExpr::Int(wg)),
+        );
+        let start = self.tmp("start", Elem::I64, CExpr::mul(t.clone(), run.clone()));
+        let end = self.tmp(
+            "end",
+            Elem::I64,
+            CExpr::call("min", vec![CExpr::add(start.clone(), run), n.clone()]),
+        );
+        self.for_loop("j", CExpr::sub(end, start.clone()), comment, &mut |k, j| {
+            let i = k.tmp("i", Elem::I64, CExpr::add(start.clone(), j));
+            body(k, i)
+        })
+    }
+}
+
+/// Whether the group body's result `var` was built in place in its row (the memory
+/// IR's short-circuiting): its block is the result's.
+fn short_circuited(k: &Kern<'_, '_>, var: VarId, result: &Atom) -> bool {
+    let Atom::Var(r) = result else { return false };
+    let (a, b) = (k.memory(var), k.memory(*r));
+    let (a, b) = (a.leaves(), b.leaves());
+    !a.is_empty() && a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| x.block == y.block)
+}
+
+/// Writes a `segmap@grid` point's values into the results (nothing for a value the
+/// memory IR built in its row).
+fn write_results(
+    k: &mut Kern<'_, '_>,
+    stmt: &Stmt,
+    seg: &SegOp,
+    values: &[KVal],
+    idx: &[CExpr],
+) -> Res<()> {
+    let f = k.tr.f;
+    for ((&var, value), result) in stmt.vars.iter().zip(values).zip(&f.blocks[seg.body].results) {
+        if short_circuited(k, var, result) {
+            continue;
+        }
+        let info = k.memory(var);
+        let hint = f.vars[var].name.to_string();
+        let dest = k.value_of(&info, &hint)?;
+        k.store(&dest, idx, value)?;
+    }
+    Ok(())
+}
+
+/// Stores the scalar leaves of `value` into the arrays `results` at `at`.
+fn store_leaves(k: &mut Kern<'_, '_>, results: &[KVal], at: &[CExpr], value: &KVal) -> Res<()> {
+    let mut leaves = Vec::new();
+    value.scalars(&mut leaves);
+    let mut dests = Vec::new();
+    for r in results {
+        flatten_arrays(r, &mut dests);
+    }
+    if dests.len() != leaves.len() {
+        return Err(LowerError::internal("results and values of different shapes"));
+    }
+    for (dest, (v, elem)) in dests.iter().zip(leaves) {
+        k.store(dest, at, &KVal::Scalar(v, elem))?;
+    }
+    Ok(())
+}
+
+fn flatten_arrays(v: &KVal, out: &mut Vec<KVal>) {
+    match v {
+        KVal::Tuple(parts) => parts.iter().for_each(|p| flatten_arrays(p, out)),
+        other => out.push(other.clone()),
+    }
+}
+
+/// Stores the scalar leaves of `value` at `index` of the local arrays `locals`.
+fn store_scalars(k: &mut Kern<'_, '_>, locals: &[std::rc::Rc<str>], index: &CExpr, value: &KVal) {
+    let mut leaves = Vec::new();
+    value.scalars(&mut leaves);
+    for (l, (v, elem)) in locals.iter().zip(leaves) {
+        let v = if elem == Elem::Bool { CExpr::cast(Elem::Bool, v) } else { v };
+        k.emit(Cmd::Store { ptr: l.clone(), index: index.clone(), value: v });
+    }
+}
+
+fn leaf_elems(v: &KVal) -> Vec<Elem> {
+    let mut leaves = Vec::new();
+    v.scalars(&mut leaves);
+    leaves.into_iter().map(|(_, e)| e).collect()
+}
+
+/// Combines accumulators with new values: each operator its share of the leaves.
+pub(crate) fn apply_ops(k: &mut Kern<'_, '_>, ops: &[SegBinOp], acc: &KVal, x: &KVal) -> Res<KVal> {
+    let mut acc_leaves = Vec::new();
+    acc.scalars(&mut acc_leaves);
+    let mut x_leaves = Vec::new();
+    x.scalars(&mut x_leaves);
+    if acc_leaves.len() != x_leaves.len() {
+        return Err(LowerError::internal("an operator applied to values of different shapes"));
+    }
+    let mut out = Vec::new();
+    let mut at = 0;
+    for op in ops {
+        let n = op.arity();
+        let args: Vec<KVal> = acc_leaves[at..at + n]
+            .iter()
+            .chain(&x_leaves[at..at + n])
+            .map(|(e, el)| KVal::Scalar(e.clone(), *el))
+            .collect();
+        let r = k.apply(&op.lambda, &args)?;
+        r.scalars(&mut out);
+        at += n;
+    }
+    Ok(rebuild(acc, &mut out.into_iter()))
+}
+
+/// The tree of a work-group's values in local memory: each work-item's `acc` is
+/// stored, then halved in `log wg` steps (neighbours in order for an operator that
+/// is not commutative); every work-item gets the total.
+#[expect(clippy::too_many_arguments, reason = "the tree's whole description")]
+fn tree(
+    k: &mut Kern<'_, '_>,
+    ops: &[SegBinOp],
+    acc: &KVal,
+    locals: &[std::rc::Rc<str>],
+    elems: &[Elem],
+    t: &CExpr,
+    wg: i64,
+    commutative: bool,
+) -> Res<KVal> {
+    store_scalars(k, locals, t, acc);
+    k.emit(Cmd::Barrier);
+    let load = |at: CExpr| -> KVal {
+        let leaves: Vec<(CExpr, Elem)> =
+            locals.iter().zip(elems).map(|(l, e)| (CExpr::load(l, at.clone()), *e)).collect();
+        rebuild(acc, &mut leaves.into_iter())
+    };
+    let mut s = if commutative { wg / 2 } else { 1 };
+    while if commutative { s > 0 } else { s < wg } {
+        let cond = if commutative {
+            CExpr::bin(COp::Lt, t.clone(), CExpr::Int(s))
+        } else {
+            CExpr::bin(
+                COp::And,
+                CExpr::bin(
+                    COp::Eq,
+                    CExpr::bin(COp::Rem, t.clone(), CExpr::Int(2 * s)),
+                    CExpr::Int(0),
+                ),
+                CExpr::bin(COp::Lt, CExpr::add(t.clone(), CExpr::Int(s)), CExpr::Int(wg)),
+            )
+        };
+        k.push();
+        let a = load(t.clone());
+        let a = k.bind_loaded("a", a);
+        let b = load(CExpr::add(t.clone(), CExpr::Int(s)));
+        let b = k.bind_loaded("b", b);
+        let r = apply_ops(k, ops, &a, &b)?;
+        store_scalars(k, locals, t, &r);
+        let then_cmds = k.pop();
+        k.emit(Cmd::If { cond, then_cmds, else_cmds: Vec::new() });
+        k.emit(Cmd::Barrier);
+        s = if commutative { s / 2 } else { s * 2 };
+    }
+    Ok(load(CExpr::Int(0)))
+}
+
+/// A histogram's or scatter's body values: the bin (index) as `long`, then the value.
+fn bin_and_value(k: &mut Kern<'_, '_>, vals: &[KVal]) -> Res<(CExpr, KVal)> {
+    let (first, rest) = vals.split_first().ok_or_else(|| LowerError::internal("no bin"))?;
+    let KVal::Scalar(bin, elem) = first else {
+        return Err(LowerError::internal("a bin that is not a scalar"));
+    };
+    let bin = if *elem == Elem::I64 { bin.clone() } else { CExpr::cast(Elem::I64, bin.clone()) };
+    let bin = k.tmp("bin", Elem::I64, bin);
+    let value = match rest {
+        [one] => one.clone(),
+        many => KVal::Tuple(many.to_vec()),
+    };
+    Ok((bin, value))
+}
+
+fn note_all(k: &mut Kern<'_, '_>, seg: &SegOp, role: &str) {
+    for o in &seg.origins {
+        k.note(o, role);
+    }
+}
+
+fn at(k: &Kern<'_, '_>, origin: Option<&Origin>) -> String {
+    k.comment(origin).map(|p| format!(", {p}")).unwrap_or_default()
+}
