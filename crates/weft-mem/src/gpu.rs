@@ -172,12 +172,14 @@ enum Place {
         threads: MemSize,
         tid: MemSize,
         inside: FxHashSet<VarId>,
-        in_group: bool,
     },
-    /// The body of the `group` SegOp `seg`, shared by its work-items.
+    /// The body of the `group` SegOp `seg`, shared by its work-items: `groups` points,
+    /// this one `gid`.
     Group {
         seg: ExpId,
         inside: FxHashSet<VarId>,
+        groups: MemSize,
+        gid: MemSize,
     },
 }
 
@@ -298,17 +300,17 @@ impl Ctx<'_> {
         let row_major = Lmad::row_major(dims);
         let (storage, lmad) = match self.place().clone() {
             Place::Host => (Storage::Global, row_major),
-            Place::Group { seg, inside } => {
+            Place::Group { seg, inside, .. } => {
                 if depends_on(&elems, &inside) {
                     (Storage::Variant { seg }, row_major)
                 } else {
                     (Storage::Local { seg }, row_major)
                 }
             }
-            Place::Item { seg, threads, tid, inside, in_group } => {
+            Place::Item { seg, threads, tid, inside } => {
                 if elems.as_constant().is_some_and(|n| n <= PRIVATE_LIMIT) {
                     (Storage::Private, row_major)
-                } else if depends_on(&elems, &inside) || in_group {
+                } else if depends_on(&elems, &inside) {
                     (Storage::Variant { seg }, row_major)
                 } else {
                     let lmad = expand_lmad(&row_major, &tid, &threads, &elems, self.layout);
@@ -809,12 +811,15 @@ impl Ctx<'_> {
         }
         let mut inside: FxHashSet<VarId> = seg.space.iter().map(|(i, _)| *i).collect();
         let place = match (seg.level, self.place()) {
-            (SegLevel::Group, _) => Place::Group { seg: exp_id, inside },
-            (SegLevel::Thread, Place::Group { inside: outer, .. }) => {
+            (SegLevel::Group, _) => Place::Group { seg: exp_id, inside, groups: threads, gid: tid },
+            (SegLevel::Thread, Place::Group { inside: outer, groups, gid, .. }) => {
+                // Each point of each group's thread space owns a part.
                 inside.extend(outer.iter().copied());
-                Place::Item { seg: exp_id, threads, tid, inside, in_group: true }
+                let tid = gid.mul(&threads).add(&tid);
+                let threads = groups.mul(&threads);
+                Place::Item { seg: exp_id, threads, tid, inside }
             }
-            (_, _) => Place::Item { seg: exp_id, threads, tid, inside, in_group: false },
+            (_, _) => Place::Item { seg: exp_id, threads, tid, inside },
         };
         self.places.push(place);
         match &seg.kind {

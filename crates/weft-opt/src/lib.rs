@@ -28,6 +28,7 @@ pub use crate::passes::flatten::{
     DEFAULT_SUFF_INTRA_PAR, DEFAULT_SUFF_OUTER_PAR, DeviceShape, flatten, threshold_default,
 };
 pub use crate::passes::fuse::{fuse, reads_in};
+pub use crate::passes::fuse_seq::fuse_sequential;
 pub use crate::passes::inline::{inline_all_calls, inline_parallel_calls};
 pub use crate::passes::interchange::interchange;
 pub use crate::passes::local_memory::guard_local_memory;
@@ -130,7 +131,7 @@ pub fn pipeline_inlined(program: &weft_core::Program, target: Target) -> GpuProg
 }
 
 fn gpu_passes(core: &weft_core::Program, target: Target) -> GpuProgram {
-    let fused = fuse(&flatten(core));
+    let fused = fuse_sequential(&fuse(&flatten(core)));
     match target {
         Target::Gpu => {
             let guarded = guard_local_memory(&fused);

@@ -7,6 +7,7 @@ pub(crate) mod copy;
 pub(crate) mod facts;
 pub mod flatten;
 pub mod fuse;
+pub mod fuse_seq;
 pub(crate) mod host;
 pub mod inline;
 pub mod interchange;

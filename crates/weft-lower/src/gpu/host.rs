@@ -153,6 +153,21 @@ impl Tr<'_> {
                     .ok_or_else(|| LowerError::internal("projection out of range")),
                 _ => Err(LowerError::internal("projection of a non-tuple")),
             },
+            C::Flatten(a) if copied(&self.mem.bindings.get(var).cloned().unwrap_or_default()) => {
+                // Not one LMAD (the memory IR's forced copy): element `i` of the result
+                // is `[i / m, i % m]` of the array.
+                let src = self.atom(a)?;
+                let dest = self.binding(var)?;
+                let shape = shape_of(&dest).unwrap_or_default();
+                self.elementwise("flatten_copy", &shape, &mut |k, idx| {
+                    let s = k.import_val(&src);
+                    let d = k.import_val(&dest);
+                    let from = flatten_source(&s, idx);
+                    let v = k.load(&s, &from)?;
+                    k.store(&d, idx, &v)
+                })?;
+                Ok(dest)
+            }
             C::Zip(_) | C::Unzip(_) | C::Transpose(_) | C::Reverse(_) | C::Flatten(_) => {
                 self.binding(var)
             }
@@ -301,13 +316,13 @@ impl Tr<'_> {
         let arr = self.atom(array)?;
         let shape = shape_of(&arr).unwrap_or_default();
         let mut fixed = Vec::new();
-        let mut has_slice = false;
+        let mut lens = Vec::new();
         for (dim, item) in items.iter().enumerate() {
+            let n = shape.get(dim).cloned().unwrap_or(Expr::I64(0));
             match item {
                 IndexItem::Fix(i) => {
                     let i = self.int_atom(i)?;
                     let i = self.let_var("i", i);
-                    let n = shape.get(dim).cloned().unwrap_or(Expr::I64(0));
                     let ok = Expr::bin(
                         HOp::And,
                         Expr::bin(HOp::Le, Expr::I64(0), i.clone()),
@@ -316,21 +331,41 @@ impl Tr<'_> {
                     self.checked(ok, RuntimeCheck::Index { array: &name }, i.clone(), n);
                     fixed.push(i);
                 }
-                IndexItem::Slice { .. } => has_slice = true,
+                IndexItem::Slice { start, end, stride } => {
+                    let stride = match stride {
+                        Some(s) => self.int_atom(s)?,
+                        None => Expr::I64(1),
+                    };
+                    let stride = self.let_var("stride", stride);
+                    let start = start.as_ref().map(|s| self.int_atom(s)).transpose()?;
+                    let end = end.as_ref().map(|e| self.int_atom(e)).transpose()?;
+                    let bounds = super::SliceBounds::new(&n, start, end, &stride);
+                    let bounds = super::SliceBounds {
+                        start: self.let_var("start", bounds.start),
+                        end: self.let_var("end", bounds.end),
+                    };
+                    let ok = bounds.valid(&n, &stride);
+                    self.checked(ok, RuntimeCheck::Slice { array: &name }, bounds.start.clone(), n);
+                    let len = self.let_var("len", bounds.len(&stride));
+                    lens.push(len);
+                }
             }
         }
-        if has_slice {
-            // Slices' bounds and lengths are computed and checked in a kernel of one
-            // work-item's code: the host has no `select` on unknown strides; a slice is
-            // rare in host code, so its view is made by the kernel translation.
-            let _ = ty;
-            return Err(LowerError::unsupported(
-                "a slice in host code (outside every kernel)",
-                self.current_origin.as_ref(),
-            ));
+        if lens.is_empty() && fixed.len() == shape.len() {
+            let name = self.f.vars[var].name.to_string();
+            return self.read_element(&arr, &fixed, &name);
         }
-        if fixed.len() == shape.len() {
-            return self.read_element(&arr, &fixed, &self.f.vars[var].name.to_string());
+        // The result type's sizes of sliced dimensions are what the slices computed.
+        let mut t = ty;
+        let mut k = 0;
+        while let Type::Array { size, elem } = t {
+            if let (Some(sv), Some(len)) = (size.as_var(), lens.get(k))
+                && !self.env.contains_key(sv)
+            {
+                self.env.insert(*sv, HVal::Scalar(HScalar::Host(len.clone(), Elem::I64)));
+            }
+            t = elem;
+            k += 1;
         }
         let _ = stmt;
         self.binding(var)
@@ -716,7 +751,21 @@ impl Tr<'_> {
                 for dim in &array.lmad.dims {
                     components.push(exist(&dim.stride, self));
                 }
-                Join::Arr { buf, components, info: array.clone() }
+                // A size only the value knows (an existential of the type): a host
+                // variable each branch (or iteration) sets from its value's shape.
+                let mut sizes = Vec::new();
+                for dim in &array.lmad.dims {
+                    sizes.push(match dim.shape.as_var() {
+                        Some(weft_mem::MemVar::Core(v)) if !self.env.contains_key(v) => {
+                            let h = self.new_var(self.f.vars[*v].name.as_str());
+                            self.env
+                                .insert(*v, HVal::Scalar(HScalar::Host(Expr::Var(h), Elem::I64)));
+                            Some(h)
+                        }
+                        _ => None,
+                    });
+                }
+                Join::Arr { buf, components, sizes, info: array.clone() }
             }
             (HVal::Arr(_), _) => return Err(LowerError::internal("an array with no memory")),
         })
@@ -736,7 +785,14 @@ impl Tr<'_> {
                     self.assign_join(p, v)?;
                 }
             }
-            (Join::Arr { buf, components, .. }, HVal::Arr(a)) => {
+            (Join::Arr { buf, components, sizes, .. }, HVal::Arr(a)) => {
+                for (size, value) in sizes.iter().zip(&a.layout.shape) {
+                    if let Some(var) = size
+                        && *value != Expr::Var(*var)
+                    {
+                        self.step(Step::Let { var: *var, value: value.clone() });
+                    }
+                }
                 match buf {
                     JoinPart::Chosen(var) => {
                         if *var != a.buf {
@@ -788,6 +844,8 @@ enum Join {
         buf: JoinPart,
         /// The host variables of the LMAD's run-time components (offset, then strides).
         components: Vec<Option<weft_plan::Var>>,
+        /// The host variables of sizes only the value knows, per dimension.
+        sizes: Vec<Option<weft_plan::Var>>,
         info: weft_mem::ArrayMem,
     },
 }
@@ -801,6 +859,22 @@ enum JoinPart {
 
 fn single(mut values: Vec<HVal>) -> HVal {
     if values.len() == 1 { values.remove(0) } else { HVal::Tuple(values) }
+}
+
+/// Whether the memory IR copies the binding (a view that is not one LMAD).
+pub(crate) fn copied(info: &MemInfo) -> bool {
+    info.leaves().iter().any(|a| matches!(a.how, Provenance::Copy(_)))
+}
+
+/// The index of `flatten xs` element `idx` in `xs` (`i / m`, `i % m`, the rest).
+pub(crate) fn flatten_source(src: &KVal, idx: &[CExpr]) -> Vec<CExpr> {
+    let m = src.shape().and_then(|s| s.get(1).cloned()).unwrap_or(CExpr::Int(1));
+    let mut from = vec![
+        CExpr::bin(COp::Div, idx[0].clone(), m.clone()),
+        CExpr::bin(COp::Rem, idx[0].clone(), m),
+    ];
+    from.extend(idx[1..].iter().cloned());
+    from
 }
 
 /// An `i64` or `bool` known to the host.

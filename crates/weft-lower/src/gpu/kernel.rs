@@ -822,6 +822,20 @@ impl<'t, 'p> Kern<'t, 'p> {
                     .ok_or_else(|| LowerError::internal("projection out of range")),
                 _ => Err(LowerError::internal("projection of a non-tuple")),
             },
+            C::Flatten(a) if super::host::copied(&self.memory(var)) => {
+                let src = self.array(a)?;
+                let out = self.fresh(var)?;
+                let shape = out.shape().unwrap_or_default();
+                let dest = out.clone();
+                let n = shape.iter().cloned().fold(CExpr::Int(1), CExpr::mul);
+                self.for_loop("i", n, None, &mut |k, flat| {
+                    let idx = super::host::unflatten_index(k, &flat, &shape);
+                    let from = super::host::flatten_source(&src, &idx);
+                    let v = k.load(&src, &from)?;
+                    k.store(&dest, &idx, &v)
+                })?;
+                Ok(out)
+            }
             C::Zip(_) | C::Unzip(_) | C::Transpose(_) | C::Reverse(_) | C::Flatten(_) => {
                 self.fresh(var)
             }
@@ -1132,7 +1146,7 @@ impl<'t, 'p> Kern<'t, 'p> {
     }
 
     /// The length of a slice of a dimension of `n`, after checking its bounds (the
-    /// interpreter's rules).
+    /// interpreter's rules, `SliceBounds`).
     fn slice_len(
         &mut self,
         name: &str,
@@ -1142,75 +1156,17 @@ impl<'t, 'p> Kern<'t, 'p> {
         stride: CExpr,
         origin: Option<&Origin>,
     ) -> CExpr {
-        let positive = CExpr::bin(COp::Gt, stride.clone(), CExpr::Int(0));
-        let pos_const = stride.as_int().map(|s| s > 0);
-        let s_default = match pos_const {
-            Some(true) => CExpr::Int(0),
-            Some(false) => CExpr::sub(n.clone(), CExpr::Int(1)),
-            None => {
-                CExpr::select(positive.clone(), CExpr::Int(0), CExpr::sub(n.clone(), CExpr::Int(1)))
-            }
-        };
-        let e_default = match pos_const {
-            Some(true) => n.clone(),
-            Some(false) => CExpr::Int(-1),
-            None => CExpr::select(positive.clone(), n.clone(), CExpr::Int(-1)),
-        };
-        let s = self.tmp("start", Elem::I64, start.unwrap_or(s_default));
-        let e = self.tmp("end", Elem::I64, end.unwrap_or(e_default));
-        let ok_pos = CExpr::bin(
-            COp::And,
-            CExpr::bin(
-                COp::And,
-                CExpr::bin(COp::Le, CExpr::Int(0), s.clone()),
-                CExpr::bin(COp::Le, e.clone(), n.clone()),
-            ),
-            CExpr::bin(COp::Le, s.clone(), e.clone()),
-        );
-        let ok_neg = CExpr::bin(
-            COp::And,
-            CExpr::bin(
-                COp::And,
-                CExpr::bin(COp::Lt, s.clone(), n.clone()),
-                CExpr::bin(COp::Ge, e.clone(), CExpr::Int(-1)),
-            ),
-            CExpr::bin(COp::Ge, s.clone(), e.clone()),
-        );
-        let ok = match pos_const {
-            Some(true) => ok_pos,
-            Some(false) => ok_neg,
-            None => CExpr::select(
-                positive.clone(),
-                ok_pos,
-                CExpr::bin(COp::And, CExpr::bin(COp::Ne, stride.clone(), CExpr::Int(0)), ok_neg),
-            ),
+        let bounds = super::SliceBounds::new(&n, start, end, &stride);
+        let bounds = super::SliceBounds {
+            start: self.tmp("start", Elem::I64, bounds.start),
+            end: self.tmp("end", Elem::I64, bounds.end),
         };
         if self.checks() {
             let code = self.error_site(RuntimeCheck::Slice { array: name }, origin);
-            self.check(ok, code, s.clone(), n);
+            let ok = bounds.valid(&n, &stride);
+            self.check(ok, code, bounds.start.clone(), n);
         }
-        let span_pos = CExpr::sub(e.clone(), s.clone());
-        let len_pos = CExpr::bin(
-            COp::Div,
-            CExpr::add(span_pos, CExpr::sub(stride.clone(), CExpr::Int(1))),
-            stride.clone(),
-        );
-        let span_neg = CExpr::sub(s, e);
-        let neg_stride = CExpr::neg(stride.clone());
-        let len_neg = CExpr::bin(
-            COp::Div,
-            CExpr::add(span_neg, CExpr::sub(neg_stride.clone(), CExpr::Int(1))),
-            neg_stride,
-        );
-        let len = match pos_const {
-            Some(true) => len_pos,
-            Some(false) => len_neg,
-            None => CExpr::select(
-                positive,
-                len_pos,
-                CExpr::select(CExpr::bin(COp::Ne, stride, CExpr::Int(0)), len_neg, CExpr::Int(0)),
-            ),
-        };
+        let len = bounds.len(&stride);
         self.tmp("len", Elem::I64, len)
     }
 

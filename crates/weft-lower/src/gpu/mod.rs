@@ -686,3 +686,177 @@ pub(crate) fn emin(a: Expr, b: Expr) -> Expr {
         _ => Expr::bin(HOp::Min, a, b),
     }
 }
+
+/// Index arithmetic of host and kernel expressions, for the rules both apply (a
+/// slice's bounds).
+pub(crate) trait IndexOps: Clone + PartialEq {
+    fn int(v: i64) -> Self;
+    fn as_int(&self) -> Option<i64>;
+    fn add(a: Self, b: Self) -> Self;
+    fn sub(a: Self, b: Self) -> Self;
+    fn div(a: Self, b: Self) -> Self;
+    fn neg(a: Self) -> Self;
+    fn cmp(op: Cmp, a: Self, b: Self) -> Self;
+    fn and(a: Self, b: Self) -> Self;
+    fn select(c: Self, a: Self, b: Self) -> Self;
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cmp {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Ne,
+}
+
+impl IndexOps for Expr {
+    fn int(v: i64) -> Self {
+        Expr::I64(v)
+    }
+    fn as_int(&self) -> Option<i64> {
+        match self {
+            Expr::I64(v) => Some(*v),
+            _ => None,
+        }
+    }
+    fn add(a: Self, b: Self) -> Self {
+        eadd(a, b)
+    }
+    fn sub(a: Self, b: Self) -> Self {
+        esub(a, b)
+    }
+    fn div(a: Self, b: Self) -> Self {
+        ediv(a, b)
+    }
+    fn neg(a: Self) -> Self {
+        esub(Expr::I64(0), a)
+    }
+    fn cmp(op: Cmp, a: Self, b: Self) -> Self {
+        let op = match op {
+            Cmp::Lt => HOp::Lt,
+            Cmp::Le => HOp::Le,
+            Cmp::Gt => HOp::Gt,
+            Cmp::Ge => HOp::Ge,
+            Cmp::Ne => HOp::Ne,
+        };
+        Expr::bin(op, a, b)
+    }
+    fn and(a: Self, b: Self) -> Self {
+        Expr::bin(HOp::And, a, b)
+    }
+    fn select(c: Self, a: Self, b: Self) -> Self {
+        if a == b {
+            return a;
+        }
+        Expr::Select(Box::new(c), Box::new(a), Box::new(b))
+    }
+}
+
+impl IndexOps for crate::imp::CExpr {
+    fn int(v: i64) -> Self {
+        crate::imp::CExpr::Int(v)
+    }
+    fn as_int(&self) -> Option<i64> {
+        crate::imp::CExpr::as_int(self)
+    }
+    fn add(a: Self, b: Self) -> Self {
+        crate::imp::CExpr::add(a, b)
+    }
+    fn sub(a: Self, b: Self) -> Self {
+        crate::imp::CExpr::sub(a, b)
+    }
+    fn div(a: Self, b: Self) -> Self {
+        crate::imp::CExpr::bin(crate::imp::COp::Div, a, b)
+    }
+    fn neg(a: Self) -> Self {
+        crate::imp::CExpr::neg(a)
+    }
+    fn cmp(op: Cmp, a: Self, b: Self) -> Self {
+        use crate::imp::COp;
+        let op = match op {
+            Cmp::Lt => COp::Lt,
+            Cmp::Le => COp::Le,
+            Cmp::Gt => COp::Gt,
+            Cmp::Ge => COp::Ge,
+            Cmp::Ne => COp::Ne,
+        };
+        crate::imp::CExpr::bin(op, a, b)
+    }
+    fn and(a: Self, b: Self) -> Self {
+        crate::imp::CExpr::bin(crate::imp::COp::And, a, b)
+    }
+    fn select(c: Self, a: Self, b: Self) -> Self {
+        crate::imp::CExpr::select(c, a, b)
+    }
+}
+
+/// A slice `start:end:stride` of a dimension of `n` (the interpreter's rules): its first
+/// index, the condition its bounds must meet, and its length (as expressions of `start`
+/// and `end`, which the caller binds first).
+pub(crate) struct SliceBounds<E> {
+    pub(crate) start: E,
+    pub(crate) end: E,
+}
+
+impl<E: IndexOps> SliceBounds<E> {
+    /// The start and end, defaults filled in by the stride's sign.
+    pub(crate) fn new(n: &E, start: Option<E>, end: Option<E>, stride: &E) -> Self {
+        let positive = E::cmp(Cmp::Gt, stride.clone(), E::int(0));
+        let sign = stride.as_int().map(|s| s > 0);
+        let last = E::sub(n.clone(), E::int(1));
+        let start_default = match sign {
+            Some(true) => E::int(0),
+            Some(false) => last,
+            None => E::select(positive.clone(), E::int(0), last),
+        };
+        let end_default = match sign {
+            Some(true) => n.clone(),
+            Some(false) => E::int(-1),
+            None => E::select(positive, n.clone(), E::int(-1)),
+        };
+        SliceBounds { start: start.unwrap_or(start_default), end: end.unwrap_or(end_default) }
+    }
+
+    /// Whether the bounds are valid for a dimension of `n`.
+    pub(crate) fn valid(&self, n: &E, stride: &E) -> E {
+        let (s, e) = (self.start.clone(), self.end.clone());
+        let forward = E::and(
+            E::and(E::cmp(Cmp::Le, E::int(0), s.clone()), E::cmp(Cmp::Le, e.clone(), n.clone())),
+            E::cmp(Cmp::Le, s.clone(), e.clone()),
+        );
+        let backward = E::and(
+            E::and(E::cmp(Cmp::Lt, s.clone(), n.clone()), E::cmp(Cmp::Ge, e.clone(), E::int(-1))),
+            E::cmp(Cmp::Ge, s, e),
+        );
+        match stride.as_int().map(|s| s > 0) {
+            Some(true) => forward,
+            Some(false) => backward,
+            None => E::select(
+                E::cmp(Cmp::Gt, stride.clone(), E::int(0)),
+                forward,
+                E::and(E::cmp(Cmp::Ne, stride.clone(), E::int(0)), backward),
+            ),
+        }
+    }
+
+    /// The number of indices: `ceil(|end - start| / |stride|)`.
+    pub(crate) fn len(&self, stride: &E) -> E {
+        let (s, e) = (self.start.clone(), self.end.clone());
+        let forward = E::div(
+            E::add(E::sub(e.clone(), s.clone()), E::sub(stride.clone(), E::int(1))),
+            stride.clone(),
+        );
+        let neg = E::neg(stride.clone());
+        let backward = E::div(E::add(E::sub(s, e), E::sub(neg.clone(), E::int(1))), neg);
+        match stride.as_int().map(|s| s > 0) {
+            Some(true) => forward,
+            Some(false) => backward,
+            None => E::select(
+                E::cmp(Cmp::Gt, stride.clone(), E::int(0)),
+                forward,
+                E::select(E::cmp(Cmp::Ne, stride.clone(), E::int(0)), backward, E::int(0)),
+            ),
+        }
+    }
+}

@@ -80,14 +80,26 @@ impl Tr<'_> {
         Ok(())
     }
 
-    /// Allocates the blocks the memory IR expands over the SegOp `seg`'s work-items.
+    /// Allocates the blocks the memory IR expands over the work-items of the SegOp
+    /// `seg` and of the SegOps in its body.
     fn alloc_expanded(&mut self, seg: ExpId) -> Res<()> {
         let mem = self.mem;
+        let mut segs = vec![seg];
+        let mut stack = self.f.exps[seg].nested_blocks();
+        while let Some(block) = stack.pop() {
+            for stmt in &self.f.blocks[block].stmts {
+                let exp = &self.f.exps[stmt.exp];
+                if matches!(exp, weft_opt::Exp::Seg(_)) {
+                    segs.push(stmt.exp);
+                }
+                stack.extend(exp.nested_blocks());
+            }
+        }
         for (block, data) in mem.blocks.iter() {
             let Some(Storage::Expanded { seg: s, threads, .. }) = mem.storage.get(block) else {
                 continue;
             };
-            if *s != seg || self.blocks.contains_key(&block) {
+            if !segs.contains(s) || self.blocks.contains_key(&block) {
                 continue;
             }
             let weft_mem::BlockBinding::Alloc { elems, .. } = &data.binding else { continue };
@@ -185,6 +197,7 @@ impl Tr<'_> {
             elems.iter().map(|e| self.alloc_buffer("total", *e, Expr::I64(1))).collect();
         let parts: Vec<(weft_plan::Var, Elem)> =
             partials.iter().copied().zip(elems.iter().copied()).collect();
+        let shape = self.operator_template(ops)?;
         self.reduce_stage(
             ops,
             &groups,
@@ -199,35 +212,62 @@ impl Tr<'_> {
                         (CExpr::load(&ptr, i.clone()), *elem)
                     })
                     .collect();
-                Ok(KVal::Tuple(leaves.into_iter().map(|(e, el)| KVal::Scalar(e, el)).collect()))
+                Ok(rebuild(&shape, &mut leaves.into_iter()))
             },
             seg,
             origin,
             "reduce_total",
         )?;
-        for ((var, buf), elem) in stmt.vars.iter().zip(&totals).zip(&elems) {
-            self.env.insert(*var, HVal::Scalar(HScalar::Device(*buf, *elem)));
+        let mut leaves =
+            totals.iter().zip(&elems).map(|(b, e)| HVal::Scalar(HScalar::Device(*b, *e)));
+        for var in &stmt.vars {
+            let value = device_value(&self.f.vars[*var].ty, &mut leaves)?;
+            self.env.insert(*var, value);
         }
         Ok(())
     }
 
-    /// The scalar element types an operator list combines (one per neutral element).
+    /// The scalar leaves' types of the values an operator list combines.
     fn operator_elems(&mut self, ops: &[SegBinOp]) -> Res<Vec<Elem>> {
+        fn leaves(v: &HVal, out: &mut Vec<Elem>) -> bool {
+            match v {
+                HVal::Scalar(HScalar::Host(_, e) | HScalar::Device(_, e)) => {
+                    out.push(*e);
+                    true
+                }
+                HVal::Tuple(parts) => parts.iter().all(|p| leaves(p, out)),
+                HVal::Arr(_) => false,
+            }
+        }
         let mut elems = Vec::new();
         for op in ops {
             for ne in &op.neutral {
-                match self.atom(ne)? {
-                    HVal::Scalar(HScalar::Host(_, e) | HScalar::Device(_, e)) => elems.push(e),
-                    _ => {
-                        return Err(LowerError::unsupported(
-                            "a reduction or scan whose elements are arrays",
-                            self.current_origin.as_ref(),
-                        ));
-                    }
+                let value = self.atom(ne)?;
+                if !leaves(&value, &mut elems) {
+                    return Err(LowerError::unsupported(
+                        "a reduction or scan whose elements are arrays",
+                        self.current_origin.as_ref(),
+                    ));
                 }
             }
         }
         Ok(elems)
+    }
+
+    /// A kernel value shaped like the operators' values (one entry per neutral element,
+    /// tuples as tuples), for rebuilding values from scalar leaves.
+    fn operator_template(&mut self, ops: &[SegBinOp]) -> Res<KVal> {
+        fn template(v: &HVal) -> KVal {
+            match v {
+                HVal::Scalar(HScalar::Host(_, e) | HScalar::Device(_, e)) => {
+                    KVal::Scalar(CExpr::Int(0), *e)
+                }
+                HVal::Tuple(parts) => KVal::Tuple(parts.iter().map(template).collect()),
+                HVal::Arr(_) => KVal::Tuple(Vec::new()),
+            }
+        }
+        let ne = self.neutral_host(ops)?;
+        Ok(template(&ne))
     }
 
     /// One stage of a reduction: `groups` work-groups fold `element(i)` for `i < n` and
@@ -800,7 +840,7 @@ impl Tr<'_> {
                     let vals = k.block(seg.body)?;
                     let (bin, value) = bin_and_value(k, &vals)?;
                     k.push();
-                    let r = apply_ops(k, std::slice::from_ref(op), &acc2, &value)?;
+                    let r = k.apply(&op.lambda, &[acc2.clone(), value])?;
                     k.assign_staged(&acc2, &r)?;
                     let then_cmds = k.pop();
                     k.emit(Cmd::If {
@@ -1039,14 +1079,10 @@ impl Kern<'_, '_> {
                 // Every work-item takes the total, then the tree may be reused.
                 let total = self.bind_copy(&total)?;
                 self.emit(Cmd::Barrier);
-                let mut parts = match total {
-                    KVal::Tuple(parts) if stmt.vars.len() > 1 => parts,
-                    KVal::Tuple(mut parts) if parts.len() == 1 => vec![parts.remove(0)],
-                    other => vec![other],
+                let KVal::Tuple(parts) = total else {
+                    return Err(LowerError::internal("a reduction total that is not a tuple"));
                 };
-                for &var in stmt.vars.iter().rev() {
-                    let v =
-                        parts.pop().ok_or_else(|| LowerError::internal("a reduction result"))?;
+                for (&var, v) in stmt.vars.iter().zip(parts) {
                     self.bind(var, v);
                 }
                 Ok(())
@@ -1279,29 +1315,49 @@ fn leaf_elems(v: &KVal) -> Vec<Elem> {
     leaves.into_iter().map(|(_, e)| e).collect()
 }
 
-/// Combines accumulators with new values: each operator its share of the leaves.
+/// Combines accumulators with new values (each a tuple of one value per neutral
+/// element): each operator its share of them, each value passed whole (a tuple-valued
+/// operator's parameters are tuples).
 pub(crate) fn apply_ops(k: &mut Kern<'_, '_>, ops: &[SegBinOp], acc: &KVal, x: &KVal) -> Res<KVal> {
-    let mut acc_leaves = Vec::new();
-    acc.scalars(&mut acc_leaves);
-    let mut x_leaves = Vec::new();
-    x.scalars(&mut x_leaves);
-    if acc_leaves.len() != x_leaves.len() {
+    let parts = |v: &KVal| match v {
+        KVal::Tuple(parts) => parts.clone(),
+        other => vec![other.clone()],
+    };
+    let (acc_parts, x_parts) = (parts(acc), parts(x));
+    let total: usize = ops.iter().map(SegBinOp::arity).sum();
+    if acc_parts.len() != total || x_parts.len() != total {
         return Err(LowerError::internal("an operator applied to values of different shapes"));
     }
     let mut out = Vec::new();
     let mut at = 0;
     for op in ops {
         let n = op.arity();
-        let args: Vec<KVal> = acc_leaves[at..at + n]
-            .iter()
-            .chain(&x_leaves[at..at + n])
-            .map(|(e, el)| KVal::Scalar(e.clone(), *el))
-            .collect();
+        let args: Vec<KVal> =
+            acc_parts[at..at + n].iter().chain(&x_parts[at..at + n]).cloned().collect();
         let r = k.apply(&op.lambda, &args)?;
-        r.scalars(&mut out);
+        match (n, r) {
+            (1, r) => out.push(r),
+            (_, KVal::Tuple(rs)) if rs.len() == n => out.extend(rs),
+            _ => return Err(LowerError::internal("an operator with the wrong number of results")),
+        }
         at += n;
     }
-    Ok(rebuild(acc, &mut out.into_iter()))
+    Ok(KVal::Tuple(out))
+}
+
+/// A host value of type `ty` from device scalars (a reduction's totals), in order.
+fn device_value(ty: &weft_core::Type, leaves: &mut impl Iterator<Item = HVal>) -> Res<HVal> {
+    match ty {
+        weft_core::Type::Tuple(parts) => {
+            Ok(HVal::Tuple(parts.iter().map(|p| device_value(p, leaves)).collect::<Res<_>>()?))
+        }
+        weft_core::Type::Scalar(_) => {
+            leaves.next().ok_or_else(|| LowerError::internal("a reduction with too few totals"))
+        }
+        weft_core::Type::Array { .. } => {
+            Err(LowerError::internal("a reduction total of an array type"))
+        }
+    }
 }
 
 /// The tree of a work-group's values in local memory: each work-item's `acc` is
