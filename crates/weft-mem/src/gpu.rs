@@ -686,24 +686,55 @@ impl Ctx<'_> {
         // memory of its own that the initial value is copied into; in host code
         // otherwise, chosen at run time (the initial value's, then each iteration's).
         let updates_param = has_arrays && self.body_updates_in_place(body, param);
-        let param_info = if has_arrays && (self.in_kernel() || updates_param) {
+        if has_arrays && (self.in_kernel() || updates_param) {
             self.out.loop_entry_copies.insert(exp_id);
-            self.fresh(param, param_ty, &Provenance::Fresh)
-        } else {
-            self.exist(param, param_ty)
-        };
-        self.bind(param, param_info.clone());
+            let param_info = self.fresh(param, param_ty, &Provenance::Fresh);
+            self.loop_body(param, param_info.clone(), form, body);
+            self.bind(var, param_info);
+            return;
+        }
+        // In host code the block is chosen at run time (the initial value's, then each
+        // iteration's). Its layout is the initial value's when every iteration yields
+        // that layout too (a stencil's grid, step after step: the kernels then see
+        // constant strides); else its components are chosen at run time as well.
+        if has_arrays {
+            let saved = self.out.clone();
+            let param_info = self.exist_block_with_layout(param, param_ty, &init_info);
+            self.loop_body(param, param_info.clone(), form, body);
+            let result = self.atom_info(f.blocks[body].results[0]);
+            if same_layouts(&param_info, &result) {
+                self.bind(var, param_info);
+                return;
+            }
+            self.out = saved;
+        }
+        let param_info = self.exist(param, param_ty);
+        self.loop_body(param, param_info.clone(), form, body);
+        // The result is the parameter's value when the loop ends: its memory.
+        self.bind(var, param_info);
+    }
+
+    fn loop_body(&mut self, param: VarId, param_info: MemInfo, form: &LoopForm, body: BlockId) {
+        self.bind(param, param_info);
         match form {
             LoopForm::For { index, .. } => self.bound(*index),
             LoopForm::While { cond } => self.block(*cond),
         }
         self.block(body);
-        let info = if self.out.loop_entry_copies.contains(&exp_id) {
-            param_info
-        } else {
-            self.exist(var, &f.vars[var].ty)
-        };
-        self.bind(var, info);
+    }
+
+    /// An existential block per leaf of `ty`, with the LMADs of `like`'s leaves.
+    fn exist_block_with_layout(&mut self, var: VarId, ty: &Type, like: &MemInfo) -> MemInfo {
+        let exist = self.exist(var, ty);
+        let mut layouts = like.leaves().into_iter().map(|a| a.lmad.clone());
+        exist.map_arrays(&mut |a| {
+            let lmad = layouts.next().unwrap_or_else(|| a.lmad.clone());
+            let mut lmad = lmad;
+            for (dim, own) in lmad.dims.iter_mut().zip(&a.lmad.dims) {
+                dim.shape = own.shape.clone();
+            }
+            ArrayMem { lmad, ..a.clone() }
+        })
     }
 
     /// Whether an update in `body`'s own statements writes in place into `param`.
@@ -910,6 +941,12 @@ fn atom_size(atom: Atom) -> MemSize {
         Atom::Var(v) => Size::var(MemVar::Core(v)),
         Atom::Const(s) => Size::constant(crate::lower::scalar_i64(s)),
     }
+}
+
+/// Whether two values' array leaves have the same LMADs.
+fn same_layouts(a: &MemInfo, b: &MemInfo) -> bool {
+    let (a, b) = (a.leaves(), b.leaves());
+    a.len() == b.len() && a.iter().zip(&b).all(|(x, y)| x.lmad == y.lmad)
 }
 
 /// Whether `size` has a component chosen at run time.

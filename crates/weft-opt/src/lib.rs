@@ -118,7 +118,8 @@ pub fn pipeline(program: &weft_core::Program) -> GpuProgram {
 
 /// The whole middle end: [`optimise_core`], then [`flatten`], [`fuse`],
 /// [`guard_local_memory`], [`split_segmented_reductions`], [`coalesce`] and
-/// [`collapse_outer_dimensions`] (on a GPU), [`read_rows`] and [`simplify_gpu`].
+/// [`collapse_outer_dimensions`] (on a GPU), [`read_rows`], [`fuse_sequential`] and
+/// [`simplify_gpu`].
 pub fn pipeline_for(program: &weft_core::Program, target: Target) -> GpuProgram {
     gpu_passes(&optimise_core(program), target)
 }
@@ -131,15 +132,18 @@ pub fn pipeline_inlined(program: &weft_core::Program, target: Target) -> GpuProg
 }
 
 fn gpu_passes(core: &weft_core::Program, target: Target) -> GpuProgram {
-    let fused = fuse_sequential(&fuse(&flatten(core)));
-    match target {
+    let fused = fuse(&flatten(core));
+    // Sequential fusion comes last: coalescing recognises a row traversed repeatedly by
+    // its sequential combinators.
+    let rows = match target {
         Target::Gpu => {
             let guarded = guard_local_memory(&fused);
             let split = split_segmented_reductions(&guarded);
-            simplify_gpu(&read_rows(&collapse_outer_dimensions(&coalesce(&split))))
+            read_rows(&collapse_outer_dimensions(&coalesce(&split)))
         }
-        Target::Cpu => simplify_gpu(&read_rows(&fused)),
-    }
+        Target::Cpu => read_rows(&fused),
+    };
+    simplify_gpu(&fuse_sequential(&rows))
 }
 
 /// The source expressions computed inside a version (either branch of a `version`):

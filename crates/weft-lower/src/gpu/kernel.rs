@@ -479,7 +479,14 @@ impl<'t, 'p> Kern<'t, 'p> {
                 Some(&buf) => self.buffer_param(buf, data.elem),
                 None => {
                     return Err(LowerError::internal(format!(
-                        "block of `{hint}` has no storage in the kernel"
+                        "block {block:?} ({:?} {}, {:?}) of `{hint}` has no storage in the kernel",
+                        data.binding,
+                        match &data.binding {
+                            BlockBinding::Existential { var } =>
+                                self.tr.f.vars[*var].name.to_string(),
+                            _ => String::new(),
+                        },
+                        mem.storage.get(block)
                     )));
                 }
             },

@@ -122,34 +122,58 @@ impl Tr<'_> {
     /// `segmap@grid`: one work-item per point.
     fn grid_map(&mut self, stmt: &Stmt, seg: &SegOp, origin: Option<&Origin>) -> Res<()> {
         let dims = self.space_dims(seg)?;
-        let total = dims.iter().cloned().fold(Expr::I64(1), emul);
-        let total = self.let_var("points", total);
         let wg = self.group_size();
+        let schedule = Schedule::of(dims.len(), self.options.cpu_device(), wg);
         let mut k = Kern::new(self);
         note_all(&mut k, seg, "@grid: one work-item per point of the map");
-        let n = k.import_index(&total);
         let kdims: Vec<CExpr> = dims.iter().map(|d| k.import_index(d)).collect();
-        let gid = k.fresh_name("gid");
-        k.push();
-        let idx = unflatten_index(&mut k, &CExpr::Var(gid.clone()), &kdims);
+        let comment = k.comment(origin);
+        let mut global = Vec::new();
+        for group in &schedule.ndrange {
+            global.push(group.iter().map(|&d| dims[d].clone()).fold(Expr::I64(1), emul));
+        }
+        let global: Vec<Expr> = global.into_iter().map(|g| self_let(&mut k, g)).collect();
+        // The work-item's indices: each NDRange dimension's id, split into the space
+        // dimensions merged into it; then loops over the innermost ones.
+        let mut idx = vec![CExpr::Int(0); dims.len()];
+        let mut levels = Vec::new();
+        for (d, group) in schedule.ndrange.iter().enumerate().rev() {
+            let var = k.fresh_name("gid");
+            let bound = k.import_index(&global[d]);
+            k.push();
+            let parts: Vec<CExpr> = group.iter().map(|&i| kdims[i].clone()).collect();
+            let split = unflatten_index(&mut k, &CExpr::Var(var.clone()), &parts);
+            for (&i, e) in group.iter().zip(split) {
+                idx[i] = e;
+            }
+            levels.push((ParLevel::GridCovered(d as u32), var, bound));
+        }
+        for &i in &schedule.looped {
+            let var = k.fresh_name("i");
+            k.push();
+            idx[i] = CExpr::Var(var.clone());
+            levels.push((ParLevel::Thread, var, kdims[i].clone()));
+        }
         for ((index, _), i) in seg.space.iter().zip(&idx) {
             k.bind(*index, KVal::Scalar(i.clone(), Elem::I64));
         }
         let values = k.block(seg.body)?;
         write_results(&mut k, stmt, seg, &values, &idx)?;
-        let cmds = k.pop();
-        let comment = k.comment(origin);
-        k.emit(Cmd::ParFor {
-            level: ParLevel::GridCovered(0),
-            var: gid,
-            bound: n,
-            body: cmds,
-            comment,
-        });
-        let doc = format!("segmap@grid: one work-item per point{}", at(&k, origin));
+        for (level, var, bound) in levels.into_iter().rev() {
+            let body = k.pop();
+            let cmd = match level {
+                // A sequential loop over an innermost dimension.
+                ParLevel::Thread => Cmd::For { var, bound, body, comment: comment.clone() },
+                level => Cmd::ParFor { level, var, bound, body, comment: comment.clone() },
+            };
+            k.emit(cmd);
+        }
+        let doc = format!("segmap@grid: {}{}", schedule.describe(), at(&k, origin));
         let name = k.tr.kernel_name("map");
-        let (kernel, args) = k.finish(name, doc, Some(wg as u32));
-        self.launch(kernel, args, vec![total], Some(vec![Expr::I64(wg)]));
+        let local = schedule.local.clone();
+        let local_size = local.iter().product::<i64>() as u32;
+        let (kernel, args) = k.finish(name, doc, Some(local_size));
+        self.launch(kernel, args, global, Some(local.into_iter().map(Expr::I64).collect()));
         Ok(())
     }
 
@@ -1424,6 +1448,54 @@ fn bin_and_value(k: &mut Kern<'_, '_>, vals: &[KVal]) -> Res<(CExpr, KVal)> {
         many => KVal::Tuple(many.to_vec()),
     };
     Ok((bin, value))
+}
+
+/// How a `segmap@grid`'s points map to work-items: NDRange dimensions (the first the
+/// fastest), each the space dimensions merged into it, and the space dimensions each
+/// work-item loops over.
+struct Schedule {
+    ndrange: Vec<Vec<usize>>,
+    looped: Vec<usize>,
+    local: Vec<i64>,
+}
+
+impl Schedule {
+    /// A space of `n` dimensions: one dimension is a one-dimensional NDRange; on a CPU
+    /// each work-item loops over the innermost dimension (its elements are contiguous
+    /// in a core's cache, and the loop proves its reads in range), the outer ones over
+    /// the NDRange (at most two, the outermost merged); on a GPU, neighbouring
+    /// work-items take neighbouring points of the innermost dimension: a
+    /// two-dimensional NDRange for two dimensions, all merged into one beyond.
+    fn of(n: usize, cpu: bool, wg: i64) -> Schedule {
+        let two_d = vec![32.min(wg), (wg / 32).max(1)];
+        match n {
+            0 | 1 => Schedule { ndrange: vec![vec![0]], looped: vec![], local: vec![wg] },
+            _ if cpu => {
+                let outer: Vec<usize> = (0..n - 1).collect();
+                let (ndrange, local) = match outer.len() {
+                    1 => (vec![outer], vec![wg]),
+                    k => (vec![vec![k - 1], outer[..k - 1].to_vec()], two_d),
+                };
+                Schedule { ndrange, looped: vec![n - 1], local }
+            }
+            2 => Schedule { ndrange: vec![vec![1], vec![0]], looped: vec![], local: two_d },
+            _ => Schedule { ndrange: vec![(0..n).collect()], looped: vec![], local: vec![wg] },
+        }
+    }
+
+    fn describe(&self) -> String {
+        let dims = self.ndrange.len();
+        if self.looped.is_empty() {
+            format!("one work-item per point ({dims}-D NDRange)")
+        } else {
+            format!("one work-item per row, a loop over its innermost dimension ({dims}-D NDRange)")
+        }
+    }
+}
+
+/// A host value bound to a host variable before a kernel's launch (an NDRange size).
+fn self_let(k: &mut Kern<'_, '_>, value: Expr) -> Expr {
+    k.tr.let_var("items", value)
 }
 
 fn note_all(k: &mut Kern<'_, '_>, seg: &SegOp, role: &str) {
