@@ -540,6 +540,7 @@ impl Checks {
 /// The committed profiles, as `(file name, JSON)`.
 const BUILTIN: &[(&str, &str)] = &[
     ("nvidia-h100.json", include_str!("../profiles/nvidia-h100.json")),
+    ("nvidia-h200.json", include_str!("../profiles/nvidia-h200.json")),
     ("pocl-cpu.json", include_str!("../profiles/pocl-cpu.json")),
 ];
 

@@ -554,6 +554,21 @@ impl Tr<'_> {
         if same_arrays(src, dest) {
             return Ok(());
         }
+        if let (HVal::Arr(s), HVal::Arr(d)) = (src, dest)
+            && s.layout.shape.len() == 2
+            && !self.options.cpu_device()
+        {
+            let unit = |a: &HArr, dim: usize| a.layout.strides[dim] == Expr::I64(1);
+            // Each reads its rows where the other writes its columns: through tiles
+            // in local memory, so both sides touch neighbouring addresses.
+            if unit(s, 0) && unit(d, 1) {
+                return self.tiled_transpose_copy(s, d, kind);
+            }
+            if unit(s, 1) && unit(d, 0) {
+                let (s, d) = (swapped(s), swapped(d));
+                return self.tiled_transpose_copy(&s, &d, kind);
+            }
+        }
         let shape = shape_of(dest).unwrap_or_default();
         let (src, dest) = (src.clone(), dest.clone());
         self.elementwise(kind, &shape, &mut |k, idx| {
@@ -562,6 +577,89 @@ impl Tr<'_> {
             let v = k.load(&s, idx)?;
             k.store(&d, idx, &v)
         })
+    }
+
+    /// Copies a two-dimensional `src` whose first dimension is contiguous into `dest`
+    /// whose second is: each work-group moves a 32x32 tile through local memory (one
+    /// column of padding against bank conflicts), reading `src` and writing `dest` along
+    /// their contiguous dimensions (the staged translator's tiled transposition).
+    fn tiled_transpose_copy(&mut self, src: &HArr, dest: &HArr, kind: &str) -> Res<()> {
+        const TILE: i64 = 32;
+        const ROWS: i64 = 8;
+        let rows = dest.layout.shape[0].clone();
+        let cols = dest.layout.shape[1].clone();
+        let global = vec![
+            self.let_var(
+                "items",
+                emul(super::eceil_div(cols.clone(), Expr::I64(TILE)), Expr::I64(TILE)),
+            ),
+            self.let_var(
+                "items",
+                emul(super::eceil_div(rows.clone(), Expr::I64(TILE)), Expr::I64(ROWS)),
+            ),
+        ];
+        let origin = self.current_origin.clone();
+        let mut k = Kern::new(self);
+        k.can_return = false;
+        if let Some(o) = &origin {
+            k.note(o, "@grid: tiled transposition through local memory (32x32 tiles)");
+        }
+        let s = k.import_arr(src);
+        let d = k.import_arr(dest);
+        let (kr, kc) = (k.import_index(&rows), k.import_index(&cols));
+        let tile = k.local_param(
+            "tile",
+            src.elem,
+            Expr::I64(TILE * (TILE + 1)),
+            "a tile of a transposition",
+        );
+        let tx = k.tmp("tx", Elem::I64, CExpr::work_item("get_local_id", 0));
+        let ty = k.tmp("ty", Elem::I64, CExpr::work_item("get_local_id", 1));
+        let bx = k.tmp(
+            "bx",
+            Elem::I64,
+            CExpr::mul(CExpr::work_item("get_group_id", 0), CExpr::Int(TILE)),
+        );
+        let by = k.tmp(
+            "by",
+            Elem::I64,
+            CExpr::mul(CExpr::work_item("get_group_id", 1), CExpr::Int(TILE)),
+        );
+        let within = |r: &CExpr, c: &CExpr| {
+            CExpr::bin(
+                COp::And,
+                CExpr::bin(COp::Lt, r.clone(), kr.clone()),
+                CExpr::bin(COp::Lt, c.clone(), kc.clone()),
+            )
+        };
+        for step in 0..TILE / ROWS {
+            let lane = CExpr::add(ty.clone(), CExpr::Int(step * ROWS));
+            let r = CExpr::add(by.clone(), tx.clone());
+            let c = CExpr::add(bx.clone(), lane.clone());
+            let load = CExpr::load(&s.ptr, s.address(&[r.clone(), c.clone()]));
+            let store = Cmd::Store {
+                ptr: tile.clone(),
+                index: CExpr::add(CExpr::mul(lane, CExpr::Int(TILE + 1)), tx.clone()),
+                value: load,
+            };
+            k.emit(Cmd::If { cond: within(&r, &c), then_cmds: vec![store], else_cmds: vec![] });
+        }
+        k.emit(Cmd::Barrier);
+        for step in 0..TILE / ROWS {
+            let lane = CExpr::add(ty.clone(), CExpr::Int(step * ROWS));
+            let r = CExpr::add(by.clone(), lane.clone());
+            let c = CExpr::add(bx.clone(), tx.clone());
+            let value =
+                CExpr::load(&tile, CExpr::add(CExpr::mul(tx.clone(), CExpr::Int(TILE + 1)), lane));
+            let store =
+                Cmd::Store { ptr: d.ptr.clone(), index: d.address(&[r.clone(), c.clone()]), value };
+            k.emit(Cmd::If { cond: within(&r, &c), then_cmds: vec![store], else_cmds: vec![] });
+        }
+        let doc = format!("{}: a tiled transposition through local memory", kind.replace('_', " "));
+        let name = k.tr.kernel_name(kind);
+        let (kernel, args) = k.finish(name, doc, Some((TILE * ROWS) as u32));
+        self.launch(kernel, args, global, Some(vec![Expr::I64(TILE), Expr::I64(ROWS)]));
+        Ok(())
     }
 
     pub(crate) fn copy_array(&mut self, src: &HArr, dest: &HArr, kind: &str) -> Res<()> {
@@ -859,6 +957,15 @@ enum JoinPart {
 
 fn single(mut values: Vec<HVal>) -> HVal {
     if values.len() == 1 { values.remove(0) } else { HVal::Tuple(values) }
+}
+
+/// The same two-dimensional array indexed the other way round (a copy between two
+/// arrays is the same copy between their transposes).
+fn swapped(a: &HArr) -> HArr {
+    let mut out = a.clone();
+    out.layout.strides.swap(0, 1);
+    out.layout.shape.swap(0, 1);
+    out
 }
 
 /// Whether the memory IR copies the binding (a view that is not one LMAD).

@@ -173,6 +173,11 @@ impl<'t, 'p> Kern<'t, 'p> {
         self.cmds.push(Vec::new());
     }
 
+    /// Continues emitting into `cmds` (a block popped earlier).
+    pub(crate) fn cmds_push(&mut self, cmds: Vec<Cmd>) {
+        self.cmds.push(cmds);
+    }
+
     pub(crate) fn pop(&mut self) -> Vec<Cmd> {
         self.cmds.pop().unwrap_or_default()
     }

@@ -339,14 +339,42 @@ impl Tr<'_> {
         k.assign(&acc, &ne)?;
         let comment = k.comment(origin);
         if commutative {
-            // Interleaved: neighbouring work-items read neighbouring elements.
-            let i = k.fresh_name("i");
+            // Interleaved: neighbouring work-items read neighbouring runs of four
+            // elements, computed before they are combined (independent loads, which
+            // the compiler may merge into one vector load); the last `n % 4` go to the
+            // first work-items.
+            let q = k.fresh_name("q");
+            let quads = k.tmp("quads", Elem::I64, CExpr::bin(COp::Div, kn.clone(), CExpr::Int(4)));
             k.push();
-            let x = element(&mut k, &CExpr::Var(i.clone()))?;
+            let base = k.tmp("base", Elem::I64, CExpr::mul(CExpr::Var(q.clone()), CExpr::Int(4)));
+            let mut xs = Vec::new();
+            for lane in 0..4 {
+                let x = element(&mut k, &CExpr::add(base.clone(), CExpr::Int(lane)))?;
+                xs.push(k.bind_loaded("x", x));
+            }
+            for x in xs {
+                let r = apply_ops(&mut k, ops, &acc, &x)?;
+                k.assign_staged(&acc, &r)?;
+            }
+            let body = k.pop();
+            k.emit(Cmd::ParFor {
+                level: ParLevel::Grid(0),
+                var: q,
+                bound: quads.clone(),
+                body,
+                comment,
+            });
+            let tail = k.tmp(
+                "tail",
+                Elem::I64,
+                CExpr::add(CExpr::mul(quads, CExpr::Int(4)), CExpr::work_item("get_global_id", 0)),
+            );
+            k.push();
+            let x = element(&mut k, &tail)?;
             let r = apply_ops(&mut k, ops, &acc, &x)?;
             k.assign_staged(&acc, &r)?;
-            let body = k.pop();
-            k.emit(Cmd::ParFor { level: ParLevel::Grid(0), var: i, bound: kn, body, comment });
+            let then_cmds = k.pop();
+            k.emit(Cmd::If { cond: CExpr::bin(COp::Lt, tail, kn), then_cmds, else_cmds: vec![] });
         } else {
             let gsize = CExpr::work_item("get_global_size", 0);
             let per = k.tmp(
@@ -520,11 +548,25 @@ impl Tr<'_> {
             ),
         );
         let groups = self.let_var("groups", groups);
+        let index = seg.space[0].0;
+        if !self.options.cpu_device() {
+            // A GPU: each group scans a contiguous chunk in tiles of its work-items
+            // (neighbouring work-items, neighbouring elements), after the chunks'
+            // totals have been scanned.
+            let chunk =
+                emul(eceil_div(eceil_div(n.clone(), groups.clone()), Expr::I64(wg)), Expr::I64(wg));
+            let chunk = self.let_var("chunk", chunk);
+            let totals: Vec<weft_plan::Var> =
+                elems.iter().map(|e| self.alloc_buffer("totals", *e, groups.clone())).collect();
+            self.scan_tiles(stmt, seg, ops, &n, &groups, &chunk, &totals, false, index, origin)?;
+            self.scan_totals(ops, &groups, &totals, &elems, seg, origin)?;
+            self.scan_tiles(stmt, seg, ops, &n, &groups, &chunk, &totals, true, index, origin)?;
+            return Ok(());
+        }
         let items = self.let_var("items", emul(groups.clone(), Expr::I64(wg)));
         let share = self.let_var("share", eceil_div(n.clone(), items.clone()));
         let totals: Vec<weft_plan::Var> =
             elems.iter().map(|e| self.alloc_buffer("totals", *e, items.clone())).collect();
-        let index = seg.space[0].0;
         // Stage one: each work-item folds its share.
         self.scan_pass(stmt, seg, ops, &n, &share, &totals, None, index, origin, "scan_totals")?;
         // Stage two: one group turns the totals into exclusive prefixes.
@@ -542,6 +584,187 @@ impl Tr<'_> {
             origin,
             "scan_shares",
         )?;
+        Ok(())
+    }
+
+    /// A pass of a GPU scan over `groups` chunks of `chunk` elements, each group's in
+    /// tiles of its work-items scanned in local memory (Hillis and Steele: in order, for
+    /// any associative operator): without `write`, each chunk's total goes to `totals`;
+    /// with it, each chunk is scanned from its prefix in `totals` and written.
+    #[expect(clippy::too_many_arguments, reason = "one pass's whole description")]
+    fn scan_tiles(
+        &mut self,
+        stmt: &Stmt,
+        seg: &SegOp,
+        ops: &[SegBinOp],
+        n: &Expr,
+        groups: &Expr,
+        chunk: &Expr,
+        totals: &[weft_plan::Var],
+        write: bool,
+        index: VarId,
+        origin: Option<&Origin>,
+    ) -> Res<()> {
+        let wg = self.group_size();
+        let elems = self.operator_elems(ops)?;
+        let ne = self.neutral_host(ops)?;
+        let mut k = Kern::new(self);
+        k.can_return = false;
+        note_all(
+            &mut k,
+            seg,
+            "@grid: three-stage scan (chunks per work-group in tiles of its work-items)",
+        );
+        let kn = k.import_index(n);
+        let kchunk = k.import_index(chunk);
+        let ne = k.import_val(&ne);
+        let ptrs: Vec<std::rc::Rc<str>> =
+            totals.iter().zip(&elems).map(|(b, e)| k.buffer_param(*b, *e)).collect();
+        let locals: Vec<std::rc::Rc<str>> = elems
+            .iter()
+            .map(|e| {
+                k.local_param(
+                    "tile",
+                    *e,
+                    Expr::I64(wg),
+                    "a tile of a scan, scanned in local memory",
+                )
+            })
+            .collect();
+        let results: Vec<KVal> = if write {
+            stmt.vars
+                .iter()
+                .map(|&v| {
+                    let info = k.memory(v);
+                    let hint = k.tr.f.vars[v].name.to_string();
+                    k.value_of(&info, &hint)
+                })
+                .collect::<Res<_>>()?
+        } else {
+            Vec::new()
+        };
+        let t = k.tmp("t", Elem::I64, CExpr::work_item("get_local_id", 0));
+        let g = k.tmp("g", Elem::I64, CExpr::work_item("get_group_id", 0));
+        let start = k.tmp("start", Elem::I64, CExpr::mul(g.clone(), kchunk.clone()));
+        let end = k.tmp(
+            "end",
+            Elem::I64,
+            CExpr::call("min", vec![CExpr::add(start.clone(), kchunk.clone()), kn]),
+        );
+        let load_at = |at: CExpr| -> KVal {
+            let leaves: Vec<(CExpr, Elem)> =
+                locals.iter().zip(&elems).map(|(l, e)| (CExpr::load(l, at.clone()), *e)).collect();
+            rebuild(&ne, &mut leaves.into_iter())
+        };
+        let carry = k.declare_like(&ne, "carry")?;
+        if write {
+            let prefix: Vec<(CExpr, Elem)> =
+                ptrs.iter().zip(&elems).map(|(p, e)| (CExpr::load(p, g.clone()), *e)).collect();
+            let prefix = rebuild(&ne, &mut prefix.into_iter());
+            k.assign(&carry, &prefix)?;
+        } else {
+            k.assign(&carry, &ne)?;
+        }
+        let tiles = CExpr::bin(COp::Div, kchunk, CExpr::Int(wg));
+        let comment = k.comment(origin);
+        let carry2 = carry.clone();
+        let results2 = results.clone();
+        k.for_loop("tile", tiles, comment, &mut |k, tile| {
+            let i = k.tmp(
+                "i",
+                Elem::I64,
+                CExpr::add(CExpr::add(start.clone(), CExpr::mul(tile, CExpr::Int(wg))), t.clone()),
+            );
+            // The work-item's element, or the neutral element past the chunk.
+            let x = k.declare_like(&ne, "x")?;
+            k.assign(&x, &ne)?;
+            k.push();
+            k.bind(index, KVal::Scalar(i.clone(), Elem::I64));
+            let vals = k.block(seg.body)?;
+            k.assign(&x, &KVal::Tuple(vals))?;
+            let then_cmds = k.pop();
+            k.emit(Cmd::If {
+                cond: CExpr::bin(COp::Lt, i.clone(), end.clone()),
+                then_cmds,
+                else_cmds: vec![],
+            });
+            store_scalars(k, &locals, &t, &x);
+            k.emit(Cmd::Barrier);
+            let mut step = 1;
+            while step < wg {
+                k.push();
+                let a = load_at(CExpr::sub(t.clone(), CExpr::Int(step)));
+                let a = k.bind_loaded("a", a);
+                let b = load_at(t.clone());
+                let b = k.bind_loaded("b", b);
+                let r = apply_ops(k, ops, &a, &b)?;
+                let r = k.bind_loaded("r", r);
+                let then_cmds = k.pop();
+                let v = k.declare_like(&ne, "v")?;
+                k.cmds_push(then_cmds);
+                k.assign(&v, &r)?;
+                let then_cmds = k.pop();
+                let own = load_at(t.clone());
+                k.push();
+                k.assign(&v, &own)?;
+                let else_cmds = k.pop();
+                k.emit(Cmd::If {
+                    cond: CExpr::bin(COp::Ge, t.clone(), CExpr::Int(step)),
+                    then_cmds,
+                    else_cmds,
+                });
+                k.emit(Cmd::Barrier);
+                store_scalars(k, &locals, &t, &v);
+                k.emit(Cmd::Barrier);
+                step *= 2;
+            }
+            if write {
+                k.push();
+                let mine = load_at(t.clone());
+                let out = apply_ops(k, ops, &carry2, &mine)?;
+                store_leaves(k, &results2, std::slice::from_ref(&i), &out)?;
+                let then_cmds = k.pop();
+                k.emit(Cmd::If {
+                    cond: CExpr::bin(COp::Lt, i.clone(), end.clone()),
+                    then_cmds,
+                    else_cmds: vec![],
+                });
+            }
+            let total = load_at(CExpr::Int(wg - 1));
+            let next = apply_ops(k, ops, &carry2, &total)?;
+            k.assign_staged(&carry2, &next)?;
+            k.emit(Cmd::Barrier);
+            Ok(())
+        })?;
+        if !write {
+            k.push();
+            let mut leaves = Vec::new();
+            carry.scalars(&mut leaves);
+            for ((ptr, (v, _)), elem) in ptrs.iter().zip(leaves).zip(&elems) {
+                let v = if *elem == Elem::Bool { CExpr::cast(Elem::Bool, v) } else { v };
+                k.emit(Cmd::Store { ptr: ptr.clone(), index: g.clone(), value: v });
+            }
+            let then_cmds = k.pop();
+            k.emit(Cmd::If {
+                cond: CExpr::bin(COp::Eq, t, CExpr::Int(0)),
+                then_cmds,
+                else_cmds: vec![],
+            });
+        }
+        let kind = if write { "scan_tiles" } else { "scan_chunk_totals" };
+        let doc = format!(
+            "{}: chunks per work-group in tiles of {wg}{}",
+            kind.replace('_', " "),
+            at(&k, origin)
+        );
+        let name = k.tr.kernel_name(kind);
+        let (kernel, args) = k.finish(name, doc, Some(wg as u32));
+        self.launch(
+            kernel,
+            args,
+            vec![emul(groups.clone(), Expr::I64(wg))],
+            Some(vec![Expr::I64(wg)]),
+        );
         Ok(())
     }
 
@@ -775,123 +998,222 @@ impl Tr<'_> {
             }
             _ => None,
         };
+        if let (Some((aop, elem)), HVal::Arr(dest)) = (atomic, &out) {
+            let one_dimensional = outer.is_empty();
+            let local_atomics = matches!(elem, Elem::I32 | Elem::U32 | Elem::F32);
+            if one_dimensional && local_atomics {
+                // 32-bit bins have atomics in local memory (a float addition is a
+                // compare-and-swap loop there as in global memory): with few bins, each
+                // work-group fills its own sub-histogram there, then adds it into the
+                // bins (far fewer updates of global memory contend: k-means' 170 float
+                // bins took 732 ms on the H100 with every update global).
+                self.push_steps();
+                self.atomic_hist(seg, &dims, dest, &bins, aop, elem, true, origin)?;
+                let local = self.pop_steps();
+                self.push_steps();
+                self.atomic_hist(seg, &dims, dest, &bins, aop, elem, false, origin)?;
+                let global = self.pop_steps();
+                let few = Expr::bin(
+                    weft_plan::BinOp::Le,
+                    bins.clone(),
+                    Expr::I64(crate::soac::LOCAL_HISTOGRAM_BINS),
+                );
+                self.step(weft_plan::Step::If { cond: few, then_steps: local, else_steps: global });
+            } else {
+                self.atomic_hist(seg, &dims, dest, &bins, aop, elem, false, origin)?;
+            }
+            self.env.insert(var, out);
+            return Ok(());
+        }
         let wg = self.group_size();
-        let points = dims.iter().cloned().fold(Expr::I64(1), emul);
-        let points = self.let_var("points", points);
         let outer_total = outer.iter().cloned().fold(Expr::I64(1), emul);
         let mut k = Kern::new(self);
-        let kdims: Vec<CExpr> = dims.iter().map(|d| k.import_index(d)).collect();
         let kbins = k.import_index(&bins);
         let kout = match &out {
             HVal::Arr(a) => KVal::Arr(k.import_arr(a)),
             other => k.import_val(other),
         };
         let comment = k.comment(origin);
-        let global;
-        match atomic {
-            Some((aop, elem)) => {
-                note_all(
-                    &mut k,
-                    seg,
-                    "@grid: one work-item per value, an atomic update of its bin",
-                );
-                let kpoints = k.import_index(&points);
-                let gid = k.fresh_name("gid");
-                k.push();
-                let idx = unflatten_index(&mut k, &CExpr::Var(gid.clone()), &kdims);
-                for ((index, _), i) in seg.space.iter().zip(&idx) {
-                    k.bind(*index, KVal::Scalar(i.clone(), Elem::I64));
-                }
-                let vals = k.block(seg.body)?;
-                let (bin, value) = bin_and_value(&mut k, &vals)?;
-                let KVal::Arr(dest) = &kout else {
-                    return Err(LowerError::internal("a histogram of tuples with an atomic"));
-                };
+        // One work-item per bin of each segment folds the values of that bin.
+        note_all(&mut k, seg, "@grid: one work-item per bin folds the values of its bin");
+        let kouter: Vec<CExpr> = outer.iter().map(|d| k.import_index(d)).collect();
+        let kinner = k.import_index(&inner[0]);
+        let cells = emul(outer_total, bins);
+        let kcells = k.import_index(&cells);
+        let gid = k.fresh_name("cell");
+        k.push();
+        let mut cell_dims = kouter.clone();
+        cell_dims.push(kbins.clone());
+        let cell = unflatten_index(&mut k, &CExpr::Var(gid.clone()), &cell_dims);
+        let (cell_outer, my_bin) = cell.split_at(cell.len() - 1);
+        for ((index, _), i) in seg.space.iter().zip(cell_outer) {
+            k.bind(*index, KVal::Scalar(i.clone(), Elem::I64));
+        }
+        let acc = k.load(&kout, &cell)?;
+        let acc = k.declare_like(&acc, "acc")?;
+        let current = k.load(&kout, &cell)?;
+        k.assign(&acc, &current)?;
+        let inner_index = seg.space[seg.space.len() - 1].0;
+        let acc2 = acc.clone();
+        let my_bin = my_bin[0].clone();
+        k.for_loop("j", kinner, None, &mut |k, j| {
+            k.bind(inner_index, KVal::Scalar(j, Elem::I64));
+            let vals = k.block(seg.body)?;
+            let (bin, value) = bin_and_value(k, &vals)?;
+            k.push();
+            let r = k.apply(&op.lambda, &[acc2.clone(), value])?;
+            k.assign_staged(&acc2, &r)?;
+            let then_cmds = k.pop();
+            k.emit(Cmd::If {
+                cond: CExpr::bin(COp::Eq, bin, my_bin.clone()),
+                then_cmds,
+                else_cmds: vec![],
+            });
+            Ok(())
+        })?;
+        k.store(&kout, &cell, &acc)?;
+        let cmds = k.pop();
+        k.emit(Cmd::ParFor {
+            level: ParLevel::GridCovered(0),
+            var: gid,
+            bound: kcells,
+            body: cmds,
+            comment,
+        });
+        let doc = format!("seghist@grid: one work-item per bin{}", at(&k, origin));
+        let name = k.tr.kernel_name("hist");
+        let (kernel, args) = k.finish(name, doc, Some(wg as u32));
+        let global = self.let_var("items", cells);
+        self.launch(kernel, args, vec![global], Some(vec![Expr::I64(wg)]));
+        self.env.insert(var, out);
+        Ok(())
+    }
+
+    /// A histogram whose operator is an atomic update of the bins: one work-item per
+    /// point updates its bin in global memory, or (`sub_histograms`) in its work-group's
+    /// copy of the bins in local memory, which the group then adds into the bins
+    /// (Futhark's SegHist with local sub-histograms).
+    #[expect(clippy::too_many_arguments, reason = "the histogram's whole description")]
+    fn atomic_hist(
+        &mut self,
+        seg: &SegOp,
+        dims: &[Expr],
+        dest: &super::HArr,
+        bins: &Expr,
+        op: AtomicOp,
+        elem: Elem,
+        sub_histograms: bool,
+        origin: Option<&Origin>,
+    ) -> Res<()> {
+        let wg = self.group_size();
+        let points = dims.iter().cloned().fold(Expr::I64(1), emul);
+        let points = self.let_var("points", points);
+        let groups = emax(
+            Expr::I64(1),
+            emin(
+                eceil_div(points.clone(), Expr::I64(wg)),
+                Expr::I64(i64::from(self.options.reduce_groups)),
+            ),
+        );
+        let how = if sub_histograms {
+            format!(
+                "one work-item per value, an atomic {} into its work-group's bins in local memory, then into the bins",
+                op.name()
+            )
+        } else {
+            format!("one work-item per value, an atomic {} into its bin", op.name())
+        };
+        let mut k = Kern::new(self);
+        note_all(&mut k, seg, &format!("@grid: {how}"));
+        let kdims: Vec<CExpr> = dims.iter().map(|d| k.import_index(d)).collect();
+        let kbins = k.import_index(bins);
+        let kpoints = k.import_index(&points);
+        let out = k.import_arr(dest);
+        let identity = CExpr::cast(elem, CExpr::Int(op.identity_32(elem)));
+        let sub = if sub_histograms {
+            k.can_return = false;
+            let sub = k.local_param("bins", elem, bins.clone(), "the work-group's sub-histogram");
+            let b = k.fresh_name("b");
+            let fill = vec![Cmd::Store {
+                ptr: sub.clone(),
+                index: CExpr::Var(b.clone()),
+                value: identity.clone(),
+            }];
+            k.emit(Cmd::ParFor {
+                level: ParLevel::Thread,
+                var: b,
+                bound: kbins.clone(),
+                body: fill,
+                comment: None,
+            });
+            k.emit(Cmd::Barrier);
+            Some(sub)
+        } else {
+            None
+        };
+        let gid = k.fresh_name("gid");
+        k.push();
+        let idx = unflatten_index(&mut k, &CExpr::Var(gid.clone()), &kdims);
+        for ((index, _), i) in seg.space.iter().zip(&idx) {
+            k.bind(*index, KVal::Scalar(i.clone(), Elem::I64));
+        }
+        let vals = k.block(seg.body)?;
+        let (bin, value) = bin_and_value(&mut k, &vals)?;
+        let KVal::Scalar(v, _) = value else {
+            return Err(LowerError::internal("a histogram value that is not a scalar"));
+        };
+        let (ptr, index) = match &sub {
+            Some(sub) => (sub.clone(), bin.clone()),
+            None => {
                 let mut at = idx[..idx.len() - 1].to_vec();
                 at.push(bin.clone());
-                let address = dest.address(&at);
-                let KVal::Scalar(v, _) = value else {
-                    return Err(LowerError::internal("a histogram value that is not a scalar"));
-                };
-                let update = Cmd::Atomic {
-                    op: aop,
-                    elem,
-                    ptr: dest.ptr.clone(),
-                    index: address,
-                    value: v,
-                    fetch: None,
-                };
-                k.emit(Cmd::If {
-                    cond: in_range(bin, kbins),
-                    then_cmds: vec![update],
-                    else_cmds: vec![],
-                });
-                let cmds = k.pop();
-                k.emit(Cmd::ParFor {
-                    level: ParLevel::GridCovered(0),
-                    var: gid,
-                    bound: kpoints,
-                    body: cmds,
-                    comment,
-                });
-                global = points;
+                (out.ptr.clone(), out.address(&at))
             }
-            None => {
-                // One work-item per bin of each segment folds the values of that bin.
-                note_all(&mut k, seg, "@grid: one work-item per bin folds the values of its bin");
-                let kouter: Vec<CExpr> = outer.iter().map(|d| k.import_index(d)).collect();
-                let kinner = k.import_index(&inner[0]);
-                let cells = emul(outer_total, bins);
-                let kcells = k.import_index(&cells);
-                let gid = k.fresh_name("cell");
-                k.push();
-                let mut cell_dims = kouter.clone();
-                cell_dims.push(kbins.clone());
-                let cell = unflatten_index(&mut k, &CExpr::Var(gid.clone()), &cell_dims);
-                let (cell_outer, my_bin) = cell.split_at(cell.len() - 1);
-                for ((index, _), i) in seg.space.iter().zip(cell_outer) {
-                    k.bind(*index, KVal::Scalar(i.clone(), Elem::I64));
-                }
-                let acc = k.load(&kout, &cell)?;
-                let acc = k.declare_like(&acc, "acc")?;
-                let current = k.load(&kout, &cell)?;
-                k.assign(&acc, &current)?;
-                let inner_index = seg.space[seg.space.len() - 1].0;
-                let acc2 = acc.clone();
-                let my_bin = my_bin[0].clone();
-                k.for_loop("j", kinner, None, &mut |k, j| {
-                    k.bind(inner_index, KVal::Scalar(j, Elem::I64));
-                    let vals = k.block(seg.body)?;
-                    let (bin, value) = bin_and_value(k, &vals)?;
-                    k.push();
-                    let r = k.apply(&op.lambda, &[acc2.clone(), value])?;
-                    k.assign_staged(&acc2, &r)?;
-                    let then_cmds = k.pop();
-                    k.emit(Cmd::If {
-                        cond: CExpr::bin(COp::Eq, bin, my_bin.clone()),
-                        then_cmds,
-                        else_cmds: vec![],
-                    });
-                    Ok(())
-                })?;
-                k.store(&kout, &cell, &acc)?;
-                let cmds = k.pop();
-                k.emit(Cmd::ParFor {
-                    level: ParLevel::GridCovered(0),
-                    var: gid,
-                    bound: kcells,
-                    body: cmds,
-                    comment,
-                });
-                global = cells;
-            }
-        }
-        let doc = format!("seghist@grid{}", at(&k, origin));
+        };
+        let update = Cmd::Atomic { op, elem, ptr, index, value: v, fetch: None };
+        k.emit(Cmd::If {
+            cond: in_range(bin, kbins.clone()),
+            then_cmds: vec![update],
+            else_cmds: vec![],
+        });
+        let cmds = k.pop();
+        let comment = k.comment(origin);
+        let level = if sub.is_some() { ParLevel::Grid(0) } else { ParLevel::GridCovered(0) };
+        k.emit(Cmd::ParFor { level, var: gid, bound: kpoints, body: cmds, comment });
+        let global = if let Some(sub) = sub {
+            k.emit(Cmd::Barrier);
+            // Bins the group never touched hold the identity: no update needed.
+            let b = k.fresh_name("b");
+            let count = CExpr::load(&sub, CExpr::Var(b.clone()));
+            let add = Cmd::Atomic {
+                op,
+                elem,
+                ptr: out.ptr.clone(),
+                index: out.address(&[CExpr::Var(b.clone())]),
+                value: count.clone(),
+                fetch: None,
+            };
+            let merge = vec![Cmd::If {
+                cond: CExpr::bin(COp::Ne, count, identity),
+                then_cmds: vec![add],
+                else_cmds: vec![],
+            }];
+            k.emit(Cmd::ParFor {
+                level: ParLevel::Thread,
+                var: b,
+                bound: kbins,
+                body: merge,
+                comment: None,
+            });
+            emul(groups, Expr::I64(wg))
+        } else {
+            points
+        };
+        let doc = format!("seghist@grid: {how}{}", at(&k, origin));
         let name = k.tr.kernel_name("hist");
         let (kernel, args) = k.finish(name, doc, Some(wg as u32));
         let global = self.let_var("items", global);
         self.launch(kernel, args, vec![global], Some(vec![Expr::I64(wg)]));
-        self.env.insert(var, out);
         Ok(())
     }
 
