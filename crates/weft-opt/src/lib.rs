@@ -32,6 +32,9 @@ pub use crate::passes::fuse_seq::fuse_sequential;
 pub use crate::passes::inline::{inline_all_calls, inline_parallel_calls};
 pub use crate::passes::interchange::interchange;
 pub use crate::passes::local_memory::guard_local_memory;
+pub use crate::passes::products::{
+    ProductReads, is_tiled_product, prefer_tiled_products, product_reads,
+};
 pub use crate::passes::rows::read_rows;
 pub use crate::passes::simplify::simplify;
 pub use crate::passes::simplify_gpu::simplify_gpu;
@@ -139,7 +142,7 @@ fn gpu_passes(core: &weft_core::Program, target: Target) -> GpuProgram {
         Target::Gpu => {
             let guarded = guard_local_memory(&fused);
             let split = split_segmented_reductions(&guarded);
-            read_rows(&collapse_outer_dimensions(&coalesce(&split)))
+            prefer_tiled_products(&read_rows(&collapse_outer_dimensions(&coalesce(&split))))
         }
         Target::Cpu => read_rows(&fused),
     };

@@ -12,6 +12,7 @@ pub(crate) mod host;
 pub mod inline;
 pub mod interchange;
 pub mod local_memory;
+pub mod products;
 pub mod rows;
 pub mod simplify;
 pub mod simplify_gpu;

@@ -698,6 +698,29 @@ impl<'t, 'p> Kern<'t, 'p> {
         f.blocks[block].results.iter().map(|a| self.atom(a)).collect()
     }
 
+    /// Runs a block with the variables of `given` already known (their statements are
+    /// not run) and the statements `skip` left out; its result (a tuple for several).
+    pub(crate) fn block_given(
+        &mut self,
+        block: BlockId,
+        given: &FxHashMap<VarId, KVal>,
+        skip: &[ExpId],
+    ) -> Res<KVal> {
+        let f = self.tr.f;
+        for stmt in &f.blocks[block].stmts {
+            if skip.contains(&stmt.exp) {
+                continue;
+            }
+            match stmt.vars.as_slice() {
+                [v] if given.contains_key(v) => self.bind(*v, given[v].clone()),
+                _ => self.stmt(stmt)?,
+            }
+        }
+        let mut results: Vec<KVal> =
+            f.blocks[block].results.iter().map(|a| self.atom(a)).collect::<Res<_>>()?;
+        Ok(if results.len() == 1 { results.remove(0) } else { KVal::Tuple(results) })
+    }
+
     /// A block with one result.
     pub(crate) fn block1(&mut self, block: BlockId) -> Res<KVal> {
         let mut results = self.block(block)?;

@@ -23,6 +23,7 @@
 
 mod host;
 mod kernel;
+mod product;
 mod seg;
 
 use rustc_hash::FxHashMap;

@@ -458,6 +458,15 @@ impl Tr<'_> {
         scan: bool,
         origin: Option<&Origin>,
     ) -> Res<()> {
+        if !scan
+            && !self.options.cpu_device()
+            && stmt.vars.len() == 1
+            && let [op] = ops
+            && weft_opt::is_tiled_product(self.f, seg)
+            && let Some(reads) = weft_opt::product_reads(self.f, seg)
+        {
+            return self.tiled_product(stmt, seg, op, &reads, origin);
+        }
         let dims = self.space_dims(seg)?;
         let (outer, inner) = dims.split_at(dims.len() - 1);
         let segments = outer.iter().cloned().fold(Expr::I64(1), emul);
