@@ -117,11 +117,22 @@ fn fully_flattened(f: &GpuFunction, version: ExpId) -> Option<BlockId> {
     }
 }
 
+/// Whether the block is a tiled product and elementwise code of the result's shape
+/// around it (an epilogue such as `alpha * A*B + beta * C`), not a product whose rows
+/// another reduction consumes (k-means' distances, whose minimum the outer version takes
+/// without writing them).
 fn holds_product(f: &GpuFunction, block: BlockId) -> bool {
-    f.blocks[block].stmts.iter().any(|stmt| match &f.exps[stmt.exp] {
-        Exp::Seg(seg) => is_tiled_product(f, seg) && stmt.vars.len() == 1,
-        _ => false,
-    })
+    let mut products = 0;
+    for stmt in &f.blocks[block].stmts {
+        if let Exp::Seg(seg) = &f.exps[stmt.exp] {
+            match &seg.kind {
+                SegKind::Map if seg.space.len() == 2 => {}
+                _ if is_tiled_product(f, seg) && stmt.vars.len() == 1 => products += 1,
+                _ => return false,
+            }
+        }
+    }
+    products == 1
 }
 
 /// Whether the code generator computes `seg` as a tiled product.
