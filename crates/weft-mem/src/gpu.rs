@@ -1184,3 +1184,118 @@ impl GpuMemory<'_> {
         }
     }
 }
+
+/// The invariants of the GPU IR's memory (bugs in the annotation, never user errors),
+/// checked on every example in the tests:
+///
+/// - every variable of an array type has memory, one leaf per array leaf of its type,
+///   each LMAD of the type's rank, in a block of the function with a storage;
+/// - a private block has a constant size of at most [`PRIVATE_LIMIT`] elements;
+/// - a block expanded over (or local to) a SegOp is used only inside that SegOp.
+pub fn validate_gpu_mem(program: &GpuProgram, mem: &GpuMemProgram) -> Vec<String> {
+    let mut errors = Vec::new();
+    for (id, f) in program.functions.iter() {
+        let Some(fmem) = mem.functions.get(id) else {
+            errors.push(format!("`{}` has no memory", f.name));
+            continue;
+        };
+        let mut v = MemValidator { f, mem: fmem, segs: Vec::new(), errors: Vec::new() };
+        for &p in &f.params {
+            v.var(p);
+        }
+        v.block(f.body);
+        errors.extend(v.errors.into_iter().map(|e| format!("`{}`: {e}", f.name)));
+    }
+    errors
+}
+
+struct MemValidator<'a> {
+    f: &'a GpuFunction,
+    mem: &'a GpuMemFunction,
+    /// The SegOps around the code being checked.
+    segs: Vec<ExpId>,
+    errors: Vec<String>,
+}
+
+impl MemValidator<'_> {
+    fn var(&mut self, var: VarId) {
+        let name = self.f.vars[var].name.to_string();
+        let mut dims = Vec::new();
+        collect_array_ranks(&value_shape(&self.f.vars[var].ty), &mut dims);
+        if dims.is_empty() {
+            return;
+        }
+        let Some(info) = self.mem.bindings.get(var) else {
+            self.errors.push(format!("array `{name}` has no memory"));
+            return;
+        };
+        let leaves = info.leaves();
+        if leaves.len() != dims.len() {
+            self.errors.push(format!(
+                "`{name}` has {} memory leaves for {} arrays",
+                leaves.len(),
+                dims.len()
+            ));
+            return;
+        }
+        for (leaf, rank) in leaves.iter().zip(dims) {
+            if leaf.lmad.rank() != rank {
+                self.errors.push(format!(
+                    "`{name}`: an LMAD of rank {} for an array of rank {rank}",
+                    leaf.lmad.rank()
+                ));
+            }
+            let index = crate::lower::idx(leaf.block);
+            if index >= self.mem.blocks.len() {
+                self.errors.push(format!("`{name}`: a block out of range"));
+                continue;
+            }
+            match (self.mem.storage.get(leaf.block), &self.mem.blocks[leaf.block].binding) {
+                (None, _) => self.errors.push(format!("`{name}`: a block with no storage")),
+                (Some(Storage::Private), BlockBinding::Alloc { elems, .. }) => {
+                    if !elems.as_constant().is_some_and(|n| n <= PRIVATE_LIMIT) {
+                        self.errors.push(format!("`{name}`: a private block of variable size"));
+                    }
+                }
+                (Some(Storage::Expanded { seg, .. } | Storage::Local { seg }), _) => {
+                    if !self.segs.contains(seg) {
+                        self.errors.push(format!("`{name}`: a block of a SegOp used outside it"));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn block(&mut self, block: BlockId) {
+        let f = self.f;
+        for stmt in &f.blocks[block].stmts {
+            let exp = &f.exps[stmt.exp];
+            let is_seg = matches!(exp, Exp::Seg(_));
+            if is_seg {
+                self.segs.push(stmt.exp);
+            }
+            for v in binders(exp) {
+                self.var(v);
+            }
+            for nested in exp.nested_blocks() {
+                self.block(nested);
+            }
+            if is_seg {
+                self.segs.pop();
+            }
+            // A SegOp's results live outside it (or, in a group, in its memory).
+            for &v in &stmt.vars {
+                self.var(v);
+            }
+        }
+    }
+}
+
+fn collect_array_ranks(shape: &ValueShape, out: &mut Vec<usize>) {
+    match shape {
+        ValueShape::Scalar(_) => {}
+        ValueShape::Array(dims, _) => out.push(dims.len()),
+        ValueShape::Tuple(items) => items.iter().for_each(|s| collect_array_ranks(s, out)),
+    }
+}

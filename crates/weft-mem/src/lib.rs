@@ -34,6 +34,7 @@ mod validate;
 
 pub use crate::gpu::{
     GpuCopy, GpuMemFunction, GpuMemProgram, PRIVATE_LIMIT, Storage, annotate_gpu, pretty_gpu_mem,
+    validate_gpu_mem,
 };
 pub use crate::heap::{HeapError, Validity, ValidityError, check_validity, run_entry_on_heap};
 pub use crate::ir::{
