@@ -15,8 +15,9 @@
 //!   part interleaved (GPU: element `a` of work-item `x` at `a·threads + x`, so
 //!   neighbouring work-items touch neighbouring addresses) or in chunks (CPU). An array
 //!   made in a `group` SegOp's body is the work-group's, in local memory. A size that
-//!   varies per work-item is [`Storage::Variant`] (not supported by the code generator
-//!   yet: it would need the largest size first).
+//!   varies per work-item is expanded by its largest value over the SegOp's points
+//!   ([`Largest`], which the host computes before the launch); in a `thread` SegOp of a
+//!   group it is [`Storage::Variant`] (not supported by the code generator yet).
 //! - **SegOp results** are fresh row-major arrays of the space's shape (a reduction's
 //!   without its innermost dimension); a histogram or scatter writes into its
 //!   destination: in place when nothing reads the destination afterwards, else a copy.
@@ -81,6 +82,19 @@ pub struct GpuMemFunction {
     /// The iteration index of each sequential combinator ([`ExistRole::Index`]): the
     /// LMADs of its array parameters (rows of its arrays) are in terms of it.
     pub seq_index: FxHashMap<ExpId, crate::ir::ExistId>,
+    /// The arrays of a size each work-item computes, expanded by the largest size.
+    pub largest: Vec<Largest>,
+}
+
+/// The largest size over the points of the SegOp `seg` of an array each of its
+/// work-items allocates with `elems` elements ([`ExistRole::Largest`]): the host
+/// computes it before the launch, and each work-item's part of the expanded block has
+/// that many elements.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Largest {
+    pub exist: crate::ir::ExistId,
+    pub seg: ExpId,
+    pub elems: MemSize,
 }
 
 /// Where a block lives on the device.
@@ -132,6 +146,7 @@ fn annotate_function(f: &GpuFunction, layout: Layout) -> GpuMemFunction {
     let mut ctx = Ctx {
         f,
         layout,
+        sizes: size_definitions(f),
         live_after,
         places: vec![Place::Host],
         short_circuit: FxHashMap::default(),
@@ -172,6 +187,8 @@ enum Place {
         threads: MemSize,
         tid: MemSize,
         inside: FxHashSet<VarId>,
+        /// A `thread` SegOp's body in a group (not expanded by largest size yet).
+        in_group: bool,
     },
     /// The body of the `group` SegOp `seg`, shared by its work-items: `groups` points,
     /// this one `gid`.
@@ -186,6 +203,8 @@ enum Place {
 struct Ctx<'a> {
     f: &'a GpuFunction,
     layout: Layout,
+    /// What the variables that size arithmetic defines stand for ([`size_definitions`]).
+    sizes: FxHashMap<VarId, MemSize>,
     /// For each update (`with`, histogram, scatter), the variables read after it.
     live_after: FxHashMap<ExpId, FxHashSet<VarId>>,
     places: Vec<Place>,
@@ -295,7 +314,13 @@ impl Ctx<'_> {
         dims: &[MemSize],
         how: &Provenance,
     ) -> MemInfo {
+        // The size in the variables it is defined from (a size the middle end binds
+        // inside a kernel, `let c = size 256`, is no size a work-item computes).
         let elems = dims.iter().fold(Size::one(), |acc, d| acc.mul(d));
+        let elems = elems.substitute(&mut |v| match v {
+            MemVar::Core(v) => self.sizes.get(v).cloned(),
+            _ => None,
+        });
         let binding = BlockBinding::Alloc { before: var, elems: elems.clone(), expansions: vec![] };
         let row_major = Lmad::row_major(dims);
         let (storage, lmad) = match self.place().clone() {
@@ -307,11 +332,26 @@ impl Ctx<'_> {
                     (Storage::Local { seg }, row_major)
                 }
             }
-            Place::Item { seg, threads, tid, inside } => {
+            Place::Item { seg, threads, tid, inside, in_group } => {
                 if elems.as_constant().is_some_and(|n| n <= PRIVATE_LIMIT) {
                     (Storage::Private, row_major)
-                } else if depends_on(&elems, &inside) {
+                } else if depends_on(&elems, &inside) && in_group {
                     (Storage::Variant { seg }, row_major)
+                } else if depends_on(&elems, &inside) {
+                    // A size each work-item computes: each gets a part of the largest
+                    // size over the SegOp's points, which the host finds before the
+                    // launch (Futhark's memory expansion of variant sizes).
+                    let exist =
+                        self.out.exists.alloc(Existential { var, role: ExistRole::Largest });
+                    self.out.largest.push(Largest { exist, seg, elems: elems.clone() });
+                    let per_thread = Size::var(MemVar::Exist(exist));
+                    let lmad = expand_lmad(&row_major, &tid, &threads, &per_thread, self.layout);
+                    let block = self.new_block(
+                        elem,
+                        BlockBinding::Alloc { before: var, elems: per_thread, expansions: vec![] },
+                        Storage::Expanded { seg, threads, layout: self.layout },
+                    );
+                    return MemInfo::Array(ArrayMem { block, lmad, how: how.clone() });
                 } else {
                     let lmad = expand_lmad(&row_major, &tid, &threads, &elems, self.layout);
                     (Storage::Expanded { seg, threads, layout: self.layout }, lmad)
@@ -848,9 +888,9 @@ impl Ctx<'_> {
                 inside.extend(outer.iter().copied());
                 let tid = gid.mul(&threads).add(&tid);
                 let threads = groups.mul(&threads);
-                Place::Item { seg: exp_id, threads, tid, inside }
+                Place::Item { seg: exp_id, threads, tid, inside, in_group: true }
             }
-            (_, _) => Place::Item { seg: exp_id, threads, tid, inside },
+            (_, _) => Place::Item { seg: exp_id, threads, tid, inside, in_group: false },
         };
         self.places.push(place);
         match &seg.kind {
@@ -922,6 +962,46 @@ fn read_in_block(f: &GpuFunction, block: BlockId, var: VarId) -> bool {
         weft_opt::reads_in(f, stmt, &mut reads);
         reads.contains(&var)
     })
+}
+
+/// The sizes `i64` variables stand for when a statement defines them by size arithmetic
+/// (`size`, `+`, `-`, `*` and copies of such), in the variables nothing so defines.
+fn size_definitions(f: &GpuFunction) -> FxHashMap<VarId, MemSize> {
+    let mut defs: FxHashMap<VarId, MemSize> = FxHashMap::default();
+    let mut stack = vec![f.body];
+    while let Some(block) = stack.pop() {
+        for stmt in &f.blocks[block].stmts {
+            let exp = &f.exps[stmt.exp];
+            stack.extend(exp.nested_blocks());
+            let (Exp::Basic(exp), [var]) = (exp, stmt.vars.as_slice()) else { continue };
+            let size = |atom: &Atom, defs: &FxHashMap<VarId, MemSize>| match atom {
+                Atom::Var(v) => defs.get(v).cloned().unwrap_or_else(|| Size::var(MemVar::Core(*v))),
+                Atom::Const(c) => Size::constant(crate::lower::scalar_i64(*c)),
+            };
+            let defined = match exp {
+                weft_core::Exp::Size(s) => Some(mem_size(s).substitute(&mut |v| match v {
+                    MemVar::Core(v) => defs.get(v).cloned(),
+                    _ => None,
+                })),
+                weft_core::Exp::Atom(a @ Atom::Var(_))
+                    if f.vars[*var].ty == Type::Scalar(ScalarTy::I64) =>
+                {
+                    Some(size(a, &defs))
+                }
+                weft_core::Exp::BinOp { op, ty: ScalarTy::I64, lhs, rhs } => match op {
+                    weft_values::BinOp::Add => Some(size(lhs, &defs).add(&size(rhs, &defs))),
+                    weft_values::BinOp::Sub => Some(size(lhs, &defs).sub(&size(rhs, &defs))),
+                    weft_values::BinOp::Mul => Some(size(lhs, &defs).mul(&size(rhs, &defs))),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some(defined) = defined {
+                defs.insert(*var, defined);
+            }
+        }
+    }
+    defs
 }
 
 /// The statement of `block`'s own statements that binds `var`.

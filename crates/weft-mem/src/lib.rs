@@ -33,8 +33,8 @@ mod tests;
 mod validate;
 
 pub use crate::gpu::{
-    GpuCopy, GpuMemFunction, GpuMemProgram, PRIVATE_LIMIT, Storage, annotate_gpu, pretty_gpu_mem,
-    validate_gpu_mem,
+    GpuCopy, GpuMemFunction, GpuMemProgram, Largest, PRIVATE_LIMIT, Storage, annotate_gpu,
+    pretty_gpu_mem, validate_gpu_mem,
 };
 pub use crate::heap::{HeapError, Validity, ValidityError, check_validity, run_entry_on_heap};
 pub use crate::ir::{

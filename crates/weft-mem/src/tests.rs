@@ -833,7 +833,8 @@ fn gpu_memory_is_valid_on_every_example_and_benchmark() {
         paths.sort();
         for path in paths {
             let mut db = RootDatabase::default();
-            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let name =
+                path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             let text = std::fs::read_to_string(&path).expect("readable");
             let file = db.set_file(&format!("{dir}/{name}"), &text);
             if let Ok(entries) = std::fs::read_dir(root.join(dir).join("lib")) {
@@ -924,10 +925,8 @@ fn an_update_of_a_dead_array_is_in_place_and_of_a_live_one_a_copy() {
     );
     assert!(text.contains("(in place)"), "{text}");
     assert!(text.contains("loop entry"), "{text}");
-    let text = gpu_mem(
-        r"entry g (xs: [n]i64) : ([n]i64, [n]i64) = (xs with [0] = 1, xs)",
-        Target::Gpu,
-    );
+    let text =
+        gpu_mem(r"entry g (xs: [n]i64) : ([n]i64, [n]i64) = (xs with [0] = 1, xs)", Target::Gpu);
     assert!(text.contains("(copy)"), "{text}");
     assert!(!text.contains("(in place)"), "{text}");
 }

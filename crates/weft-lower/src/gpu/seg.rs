@@ -95,6 +95,12 @@ impl Tr<'_> {
                 stack.extend(exp.nested_blocks());
             }
         }
+        for largest in &mem.largest {
+            if segs.contains(&largest.seg) && !self.exists.contains_key(&largest.exist) {
+                let value = self.largest_size(largest)?;
+                self.exists.insert(largest.exist, value);
+            }
+        }
         for (block, data) in mem.blocks.iter() {
             let Some(Storage::Expanded { seg: s, threads, .. }) = mem.storage.get(block) else {
                 continue;
@@ -108,6 +114,121 @@ impl Tr<'_> {
             self.blocks.insert(block, buf);
         }
         Ok(())
+    }
+
+    /// The largest size over a SegOp's points of an array each of its work-items
+    /// allocates: a kernel runs the statements of the body the size needs (scalars
+    /// only) at every point and keeps the maximum with a 32-bit atomic (a work-item's
+    /// array of 2^31 elements or more is not supported), read back to the host.
+    fn largest_size(&mut self, largest: &weft_mem::Largest) -> Res<Expr> {
+        let f = self.f;
+        let weft_opt::Exp::Seg(seg) = &f.exps[largest.seg] else {
+            return Err(LowerError::internal("a largest size of something not a SegOp"));
+        };
+        let unsupported = |tr: &Self| {
+            LowerError::unsupported(
+                "an array whose size each work-item computes from arrays it builds",
+                tr.current_origin.as_ref(),
+            )
+        };
+        // The statements of the body the size needs, in order.
+        let mut needed: Vec<VarId> = largest
+            .elems
+            .vars()
+            .into_iter()
+            .filter_map(|v| match v {
+                weft_mem::MemVar::Core(v) => Some(v),
+                _ => None,
+            })
+            .collect();
+        let mut slice = Vec::new();
+        for stmt in f.blocks[seg.body].stmts.iter().rev() {
+            if !stmt.vars.iter().any(|v| needed.contains(v)) {
+                continue;
+            }
+            if !stmt.vars.iter().all(|v| matches!(f.vars[*v].ty, weft_core::Type::Scalar(_))) {
+                return Err(unsupported(self));
+            }
+            let mut reads = Vec::new();
+            weft_opt::reads_in(f, stmt, &mut reads);
+            needed.extend(reads);
+            slice.push(stmt.clone());
+        }
+        slice.reverse();
+        let dims = self.space_dims(seg)?;
+        let points = dims.iter().cloned().fold(Expr::I64(1), emul);
+        let points = self.let_var("points", points);
+        let wg = self.group_size();
+        let most = self.alloc_buffer("largest", Elem::I32, Expr::I64(1));
+        // The maximum starts at 0.
+        let mut k = Kern::new(self);
+        let ptr = k.buffer_param(most, Elem::I32);
+        k.emit(Cmd::Store { ptr, index: CExpr::Int(0), value: CExpr::lit("0") });
+        let name = k.tr.kernel_name("largest_init");
+        let (kernel, args) = k.finish(name, "largest size: starts at 0".to_owned(), None);
+        self.launch(kernel, args, vec![Expr::I64(1)], None);
+        let groups = emax(
+            Expr::I64(1),
+            emin(
+                eceil_div(points.clone(), Expr::I64(wg)),
+                Expr::I64(i64::from(self.options.reduce_groups)),
+            ),
+        );
+        let global = self.let_var("items", emul(groups, Expr::I64(wg)));
+        let mut k = Kern::new(self);
+        let kdims: Vec<CExpr> = dims.iter().map(|d| k.import_index(d)).collect();
+        let kpoints = k.import_index(&points);
+        let ptr = k.buffer_param(most, Elem::I32);
+        let best = k.decl("best", Elem::I64, Some(CExpr::Int(0)));
+        let gid = k.fresh_name("gid");
+        k.push();
+        let idx = unflatten_index(&mut k, &CExpr::Var(gid.clone()), &kdims);
+        for ((index, _), i) in seg.space.iter().zip(&idx) {
+            k.bind(*index, KVal::Scalar(i.clone(), Elem::I64));
+        }
+        for stmt in &slice {
+            k.stmt(stmt)?;
+        }
+        let elems = k.size(&largest.elems)?;
+        let CExpr::Var(best_name) = &best else {
+            return Err(LowerError::internal("a declared variable that is not a name"));
+        };
+        k.emit(Cmd::Assign {
+            name: best_name.clone(),
+            value: CExpr::call("max", vec![best.clone(), elems]),
+        });
+        let body = k.pop();
+        k.emit(Cmd::ParFor {
+            level: ParLevel::Grid(0),
+            var: gid,
+            bound: kpoints,
+            body,
+            comment: None,
+        });
+        let clamped =
+            CExpr::cast(Elem::I32, CExpr::call("min", vec![best, CExpr::Int(i64::from(i32::MAX))]));
+        k.emit(Cmd::Atomic {
+            op: AtomicOp::Max,
+            elem: Elem::I32,
+            ptr,
+            index: CExpr::Int(0),
+            value: clamped,
+            fetch: None,
+        });
+        let name = k.tr.kernel_name("largest");
+        let doc =
+            "largest size of a work-item's array: each work-item's largest, then an atomic maximum"
+                .to_owned();
+        let (kernel, args) = k.finish(name, doc, Some(wg as u32));
+        self.launch(kernel, args, vec![global], Some(vec![Expr::I64(wg)]));
+        let read = self.new_var("largest");
+        self.step(weft_plan::Step::Read {
+            var: read,
+            buf: most,
+            elem: Elem::I32,
+            index: Expr::I64(0),
+        });
+        Ok(Expr::Convert(Elem::I64, Box::new(Expr::Var(read))))
     }
 
     /// The space's bounds as host expressions.
