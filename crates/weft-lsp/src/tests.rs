@@ -225,6 +225,21 @@ async fn kernels_lenses_actions_and_a_gpu_run() {
     assert_eq!(lines[end as usize - 1], "}", "{link}");
     assert_eq!(link["sources"][0]["uri"], json!(uri), "{link}");
     assert_eq!(link["sources"][0]["range"]["start"]["line"], 3, "{link}");
+    // Each line computing part of the source, linked to the expression it computes:
+    // the multiplication's line to `x * 2f32` (line 3, columns 48 to 56).
+    let multiply = lines.iter().position(|l| l.contains(" * 2e0f")).unwrap();
+    let line_link = kernel["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["line"] == multiply)
+        .unwrap_or_else(|| panic!("line {multiply} is not linked: {kernel}"));
+    assert_eq!(line_link["source"]["uri"], json!(uri), "{line_link}");
+    assert_eq!(
+        line_link["source"]["range"],
+        json!({ "start": position(3, 48), "end": position(3, 56) }),
+        "{line_link}"
+    );
     let lens_command = &lenses[2]["command"];
     let program = client
         .request(

@@ -508,7 +508,9 @@ fn print_kernel_spaces<'a>(out: &mut Out<'a>, k: &'a KernelImp, ptrs: &PtrSpaces
     }
     out.text_lines(&format!("__kernel void {}(\n    {}) {{", k.name, params.join(",\n    ")));
     let origins = Origins::new(&k.var_origins, &k.ptr_origins);
-    cmds(out, &k.body, 1, None, &Ctx { ptrs, halves: &halves, origins: &origins });
+    // A line that computes nothing of its own computes the kernel's first expression.
+    let main = k.origins.first().map(|(origin, _)| origin);
+    cmds(out, &k.body, 1, main, &Ctx { ptrs, halves: &halves, origins: &origins });
     out.text_lines("}");
 }
 
