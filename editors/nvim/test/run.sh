@@ -81,8 +81,9 @@ if [ -n "$weft_bin" ] && "$weft_bin" lsp --help >/dev/null 2>&1; then
     export WEFT_HOVER_POS="10:21" WEFT_EXPECT_HOVER='def sq : f32 -> f32'
     export WEFT_DEFINITION_POS="10:21" WEFT_EXPECT_DEFINITION="7:5"
     export WEFT_KERNEL_POS="5:7" WEFT_EXPECT_KERNEL='// Weft: the OpenCL program of entry `dot`' WEFT_EXPECT_KERNEL_LINKS=1
-    # "Profile" writes beside the source; the folder is removed afterwards.
-    # (The SVG needs Graphviz's `dot`.)
+    # "Profile" writes under the user's cache (~/.cache/weft/profiles/), never beside
+    # the source; the trap removes what an older server wrote there. (The SVG needs
+    # Graphviz's `dot`.)
     if command -v dot >/dev/null 2>&1; then
       export WEFT_PROFILE_POS="5:7" WEFT_EXPECT_PROFILE='profile of `dot`' WEFT_PROFILE_SVG_EXISTS=1
     else
