@@ -409,7 +409,23 @@ async function main() {
     }
     const svgTab = page.locator('.tabs-container .tab').filter({ hasText: 'summary.svg' }).first();
     await svgTab.waitFor({ state: 'visible', timeout: 30000 });
-    say('profile: summary.svg opened in an editor');
+    // VS Code's image preview (a webview) draws it: wait until the image has loaded,
+    // and check that it is shown whole (the summary fits a window at full size).
+    const image = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame').locator('img').first();
+    const drawn = await waitFor('the summary drawn in the image preview', async () => {
+      const size = await image.evaluate((img) => ({
+        natural: [img.naturalWidth, img.naturalHeight],
+        shown: [Math.round(img.getBoundingClientRect().width), Math.round(img.getBoundingClientRect().height)],
+        view: [document.documentElement.clientWidth, document.documentElement.clientHeight],
+      }));
+      seen = JSON.stringify(size);
+      return size.natural[0] > 0 ? size : false;
+    }, 30000);
+    say(`profile: summary.svg opened in an editor, ${drawn.natural.join('x')} px, shown at ${drawn.shown.join('x')} in ${drawn.view.join('x')}`);
+    // Full size fits a window (the summary has a few boxes, not the whole graph).
+    if (drawn.natural[0] > 1000 || drawn.natural[1] > 700) {
+      throw new Error(`the summary is ${drawn.natural.join('x')} px: larger than a window`);
+    }
     await screenshot('profile');
     // Back to the source, for the edits below.
     await page.locator('.tabs-container .tab').filter({ hasText: fileName }).first().click();
