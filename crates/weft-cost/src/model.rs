@@ -630,6 +630,8 @@ impl AsConst for Expr {
     fn as_const(&self) -> Option<i64> {
         match self {
             Expr::I64(v) => Some(*v),
+            // An `i64` constant of the plan (a size written in the source).
+            Expr::Lit { elem: Elem::I64, bits } => Some(i64::from_ne_bytes(bits.to_ne_bytes())),
             _ => None,
         }
     }
@@ -698,17 +700,45 @@ pub fn ceil_div(a: Expr, b: Expr) -> Expr {
     }
 }
 
-/// `max(a, b)`, folding constants.
+/// `max(a, b)`, folding constants; `max(min(x, b), b)` is `b`.
 pub fn max(a: Expr, b: Expr) -> Expr {
     match (a.as_const(), b.as_const()) {
         (Some(x), Some(y)) => Expr::I64(x.max(y)),
         _ if a == b => a,
+        _ if has_operand(&a, BinOp::Min, &b) => b,
+        _ if has_operand(&b, BinOp::Min, &a) => a,
         _ => Expr::bin(BinOp::Max, a, b),
     }
 }
 
+/// `min(a, b)`, folding constants; `min(max(x, b), b)` is `b`.
+fn min(a: Expr, b: Expr) -> Expr {
+    match (a.as_const(), b.as_const()) {
+        (Some(x), Some(y)) => Expr::I64(x.min(y)),
+        _ if a == b => a,
+        _ if has_operand(&a, BinOp::Max, &b) => b,
+        _ if has_operand(&b, BinOp::Max, &a) => a,
+        _ => Expr::bin(BinOp::Min, a, b),
+    }
+}
+
+/// Whether `e` is `op(x, y)` with `operand` as `x` or `y`.
+fn has_operand(e: &Expr, op: BinOp, operand: &Expr) -> bool {
+    matches!(e, Expr::Bin(o, x, y) if *o == op && (**x == *operand || **y == *operand))
+}
+
+/// `c ? a : b`, the branch taken when `c` is a constant.
 fn select(c: Expr, a: Expr, b: Expr) -> Expr {
-    if a == b { a } else { Expr::Select(Box::new(c), Box::new(a), Box::new(b)) }
+    match c {
+        Expr::Bool(true) => a,
+        Expr::Bool(false) => b,
+        _ if a == b => a,
+        _ => match c.as_const() {
+            Some(0) => b,
+            Some(_) => a,
+            None => Expr::Select(Box::new(c), Box::new(a), Box::new(b)),
+        },
+    }
 }
 
 /// `a op b`, evaluated when both are constants.
@@ -718,6 +748,7 @@ pub fn fold(op: BinOp, a: Expr, b: Expr) -> Expr {
         BinOp::Mul => return mul(a, b),
         BinOp::Div => return div(a, b),
         BinOp::Max => return max(a, b),
+        BinOp::Min => return min(a, b),
         BinOp::Sub if b.as_const() == Some(0) => return a,
         _ => {}
     }
@@ -785,8 +816,20 @@ pub fn simplify(e: &Expr) -> Expr {
 }
 
 fn to_poly(e: &Expr, atoms: &mut Vec<Expr>) -> Size<usize> {
+    if let Some(v) = e.as_const() {
+        return Size::constant(v);
+    }
     match e {
         Expr::I64(v) => Size::constant(*v),
+        // `(x*s)/s` is `x`: a quotient exact as polynomials (an integer division by a
+        // size that divides every term; a size of 0 would fail, as the division would).
+        Expr::Bin(BinOp::Div, a, b)
+            if let Some(q) = to_poly(a, atoms)
+                .checked_div(&to_poly(b, atoms))
+                .filter(|_| to_poly(b, atoms).as_constant().is_none_or(|c| c > 0)) =>
+        {
+            q
+        }
         Expr::Bin(BinOp::Add, a, b) => to_poly(a, atoms).add(&to_poly(b, atoms)),
         Expr::Bin(BinOp::Sub, a, b) => to_poly(a, atoms).sub(&to_poly(b, atoms)),
         Expr::Bin(BinOp::Mul, a, b) => to_poly(a, atoms).mul(&to_poly(b, atoms)),
