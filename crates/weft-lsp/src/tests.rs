@@ -262,12 +262,13 @@ async fn kernels_lenses_actions_and_a_gpu_run() {
         markdown.contains("**Kernel**: `double_map_0` — @grid: one work-item per element"),
         "{markdown}"
     );
-    // A short summary: the time per launch, and where the derivation is.
-    assert!(
-        markdown.contains("**Cost** of `double_map_0` (entry `double`): predicted"),
-        "{markdown}"
-    );
-    assert!(markdown.contains("on `NVIDIA H100 80GB HBM3`"), "{markdown}");
+    // A short summary: the prediction first (its interval, the device and why, the
+    // sizes and where they come from), and where the derivation is.
+    let after_type = markdown.split("```\n\n").nth(1).unwrap_or("");
+    assert!(after_type.starts_with("**Predicted**: "), "{markdown}");
+    assert!(markdown.contains("per launch of its kernel on `NVIDIA H100 80GB HBM3`"), "{markdown}");
+    assert!(markdown.contains("at n = 3 (the test block's largest `input`)"), "{markdown}");
+    assert!(markdown.contains("% ("), "the interval: {markdown}");
     assert!(!markdown.contains("work `"), "{markdown}");
     assert!(markdown.contains("Weft: Show Hover Details"), "{markdown}");
     let details = client
