@@ -177,6 +177,10 @@ export function initializationOptions(): Record<string, unknown> {
   if (profile) {
     options.costProfile = profile;
   }
+  const size = config.get<number>('costs.predictionSize');
+  if (typeof size === 'number' && size > 0) {
+    options.predictionSize = size;
+  }
   const allow = config.get<string[]>('diagnostics.allow');
   if (Array.isArray(allow) && allow.length > 0) {
     options.allow = allow;

@@ -16,6 +16,7 @@ const config = {
   'hover.detail': 'full',
   'hover.sections': ['kernels', 'predictions'],
   'costs.profile': 'pocl-cpu',
+  'costs.predictionSize': 65536,
   'diagnostics.allow': ['bank-conflict'],
   'diagnostics.perf': false,
 };
@@ -119,6 +120,7 @@ test('activate registers the commands and the weft-kernel provider and starts `<
     hoverDetail: 'full',
     hoverSections: ['kernels', 'predictions'],
     costProfile: 'pocl-cpu',
+    predictionSize: 65536,
     allow: ['bank-conflict'],
     perfDiagnostics: false,
   });
