@@ -275,8 +275,11 @@ async function main() {
     // On the `map` of the entry's body: its scheme with sizes and the GPU sections (its
     // kernel and predicted cost); on the `xs` it maps over: its type with sizes and its
     // memory.
+    // Its prediction is on the device Run on GPU uses (POCL's, the settings' `cpu`),
+    // as `weft-runner devices` told the server, with the reason said.
     const mapHover = await showHover('map', 'the `map` of the entry', (t) =>
-      /map\s*:.*\[n\]a\s*->\s*\[n\]r/.test(t) && /Kernel\W+scale_map_\d+/.test(t) && /Cost of/.test(t));
+      /map\s*:.*\[n\]a\s*->\s*\[n\]r/.test(t) && /Kernel\W+scale_map_\d+/.test(t)
+        && /Predicted:/.test(t) && t.includes(opts.device) && /Run on GPU" uses/.test(t));
     say(`hover on map: ${mapHover.replace(/\s+/g, ' ').slice(0, 300)}`);
     await screenshot('hover-map');
     const xsHover = await showHover('xs', 'the `xs` at the end of the entry', (t) =>
