@@ -86,10 +86,11 @@ struct Parts {
     doc: Option<String>,
 }
 
-/// What a short hover leaves to the detail view: the symbolic costs and the regions of
-/// what it shows GPU information for.
+/// What a short hover leaves to the detail view (the symbolic costs and the regions of
+/// what it shows GPU information for), and how to open it in each client; VS Code's
+/// makes this line a link that opens it (editors/vscode, `provideHover`).
 const DETAILS_HINT: &str =
-    "*The derivation (symbolic costs, regions): command \"Weft: Show Hover Details\".*";
+    "*Derivation: command \"Weft: Show Hover Details\" (Neovim: `:WeftDetails`).*";
 
 /// The lines a short hover may take: an 80x24 float (as Neovim shows it: code fences
 /// hidden, each line wrapped at 80 columns).
@@ -373,7 +374,7 @@ fn kernel_lines(
         }
         let why =
             if others.is_empty() { String::new() } else { format!(": {}", others.join("; ")) };
-        out.push(format!("**Kernel**: … and {more} more{why} (Show Hover Details lists them)"));
+        out.push(format!("**Kernel**: … and {more} more{why} (the detail view lists them)"));
     }
     out
 }
@@ -712,7 +713,7 @@ def f (y: f32) (x: f32) : f32 = f32.ata$0n2 y x
             Line 11 of a long documentation comment.
             Line 12 of a long documentation comment. …
 
-            *The derivation (symbolic costs, regions): command "Weft: Show Hover Details".*"#]]
+            *Derivation: command "Weft: Show Hover Details" (Neovim: `:WeftDetails`).*"#]]
         .assert_eq(&hover);
         assert!(super::float_lines(&hover) <= 24);
         // On the map: its kernel's prediction and its strategy, on lines of their own.
@@ -732,7 +733,7 @@ def f (y: f32) (x: f32) : f32 = f32.ata$0n2 y x
 
             applies a function to every element
 
-            *The derivation (symbolic costs, regions): command "Weft: Show Hover Details".*"#]]
+            *Derivation: command "Weft: Show Hover Details" (Neovim: `:WeftDetails`).*"#]]
         .assert_eq(&hover);
     }
 

@@ -430,7 +430,8 @@ mod tests {
             let more = if snippet.contains('\n') { " …" } else { "" };
             let snippet = format!("{}{more}", snippet.lines().next().unwrap_or(""));
             let line: String = lines[first as usize].trim().chars().take(40).collect();
-            actual.push_str(&format!("{first:>3}-{last:<3} {line:<40} | {snippet}\n"));
+            let lines = format!("{first}-{last}");
+            actual.push_str(&format!("{lines:<7} {line:<40} | {snippet}\n"));
         }
         expect.assert_eq(&actual);
     }
@@ -448,9 +449,9 @@ entry s$0cale (a: f32) (xs: [n]f32) : [n]f32 =
       xs
 "#,
             expect![[r#"
-                  9-9   for (long i_4 = get_global_id(0); i_4 <  | map (\x -> …
-                 10-10  float y_6 = a_5 * xs_2[i_4];             | a * x
-                 11-12  float v_7 = y_6 + 1e0f;                  | y + 1f32
+                9-9     for (long i_4 = get_global_id(0); i_4 <  | map (\x -> …
+                10-10   float y_6 = a_5 * xs_2[i_4];             | a * x
+                11-12   float v_7 = y_6 + 1e0f;                  | y + 1f32
             "#]],
         );
         check_line_links(
@@ -458,27 +459,27 @@ entry s$0cale (a: f32) (xs: [n]f32) : [n]f32 =
 entry dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (ma$0p2 (\x y -> x * y) xs ys)
 "#,
             expect![[r#"
-                 12-18  long t_7 = (long)get_local_id(0);        | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                 19-19  float v_17 = xs_2[base_16] * ys_3[base_1 | x * y
-                 20-22  float r_18;                              | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                 23-23  float v_20 = xs_2[base_16 + 1] * ys_3[ba | x * y
-                 24-26  float r_21;                              | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                 27-27  float v_23 = xs_2[base_16 + 2] * ys_3[ba | x * y
-                 28-30  float r_24;                              | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                 31-31  float v_26 = xs_2[base_16 + 3] * ys_3[ba | x * y
-                 32-46  float r_27;                              | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                 48-49  long tail_37 = quads_15 * 4 + (long)get_ | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                 50-50  float v_38 = xs_2[tail_37] * ys_3[tail_3 | x * y
-                 51-53  float v_39 = r_9 + v_38;                 | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                 55-59  red_6[t_7] = r_9;                        | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                 61-64  barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                 66-69  barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                 71-74  barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                 76-79  barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                 81-84  barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                 86-89  barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                 91-94  barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                 96-98  barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                12-18   long t_7 = (long)get_local_id(0);        | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                19-19   float v_17 = xs_2[base_16] * ys_3[base_1 | x * y
+                20-22   float r_18;                              | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                23-23   float v_20 = xs_2[base_16 + 1] * ys_3[ba | x * y
+                24-26   float r_21;                              | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                27-27   float v_23 = xs_2[base_16 + 2] * ys_3[ba | x * y
+                28-30   float r_24;                              | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                31-31   float v_26 = xs_2[base_16 + 3] * ys_3[ba | x * y
+                32-46   float r_27;                              | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                48-49   long tail_37 = quads_15 * 4 + (long)get_ | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                50-50   float v_38 = xs_2[tail_37] * ys_3[tail_3 | x * y
+                51-53   float v_39 = r_9 + v_38;                 | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                55-59   red_6[t_7] = r_9;                        | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                61-64   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                66-69   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                71-74   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                76-79   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                81-84   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                86-89   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                91-94   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                96-98   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
             "#]],
         );
     }

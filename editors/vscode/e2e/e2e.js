@@ -282,6 +282,22 @@ async function main() {
         && /Predicted:/.test(t) && t.includes(opts.device) && /Run on GPU" uses/.test(t));
     say(`hover on map: ${mapHover.replace(/\s+/g, ' ').slice(0, 300)}`);
     await screenshot('hover-map');
+    // The derivation is one click away: the hover's last line is a link to it.
+    await page.locator('.monaco-hover:not(.hidden) a').filter({ hasText: 'Show the derivation' }).first().click();
+    const detailsEditor = page.locator('.editor-instance .monaco-editor[data-uri*="/details/"]').first();
+    const detailsText = await waitFor('the hover\'s detail view, opened by its link', async () => {
+      const t = norm(await detailsEditor.locator('.view-lines').innerText());
+      seen = t;
+      return /Cost\*\* of `scale_map_0`/.test(t) && /work `/.test(t) ? t : false;
+    }, 30000);
+    say(`detail view: ${detailsText.split('\n').find((l) => l.includes('**Cost**'))?.trim().slice(0, 200)}`);
+    await screenshot('hover-details');
+    // Closed by its tab's close button, so that the kernel view below is the only
+    // `weft-kernel:` editor.
+    const detailsTab = page.locator('.tabs-container .tab').filter({ hasText: /\.md$/ }).first();
+    await detailsTab.hover();
+    await detailsTab.locator('.tab-actions .action-label').first().click();
+    await detailsEditor.waitFor({ state: 'detached', timeout: 10000 });
     const xsHover = await showHover('xs', 'the `xs` at the end of the entry', (t) =>
       /xs\s*:\s*\[n\]f32/.test(t) && /Memory/i.test(t), true);
     say(`hover on xs: ${xsHover.replace(/\s+/g, ' ').slice(0, 300)}`);

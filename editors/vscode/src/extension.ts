@@ -258,6 +258,12 @@ function middleware(): Middleware {
   };
   return {
     ...codeLens,
+    // The hover's last line says where its derivation is: make it a link that opens it
+    // for the hovered position.
+    provideHover: async (document, position, token, next) => {
+      const hover = await next(document, position, token);
+      return hover ? withDetailsLink(hover, document, position) : hover;
+    },
     // Runs when a `weft.server.*` command that the languageclient registered for the
     // server is invoked (from a code lens, a code action or the palette).
     executeCommand: async (command, args, next) => {
@@ -266,6 +272,32 @@ function middleware(): Middleware {
       return result;
     },
   };
+}
+
+/** The hover line that names the detail view (weft-ide's `DETAILS_HINT`). */
+const DETAILS_HINT = /^\*Derivation: .*Weft: Show Hover Details.*$/m;
+
+/**
+ * `hover` with its line naming the detail view made a link that runs
+ * `weft.server.hoverDetails` for `position` (the languageclient registered it for the
+ * server; its result opens as a markdown document).
+ */
+export function withDetailsLink(hover: vscode.Hover, document: vscode.TextDocument, position: vscode.Position): vscode.Hover {
+  const args = [{
+    textDocument: { uri: client?.code2ProtocolConverter.asUri(document.uri) ?? document.uri.toString() },
+    position: { line: position.line, character: position.character },
+  }];
+  const link = `*[Show the derivation](command:${HOVER_DETAILS_SERVER_COMMAND}?${encodeURIComponent(JSON.stringify(args))} "Weft: Show Hover Details"): symbolic costs, regions, every kernel.*`;
+  const contents = hover.contents.map((c) => {
+    const value = typeof c === 'string' ? c : c.value;
+    if (!DETAILS_HINT.test(value)) {
+      return c;
+    }
+    const md = new vscode.MarkdownString(value.replace(DETAILS_HINT, link));
+    md.isTrusted = true;
+    return md;
+  });
+  return new vscode.Hover(contents, hover.range);
 }
 
 /**

@@ -37,6 +37,8 @@ const vscode = {
   Range: class { constructor(l0, c0, l1, c1) { Object.assign(this, { l0, c0, l1, c1 }); } },
   ViewColumn: { Beside: -2 },
   TextEditorRevealType: { InCenterIfOutsideViewport: 2 },
+  MarkdownString: class { constructor(value) { this.value = value; this.isTrusted = false; } },
+  Hover: class { constructor(contents, range) { Object.assign(this, { contents, range }); } },
   ProgressLocation: { Window: 10 },
   window: {
     createOutputChannel: channel,
@@ -332,4 +334,24 @@ test('a kernel view colours each line as the source line it computes, and the cu
   calls.handlers.selection({ textEditor: sourceEditor.editor, selections: [{ active: { line: 0 } }] });
   assert.deepStrictEqual(kernelEditor.found.get('rgba(255, 215, 0, 0.45)'), []);
   vscode.window.visibleTextEditors = [];
+});
+
+test('the hover line naming the detail view becomes a link that opens it for the hovered position', async () => {
+  const mw = calls.clients[0].clientOptions.middleware;
+  calls.clients[0].code2ProtocolConverter = { asUri: (u) => u.toString() };
+  const value = '```weft\nmap : (a -> r) -> [n]a -> [n]r\n```\n\n**Predicted**: 8 µs\n\n*Derivation: command "Weft: Show Hover Details" (Neovim: `:WeftDetails`).*';
+  const document = { uri: Uri.parse('file:///w/scale.weft') };
+  const hover = await mw.provideHover(document, { line: 11, character: 48 }, {}, async () => ({ contents: [{ value }], range: 'r' }));
+  const md = hover.contents[0];
+  assert.strictEqual(md.isTrusted, true);
+  const link = /\[Show the derivation\]\(command:weft\.server\.hoverDetails\?([^ )]+)/.exec(md.value);
+  assert.ok(link, md.value);
+  assert.deepStrictEqual(JSON.parse(decodeURIComponent(link[1])), [
+    { textDocument: { uri: 'file:///w/scale.weft' }, position: { line: 11, character: 48 } },
+  ]);
+  assert.ok(md.value.includes('**Predicted**: 8 µs'));
+  assert.strictEqual(hover.range, 'r');
+  // A hover without that line is left as it is.
+  const plain = await mw.provideHover(document, { line: 0, character: 0 }, {}, async () => ({ contents: [{ value: 'x : i64' }] }));
+  assert.strictEqual(plain.contents[0].value, 'x : i64');
 });
