@@ -800,8 +800,14 @@ pub fn subst(e: &Expr, f: &dyn Fn(Var) -> Option<Expr>) -> Expr {
 /// Normalises the polynomial parts of an expression (like terms merged, constants
 /// folded), keeping other operations as opaque factors whose operands are simplified.
 pub fn simplify(e: &Expr) -> Expr {
+    simplify_with(e, false)
+}
+
+/// [`simplify`], and (`readable`, for a reader only) a quotient exact as polynomials
+/// taken as it is: `(x*s)/s` is `x`, though it fails where `s` is 0.
+fn simplify_with(e: &Expr, readable: bool) -> Expr {
     let mut atoms = Vec::new();
-    let p = to_poly(e, &mut atoms);
+    let p = to_poly(e, &mut atoms, readable);
     let mut out = Expr::I64(0);
     for term in p.terms() {
         let mut m = Expr::I64(term.coeff());
@@ -815,31 +821,42 @@ pub fn simplify(e: &Expr) -> Expr {
     out
 }
 
-fn to_poly(e: &Expr, atoms: &mut Vec<Expr>) -> Size<usize> {
+fn to_poly(e: &Expr, atoms: &mut Vec<Expr>, readable: bool) -> Size<usize> {
     if let Some(v) = e.as_const() {
         return Size::constant(v);
     }
+    let s = |e: &Expr| simplify_with(e, readable);
     match e {
         Expr::I64(v) => Size::constant(*v),
-        // `(x*s)/s` is `x`: a quotient exact as polynomials (an integer division by a
-        // size that divides every term; a size of 0 would fail, as the division would).
+        // `(x*s)/s` is `x` for a reader: a quotient exact as polynomials (an integer
+        // division by a size that divides every term; where the size is 0 the division
+        // fails). Expressions that run keep the division.
         Expr::Bin(BinOp::Div, a, b)
-            if let Some(q) = to_poly(a, atoms)
-                .checked_div(&to_poly(b, atoms))
-                .filter(|_| to_poly(b, atoms).as_constant().is_none_or(|c| c > 0)) =>
+            if readable
+                && let Some(q) = to_poly(a, atoms, readable)
+                    .checked_div(&to_poly(b, atoms, readable))
+                    .filter(|_| {
+                        to_poly(b, atoms, readable).as_constant().is_none_or(|c| c > 0)
+                    }) =>
         {
             q
         }
-        Expr::Bin(BinOp::Add, a, b) => to_poly(a, atoms).add(&to_poly(b, atoms)),
-        Expr::Bin(BinOp::Sub, a, b) => to_poly(a, atoms).sub(&to_poly(b, atoms)),
-        Expr::Bin(BinOp::Mul, a, b) => to_poly(a, atoms).mul(&to_poly(b, atoms)),
-        Expr::Neg(a) => to_poly(a, atoms).neg(),
+        Expr::Bin(BinOp::Add, a, b) => {
+            to_poly(a, atoms, readable).add(&to_poly(b, atoms, readable))
+        }
+        Expr::Bin(BinOp::Sub, a, b) => {
+            to_poly(a, atoms, readable).sub(&to_poly(b, atoms, readable))
+        }
+        Expr::Bin(BinOp::Mul, a, b) => {
+            to_poly(a, atoms, readable).mul(&to_poly(b, atoms, readable))
+        }
+        Expr::Neg(a) => to_poly(a, atoms, readable).neg(),
         other => {
             let atom = match other {
-                Expr::Bin(op, a, b) => fold(*op, simplify(a), simplify(b)),
-                Expr::Select(c, a, b) => select(simplify(c), simplify(a), simplify(b)),
-                Expr::Not(a) => Expr::Not(Box::new(simplify(a))),
-                Expr::Convert(elem, a) => Expr::Convert(*elem, Box::new(simplify(a))),
+                Expr::Bin(op, a, b) => fold(*op, s(a), s(b)),
+                Expr::Select(c, a, b) => select(s(c), s(a), s(b)),
+                Expr::Not(a) => Expr::Not(Box::new(s(a))),
+                Expr::Convert(elem, a) => Expr::Convert(*elem, Box::new(s(a))),
                 _ => other.clone(),
             };
             if let Expr::I64(v) = atom {
@@ -867,7 +884,7 @@ pub fn show(e: &Expr, names: &Names) -> String {
 /// whether its divisor is a constant (`(255 + n)/256`, `(n + g - 1)/g`), and nested ones
 /// merged (`⌈⌈k/4⌉/256⌉` is `⌈k/1024⌉`, equal for a non-negative `k`, as sizes are).
 pub fn show_readable(e: &Expr, names: &Names) -> String {
-    Printer { names, readable: true }.show(&simplify(e))
+    Printer { names, readable: true }.show(&simplify_with(e, true))
 }
 
 struct Printer<'a> {
