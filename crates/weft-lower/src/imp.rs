@@ -272,6 +272,31 @@ impl CExpr {
         }
     }
 
+    /// Calls `f` with every variable and pointer the expression reads, left to right.
+    pub fn visit_vars(&self, f: &mut dyn FnMut(&str)) {
+        match self {
+            CExpr::Var(name) => f(name),
+            CExpr::Int(_) | CExpr::Lit(_) => {}
+            CExpr::Bin(_, a, b) => {
+                a.visit_vars(f);
+                b.visit_vars(f);
+            }
+            CExpr::Not(a) | CExpr::Neg(a) | CExpr::Cast(_, a) => a.visit_vars(f),
+            CExpr::Call(_, args) | CExpr::Invoke { args, .. } => {
+                args.iter().for_each(|a| a.visit_vars(f));
+            }
+            CExpr::Load(ptr, index) => {
+                f(ptr);
+                index.visit_vars(f);
+            }
+            CExpr::Select(c, a, b) => {
+                c.visit_vars(f);
+                a.visit_vars(f);
+                b.visit_vars(f);
+            }
+        }
+    }
+
     /// Whether printing this twice costs nothing (no need for a temporary).
     pub fn is_trivial(&self) -> bool {
         matches!(self, CExpr::Var(_) | CExpr::Int(_) | CExpr::Lit(_))
@@ -511,6 +536,10 @@ pub struct KernelImp {
     /// The source expressions the kernel computes, each with its strategy in words
     /// (what the editor's hover shows).
     pub origins: Vec<(weft_core::Origin, String)>,
+    /// The source expression each variable of the body (a private scalar, a loop index,
+    /// a vector lane) was introduced to compute, first one first: with `ptr_origins`,
+    /// what links a printed line to the source (the editor's kernel view).
+    pub var_origins: Vec<(String, weft_core::Origin)>,
 }
 
 /// A parameter of a function generated from a user def.
@@ -540,6 +569,8 @@ pub struct FuncImp {
     pub ret: Elem,
     pub body: Vec<Cmd>,
     pub doc: String,
+    /// As [`KernelImp::var_origins`].
+    pub var_origins: Vec<(String, weft_core::Origin)>,
 }
 
 impl fmt::Display for CExpr {

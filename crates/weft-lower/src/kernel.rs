@@ -5,7 +5,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use weft_core::{
     Atom, BinOp, BlockId, CoreSize, Exp, ExpId, FnId, IndexItem, LoopForm, Origin, Program, Type,
     VarId,
@@ -77,6 +77,13 @@ pub(crate) struct Kb<'p> {
     pub(crate) can_return: bool,
     /// Source expressions this kernel computes, with how.
     origins: Vec<(Origin, String)>,
+    /// The source expression being translated (the innermost core expression with an
+    /// origin): what the commands emitted now compute.
+    at: Option<Origin>,
+    /// The source expression each variable (private scalar, loop index, vector lane)
+    /// was introduced for, in order; `named` holds the names recorded.
+    var_origins: Vec<(String, Origin)>,
+    named: FxHashSet<Rc<str>>,
     /// Inside the body of a `map@group`: code runs on every work-item of the group
     /// alike, and `@thread`/`@group` combinators cooperate (`group.rs`).
     pub(crate) in_group: bool,
@@ -88,6 +95,12 @@ pub(crate) struct Kb<'p> {
     /// Buffers holding every work-item's copy of an array (memory expansion), which
     /// the launch allocates once it knows how many work-items there are.
     pub(crate) expansions: Vec<Expansion>,
+}
+
+/// What [`Kb::finish_function`] returns.
+pub(crate) struct FunctionBody {
+    pub(crate) body: Vec<Cmd>,
+    pub(crate) var_origins: Vec<(String, Origin)>,
 }
 
 /// A kernel buffer that `Builder::launch` allocates: `per_item` elements for each
@@ -176,6 +189,9 @@ impl<'p> Kb<'p> {
             fresh: 0,
             can_return: true,
             origins: Vec::new(),
+            at: None,
+            var_origins: Vec::new(),
+            named: FxHashSet::default(),
             in_group: false,
             work_group: 256,
             fn_ret: None,
@@ -202,31 +218,78 @@ impl<'p> Kb<'p> {
                 local_size,
                 doc,
                 origins: self.origins,
+                var_origins: self.var_origins,
             },
             self.args,
         )
     }
 
-    /// The body of a function generated from a user def, and the kernel parameters
-    /// it asked for (none when it can be a function).
-    pub(crate) fn finish_function(mut self) -> (Vec<Cmd>, Vec<(String, ParamKind)>) {
+    /// The body of a function generated from a user def, and its variables' origins
+    /// (the caller checks that it asked for no kernel parameter).
+    pub(crate) fn finish_function(mut self) -> FunctionBody {
         let mut body = self.cmds.pop().unwrap_or_default();
         crate::proven::drop_proven_bounds_checks(&mut body);
-        (body, self.params)
+        FunctionBody { body, var_origins: self.var_origins }
     }
 
     // ---- emission helpers ----
 
-    /// Records that this kernel computes the source expression `origin`, and how.
+    /// Sets the source expression the commands emitted from now on compute.
+    pub(crate) fn computing(&mut self, origin: Option<Origin>) {
+        self.at = origin;
+    }
+
+    /// Records that this kernel computes the source expression `origin`, and how; a
+    /// kernel built outside any expression (a materialisation after its statement) then
+    /// computes it.
     pub(crate) fn note(&mut self, origin: &Origin, role: &str) {
+        if self.at.is_none() {
+            self.at = Some(origin.clone());
+        }
         if !self.origins.iter().any(|(o, _)| o == origin) {
             self.origins.push((origin.clone(), role.to_owned()));
         }
     }
 
     pub(crate) fn emit(&mut self, cmd: Cmd) {
+        if let Some(at) = self.at.clone() {
+            self.record_names(&cmd, &at);
+        }
         if let Some(top) = self.cmds.last_mut() {
             top.push(cmd);
+        }
+    }
+
+    /// Records `at` as the origin of the variables `cmd` introduces (and those of its
+    /// blocks not recorded when they were emitted), each once: the first origin wins.
+    fn record_names(&mut self, cmd: &Cmd, at: &Origin) {
+        let names: Vec<&Rc<str>> = match cmd {
+            Cmd::Decl { name, .. } | Cmd::Assign { name, .. } => vec![name],
+            Cmd::For { var, .. } | Cmd::ParFor { var, .. } => vec![var],
+            Cmd::Atomic { fetch, .. } => fetch.iter().collect(),
+            Cmd::VectorLoad { lanes, .. } => lanes.iter().collect(),
+            Cmd::Array { .. }
+            | Cmd::Store { .. }
+            | Cmd::If { .. }
+            | Cmd::While { .. }
+            | Cmd::Barrier
+            | Cmd::Fail { .. }
+            | Cmd::Return(_)
+            | Cmd::Exit
+            | Cmd::Unroll
+            | Cmd::Comment(_) => Vec::new(),
+        };
+        for name in names {
+            if self.named.insert(name.clone()) {
+                self.var_origins.push((name.to_string(), at.clone()));
+            }
+        }
+        for part in cmd.parts() {
+            if let crate::imp::Part::Body(body) = part {
+                for inner in body {
+                    self.record_names(inner, at);
+                }
+            }
         }
     }
 
@@ -938,7 +1001,15 @@ impl<'p> Kb<'p> {
     /// Emits one expression; `var` is the variable it binds (for names and types).
     /// Translates one expression; an error without a position gets this expression's.
     pub(crate) fn exp(&mut self, f: FnId, env: &mut KEnv, exp: ExpId, var: VarId) -> Res<KVal> {
-        self.exp_unplaced(f, env, exp, var).map_err(|error| error.placed(self.origin(f, exp)))
+        // The commands emitted for it compute this expression, unless a part of it with
+        // an origin of its own is translated meanwhile.
+        let outer = match self.origin(f, exp) {
+            Some(origin) => self.at.replace(origin),
+            None => self.at.clone(),
+        };
+        let result = self.exp_unplaced(f, env, exp, var);
+        self.at = outer;
+        result.map_err(|error| error.placed(self.origin(f, exp)))
     }
 
     fn exp_unplaced(&mut self, f: FnId, env: &mut KEnv, exp: ExpId, var: VarId) -> Res<KVal> {
