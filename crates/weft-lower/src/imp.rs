@@ -515,6 +515,45 @@ pub(crate) fn has_long_loop(cmds: &[Cmd]) -> bool {
     })
 }
 
+/// Records `at` as the origin of the variables `cmd` introduces (and those of its
+/// blocks not recorded when they were emitted), each once: the first origin wins
+/// (`KernelImp::var_origins`, for both code generators).
+pub(crate) fn record_var_origins(
+    cmd: &Cmd,
+    at: &weft_core::Origin,
+    named: &mut rustc_hash::FxHashSet<Rc<str>>,
+    out: &mut Vec<(String, weft_core::Origin)>,
+) {
+    let names: Vec<&Rc<str>> = match cmd {
+        Cmd::Decl { name, .. } | Cmd::Assign { name, .. } => vec![name],
+        Cmd::For { var, .. } | Cmd::ParFor { var, .. } => vec![var],
+        Cmd::Atomic { fetch, .. } => fetch.iter().collect(),
+        Cmd::VectorLoad { lanes, .. } => lanes.iter().collect(),
+        Cmd::Array { .. }
+        | Cmd::Store { .. }
+        | Cmd::If { .. }
+        | Cmd::While { .. }
+        | Cmd::Barrier
+        | Cmd::Fail { .. }
+        | Cmd::Return(_)
+        | Cmd::Exit
+        | Cmd::Unroll
+        | Cmd::Comment(_) => Vec::new(),
+    };
+    for name in names {
+        if named.insert(name.clone()) {
+            out.push((name.to_string(), at.clone()));
+        }
+    }
+    for part in cmd.parts() {
+        if let Part::Body(body) = part {
+            for inner in body {
+                record_var_origins(inner, at, named, out);
+            }
+        }
+    }
+}
+
 /// A kernel of the imperative IR.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelImp {

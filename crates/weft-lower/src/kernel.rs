@@ -260,37 +260,8 @@ impl<'p> Kb<'p> {
         }
     }
 
-    /// Records `at` as the origin of the variables `cmd` introduces (and those of its
-    /// blocks not recorded when they were emitted), each once: the first origin wins.
     fn record_names(&mut self, cmd: &Cmd, at: &Origin) {
-        let names: Vec<&Rc<str>> = match cmd {
-            Cmd::Decl { name, .. } | Cmd::Assign { name, .. } => vec![name],
-            Cmd::For { var, .. } | Cmd::ParFor { var, .. } => vec![var],
-            Cmd::Atomic { fetch, .. } => fetch.iter().collect(),
-            Cmd::VectorLoad { lanes, .. } => lanes.iter().collect(),
-            Cmd::Array { .. }
-            | Cmd::Store { .. }
-            | Cmd::If { .. }
-            | Cmd::While { .. }
-            | Cmd::Barrier
-            | Cmd::Fail { .. }
-            | Cmd::Return(_)
-            | Cmd::Exit
-            | Cmd::Unroll
-            | Cmd::Comment(_) => Vec::new(),
-        };
-        for name in names {
-            if self.named.insert(name.clone()) {
-                self.var_origins.push((name.to_string(), at.clone()));
-            }
-        }
-        for part in cmd.parts() {
-            if let crate::imp::Part::Body(body) = part {
-                for inner in body {
-                    self.record_names(inner, at);
-                }
-            }
-        }
+        crate::imp::record_var_origins(cmd, at, &mut self.named, &mut self.var_origins);
     }
 
     pub(crate) fn push(&mut self) {

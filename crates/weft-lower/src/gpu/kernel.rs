@@ -104,6 +104,11 @@ pub(crate) struct Kern<'t, 'p> {
     origins: Vec<(Origin, String)>,
     /// The work-group size of the kernel's cooperative code.
     pub(crate) group_size: i64,
+    /// The source expression the commands emitted now compute, and the origin of each
+    /// variable the kernel introduces (`KernelImp::var_origins`).
+    at: Option<Origin>,
+    named: rustc_hash::FxHashSet<Rc<str>>,
+    var_origins: Vec<(String, Origin)>,
 }
 
 impl<'t, 'p> Kern<'t, 'p> {
@@ -126,6 +131,9 @@ impl<'t, 'p> Kern<'t, 'p> {
             can_return: true,
             origins: Vec::new(),
             group_size,
+            at: None,
+            named: rustc_hash::FxHashSet::default(),
+            var_origins: Vec::new(),
         }
     }
 
@@ -149,6 +157,7 @@ impl<'t, 'p> Kern<'t, 'p> {
                 local_size,
                 doc,
                 origins: self.origins,
+                var_origins: self.var_origins,
             },
             self.args,
         )
@@ -158,12 +167,18 @@ impl<'t, 'p> Kern<'t, 'p> {
 
     /// Records that this kernel computes the source expression `origin`, and how.
     pub(crate) fn note(&mut self, origin: &Origin, role: &str) {
+        if self.at.is_none() {
+            self.at = Some(origin.clone());
+        }
         if !self.origins.iter().any(|(o, _)| o == origin) {
             self.origins.push((origin.clone(), role.to_owned()));
         }
     }
 
     pub(crate) fn emit(&mut self, cmd: Cmd) {
+        if let Some(at) = &self.at {
+            crate::imp::record_var_origins(&cmd, at, &mut self.named, &mut self.var_origins);
+        }
         if let Some(top) = self.cmds.last_mut() {
             top.push(cmd);
         }
@@ -756,7 +771,10 @@ impl<'t, 'p> Kern<'t, 'p> {
             };
             self.note(o, role);
         }
+        let at = origin.clone().or_else(|| self.at.clone());
+        let outer = std::mem::replace(&mut self.at, at);
         let result = self.stmt_unplaced(stmt, origin.as_ref());
+        self.at = outer;
         result.map_err(|e| e.placed(origin))
     }
 
