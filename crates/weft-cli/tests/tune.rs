@@ -87,8 +87,17 @@ fn tune_without_an_output_writes_the_committed_file_beside_the_source_which_runs
     let bench = weft(&["bench", "--device", "cpu", "--reps", "1", "--warmup", "0", &program]);
     let text = String::from_utf8_lossy(&bench.stdout);
     assert!(text.contains("(tuned: "), "{text}");
-    let bench =
-        weft(&["bench", "--no-tuning", "--device", "cpu", "--reps", "1", "--warmup", "0", &program]);
+    let bench = weft(&[
+        "bench",
+        "--no-tuning",
+        "--device",
+        "cpu",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        &program,
+    ]);
     let text = String::from_utf8_lossy(&bench.stdout);
     assert!(!text.contains("(tuned: "), "{text}");
 }
