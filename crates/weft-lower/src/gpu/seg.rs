@@ -242,6 +242,150 @@ impl Tr<'_> {
 
     /// `segmap@grid`: one work-item per point.
     fn grid_map(&mut self, stmt: &Stmt, seg: &SegOp, origin: Option<&Origin>) -> Res<()> {
+        if !self.options.cpu_device()
+            && let Some((row, x, m)) = self.staged_row(seg)?
+        {
+            // Short rows: staged through local memory (coalesced reads) when they are at
+            // most `STAGED_ROW_MAX` long, read where they are otherwise.
+            self.push_steps();
+            self.staged_rows_map(stmt, seg, &row, &x, &m, origin)?;
+            let staged = self.pop_steps();
+            self.push_steps();
+            self.plain_grid_map(stmt, seg, origin)?;
+            let plain = self.pop_steps();
+            let short = Expr::bin(weft_plan::BinOp::Le, m, Expr::I64(crate::tiles::STAGED_ROW_MAX));
+            self.step(weft_plan::Step::If { cond: short, then_steps: staged, else_steps: plain });
+            return Ok(());
+        }
+        self.plain_grid_map(stmt, seg, origin)
+    }
+
+    /// The statement `row = X[i]` of a one-dimensional `segmap@grid`'s body that reads
+    /// the point's row of a dense row-major matrix bound outside, the matrix and its
+    /// row length; `None` when there is none.
+    fn staged_row(&mut self, seg: &SegOp) -> Res<Option<(Stmt, super::HArr, Expr)>> {
+        let [(i, _)] = seg.space[..] else { return Ok(None) };
+        let f = self.f;
+        for stmt in &f.blocks[seg.body].stmts {
+            let weft_opt::Exp::Basic(weft_core::Exp::Index { array: Atom::Var(x), items }) =
+                &f.exps[stmt.exp]
+            else {
+                continue;
+            };
+            let [weft_core::IndexItem::Fix(Atom::Var(index))] = items[..] else { continue };
+            if index != i || !self.env.contains_key(x) {
+                continue;
+            }
+            let super::HVal::Arr(a) = self.lookup(*x)? else { continue };
+            let dense = a.layout.shape.len() == 2
+                && a.layout.strides[1] == Expr::I64(1)
+                && a.layout.strides[0] == a.layout.shape[1]
+                && a.elem != Elem::Bool;
+            if dense {
+                let m = a.layout.shape[1].clone();
+                return Ok(Some((stmt.clone(), a, m)));
+            }
+        }
+        Ok(None)
+    }
+
+    /// A one-dimensional `segmap@grid` whose body reads the point's row `row` of `x`:
+    /// each work-group copies its rows into local memory with coalesced reads (padded
+    /// by one element against bank conflicts), then each work-item runs the body with
+    /// its row read from there (the staged translator's staged rows, as a strategy of
+    /// any SegMap that reads rows).
+    fn staged_rows_map(
+        &mut self,
+        stmt: &Stmt,
+        seg: &SegOp,
+        row: &Stmt,
+        x: &super::HArr,
+        m: &Expr,
+        origin: Option<&Origin>,
+    ) -> Res<()> {
+        let n = self.int_atom(&seg.space[0].1)?;
+        let wg = self.group_size();
+        let groups = self.let_var("groups", eceil_div(n.clone(), Expr::I64(wg)));
+        let local_len = emul(Expr::I64(wg), super::eadd(m.clone(), Expr::I64(1)));
+        let mut k = Kern::new(self);
+        k.can_return = false;
+        note_all(
+            &mut k,
+            seg,
+            "@grid: short rows staged through local memory (coalesced reads), one row per work-item",
+        );
+        let src = k.import_arr(x);
+        let kn = k.import_index(&n);
+        let km = k.import_index(m);
+        let local = k.local_param("rows", x.elem, local_len, "the work-group's rows, staged");
+        let t = k.tmp("t", Elem::I64, CExpr::work_item("get_local_id", 0));
+        let row0 = k.tmp(
+            "row0",
+            Elem::I64,
+            CExpr::mul(CExpr::work_item("get_group_id", 0), CExpr::Int(wg)),
+        );
+        let here = k.tmp(
+            "rows_here",
+            Elem::I64,
+            CExpr::call("min", vec![CExpr::Int(wg), CExpr::sub(kn, row0.clone())]),
+        );
+        let count = k.tmp("count", Elem::I64, CExpr::mul(here.clone(), km.clone()));
+        let base = k.tmp("base", Elem::I64, src.address(&[row0.clone(), CExpr::Int(0)]));
+        let padded = CExpr::add(km.clone(), CExpr::Int(1));
+        let steps =
+            CExpr::bin(COp::Div, CExpr::add(count.clone(), CExpr::Int(wg - 1)), CExpr::Int(wg));
+        let (local2, padded2) = (local.clone(), padded.clone());
+        k.for_loop("f", steps, None, &mut |k, f| {
+            let e = k.tmp("e", Elem::I64, CExpr::add(CExpr::mul(f, CExpr::Int(wg)), t.clone()));
+            let r = CExpr::bin(COp::Div, e.clone(), km.clone());
+            let c = CExpr::bin(COp::Rem, e.clone(), km.clone());
+            let store = Cmd::Store {
+                ptr: local2.clone(),
+                index: CExpr::add(CExpr::mul(r, padded2.clone()), c),
+                value: CExpr::load(&src.ptr, CExpr::add(base.clone(), e.clone())),
+            };
+            k.emit(Cmd::If {
+                cond: CExpr::bin(COp::Lt, e, count.clone()),
+                then_cmds: vec![store],
+                else_cmds: vec![],
+            });
+            Ok(())
+        })?;
+        k.emit(Cmd::Barrier);
+        k.push();
+        let i = k.tmp("i", Elem::I64, CExpr::add(row0, t.clone()));
+        k.bind(seg.space[0].0, KVal::Scalar(i.clone(), Elem::I64));
+        let staged = KVal::Arr(super::kernel::KArr {
+            ptr: local,
+            elem: x.elem,
+            layout: super::Layout {
+                offset: CExpr::mul(t.clone(), padded),
+                strides: vec![CExpr::Int(1)],
+                shape: vec![km],
+            },
+        });
+        let mut given = rustc_hash::FxHashMap::default();
+        given.insert(row.vars[0], staged);
+        let value = k.block_given(seg.body, &given, &[])?;
+        let values = match (value, stmt.vars.len()) {
+            (v, 1) => vec![v],
+            (KVal::Tuple(vs), _) => vs,
+            (v, _) => vec![v],
+        };
+        write_results(&mut k, stmt, seg, &values, std::slice::from_ref(&i))?;
+        let then_cmds = k.pop();
+        k.emit(Cmd::If { cond: CExpr::bin(COp::Lt, t, here), then_cmds, else_cmds: vec![] });
+        let doc = format!(
+            "segmap@grid: short rows staged through local memory, one row per work-item{}",
+            at(&k, origin)
+        );
+        let name = k.tr.kernel_name("rows_staged");
+        let (kernel, args) = k.finish(name, doc, Some(wg as u32));
+        self.launch(kernel, args, vec![emul(groups, Expr::I64(wg))], Some(vec![Expr::I64(wg)]));
+        Ok(())
+    }
+
+    fn plain_grid_map(&mut self, stmt: &Stmt, seg: &SegOp, origin: Option<&Origin>) -> Res<()> {
         let dims = self.space_dims(seg)?;
         let wg = self.group_size();
         let schedule = Schedule::of(dims.len(), self.options.cpu_device(), wg);
@@ -1500,25 +1644,19 @@ impl Kern<'_, '_> {
                         self.value_of(&info, &hint)
                     })
                     .collect::<Res<_>>()?;
-                let t = self.fresh_name("t");
-                self.push();
-                let idx = unflatten_index(self, &CExpr::Var(t.clone()), &dims);
-                for ((index, _), i) in seg.space.iter().zip(&idx) {
-                    self.bind(*index, KVal::Scalar(i.clone(), Elem::I64));
-                }
-                let values = self.block(seg.body)?;
-                for (dest, value) in results.iter().zip(&values) {
-                    self.store(dest, &idx, value)?;
-                }
-                let body = self.pop();
-                let comment = self.comment(origin);
-                self.emit(Cmd::ParFor {
-                    level: ParLevel::Thread,
-                    var: t,
-                    bound: total,
-                    body,
-                    comment,
-                });
+                let t = self.tmp("t", Elem::I64, CExpr::work_item("get_local_id", 0));
+                let results2 = results.clone();
+                self.share_loop(&total, &t, wg, true, origin, &mut |k, point| {
+                    let idx = unflatten_index(k, &point, &dims);
+                    for ((index, _), i) in seg.space.iter().zip(&idx) {
+                        k.bind(*index, KVal::Scalar(i.clone(), Elem::I64));
+                    }
+                    let values = k.block(seg.body)?;
+                    for (dest, value) in results2.iter().zip(&values) {
+                        k.store(dest, &idx, value)?;
+                    }
+                    Ok(())
+                })?;
                 self.emit(Cmd::Barrier);
                 for (&var, value) in stmt.vars.iter().zip(results) {
                     self.bind(var, value);
@@ -1689,18 +1827,25 @@ impl Kern<'_, '_> {
     ) -> Res<()> {
         let comment = self.comment(origin);
         if interleaved {
-            let i = self.fresh_name("i");
-            self.push();
-            body(self, CExpr::Var(i.clone()))?;
-            let cmds = self.pop();
-            self.emit(Cmd::ParFor {
-                level: ParLevel::Thread,
-                var: i,
-                bound: n.clone(),
-                body: cmds,
-                comment,
+            // `t`, `t + wg`, ...: a loop whose stride the compiler knows (it unrolls it
+            // and keeps several loads in flight; a stride of `get_local_size` it does not).
+            let count = CExpr::call(
+                "max",
+                vec![
+                    CExpr::Int(0),
+                    CExpr::bin(
+                        COp::Div,
+                        CExpr::add(CExpr::sub(n.clone(), t.clone()), CExpr::Int(wg - 1)),
+                        CExpr::Int(wg),
+                    ),
+                ],
+            );
+            let t = t.clone();
+            return self.for_loop("k", count, comment, &mut |k, step| {
+                let i =
+                    k.tmp("i", Elem::I64, CExpr::add(t.clone(), CExpr::mul(step, CExpr::Int(wg))));
+                body(k, i)
             });
-            return Ok(());
         }
         let run = self.tmp(
             "run",
