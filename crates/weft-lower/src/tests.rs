@@ -745,12 +745,24 @@ fn gpu_an_array_whose_size_each_work_item_computes_takes_the_largest_first() {
 
 #[test]
 fn gpu_a_scan_on_a_gpu_scans_tiles_in_local_memory() {
-    let l = lowered_gpu("entry s (xs: [n]i32) : [n]i32 = scan (+) 0 xs", false);
+    // 64-bit elements: three stages over chunks in tiles of the group's work-items.
+    let l = lowered_gpu("entry s (xs: [n]i64) : [n]i64 = scan (+) 0 xs", false);
     let ls = launches_of(&l);
     assert_eq!(ls.len(), 3, "{ls:?}");
     assert!(ls[0].kernel.name.contains("scan_chunk_totals"));
     assert!(ls[2].kernel.name.contains("scan_tiles"));
     assert_eq!(ls[2].local_buffers, ["256"]);
+    // 32-bit elements on an NVIDIA GPU: one pass with decoupled look-back (after the
+    // status words are cleared), each element read and written once.
+    let l = lowered_gpu("entry s (xs: [n]f32) : [n]f32 = scan (+) 0 xs", false);
+    let ls = launches_of(&l);
+    assert_eq!(ls.len(), 2, "{ls:?}");
+    assert!(ls[1].kernel.doc.contains("looks back"), "{}", ls[1].kernel.doc);
+    let exchanges = commands(&ls[1].kernel.body)
+        .into_iter()
+        .filter(|c| matches!(c, Cmd::Atomic { op: crate::AtomicOp::Exchange, .. }))
+        .count();
+    assert_eq!(exchanges, 3, "a total or prefix published, then the inclusive prefix");
 }
 
 #[test]

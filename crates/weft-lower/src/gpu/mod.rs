@@ -23,6 +23,7 @@
 
 mod host;
 mod kernel;
+mod lookback;
 mod product;
 mod seg;
 

@@ -811,9 +811,14 @@ impl Tr<'_> {
         ops: &[SegBinOp],
         origin: Option<&Origin>,
     ) -> Res<()> {
+        let elems = self.operator_elems(ops)?;
+        if let ([op], [elem @ (Elem::I32 | Elem::U32 | Elem::F32)]) = (ops, elems.as_slice())
+            && self.options.forward_progress()
+        {
+            return self.lookback_scan(stmt, seg, op, *elem, origin);
+        }
         let n = self.int_atom(&seg.space[0].1)?;
         let wg = self.group_size();
-        let elems = self.operator_elems(ops)?;
         let groups = emax(
             Expr::I64(1),
             emin(
