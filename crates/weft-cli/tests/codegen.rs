@@ -85,3 +85,17 @@ fn dump_gpu_mem_shows_every_arrays_block_and_where_it_lives() {
     );
     assert!(text.contains(": global = alloc"), "{text}");
 }
+
+#[test]
+fn the_global_options_may_come_before_the_subcommand() {
+    // `--staged`, `--codegen`, `--tuning` and `--no-tuning` are read on either side of
+    // the subcommand; `--check` takes every word after it as a path.
+    let file = scratch("before.weft", ROWS);
+    let out =
+        weft(&["--codegen", "gpu-only", "test", "--backend", "opencl", "--device", "cpu", &file]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("3 passed, 0 failed"), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let out = weft(&["--codegen", "gpu-only", "--check", &file, "test"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("`test`"));
+}

@@ -672,7 +672,7 @@ fn gpu_a_matrix_product_is_one_kernel_of_tiles_in_local_memory() {
     assert_eq!(products.len(), 1, "{:?}", launches_of(&l));
     let p = &products[0];
     assert_eq!(p.local, Some(vec!["16".to_owned(), "16".to_owned()]));
-    assert_eq!(p.local_buffers, ["1024", "1024"], "16 columns of 64 rows of each operand");
+    assert_eq!(p.local_buffers, ["1024", "1024"], "8 columns of 128 rows of each operand");
     // No launch computes the product element by element besides it.
     assert!(!launches_of(&l).iter().any(|x| x.kernel.name.contains("segred")));
 }
@@ -730,7 +730,8 @@ fn gpu_an_array_whose_size_each_work_item_computes_takes_the_largest_first() {
         false,
     );
     let names: Vec<&str> = l.kernels.iter().map(|k| k.name.as_str()).collect();
-    let largest = names.iter().position(|n| n.contains("largest_")).expect(&format!("{names:?}"));
+    let largest =
+        names.iter().position(|n| n.contains("largest_")).unwrap_or_else(|| panic!("{names:?}"));
     // The maximum is read to the host, and the expanded block allocated from it.
     let steps = all_steps(&l.steps);
     let read = steps.iter().position(|s| matches!(s, Step::Read { .. })).expect("a read");

@@ -1332,15 +1332,15 @@ impl MemValidator<'_> {
             }
             match (self.mem.storage.get(leaf.block), &self.mem.blocks[leaf.block].binding) {
                 (None, _) => self.errors.push(format!("`{name}`: a block with no storage")),
-                (Some(Storage::Private), BlockBinding::Alloc { elems, .. }) => {
-                    if !elems.as_constant().is_some_and(|n| n <= PRIVATE_LIMIT) {
-                        self.errors.push(format!("`{name}`: a private block of variable size"));
-                    }
+                (Some(Storage::Private), BlockBinding::Alloc { elems, .. })
+                    if elems.as_constant().is_none_or(|n| n > PRIVATE_LIMIT) =>
+                {
+                    self.errors.push(format!("`{name}`: a private block of variable size"));
                 }
-                (Some(Storage::Expanded { seg, .. } | Storage::Local { seg }), _) => {
-                    if !self.segs.contains(seg) {
-                        self.errors.push(format!("`{name}`: a block of a SegOp used outside it"));
-                    }
+                (Some(Storage::Expanded { seg, .. } | Storage::Local { seg }), _)
+                    if !self.segs.contains(seg) =>
+                {
+                    self.errors.push(format!("`{name}`: a block of a SegOp used outside it"));
                 }
                 _ => {}
             }

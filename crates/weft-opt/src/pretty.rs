@@ -56,10 +56,11 @@ pub fn pretty_gpu(program: &GpuProgram) -> String {
     pretty_gpu_annotated(program, &mut |_| Box::new(Plain))
 }
 
-/// [`pretty_gpu`] with each function decorated by `annotate(function)`.
-pub fn pretty_gpu_annotated<'a>(
-    program: &'a GpuProgram,
-    annotate: &mut dyn FnMut(FnId) -> Box<dyn GpuAnnotate + 'a>,
+/// [`pretty_gpu`] with each function decorated by `annotate(function)` (which may
+/// borrow facts about the program that live as long as `'facts`).
+pub fn pretty_gpu_annotated<'facts>(
+    program: &GpuProgram,
+    annotate: &mut dyn FnMut(FnId) -> Box<dyn GpuAnnotate + 'facts>,
 ) -> String {
     let names: FxHashMap<FnId, String> =
         program.functions.iter().map(|(id, f)| (id, f.name.to_string())).collect();

@@ -1558,3 +1558,25 @@ fn a_sequential_map_read_twice_stays_an_array() {
     );
     assert!(outer.contains("map@seq"), "{outer}");
 }
+
+#[test]
+fn gpu_simplification_reads_iota_and_replicate_at_an_index_in_range_as_the_index_and_the_value() {
+    // `(iota n)[i]` is `i` and `(replicate n c)[i]` is `c` where `i` ranges over `n`
+    // (a SegOp's space): neither array is made. A read at an index nothing keeps in
+    // range stays a read (it must fail when out of range).
+    let src = "entry main (xs: [n]f32) (c: f32) : [n]f32 =
+  map3 (\\i x y -> x * f32.i64 i + y) (iota n) xs (replicate n c)";
+    let gpu = crate::pipeline(&compile(src));
+    assert_eq!(crate::validate_gpu(&gpu), Vec::new(), "{}", crate::pretty_gpu(&gpu));
+    let made = |exp: &&crate::Exp| {
+        matches!(
+            exp,
+            crate::Exp::Basic(weft_core::Exp::Iota { .. } | weft_core::Exp::Replicate { .. })
+        )
+    };
+    assert!(!gpu_exps(&gpu).iter().any(made), "{}", crate::pretty_gpu(&gpu));
+
+    let src = "entry main (n: i64) (j: i64) : i64 = (iota n)[j]";
+    let gpu = crate::pipeline(&compile(src));
+    assert!(gpu_exps(&gpu).iter().any(made), "{}", crate::pretty_gpu(&gpu));
+}

@@ -735,7 +735,7 @@ impl Tr<'_> {
         let then_steps = finished.pop().unwrap_or_default();
         self.step(Step::If { cond, then_steps, else_steps });
         for (k, &var) in stmt.vars.iter().enumerate() {
-            let value = self.join_value(&joins[k], var)?;
+            let value = self.join_value(&joins[k])?;
             results.push(value.clone());
             self.env.insert(var, value);
         }
@@ -766,7 +766,7 @@ impl Tr<'_> {
         } else {
             self.assign_join(&join, &init)?;
         }
-        let param_value = self.join_value(&join, param)?;
+        let param_value = self.join_value(&join)?;
         self.env.insert(param, param_value);
         match form {
             LoopForm::For { index, bound } => {
@@ -795,7 +795,7 @@ impl Tr<'_> {
                 self.step(Step::While { cond_steps, cond: c, body: steps });
             }
         }
-        let value = self.join_value(&join, stmt.vars[0])?;
+        let value = self.join_value(&join)?;
         self.env.insert(stmt.vars[0], value);
         Ok(())
     }
@@ -923,11 +923,11 @@ impl Tr<'_> {
     }
 
     /// The value a join holds after the branches (or the loop).
-    fn join_value(&mut self, join: &Join, var: VarId) -> Res<HVal> {
+    fn join_value(&mut self, join: &Join) -> Res<HVal> {
         Ok(match join {
             Join::Scalar(v, elem) => HVal::Scalar(HScalar::Host(Expr::Var(*v), *elem)),
             Join::Tuple(parts) => {
-                HVal::Tuple(parts.iter().map(|p| self.join_value(p, var)).collect::<Res<_>>()?)
+                HVal::Tuple(parts.iter().map(|p| self.join_value(p)).collect::<Res<_>>()?)
             }
             Join::Arr { info, .. } => HVal::Arr(self.array_of(info)?),
         })

@@ -1523,7 +1523,7 @@ impl<'t, 'p> Kern<'t, 'p> {
                     k.push();
                     let old = k.row(&out2, &b)?;
                     let r = k.apply(lambda, &[old, v])?;
-                    k.store(&out2, &[b.clone()], &r)?;
+                    k.store(&out2, std::slice::from_ref(&b), &r)?;
                     let then_cmds = k.pop();
                     k.emit(Cmd::If {
                         cond: in_range(b, bins.clone()),

@@ -2,9 +2,9 @@
 //! strategy of the code generator): a `segred@grid` over `(i < n, j < m, k < K)` with
 //! one commutative scalar operator whose body reads row `i` of one array and row `j` of
 //! another at `k` (`a = X[i]`, `x = a[k]`, `b = Y[j]`, `y = b[k]`, the middle end's row
-//! reads) is computed by work-groups of 16x16 work-items, each group a 64x64 block of
-//! the result, each work-item a 4x4 block of it in private variables: the group stages
-//! 16 columns of `k` of its 64 rows of `X` and of `Y` in local memory at a time, and
+//! reads) is computed by work-groups of 16x16 work-items, each group a 128x128 block of
+//! the result, each work-item an 8x8 block of it in private variables: the group stages
+//! 8 columns of `k` of its 128 rows of `X` and of `Y` in local memory at a time, and
 //! each work-item combines the staged values into its 16 accumulators (the body runs
 //! once per accumulator, with `x` and `y` read from local memory). The middle end picks
 //! this strategy for such products (`weft_opt::prefer_tiled_products`).
@@ -22,11 +22,11 @@ use crate::imp::{CExpr, COp, Cmd};
 /// Work-items per side of a work-group.
 const SIDE: i64 = 16;
 /// Results per side of a work-item's block.
-const BLOCK: i64 = 4;
+const BLOCK: i64 = 8;
 /// Rows per side of a work-group's tile of the result.
 const TILE: i64 = SIDE * BLOCK;
 /// Columns of `k` staged in local memory at a time.
-const DEPTH: i64 = 16;
+const DEPTH: i64 = 8;
 
 impl Tr<'_> {
     /// The tiled product (see the module documentation) of `seg` with `reads`.
@@ -53,7 +53,7 @@ impl Tr<'_> {
         let mut k = Kern::new(self);
         k.can_return = false;
         for o in &seg.origins {
-            k.note(o, "@grid: tiled matrix product (64x64 blocks per work-group, 4x4 per work-item, 16 columns staged in local memory)");
+            k.note(o, "@grid: tiled matrix product (128x128 blocks per work-group, 8x8 per work-item, 8 columns staged in local memory)");
         }
         let (kn, km, kd) = (k.import_index(&n), k.import_index(&m), k.import_index(&depth));
         let ne = k.import_val(&neutral);
