@@ -119,22 +119,25 @@ pub fn pipeline(program: &weft_core::Program) -> GpuProgram {
     pipeline_for(program, Target::Gpu)
 }
 
-/// The whole middle end: [`optimise_core`], then [`flatten`], [`fuse`],
-/// [`guard_local_memory`], [`split_segmented_reductions`], [`coalesce`] and
-/// [`collapse_outer_dimensions`] (on a GPU), [`read_rows`], [`fuse_sequential`] and
-/// [`simplify_gpu`].
+/// The whole middle end as the staged translator reads it (through [`to_core`]):
+/// [`optimise_core`], then [`flatten`], [`fuse`], [`guard_local_memory`],
+/// [`split_segmented_reductions`], [`coalesce`] and [`collapse_outer_dimensions`] (on a
+/// GPU), [`read_rows`] and [`simplify_gpu`]. Sequential combinators stay combinators:
+/// the staged translator fuses them itself and recognises a row's `reduce@seq` for its
+/// per-run choice of staging short rows through local memory, which a loop would hide.
 pub fn pipeline_for(program: &weft_core::Program, target: Target) -> GpuProgram {
-    gpu_passes(&optimise_core(program), target)
+    gpu_passes(&optimise_core(program), target, false)
 }
 
-/// [`pipeline_for`] with every call inlined first ([`inline_all_calls`]): the input of
-/// the code generator from the GPU IR (`weft-lower`'s `lower_gpu_entry`), which
-/// compiles each kernel's code as one body.
+/// [`pipeline_for`] with every call inlined first ([`inline_all_calls`]) and the
+/// sequential combinators fused into loops ([`fuse_sequential`]): the input of the code
+/// generator from the GPU IR (`weft-lower`'s `lower_gpu_entry`), which compiles each
+/// kernel's code as one body.
 pub fn pipeline_inlined(program: &weft_core::Program, target: Target) -> GpuProgram {
-    gpu_passes(&optimise_core(&inline_all_calls(program)), target)
+    gpu_passes(&optimise_core(&inline_all_calls(program)), target, true)
 }
 
-fn gpu_passes(core: &weft_core::Program, target: Target) -> GpuProgram {
+fn gpu_passes(core: &weft_core::Program, target: Target, fuse_loops: bool) -> GpuProgram {
     let fused = fuse(&flatten(core));
     // Sequential fusion comes last: coalescing recognises a row traversed repeatedly by
     // its sequential combinators.
@@ -146,7 +149,7 @@ fn gpu_passes(core: &weft_core::Program, target: Target) -> GpuProgram {
         }
         Target::Cpu => read_rows(&fused),
     };
-    simplify_gpu(&fuse_sequential(&rows))
+    if fuse_loops { simplify_gpu(&fuse_sequential(&rows)) } else { simplify_gpu(&rows) }
 }
 
 /// The source expressions computed inside a version (either branch of a `version`):

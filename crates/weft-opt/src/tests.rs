@@ -829,9 +829,20 @@ fn a_map_read_twice_is_not_fused() {
 }
 
 #[test]
-fn a_written_level_is_not_fused() {
+fn a_written_level_fuses_at_its_level() {
+    // LANGUAGE.md §6: annotated producers and consumers at the same level still fuse.
     let src = "entry main (xs: [n]f32) : f32 = reduce (+) 0 (map@grid (\\x -> x * 2) xs)";
-    assert_eq!(seg_ops(src), 2);
+    assert_eq!(seg_ops(src), 1);
+    let src = "entry main (xs: [n]f32) : f32 = reduce@grid (+) 0 (map@grid (\\x -> x * 2) xs)";
+    assert_eq!(seg_ops(src), 1);
+}
+
+#[test]
+fn a_written_level_is_not_fused_across_levels() {
+    // The rows are made by a grid map and summed by work-groups: `b` is written to
+    // memory between the two levels.
+    let src = "entry main (a: [n][m]f32) : [n]f32 = let b = map@grid (\\r -> map@seq (\\x -> x * 2) r) a in map@group (\\r -> reduce@group (+) 0 r) b";
+    assert_eq!(seg_ops(src), 3);
 }
 
 #[test]
@@ -1519,7 +1530,7 @@ fn a_reduction_of_rows_in_host_code_is_split_into_chunks_of_rows() {
 /// The outer-parallel version (the first SegOp and its body) of `src`'s first entry on
 /// a CPU, printed.
 fn outer_version_on_a_cpu(src: &str) -> String {
-    let gpu = crate::pipeline_for(&compile(src), crate::Target::Cpu);
+    let gpu = crate::pipeline_inlined(&compile(src), crate::Target::Cpu);
     assert_eq!(crate::validate_gpu(&gpu), Vec::new(), "{}", crate::pretty_gpu(&gpu));
     let text = crate::pretty_gpu(&gpu);
     let start = text.find("segmap@grid (").expect(&text);
