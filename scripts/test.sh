@@ -20,12 +20,10 @@ cargo build --quiet --locked -p weft-cli -p weft-runtime
 "${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" test --backend opencl --device cpu examples/
 echo "== the same with tiled kernels at every size (WEFT_STRATEGY=preferred: no choice by predicted time)"
 WEFT_STRATEGY=preferred "${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" test --backend opencl --device cpu examples/
-echo "== the same with the staged translator alone (--staged: no middle end), but for what only the middle end compiles"
-# column_reductions.weft: reductions and scans of rows are interchanged into reductions
-# per column by the middle end (docs/middle.md); the staged translator has no such rule.
-staged_examples=$(find examples \( -name '*.weft' -o -name '*.apl' \) ! -path examples/column_reductions.weft | sort)
-# shellcheck disable=SC2086 # one argument per file
-"${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" test --staged --backend opencl --device cpu $staged_examples
+echo "== the same with the code generator from the GPU IR (--codegen gpu-only: no fallback), CPU strategies"
+"${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" test --codegen gpu-only --backend opencl --device cpu examples/
+echo "== the same with the GPU strategies (steered by the committed H200 profile: tiled products, local sub-histograms, tiled scans and transpositions), with bench/apps and bench/programs"
+WEFT_PROFILE=crates/weft-cost/profiles/nvidia-h200.json "${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" test --codegen gpu-only --backend opencl --device cpu examples/ bench/apps/ bench/programs/
 echo "== fuzz targets, 5 s each from the committed seeds (skipped without nightly cargo-fuzz)"
 scripts/fuzz.sh 5
 if [ -x editors/vscode/ci.sh ]; then

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# On the GPU machine (the device tool's H100), in one go: bench/apps/ and bench/programs/
-# with `weft bench` untuned (the device's rule) and tuned (`weft tune` over the same
-# files), then the peers (peers.py: PyTorch eager, torch.compile, CuPy, hand-written
-# CUDA) on the same shapes, and the table (compare.py). Every step has a timeout so
-# the whole stays under about 8 minutes; what a step finished before its timeout is kept.
+# On the GPU machine, in one go: bench/apps/ and bench/programs/ checked with the code
+# generator from the GPU IR (`weft test --codegen gpu-only`), timed with `weft bench`
+# untuned (the device's rule, `--no-tuning`) with each code generator (`--codegen
+# bridge`, the default, and `gpu-only`), tuned (`weft tune` over the same files; SKIP_TUNE=1
+# leaves it out), then the peers (peers.py: PyTorch eager, torch.compile, CuPy,
+# hand-written CUDA) on the same shapes, and the table (compare.py). Every step has a
+# timeout so the whole stays under about 9 minutes; what a step finished before its
+# timeout is kept (peers.jsonl line by line).
 # Usage: bench/peers/run.sh BIN_DIR OUT_DIR   (BIN_DIR holds release `weft` and `weft-runner`)
 set -u
 cd "$(dirname "$0")/../.."
@@ -23,25 +26,33 @@ bench() {  # bench SECONDS OUTNAME [weft bench options] PATH
     > "$OUT/$name.jsonl" 2> "$OUT/$name.err"
   echo "exit $?" >> "$OUT/$name.err"
 }
-tune() {  # tune SECONDS NAME PATH: writes OUT/h100-tuning-NAME.json
+tune() {  # tune SECONDS NAME PATH: writes OUT/tuning-NAME.json
   echo "== tune $2 ($(( $(date +%s) - start )) s)" >&2
-  timeout "$1" "$BIN/weft" tune --device gpu --reps 3 -o "$OUT/h100-tuning-$2.json" "$3" 2> "$OUT/tune-$2.err"
+  timeout "$1" "$BIN/weft" tune --device gpu --reps 3 -o "$OUT/tuning-$2.json" "$3" 2> "$OUT/tune-$2.err"
   echo "exit $?" >> "$OUT/tune-$2.err"
 }
-bench 75 apps-untuned bench/apps/
-bench 20 programs-untuned bench/programs/
-# Tuned separately, so that a timeout of one leaves the other's tuning file.
-tune 30 programs bench/programs/
-tune 45 apps bench/apps/
-for set in apps programs; do
-  if [ -s "$OUT/h100-tuning-$set.json" ]; then
-    bench $([ $set = apps ] && echo 75 || echo 20) $set-tuned --tuning "$OUT/h100-tuning-$set.json" bench/$set/
-  else
-    echo "no tuning file for bench/$set (tune-$set.err says why): no tuned run" >&2
-  fi
-done
+echo "== tests, --codegen gpu-only ($(( $(date +%s) - start )) s)" >&2
+timeout "${TEST_TIMEOUT:-45}" "$BIN/weft" test --codegen gpu-only --backend opencl --device gpu \
+  bench/apps/ bench/programs/ > "$OUT/tests-gpu-only.txt" 2>&1
+echo "exit $?" >> "$OUT/tests-gpu-only.txt"
+bench 70 apps-untuned --no-tuning bench/apps/
+bench 20 programs-untuned --no-tuning bench/programs/
+bench 70 apps-gpu-only --no-tuning --codegen gpu-only bench/apps/
+bench 20 programs-gpu-only --no-tuning --codegen gpu-only bench/programs/
+if [ -z "${SKIP_TUNE:-}" ]; then
+  # Tuned separately, so that a timeout of one leaves the other's tuning file.
+  tune 30 programs bench/programs/
+  tune 45 apps bench/apps/
+  for set in apps programs; do
+    if [ -s "$OUT/tuning-$set.json" ]; then
+      bench $([ $set = apps ] && echo 70 || echo 20) $set-tuned --tuning "$OUT/tuning-$set.json" bench/$set/
+    else
+      echo "no tuning file for bench/$set (tune-$set.err says why): no tuned run" >&2
+    fi
+  done
+fi
 echo "== peers ($(( $(date +%s) - start )) s)" >&2
-timeout "${PEERS_TIMEOUT:-200}" python3 bench/peers/peers.py --reps 10 --jsonl "$OUT/peers.jsonl" > "$OUT/peers.json" 2> "$OUT/peers.err"
+timeout "${PEERS_TIMEOUT:-250}" python3 bench/peers/peers.py --reps 10 --jsonl "$OUT/peers.jsonl" > "$OUT/peers.json" 2> "$OUT/peers.err"
 echo "exit $?" >> "$OUT/peers.err"
 echo "== done ($(( $(date +%s) - start )) s)" >&2
 python3 bench/peers/compare.py "$OUT" | tee "$OUT/table.md"

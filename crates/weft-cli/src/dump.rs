@@ -36,6 +36,17 @@ pub(crate) fn run(args: &DumpArgs) -> anyhow::Result<u8> {
                 _ => weft_opt::pretty_gpu(&weft_opt::pipeline(&program)),
             }
         }
+        Stage::GpuMem => {
+            let program =
+                crate::run::core_program(&db, loaded.file).map_err(|e| anyhow::anyhow!(e))?;
+            let target = crate::opencl::steering_target();
+            let gpu = weft_opt::pipeline_inlined(&program, target);
+            let mem_target = match target {
+                weft_opt::Target::Gpu => weft_mem::Target::Gpu,
+                weft_opt::Target::Cpu => weft_mem::Target::Cpu,
+            };
+            weft_mem::pretty_gpu_mem(&gpu, &weft_mem::annotate_gpu(&gpu, mem_target))
+        }
         Stage::Mem => {
             let program =
                 crate::run::core_program(&db, loaded.file).map_err(|e| anyhow::anyhow!(e))?;

@@ -30,7 +30,9 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Weft: a functional array language for GPUs.
 #[derive(Parser, Debug)]
-#[command(name = "weft", version, about, long_about = None, args_conflicts_with_subcommands = true)]
+// `--staged`, `--codegen`, `--tuning` and `--no-tuning` may come before or after the
+// subcommand; `--check` stands alone (checked in `run`).
+#[command(name = "weft", version, about, long_about = None)]
 struct Cli {
     /// Check PATHS like `weft check` (the language server's headless mode, for CI).
     #[arg(long = "check", value_name = "PATHS", num_args = 1..)]
@@ -41,6 +43,20 @@ struct Cli {
     /// versions. For comparison; the middle end is the default.
     #[arg(long = "staged", global = true, conflicts_with = "tuning")]
     staged: bool,
+
+    /// How kernels are generated from the middle end's output: `bridge` writes the GPU
+    /// IR back as a core program with explicit levels for the staged translator;
+    /// `gpu` translates the GPU IR with its memory (weft-mem) directly, and falls back
+    /// to `bridge` for an entry it does not support yet; `gpu-only` does not fall back
+    /// (docs/middle.md, "Code generation from the GPU IR").
+    #[arg(
+        long = "codegen",
+        value_enum,
+        global = true,
+        default_value = "bridge",
+        conflicts_with = "staged"
+    )]
+    codegen: opencl::Codegen,
 
     /// The thresholds and parameters of a tuning file written by `weft tune`, instead
     /// of the committed tuning file of the device beside each source
@@ -131,12 +147,7 @@ enum Format {
 
 #[derive(clap::Args, Debug)]
 struct DumpArgs {
-    /// The stage to print: `cst` (the concrete syntax tree), `hir` (every def's type
-    /// and every binding's inferred type), `core` (the elaborated core IR), `mem`
-    /// (memory blocks and LMADs), `kernels` (each entry's host plan and kernel list),
-    /// `imperative` (kernels and generated functions in the imperative IR), `aspace`
-    /// (every pointer's inferred address space with its reasons, each function's
-    /// scheme and clones) or `opencl` (the OpenCL C).
+    /// The stage to print (docs/cli.md, "weft dump").
     #[arg(long, value_enum)]
     ir: Stage,
     /// The OpenCL C version to target: `1.2` clones functions per address space,
@@ -180,15 +191,22 @@ struct FmtArgs {
 enum Stage {
     /// The TAIL program of an `.apl` file (typed, optimised).
     Tail,
+    /// The concrete syntax tree.
     Cst,
+    /// Every def's type and every binding's inferred type.
     Hir,
+    /// The elaborated core IR.
     Core,
     /// The core IR after the middle end's simplification and inlining.
     Opt,
     /// The middle end's GPU IR: host code and segmented operations with their levels,
     /// versions and thresholds.
     Gpu,
+    /// The staged translator's memory blocks and LMADs.
     Mem,
+    /// The GPU IR with memory: every array binding's block and LMAD, and where each
+    /// block lives (global, private, local, expanded per work-item).
+    GpuMem,
     /// Every entry's kernels (imperative IR) and host plan.
     Kernels,
     /// Every entry's kernels in the imperative IR (DPIA-style).
@@ -233,7 +251,9 @@ fn main() -> ExitCode {
             Some(Command::Tune(args)) => args.device.clone(),
             _ => None,
         };
-        if let Err(error) = opencl::use_middle_end(device, cli.tuning.as_deref(), !cli.no_tuning) {
+        if let Err(error) =
+            opencl::use_middle_end(device, cli.tuning.as_deref(), !cli.no_tuning, cli.codegen)
+        {
             report_error(&error);
             return ExitCode::from(2);
         }
@@ -256,7 +276,13 @@ fn run(cli: Cli) -> u8 {
         (None, Some(Command::Tune(args))) => tune::run(&args),
         (None, Some(Command::Profile(args))) => profile::run(&args),
         (None, Some(Command::Test(args))) => test::run(&args),
-        (Some(_), Some(_)) | (None, None) => {
+        (Some(_), Some(_)) => {
+            report_error(&anyhow::anyhow!(
+                "`--check PATHS` runs the checker by itself: give it no subcommand (or use `weft check PATHS`)"
+            ));
+            return 2;
+        }
+        (None, None) => {
             use clap::CommandFactory;
             let _ = Cli::command().print_help();
             return 2;

@@ -36,9 +36,30 @@ pub(crate) struct MiddleEnd {
     /// compile a file's entries one by one from one program, which the whole-program
     /// middle end then runs on once, not once per entry.
     last: std::sync::Mutex<Option<(Program, weft_opt::Settings, std::sync::Arc<Program>)>>,
+    codegen: Codegen,
+    /// The last GPU IR made for `--codegen gpu`, with its input and target.
+    last_gpu: std::sync::Mutex<Option<(Program, weft_opt::Target, std::sync::Arc<GpuCode>)>>,
 }
 
 static MIDDLE_END: std::sync::OnceLock<MiddleEnd> = std::sync::OnceLock::new();
+
+/// Which code generator compiles the middle end's output (`--codegen`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Codegen {
+    /// The GPU IR written back as core with explicit levels, for the staged translator.
+    Bridge,
+    /// The GPU IR and its memory translated directly (`weft_lower::lower_gpu_entry`),
+    /// with the bridge for what it does not support yet.
+    Gpu,
+    /// The GPU IR translated directly, with no fallback.
+    GpuOnly,
+}
+
+/// The middle end's GPU IR of a program with every call inlined, and its memory.
+pub(crate) struct GpuCode {
+    pub(crate) gpu: weft_opt::GpuProgram,
+    pub(crate) mem: weft_mem::GpuMemProgram,
+}
 
 /// Compiles this process's entries through the middle end (without this call, the staged
 /// translator compiles them alone: `--staged`).
@@ -46,6 +67,7 @@ pub(crate) fn use_middle_end(
     device: Option<String>,
     tuning_file: Option<&str>,
     committed: bool,
+    codegen: Codegen,
 ) -> anyhow::Result<()> {
     let explicit = match tuning_file {
         Some(path) => Some((path.to_owned(), crate::tune::read_tuning_file(path)?)),
@@ -58,6 +80,8 @@ pub(crate) fn use_middle_end(
         profile: std::sync::OnceLock::new(),
         tuning_files: std::sync::Mutex::default(),
         last: std::sync::Mutex::new(None),
+        codegen,
+        last_gpu: std::sync::Mutex::new(None),
     });
     Ok(())
 }
@@ -115,6 +139,27 @@ impl MiddleEnd {
             Some(tuning) => (tuning, TuningSource::Committed(path)),
             None => (crate::tune::Tuning::default(), TuningSource::None),
         }
+    }
+
+    /// `program` through the middle end with every call inlined, and its memory (see
+    /// `last_gpu`).
+    fn gpu_code(&self, program: &Program, target: weft_opt::Target) -> std::sync::Arc<GpuCode> {
+        let mut last = self.last_gpu.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((input, made_for, output)) = last.as_ref()
+            && input == program
+            && *made_for == target
+        {
+            return std::sync::Arc::clone(output);
+        }
+        let gpu = weft_opt::pipeline_inlined(program, target);
+        let mem_target = match target {
+            weft_opt::Target::Gpu => weft_mem::Target::Gpu,
+            weft_opt::Target::Cpu => weft_mem::Target::Cpu,
+        };
+        let mem = weft_mem::annotate_gpu(&gpu, mem_target);
+        let output = std::sync::Arc::new(GpuCode { gpu, mem });
+        *last = Some((program.clone(), target, std::sync::Arc::clone(&output)));
+        output
     }
 
     /// `program` through the middle end (see `last`).
@@ -183,6 +228,15 @@ pub(crate) fn steering_profile() -> Option<&'static weft_cost::profile::DevicePr
     MIDDLE_END.get().and_then(MiddleEnd::profile)
 }
 
+/// The kind of device the middle end compiles for (a GPU unless the steering profile is
+/// a CPU's).
+pub(crate) fn steering_target() -> weft_opt::Target {
+    match steering_profile() {
+        Some(profile) if profile.device.kind != "gpu" => weft_opt::Target::Cpu,
+        _ => weft_opt::Target::Gpu,
+    }
+}
+
 /// Where the tuning of `entry`'s file comes from (`TuningSource::None` with `--staged`).
 pub(crate) fn tuning_source(db: &RootDatabase, program: &Program, entry: FnId) -> TuningSource {
     match MIDDLE_END.get() {
@@ -224,17 +278,35 @@ pub(crate) fn compile_tuned(
                     parameter.apply(&mut options, value);
                 }
             }
+            if middle.codegen != Codegen::Bridge {
+                let code = middle.gpu_code(program, settings.target());
+                let threshold = |t: weft_opt::ThresholdId| settings.value(&code.gpu.thresholds[t]);
+                let compiled = weft_opencl::compile_gpu_entry(
+                    &code.gpu, &code.mem, &threshold, entry, &position, options,
+                );
+                match compiled {
+                    Ok(compiled) => return Ok(compiled),
+                    Err(error) if middle.codegen == Codegen::GpuOnly || !error.unsupported => {
+                        return Err(placed_message(db, &error));
+                    }
+                    Err(_) => {}
+                }
+            }
             staged = middle.code_program(program, settings);
             &*staged
         }
         _ => program,
     };
-    weft_opencl::compile_entry(program, entry, &position, options).map_err(|error| {
-        match error.origin.as_ref().and_then(|o| weft_core::origin_position(db, o)) {
-            Some(p) => format!("{p}: {}", error.message),
-            None => error.message.clone(),
-        }
-    })
+    weft_opencl::compile_entry(program, entry, &position, options)
+        .map_err(|error| placed_message(db, &error))
+}
+
+/// An error's message with its source position first.
+fn placed_message(db: &RootDatabase, error: &weft_lower::LowerError) -> String {
+    match error.origin.as_ref().and_then(|o| weft_core::origin_position(db, o)) {
+        Some(p) => format!("{p}: {}", error.message),
+        None => error.message.clone(),
+    }
 }
 
 /// What a runner invocation gave.

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context as _, bail};
 use weft_cost::model::EntryCost;
-use weft_cost::profile::{DeviceProfile, DeviceQuery, default_profile_for};
+use weft_cost::profile::{DeviceProfile, default_profile_for};
 use weft_plan::{Input, Var};
 use weft_values::RandomSpec;
 
@@ -26,29 +26,15 @@ pub(crate) fn profile_for(
         "",
         Duration::from_secs(60),
     )?;
-    let json: serde_json::Value = serde_json::from_str(out.stdout.trim())
-        .with_context(|| format!("`weft-runner devices --json` gave no list: {}", out.stderr))?;
     let spec = device.map(str::to_owned).or_else(crate::environment::device);
-    let mut chosen = None;
-    for platform in json.get("platforms").and_then(|p| p.as_array()).into_iter().flatten() {
-        let platform_name = platform.get("name").and_then(|n| n.as_str()).unwrap_or("");
-        for d in platform.get("devices").and_then(|d| d.as_array()).into_iter().flatten() {
-            let field = |key: &str| d.get(key).and_then(|v| v.as_str()).unwrap_or("").to_owned();
-            let fits = match spec.as_deref() {
-                Some("gpu" | "cpu") => Some(field("kind").as_str()) == spec.as_deref(),
-                Some(id) => field("device") == id,
-                None => d.get("default").and_then(serde_json::Value::as_bool) == Some(true),
-            };
-            if fits && chosen.is_none() {
-                chosen =
-                    Some((field("name"), field("vendor"), platform_name.to_owned(), field("kind")));
-            }
+    let Some(listed) = weft_cost::profile::listed_device(&out.stdout, spec.as_deref()) else {
+        if serde_json::from_str::<serde_json::Value>(out.stdout.trim()).is_err() {
+            bail!("`weft-runner devices --json` gave no list: {}", out.stderr);
         }
-    }
-    let Some((name, vendor, platform, kind)) = chosen else {
         bail!("no OpenCL device matches `{}`", spec.unwrap_or_else(|| "the default".to_owned()));
     };
-    let query = DeviceQuery { name: &name, vendor: &vendor, platform: &platform, kind: &kind };
+    let (name, vendor) = (&listed.name, &listed.vendor);
+    let query = listed.query();
     default_profile_for(&query).with_context(|| {
         format!(
             "no committed device profile matches `{name}` ({vendor}); measure one with \

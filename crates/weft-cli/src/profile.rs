@@ -223,7 +223,13 @@ fn write_files(
     Ok(written)
 }
 
-/// Writes `NAME.dot` and renders `NAME.svg` with Graphviz `dot` (a note when it cannot).
+/// How long Graphviz may take to draw a graph: a large device box as a cluster can take
+/// it many minutes (mandelbrot's 6,000 steps did not finish in 12), and the editor's
+/// "Profile" waits for this command.
+const DRAW_LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// Writes `NAME.dot` and renders `NAME.svg` with Graphviz `dot` within [`DRAW_LIMIT`]
+/// (a note when it cannot).
 #[expect(clippy::disallowed_methods, reason = "renders NAME.svg with Graphviz `dot`")]
 fn write_graph(
     dir: &Path,
@@ -237,11 +243,22 @@ fn write_graph(
         .with_context(|| format!("cannot write `{}`", dot_path.display()))?;
     written.push(dot_path.clone());
     let svg_path = dir.join(format!("{name}.svg"));
-    match std::process::Command::new("dot").arg("-Tsvg").arg(&dot_path).arg("-o").arg(&svg_path).output() {
-        Ok(o) if o.status.success() => written.push(svg_path),
-        Ok(o) => notes.push(format!(
-            "Graphviz `dot` failed on {name}.dot: {}",
-            String::from_utf8_lossy(&o.stderr).trim()
+    let mut command = std::process::Command::new("dot");
+    command.arg("-Tsvg").arg(&dot_path).arg("-o").arg(&svg_path);
+    match weft_process::spawn_with_timeout(&mut command, weft_process::Spawn::limited(DRAW_LIMIT)) {
+        Ok(done) if done.ended == weft_process::Ended::Exited(0) => written.push(svg_path),
+        Ok(done) if done.ended == weft_process::Ended::TimedOut => {
+            let _ = std::fs::remove_file(&svg_path);
+            notes.push(format!(
+                "Graphviz `dot` took over {} s to draw {name}.dot: {name}.svg not written \
+                 ({name}.dot is there; lower --collapse or --node-budget for a smaller graph)",
+                DRAW_LIMIT.as_secs()
+            ));
+        }
+        Ok(done) => notes.push(format!(
+            "Graphviz `dot` failed on {name}.dot ({}): {}",
+            done.ended,
+            done.stderr_text().trim()
         )),
         Err(_) => notes.push(format!(
             "Graphviz `dot` is not installed: {name}.svg not written (install `graphviz`; {name}.dot is there)"

@@ -99,3 +99,53 @@ fn unknown_entries_and_bad_inputs_are_reported() {
     .assert_eq(&stderr);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The summary the editors open is read at a glance: a few boxes, drawn at (nearly) full
+/// size within a window (9 by 7 inches), where it once was 17 nodes scaled to a third.
+#[test]
+fn the_summary_fits_a_window_at_full_size() {
+    let cases = [
+        (
+            "examples/kmeans.weft",
+            "kmeans_step",
+            "[0f32, 1f32, 0f32, 10f32, 11f32, 10f32] [0f32, 0f32, 1f32, 10f32, 10f32, 12f32] \
+             [0f32, 10f32, 50f32] [0f32, 10f32, 50f32]",
+        ),
+        // A loop of eight iterations of small kernels: one box for six iterations alike.
+        (
+            "examples/histogram.weft",
+            "histogram_seq",
+            "4i64 [0i64, 1i64, 1i64, 3i64, 3i64, 3i64, 7i64, -1i64]",
+        ),
+    ];
+    for (file, entry, input) in cases {
+        let dir = std::env::temp_dir().join(format!("weft-summary-{entry}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (code, _, stderr) =
+            weft_profile(&[file, "--entry", entry, "--out", &dir.display().to_string()], input);
+        assert_eq!(code, 0, "{stderr}");
+        let dot = std::fs::read_to_string(dir.join("summary.dot")).expect("summary.dot");
+        let boxes = dot
+            .lines()
+            .filter(|l| l.trim_start().starts_with('s') && l.contains("[label="))
+            .count();
+        assert!((2..=8).contains(&boxes), "{entry}: {boxes} boxes:\n{dot}");
+        // Weights are in the boxes: edges carry no labels.
+        assert!(!dot.lines().any(|l| l.contains("->") && l.contains("label")), "{entry}:\n{dot}");
+        if has_dot() {
+            let svg = std::fs::read_to_string(dir.join("summary.svg")).expect("summary.svg");
+            let number = |key: &str| -> f64 {
+                let at = svg.find(key).unwrap_or_else(|| panic!("{key} in {svg}")) + key.len();
+                let text: String =
+                    svg[at..].chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
+                text.parse().unwrap_or_else(|_| panic!("{key}{text}"))
+            };
+            let (width, height) = (number("<svg width=\""), number(" height=\""));
+            assert!(width <= 720.0 && height <= 504.0, "{entry}: {width}x{height} pt");
+            // Graphviz scales a drawing larger than `size` down: its text with it.
+            let scale = number("transform=\"scale(");
+            assert!(scale >= 0.85, "{entry}: drawn at {scale} of its size");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

@@ -39,13 +39,15 @@ fn tune_writes_every_threshold_of_a_benchmarked_entry_and_run_reads_it() {
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&tuning).expect("tuning file"))
             .expect("JSON");
-    let thresholds = json["thresholds"].as_object().expect("thresholds");
+    // One section per tuned source file, under its path.
+    let section = &json["files"][program.as_str()];
+    let thresholds = section["thresholds"].as_object().expect("thresholds");
     // The map with inner parallelism has an outer and an intra-group threshold.
     let mut names: Vec<&str> = thresholds.keys().map(String::as_str).collect();
     names.sort_unstable();
     assert_eq!(names, ["row_softmax.suff_intra_par_0", "row_softmax.suff_outer_par_0"]);
     // The code generator's parameters were tried too; each kept value is a candidate.
-    let parameters = json["parameters"].as_object().expect("parameters");
+    let parameters = section["parameters"].as_object().expect("parameters");
     for (name, value) in parameters {
         let value = value.as_i64().expect("an integer");
         match name.as_str() {
@@ -54,12 +56,50 @@ fn tune_writes_every_threshold_of_a_benchmarked_entry_and_run_reads_it() {
             other => panic!("unexpected parameter `{other}`"),
         }
     }
-    let entry = &json["entries"][0];
+    let entry = &section["entries"][0];
     assert!(entry["tuned_ms"].as_f64() <= entry["default_ms"].as_f64(), "{json}");
     // The tuned program gives the interpreter's answers.
     let test =
         weft(&["test", "--tuning", &tuning, "--backend", "opencl", "--device", "cpu", &program]);
     assert!(String::from_utf8_lossy(&test.stdout).contains("1 passed, 0 failed"), "{test:?}");
+}
+
+#[test]
+fn tune_without_an_output_writes_the_committed_file_beside_the_source_which_runs_use() {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("weft-tune-committed");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let program = dir.join("row_softmax.weft");
+    std::fs::write(&program, ROW_SOFTMAX).expect("written");
+    let program = program.to_string_lossy().into_owned();
+    let out = weft(&["tune", "--device", "cpu", "--reps", "2", &program]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    // DIR/weft-tuning/DEVICE.json, its section keyed by the file's name.
+    let files: Vec<PathBuf> = std::fs::read_dir(dir.join("weft-tuning"))
+        .expect("the committed tuning directory")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    let [file] = files.as_slice() else { panic!("one tuning file: {files:?}") };
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).expect("read")).expect("JSON");
+    assert!(json["files"]["row_softmax.weft"]["thresholds"].is_object(), "{json}");
+    // `weft bench` uses it and says so; `--no-tuning` does not.
+    let bench = weft(&["bench", "--device", "cpu", "--reps", "1", "--warmup", "0", &program]);
+    let text = String::from_utf8_lossy(&bench.stdout);
+    assert!(text.contains("(tuned: "), "{text}");
+    let bench = weft(&[
+        "bench",
+        "--no-tuning",
+        "--device",
+        "cpu",
+        "--reps",
+        "1",
+        "--warmup",
+        "0",
+        &program,
+    ]);
+    let text = String::from_utf8_lossy(&bench.stdout);
+    assert!(!text.contains("(tuned: "), "{text}");
 }
 
 #[test]

@@ -33,7 +33,7 @@ pub use crate::lower::{
     callees_first, elab_function, elab_signature, lower_entries, lower_entry, lower_file,
 };
 pub use crate::operators::{
-    CommutativeOp, componentwise_operators, is_commutative, scalar_operator,
+    CommutativeOp, componentwise_operators, is_commutative, operator_of, scalar_operator,
 };
 pub use crate::pretty::{
     Annotate, BlockLayout, ExpNames, Plain, VarNames, binop_name, flat_exp_text, pretty_annotated,

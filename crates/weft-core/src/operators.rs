@@ -85,8 +85,9 @@ fn operands(exp: &Exp) -> Option<(Atom, Atom)> {
 }
 
 /// The operator of `exp` when it applies a built-in commutative operator to `p` and
-/// `q` (in either order).
-fn operator_of(exp: &Exp, p: VarId, q: VarId) -> Option<CommutativeOp> {
+/// `q` (in either order): what [`scalar_operator`] recognises in one statement, for IRs
+/// whose lambdas are not core lambdas (the GPU IR's operators).
+pub fn operator_of(exp: &Exp, p: VarId, q: VarId) -> Option<CommutativeOp> {
     let (x, y) = operands(exp)?;
     let (a, b) = (Atom::Var(p), Atom::Var(q));
     if !((x == a && y == b) || (x == b && y == a)) {

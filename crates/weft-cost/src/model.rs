@@ -630,6 +630,8 @@ impl AsConst for Expr {
     fn as_const(&self) -> Option<i64> {
         match self {
             Expr::I64(v) => Some(*v),
+            // An `i64` constant of the plan (a size written in the source).
+            Expr::Lit { elem: Elem::I64, bits } => Some(i64::from_ne_bytes(bits.to_ne_bytes())),
             _ => None,
         }
     }
@@ -698,17 +700,45 @@ pub fn ceil_div(a: Expr, b: Expr) -> Expr {
     }
 }
 
-/// `max(a, b)`, folding constants.
+/// `max(a, b)`, folding constants; `max(min(x, b), b)` is `b`.
 pub fn max(a: Expr, b: Expr) -> Expr {
     match (a.as_const(), b.as_const()) {
         (Some(x), Some(y)) => Expr::I64(x.max(y)),
         _ if a == b => a,
+        _ if has_operand(&a, BinOp::Min, &b) => b,
+        _ if has_operand(&b, BinOp::Min, &a) => a,
         _ => Expr::bin(BinOp::Max, a, b),
     }
 }
 
+/// `min(a, b)`, folding constants; `min(max(x, b), b)` is `b`.
+fn min(a: Expr, b: Expr) -> Expr {
+    match (a.as_const(), b.as_const()) {
+        (Some(x), Some(y)) => Expr::I64(x.min(y)),
+        _ if a == b => a,
+        _ if has_operand(&a, BinOp::Max, &b) => b,
+        _ if has_operand(&b, BinOp::Max, &a) => a,
+        _ => Expr::bin(BinOp::Min, a, b),
+    }
+}
+
+/// Whether `e` is `op(x, y)` with `operand` as `x` or `y`.
+fn has_operand(e: &Expr, op: BinOp, operand: &Expr) -> bool {
+    matches!(e, Expr::Bin(o, x, y) if *o == op && (**x == *operand || **y == *operand))
+}
+
+/// `c ? a : b`, the branch taken when `c` is a constant.
 fn select(c: Expr, a: Expr, b: Expr) -> Expr {
-    if a == b { a } else { Expr::Select(Box::new(c), Box::new(a), Box::new(b)) }
+    match c {
+        Expr::Bool(true) => a,
+        Expr::Bool(false) => b,
+        _ if a == b => a,
+        _ => match c.as_const() {
+            Some(0) => b,
+            Some(_) => a,
+            None => Expr::Select(Box::new(c), Box::new(a), Box::new(b)),
+        },
+    }
 }
 
 /// `a op b`, evaluated when both are constants.
@@ -718,6 +748,7 @@ pub fn fold(op: BinOp, a: Expr, b: Expr) -> Expr {
         BinOp::Mul => return mul(a, b),
         BinOp::Div => return div(a, b),
         BinOp::Max => return max(a, b),
+        BinOp::Min => return min(a, b),
         BinOp::Sub if b.as_const() == Some(0) => return a,
         _ => {}
     }
@@ -769,8 +800,14 @@ pub fn subst(e: &Expr, f: &dyn Fn(Var) -> Option<Expr>) -> Expr {
 /// Normalises the polynomial parts of an expression (like terms merged, constants
 /// folded), keeping other operations as opaque factors whose operands are simplified.
 pub fn simplify(e: &Expr) -> Expr {
+    simplify_with(e, false)
+}
+
+/// [`simplify`], and (`readable`, for a reader only) a quotient exact as polynomials
+/// taken as it is: `(x*s)/s` is `x`, though it fails where `s` is 0.
+fn simplify_with(e: &Expr, readable: bool) -> Expr {
     let mut atoms = Vec::new();
-    let p = to_poly(e, &mut atoms);
+    let p = to_poly(e, &mut atoms, readable);
     let mut out = Expr::I64(0);
     for term in p.terms() {
         let mut m = Expr::I64(term.coeff());
@@ -784,19 +821,42 @@ pub fn simplify(e: &Expr) -> Expr {
     out
 }
 
-fn to_poly(e: &Expr, atoms: &mut Vec<Expr>) -> Size<usize> {
+fn to_poly(e: &Expr, atoms: &mut Vec<Expr>, readable: bool) -> Size<usize> {
+    if let Some(v) = e.as_const() {
+        return Size::constant(v);
+    }
+    let s = |e: &Expr| simplify_with(e, readable);
     match e {
         Expr::I64(v) => Size::constant(*v),
-        Expr::Bin(BinOp::Add, a, b) => to_poly(a, atoms).add(&to_poly(b, atoms)),
-        Expr::Bin(BinOp::Sub, a, b) => to_poly(a, atoms).sub(&to_poly(b, atoms)),
-        Expr::Bin(BinOp::Mul, a, b) => to_poly(a, atoms).mul(&to_poly(b, atoms)),
-        Expr::Neg(a) => to_poly(a, atoms).neg(),
+        // `(x*s)/s` is `x` for a reader: a quotient exact as polynomials (an integer
+        // division by a size that divides every term; where the size is 0 the division
+        // fails). Expressions that run keep the division.
+        Expr::Bin(BinOp::Div, a, b)
+            if readable
+                && let Some(q) = to_poly(a, atoms, readable)
+                    .checked_div(&to_poly(b, atoms, readable))
+                    .filter(|_| {
+                        to_poly(b, atoms, readable).as_constant().is_none_or(|c| c > 0)
+                    }) =>
+        {
+            q
+        }
+        Expr::Bin(BinOp::Add, a, b) => {
+            to_poly(a, atoms, readable).add(&to_poly(b, atoms, readable))
+        }
+        Expr::Bin(BinOp::Sub, a, b) => {
+            to_poly(a, atoms, readable).sub(&to_poly(b, atoms, readable))
+        }
+        Expr::Bin(BinOp::Mul, a, b) => {
+            to_poly(a, atoms, readable).mul(&to_poly(b, atoms, readable))
+        }
+        Expr::Neg(a) => to_poly(a, atoms, readable).neg(),
         other => {
             let atom = match other {
-                Expr::Bin(op, a, b) => fold(*op, simplify(a), simplify(b)),
-                Expr::Select(c, a, b) => select(simplify(c), simplify(a), simplify(b)),
-                Expr::Not(a) => Expr::Not(Box::new(simplify(a))),
-                Expr::Convert(elem, a) => Expr::Convert(*elem, Box::new(simplify(a))),
+                Expr::Bin(op, a, b) => fold(*op, s(a), s(b)),
+                Expr::Select(c, a, b) => select(s(c), s(a), s(b)),
+                Expr::Not(a) => Expr::Not(Box::new(s(a))),
+                Expr::Convert(elem, a) => Expr::Convert(*elem, Box::new(s(a))),
                 _ => other.clone(),
             };
             if let Expr::I64(v) = atom {
@@ -824,7 +884,7 @@ pub fn show(e: &Expr, names: &Names) -> String {
 /// whether its divisor is a constant (`(255 + n)/256`, `(n + g - 1)/g`), and nested ones
 /// merged (`⌈⌈k/4⌉/256⌉` is `⌈k/1024⌉`, equal for a non-negative `k`, as sizes are).
 pub fn show_readable(e: &Expr, names: &Names) -> String {
-    Printer { names, readable: true }.show(&simplify(e))
+    Printer { names, readable: true }.show(&simplify_with(e, true))
 }
 
 struct Printer<'a> {

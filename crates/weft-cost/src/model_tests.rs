@@ -200,6 +200,43 @@ fn readable_printing_finds_and_merges_ceiling_divisions() {
     expect!["((n + 7)/4)"].assert_eq(&show_readable(&e, &names()));
 }
 
+/// Hovers once showed `(bh*s/s) >= 128`, `(67/64)` and `(256 > 0 ? 256 : 1)`: what can
+/// be computed is, whether the constants are the model's or the plan's literals.
+#[test]
+fn readable_printing_computes_what_it_can() {
+    const S: Var = Var(7);
+    let s = || Expr::Var(S);
+    let names = || Names([(N, "bh".to_owned()), (S, "s".to_owned())].into_iter().collect());
+    // A product divided by one of its factors.
+    let e = Expr::bin(BinOp::Div, Expr::bin(BinOp::Mul, n(), s()), s());
+    expect!["bh"].assert_eq(&show_readable(&e, &names()));
+    // A constant condition, and a division of the plan's literals.
+    let literal = |v: i64| Expr::Lit { elem: Elem::I64, bits: u64::from_ne_bytes(v.to_ne_bytes()) };
+    let e = Expr::Select(
+        Box::new(Expr::bin(BinOp::Gt, Expr::I64(256), Expr::I64(0))),
+        Box::new(Expr::I64(256)),
+        Box::new(Expr::I64(1)),
+    );
+    expect!["(bh/256)"].assert_eq(&show_readable(&Expr::bin(BinOp::Div, n(), e), &names()));
+    let k = Expr::bin(BinOp::Div, literal(67), literal(64));
+    expect!["1"].assert_eq(&show_readable(&k, &names()));
+    // `max(min(x, 1), 1)` is 1 whatever `x`: a split reduction's chunk count of a short
+    // row.
+    let chunks = Expr::bin(
+        BinOp::Max,
+        Expr::bin(
+            BinOp::Min,
+            Expr::bin(BinOp::Min, Expr::bin(BinOp::Div, Expr::I64(131072), n()), Expr::I64(1024)),
+            k,
+        ),
+        Expr::I64(1),
+    );
+    expect!["1"].assert_eq(&show_readable(&chunks, &names()));
+    // Not exact: kept.
+    let e = Expr::bin(BinOp::Div, Expr::bin(BinOp::Add, n(), s()), s());
+    expect!["((bh + s)/s)"].assert_eq(&show_readable(&e, &names()));
+}
+
 #[test]
 fn entries_add_launches_that_run_and_transfers() {
     let launch = |when: Vec<Expr>| Launch {

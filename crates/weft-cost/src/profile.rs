@@ -285,6 +285,57 @@ pub struct DeviceQuery<'a> {
     pub kind: &'a str,
 }
 
+/// A device as `weft-runner devices --json` lists it: what [`DeviceQuery`] asks, owned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedDevice {
+    /// `P:D`, what `--device` takes.
+    pub id: String,
+    pub name: String,
+    pub vendor: String,
+    pub platform: String,
+    pub kind: String,
+}
+
+impl ListedDevice {
+    pub fn query(&self) -> DeviceQuery<'_> {
+        DeviceQuery {
+            name: &self.name,
+            vendor: &self.vendor,
+            platform: &self.platform,
+            kind: &self.kind,
+        }
+    }
+}
+
+/// The device runs use, from the output of `weft-runner devices --json`: the one `spec`
+/// names (`gpu` or `cpu`: the first of that kind; `P:D`: that one), else the runner's
+/// default; `None` when none fits or the text is not that list.
+pub fn listed_device(devices_json: &str, spec: Option<&str>) -> Option<ListedDevice> {
+    let json: serde_json::Value = serde_json::from_str(devices_json.trim()).ok()?;
+    let platforms = json.get("platforms")?.as_array()?;
+    for platform in platforms {
+        let platform_name = platform.get("name").and_then(|n| n.as_str()).unwrap_or("");
+        for d in platform.get("devices").and_then(|d| d.as_array()).into_iter().flatten() {
+            let field = |key: &str| d.get(key).and_then(|v| v.as_str()).unwrap_or("").to_owned();
+            let fits = match spec {
+                Some(kind @ ("gpu" | "cpu")) => field("kind") == kind,
+                Some(id) => field("device") == id,
+                None => d.get("default").and_then(serde_json::Value::as_bool) == Some(true),
+            };
+            if fits {
+                return Some(ListedDevice {
+                    id: field("device"),
+                    name: field("name"),
+                    vendor: field("vendor"),
+                    platform: platform_name.to_owned(),
+                    kind: field("kind"),
+                });
+            }
+        }
+    }
+    None
+}
+
 /// How well a profile fits a device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Match {
@@ -540,6 +591,7 @@ impl Checks {
 /// The committed profiles, as `(file name, JSON)`.
 const BUILTIN: &[(&str, &str)] = &[
     ("nvidia-h100.json", include_str!("../profiles/nvidia-h100.json")),
+    ("nvidia-h200.json", include_str!("../profiles/nvidia-h200.json")),
     ("pocl-cpu.json", include_str!("../profiles/pocl-cpu.json")),
 ];
 

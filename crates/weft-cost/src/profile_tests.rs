@@ -396,3 +396,27 @@ fn default_profiles_follow_the_device() {
     let a100 = query("NVIDIA A100-SXM4-80GB", "NVIDIA Corporation", "NVIDIA CUDA", "gpu");
     assert_eq!(default_profile_for(&a100), None);
 }
+
+/// What `weft-runner devices --json` prints on a machine with a GPU and POCL.
+const DEVICES: &str = r#"{"platforms":[
+  {"platform":0,"name":"NVIDIA CUDA","vendor":"NVIDIA Corporation","version":"OpenCL 3.0 CUDA",
+   "devices":[{"device":"0:0","name":"NVIDIA H100 80GB HBM3","vendor":"NVIDIA Corporation","kind":"gpu","default":true}]},
+  {"platform":1,"name":"Portable Computing Language","vendor":"The pocl project","version":"OpenCL 3.0 PoCL",
+   "devices":[{"device":"1:0","name":"pthread-haswell-AMD EPYC","vendor":"AuthenticAMD","kind":"cpu","default":false}]}
+]}"#;
+
+#[test]
+fn the_listed_device_is_the_one_asked_for_else_the_default() {
+    let id = |spec| listed_device(DEVICES, spec).map(|d| d.id);
+    assert_eq!(id(None).as_deref(), Some("0:0"));
+    assert_eq!(id(Some("cpu")).as_deref(), Some("1:0"));
+    assert_eq!(id(Some("gpu")).as_deref(), Some("0:0"));
+    assert_eq!(id(Some("1:0")).as_deref(), Some("1:0"));
+    assert_eq!(id(Some("2:0")), None);
+    assert_eq!(listed_device("no OpenCL platform", None), None);
+    let cpu = listed_device(DEVICES, Some("cpu")).unwrap();
+    assert_eq!(cpu.platform, "Portable Computing Language");
+    // Its committed profile: POCL's, for another CPU too.
+    let profile = default_profile_for(&cpu.query()).expect("POCL's profile fits");
+    assert_eq!(profile.device.kind, "cpu");
+}

@@ -197,22 +197,14 @@ fn kernels_become_device_boxes_with_transfers() {
     let summary = weft_cost::dot::to_summary_dot(&prof.graph, "test");
     expect![[r#"
         digraph cost {
-          label="test\nsummary: 28 steps, 1 device box; graph.dot has every node";
-          labelloc=t; rankdir=TB; size="9,6";
-          node [shape=box,fontsize=10]; edge [fontsize=9];
-          h0 [label="start"];
-          h1 [label="upload input `xs` (12 B)"];
-          h2 [label="upload input `ys` (12 B)"];
-          h3 [label="launch"];
-          h4 [label="f_map_0"];
-          h5 [label="read back result #0 (12 B)"];
-          h6 [label="end"];
-          h0 -> h1 [label="H2D 12 B: 3",color=darkgreen,penwidth=2];
-          h1 -> h2 [label="H2D 12 B: 3",color=darkgreen,penwidth=2];
-          h2 -> h3 [label="0"];
-          h3 -> h4 [label="1 kernel: f_map_0\ntime(D)=4 W=8",color=red,penwidth=2];
-          h4 -> h5 [label="D2H 12 B: 3",color=darkgreen,penwidth=2];
-          h5 -> h6 [label="0"];
+          label="test\nspan S = 13, work W = 17 (darker boxes: more of S)\ngraph.dot has every step";
+          labelloc=t; rankdir=TB; nodesep=0.3; ranksep=0.25; size="10,7"; fontname="Helvetica"; fontsize=13;
+          node [shape=box,style="rounded,filled",fontname="Helvetica",fontsize=12]; edge [arrowsize=0.7];
+          s0 [label="upload `xs`, `ys` (24 B)\nspan 6 (46% of S)",fillcolor="0.000 0.304 1.000"];
+          s3 [label="kernel f_map_0\nspan 4 (31% of S), work 8",fillcolor="0.000 0.219 1.000"];
+          s4 [label="read back result #0 (12 B)\nspan 3 (23% of S)",fillcolor="0.000 0.177 1.000"];
+          s0 -> s3;
+          s3 -> s4;
         }
     "#]]
     .assert_eq(&summary);

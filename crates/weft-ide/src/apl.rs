@@ -91,6 +91,7 @@ pub(crate) fn show_program(
         name: format!("{stem}/main.cl"),
         text,
         links: Vec::new(),
+        lines: Vec::new(),
     })
 }
 

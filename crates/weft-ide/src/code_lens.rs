@@ -46,6 +46,8 @@ pub(crate) struct TestInputs {
     pub(crate) expected: Option<String>,
     /// The text of every `input { ... }`, in order.
     pub(crate) all_values: Vec<String>,
+    /// The text of every `random input { ... }`, in order.
+    pub(crate) all_random: Vec<String>,
 }
 
 pub(crate) fn test_inputs(db: &RootDatabase, loc: &DefLoc) -> TestInputs {
@@ -64,6 +66,7 @@ pub(crate) fn test_inputs(db: &RootDatabase, loc: &DefLoc) -> TestInputs {
                 }
             }
             TestInput::Random(specs) => {
+                inputs.all_random.push(specs.text.clone());
                 inputs.random.get_or_insert(specs.text);
             }
         }

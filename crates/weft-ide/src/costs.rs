@@ -9,9 +9,12 @@
 //! like `entry_kernels` and `entry_regions` (position-independent); findings are mapped
 //! to source through the kernels' origins (`KernelImp::origins`, `ptr_origins`).
 //!
-//! Symbolic costs need sizes to become times: those of the entry's test block (its first
-//! `input { ... }`, else its first `random input { ... }`), else a default: every size
-//! 2^20 when the entry's inputs have one size, 2^10 each when they have several.
+//! Symbolic costs need sizes to become times: those of the entry's `-- bench:` line, else
+//! of its test block's largest input (an `input { ... }` or a `random input { ... }`, by
+//! elements), else the `predictionSize` setting for every size, else a default: every
+//! size 2^20 when the entry's inputs have one size, 2^10 each when they have several.
+//! Every prediction says which sizes it is at and where they come from, and which device
+//! profile it uses and why (`CostConfig::profile_reason`).
 
 use std::sync::Arc;
 
@@ -44,6 +47,12 @@ pub struct CostConfig {
     pub full_hovers: bool,
     /// The parts hovers and the detail view show (the `hoverSections` setting).
     pub hover_sections: Vec<HoverSection>,
+    /// Why `profile` is the one predictions use, said after the device's name: "the
+    /// device \"Run on GPU\" uses", "the `costProfile` setting", ...
+    pub profile_reason: String,
+    /// Every size of an entry without a `-- bench:` line or test inputs, for predictions
+    /// (the `predictionSize` setting); `None`: the default sizes (module docs).
+    pub prediction_size: Option<i64>,
 }
 
 /// A part of a hover, which the `hoverSections` setting shows or leaves out (the type
@@ -105,7 +114,17 @@ impl Default for CostConfig {
             allow: Vec::new(),
             full_hovers: false,
             hover_sections: HoverSection::ALL.to_vec(),
+            profile_reason: "the default profile".to_owned(),
+            prediction_size: None,
         }
+    }
+}
+
+impl CostConfig {
+    /// `` `NVIDIA H100 80GB HBM3` (the `costProfile` setting) ``: the device of the
+    /// predictions and why.
+    pub(crate) fn device(&self) -> String {
+        format!("`{}` ({})", self.profile.device.name.trim(), self.profile_reason)
     }
 }
 
@@ -128,7 +147,11 @@ impl EntryCosts {
     /// A cost expression in the entry's names: the host's `let`s substituted, values
     /// read back from the device shown as `?` (known at run time).
     pub(crate) fn show(&self, e: &Expr) -> String {
-        let e = model::subst(e, &|v| self.host_defs.get(&v).cloned());
+        // A dimension written as a constant (`[3]f32`) is named by it: it is that constant.
+        let constant = |v: Var| self.costs.names.0.get(&v).and_then(|n| n.parse::<i64>().ok());
+        let e = model::subst(e, &|v| {
+            self.host_defs.get(&v).cloned().or_else(|| constant(v).map(Expr::I64))
+        });
         model::show_readable(&e, &self.costs.names)
     }
 }
@@ -283,13 +306,27 @@ pub(crate) fn kernel_condition(
         .filter(|c| model::eval_i64(c, &|_| None).is_err())
         .filter(|c| {
             let c = model::subst(c, &|v| costs.host_defs.get(&v).cloned());
-            !compares_with(&c, local_memory_guard)
+            !compares_with(&c, local_memory_guard) && only_named(&c, &costs.costs.names)
         })
         .map(|c| costs.show(c))
         .filter(|text| text.len() <= MAX_CONDITION_CHARS)
         .map(|text| format!("`{text}`"))
         .collect();
     (!shown.is_empty()).then(|| shown.join(" and "))
+}
+
+/// Whether every variable of `e` has a name of the source (a condition on a value the
+/// host computes, unnamed, is not shown as `v12`).
+fn only_named(e: &Expr, names: &model::Names) -> bool {
+    match e {
+        Expr::Var(v) => names.0.get(v).is_some_and(|n| !n.is_empty()),
+        Expr::I64(_) | Expr::Bool(_) | Expr::Lit { .. } => true,
+        Expr::Bin(_, a, b) => only_named(a, names) && only_named(b, names),
+        Expr::Not(a) | Expr::Neg(a) | Expr::Convert(_, a) => only_named(a, names),
+        Expr::Select(c, a, b) => {
+            only_named(c, names) && only_named(a, names) && only_named(b, names)
+        }
+    }
 }
 
 /// Whether `cond` compares something with the constant `value` (`e >= value`, `e <
@@ -447,9 +484,12 @@ fn kernel_local_bytes(kernel: &KernelImp, args: Option<&Vec<Arg>>) -> Vec<(Strin
 pub(crate) enum SizeSource {
     /// The entry's `-- bench:` line: the sizes it is meant to run at.
     Bench,
-    /// The test block's largest `input` (by elements).
+    /// The test block's largest input (by elements), an `input`...
     TestInput,
+    /// ... or a `random input`.
     RandomInput,
+    /// The `predictionSize` setting.
+    Setting,
     Default,
 }
 
@@ -484,7 +524,8 @@ impl SizeEnv {
         let from = match self.source {
             SizeSource::Bench => "the entry's `-- bench:` line",
             SizeSource::TestInput => "the test block's largest `input`",
-            SizeSource::RandomInput => "the test block's first `random input`",
+            SizeSource::RandomInput => "the test block's largest `random input`",
+            SizeSource::Setting => "the `predictionSize` setting: no test input",
             SizeSource::Default => "default sizes: no test input",
         };
         if list.is_empty() {
@@ -496,8 +537,13 @@ impl SizeEnv {
 }
 
 /// The sizes of the entry's `-- bench:` line, else of its test block's largest input,
-/// else the default (module docs).
-pub(crate) fn size_env(db: &RootDatabase, entry: &DefLoc, inputs: &[Input]) -> SizeEnv {
+/// else of the `predictionSize` setting, else the default (module docs).
+pub(crate) fn size_env(
+    db: &RootDatabase,
+    entry: &DefLoc,
+    inputs: &[Input],
+    prediction_size: Option<i64>,
+) -> SizeEnv {
     let bench = comment_lines(db, entry).into_iter().find_map(|line| {
         let rest = line.trim_start().strip_prefix("--")?.trim_start().strip_prefix("bench:")?;
         weft_values::bench_line::parse_bench_line(rest).ok()
@@ -505,54 +551,46 @@ pub(crate) fn size_env(db: &RootDatabase, entry: &DefLoc, inputs: &[Input]) -> S
     if let Some(bench) = bench
         && bench.inputs.len() == inputs.len()
     {
-        let mut out = FxHashMap::default();
-        for (input, spec) in inputs.iter().zip(&bench.inputs) {
-            if let Input::Array { dims, .. } = input {
-                for (d, len) in dims.iter().zip(&spec.ty.shape) {
-                    out.insert(*d, i64::try_from(*len).unwrap_or(i64::MAX));
-                }
-            }
-        }
-        return SizeEnv { values: out, source: SizeSource::Bench };
+        return SizeEnv { values: spec_sizes(inputs, &bench.inputs), source: SizeSource::Bench };
     }
+    // The largest input of the test block, `input` or `random input`, by elements.
     let tests = test_inputs(db, entry);
-    let largest = tests
+    let values = tests
         .all_values
         .iter()
         .filter_map(|text| weft_values::parse_values(text).ok())
         .filter(|values| values.len() == inputs.len())
-        .max_by_key(|values| values.iter().map(weft_values::Value::len).sum::<usize>());
-    if let Some(values) = largest {
-        let mut out = FxHashMap::default();
-        for (input, value) in inputs.iter().zip(&values) {
-            match input {
-                Input::Scalar { var, .. } => {
-                    if let Some(x) = integer(value) {
-                        out.insert(*var, x);
-                    }
-                }
-                Input::Array { dims, .. } => {
-                    for (d, len) in dims.iter().zip(value.shape()) {
-                        out.insert(*d, i64::try_from(*len).unwrap_or(i64::MAX));
-                    }
-                }
-            }
+        .map(|values| {
+            let elements = values.iter().map(weft_values::Value::len).sum::<usize>();
+            (
+                elements,
+                SizeEnv { values: value_sizes(inputs, &values), source: SizeSource::TestInput },
+            )
+        });
+    let random = tests
+        .all_random
+        .iter()
+        .filter_map(|text| weft_values::parse_random_specs(text).ok())
+        .filter(|specs| specs.len() == inputs.len())
+        .map(|specs| {
+            let elements = specs
+                .iter()
+                .map(|spec| spec.ty.shape.iter().fold(1usize, |n, d| n.saturating_mul(*d)))
+                .fold(0usize, usize::saturating_add);
+            (
+                elements,
+                SizeEnv { values: spec_sizes(inputs, &specs), source: SizeSource::RandomInput },
+            )
+        });
+    // The first of equally large inputs.
+    let mut largest: Option<(usize, SizeEnv)> = None;
+    for (elements, env) in values.chain(random) {
+        if largest.as_ref().is_none_or(|(most, _)| elements > *most) {
+            largest = Some((elements, env));
         }
-        return SizeEnv { values: out, source: SizeSource::TestInput };
     }
-    if let Some(text) = &tests.random
-        && let Ok(specs) = weft_values::parse_random_specs(text)
-        && specs.len() == inputs.len()
-    {
-        let mut out = FxHashMap::default();
-        for (input, spec) in inputs.iter().zip(&specs) {
-            if let Input::Array { dims, .. } = input {
-                for (d, len) in dims.iter().zip(&spec.ty.shape) {
-                    out.insert(*d, i64::try_from(*len).unwrap_or(i64::MAX));
-                }
-            }
-        }
-        return SizeEnv { values: out, source: SizeSource::RandomInput };
+    if let Some((_, env)) = largest {
+        return env;
     }
     let mut dims: Vec<Var> = Vec::new();
     for input in inputs {
@@ -564,8 +602,45 @@ pub(crate) fn size_env(db: &RootDatabase, entry: &DefLoc, inputs: &[Input]) -> S
             }
         }
     }
-    let each = if dims.len() == 1 { 1 << 20 } else { 1 << 10 };
-    SizeEnv { values: dims.into_iter().map(|d| (d, each)).collect(), source: SizeSource::Default }
+    let (each, source) = match prediction_size {
+        Some(size) => (size, SizeSource::Setting),
+        None if dims.len() == 1 => (1 << 20, SizeSource::Default),
+        None => (1 << 10, SizeSource::Default),
+    };
+    SizeEnv { values: dims.into_iter().map(|d| (d, each)).collect(), source }
+}
+
+/// The sizes the random specs of an entry's inputs give.
+fn spec_sizes(inputs: &[Input], specs: &[weft_values::RandomSpec]) -> FxHashMap<Var, i64> {
+    let mut out = FxHashMap::default();
+    for (input, spec) in inputs.iter().zip(specs) {
+        if let Input::Array { dims, .. } = input {
+            for (d, len) in dims.iter().zip(&spec.ty.shape) {
+                out.insert(*d, i64::try_from(*len).unwrap_or(i64::MAX));
+            }
+        }
+    }
+    out
+}
+
+/// The sizes (and integer scalars) values of an entry's inputs give.
+fn value_sizes(inputs: &[Input], values: &[weft_values::Value]) -> FxHashMap<Var, i64> {
+    let mut out = FxHashMap::default();
+    for (input, value) in inputs.iter().zip(values) {
+        match input {
+            Input::Scalar { var, .. } => {
+                if let Some(x) = integer(value) {
+                    out.insert(*var, x);
+                }
+            }
+            Input::Array { dims, .. } => {
+                for (d, len) in dims.iter().zip(value.shape()) {
+                    out.insert(*d, i64::try_from(*len).unwrap_or(i64::MAX));
+                }
+            }
+        }
+    }
+    out
 }
 
 fn integer(value: &weft_values::Value) -> Option<i64> {
@@ -628,10 +703,34 @@ pub(crate) fn measured(profile: &DeviceProfile, per_kernel: bool) -> String {
     }
 }
 
+/// `7.53 µs ±16% (6.33–8.73 µs)`: a predicted time and the interval the profile's
+/// measured error gives (the entries' error, or one kernel's when `per_kernel`); `7.53 µs
+/// (error not measured)` without one.
+pub(crate) fn with_interval(
+    seconds_predicted: f64,
+    profile: &DeviceProfile,
+    per_kernel: bool,
+) -> String {
+    match model::measured_error(profile) {
+        Some(e) => {
+            let error = if per_kernel { e.kernel_geomean } else { e.geomean };
+            let low = seconds(seconds_predicted * (1.0 - error).max(0.0));
+            let high = seconds(seconds_predicted * (1.0 + error));
+            // `218–260 µs` rather than `218 µs–260 µs`.
+            let range = match (low.split_once(' '), high.split_once(' ')) {
+                (Some((l, unit)), Some((h, other))) if unit == other => format!("{l}–{h} {unit}"),
+                _ => format!("{low}–{high}"),
+            };
+            format!("{} ±{:.0}% ({range})", seconds(seconds_predicted), error * 100.0)
+        }
+        None => format!("{} (error not measured)", seconds(seconds_predicted)),
+    }
+}
+
 /// An entry's predicted kernel time at its sizes: the lens's title.
 pub(crate) fn lens_title(db: &RootDatabase, entry: &DefLoc, config: &CostConfig) -> Option<String> {
     let costs = entry_costs(db, DefId::new(db, entry.clone())).as_ref()?;
-    let env = size_env(db, entry, &costs.inputs);
+    let env = size_env(db, entry, &costs.inputs, config.prediction_size);
     let profile = config.profile;
     let short = match model::measured_error(profile) {
         Some(e) => format!("±{:.0}% measured", e.geomean * 100.0),
@@ -644,19 +743,35 @@ pub(crate) fn lens_title(db: &RootDatabase, entry: &DefLoc, config: &CostConfig)
     Some(format!("{head} on {} (model {}, {short})", profile.device.name.trim(), model_name()))
 }
 
-/// The entry's lines for a hover on its name: its cost over the launches that run at
-/// the sizes, symbolic, and the prediction.
+/// The entry's lines for a hover on its name: the prediction at the sizes (and, in the
+/// detail view, its cost over the launches that run at them, symbolic).
 pub(crate) fn entry_section(
     db: &RootDatabase,
     entry: &DefLoc,
     config: &CostConfig,
 ) -> Option<String> {
     let costs = entry_costs(db, DefId::new(db, entry.clone())).as_ref()?;
-    let env = size_env(db, entry, &costs.inputs);
+    let env = size_env(db, entry, &costs.inputs, config.prediction_size);
     let c = &costs.costs;
     let sizes = |v: Var| env.get(v);
     let running: Vec<&model::Launch> =
         c.launches.iter().filter(|l| c.runs(l, &sizes).unwrap_or(true)).collect();
+    let prediction = match c.predict(config.profile, &sizes) {
+        Ok(p) => format!(
+            "**Predicted**: {} for its kernels (+ {} of transfers) on {} {}; {}-bound",
+            with_interval(p.kernels_s, config.profile, false),
+            seconds(p.total.transfer_s),
+            config.device(),
+            env.describe(c),
+            p.total.bound,
+        ),
+        Err(error) => {
+            format!("**Predicted**: not on {} {}: {error}", config.device(), env.describe(c))
+        }
+    };
+    if !config.full_hovers {
+        return Some(prediction);
+    }
     let times = |e: &Expr, l: &model::Launch| model::mul(e.clone(), l.repeat.clone());
     let total = |f: &dyn Fn(&Cost) -> Expr| {
         model::simplify(&model::sum(running.iter().map(|l| times(&f(&l.cost), l))))
@@ -675,28 +790,108 @@ pub(crate) fn entry_section(
         show(&c.upload_bytes),
         show(&c.download_bytes)
     ));
-    let prediction = match c.predict(config.profile, &sizes) {
-        Ok(p) => format!(
-            "**Predicted**: {} of kernels (+ {} of transfers) on `{}` {}; {}-bound; model {}, {}",
-            seconds(p.kernels_s),
-            seconds(p.total.transfer_s),
-            config.profile.device.name.trim(),
-            env.describe(c),
-            p.total.bound,
-            model_name(),
-            measured(config.profile, false),
-        ),
-        Err(error) => format!(
-            "**Predicted**: not on `{}` {}: {error}",
-            config.profile.device.name.trim(),
-            env.describe(c)
-        ),
-    };
-    if config.full_hovers { Some(format!("{line}\n\n{prediction}")) } else { Some(prediction) }
+    let model = format!("**Model**: {}, {}", model_name(), measured(config.profile, false));
+    Some(format!("{line}\n\n{prediction}\n\n{model}"))
 }
 
-/// One line per kernel launch computing a combinator call: its cost over the entry's
-/// sizes and its predicted time.
+/// The address space the kernels of `entry` read its input `name` in, in a hover's
+/// line: `constant` memory (naming the kernel) when one reads it from there, else
+/// `global`; `None` when no kernel reads it.
+pub(crate) fn input_space(db: &RootDatabase, entry: &DefLoc, name: &str) -> Option<String> {
+    let costs = entry_costs(db, DefId::new(db, entry.clone())).as_ref()?;
+    let mut global = false;
+    for launch in &costs.costs.launches {
+        let Some(kernel) = costs.kernels.get(launch.kernel as usize) else { continue };
+        for access in &launch.cost.accesses {
+            let is_input = kernel
+                .param_notes
+                .iter()
+                .any(|(ptr, note)| *ptr == access.ptr && note.split('`').nth(1) == Some(name));
+            match access.space {
+                MemSpace::Constant if is_input => {
+                    return Some(format!(
+                        "**Address space**: constant memory in kernel `{}` (a small input every \
+                         work-item reads alike: `__constant`)",
+                        kernel.name
+                    ));
+                }
+                MemSpace::Global if is_input => global = true,
+                _ => {}
+            }
+        }
+    }
+    global.then(|| "**Address space**: global memory".to_owned())
+}
+
+/// Whether kernel `kernel_idx` of `entry` runs at the prediction's sizes: its launch
+/// conditions (a version's threshold) hold or cannot be decided; `None` when the entry's
+/// costs are not known.
+pub(crate) fn kernel_runs(
+    db: &RootDatabase,
+    file: SourceFile,
+    entry: &str,
+    kernel_idx: usize,
+    config: &CostConfig,
+) -> Option<bool> {
+    let loc = entry_loc(db, file, entry)?;
+    let costs = entry_costs(db, DefId::new(db, loc.clone())).as_ref()?;
+    let env = size_env(db, &loc, &costs.inputs, config.prediction_size);
+    let kernel = costs.kernels.get(kernel_idx)?;
+    let runs = |cond: &Expr| {
+        let cond = model::subst(cond, &|v| costs.host_defs.get(&v).cloned());
+        !matches!(model::eval_i64(&cond, &|v| env.get(v)), Ok(0))
+    };
+    Some(kernel.conditions.iter().all(runs))
+}
+
+/// The hover's summary of what some kernels of one entry cost: `**Predicted**: 8.66 µs
+/// ±16% (7.27–10.0 µs) per launch of its kernel on ... at n = 1048576 (...)`, their
+/// first launches' predictions added.
+pub(crate) fn kernels_prediction(
+    db: &RootDatabase,
+    file: SourceFile,
+    entry: &str,
+    kernel_idxs: &[usize],
+    config: &CostConfig,
+) -> Option<String> {
+    let loc = entry_loc(db, file, entry)?;
+    let costs = entry_costs(db, DefId::new(db, loc.clone())).as_ref()?;
+    let env = size_env(db, &loc, &costs.inputs, config.prediction_size);
+    let c = &costs.costs;
+    let mut total = 0.0;
+    let mut bound = None;
+    for &idx in kernel_idxs {
+        let launch = c.launches.iter().find(|l| l.kernel as usize == idx)?;
+        match launch.cost.predict(config.profile, &|v| env.get(v)) {
+            Ok(p) => {
+                total += p.seconds;
+                bound.get_or_insert(p.bound);
+            }
+            Err(error) => {
+                return Some(format!(
+                    "**Predicted**: not on {} {}: {error}",
+                    config.device(),
+                    env.describe(c)
+                ));
+            }
+        }
+    }
+    let what = match kernel_idxs.len() {
+        1 => "per launch of its kernel".to_owned(),
+        n => format!("per launch of its {n} kernels"),
+    };
+    Some(format!(
+        "**Predicted**: {} {what} on {} {}; {}-bound",
+        with_interval(total, config.profile, true),
+        config.device(),
+        env.describe(c),
+        bound.unwrap_or("memory"),
+    ))
+}
+
+/// The detail view's line per kernel launch computing a combinator call: its cost over
+/// the entry's sizes and its predicted time; `None` for a kernel that does not run at
+/// these sizes (a version for others).
 pub(crate) fn kernel_line(
     db: &RootDatabase,
     file: SourceFile,
@@ -706,39 +901,14 @@ pub(crate) fn kernel_line(
 ) -> Option<String> {
     let loc = entry_loc(db, file, entry)?;
     let costs = entry_costs(db, DefId::new(db, loc.clone())).as_ref()?;
-    let env = size_env(db, &loc, &costs.inputs);
+    let env = size_env(db, &loc, &costs.inputs, config.prediction_size);
     let c = &costs.costs;
     let launch = c.launches.iter().find(|l| l.kernel as usize == kernel_idx)?;
-    // A kernel of a version (or branch) that does not run at these sizes has no cost
-    // line: the prediction is for the code that runs.
-    let runs = |cond: &Expr| {
-        let cond = model::subst(cond, &|v| costs.host_defs.get(&v).cloned());
-        !matches!(model::eval_i64(&cond, &|v| env.get(v)), Ok(0))
-    };
-    if let Some(kernel) = costs.kernels.get(kernel_idx)
-        && !kernel.conditions.iter().all(runs)
-    {
+    if kernel_runs(db, file, entry, kernel_idx, config) == Some(false) {
         return None;
     }
     let show = |e: &Expr| costs.show(e);
     let k = &launch.cost;
-    if !config.full_hovers {
-        // The summary: the time per launch; the formulas are in the detail view.
-        return Some(match k.predict(config.profile, &|v| env.get(v)) {
-            Ok(p) => format!(
-                "**Cost** of `{}` (entry `{entry}`): predicted {} per launch on `{}` {} \
-                 ({}-bound)",
-                launch.name,
-                seconds(p.seconds),
-                config.profile.device.name.trim(),
-                env.describe(c),
-                p.bound,
-            ),
-            Err(error) => {
-                format!("**Cost** of `{}` (entry `{entry}`): not predicted: {error}", launch.name)
-            }
-        });
-    }
     let mut line = format!(
         "**Cost** of `{}` (entry `{entry}`): work `{}`, span `{}`",
         launch.name,
@@ -751,9 +921,9 @@ pub(crate) fn kernel_line(
     }
     match k.predict(config.profile, &|v| env.get(v)) {
         Ok(p) => line.push_str(&format!(
-            "; predicted {} per launch on `{}` {} ({}-bound, model {}, {})",
-            seconds(p.seconds),
-            config.profile.device.name.trim(),
+            "; predicted {} per launch on {} {} ({}-bound, model {}, {})",
+            with_interval(p.seconds, config.profile, true),
+            config.device(),
             env.describe(c),
             p.bound,
             model_name(),
@@ -838,7 +1008,7 @@ pub(crate) fn perf_diagnostics_within(
             continue;
         }
         let Some(costs) = entry_costs(db, DefId::new(db, loc.clone())) else { continue };
-        let env = size_env(db, loc, &costs.inputs);
+        let env = size_env(db, loc, &costs.inputs, config.prediction_size);
         for finding in findings(costs, config.profile, &env) {
             if config.allow.iter().any(|c| c == finding.code)
                 || allowed(db, &finding.origin.def, finding.code)
@@ -1208,6 +1378,47 @@ entry big (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
         assert!(big.contains("at n = 1000000 (the entry's `-- bench:` line)"), "{big}");
     }
 
+    /// The largest test input may be a `random input`; without any, the `predictionSize`
+    /// setting gives every size; the prediction says which.
+    #[test]
+    fn predictions_use_the_largest_random_input_else_the_setting() {
+        let text = r#"
+-- ==
+-- input { [1f32, 2f32, 3f32] }
+-- random input { [50000]f32 }
+entry random (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
+entry untested (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
+"#;
+        let mut host = crate::AnalysisHost::new();
+        let mut change = crate::Change::default();
+        change.set_file("main.weft", text);
+        host.apply_change(change);
+        let at = |needle: &str| crate::FilePosition {
+            path: "main.weft".to_owned(),
+            offset: u32::try_from(text.find(needle).unwrap()).unwrap().into(),
+        };
+        let hover = |host: &crate::AnalysisHost, needle| {
+            host.analysis().hover(&at(needle)).unwrap().unwrap().markdown
+        };
+        let random = hover(&host, "random (");
+        assert!(
+            random.contains("at n = 50000 (the test block's largest `random input`)"),
+            "{random}"
+        );
+        let untested = hover(&host, "untested");
+        assert!(untested.contains("at n = 1048576 (default sizes: no test input)"), "{untested}");
+        host.set_cost_config(crate::CostConfig {
+            prediction_size: Some(5000),
+            profile_reason: "the `costProfile` setting".to_owned(),
+            ..Default::default()
+        });
+        let untested = hover(&host, "untested");
+        assert!(
+            untested.contains("(the `costProfile` setting) at n = 5000 (the `predictionSize` setting: no test input)"),
+            "{untested}"
+        );
+    }
+
     #[test]
     fn a_def_used_by_two_entries_gets_one_warning_naming_both() {
         check_perf(
@@ -1260,7 +1471,7 @@ entry silenced (a: [n][m]f32) : [n]f32 = map (\r -> r[0]) a
                 main.weft:389..402 "to_local tile" warning[bank-conflict]: local-memory bank conflicts of degree 32 on 32 banks: writes of `l` in kernel `tiles_group_0` at a stride of `32` elements; `NVIDIA H100 80GB HBM3` measured 28.8× the conflict-free time
                 main.weft:412..484 "map@thread (\\i -> map@seq (\\j -> l[i][j] + l[j][i]) (iota 32)) (iota 32)" warning[bank-conflict]: local-memory bank conflicts of degree 32 on 32 banks: writes of `v` in kernel `tiles_group_0` at a stride of `32` elements; `NVIDIA H100 80GB HBM3` measured 28.8× the conflict-free time
                 main.weft:490..491 "a" warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `tiles_group_0`: neighbouring work-items access elements `32` apart; `NVIDIA H100 80GB HBM3` is 7.2× slower than coalesced at that stride
-                main.weft:611..623 "to_local row" warning[local-memory-limit]: kernel `big_rows_group_0` needs 160000 bytes of local memory per work-group (`l_6` 80000 bytes, `v_8` 80000 bytes) at m = 20000, n = 2 (the test block's first `random input`), more than the 49152 bytes of `NVIDIA H100 80GB HBM3`: its launch would fail
+                main.weft:611..623 "to_local row" warning[local-memory-limit]: kernel `big_rows_group_0` needs 160000 bytes of local memory per work-group (`l_6` 80000 bytes, `v_8` 80000 bytes) at m = 20000, n = 2 (the test block's largest `random input`), more than the 49152 bytes of `NVIDIA H100 80GB HBM3`: its launch would fail
             "#]],
         );
     }
@@ -1286,7 +1497,9 @@ entry to$0tal (xs: [n]f32) : f32 = reduce (+) 0f32 (map (\x -> x * 2f32) xs)
 
                 **Cost** (2 launches per run): work `8*((max(1, min(⌈n/256⌉, 1024)))/4) + 12*(n/4) + 5118*max(1, min(⌈n/256⌉, 1024)) + 4862`, span `10*⌈((max(1, min(⌈n/256⌉, 1024)))/4)/256⌉ + 14*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 67`; global `16*((max(1, min(⌈n/256⌉, 1024)))/4) + 16*(n/4) + 1028*max(1, min(⌈n/256⌉, 1024)) + 1028` bytes, local `4088*max(1, min(⌈n/256⌉, 1024)) + 4088` bytes; transfers `4*n` bytes to the device, `4` back
 
-                **Predicted**: 11.1 µs of kernels (+ 1.63 µs of transfers) on `NVIDIA H100 80GB HBM3` at n = 3 (the test block's largest `input`); memory-bound; model weft-cost v1, ±9% measured (geometric mean over 9 entries, 2026-11-24)"#]],
+                **Predicted**: 11.1 µs ±9% (10.1–12.1 µs) for its kernels (+ 1.63 µs of transfers) on `NVIDIA H100 80GB HBM3` (the default profile) at n = 3 (the test block's largest `input`); memory-bound
+
+                **Model**: weft-cost v1, ±9% measured (geometric mean over 9 entries, 2026-11-24)"#]],
         );
     }
 
@@ -1305,7 +1518,7 @@ entry scale (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
 
                 **Kernel**: `scale_map_0` — @grid: one work-item per element
 
-                **Cost** of `scale_map_0` (entry `scale`): work `n`, span `3*⌈n/(max(256*⌈n/1024⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))"#]],
+                **Cost** of `scale_map_0` (entry `scale`): work `n`, span `3*⌈n/(max(256*⌈n/1024⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs ±16% (7.27–10.1 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))"#]],
         );
     }
 

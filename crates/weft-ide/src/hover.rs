@@ -35,34 +35,32 @@ pub(crate) fn hover(
     if crate::apl::is_apl(&position.path) {
         return crate::apl::hover(db, &position.path, position.offset);
     }
+    let full = costs.full_hovers;
     let file = db.file(&position.path)?;
     if let Some((token, definition)) = classify_at(db, file, position.offset) {
-        let mut markdown = describe(db, &definition, costs.full_hovers)?;
+        let mut parts = describe(db, &definition, costs)?;
         // A built-in's call (`map f xs`): the kernels computing it, and their costs.
         if let Definition::Builtin(_) = definition
             && let Some(data) = enclosing_def(db, file, position.offset)
             && let Some(path) = data.source_map.expr_at(token.text_range())
-            && let Some(kernels) = kernel_section(db, &data, path, Some(costs), costs.full_hovers)
         {
-            markdown.push_str("\n\n");
-            markdown.push_str(&kernels);
+            parts.gpu.extend(kernel_lines(db, &data, path, Some(costs), full));
         }
         // An entry's name: its cost and predicted time, or what stops its compilation.
         if let Definition::Def(loc) = &definition
             && loc.kind == DefKind::Entry
         {
             if let Some(why) = crate::program::blocked_entry(db, loc) {
-                markdown.push_str(&format!("\n\n**Kernels**: none: {why}"));
+                parts.gpu.push(format!("**Kernels**: none: {why}"));
             } else if crate::costs::entry_budget_ok(db, loc)
                 && let Some(cost) = crate::costs::entry_section(db, loc, costs)
             {
-                markdown.push_str("\n\n");
-                markdown.push_str(&cost);
+                parts.gpu.push(cost);
             }
         }
         return Some(HoverResult {
             range: token.text_range(),
-            markdown: finish_hover(markdown, costs),
+            markdown: finish_hover(parts, costs),
         });
     }
     // Any other expression: its type, and the kernels computing it.
@@ -73,33 +71,103 @@ pub(crate) fn hover(
     if ty.is_error() {
         return None;
     }
-    let mut markdown = code_block(&ty.to_string());
-    if let Some(kernels) = kernel_section(db, &data, expr, None, costs.full_hovers) {
-        markdown.push_str("\n\n");
-        markdown.push_str(&kernels);
-    }
-    if let Some(spaces) = space_section(db, &data, expr) {
-        markdown.push_str("\n\n");
-        markdown.push_str(&spaces);
-    }
-    Some(HoverResult { range, markdown: finish_hover(markdown, costs) })
+    let mut parts = Parts { head: code_block(&ty.to_string()), gpu: Vec::new(), doc: None };
+    parts.gpu.extend(kernel_lines(db, &data, expr, None, full));
+    parts.gpu.extend(space_lines(db, &data, expr, full));
+    Some(HoverResult { range, markdown: finish_hover(parts, costs) })
 }
 
-/// What a short hover leaves to the detail view: the symbolic costs and the regions of
-/// what it shows GPU information for.
-const DETAILS_HINT: &str =
-    "*The derivation (symbolic costs, regions): command \"Weft: Show Hover Details\".*";
+/// A hover before it is laid out: the code block (type or scheme), the GPU lines
+/// (memory, address space, kernels, prediction, and in the detail view regions and
+/// costs) and the documentation.
+struct Parts {
+    head: String,
+    gpu: Vec<String>,
+    doc: Option<String>,
+}
 
-/// The hover's last step: the sections the settings leave out removed, the pointer to
-/// the detail view added to a short hover with GPU information.
-fn finish_hover(markdown: String, costs: &CostConfig) -> String {
-    let mut markdown = without_hidden_sections(&markdown, costs);
-    let gpu = ["**Kernel**", "**Predicted**", "**Memory**"].iter().any(|s| markdown.contains(s));
-    if !costs.full_hovers && gpu {
-        markdown.push_str("\n\n");
-        markdown.push_str(DETAILS_HINT);
-    }
+/// What a short hover leaves to the detail view (the symbolic costs and the regions of
+/// what it shows GPU information for), and how to open it in each client; VS Code's
+/// makes this line a link that opens it (editors/vscode, `provideHover`).
+const DETAILS_HINT: &str =
+    "*Derivation: command \"Weft: Show Hover Details\" (Neovim: `:WeftDetails`).*";
+
+/// The lines a short hover may take: an 80x24 float (as Neovim shows it: code fences
+/// hidden, each line wrapped at 80 columns).
+const FLOAT_LINES: usize = 24;
+const FLOAT_COLUMNS: usize = 80;
+
+/// The lines `markdown` takes in an 80-column float.
+fn float_lines(markdown: &str) -> usize {
     markdown
+        .lines()
+        .filter(|l| !l.starts_with("```"))
+        .map(|l| l.trim_end().chars().count().div_ceil(FLOAT_COLUMNS).max(1))
+        .sum()
+}
+
+/// The hover's layout. Short: the code block, then the GPU lines as one paragraph (hard
+/// line breaks) with the prediction first, then the documentation, cut to what fits the
+/// float with the pointer to the detail view. Full (the detail view): the code block,
+/// the documentation, then each GPU section as a paragraph. The sections the settings
+/// leave out are removed in both.
+fn finish_hover(parts: Parts, costs: &CostConfig) -> String {
+    let gpu: Vec<String> = parts
+        .gpu
+        .iter()
+        .map(|g| without_hidden_sections(g, costs))
+        .filter(|g| !g.is_empty())
+        .collect();
+    if costs.full_hovers {
+        let mut out = parts.head;
+        for part in parts.doc.iter().chain(&gpu) {
+            out.push_str("\n\n");
+            out.push_str(part);
+        }
+        return out;
+    }
+    let mut lines: Vec<&str> =
+        gpu.iter().flat_map(|g| g.lines()).filter(|l| !l.is_empty()).collect();
+    // The prediction first: it is what a float must not cut off.
+    lines.sort_by_key(|l| !l.starts_with("**Predicted**"));
+    let mut out = parts.head;
+    if !lines.is_empty() {
+        out.push_str("\n\n");
+        out.push_str(&lines.join("  \n"));
+    }
+    let hint = (!lines.is_empty()).then_some(DETAILS_HINT);
+    if let Some(doc) = parts.doc {
+        let left = FLOAT_LINES
+            .saturating_sub(float_lines(&out) + 1)
+            .saturating_sub(hint.map_or(0, |h| float_lines(h) + 1));
+        out.push_str("\n\n");
+        out.push_str(&fit_lines(&doc, left));
+    }
+    if let Some(hint) = hint {
+        out.push_str("\n\n");
+        out.push_str(hint);
+    }
+    out
+}
+
+/// `text` cut to its lines that fit `left` float lines, with `…` when cut.
+fn fit_lines(text: &str, left: usize) -> String {
+    if float_lines(text) <= left {
+        return text.to_owned();
+    }
+    let mut kept: Vec<&str> = Vec::new();
+    for line in text.lines() {
+        if float_lines(&kept.join("\n")) + float_lines(line) + 1 > left {
+            break;
+        }
+        kept.push(line);
+    }
+    while kept.last().is_some_and(|l| l.trim().is_empty()) {
+        kept.pop();
+    }
+    let mut out = kept.join("\n");
+    out.push_str(if out.is_empty() { "…" } else { " …" });
+    out
 }
 
 /// `markdown` without the lines of the sections `costs.hover_sections` leaves out.
@@ -124,12 +192,14 @@ fn without_hidden_sections(markdown: &str, costs: &CostConfig) -> String {
     paragraphs.join("\n\n")
 }
 
-/// `**Address space**: `local` (`t_3`) — why`, one line per kernel that materialises
-/// the value of `expr` in its own memory (address-space inference, seed 000).
-fn space_section(db: &RootDatabase, data: &DefData, expr: ExprId) -> Option<String> {
+/// `**Address space**: `local` (`t_3`) — why`, per kernel that materialises the value
+/// of `expr` in its own memory (address-space inference, seed 000): one line each in the
+/// detail view, the first one (and how many more) in a short hover.
+fn space_lines(db: &RootDatabase, data: &DefData, expr: ExprId, full: bool) -> Vec<String> {
     let chain = call_chain(&data.body, expr);
     let search = kernels_materialising(db, &data.loc, &|e| chain.contains(&e), HOVER_BUDGET);
     let mut lines: Vec<String> = Vec::new();
+    let mut kernels: Vec<&str> = Vec::new();
     let several = search.uses.iter().any(|u| u.entry != search.uses[0].entry);
     // Kernels for hovers are compiled without positions (so moving text recompiles
     // nothing): the line comes from this def's source map.
@@ -147,103 +217,194 @@ fn space_section(db: &RootDatabase, data: &DefData, expr: ExprId) -> Option<Stri
         if !lines.contains(&line) {
             lines.push(line);
         }
+        if !kernels.contains(&use_.kernel.as_str()) {
+            kernels.push(&use_.kernel);
+        }
     }
-    lines.truncate(MAX_KERNEL_LINES);
-    (!lines.is_empty()).then(|| lines.join("\n\n"))
+    if full {
+        lines.truncate(MAX_KERNEL_LINES);
+        return lines;
+    }
+    match lines.first() {
+        Some(first) if kernels.len() > 1 => {
+            vec![format!("{first} (and {} more kernels)", kernels.len() - 1)]
+        }
+        Some(first) => vec![first.clone()],
+        None => Vec::new(),
+    }
 }
 
-/// How many kernel lines a hover shows at most.
+/// How many kernel lines a detail view shows at most.
 const MAX_KERNEL_LINES: usize = 4;
 
-/// `**Kernel**: `NAME` — ROLE`, one line per kernel computing `expr` (or the call it
-/// is the function of), with the entry when the kernels come from several; nothing
-/// when no kernel computes it (a file with errors, a def no entry uses). This compiles
-/// the two smallest entries using the def (once per edit of a body, never for
-/// diagnostics), none too large to compile in a few milliseconds.
-/// With `costs`, each kernel's launch cost and predicted time follow its line.
-fn kernel_section(
+/// How many kernel lines a short hover shows at most.
+const MAX_SHORT_KERNEL_LINES: usize = 2;
+
+/// The kernels computing `expr` (or the call it is the function of); nothing when no
+/// kernel computes it (a file with errors, a def no entry uses). This compiles the two
+/// smallest entries using the def (once per edit of a body, never for diagnostics),
+/// none too large to compile in a few milliseconds.
+///
+/// Short (`!full`): the prediction of the kernels of the first entry that run at its
+/// prediction's sizes, then their `**Kernel**: `NAME` — ROLE` lines (at most two), then
+/// how many more there are (other versions, other entries). Full: one line per kernel
+/// (at most four), with the entry when they come from several and the condition of a
+/// version, then with `costs`, each kernel's launch cost and predicted time.
+fn kernel_lines(
     db: &RootDatabase,
     data: &DefData,
     expr: ExprId,
     costs: Option<&CostConfig>,
     full: bool,
-) -> Option<String> {
+) -> Vec<String> {
     let chain = call_chain(&data.body, expr);
     let search = kernels_computing(db, &data.loc, &|e| chain.contains(&e), HOVER_BUDGET);
     if search.uses.is_empty()
         && let Some((entry, size)) = search.too_large.first()
     {
-        return Some(format!(
+        return vec![format!(
             "**Kernel**: not compiled for a hover: entry `{entry}` is too large ({size} core \
              expressions once its calls are inlined)"
-        ));
+        )];
     }
-    let mut lines: Vec<(&str, &str, &str)> = Vec::new();
-    let mut conditions: Vec<Option<String>> = Vec::new();
-    let mut cost_lines: Vec<String> = Vec::new();
+    // Each kernel once: (entry, kernel, role, its index, its file).
+    let mut kernels: Vec<(&str, &str, &str, usize, weft_hir::SourceFile)> = Vec::new();
     for use_ in &search.uses {
-        let line = (use_.entry.as_str(), use_.kernel.as_str(), use_.role.as_str());
-        if !lines.contains(&line) {
-            lines.push(line);
-            // A kernel of one of the middle end's versions (or of a branch) says when
-            // it runs: the hover of versioned code lists every version's kernels.
-            conditions.push(crate::costs::kernel_condition(
-                db,
-                use_.file,
-                &use_.entry,
-                use_.kernel_idx,
-            ));
-            if let Some(config) = costs
-                && cost_lines.len() < MAX_KERNEL_LINES
-                && let Some(cost) =
-                    crate::costs::kernel_line(db, use_.file, &use_.entry, use_.kernel_idx, config)
-                && !cost_lines.contains(&cost)
-            {
-                cost_lines.push(cost);
-            }
+        let line = (
+            use_.entry.as_str(),
+            use_.kernel.as_str(),
+            use_.role.as_str(),
+            use_.kernel_idx,
+            use_.file,
+        );
+        if !kernels.iter().any(|k| (k.0, k.1, k.2) == (line.0, line.1, line.2)) {
+            kernels.push(line);
         }
     }
-    let first_entry = lines.first()?.0;
-    let several_entries = lines.iter().any(|(entry, _, _)| *entry != first_entry);
-    let mut out: Vec<String> = lines
+    let Some(&(first_entry, ..)) = kernels.first() else { return Vec::new() };
+    let several_entries = kernels.iter().any(|k| k.0 != first_entry);
+    let condition = |k: &(&str, &str, &str, usize, weft_hir::SourceFile)| {
+        crate::costs::kernel_condition(db, k.4, k.0, k.3)
+    };
+    // A strategy picked per run by predicted time: the comparison is the detail view's.
+    let shown_role = |role: &str| -> String {
+        match role.find(" (weft-cost") {
+            Some(cut) if !full => role[..cut].to_owned(),
+            _ => role.to_owned(),
+        }
+    };
+    let line = |k: &(&str, &str, &str, usize, weft_hir::SourceFile), with_entry: bool| {
+        let entry = if with_entry { format!(" (entry `{}`)", k.0) } else { String::new() };
+        let when = match condition(k) {
+            Some(condition) => format!(" (when {condition})"),
+            None => String::new(),
+        };
+        format!("**Kernel**: `{}`{entry}{when} — {}", k.1, shown_role(k.2))
+    };
+    if full {
+        let mut out: Vec<String> =
+            kernels.iter().take(MAX_KERNEL_LINES).map(|k| line(k, several_entries)).collect();
+        if kernels.len() > MAX_KERNEL_LINES {
+            out.push(format!("**Kernel**: … and {} more", kernels.len() - MAX_KERNEL_LINES));
+        }
+        if let Some(config) = costs {
+            let mut cost_lines: Vec<String> = Vec::new();
+            for k in &kernels {
+                if cost_lines.len() >= MAX_KERNEL_LINES {
+                    break;
+                }
+                if let Some(cost) = crate::costs::kernel_line(db, k.4, k.0, k.3, config)
+                    && !cost_lines.contains(&cost)
+                {
+                    cost_lines.push(cost);
+                }
+            }
+            out.extend(cost_lines);
+        }
+        return out;
+    }
+    // The first entry's kernels that run at its prediction's sizes (all of its kernels
+    // when none is known to).
+    let of_first: Vec<&(&str, &str, &str, usize, weft_hir::SourceFile)> =
+        kernels.iter().filter(|k| k.0 == first_entry).collect();
+    let running: Vec<&(&str, &str, &str, usize, weft_hir::SourceFile)> = of_first
         .iter()
-        .zip(&conditions)
-        .take(MAX_KERNEL_LINES)
-        .map(|((entry, kernel, role), condition)| {
-            let entry = if several_entries { format!(" (entry `{entry}`)") } else { String::new() };
-            let entry = match condition {
-                Some(condition) => format!("{entry} (when {condition})"),
-                None => entry,
-            };
-            // A strategy picked per run by predicted time: the comparison is the detail
-            // view's.
-            let role = match role.find(" (weft-cost") {
-                Some(cut) if !full => &role[..cut],
-                _ => role,
-            };
-            format!("**Kernel**: `{kernel}`{entry} — {role}")
+        .copied()
+        .filter(|k| {
+            costs.is_none_or(|config| {
+                crate::costs::kernel_runs(db, k.4, k.0, k.3, config) != Some(false)
+            })
         })
         .collect();
-    if lines.len() > MAX_KERNEL_LINES {
-        out.push(format!("**Kernel**: … and {} more", lines.len() - MAX_KERNEL_LINES));
+    let running = if running.is_empty() { of_first } else { running };
+    let mut out = Vec::new();
+    if let Some(config) = costs {
+        let idxs: Vec<usize> = running.iter().map(|k| k.3).collect();
+        if let Some(prediction) =
+            crate::costs::kernels_prediction(db, running[0].4, first_entry, &idxs, config)
+        {
+            out.push(if several_entries {
+                prediction.replacen(
+                    "**Predicted**:",
+                    &format!("**Predicted** (entry `{first_entry}`):"),
+                    1,
+                )
+            } else {
+                prediction
+            });
+        }
     }
-    out.extend(cost_lines);
-    Some(out.join("\n\n"))
+    out.extend(running.iter().take(MAX_SHORT_KERNEL_LINES).map(|k| line(k, false)));
+    let more = kernels.len() - running.len().min(MAX_SHORT_KERNEL_LINES);
+    if more > 0 {
+        let mut others: Vec<String> = Vec::new();
+        if kernels.iter().any(|k| k.0 == first_entry && !running.contains(&k)) {
+            others.push("versions for other sizes".to_owned());
+        }
+        let mut entries: Vec<&str> =
+            kernels.iter().map(|k| k.0).filter(|e| *e != first_entry).collect();
+        entries.dedup();
+        if !entries.is_empty() {
+            let list: Vec<String> = entries.iter().map(|e| format!("`{e}`")).collect();
+            others.push(format!(
+                "entr{} {}",
+                if list.len() == 1 { "y" } else { "ies" },
+                list.join(", ")
+            ));
+        }
+        let why =
+            if others.is_empty() { String::new() } else { format!(": {}", others.join("; ")) };
+        out.push(format!("**Kernel**: … and {more} more{why} (the detail view lists them)"));
+    }
+    out
 }
 
-fn describe(db: &RootDatabase, definition: &Definition, full: bool) -> Option<String> {
+/// A hover's parts for what the cursor names: its scheme or type, its documentation,
+/// and for an array binding its memory, address space and (in the detail view) regions.
+fn describe(db: &RootDatabase, definition: &Definition, costs: &CostConfig) -> Option<Parts> {
+    let full = costs.full_hovers;
     match definition {
         Definition::Local { def, pat } => {
             let id = DefId::new(db, def.clone());
             let (body, _) = weft_hir::body_with_source_map(db, id);
             let weft_hir::Pat::Bind { name } = &body.pats[*pat] else { return None };
             let ty = infer(db, id).pat_ty(*pat);
-            let mut out = code_block(&format!("{name} : {ty}"));
+            let mut parts =
+                Parts { head: code_block(&format!("{name} : {ty}")), gpu: Vec::new(), doc: None };
             if contains_array(&ty)
                 && let Some(memory) = memory_section(db, def, *pat)
             {
-                out.push_str("\n\n");
-                out.push_str(&memory);
+                parts.gpu.push(memory);
+            }
+            // An entry's array input: the address space its kernels read it in.
+            let param = body.params.contains(pat).then_some(name.as_str());
+            if contains_array(&ty)
+                && def.kind == DefKind::Entry
+                && let Some(name) = param
+                && crate::costs::entry_budget_ok(db, def)
+                && let Some(space) = crate::costs::input_space(db, def, name)
+            {
+                parts.gpu.push(space);
             }
             // A let-bound array materialised inside a kernel: its address space.
             let value = body.exprs.iter().find_map(|(_, e)| match e {
@@ -252,20 +413,17 @@ fn describe(db: &RootDatabase, definition: &Definition, full: bool) -> Option<St
             });
             if contains_array(&ty)
                 && let Some(value) = value
-                && let Some(spaces) = space_section(db, &DefData::new(db, def), value)
             {
-                out.push_str("\n\n");
-                out.push_str(&spaces);
+                parts.gpu.extend(space_lines(db, &DefData::new(db, def), value, full));
             }
             // Its region: world, size, lifetime and transfers (the detail view's).
-            if contains_array(&ty) && full {
-                let param = body.params.contains(pat).then_some(name.as_str());
-                if let Some(regions) = region_section(db, def, body, value, param) {
-                    out.push_str("\n\n");
-                    out.push_str(&regions);
-                }
+            if contains_array(&ty)
+                && full
+                && let Some(regions) = region_section(db, def, body, value, param)
+            {
+                parts.gpu.push(regions);
             }
-            Some(out)
+            Some(parts)
         }
         Definition::SizeParam { name, def } => {
             let sig = signature(db, DefId::new(db, def.clone()));
@@ -279,7 +437,11 @@ fn describe(db: &RootDatabase, definition: &Definition, full: bool) -> Option<St
             } else {
                 "size parameter"
             };
-            Some(format!("{}\n\n{what}", code_block(&format!("{name} : i64"))))
+            Some(Parts {
+                head: code_block(&format!("{name} : i64")),
+                gpu: Vec::new(),
+                doc: Some(what.to_owned()),
+            })
         }
         Definition::Def(loc) => {
             let id = DefId::new(db, loc.clone());
@@ -293,18 +455,17 @@ fn describe(db: &RootDatabase, definition: &Definition, full: bool) -> Option<St
                 DefKind::Def => format!("def {}", pretty_scheme(loc.name.as_str(), scheme)),
                 DefKind::Entry => format!("entry {}", pretty_scheme(loc.name.as_str(), scheme)),
             };
-            let mut out = code_block(&header);
-            if let Some(doc) = &sig.doc {
-                out.push_str("\n\n");
-                out.push_str(doc.trim());
-            }
-            Some(out)
+            Some(Parts {
+                head: code_block(&header),
+                gpu: Vec::new(),
+                doc: sig.doc.as_ref().map(|d| d.trim().to_owned()),
+            })
         }
-        Definition::Builtin(builtin) => Some(format!(
-            "{}\n\n{}",
-            code_block(&pretty_scheme(&builtin.name(), &builtin.scheme())),
-            builtin.description()
-        )),
+        Definition::Builtin(builtin) => Some(Parts {
+            head: code_block(&pretty_scheme(&builtin.name(), &builtin.scheme())),
+            gpu: Vec::new(),
+            doc: Some(builtin.description().to_owned()),
+        }),
     }
 }
 
@@ -516,6 +677,82 @@ def f (y: f32) (x: f32) : f32 = f32.ata$0n2 y x
         .assert_eq(&details(&host));
     }
 
+    /// A short hover: the type, then the prediction (interval, device and why, sizes and
+    /// where they come from) and the kernel on lines of their own, then the
+    /// documentation, cut to fit an 80x24 float, then where the derivation is.
+    #[test]
+    fn a_short_hover_puts_the_prediction_first_and_fits_a_float() {
+        let mut text = String::from("-- | Scales.\n--\n");
+        for i in 0..40 {
+            text.push_str(&format!("-- Line {i} of a long documentation comment.\n"));
+        }
+        text.push_str("-- ==\n-- random input { [4096]f32 }\n");
+        text.push_str("entry sc$0ale (xs: [n]f32) : [n]f32 = map (\\x -> x * 2f32) xs\n");
+        let fixture = fixture(&text);
+        let hover = fixture.analysis.hover(&fixture.position).unwrap().unwrap().markdown;
+        expect![[r#"
+            ```weft
+            entry scale : [n]f32 -> [n]f32
+            ```
+
+            **Predicted**: 7.02 µs ±9% (6.41–7.63 µs) for its kernels (+ 4.79 µs of transfers) on `NVIDIA H100 80GB HBM3` (the default profile) at n = 4096 (the test block's largest `random input`); memory-bound
+
+            Scales.
+
+            Line 0 of a long documentation comment.
+            Line 1 of a long documentation comment.
+            Line 2 of a long documentation comment.
+            Line 3 of a long documentation comment.
+            Line 4 of a long documentation comment.
+            Line 5 of a long documentation comment.
+            Line 6 of a long documentation comment.
+            Line 7 of a long documentation comment.
+            Line 8 of a long documentation comment.
+            Line 9 of a long documentation comment.
+            Line 10 of a long documentation comment.
+            Line 11 of a long documentation comment.
+            Line 12 of a long documentation comment. …
+
+            *Derivation: command "Weft: Show Hover Details" (Neovim: `:WeftDetails`).*"#]]
+        .assert_eq(&hover);
+        assert!(super::float_lines(&hover) <= 24);
+        // On the map: its kernel's prediction and its strategy, on lines of their own.
+        let at = text.find("map").unwrap();
+        let position = crate::FilePosition {
+            path: "main.weft".to_owned(),
+            offset: u32::try_from(at - "$0".len()).unwrap().into(),
+        };
+        let hover = fixture.analysis.hover(&position).unwrap().unwrap().markdown;
+        expect![[r#"
+            ```weft
+            map : (a -> r) -> [n]a -> [n]r
+            ```
+
+            **Predicted**: 7.02 µs ±16% (5.89–8.15 µs) per launch of its kernel on `NVIDIA H100 80GB HBM3` (the default profile) at n = 4096 (the test block's largest `random input`); memory-bound  
+            **Kernel**: `scale_map_0` — @grid: one work-item per element
+
+            applies a function to every element
+
+            *Derivation: command "Weft: Show Hover Details" (Neovim: `:WeftDetails`).*"#]]
+        .assert_eq(&hover);
+    }
+
+    /// An input every work-item reads alike, of a size known when compiling, is in
+    /// constant memory: its hover says so, on one line.
+    #[test]
+    fn an_input_in_constant_memory_says_so() {
+        let fixture = fixture(
+            r#"
+entry horner8 (c$0: [8]f32) (xs: [n]f32) : [n]f32 =
+  map (\x -> loop acc = 0f32 for i < 8 do acc * x + c[i]) xs
+"#,
+        );
+        let hover = fixture.analysis.hover(&fixture.position).unwrap().unwrap().markdown;
+        let line = hover.lines().find(|l| l.starts_with("**Address space**")).unwrap_or(&hover);
+        expect!["**Address space**: constant memory in kernel `horner8_map_0` (a small input every work-item reads alike: `__constant`)"]
+            .assert_eq(line);
+    }
+
     #[test]
     fn local_shows_type_with_sizes() {
         check(
@@ -638,9 +875,9 @@ entry main (xs: [3]f32) : f32 = red$0uce (+) 0f32 xs
 
                 **Kernel**: `main_reduce_total_1` — @grid: multi-stage reduction (second stage)
 
-                **Cost** of `main_reduce_partials_0` (entry `main`): work `8*(3/4) + 4862*max(1, min(⌈3/256⌉, 1024))`, span `10*⌈(3/4)/(max(256*max(1, min(⌈3/256⌉, 1024)), 1))⌉ + 33`; global `16*(3/4) + 1028*max(1, min(⌈3/256⌉, 1024))` bytes, local `4088*max(1, min(⌈3/256⌉, 1024))` bytes; predicted 7.53 µs per launch on `NVIDIA H100 80GB HBM3` (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `main_reduce_partials_0` (entry `main`): work `4862`, span `33`; global `1028` bytes, local `4088` bytes; predicted 7.53 µs ±16% (6.32–8.74 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
 
-                **Cost** of `main_reduce_total_1` (entry `main`): work `8*((max(1, min(⌈3/256⌉, 1024)))/4) + 4862`, span `10*⌈((max(1, min(⌈3/256⌉, 1024)))/4)/256⌉ + 33`; global `16*((max(1, min(⌈3/256⌉, 1024)))/4) + 1028` bytes, local `4088` bytes; predicted 6.43 µs per launch on `NVIDIA H100 80GB HBM3` (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `main_reduce_total_1` (entry `main`): work `4862`, span `33`; global `1028` bytes, local `4088` bytes; predicted 6.43 µs ±16% (5.40–7.47 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -663,7 +900,7 @@ entry h (is: [n]i64) (vs: [n]i32) : [4]i32 = reduce_by_$0index (replicate 4 0) (
 
                 **Kernel**: `h_hist_2` — @grid: one work-item per value, an atomic add into its work-group's bins in local memory, then into the bins
 
-                **Cost** of `h_hist_2` (entry `h`): work `4*max(1, min(⌈n/256⌉, 1024)) + 3*n`, span `5*⌈n/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 5`; global `32*max(1, min(⌈n/256⌉, 1024)) + 12*n` bytes, local `48*max(1, min(⌈n/256⌉, 1024)) + 8*n` bytes; predicted 10.7 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `h_hist_2` (entry `h`): work `4*max(1, min(⌈n/256⌉, 1024)) + 3*n`, span `5*⌈n/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 5`; global `32*max(1, min(⌈n/256⌉, 1024)) + 12*n` bytes, local `48*max(1, min(⌈n/256⌉, 1024)) + 8*n` bytes; predicted 10.7 µs ±16% (8.94–12.4 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -1089,7 +1326,7 @@ entry f (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
 
                 **Kernel**: `f_map_0` — @grid: one work-item per element
 
-                **Cost** of `f_map_0` (entry `f`): work `n`, span `3*⌈n/(max(256*⌈n/1024⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `f_map_0` (entry `f`): work `n`, span `3*⌈n/(max(256*⌈n/1024⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs ±16% (7.27–10.1 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -1110,7 +1347,7 @@ entry dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (ma$0p2 (*) xs ys)
 
                 **Kernel**: `dot_reduce_partials_0` — fused into this kernel (a pull array: no memory)
 
-                **Cost** of `dot_reduce_partials_0` (entry `dot`): work `15*(n/4) + 5118*max(1, min(⌈n/256⌉, 1024))`, span `17*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 34`; global `32*(n/4) + 2052*max(1, min(⌈n/256⌉, 1024))` bytes, local `4088*max(1, min(⌈n/256⌉, 1024))` bytes; predicted 9.65 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `dot_reduce_partials_0` (entry `dot`): work `15*(n/4) + 5118*max(1, min(⌈n/256⌉, 1024))`, span `17*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 34`; global `32*(n/4) + 2052*max(1, min(⌈n/256⌉, 1024))` bytes, local `4088*max(1, min(⌈n/256⌉, 1024))` bytes; predicted 9.65 µs ±16% (8.10–11.2 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -1133,9 +1370,9 @@ entry sum (xs: [n]f32) : f32 = red$0uce (+) 0f32 xs
 
                 **Kernel**: `sum_reduce_total_1` — @grid: multi-stage reduction (second stage)
 
-                **Cost** of `sum_reduce_partials_0` (entry `sum`): work `8*(n/4) + 4862*max(1, min(⌈n/256⌉, 1024))`, span `10*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 33`; global `16*(n/4) + 1028*max(1, min(⌈n/256⌉, 1024))` bytes, local `4088*max(1, min(⌈n/256⌉, 1024))` bytes; predicted 7.53 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `sum_reduce_partials_0` (entry `sum`): work `8*(n/4) + 4862*max(1, min(⌈n/256⌉, 1024))`, span `10*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 33`; global `16*(n/4) + 1028*max(1, min(⌈n/256⌉, 1024))` bytes, local `4088*max(1, min(⌈n/256⌉, 1024))` bytes; predicted 7.53 µs ±16% (6.32–8.74 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
 
-                **Cost** of `sum_reduce_total_1` (entry `sum`): work `8*((max(1, min(⌈n/256⌉, 1024)))/4) + 4862`, span `10*⌈((max(1, min(⌈n/256⌉, 1024)))/4)/256⌉ + 33`; global `16*((max(1, min(⌈n/256⌉, 1024)))/4) + 1028` bytes, local `4088` bytes; predicted 6.43 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `sum_reduce_total_1` (entry `sum`): work `8*((max(1, min(⌈n/256⌉, 1024)))/4) + 4862`, span `10*⌈((max(1, min(⌈n/256⌉, 1024)))/4)/256⌉ + 33`; global `16*((max(1, min(⌈n/256⌉, 1024)))/4) + 1028` bytes, local `4088` bytes; predicted 6.43 µs ±16% (5.40–7.47 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -1185,9 +1422,9 @@ entry b (xs: [n]f32) : f32 = reduce (+) 0f32 (sq xs)
 
                 **Kernel**: `b_reduce_partials_0` (entry `b`) — fused into this kernel (a pull array: no memory)
 
-                **Cost** of `a_map_0` (entry `a`): work `n`, span `3*⌈n/(max(256*⌈n/1024⌉, 1))⌉`; global `12*n` bytes; predicted 10.4 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `a_map_0` (entry `a`): work `n`, span `3*⌈n/(max(256*⌈n/1024⌉, 1))⌉`; global `12*n` bytes; predicted 10.4 µs ±16% (8.69–12.0 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
 
-                **Cost** of `b_reduce_partials_0` (entry `b`): work `15*(n/4) + 5118*max(1, min(⌈n/256⌉, 1024))`, span `17*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 34`; global `32*(n/4) + 2052*max(1, min(⌈n/256⌉, 1024))` bytes, local `4088*max(1, min(⌈n/256⌉, 1024))` bytes; predicted 9.65 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `b_reduce_partials_0` (entry `b`): work `15*(n/4) + 5118*max(1, min(⌈n/256⌉, 1024))`, span `17*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 34`; global `32*(n/4) + 2052*max(1, min(⌈n/256⌉, 1024))` bytes, local `4088*max(1, min(⌈n/256⌉, 1024))` bytes; predicted 9.65 µs ±16% (8.10–11.2 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -1209,7 +1446,7 @@ def broken (x: i32) : i32 = x + true
 
                 **Kernel**: `f_map_0` — @grid: one work-item per element
 
-                **Cost** of `f_map_0` (entry `f`): work `n`, span `3*⌈n/(max(256*⌈n/1024⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs per launch on `NVIDIA H100 80GB HBM3` at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `f_map_0` (entry `f`): work `n`, span `3*⌈n/(max(256*⌈n/1024⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs ±16% (7.27–10.1 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }

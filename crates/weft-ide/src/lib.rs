@@ -64,7 +64,7 @@ pub use crate::gpu_run::{EntryRun, GpuInput, GpuRun};
 pub use crate::hover::HoverResult;
 pub use crate::inlay_hints::{InlayHint, InlayKind};
 pub use crate::semantic_tokens::{HighlightModifier, HighlightTag, HighlightedRange};
-pub use crate::show_kernel::{KernelLink, KernelView};
+pub use crate::show_kernel::{KernelLink, KernelView, LineLink};
 pub use crate::signature_help::SignatureHelp;
 pub use crate::workspace_symbols::WorkspaceSymbol;
 pub use salsa::Cancelled;

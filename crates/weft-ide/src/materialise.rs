@@ -216,7 +216,7 @@ fn re_read(
         };
         let Some(costs) = entry_costs(db, DefId::new(db, entry.clone())) else { continue };
         let Some(kernel) = costs.kernels.get(use_.kernel_idx) else { continue };
-        let env = size_env(db, &entry, &costs.inputs);
+        let env = size_env(db, &entry, &costs.inputs, None);
         let sizes = |v: Var| env.get(v);
         for launch in costs.costs.launches.iter().filter(|l| l.kernel as usize == use_.kernel_idx) {
             let reads: Vec<_> = launch

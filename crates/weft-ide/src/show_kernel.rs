@@ -9,10 +9,13 @@
 //! The text is compiled again with source positions ([`compile_entry`]) and printed
 //! by `weft_opencl::print_kernel`, whose first line is the kernel's doc line; a comment
 //! above each kernel names its entry and the role of the expression in it.
+//!
+//! Every line of generated code that computes part of the source is linked to the
+//! source expression it computes ([`LineLink`], from the back end's
+//! `print_kernel_with_origins`), so that an editor colours the two alike and follows
+//! the cursor from one to the other (Compiler Explorer's colour linking).
 
-use std::fmt::Write as _;
-
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 use weft_hir::{DefKind, DefLoc, RootDatabase, SourceFile};
 use weft_syntax::{TextRange, TextSize};
 
@@ -32,9 +35,61 @@ pub struct KernelView {
     /// (`dot/dot.cl` for entry `dot` of `dot.weft`).
     pub name: String,
     pub text: String,
-    /// Which lines of `text` hold each kernel and which source expressions it computes,
-    /// for an editor to highlight one from the other (Compiler Explorer's colours).
+    /// Which lines of `text` hold each kernel and which source expressions it computes.
     pub links: Vec<KernelLink>,
+    /// Per line of `text` that computes part of the source, the source expression it
+    /// computes, in line order: for an editor to highlight one from the other.
+    pub lines: Vec<LineLink>,
+}
+
+/// One line of a [`KernelView`] and the source expression it computes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineLink {
+    /// The line in the view, 0-based.
+    pub line: u32,
+    pub source: crate::FileRange,
+}
+
+/// Generated text being assembled, with the origin of each of its lines.
+#[derive(Default)]
+struct ViewText {
+    text: String,
+    origins: Vec<Option<weft_core::Origin>>,
+}
+
+impl ViewText {
+    /// Lines computing nothing of the source (`text` ends with a newline or is empty).
+    fn comment(&mut self, text: &str) {
+        self.text.push_str(text);
+        self.origins.resize(self.text.lines().count(), None);
+    }
+
+    fn push(&mut self, printed: weft_opencl::Printed) {
+        self.text.push_str(&printed.text);
+        self.origins.extend(printed.origins);
+    }
+
+    /// The [`LineLink`]s of the lines with an origin the source map finds.
+    fn line_links(&self, db: &RootDatabase) -> Vec<LineLink> {
+        let mut sources: FxHashMap<weft_core::Origin, Option<crate::FileRange>> =
+            FxHashMap::default();
+        let mut out = Vec::new();
+        for (idx, origin) in self.origins.iter().enumerate() {
+            let Some(origin) = origin else { continue };
+            let source = sources
+                .entry(origin.clone())
+                .or_insert_with(|| {
+                    let data = DefData::new(db, &origin.def);
+                    let range = data.source_map.expr_range(origin.expr)?;
+                    Some(crate::FileRange { path: origin.def.file.path(db).clone(), range })
+                })
+                .clone();
+            if let (Some(source), Ok(line)) = (source, u32::try_from(idx)) {
+                out.push(LineLink { line, source });
+            }
+        }
+        out
+    }
 }
 
 /// One kernel of a [`KernelView`] and the source it comes from.
@@ -156,6 +211,7 @@ fn blocked_view(db: &RootDatabase, loc: &DefLoc) -> Option<KernelView> {
         name: format!("{}/{}.cl", file_stem(db, loc.file), loc.name),
         text: format!("// Weft: no kernels for entry `{}`: {why}\n", loc.name),
         links: Vec::new(),
+        lines: Vec::new(),
     })
 }
 
@@ -164,72 +220,97 @@ fn whole_entry(db: &RootDatabase, loc: &DefLoc) -> Option<KernelView> {
         return blocked_view(db, loc);
     };
     let name = format!("{}/{}.cl", file_stem(db, loc.file), loc.name);
+    let mut view = ViewText::default();
     let mut links = Vec::new();
-    let text = match compiled {
+    match compiled {
         Ok(compiled) => {
-            let text = format!(
+            view.comment(&format!(
                 "// Weft: the OpenCL program of entry `{}` ({}), {} kernel{}: the kernels first, \
-             then the helpers they call (which the device compiles before them)\n\n{}",
+             then the helpers they call (which the device compiles before them)\n\n",
                 loc.name,
                 loc.file.path(db),
                 compiled.kernels.len(),
                 if compiled.kernels.len() == 1 { "" } else { "s" },
-                kernels_first(&compiled.plan.source)
-            );
+            ));
+            view.push(kernels_first(weft_opencl::print_program_with_origins(&compiled)));
             let kernels = compiled.kernels.iter().map(|k| (k.name.as_str(), &k.origins[..]));
-            links = kernel_links(db, &text, kernels);
-            text
+            links = kernel_links(db, &view.text, kernels);
         }
         Err(message) => {
-            format!("// Weft: entry `{}` cannot be compiled:\n// {message}\n", loc.name)
+            view.comment(&format!(
+                "// Weft: entry `{}` cannot be compiled:\n// {message}\n",
+                loc.name
+            ));
         }
-    };
-    Some(KernelView { name, text, links })
+    }
+    let lines = view.line_links(db);
+    Some(KernelView { name, text: view.text, links, lines })
 }
 
 /// An OpenCL program with its kernels first, then the rest (pragmas, run-time error
 /// helpers, the defs the kernels call), each top-level declaration with the comments
 /// above it: a reader looks for the kernels, and the program puts 40 lines of helpers
-/// before them. The lines are the program's, only reordered.
-fn kernels_first(source: &str) -> String {
-    let mut kernels = String::new();
-    let mut helpers = String::new();
-    let mut item = String::new();
+/// before them. The lines are the program's, only reordered, each keeping its origin.
+fn kernels_first(program: weft_opencl::Printed) -> weft_opencl::Printed {
+    type Lines = Vec<(String, Option<weft_core::Origin>)>;
+    let mut kernels: Lines = Vec::new();
+    let mut helpers: Lines = Vec::new();
+    let mut item: Lines = Vec::new();
     let mut depth = 0i64;
-    for line in source.lines() {
-        item.push_str(line);
-        item.push('\n');
+    let all_origins = program.origins.clone();
+    let mut origins = program.origins.into_iter();
+    // Blank lines before a declaration are not kept (one is written after each).
+    let take = |item: &mut Lines, out: &mut Lines| {
+        let blank = item.iter().take_while(|(l, _)| l.is_empty()).count();
+        out.extend(item.drain(..).skip(blank));
+        out.push((String::new(), None));
+    };
+    for line in program.text.lines() {
+        item.push((line.to_owned(), origins.next().flatten()));
         let opens = line.matches('{').count();
         let closes = line.matches('}').count();
         depth += i64::try_from(opens).unwrap_or(0) - i64::try_from(closes).unwrap_or(0);
         // A top-level declaration ends where its braces close.
         if depth <= 0 && closes > 0 {
             depth = 0;
-            let is_kernel = item.lines().any(|l| l.starts_with("__kernel "));
-            let out = if is_kernel { &mut kernels } else { &mut helpers };
-            out.push_str(item.trim_start_matches('\n'));
-            out.push('\n');
-            item.clear();
+            let is_kernel = item.iter().any(|(l, _)| l.starts_with("__kernel "));
+            take(&mut item, if is_kernel { &mut kernels } else { &mut helpers });
         }
     }
-    helpers.push_str(item.trim_start_matches('\n'));
     if kernels.is_empty() {
-        return source.to_owned();
+        // An entry computed on the host: the program as it is.
+        return weft_opencl::Printed { text: program.text, origins: all_origins };
     }
-    format!("{kernels}// Helpers called by the kernels\n\n{}", helpers.trim_end_matches('\n'))
+    let blank = item.iter().take_while(|(l, _)| l.is_empty()).count();
+    helpers.extend(item.into_iter().skip(blank));
+    while helpers.last().is_some_and(|(l, _)| l.is_empty()) {
+        helpers.pop();
+    }
+    let mut lines = kernels;
+    lines.push(("// Helpers called by the kernels".to_owned(), None));
+    lines.push((String::new(), None));
+    lines.extend(helpers);
+    let mut text = String::new();
+    let mut out_origins = Vec::new();
+    for (line, origin) in lines {
+        text.push_str(&line);
+        text.push('\n');
+        out_origins.push(origin);
+    }
+    weft_opencl::Printed { text, origins: out_origins }
 }
 
 /// The text of every kernel in `uses` (each once), under a title.
 fn kernels_text(db: &RootDatabase, title: &str, search: &KernelSearch) -> Option<KernelView> {
     let uses = &search.uses;
     let first = uses.first()?;
-    let mut text = format!("// Weft: {title}\n");
+    let mut view = ViewText::default();
+    view.comment(&format!("// Weft: {title}\n"));
     for (entry, size) in &search.too_large {
-        let _ = writeln!(
-            text,
+        view.comment(&format!(
             "// (entry `{entry}` is not shown: too large to compile in the editor, {size} core \
-             expressions once its calls are inlined)"
-        );
+             expressions once its calls are inlined)\n"
+        ));
     }
     let mut shown: FxHashSet<(SourceFile, &str, usize)> = FxHashSet::default();
     let mut compiled: Vec<(SourceFile, &str, Option<Compiled>)> = Vec::new();
@@ -244,34 +325,32 @@ fn kernels_text(db: &RootDatabase, title: &str, search: &KernelSearch) -> Option
                 compiled.len() - 1
             }
         };
-        let _ = write!(
-            text,
+        view.comment(&format!(
             "\n// kernel `{}` of entry `{}` ({}): {}\n",
             use_.kernel,
             use_.entry,
             use_.file.path(db),
             use_.role
-        );
+        ));
         match &compiled[idx].2 {
             Some(Ok(entry)) => match entry.kernels.get(use_.kernel_idx) {
                 Some(kernel) if kernel.name == use_.kernel => {
-                    text.push_str(&weft_opencl::print_kernel(entry, use_.kernel_idx));
+                    view.push(weft_opencl::print_kernel_with_origins(entry, use_.kernel_idx));
                 }
                 // The file changed between the two compilations (an edit cancels this
                 // read, so this is only a back end that is not deterministic).
-                _ => text.push_str("// (this kernel is no longer generated)\n"),
+                _ => view.comment("// (this kernel is no longer generated)\n"),
             },
-            Some(Err(message)) => {
-                let _ = writeln!(text, "// cannot be compiled: {message}");
-            }
-            None => text.push_str("// (this entry is no longer compiled)\n"),
+            Some(Err(message)) => view.comment(&format!("// cannot be compiled: {message}\n")),
+            None => view.comment("// (this entry is no longer compiled)\n"),
         }
     }
     let name = format!("{}/{}/{}.cl", file_stem(db, first.file), first.entry, first.kernel);
     let kernels = compiled.iter().filter_map(|(_, _, c)| c.as_ref()?.as_ref().ok());
     let kernels = kernels.flat_map(|c| c.kernels.iter().map(|k| (k.name.as_str(), &k.origins[..])));
-    let links = kernel_links(db, &text, kernels);
-    Some(KernelView { name, text, links })
+    let links = kernel_links(db, &view.text, kernels);
+    let lines = view.line_links(db);
+    Some(KernelView { name, text: view.text, links, lines })
 }
 
 /// The file name without folders and extension, for virtual document names.
@@ -327,6 +406,143 @@ mod tests {
             }
         }
         expect.assert_eq(&actual);
+    }
+
+    /// The linked lines of the view in runs of consecutive lines linked to one source
+    /// expression: the run's lines, its first line's text, the source text.
+    fn check_line_links(text: &str, expect: Expect) {
+        let fixture = fixture(text);
+        let view = fixture.analysis.show_kernel(&fixture.position).unwrap().unwrap();
+        let lines: Vec<&str> = view.text.lines().collect();
+        let mut runs: Vec<(u32, u32, &crate::FileRange)> = Vec::new();
+        for link in &view.lines {
+            match runs.last_mut() {
+                Some((_, last, source)) if *last + 1 == link.line && **source == link.source => {
+                    *last = link.line;
+                }
+                _ => runs.push((link.line, link.line, &link.source)),
+            }
+        }
+        let mut actual = String::new();
+        for (first, last, source) in runs {
+            let text = fixture.analysis.file_text(&source.path).unwrap().unwrap();
+            let snippet = &text[std::ops::Range::<usize>::from(source.range)];
+            let more = if snippet.contains('\n') { " …" } else { "" };
+            let snippet = format!("{}{more}", snippet.lines().next().unwrap_or(""));
+            let line: String = lines[first as usize].trim().chars().take(40).collect();
+            let lines = format!("{first}-{last}");
+            actual.push_str(&format!("{lines:<7} {line:<40} | {snippet}\n"));
+        }
+        expect.assert_eq(&actual);
+    }
+
+    /// Compiler Explorer links lines, not whole kernels: each line of generated code
+    /// that computes part of the source is linked to the expression it computes.
+    #[test]
+    fn each_line_is_linked_to_the_expression_it_computes() {
+        check_line_links(
+            r#"
+entry s$0cale (a: f32) (xs: [n]f32) : [n]f32 =
+  map (\x ->
+         let y = a * x
+         in y + 1f32)
+      xs
+"#,
+            expect![[r#"
+                9-9     for (long i_4 = get_global_id(0); i_4 <  | map (\x -> …
+                10-10   float y_6 = a_5 * xs_2[i_4];             | a * x
+                11-12   float v_7 = y_6 + 1e0f;                  | y + 1f32
+            "#]],
+        );
+        check_line_links(
+            r#"
+entry dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (ma$0p2 (\x y -> x * y) xs ys)
+"#,
+            expect![[r#"
+                12-18   long t_7 = (long)get_local_id(0);        | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                19-19   float v_17 = xs_2[base_16] * ys_3[base_1 | x * y
+                20-22   float r_18;                              | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                23-23   float v_20 = xs_2[base_16 + 1] * ys_3[ba | x * y
+                24-26   float r_21;                              | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                27-27   float v_23 = xs_2[base_16 + 2] * ys_3[ba | x * y
+                28-30   float r_24;                              | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                31-31   float v_26 = xs_2[base_16 + 3] * ys_3[ba | x * y
+                32-46   float r_27;                              | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                48-49   long tail_37 = quads_15 * 4 + (long)get_ | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                50-50   float v_38 = xs_2[tail_37] * ys_3[tail_3 | x * y
+                51-53   float v_39 = r_9 + v_38;                 | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                55-59   red_6[t_7] = r_9;                        | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                61-64   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                66-69   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                71-74   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                76-79   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                81-84   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                86-89   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                91-94   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                96-98   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+            "#]],
+        );
+    }
+
+    /// On every entry of every example, the whole program's view links lines of every
+    /// kernel that computes source expressions to source ranges, and only lines of
+    /// the view.
+    #[test]
+    fn every_examples_kernels_have_linked_lines() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+        let mut host = crate::AnalysisHost::new();
+        let mut change = crate::Change::default();
+        let mut names = Vec::new();
+        for dir in [root.clone(), root.join("lib")] {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.extension().is_some_and(|e| e == "weft") {
+                    let name = format!("examples/{}", path.strip_prefix(&root).unwrap().display());
+                    change.set_file(name.clone(), std::fs::read_to_string(&path).unwrap());
+                    names.push(name);
+                }
+            }
+        }
+        host.apply_change(change);
+        let analysis = host.analysis();
+        let mut kernels = 0;
+        for name in &names {
+            let text = analysis.file_text(name).unwrap().unwrap();
+            for (at, _) in text.match_indices("\nentry ") {
+                let offset = u32::try_from(at + "\nentry ".len()).unwrap();
+                let position = crate::FilePosition { path: name.clone(), offset: offset.into() };
+                let Some(view) = analysis.show_kernel(&position).unwrap() else { continue };
+                let n_lines = u32::try_from(view.text.lines().count()).unwrap();
+                assert!(view.lines.windows(2).all(|w| w[0].line < w[1].line), "{name}");
+                for link in &view.lines {
+                    assert!(link.line < n_lines, "{name}: line {} of {n_lines}", link.line);
+                    let source = analysis.file_text(&link.source.path).unwrap().unwrap();
+                    assert!(
+                        usize::from(link.source.range.end()) <= source.len()
+                            && !link.source.range.is_empty(),
+                        "{name}: {:?}",
+                        link.source
+                    );
+                }
+                // A kernel no source expression is known for (a copy the host asks
+                // for, to lay out a result) has nothing to link.
+                for kernel in view.links.iter().filter(|k| !k.sources.is_empty()) {
+                    kernels += 1;
+                    let linked = view.lines.iter().any(|l| kernel.lines.contains(&l.line));
+                    let shown = || {
+                        let range = kernel.lines.start as usize..kernel.lines.end as usize;
+                        view.text.lines().skip(range.start).take(range.len()).collect::<Vec<_>>()
+                    };
+                    assert!(
+                        linked,
+                        "{name}: no line of `{}` is linked: {:#?}",
+                        kernel.kernel,
+                        shown()
+                    );
+                }
+            }
+        }
+        assert!(kernels > 100, "only {kernels} kernels");
     }
 
     #[test]
@@ -414,7 +630,10 @@ entry s$0um (xs: [n]f32) : f32 = reduce (+) 0f32 xs
                     continue;
                 };
                 let source = &compiled.plan.source;
-                let shown = super::kernels_first(source);
+                let printed = weft_opencl::print_program_with_origins(&compiled);
+                let shown = super::kernels_first(printed);
+                assert_eq!(shown.origins.len(), shown.text.lines().count());
+                let shown = shown.text;
                 let mut before: Vec<&str> = source.lines().filter(|l| !l.is_empty()).collect();
                 let mut after: Vec<&str> = shown
                     .lines()

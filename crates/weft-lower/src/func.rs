@@ -192,7 +192,7 @@ impl Kb<'_> {
             // local buffer: keep such defs inlined.
             return Err(LowerError::unsupported("a def that needs kernel arguments", None));
         }
-        let (body, _) = kb.finish_function();
+        let crate::kernel::FunctionBody { body, var_origins } = kb.finish_function();
         let position = callee
             .origins
             .values()
@@ -206,6 +206,7 @@ impl Kb<'_> {
             ret,
             body,
             doc: format!("def `{}`{position}, called with materialised arrays", callee.name),
+            var_origins,
         })
     }
 }

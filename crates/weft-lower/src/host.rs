@@ -318,8 +318,12 @@ impl<'p> Lowerer<'p> {
         }
     }
 
+    /// A kernel builder for the host-level statement being lowered: what it emits
+    /// computes that statement's source expression until a part of it says otherwise.
     pub(crate) fn kb(&self) -> Kb<'p> {
-        Kb::new(self.program, self.position, self.shared.clone())
+        let mut kb = Kb::new(self.program, self.position, self.shared.clone());
+        kb.computing(self.current_origin.clone());
+        kb
     }
 
     pub(crate) fn error_site(&mut self, check: RuntimeCheck<'_>, origin: Option<&Origin>) -> u32 {
@@ -1715,7 +1719,7 @@ fn host_known(v: &HVal) -> Option<Expr> {
     }
 }
 
-fn host_op(op: BinOp, elem: Elem) -> Option<HOp> {
+pub(crate) fn host_op(op: BinOp, elem: Elem) -> Option<HOp> {
     let cmp = match op {
         BinOp::Eq => Some(HOp::Eq),
         BinOp::Neq => Some(HOp::Ne),

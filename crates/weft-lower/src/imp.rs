@@ -272,6 +272,31 @@ impl CExpr {
         }
     }
 
+    /// Calls `f` with every variable and pointer the expression reads, left to right.
+    pub fn visit_vars(&self, f: &mut dyn FnMut(&str)) {
+        match self {
+            CExpr::Var(name) => f(name),
+            CExpr::Int(_) | CExpr::Lit(_) => {}
+            CExpr::Bin(_, a, b) => {
+                a.visit_vars(f);
+                b.visit_vars(f);
+            }
+            CExpr::Not(a) | CExpr::Neg(a) | CExpr::Cast(_, a) => a.visit_vars(f),
+            CExpr::Call(_, args) | CExpr::Invoke { args, .. } => {
+                args.iter().for_each(|a| a.visit_vars(f));
+            }
+            CExpr::Load(ptr, index) => {
+                f(ptr);
+                index.visit_vars(f);
+            }
+            CExpr::Select(c, a, b) => {
+                c.visit_vars(f);
+                a.visit_vars(f);
+                b.visit_vars(f);
+            }
+        }
+    }
+
     /// Whether printing this twice costs nothing (no need for a temporary).
     pub fn is_trivial(&self) -> bool {
         matches!(self, CExpr::Var(_) | CExpr::Int(_) | CExpr::Lit(_))
@@ -490,6 +515,45 @@ pub(crate) fn has_long_loop(cmds: &[Cmd]) -> bool {
     })
 }
 
+/// Records `at` as the origin of the variables `cmd` introduces (and those of its
+/// blocks not recorded when they were emitted), each once: the first origin wins
+/// (`KernelImp::var_origins`, for both code generators).
+pub(crate) fn record_var_origins(
+    cmd: &Cmd,
+    at: &weft_core::Origin,
+    named: &mut rustc_hash::FxHashSet<Rc<str>>,
+    out: &mut Vec<(String, weft_core::Origin)>,
+) {
+    let names: Vec<&Rc<str>> = match cmd {
+        Cmd::Decl { name, .. } | Cmd::Assign { name, .. } => vec![name],
+        Cmd::For { var, .. } | Cmd::ParFor { var, .. } => vec![var],
+        Cmd::Atomic { fetch, .. } => fetch.iter().collect(),
+        Cmd::VectorLoad { lanes, .. } => lanes.iter().collect(),
+        Cmd::Array { .. }
+        | Cmd::Store { .. }
+        | Cmd::If { .. }
+        | Cmd::While { .. }
+        | Cmd::Barrier
+        | Cmd::Fail { .. }
+        | Cmd::Return(_)
+        | Cmd::Exit
+        | Cmd::Unroll
+        | Cmd::Comment(_) => Vec::new(),
+    };
+    for name in names {
+        if named.insert(name.clone()) {
+            out.push((name.to_string(), at.clone()));
+        }
+    }
+    for part in cmd.parts() {
+        if let Part::Body(body) = part {
+            for inner in body {
+                record_var_origins(inner, at, named, out);
+            }
+        }
+    }
+}
+
 /// A kernel of the imperative IR.
 #[derive(Debug, Clone, PartialEq)]
 pub struct KernelImp {
@@ -511,6 +575,10 @@ pub struct KernelImp {
     /// The source expressions the kernel computes, each with its strategy in words
     /// (what the editor's hover shows).
     pub origins: Vec<(weft_core::Origin, String)>,
+    /// The source expression each variable of the body (a private scalar, a loop index,
+    /// a vector lane) was introduced to compute, first one first: with `ptr_origins`,
+    /// what links a printed line to the source (the editor's kernel view).
+    pub var_origins: Vec<(String, weft_core::Origin)>,
 }
 
 /// A parameter of a function generated from a user def.
@@ -540,6 +608,8 @@ pub struct FuncImp {
     pub ret: Elem,
     pub body: Vec<Cmd>,
     pub doc: String,
+    /// As [`KernelImp::var_origins`].
+    pub var_origins: Vec<(String, weft_core::Origin)>,
 }
 
 impl fmt::Display for CExpr {

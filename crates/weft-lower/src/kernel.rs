@@ -5,18 +5,18 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use weft_core::{
     Atom, BinOp, BlockId, CoreSize, Exp, ExpId, FnId, IndexItem, LoopForm, Origin, Program, Type,
-    UnOp, VarId,
+    VarId,
 };
-use weft_hir::MathFn;
 use weft_plan::{Arg, Elem, ErrorSite, Expr, ParamKind, Var};
-use weft_values::{RuntimeCheck, Scalar};
+use weft_values::RuntimeCheck;
 
 use crate::LowerError;
 use crate::arr::{Mem, View};
 use crate::imp::{CExpr, COp, Cmd, KernelImp, Sharing};
+use crate::scalar::{convert, literal, math, round_f16, unop};
 use crate::val::{HArr, HEnv, HScalar, HVal, KArr, KVal, PullFn, PullSrc, Res, RowFn};
 
 /// State shared by the host lowering and every kernel builder of one entry.
@@ -77,6 +77,13 @@ pub(crate) struct Kb<'p> {
     pub(crate) can_return: bool,
     /// Source expressions this kernel computes, with how.
     origins: Vec<(Origin, String)>,
+    /// The source expression being translated (the innermost core expression with an
+    /// origin): what the commands emitted now compute.
+    at: Option<Origin>,
+    /// The source expression each variable (private scalar, loop index, vector lane)
+    /// was introduced for, in order; `named` holds the names recorded.
+    var_origins: Vec<(String, Origin)>,
+    named: FxHashSet<Rc<str>>,
     /// Inside the body of a `map@group`: code runs on every work-item of the group
     /// alike, and `@thread`/`@group` combinators cooperate (`group.rs`).
     pub(crate) in_group: bool,
@@ -88,6 +95,12 @@ pub(crate) struct Kb<'p> {
     /// Buffers holding every work-item's copy of an array (memory expansion), which
     /// the launch allocates once it knows how many work-items there are.
     pub(crate) expansions: Vec<Expansion>,
+}
+
+/// What [`Kb::finish_function`] returns.
+pub(crate) struct FunctionBody {
+    pub(crate) body: Vec<Cmd>,
+    pub(crate) var_origins: Vec<(String, Origin)>,
 }
 
 /// A kernel buffer that `Builder::launch` allocates: `per_item` elements for each
@@ -146,49 +159,6 @@ pub(crate) fn elem_and_rank(ty: &Type) -> (Type, usize) {
     }
 }
 
-pub(crate) fn literal(s: Scalar) -> CExpr {
-    match s {
-        // Typed, so that overloaded built-ins (`min`, `abs`) pick the small type.
-        Scalar::I8(v) => CExpr::Lit(Rc::from(format!("((char)({v}))"))),
-        Scalar::I16(v) => CExpr::Lit(Rc::from(format!("((short)({v}))"))),
-        Scalar::U8(v) => CExpr::Lit(Rc::from(format!("((uchar){v})"))),
-        Scalar::U16(v) => CExpr::Lit(Rc::from(format!("((ushort){v})"))),
-        // An `f16` is computed as the `float` of the same value.
-        Scalar::F16(v) => literal(Scalar::F32(v.to_f32())),
-        Scalar::I32(v) => {
-            if v == i32::MIN {
-                CExpr::lit("(-2147483647 - 1)")
-            } else if v < 0 {
-                CExpr::Lit(Rc::from(format!("({v})")))
-            } else {
-                CExpr::Lit(Rc::from(v.to_string()))
-            }
-        }
-        Scalar::I64(v) => CExpr::Int(v),
-        Scalar::U32(v) => CExpr::Lit(Rc::from(format!("{v}u"))),
-        Scalar::U64(v) => CExpr::Lit(Rc::from(format!("{v}ul"))),
-        Scalar::F32(v) => {
-            if v.is_nan() {
-                CExpr::lit("NAN")
-            } else if v.is_infinite() {
-                CExpr::lit(if v > 0.0 { "INFINITY" } else { "(-INFINITY)" })
-            } else {
-                CExpr::Lit(Rc::from(format!("{v:e}f").replace("e", "e").as_str()))
-            }
-        }
-        Scalar::F64(v) => {
-            if v.is_nan() {
-                CExpr::lit("((double)NAN)")
-            } else if v.is_infinite() {
-                CExpr::lit(if v > 0.0 { "((double)INFINITY)" } else { "(-(double)INFINITY)" })
-            } else {
-                CExpr::Lit(Rc::from(format!("{v:e}").as_str()))
-            }
-        }
-        Scalar::Bool(b) => CExpr::lit(if b { "1" } else { "0" }),
-    }
-}
-
 pub(crate) fn sanitize(name: &str) -> String {
     let mut out: String =
         name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
@@ -219,6 +189,9 @@ impl<'p> Kb<'p> {
             fresh: 0,
             can_return: true,
             origins: Vec::new(),
+            at: None,
+            var_origins: Vec::new(),
+            named: FxHashSet::default(),
             in_group: false,
             work_group: 256,
             fn_ret: None,
@@ -245,32 +218,50 @@ impl<'p> Kb<'p> {
                 local_size,
                 doc,
                 origins: self.origins,
+                var_origins: self.var_origins,
             },
             self.args,
         )
     }
 
-    /// The body of a function generated from a user def, and the kernel parameters
-    /// it asked for (none when it can be a function).
-    pub(crate) fn finish_function(mut self) -> (Vec<Cmd>, Vec<(String, ParamKind)>) {
+    /// The body of a function generated from a user def, and its variables' origins
+    /// (the caller checks that it asked for no kernel parameter).
+    pub(crate) fn finish_function(mut self) -> FunctionBody {
         let mut body = self.cmds.pop().unwrap_or_default();
         crate::proven::drop_proven_bounds_checks(&mut body);
-        (body, self.params)
+        FunctionBody { body, var_origins: self.var_origins }
     }
 
     // ---- emission helpers ----
 
-    /// Records that this kernel computes the source expression `origin`, and how.
+    /// Sets the source expression the commands emitted from now on compute.
+    pub(crate) fn computing(&mut self, origin: Option<Origin>) {
+        self.at = origin;
+    }
+
+    /// Records that this kernel computes the source expression `origin`, and how; a
+    /// kernel built outside any expression (a materialisation after its statement) then
+    /// computes it.
     pub(crate) fn note(&mut self, origin: &Origin, role: &str) {
+        if self.at.is_none() {
+            self.at = Some(origin.clone());
+        }
         if !self.origins.iter().any(|(o, _)| o == origin) {
             self.origins.push((origin.clone(), role.to_owned()));
         }
     }
 
     pub(crate) fn emit(&mut self, cmd: Cmd) {
+        if let Some(at) = self.at.clone() {
+            self.record_names(&cmd, &at);
+        }
         if let Some(top) = self.cmds.last_mut() {
             top.push(cmd);
         }
+    }
+
+    fn record_names(&mut self, cmd: &Cmd, at: &Origin) {
+        crate::imp::record_var_origins(cmd, at, &mut self.named, &mut self.var_origins);
     }
 
     pub(crate) fn push(&mut self) {
@@ -981,7 +972,15 @@ impl<'p> Kb<'p> {
     /// Emits one expression; `var` is the variable it binds (for names and types).
     /// Translates one expression; an error without a position gets this expression's.
     pub(crate) fn exp(&mut self, f: FnId, env: &mut KEnv, exp: ExpId, var: VarId) -> Res<KVal> {
-        self.exp_unplaced(f, env, exp, var).map_err(|error| error.placed(self.origin(f, exp)))
+        // The commands emitted for it compute this expression, unless a part of it with
+        // an origin of its own is translated meanwhile.
+        let outer = match self.origin(f, exp) {
+            Some(origin) => self.at.replace(origin),
+            None => self.at.clone(),
+        };
+        let result = self.exp_unplaced(f, env, exp, var);
+        self.at = outer;
+        result.map_err(|error| error.placed(self.origin(f, exp)))
     }
 
     fn exp_unplaced(&mut self, f: FnId, env: &mut KEnv, exp: ExpId, var: VarId) -> Res<KVal> {
@@ -1907,256 +1906,7 @@ impl<'p> Kb<'p> {
         b: CExpr,
         origin: Option<&Origin>,
     ) -> (CExpr, Elem) {
-        // C computes `char` and `short` in `int`: each result is cast back to its type,
-        // which wraps it (docs/backend.md, "Small scalar types").
-        if elem.is_small_integer() && !op.is_comparison() {
-            let (value, out) = self.binop_int(op, elem, a, b, origin);
-            return (CExpr::cast(elem, value), out);
-        }
-        self.binop_int(op, elem, a, b, origin)
-    }
-
-    fn binop_int(
-        &mut self,
-        op: BinOp,
-        elem: Elem,
-        a: CExpr,
-        b: CExpr,
-        origin: Option<&Origin>,
-    ) -> (CExpr, Elem) {
-        let int = elem.is_integer();
-        let cmp = |o: COp| (CExpr::bin(o, a.clone(), b.clone()), Elem::Bool);
-        match op {
-            BinOp::Eq => cmp(COp::Eq),
-            BinOp::Neq => cmp(COp::Ne),
-            BinOp::Lt => cmp(COp::Lt),
-            BinOp::Le => cmp(COp::Le),
-            BinOp::Gt => cmp(COp::Gt),
-            BinOp::Ge => cmp(COp::Ge),
-            BinOp::BitAnd => (CExpr::bin(COp::BitAnd, a, b), elem),
-            BinOp::BitOr => (CExpr::bin(COp::BitOr, a, b), elem),
-            BinOp::BitXor => (CExpr::bin(COp::BitXor, a, b), elem),
-            BinOp::Add | BinOp::Sub | BinOp::Mul if int => {
-                let o = match op {
-                    BinOp::Add => COp::Add,
-                    BinOp::Sub => COp::Sub,
-                    _ => COp::Mul,
-                };
-                (wrapping(elem, o, a, b), elem)
-            }
-            BinOp::Add => (CExpr::bin(COp::Add, a, b), elem),
-            BinOp::Sub => (CExpr::bin(COp::Sub, a, b), elem),
-            BinOp::Mul => (CExpr::bin(COp::Mul, a, b), elem),
-            BinOp::Div | BinOp::Rem if int => {
-                let code = self.error_site(RuntimeCheck::DivisionByZero, origin);
-                let name = if op == BinOp::Div { "weft_div" } else { "weft_rem" };
-                (
-                    CExpr::call(
-                        &format!("{name}_{}", crate::imp::c_type(elem)),
-                        vec![CExpr::var("weft_err"), CExpr::Int(i64::from(code)), a, b],
-                    ),
-                    elem,
-                )
-            }
-            BinOp::Div => (CExpr::bin(COp::Div, a, b), elem),
-            BinOp::Rem => (CExpr::call("fmod", vec![a, b]), elem),
-            BinOp::Pow if int => {
-                (CExpr::call(&format!("weft_pow_{}", crate::imp::c_type(elem)), vec![a, b]), elem)
-            }
-            BinOp::Pow => (CExpr::call("pow", vec![a, b]), elem),
-            BinOp::Shl | BinOp::Shr => {
-                let bits = elem.size_in_bytes() * 8 - 1;
-                let amount = CExpr::bin(
-                    COp::BitAnd,
-                    CExpr::cast(Elem::U32, b),
-                    CExpr::lit(&format!("{bits}u")),
-                );
-                if op == BinOp::Shl {
-                    let unsigned = unsigned_of(elem);
-                    (
-                        CExpr::cast(elem, CExpr::bin(COp::Shl, CExpr::cast(unsigned, a), amount)),
-                        elem,
-                    )
-                } else {
-                    (CExpr::bin(COp::Shr, a, amount), elem)
-                }
-            }
-        }
-    }
-}
-
-fn unsigned_of(elem: Elem) -> Elem {
-    match elem {
-        Elem::I8 | Elem::U8 => Elem::U8,
-        Elem::I16 | Elem::U16 => Elem::U16,
-        Elem::I32 | Elem::U32 => Elem::U32,
-        Elem::I64 | Elem::U64 => Elem::U64,
-        other => other,
-    }
-}
-
-/// Signed overflow is undefined in C: signed arithmetic goes through the unsigned type.
-fn wrapping(elem: Elem, op: COp, a: CExpr, b: CExpr) -> CExpr {
-    let u = unsigned_of(elem);
-    if u == elem {
-        return CExpr::bin(op, a, b);
-    }
-    // Index arithmetic on `long` values known not to overflow stays readable.
-    if elem == Elem::I64 && (a.as_int().is_some() || b.as_int().is_some()) && op != COp::Mul {
-        return CExpr::bin(op, a, b);
-    }
-    CExpr::cast(elem, CExpr::bin(op, CExpr::cast(u, a), CExpr::cast(u, b)))
-}
-
-/// An `f32` result of `f16` arithmetic rounded to `f16` (nearest, halves to even): the
-/// kernels' half of [`weft_values::Scalar::round_f16`].
-fn round_f16(value: CExpr) -> CExpr {
-    CExpr::call("weft_round_h", vec![value])
-}
-
-fn unop(op: UnOp, elem: Elem, a: CExpr) -> CExpr {
-    match (op, elem) {
-        (UnOp::Neg, _) if elem.is_float() => CExpr::neg(a),
-        (_, _) if elem.is_small_integer() => CExpr::cast(elem, unop_int(op, elem, a)),
-        _ => unop_int(op, elem, a),
-    }
-}
-
-fn unop_int(op: UnOp, elem: Elem, a: CExpr) -> CExpr {
-    match (op, elem) {
-        (UnOp::Neg, _) => wrapping(elem, COp::Sub, CExpr::Int(0), a).pipe_neg_fix(elem),
-        (UnOp::Not, Elem::Bool) => CExpr::cast(Elem::Bool, CExpr::not(a)),
-        (UnOp::Not, _) => CExpr::call("~", vec![a]),
-    }
-}
-
-trait NegFix {
-    fn pipe_neg_fix(self, elem: Elem) -> CExpr;
-}
-
-impl NegFix for CExpr {
-    /// `0 - a` with a constant left operand is not routed through unsigned arithmetic
-    /// by [`wrapping`]; negation must be, for `-INT_MIN`.
-    fn pipe_neg_fix(self, elem: Elem) -> CExpr {
-        match &self {
-            CExpr::Bin(COp::Sub, z, a) if z.as_int() == Some(0) => {
-                let u = unsigned_of(elem);
-                if u == elem {
-                    self
-                } else {
-                    CExpr::cast(
-                        elem,
-                        CExpr::bin(COp::Sub, CExpr::lit("0"), CExpr::cast(u, (**a).clone())),
-                    )
-                }
-            }
-            CExpr::Neg(a) => {
-                let u = unsigned_of(elem);
-                if u == elem {
-                    CExpr::bin(COp::Sub, CExpr::lit("0"), (**a).clone())
-                } else {
-                    CExpr::cast(
-                        elem,
-                        CExpr::bin(COp::Sub, CExpr::lit("0"), CExpr::cast(u, (**a).clone())),
-                    )
-                }
-            }
-            _ => self,
-        }
-    }
-}
-
-fn convert(from: Elem, to: Elem, a: CExpr) -> CExpr {
-    if from == to {
-        return a;
-    }
-    let float_from = from.is_float();
-    match to {
-        Elem::Bool => CExpr::cast(Elem::Bool, CExpr::bin(COp::Ne, a, CExpr::Int(0))),
-        // Rounded once from the `double` (Scalar::convert does the same).
-        Elem::F16 if from == Elem::F64 => CExpr::call("weft_d2h_round", vec![a]),
-        // Every integer below 2^24 is an exact `float`; any larger one is an infinity
-        // in `f16` either way, so rounding through `float` is rounding once.
-        Elem::F16 => round_f16(CExpr::cast(Elem::F32, a)),
-        _ if to.is_integer() && float_from => {
-            CExpr::call(&format!("convert_{}_sat", crate::imp::c_type(to)), vec![a])
-        }
-        _ => CExpr::cast(to, a),
-    }
-}
-
-fn math(elem: Elem, func: MathFn, args: Vec<CExpr>) -> (CExpr, Elem) {
-    let float = elem.is_float();
-    let f32_ = elem == Elem::F32 || elem == Elem::F16;
-    if func.is_constant() && elem == Elem::F16 {
-        // The interpreter's constant, as a literal (one place says what they are).
-        if let Ok(value) = weft_values::math(elem, func, &[]) {
-            return (literal(value), elem);
-        }
-    }
-    let call = |name: &str| (CExpr::call(name, args.clone()), elem);
-    match func {
-        MathFn::Sqrt => call("sqrt"),
-        MathFn::Exp => call("exp"),
-        MathFn::Log => call("log"),
-        MathFn::Sin => call("sin"),
-        MathFn::Cos => call("cos"),
-        MathFn::Tan => call("tan"),
-        MathFn::Tanh => call("tanh"),
-        MathFn::Floor => call("floor"),
-        MathFn::Ceil => call("ceil"),
-        MathFn::Abs if float => call("fabs"),
-        MathFn::Abs => (CExpr::cast(elem, CExpr::call("abs", args.clone())), elem),
-        MathFn::Min if float => call("fmin"),
-        MathFn::Max if float => call("fmax"),
-        // Integer literals are `int` in C: cast both operands, or `min(0, x)` is ambiguous.
-        MathFn::Min | MathFn::Max => {
-            let name = if func == MathFn::Min { "min" } else { "max" };
-            (CExpr::call(name, args.iter().map(|a| CExpr::cast(elem, a.clone())).collect()), elem)
-        }
-        MathFn::Pow if float => call("pow"),
-        MathFn::Atan2 => call("atan2"),
-        MathFn::Pow => {
-            (CExpr::call(&format!("weft_pow_{}", crate::imp::c_type(elem)), args.clone()), elem)
-        }
-        MathFn::IsNan => (CExpr::cast(Elem::Bool, CExpr::call("isnan", args.clone())), Elem::Bool),
-        MathFn::Nan => (CExpr::lit(if f32_ { "NAN" } else { "((double)NAN)" }), elem),
-        MathFn::Inf => (CExpr::lit(if f32_ { "INFINITY" } else { "((double)INFINITY)" }), elem),
-        MathFn::Pi => (CExpr::lit(if f32_ { "M_PI_F" } else { "M_PI" }), elem),
-        MathFn::Highest => (
-            CExpr::lit(match elem {
-                Elem::F16 => "65504.0f",
-                Elem::I8 => "((char)127)",
-                Elem::I16 => "((short)32767)",
-                Elem::U8 => "((uchar)255)",
-                Elem::U16 => "((ushort)65535)",
-                Elem::F32 => "FLT_MAX",
-                Elem::F64 => "DBL_MAX",
-                Elem::I32 => "INT_MAX",
-                Elem::I64 => "LONG_MAX",
-                Elem::U32 => "UINT_MAX",
-                Elem::U64 => "ULONG_MAX",
-                Elem::Bool => "1",
-            }),
-            elem,
-        ),
-        MathFn::Lowest => (
-            CExpr::lit(match elem {
-                Elem::F16 => "(-65504.0f)",
-                Elem::I8 => "((char)(-128))",
-                Elem::I16 => "((short)(-32768))",
-                Elem::U8 => "((uchar)0)",
-                Elem::U16 => "((ushort)0)",
-                Elem::F32 => "(-FLT_MAX)",
-                Elem::F64 => "(-DBL_MAX)",
-                Elem::I32 => "INT_MIN",
-                Elem::I64 => "LONG_MIN",
-                Elem::U32 => "0u",
-                Elem::U64 => "0ul",
-                Elem::Bool => "0",
-            }),
-            elem,
-        ),
+        crate::scalar::binop(op, elem, a, b, &mut |check| self.error_site(check, origin))
     }
 }
 

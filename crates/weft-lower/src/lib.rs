@@ -19,6 +19,7 @@ mod arr;
 pub mod aspace;
 pub mod cost;
 mod func;
+mod gpu;
 mod group;
 mod host;
 pub mod imp;
@@ -26,6 +27,7 @@ mod kernel;
 mod matmul;
 mod proven;
 pub mod regions;
+mod scalar;
 mod soac;
 #[cfg(test)]
 mod tests;
@@ -36,6 +38,7 @@ use std::fmt;
 
 use weft_core::Origin;
 
+pub use crate::gpu::lower_gpu_entry;
 pub use crate::host::{Lowered, Options, check_entry, lower_entry};
 pub use crate::imp::{
     AtomicOp, CExpr, COp, Cmd, FParam, FuncImp, KernelImp, ParLevel, Part, Sharing, c_mem_type,

@@ -30,7 +30,7 @@ use weft_core::CommutativeOp;
 
 /// The most bins a work-group keeps as a sub-histogram in local memory (16 KiB of
 /// 32-bit bins, a third of the 48 KiB that OpenCL devices commonly offer a group).
-const LOCAL_HISTOGRAM_BINS: i64 = 4096;
+pub(crate) const LOCAL_HISTOGRAM_BINS: i64 = 4096;
 
 use crate::arr::{IExpr, Mem};
 use crate::host::Lowerer;

@@ -609,3 +609,185 @@ fn a_matrix_product_with_an_epilogue_is_tiled_through_the_middle_end() {
     let names: Vec<&str> = l.kernels.iter().map(|k| k.name.as_str()).collect();
     assert!(names.iter().any(|n| n.contains("matmul")), "{names:?}");
 }
+
+// ---- the code generator from the GPU IR (`gpu/`) ----
+
+/// `src`'s first entry through the middle end (every call inlined) and its memory,
+/// compiled by `lower_gpu_entry` for a GPU (the committed H200 profile) or a CPU (POCL's).
+fn lowered_gpu(src: &str, cpu: bool) -> Lowered {
+    let mut db = RootDatabase::default();
+    let file = db.set_file("main.weft", src);
+    let checked = weft_core::CheckedFile::new(&db, file).expect("test source has no errors");
+    let program = weft_core::lower_file(&db, checked).expect("test source elaborates");
+    let kind = if cpu { "cpu" } else { "gpu" };
+    let profile = weft_cost::profile::builtin_profiles()
+        .iter()
+        .find(|p| p.device.kind == kind && (cpu || p.device.name.contains("H200")))
+        .expect("a committed profile");
+    let (target, mem_target) = if cpu {
+        (weft_opt::Target::Cpu, weft_mem::Target::Cpu)
+    } else {
+        (weft_opt::Target::Gpu, weft_mem::Target::Gpu)
+    };
+    let gpu = weft_opt::pipeline_inlined(&program, target);
+    let mem = weft_mem::annotate_gpu(&gpu, mem_target);
+    let position = |o: &weft_core::Origin| weft_core::origin_position(&db, o);
+    let options = Options { profile: Some(profile), ..Options::default() };
+    let threshold = |t: weft_opt::ThresholdId| gpu.thresholds[t].default;
+    crate::lower_gpu_entry(&gpu, &mem, &threshold, gpu.entries[0], &position, options)
+        .expect("lowers")
+}
+
+fn local_atomics(kernel: &KernelImp) -> usize {
+    commands(&kernel.body).into_iter().filter(|c| matches!(c, Cmd::Atomic { .. })).count()
+}
+
+#[test]
+fn gpu_a_reduction_is_two_stages_of_work_group_trees_reading_runs_of_four() {
+    let l = lowered_gpu("entry s (xs: [n]f32) : f32 = reduce (+) 0 xs", false);
+    let ls = launches_of(&l);
+    assert_eq!(ls.len(), 2, "{ls:?}");
+    assert_eq!(ls[1].global, ["256"], "the second stage is one group");
+    for launch in &ls {
+        assert_eq!(launch.local_buffers, ["256"], "a tree in local memory: {launch:?}");
+        assert!(n_barriers(launch.kernel) >= 8, "log2(256) levels of the tree");
+    }
+    // Four neighbouring elements per iteration in the first stage.
+    let loads = commands(&ls[0].kernel.body)
+        .into_iter()
+        .filter(|c| matches!(c, Cmd::Decl { init: Some(crate::CExpr::Load(..)), .. }))
+        .count();
+    assert!(loads >= 4, "{}", crate::print_kernel_imp(ls[0].kernel));
+}
+
+#[test]
+fn gpu_a_matrix_product_is_one_kernel_of_tiles_in_local_memory() {
+    let l = lowered_gpu(
+        "entry mm (a: [n][k]f32) (b: [k][m]f32) : [n][m]f32 =
+  map (\\r -> map (\\c -> reduce (+) 0 (map2 (*) r c)) (transpose b)) a",
+        false,
+    );
+    let products: Vec<_> =
+        launches_of(&l).into_iter().filter(|x| x.kernel.name.contains("product")).collect();
+    assert_eq!(products.len(), 1, "{:?}", launches_of(&l));
+    let p = &products[0];
+    assert_eq!(p.local, Some(vec!["16".to_owned(), "16".to_owned()]));
+    assert_eq!(p.local_buffers, ["1024", "1024"], "8 columns of 128 rows of each operand");
+    // No launch computes the product element by element besides it.
+    assert!(!launches_of(&l).iter().any(|x| x.kernel.name.contains("segred")));
+}
+
+#[test]
+fn gpu_a_histogram_of_few_bins_counts_in_local_memory_first() {
+    let l = lowered_gpu(
+        "entry h (bins: [m]i32) (is: [n]i64) : [m]i32 =
+  reduce_by_index bins (+) 0 is (replicate n 1i32)",
+        false,
+    );
+    // Chosen per run: few bins in the work-group's local memory, else in global memory.
+    assert!(host_conditions(&l).iter().any(|c| c.contains("<= 4096")), "{:?}", host_conditions(&l));
+    let hists: Vec<_> = launches_of(&l)
+        .into_iter()
+        .filter(|x| x.kernel.name.contains("hist_") && !x.kernel.name.contains("dest"))
+        .collect();
+    assert_eq!(hists.len(), 2, "{hists:?}");
+    assert!(hists.iter().any(|h| h.local_buffers == ["m"] && local_atomics(h.kernel) == 2));
+    assert!(hists.iter().any(|h| h.local_buffers.is_empty() && local_atomics(h.kernel) == 1));
+}
+
+#[test]
+fn gpu_a_rows_array_is_written_where_it_goes_with_no_copy() {
+    // The outer-parallel version's row is built in its row of the result: one loop per
+    // row writes it, none copies it.
+    let l = lowered_gpu(
+        "entry norm (xss: [n][m]f32) : [n][m]f32 =
+  map (\\xs -> let s = reduce (+) 0 xs in map (\\x -> x / s) xs) xss",
+        true,
+    );
+    let outer = &l.kernels[0];
+    let loops = commands(&outer.body).into_iter().filter(|c| matches!(c, Cmd::For { .. })).count();
+    assert_eq!(loops, 2, "a sum and a division per row:\n{}", crate::print_kernel_imp(outer));
+}
+
+#[test]
+fn gpu_a_two_dimensional_map_loops_over_rows_on_a_cpu_and_spreads_them_on_a_gpu() {
+    let src = "entry add (a: [n][m]f32) (b: [n][m]f32) : [n][m]f32 = map2 (map2 (+)) a b";
+    // The fully flattened version (a two-dimensional SegMap) of each.
+    let cpu = lowered_gpu(src, true);
+    let k = cpu.kernels.iter().find(|k| k.doc.contains("innermost")).expect("a 2-D map kernel");
+    assert_eq!(par_levels(k), [ParLevel::GridCovered(0)], "{}", crate::print_kernel_imp(k));
+    assert!(commands(&k.body).iter().any(|c| matches!(c, Cmd::For { .. })));
+    let gpu = lowered_gpu(src, false);
+    let k = gpu.kernels.iter().find(|k| k.doc.contains("(2-D NDRange)")).expect("a 2-D map");
+    assert_eq!(par_levels(k), [ParLevel::GridCovered(1), ParLevel::GridCovered(0)]);
+}
+
+#[test]
+fn gpu_an_array_whose_size_each_work_item_computes_takes_the_largest_first() {
+    let l = lowered_gpu(
+        "entry f (ns: [k]i64) : [k]i64 =
+  map (\\n -> let a = scan (+) 0 (iota n) in a[n - 1] + reduce i64.max 0 a) ns",
+        false,
+    );
+    let names: Vec<&str> = l.kernels.iter().map(|k| k.name.as_str()).collect();
+    let largest =
+        names.iter().position(|n| n.contains("largest_")).unwrap_or_else(|| panic!("{names:?}"));
+    // The maximum is read to the host, and the expanded block allocated from it.
+    let steps = all_steps(&l.steps);
+    let read = steps.iter().position(|s| matches!(s, Step::Read { .. })).expect("a read");
+    let alloc = steps
+        .iter()
+        .rposition(
+            |s| matches!(s, Step::Alloc { len, .. } if host_text(&l, len).contains("largest")),
+        )
+        .expect("an allocation from the largest size");
+    assert!(largest < l.kernels.len() && read < alloc, "{steps:?}");
+}
+
+#[test]
+fn gpu_a_scan_on_a_gpu_scans_tiles_in_local_memory() {
+    // 64-bit elements: three stages over chunks in tiles of the group's work-items.
+    let l = lowered_gpu("entry s (xs: [n]i64) : [n]i64 = scan (+) 0 xs", false);
+    let ls = launches_of(&l);
+    assert_eq!(ls.len(), 3, "{ls:?}");
+    assert!(ls[0].kernel.name.contains("scan_chunk_totals"));
+    assert!(ls[2].kernel.name.contains("scan_tiles"));
+    assert_eq!(ls[2].local_buffers, ["256"]);
+    // 32-bit elements on an NVIDIA GPU: one pass with decoupled look-back (after the
+    // status words are cleared), each element read and written once.
+    let l = lowered_gpu("entry s (xs: [n]f32) : [n]f32 = scan (+) 0 xs", false);
+    let ls = launches_of(&l);
+    assert_eq!(ls.len(), 2, "{ls:?}");
+    assert!(ls[1].kernel.doc.contains("looks back"), "{}", ls[1].kernel.doc);
+    let exchanges = commands(&ls[1].kernel.body)
+        .into_iter()
+        .filter(|c| matches!(c, Cmd::Atomic { op: crate::AtomicOp::Exchange, .. }))
+        .count();
+    assert_eq!(exchanges, 3, "a total or prefix published, then the inclusive prefix");
+}
+
+#[test]
+fn gpu_an_unsupported_construct_is_an_error_at_its_position() {
+    let mut db = RootDatabase::default();
+    // Each thread of a group sums an array of its own size: not supported yet.
+    let src = "entry f (xss: [n][m]i64) : [n][m]i64 =
+  map@group (\\xs -> map@thread (\\x -> reduce (+) 0 (scan (+) 0 (iota x))) xs) xss";
+    let file = db.set_file("main.weft", src);
+    let checked = weft_core::CheckedFile::new(&db, file).expect("no errors");
+    let program = weft_core::lower_file(&db, checked).expect("elaborates");
+    let gpu = weft_opt::pipeline_inlined(&program, weft_opt::Target::Gpu);
+    let mem = weft_mem::annotate_gpu(&gpu, weft_mem::Target::Gpu);
+    let position = |o: &weft_core::Origin| weft_core::origin_position(&db, o);
+    let threshold = |t: weft_opt::ThresholdId| gpu.thresholds[t].default;
+    let result = crate::lower_gpu_entry(
+        &gpu,
+        &mem,
+        &threshold,
+        gpu.entries[0],
+        &position,
+        Options::default(),
+    );
+    let error = result.expect_err("a thread's array of a size it computes");
+    assert!(error.unsupported, "{error:?}");
+    assert!(error.origin.is_some(), "{error:?}");
+}

@@ -28,7 +28,7 @@ const TILE: i64 = 32;
 /// Rows at least this long are reduced by a whole work-group.
 const GROUP_ROW_THRESHOLD: i64 = 256;
 /// Rows at most this long (of a row-major matrix) are staged through local memory.
-const STAGED_ROW_MAX: i64 = 32;
+pub(crate) const STAGED_ROW_MAX: i64 = 32;
 
 /// A 2-D memory array read with unit stride along its outer dimension only.
 pub(crate) fn is_transposed(m: &Mem<Expr, Var>) -> bool {

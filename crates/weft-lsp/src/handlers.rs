@@ -502,10 +502,12 @@ pub(crate) fn code_lenses(
     Ok(Some(lenses))
 }
 
-/// `weft/showKernel` (and the `weft.server.showKernel` command): `{ uri, text, links }`
-/// with a `weft-kernel:///` URI, or `null` where no kernel computes the code. `links`:
-/// per kernel, its lines in `text` (`{ start, end }`, 0-based, end exclusive) and the
-/// locations of the source expressions it computes.
+/// `weft/showKernel` (and the `weft.server.showKernel` command): `{ uri, text, links,
+/// lines }` with a `weft-kernel:///` URI, or `null` where no kernel computes the code.
+/// `links`: per kernel, its lines in `text` (`{ start, end }`, 0-based, end exclusive)
+/// and the locations of the source expressions it computes; `lines`: per line of `text`
+/// that computes part of the source, `{ line, source }`, the location of the expression
+/// it computes.
 pub(crate) fn show_kernel(
     analysis: &Analysis,
     params: &lsp::TextDocumentPositionParams,
@@ -528,10 +530,27 @@ pub(crate) fn show_kernel(
             "sources": sources,
         }));
     }
+    let mut lines = Vec::new();
+    let mut locations: Vec<(&weft_ide::FileRange, Option<lsp::Location>)> = Vec::new();
+    for link in &view.lines {
+        let known = locations.iter().find(|(source, _)| **source == link.source);
+        let source = match known {
+            Some((_, location)) => location.clone(),
+            None => {
+                let found = location(analysis, &link.source.path, link.source.range)?;
+                locations.push((&link.source, found.clone()));
+                found
+            }
+        };
+        if let Some(source) = source {
+            lines.push(serde_json::json!({ "line": link.line, "source": source }));
+        }
+    }
     Ok(Some(serde_json::json!({
         "uri": format!("weft-kernel:///{}", view.name),
         "text": view.text,
         "links": links,
+        "lines": lines,
     })))
 }
 

@@ -65,6 +65,13 @@ pub(crate) struct Config {
     pub(crate) full_hovers: bool,
     /// The sections hovers and the detail view show (`hoverSections`).
     pub(crate) hover_sections: Vec<weft_ide::HoverSection>,
+    /// Every size of an entry without test inputs, for predictions (`predictionSize`).
+    pub(crate) prediction_size: Option<i64>,
+    /// The `weft.json` whose `costProfile` set `cost_profile` (`None`: the setting).
+    pub(crate) cost_profile_from: Option<std::path::PathBuf>,
+    /// The device runs use, as `weft-runner devices` answered at start, or why there is
+    /// none; `None` until it has answered.
+    pub(crate) detected: Option<Result<weft_cost::profile::ListedDevice, String>>,
 }
 
 impl Default for Config {
@@ -82,6 +89,9 @@ impl Default for Config {
             perf_diagnostics: true,
             full_hovers: false,
             hover_sections: weft_ide::HoverSection::ALL.to_vec(),
+            prediction_size: None,
+            cost_profile_from: None,
+            detected: None,
         }
     }
 }
@@ -119,6 +129,9 @@ impl Config {
         if let Some(detail) = options.get("hoverDetail").and_then(serde_json::Value::as_str) {
             self.full_hovers = detail == "full";
         }
+        if let Some(size) = options.get("predictionSize") {
+            self.prediction_size = size.as_i64().filter(|&n| n > 0);
+        }
         // Names not known are skipped: a newer client may know more sections.
         if let Some(sections) = options.get("hoverSections").and_then(serde_json::Value::as_array) {
             self.hover_sections = sections
@@ -136,32 +149,80 @@ impl Config {
         )
     }
 
-    /// The settings of `weft-ide`'s cost features; an unknown profile name falls back to
-    /// the default (and is reported by the caller).
+    /// The settings of `weft-ide`'s cost features, with the profile [`Config::profile`]
+    /// chooses.
     pub(crate) fn cost_config(&self) -> weft_ide::CostConfig {
-        let mut config = weft_ide::CostConfig {
+        let (profile, profile_reason) = self.profile(true);
+        weft_ide::CostConfig {
+            profile,
+            profile_reason,
             allow: self.allow.clone(),
             full_hovers: self.full_hovers,
             hover_sections: self.hover_sections.clone(),
-            ..Default::default()
-        };
-        if let Some(profile) =
-            self.profile_name().as_deref().and_then(weft_cost::profile::builtin_profile_named)
-        {
-            config.profile = profile;
+            prediction_size: self.prediction_size,
         }
-        config
     }
 
-    /// The profile predictions use: the `costProfile` setting, else the device "Run on
-    /// GPU" runs on when it is the CPU (`device` setting, else `$WEFT_DEVICE`): POCL's
-    /// profile rather than an H100 the machine may not have.
-    fn profile_name(&self) -> Option<String> {
+    /// The settings of performance diagnostics: those of [`Config::cost_config`] with the
+    /// profile `weft check` uses (the `costProfile` setting or a project's `weft.json`,
+    /// else the compiler's default), never the device found at start: the editor and CI
+    /// report the same warnings.
+    pub(crate) fn diagnostics_cost_config(&self) -> weft_ide::CostConfig {
+        let (profile, profile_reason) = self.profile(false);
+        weft_ide::CostConfig { profile, profile_reason, ..self.cost_config() }
+    }
+
+    /// The OpenCL device "Run on GPU" asks for: the `device` setting, else `WEFT_DEVICE`
+    /// (which the runner reads too), else none (the runner's default).
+    pub(crate) fn device_spec(&self) -> Option<String> {
+        self.device.clone().or_else(|| std::env::var("WEFT_DEVICE").ok().filter(|d| !d.is_empty()))
+    }
+
+    /// The profile predictions use and why: the `costProfile` setting (or a project's
+    /// `weft.json`), else (with `device`) the committed profile of the device runs use
+    /// (as `weft-runner devices` said at start), else the compiler's default, saying why.
+    fn profile(&self, device: bool) -> (&'static weft_cost::profile::DeviceProfile, String) {
+        let default = weft_ide::CostConfig::default().profile;
         if let Some(name) = &self.cost_profile {
-            return Some(name.clone());
+            let from = match &self.cost_profile_from {
+                Some(path) => format!("`costProfile` in `{}`", path.display()),
+                None => "the `costProfile` setting".to_owned(),
+            };
+            return match weft_cost::profile::builtin_profile_named(name) {
+                Some(profile) => (profile, from),
+                None => (
+                    default,
+                    format!("the default profile: no committed profile is named `{name}` ({from})"),
+                ),
+            };
         }
-        let device = self.device.clone().or_else(|| std::env::var("WEFT_DEVICE").ok());
-        (device.as_deref() == Some("cpu")).then(|| "pocl-cpu".to_owned())
+        if !device {
+            return (default, "the default profile, as `weft check` uses".to_owned());
+        }
+        match &self.detected {
+            Some(Ok(device)) => match weft_cost::profile::default_profile_for(&device.query()) {
+                Some(profile) if profile.device.name.trim() == device.name.trim() => {
+                    (profile, format!("the device \"Run on GPU\" uses, {}", device.id))
+                }
+                Some(profile) => (
+                    profile,
+                    format!(
+                        "the committed profile nearest `{}`, the device \"Run on GPU\" uses",
+                        device.name.trim()
+                    ),
+                ),
+                None => (
+                    default,
+                    format!(
+                        "the default profile: none is committed for `{}`, the device \"Run on \
+                         GPU\" uses (`weft calibrate` measures one)",
+                        device.name.trim()
+                    ),
+                ),
+            },
+            Some(Err(why)) => (default, format!("the default profile: {why}")),
+            None => (default, "the default profile: the device is not known yet".to_owned()),
+        }
     }
 }
 
@@ -194,10 +255,36 @@ mod config_tests {
         }));
         let costs = config.cost_config();
         assert_eq!(costs.profile.device.name, "pthread-haswell-AMD EPYC");
-        // Without a profile, the device runs are made on decides.
+        // Without a profile, the device runs are made on decides, once the runner said
+        // which it is.
         let mut on_cpu = super::Config::default();
         on_cpu.update(&serde_json::json!({ "device": "cpu" }));
-        assert_eq!(on_cpu.cost_config().profile.device.name, "pthread-haswell-AMD EPYC");
+        assert_eq!(on_cpu.cost_config().profile.device.name, "NVIDIA H100 80GB HBM3");
+        assert_eq!(
+            on_cpu.cost_config().profile_reason,
+            "the default profile: the device is not known yet"
+        );
+        on_cpu.detected = Some(Ok(weft_cost::profile::ListedDevice {
+            id: "0:0".to_owned(),
+            name: "pthread-skylake-avx512-AMD EPYC".to_owned(),
+            vendor: "AuthenticAMD".to_owned(),
+            platform: "Portable Computing Language".to_owned(),
+            kind: "cpu".to_owned(),
+        }));
+        let costs_on_cpu = on_cpu.cost_config();
+        assert_eq!(costs_on_cpu.profile.device.name, "pthread-haswell-AMD EPYC");
+        // Performance diagnostics keep `weft check`'s profile: the editor and CI agree.
+        assert_eq!(on_cpu.diagnostics_cost_config().profile.device.name, "NVIDIA H100 80GB HBM3");
+        assert_eq!(
+            costs_on_cpu.profile_reason,
+            "the committed profile nearest `pthread-skylake-avx512-AMD EPYC`, the device \"Run on GPU\" uses"
+        );
+        on_cpu.detected = Some(Err("`weft-runner devices` found no OpenCL device".to_owned()));
+        assert_eq!(
+            on_cpu.cost_config().profile_reason,
+            "the default profile: `weft-runner devices` found no OpenCL device"
+        );
+        assert_eq!(costs.profile_reason, "the `costProfile` setting");
         assert_eq!(costs.allow, ["bank-conflict"]);
         assert!(!config.perf_diagnostics);
         assert_eq!(costs.hover_sections, weft_ide::HoverSection::ALL);

@@ -44,6 +44,8 @@ pub(crate) enum Task {
     DiskChanged {
         uris: Vec<Uri>,
     },
+    /// `weft-runner devices` answered which device runs use (or why none).
+    DeviceFound(Result<weft_cost::profile::ListedDevice, String>),
     Read(ReadJob),
 }
 
@@ -59,6 +61,8 @@ struct Owner {
     config: Config,
     /// The `weft.json` of each folder with open documents.
     projects: crate::project::ProjectConfigs,
+    /// The workspace's root folder, whose `weft.json` sets the profile of hovers.
+    root: Option<PathBuf>,
     pool: Pool,
     client: Client,
     runtime: tokio::runtime::Handle,
@@ -80,6 +84,7 @@ pub(crate) fn start(client: Client, runtime: tokio::runtime::Handle) -> Sender<T
         documents: FxHashMap::default(),
         config: Config::default(),
         projects: crate::project::ProjectConfigs::default(),
+        root: None,
         pool: Pool::new(n_threads),
         client,
         runtime,
@@ -126,16 +131,16 @@ impl Owner {
                 if let Some(options) = options {
                     self.config.update(&options);
                 }
+                self.root = root.clone();
+                self.set_cost_config();
                 if let Some(root) = root {
-                    // Hovers and lenses predict with the root's project settings.
-                    let root_file = root.join(crate::project::PROJECT_FILE);
-                    let settings =
-                        self.projects.settings(&self.config, &root_file.to_string_lossy());
-                    self.host.set_cost_config(settings.cost_config());
                     self.load_workspace(&root);
-                } else {
-                    self.host.set_cost_config(self.config.cost_config());
                 }
+            }
+            Task::DeviceFound(found) => {
+                // Predictions use it; performance diagnostics keep `weft check`'s profile.
+                self.config.detected = Some(found);
+                self.set_cost_config();
             }
             Task::Open { uri, text, version } => {
                 let path = from_proto::path(&uri);
@@ -192,6 +197,18 @@ impl Owner {
                 self.apply(change, None);
             }
         }
+    }
+
+    /// Hovers and lenses predict with the root's project settings.
+    fn set_cost_config(&mut self) {
+        let config = match &self.root {
+            Some(root) => {
+                let root_file = root.join(crate::project::PROJECT_FILE);
+                self.projects.settings(&self.config, &root_file.to_string_lossy()).cost_config()
+            }
+            None => self.config.cost_config(),
+        };
+        self.host.set_cost_config(config);
     }
 
     fn apply(&mut self, change: Change, edited: Option<String>) {
@@ -252,7 +269,9 @@ impl Owner {
             .iter()
             .filter_map(|(path, _, _)| {
                 let settings = self.projects.settings(&self.config, path);
-                settings.perf_diagnostics.then(|| (path.clone(), settings.cost_config()))
+                settings
+                    .perf_diagnostics
+                    .then(|| (path.clone(), settings.diagnostics_cost_config()))
             })
             .collect();
         let publish = move |uri: Uri, diagnostics: Vec<lsp_types::Diagnostic>, version: i32| {

@@ -85,6 +85,7 @@ impl ProjectConfig {
         }
         if let Some(name) = &self.cost_profile {
             config.cost_profile = Some(name.clone());
+            config.cost_profile_from = Some(self.path.clone());
         }
         for code in &self.allow {
             if !config.allow.contains(code) {
@@ -146,6 +147,13 @@ mod tests {
         assert!(!settings.perf_diagnostics);
         assert_eq!(settings.allow, ["uncoalesced-access", "bank-conflict"]);
         assert_eq!(settings.cost_profile.as_deref(), Some("pocl-cpu"));
+        // Predictions say where their profile comes from.
+        assert_eq!(settings.cost_profile_from, Some(root.join(PROJECT_FILE)));
+        assert!(
+            settings.cost_config().profile_reason.starts_with("`costProfile` in `"),
+            "{}",
+            settings.cost_config().profile_reason
+        );
         std::fs::write(root.join(PROJECT_FILE), r#"{ "perf": true }"#).unwrap();
         let error = find_project_config(&sub).unwrap_err();
         assert!(

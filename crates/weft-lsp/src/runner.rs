@@ -4,7 +4,9 @@
 //! the test block's inputs; "Run on GPU" writes the entry's host plan to a
 //! temporary file and spawns `weft-runner run --plan P --json` (docs/runtime.md), which
 //! links OpenCL so that the server does not. Both have a time limit, after which the
-//! child is killed. The only module of the server that starts processes.
+//! child is killed. At start, `weft-runner devices --json` says which device runs use,
+//! for predictions ([`detect_device`]). The only module of the server that starts
+//! processes.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -511,6 +513,42 @@ fn truncate(text: &str, max: usize) -> String {
         Some((idx, _)) => format!("{}…", &text[..idx]),
         None => text.to_owned(),
     }
+}
+
+/// How long `weft-runner devices` may take (POCL starts in about a second).
+const DETECT_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// The device "Run on GPU" runs on: `weft-runner devices --json` asked which one `spec`
+/// (`gpu`, `cpu`, `P:D`) names, else which is its default; or why there is none, in
+/// words that follow "the default profile: ".
+pub(crate) fn detect_device(
+    runner: &Path,
+    spec: Option<&str>,
+) -> Result<weft_cost::profile::ListedDevice, String> {
+    let args = ["devices".to_owned(), "--json".to_owned()];
+    let never = AtomicBool::new(false);
+    let output = match run_process(runner, &args, "", DETECT_TIMEOUT, &never) {
+        Ok(output) => output,
+        Err(error) => return Err(format!("`{}` could not be started ({error})", runner.display())),
+    };
+    if output.timed_out {
+        return Err(format!(
+            "`{} devices` took over {} s",
+            runner.display(),
+            DETECT_TIMEOUT.as_secs()
+        ));
+    }
+    weft_cost::profile::listed_device(&output.stdout, spec).ok_or_else(|| match spec {
+        _ if !output.stdout.trim_start().starts_with('{') => {
+            let why = output.stderr.lines().next().unwrap_or("").trim();
+            format!(
+                "`weft-runner devices` found no OpenCL device{}",
+                if why.is_empty() { String::new() } else { format!(" ({why})") }
+            )
+        }
+        Some(spec) => format!("no OpenCL device matches `{spec}`"),
+        None => "no OpenCL device".to_owned(),
+    })
 }
 
 /// Runs `program ARGS` with `stdin`, killing its process group after `timeout` or when

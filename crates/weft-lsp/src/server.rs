@@ -154,6 +154,38 @@ impl Backend {
         Ok(Some(serde_json::to_value(result).unwrap_or(Value::Null)))
     }
 
+    /// Asks `weft-runner devices` which device runs use, off the request path, and
+    /// hands the answer to the owner thread: predictions then use that device's profile
+    /// (unless the `costProfile` setting names one). Lenses are asked for again when the
+    /// client can be told to.
+    fn detect_device(&self, capabilities: &lsp::ClientCapabilities) {
+        let config = self.config.lock().map(|c| c.clone()).unwrap_or_default();
+        if config.cost_profile.is_some() {
+            return;
+        }
+        let (runner, spec) = (config.runner(), config.device_spec());
+        let owner = self.owner.clone();
+        let client = self.client.clone();
+        let refresh = capabilities
+            .workspace
+            .as_ref()
+            .and_then(|w| w.code_lens.as_ref())
+            .and_then(|c| c.refresh_support)
+            .unwrap_or(false);
+        tokio::spawn(async move {
+            let found = tokio::task::spawn_blocking(move || {
+                crate::runner::detect_device(&runner, spec.as_deref())
+            })
+            .await
+            .unwrap_or_else(|_| Err("looking for the device failed".to_owned()));
+            // Fails only when the owner thread is gone (the process is ending).
+            let _ = owner.send(Task::DeviceFound(found));
+            if refresh {
+                let _ = client.code_lens_refresh().await;
+            }
+        });
+    }
+
     #[cfg(debug_assertions)]
     async fn document_text(
         &self,
@@ -340,6 +372,7 @@ impl LanguageServer for Backend {
             config.update(options);
         }
         self.send(Task::Configure { root, options });
+        self.detect_device(&params.capabilities);
         Ok(lsp::InitializeResult {
             capabilities: capabilities(),
             server_info: Some(lsp::ServerInfo {

@@ -129,6 +129,7 @@ struct Runners {
     hanging: PathBuf,
     /// Never answers, after writing its process id to `pid-PID` beside itself.
     recording: PathBuf,
+    pocl: PathBuf,
 }
 
 fn runners() -> &'static Runners {
@@ -139,6 +140,7 @@ fn runners() -> &'static Runners {
         write_script(
             &fake,
             r#"#!/bin/sh
+[ "$1" = devices ] && { echo 'error: no OpenCL platform' >&2; exit 1; }
 if [ "$1" != run ] || [ "$2" != --plan ] || [ "$4" != --json ]; then
   echo '{"error": "fake runner: unexpected arguments", "exit": 2}'; exit 2
 fi
@@ -148,13 +150,22 @@ printf '{"ok": "%s\\n", "wall_ns": 1500000, "kernels": [{"kernel": "k0", "ns": 7
 "#,
         );
         let hanging = dir.join("hanging-runner");
-        write_script(&hanging, "#!/bin/sh\nexec sleep 30\n");
+        write_script(&hanging, "#!/bin/sh\n[ \"$1\" = devices ] && exit 1\nexec sleep 30\n");
         let recording = dir.join("recording-runner");
         write_script(
             &recording,
-            "#!/bin/sh\necho $$ > \"$(dirname \"$0\")/pid-$$\"\nexec sleep 1000\n",
+            "#!/bin/sh\n[ \"$1\" = devices ] && exit 1\necho $$ > \"$(dirname \"$0\")/pid-$$\"\nexec sleep 1000\n",
         );
-        Runners { fake, hanging, recording }
+        // Lists a POCL CPU device as `weft-runner devices --json` does.
+        let pocl = dir.join("pocl-runner");
+        write_script(
+            &pocl,
+            r#"#!/bin/sh
+[ "$1" = devices ] && [ "$2" = --json ] || exit 2
+echo '{"platforms":[{"platform":0,"name":"Portable Computing Language","vendor":"The pocl project","version":"OpenCL 3.0 PoCL","devices":[{"device":"0:0","name":"pthread-skylake-avx512-AMD EPYC","vendor":"AuthenticAMD","kind":"cpu","default":true}]}]}'
+"#,
+        );
+        Runners { fake, hanging, recording, pocl }
     })
 }
 
@@ -225,6 +236,21 @@ async fn kernels_lenses_actions_and_a_gpu_run() {
     assert_eq!(lines[end as usize - 1], "}", "{link}");
     assert_eq!(link["sources"][0]["uri"], json!(uri), "{link}");
     assert_eq!(link["sources"][0]["range"]["start"]["line"], 3, "{link}");
+    // Each line computing part of the source, linked to the expression it computes:
+    // the multiplication's line to `x * 2f32` (line 3, columns 48 to 56).
+    let multiply = lines.iter().position(|l| l.contains(" * 2e0f")).unwrap();
+    let line_link = kernel["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["line"] == multiply)
+        .unwrap_or_else(|| panic!("line {multiply} is not linked: {kernel}"));
+    assert_eq!(line_link["source"]["uri"], json!(uri), "{line_link}");
+    assert_eq!(
+        line_link["source"]["range"],
+        json!({ "start": position(3, 48), "end": position(3, 56) }),
+        "{line_link}"
+    );
     let lens_command = &lenses[2]["command"];
     let program = client
         .request(
@@ -247,12 +273,13 @@ async fn kernels_lenses_actions_and_a_gpu_run() {
         markdown.contains("**Kernel**: `double_map_0` — @grid: one work-item per element"),
         "{markdown}"
     );
-    // A short summary: the time per launch, and where the derivation is.
-    assert!(
-        markdown.contains("**Cost** of `double_map_0` (entry `double`): predicted"),
-        "{markdown}"
-    );
-    assert!(markdown.contains("on `NVIDIA H100 80GB HBM3`"), "{markdown}");
+    // A short summary: the prediction first (its interval, the device and why, the
+    // sizes and where they come from), and where the derivation is.
+    let after_type = markdown.split("```\n\n").nth(1).unwrap_or("");
+    assert!(after_type.starts_with("**Predicted**: "), "{markdown}");
+    assert!(markdown.contains("per launch of its kernel on `NVIDIA H100 80GB HBM3`"), "{markdown}");
+    assert!(markdown.contains("at n = 3 (the test block's largest `input`)"), "{markdown}");
+    assert!(markdown.contains("% ("), "the interval: {markdown}");
     assert!(!markdown.contains("work `"), "{markdown}");
     assert!(markdown.contains("Weft: Show Hover Details"), "{markdown}");
     let details = client
@@ -558,4 +585,54 @@ async fn layout_diagnostics_come_second_and_move_with_edits() {
         vec![(2, "type-mismatch".to_owned()), (1, "forced-copy".to_owned())]
     );
     client.shutdown().await;
+}
+
+/// Predictions once used the H100's profile on a machine without one: the server asks
+/// `weft-runner devices` which device runs use and predicts with its profile, saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn predictions_use_the_device_runs_use() {
+    for (options, device, why) in [
+        (
+            json!({ "runnerPath": runners().pocl, "diagnosticsDelayMs": 0 }),
+            "pthread-haswell-AMD EPYC",
+            "(the committed profile nearest `pthread-skylake-avx512-AMD EPYC`, the device \"Run on GPU\" uses)",
+        ),
+        (
+            json!({ "runnerPath": runners().pocl, "device": "gpu", "diagnosticsDelayMs": 0 }),
+            "NVIDIA H100 80GB HBM3",
+            "(the default profile: no OpenCL device matches `gpu`)",
+        ),
+        (
+            json!({ "runnerPath": runners().fake, "diagnosticsDelayMs": 0 }),
+            "NVIDIA H100 80GB HBM3",
+            "(the default profile: `weft-runner devices` found no OpenCL device (error: no OpenCL platform))",
+        ),
+        (
+            json!({ "runnerPath": runners().pocl, "costProfile": "nvidia-h100", "diagnosticsDelayMs": 0 }),
+            "NVIDIA H100 80GB HBM3",
+            "(the `costProfile` setting)",
+        ),
+    ] {
+        let dir = test_dir("device");
+        let uri = format!("file://{}/main.weft", dir.display());
+        let mut client = Client::start();
+        client.initialize(options).await;
+        client.open(&uri, MAIN).await;
+        let on_map = json!({ "textDocument": { "uri": uri }, "position": position(3, 38) });
+        let want = format!("on `{device}` {why}");
+        let found = tokio::time::timeout(WAIT, async {
+            loop {
+                let hover = client.request("textDocument/hover", on_map.clone()).await;
+                let markdown = hover["contents"]["value"].as_str().unwrap_or("").to_owned();
+                if markdown.contains(&want) {
+                    return markdown;
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        })
+        .await;
+        assert!(found.is_ok(), "no hover says {want}");
+        client.shutdown().await;
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

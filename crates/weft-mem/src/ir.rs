@@ -151,6 +151,13 @@ pub struct Existential {
 pub enum ExistRole {
     Offset,
     Stride(u32),
+    /// The iteration index of a sequential combinator of the GPU IR (`map@seq`,
+    /// `reduce@seq`, ...), known only as its loop runs: its parameters are rows of its
+    /// arrays at this index (`crate::gpu`).
+    Index,
+    /// The largest size over a SegOp's points of an array each of its work-items
+    /// allocates (`crate::gpu::Largest`).
+    Largest,
 }
 
 /// The memory of a value, following the value's structure (an array of tuples is a

@@ -20,6 +20,7 @@
 //! equality of layouts is equality of normal forms. The memory IR is side tables over the
 //! core IR (no text ranges).
 
+mod gpu;
 mod heap;
 mod ir;
 pub mod lmad;
@@ -31,6 +32,10 @@ mod query;
 mod tests;
 mod validate;
 
+pub use crate::gpu::{
+    GpuCopy, GpuMemFunction, GpuMemProgram, Largest, PRIVATE_LIMIT, Storage, annotate_gpu,
+    pretty_gpu_mem, validate_gpu_mem,
+};
 pub use crate::heap::{HeapError, Validity, ValidityError, check_validity, run_entry_on_heap};
 pub use crate::ir::{
     ArrayMem, BlockBinding, CopyReason, ExistId, ExistRole, Existential, Expansion, ForcedCopy,
@@ -38,7 +43,7 @@ pub use crate::ir::{
     NotExpanded, NotExpandedReason, Provenance, elem_bytes,
 };
 pub use crate::lmad::{DimSlice, Lmad, LmadDim, LmadDisplay};
-pub use crate::lower::{annotate, annotate_function};
+pub use crate::lower::{ValueShape, annotate, annotate_function, mem_size, value_shape};
 pub use crate::passes::expand::{ExpandOptions, Target, expand, expand_lmad, expand_one};
 pub use crate::pretty::pretty_mem;
 pub use crate::query::{

@@ -86,7 +86,7 @@ pub fn annotate_function(
 
 /// The structure of a value of a type: an array of tuples is a tuple of arrays.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum ValueShape {
+pub enum ValueShape {
     Scalar(ScalarTy),
     Array(Vec<CoreSize>, ScalarTy),
     Tuple(Vec<ValueShape>),
@@ -103,7 +103,7 @@ impl ValueShape {
     }
 }
 
-pub(crate) fn value_shape(ty: &Type) -> ValueShape {
+pub fn value_shape(ty: &Type) -> ValueShape {
     fn go(ty: &Type, outer: &mut Vec<CoreSize>) -> ValueShape {
         match ty {
             Type::Scalar(s) if outer.is_empty() => ValueShape::Scalar(*s),
@@ -121,7 +121,7 @@ pub(crate) fn value_shape(ty: &Type) -> ValueShape {
 }
 
 /// A core size as a memory size.
-pub(crate) fn mem_size(size: &CoreSize) -> MemSize {
+pub fn mem_size(size: &CoreSize) -> MemSize {
     size.map_vars(&mut |v| MemVar::Core(*v))
 }
 
@@ -541,11 +541,6 @@ impl Ctx<'_> {
             Exp::ArrayLit { .. } | Exp::Iota { .. } | Exp::Concat(..) | Exp::Materialise { .. } => {
                 self.fresh(var, ty, &Provenance::Fresh)
             }
-            Exp::Index { array, items } => {
-                let src = info_of(self, *array);
-                let items = items.clone();
-                self.view(var, exp_id, &src, ty, &mut |l| index_lmad(l, &items))
-            }
             Exp::Call { func, .. } => {
                 let info = self.exist(var, ty);
                 match (self.callee_result)(*func) {
@@ -604,63 +599,24 @@ impl Ctx<'_> {
                 self.block(lambda.body);
                 info
             }
-            Exp::Replicate { size, value } => {
-                let src = info_of(self, *value);
-                let n = atom_size(*size);
-                self.view(var, exp_id, &src, ty, &mut |l| Some(l.replicate(0, &n)))
-            }
             Exp::Zip(atoms) => {
                 MemInfo::Tuple(atoms.iter().map(|&a| as_view(&info_of(self, a))).collect())
             }
             Exp::Unzip(a) => as_view(&info_of(self, *a)),
-            Exp::Coerce { value, .. } => {
-                let src = info_of(self, *value);
-                self.view(var, exp_id, &src, ty, &mut |l| Some(l.clone()))
-            }
-            Exp::Transpose(a) => {
-                let src = info_of(self, *a);
-                self.view(var, exp_id, &src, ty, &mut |l| (l.rank() >= 2).then(|| l.transpose()))
-            }
-            Exp::Reverse(a) => {
-                let src = info_of(self, *a);
-                self.view(var, exp_id, &src, ty, &mut |l| (l.rank() >= 1).then(|| l.reverse(0)))
-            }
-            Exp::Flatten(a) => {
-                let src = info_of(self, *a);
-                self.view(var, exp_id, &src, ty, &mut |l| {
-                    if l.rank() >= 2 { l.merge_dims(0) } else { None }
-                })
-            }
-            Exp::Unflatten { rows, cols, array } => {
-                let src = info_of(self, *array);
-                let (rows, cols) = (atom_size(*rows), atom_size(*cols));
-                self.view(var, exp_id, &src, ty, &mut |l| {
-                    (l.rank() >= 1).then(|| l.unflatten(0, &rows, &cols))
-                })
-            }
-            Exp::Split { chunk, array } => {
-                let src = info_of(self, *array);
-                let chunk = atom_size(*chunk);
-                self.view(var, exp_id, &src, ty, &mut |l| {
-                    (l.rank() >= 1).then(|| l.split(0, &chunk))
-                })
-            }
-            Exp::Take { count, array } => {
-                let src = info_of(self, *array);
-                let count = atom_size(*count);
-                self.view(var, exp_id, &src, ty, &mut |l| {
-                    (l.rank() >= 1).then(|| l.slice_dim(0, &Size::zero(), &count, &Size::one()))
-                })
-            }
-            Exp::Drop { count, array } => {
-                let src = info_of(self, *array);
-                let count = atom_size(*count);
-                self.view(var, exp_id, &src, ty, &mut |l| {
-                    (l.rank() >= 1).then(|| {
-                        let len = l.dims[0].shape.sub(&count);
-                        l.slice_dim(0, &count, &len, &Size::one())
-                    })
-                })
+            Exp::Index { .. }
+            | Exp::Replicate { .. }
+            | Exp::Coerce { .. }
+            | Exp::Transpose(_)
+            | Exp::Reverse(_)
+            | Exp::Flatten(_)
+            | Exp::Unflatten { .. }
+            | Exp::Split { .. }
+            | Exp::Take { .. }
+            | Exp::Drop { .. } => {
+                let (operand, op) = view_op(&f.exps[exp_id])
+                    .expect("invariant: every arm here is a view expression");
+                let src = info_of(self, operand);
+                self.view(var, exp_id, &src, ty, &mut |l| op.apply(l))
             }
         }
     }
@@ -763,6 +719,75 @@ pub(crate) fn idx<T>(id: Idx<T>) -> usize {
 /// The same memory, as a view (an alias writes nothing).
 fn as_view(info: &MemInfo) -> MemInfo {
     info.map_arrays(&mut |a| ArrayMem { how: Provenance::View, ..a.clone() })
+}
+
+/// A layout change an expression makes of its operand (one rule per view expression,
+/// shared by the core IR's annotation and the GPU IR's, `crate::gpu`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum ViewOp {
+    /// `array[items]`: rows, elements and slices.
+    Index(Vec<IndexItem>),
+    /// `replicate n array`: a stride-0 outer dimension.
+    Replicate(MemSize),
+    /// `array :> t`: the same layout (the shape comes from the type).
+    Coerce,
+    Transpose,
+    Reverse,
+    /// `flatten`: one LMAD only when the two outer dimensions merge.
+    Flatten,
+    Unflatten(MemSize, MemSize),
+    Split(MemSize),
+    Take(MemSize),
+    Drop(MemSize),
+}
+
+impl ViewOp {
+    /// The operand's LMAD after the view, or `None` when it is not one LMAD (the
+    /// annotation copies).
+    pub(crate) fn apply(&self, l: &MemLmad) -> Option<MemLmad> {
+        match self {
+            ViewOp::Index(items) => index_lmad(l, items),
+            ViewOp::Replicate(n) => Some(l.replicate(0, n)),
+            ViewOp::Coerce => Some(l.clone()),
+            ViewOp::Transpose => (l.rank() >= 2).then(|| l.transpose()),
+            ViewOp::Reverse => (l.rank() >= 1).then(|| l.reverse(0)),
+            ViewOp::Flatten => {
+                if l.rank() >= 2 {
+                    l.merge_dims(0)
+                } else {
+                    None
+                }
+            }
+            ViewOp::Unflatten(rows, cols) => (l.rank() >= 1).then(|| l.unflatten(0, rows, cols)),
+            ViewOp::Split(chunk) => (l.rank() >= 1).then(|| l.split(0, chunk)),
+            ViewOp::Take(count) => {
+                (l.rank() >= 1).then(|| l.slice_dim(0, &Size::zero(), count, &Size::one()))
+            }
+            ViewOp::Drop(count) => (l.rank() >= 1).then(|| {
+                let len = l.dims[0].shape.sub(count);
+                l.slice_dim(0, count, &len, &Size::one())
+            }),
+        }
+    }
+}
+
+/// The operand and the layout change of a view expression (`None` for any other).
+pub(crate) fn view_op(exp: &Exp) -> Option<(Atom, ViewOp)> {
+    Some(match exp {
+        Exp::Index { array, items } => (*array, ViewOp::Index(items.clone())),
+        Exp::Replicate { size, value } => (*value, ViewOp::Replicate(atom_size(*size))),
+        Exp::Coerce { value, .. } => (*value, ViewOp::Coerce),
+        Exp::Transpose(a) => (*a, ViewOp::Transpose),
+        Exp::Reverse(a) => (*a, ViewOp::Reverse),
+        Exp::Flatten(a) => (*a, ViewOp::Flatten),
+        Exp::Unflatten { rows, cols, array } => {
+            (*array, ViewOp::Unflatten(atom_size(*rows), atom_size(*cols)))
+        }
+        Exp::Split { chunk, array } => (*array, ViewOp::Split(atom_size(*chunk))),
+        Exp::Take { count, array } => (*array, ViewOp::Take(atom_size(*count))),
+        Exp::Drop { count, array } => (*array, ViewOp::Drop(atom_size(*count))),
+        _ => return None,
+    })
 }
 
 /// The LMAD of `array[items]` (missing trailing items keep their dimensions); lengths

@@ -31,9 +31,7 @@ pub fn pretty_mem(program: &Program, mem: &MemProgram) -> String {
         let mem = mem.functions.get(id).unwrap_or(&empty);
         Memory {
             mem,
-            blocks: FxHashMap::default(),
-            exists: FxHashMap::default(),
-            threads: FxHashMap::default(),
+            names: MemNames::new(&mem.blocks),
             allocs: allocs_before(mem),
             entry_copies: loops_with_entry_copies(&program.functions[id]),
         }
@@ -70,11 +68,20 @@ fn loops_with_entry_copies(f: &weft_core::Function) -> rustc_hash::FxHashSet<Var
 /// One function's memory, as the core printer's decoration.
 struct Memory<'a> {
     mem: &'a MemFunction,
-    blocks: FxHashMap<MemBlockId, usize>,
-    exists: FxHashMap<ExistId, usize>,
-    threads: FxHashMap<ExpId, usize>,
+    names: MemNames<'a>,
     allocs: FxHashMap<VarId, Vec<MemBlockId>>,
     entry_copies: rustc_hash::FxHashSet<VarId>,
+}
+
+/// How memory prints: blocks `mem_N` (`?mem_N` when existential), existential
+/// components `?ex_N` and thread indices `gtid_N`, numbered in order of appearance;
+/// sizes and LMADs with the program's variable names (one printer of memory for the
+/// core IR's annotation and the GPU IR's, `crate::gpu_pretty`).
+pub(crate) struct MemNames<'a> {
+    pub(crate) blocks: &'a la_arena::Arena<crate::ir::MemBlock>,
+    block_ids: FxHashMap<MemBlockId, usize>,
+    exists: FxHashMap<ExistId, usize>,
+    threads: FxHashMap<ExpId, usize>,
 }
 
 fn number<K: std::hash::Hash + Eq>(map: &mut FxHashMap<K, usize>, key: K) -> usize {
@@ -85,7 +92,7 @@ fn number<K: std::hash::Hash + Eq>(map: &mut FxHashMap<K, usize>, key: K) -> usi
 impl Annotate for Memory<'_> {
     fn binding_ty(&mut self, names: &mut VarNames<'_>, var: VarId) -> String {
         let info = self.mem.bindings.get(var).cloned().unwrap_or_default();
-        self.shape(names, &value_shape(&names.vars()[var].ty), &info)
+        self.names.shape(names, &value_shape(&names.vars()[var].ty), &info)
     }
 
     fn loop_param_ty(&mut self, names: &mut VarNames<'_>, param: VarId) -> Option<String> {
@@ -93,11 +100,11 @@ impl Annotate for Memory<'_> {
     }
 
     fn ty(&mut self, names: &mut VarNames<'_>, ty: &Type) -> String {
-        self.shape(names, &value_shape(ty), &MemInfo::Scalar)
+        self.names.shape(names, &value_shape(ty), &MemInfo::Scalar)
     }
 
     fn result_ty(&mut self, names: &mut VarNames<'_>, ty: &Type) -> String {
-        self.shape(names, &value_shape(ty), &self.mem.result.clone())
+        self.names.shape(names, &value_shape(ty), &self.mem.result.clone())
     }
 
     // Blocks are numbered in the order the body allocates them.
@@ -112,14 +119,14 @@ impl Annotate for Memory<'_> {
     fn before_stmt(&mut self, names: &mut VarNames<'_>, var: VarId) -> Vec<String> {
         let mut lines = Vec::new();
         for mem_block in self.allocs.get(&var).cloned().unwrap_or_default() {
-            let name = self.block_name(mem_block);
+            let name = self.names.block_name(mem_block);
             let block_data = &self.mem.blocks[mem_block];
-            let bytes = block_data.bytes().map(|b| self.size(names, &b)).unwrap_or_default();
+            let bytes = block_data.bytes().map(|b| self.names.size(names, &b)).unwrap_or_default();
             let mut line = format!("let {name}: mem = alloc {bytes}");
             if let BlockBinding::Alloc { expansions, .. } = &block_data.binding {
                 for expansion in expansions {
-                    let tid = self.thread(expansion.soac);
-                    let threads = self.size(names, &expansion.n_threads);
+                    let tid = self.names.thread(expansion.soac);
+                    let threads = self.names.size(names, &expansion.n_threads);
                     let layout = match expansion.layout {
                         Layout::Interleaved => "interleaved",
                         Layout::Chunked => "chunked",
@@ -159,7 +166,7 @@ impl Annotate for Memory<'_> {
     }
 
     fn soac_index(&mut self, exp: ExpId) -> Option<String> {
-        Some(self.thread(exp))
+        Some(self.names.thread(exp))
     }
 
     // Result copies (digest §5.1, TransformProgram).
@@ -167,10 +174,10 @@ impl Annotate for Memory<'_> {
         let mut out = String::new();
         for copy in &self.mem.forced_copies {
             if copy.reason == CopyReason::ResultNotDirect {
-                let block = self.block_name(copy.block);
+                let block = self.names.block_name(copy.block);
                 let bytes = self.mem.blocks[copy.block]
                     .bytes()
-                    .map(|b| self.size(names, &b))
+                    .map(|b| self.names.size(names, &b))
                     .unwrap_or_default();
                 let var = names.name(copy.var);
                 let _ = writeln!(out, "  -- result copy: {var} into {block} (alloc {bytes} bytes)");
@@ -180,10 +187,19 @@ impl Annotate for Memory<'_> {
     }
 }
 
-impl Memory<'_> {
-    fn block_name(&mut self, block: MemBlockId) -> String {
-        let n = number(&mut self.blocks, block);
-        match self.mem.blocks[block].binding {
+impl<'a> MemNames<'a> {
+    pub(crate) fn new(blocks: &'a la_arena::Arena<crate::ir::MemBlock>) -> Self {
+        MemNames {
+            blocks,
+            block_ids: FxHashMap::default(),
+            exists: FxHashMap::default(),
+            threads: FxHashMap::default(),
+        }
+    }
+
+    pub(crate) fn block_name(&mut self, block: MemBlockId) -> String {
+        let n = number(&mut self.block_ids, block);
+        match self.blocks[block].binding {
             BlockBinding::Existential { .. } => format!("?mem_{n}"),
             BlockBinding::Alloc { .. }
             | BlockBinding::ResultAlloc { .. }
@@ -193,11 +209,11 @@ impl Memory<'_> {
         }
     }
 
-    fn thread(&mut self, exp: ExpId) -> String {
+    pub(crate) fn thread(&mut self, exp: ExpId) -> String {
         format!("gtid_{}", number(&mut self.threads, exp))
     }
 
-    fn size(&mut self, names: &mut VarNames<'_>, size: &MemSize) -> String {
+    pub(crate) fn size(&mut self, names: &mut VarNames<'_>, size: &MemSize) -> String {
         let mut vars = size.vars();
         vars.sort();
         let mut texts: FxHashMap<MemVar, String> = FxHashMap::default();
@@ -212,7 +228,7 @@ impl Memory<'_> {
         size.display(&|v: &MemVar| texts.get(v).cloned().unwrap_or_default()).to_string()
     }
 
-    fn lmad(&mut self, names: &mut VarNames<'_>, lmad: &MemLmad) -> String {
+    pub(crate) fn lmad(&mut self, names: &mut VarNames<'_>, lmad: &MemLmad) -> String {
         let offset = self.size(names, &lmad.offset);
         let strides: Vec<String> = lmad.dims.iter().map(|d| self.size(names, &d.stride)).collect();
         let shape: Vec<String> = lmad.dims.iter().map(|d| self.size(names, &d.shape)).collect();
@@ -223,7 +239,12 @@ impl Memory<'_> {
         )
     }
 
-    fn shape(&mut self, names: &mut VarNames<'_>, shape: &ValueShape, info: &MemInfo) -> String {
+    pub(crate) fn shape(
+        &mut self,
+        names: &mut VarNames<'_>,
+        shape: &ValueShape,
+        info: &MemInfo,
+    ) -> String {
         match (shape, info) {
             (ValueShape::Scalar(s), _) => s.name().to_owned(),
             (ValueShape::Array(dims, elem), _) => {

@@ -802,3 +802,183 @@ fn heap_bounds_errors_are_the_interpreters_words() {
         assert_eq!(on_heap, "index 3 out of bounds for array `xs` of size 3");
     }
 }
+
+// ---- memory of the GPU IR (`crate::gpu`) ----
+
+/// The GPU IR of `src` (every call inlined) with its memory for `target`, printed.
+fn gpu_mem(src: &str, target: Target) -> String {
+    let (db, file) = load(src);
+    let program = compile(&db, file);
+    let opt_target = match target {
+        Target::Gpu => weft_opt::Target::Gpu,
+        Target::Cpu => weft_opt::Target::Cpu,
+    };
+    let gpu = weft_opt::pipeline_inlined(&program, opt_target);
+    let mem = crate::annotate_gpu(&gpu, target);
+    assert_eq!(crate::validate_gpu_mem(&gpu, &mem), Vec::<String>::new());
+    crate::pretty_gpu_mem(&gpu, &mem)
+}
+
+#[test]
+fn gpu_memory_is_valid_on_every_example_and_benchmark() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let mut report = Vec::new();
+    let mut checked = 0;
+    for dir in ["examples", "bench/apps", "bench/programs"] {
+        let mut paths: Vec<_> = std::fs::read_dir(root.join(dir))
+            .expect("the directory exists")
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "weft"))
+            .collect();
+        paths.sort();
+        for path in paths {
+            let mut db = RootDatabase::default();
+            let name =
+                path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let text = std::fs::read_to_string(&path).expect("readable");
+            let file = db.set_file(&format!("{dir}/{name}"), &text);
+            if let Ok(entries) = std::fs::read_dir(root.join(dir).join("lib")) {
+                for entry in entries.flatten() {
+                    let lib = entry.file_name().to_string_lossy().into_owned();
+                    if let Ok(lib_text) = std::fs::read_to_string(entry.path()) {
+                        db.set_file(&format!("{dir}/lib/{lib}"), &lib_text);
+                    }
+                }
+            }
+            if weft_core::CheckedFile::new(&db, file).is_none() {
+                continue;
+            }
+            let program = compile(&db, file);
+            for (target, opt) in
+                [(Target::Gpu, weft_opt::Target::Gpu), (Target::Cpu, weft_opt::Target::Cpu)]
+            {
+                let gpu = weft_opt::pipeline_inlined(&program, opt);
+                let mem = crate::annotate_gpu(&gpu, target);
+                for error in crate::validate_gpu_mem(&gpu, &mem) {
+                    report.push(format!("{dir}/{name} ({target:?}): {error}"));
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(report.is_empty(), "{}", report.join("\n"));
+    assert!(checked > 150, "only {checked} programs checked");
+}
+
+#[test]
+fn a_work_items_array_is_expanded_interleaved_on_a_gpu_and_in_chunks_on_a_cpu() {
+    // Each work-item's running sums (a scan of its row) have a size only the rows
+    // know: one global block of n*m elements, element `a` of work-item `i` at `a*n + i`
+    // on a GPU (neighbouring work-items at neighbouring addresses), at `i*m + a` on a
+    // CPU (each work-item's part contiguous).
+    let src = r"entry f (xss: [n][m]i32) : [n]i32 =
+  map (\xs -> let s = scan (+) 0 xs in reduce (+) 0 s + reduce i32.max 0 s) xss";
+    let gpu = gpu_mem(src, Target::Gpu);
+    let line = |text: &str, needle: &str| {
+        text.lines().find(|l| l.contains(needle)).map(str::trim).unwrap_or_default().to_owned()
+    };
+    assert!(line(&gpu, "expanded over").contains("(interleaved)"), "{gpu}");
+    assert!(gpu.contains("{offset: i_"), "{gpu}");
+    assert!(gpu.contains("strides: [n_0]"), "{gpu}");
+    let cpu = gpu_mem(src, Target::Cpu);
+    assert!(line(&cpu, "expanded over").contains("(chunked)"), "{cpu}");
+    assert!(cpu.contains("strides: [1]; shape: [m_1]"), "{cpu}");
+}
+
+#[test]
+fn a_small_array_of_a_work_item_is_private() {
+    let text = gpu_mem(
+        r"entry f (xs: [n]f32) : [n]f32 =
+  map (\x -> let v = [x, x * 2, x * 3] in reduce (+) 0 (map (\y -> y * y) v)) xs",
+        Target::Gpu,
+    );
+    assert!(text.contains(": private = alloc 3 f32"), "{text}");
+    assert!(!text.contains("expanded"), "{text}");
+}
+
+#[test]
+fn a_rows_array_is_built_in_its_row_of_the_result() {
+    // Short-circuiting: no per-work-item array, no copy.
+    let text = gpu_mem(
+        r"entry f (xss: [n][m]f32) : [n][m]f32 =
+  map (\xs -> let s = reduce (+) 0 xs in map (\x -> x / s) xs) xss",
+        Target::Cpu,
+    );
+    let result_block = text
+        .lines()
+        .find(|l| l.contains("segmap@grid (i_") && !l.contains(", i_"))
+        .and_then(|l| l.split(" @ ").nth(1))
+        .and_then(|l| l.split(' ').next())
+        .expect(&text)
+        .to_owned();
+    let row = text.lines().find(|l| l.contains("= map@seq")).expect(&text);
+    assert!(row.contains(&format!("@ {result_block} -> {{offset: m_1*i_")), "{text}");
+}
+
+#[test]
+fn an_update_of_a_dead_array_is_in_place_and_of_a_live_one_a_copy() {
+    let text = gpu_mem(
+        r"entry f (n: i64) : [n]i64 =
+  let xs = iota n
+  in loop ys = xs for i < n do ys with [i] = i * i",
+        Target::Gpu,
+    );
+    assert!(text.contains("(in place)"), "{text}");
+    assert!(text.contains("loop entry"), "{text}");
+    let text =
+        gpu_mem(r"entry g (xs: [n]i64) : ([n]i64, [n]i64) = (xs with [0] = 1, xs)", Target::Gpu);
+    assert!(text.contains("(copy)"), "{text}");
+    assert!(!text.contains("(in place)"), "{text}");
+}
+
+#[test]
+fn gpu_memory_printout() {
+    expect![[r#"
+        threshold f.suff_intra_par_0 = 128
+        threshold f.suff_outer_par_0 = 32768
+
+        entry f [n_0] [m_1] (xss_2: [n_0][m_1]f32 @ mem_0 -> {offset: 0; strides: [m_1, 1]; shape: [n_0, m_1]}) : [n_0]f32 =
+          let t_3: [n_0]f32 @ ?mem_1 -> {offset: 0; strides: [1]; shape: [n_0]} = version n_0 >= threshold f.suff_outer_par_0 then
+              let mem_2: global = alloc n_0 f32
+              let outer_4: [n_0]f32 @ mem_2 -> {offset: 0; strides: [1]; shape: [n_0]} = segmap@grid (i_5 < n_0) [chosen]
+                body ->
+                  let xs_6: [m_1]f32 @ mem_0 -> {offset: m_1*i_5; strides: [1]; shape: [m_1]} = xss_2[i_5]
+                  let t_7: f32 = reduce@seq 0.0f32 xs_6 \(x_8: f32) (y_9: f32) ->
+                      let t_10: f32 = add.f32 x_8 y_9
+                      in t_10
+                  in t_7
+              in outer_4
+            else
+              let versions_11: [n_0]f32 @ ?mem_3 -> {offset: 0; strides: [1]; shape: [n_0]} = version n_0 >= threshold f.suff_intra_par_0 then
+                  let mem_4: global = alloc n_0 f32
+                  let intra_12: [n_0]f32 @ mem_4 -> {offset: 0; strides: [1]; shape: [n_0]} = segmap@group (i_13 < n_0) [chosen]
+                    body ->
+                      let xs_14: [m_1]f32 @ mem_0 -> {offset: m_1*i_13; strides: [1]; shape: [m_1]} = xss_2[i_13]
+                      let t_15: f32 = segred@thread (i_16 < m_1) [chosen]
+                        op (commutative) 0.0f32 \(x_17: f32) (y_18: f32) ->
+                            let t_19: f32 = add.f32 x_17 y_18
+                            in t_19
+                        body ->
+                          let x_20: f32 = xs_14[i_16]
+                          in x_20
+                      in t_15
+                  in intra_12
+                else
+                  let mem_5: global = alloc n_0 f32
+                  let t_21: [n_0]f32 @ mem_5 -> {offset: 0; strides: [1]; shape: [n_0]} = segred@grid (i_22 < n_0, i_23 < m_1) [chosen]
+                    op (commutative) 0.0f32 \(x_24: f32) (y_25: f32) ->
+                        let t_26: f32 = add.f32 x_24 y_25
+                        in t_26
+                    body ->
+                      let xss_27: [m_1]f32 @ mem_0 -> {offset: m_1*i_22; strides: [1]; shape: [m_1]} = xss_2[i_22]
+                      let x_28: f32 = xss_27[i_23]
+                      in x_28
+                  in t_21
+              in versions_11
+          in t_3
+    "#]]
+    .assert_eq(&gpu_mem(
+        "entry f (xss: [n][m]f32) : [n]f32 = map (\\xs -> reduce (+) 0 xs) xss",
+        Target::Cpu,
+    ));
+}

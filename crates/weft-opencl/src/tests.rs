@@ -1756,3 +1756,110 @@ fn a_per_work_item_array_of_a_size_known_at_launch_is_expanded() {
     assert!(kernel.contains("get_global_size(0) * (long)get_global_size(1)"), "{kernel}");
     assert!(!kernel.contains("__private float") && !kernel.contains("float arr_"), "{kernel}");
 }
+
+/// Each line of the kernels of `src`'s first entry with the source text of the
+/// expression it computes (after `|`); also checks that the text is what `print_kernel`
+/// and the program print, with one origin per line.
+fn check_line_origins(src: &str, expect: Expect) {
+    use std::fmt::Write as _;
+    let mut db = RootDatabase::default();
+    let file = db.set_file("main.weft", src);
+    let checked = weft_core::CheckedFile::new(&db, file).expect("test source has no errors");
+    let program = weft_core::lower_file(&db, checked).expect("test source elaborates");
+    let position = |o: &weft_core::Origin| weft_core::origin_position(&db, o);
+    let c = crate::compile_entry(&program, program.entries[0], &position, Default::default())
+        .expect("compiles");
+    let whole = crate::print_program_with_origins(&c);
+    assert_eq!(whole.text, c.plan.source);
+    assert_eq!(whole.origins.len(), whole.text.lines().count());
+    let source = |o: &weft_core::Origin| {
+        let def = weft_hir::DefId::new(&db, o.def.clone());
+        let (_, map) = weft_hir::body_with_source_map(&db, def);
+        let range = map.expr_range(o.expr).expect("an origin has a range");
+        src[std::ops::Range::<usize>::from(range)].replace('\n', " ")
+    };
+    let mut out = String::new();
+    for i in 0..c.kernels.len() {
+        let printed = crate::print_kernel_with_origins(&c, i);
+        assert_eq!(printed.text, crate::print_kernel(&c, i));
+        assert_eq!(printed.origins.len(), printed.text.lines().count());
+        for (line, origin) in printed.text.lines().zip(&printed.origins) {
+            match origin {
+                Some(o) => {
+                    let _ = writeln!(out, "{line:<44} | {}", source(o));
+                }
+                None => {
+                    let _ = writeln!(out, "{line}");
+                }
+            }
+        }
+    }
+    expect.assert_eq(&out);
+}
+
+/// The kernel view links each generated line to the source expression it computes,
+/// finer than the kernel (Compiler Explorer's colours): a fused producer's lines to the
+/// producer, a def's function body to the def's expressions.
+#[test]
+fn each_printed_line_knows_the_source_expression_it_computes() {
+    check_line_origins(
+        "entry saxpy (a: f32) (xs: [n]f32) (ys: [n]f32) : [n]f32 =\n  map2 (\\x y -> a * x + y) xs ys",
+        expect![[r#"
+            // materialises `result`: one work-item per row
+            __kernel void saxpy_map_0(
+                __global long* weft_err,
+                long n_1,
+                __global const float* restrict xs_2,
+                __global const float* restrict ys_3,
+                __global float* restrict result_4,
+                float a_6) {
+              for (long i_5 = get_global_id(0); i_5 < n_1; i_5 += get_global_size(0)) { | map2 (\x y -> a * x + y) xs ys
+                float v_7 = a_6 * xs_2[i_5];             | a * x
+                float v_8 = v_7 + ys_3[i_5];             | a * x + y
+                result_4[i_5] = v_8;                     | a * x + y
+              }
+            }
+        "#]],
+    );
+    check_line_origins(
+        "def dot (a: [k]f32) (b: [k]f32) : f32 = reduce (+) 0 (map2 (*) a b)\n\
+         entry rows (m: [n][k]f32) (v: [k]f32) : [n]f32 = map (\\r -> dot r v) m",
+        expect![[r#"
+            // def `dot` (main.weft:1), called with materialised arrays
+            float dot__G_G(
+                __global long* weft_err,
+                __global const float* a,
+                long a_off,
+                long a_s0,
+                long a_n0,
+                __global const float* b,
+                long b_off,
+                long b_s0,
+                long b_n0) {
+              float r_1;                                 | reduce (+) 0 (map2 (*) a b)
+              r_1 = 0e0f;                                | reduce (+) 0 (map2 (*) a b)
+              for (long i_2 = 0; i_2 < a_n0; i_2++) { // main.weft:1 | reduce (+) 0 (map2 (*) a b)
+                float v_3 = a[a_off + i_2 * a_s0] * b[b_off + i_2 * b_s0]; | map2 (*) a b
+                float v_4 = r_1 + v_3;                   | reduce (+) 0 (map2 (*) a b)
+                float n_5 = v_4;                         | reduce (+) 0 (map2 (*) a b)
+                r_1 = n_5;                               | reduce (+) 0 (map2 (*) a b)
+              }
+              return r_1;                                | reduce (+) 0 (map2 (*) a b)
+            }
+
+            // materialises `result`: one work-item per row
+            __kernel void rows_map_0(
+                __global long* weft_err,
+                long n_1,
+                __global const float* restrict m_2,
+                long k_3,
+                __global float* restrict result_4,
+                __global const float* restrict v_6) {
+              for (long i_5 = get_global_id(0); i_5 < n_1; i_5 += get_global_size(0)) { | map (\r -> dot r v) m
+                float r_7 = dot__G_G(weft_err, m_2, i_5 * k_3, 1, k_3, v_6, 0, 1, k_3); | dot r v
+                result_4[i_5] = r_7;                     | dot r v
+              }
+            }
+        "#]],
+    );
+}

@@ -250,6 +250,21 @@ impl SegBinOp {
     pub fn arity(&self) -> usize {
         self.neutral.len()
     }
+
+    /// The built-in commutative operator of `\a b -> a op b` (or `b op a`), the lambda's
+    /// one statement (`weft_core::operator_of`).
+    pub fn scalar_operator(&self, f: &GpuFunction) -> Option<weft_core::CommutativeOp> {
+        let [p, q] = self.lambda.params.as_slice() else { return None };
+        let block = &f.blocks[self.lambda.body];
+        let [stmt] = block.stmts.as_slice() else { return None };
+        if block.results != [Atom::Var(*stmt.vars.first()?)] {
+            return None;
+        }
+        match &f.exps[stmt.exp] {
+            Exp::Basic(exp) => weft_core::operator_of(exp, *p, *q),
+            _ => None,
+        }
+    }
 }
 
 impl Exp {

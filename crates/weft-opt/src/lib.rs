@@ -27,15 +27,19 @@ pub use crate::passes::collapse::collapse_outer_dimensions;
 pub use crate::passes::flatten::{
     DEFAULT_SUFF_INTRA_PAR, DEFAULT_SUFF_OUTER_PAR, DeviceShape, flatten, threshold_default,
 };
-pub use crate::passes::fuse::fuse;
-pub use crate::passes::inline::inline_parallel_calls;
+pub use crate::passes::fuse::{fuse, reads_in};
+pub use crate::passes::fuse_seq::fuse_sequential;
+pub use crate::passes::inline::{inline_all_calls, inline_parallel_calls};
 pub use crate::passes::interchange::interchange;
 pub use crate::passes::local_memory::guard_local_memory;
+pub use crate::passes::products::{
+    ProductReads, is_tiled_product, prefer_tiled_products, product_reads,
+};
 pub use crate::passes::rows::read_rows;
 pub use crate::passes::simplify::simplify;
 pub use crate::passes::simplify_gpu::simplify_gpu;
 pub use crate::passes::split_reduction::split_segmented_reductions;
-pub use crate::pretty::pretty_gpu;
+pub use crate::pretty::{GpuAnnotate, pretty_gpu, pretty_gpu_annotated};
 pub use crate::to_core::{CoreLevels, to_core};
 
 /// What the middle end needs to know of where the program will run: the device's shape
@@ -115,19 +119,37 @@ pub fn pipeline(program: &weft_core::Program) -> GpuProgram {
     pipeline_for(program, Target::Gpu)
 }
 
-/// The whole middle end: [`optimise_core`], then [`flatten`], [`fuse`],
-/// [`guard_local_memory`], [`split_segmented_reductions`], [`coalesce`] and
-/// [`collapse_outer_dimensions`] (on a GPU), [`read_rows`] and [`simplify_gpu`].
+/// The whole middle end as the staged translator reads it (through [`to_core`]):
+/// [`optimise_core`], then [`flatten`], [`fuse`], [`guard_local_memory`],
+/// [`split_segmented_reductions`], [`coalesce`] and [`collapse_outer_dimensions`] (on a
+/// GPU), [`read_rows`] and [`simplify_gpu`]. Sequential combinators stay combinators:
+/// the staged translator fuses them itself and recognises a row's `reduce@seq` for its
+/// per-run choice of staging short rows through local memory, which a loop would hide.
 pub fn pipeline_for(program: &weft_core::Program, target: Target) -> GpuProgram {
-    let fused = fuse(&flatten(&optimise_core(program)));
-    match target {
+    gpu_passes(&optimise_core(program), target, false)
+}
+
+/// [`pipeline_for`] with every call inlined first ([`inline_all_calls`]) and the
+/// sequential combinators fused into loops ([`fuse_sequential`]): the input of the code
+/// generator from the GPU IR (`weft-lower`'s `lower_gpu_entry`), which compiles each
+/// kernel's code as one body.
+pub fn pipeline_inlined(program: &weft_core::Program, target: Target) -> GpuProgram {
+    gpu_passes(&optimise_core(&inline_all_calls(program)), target, true)
+}
+
+fn gpu_passes(core: &weft_core::Program, target: Target, fuse_loops: bool) -> GpuProgram {
+    let fused = fuse(&flatten(core));
+    // Sequential fusion comes last: coalescing recognises a row traversed repeatedly by
+    // its sequential combinators.
+    let rows = match target {
         Target::Gpu => {
             let guarded = guard_local_memory(&fused);
             let split = split_segmented_reductions(&guarded);
-            simplify_gpu(&read_rows(&collapse_outer_dimensions(&coalesce(&split))))
+            prefer_tiled_products(&read_rows(&collapse_outer_dimensions(&coalesce(&split))))
         }
-        Target::Cpu => simplify_gpu(&read_rows(&fused)),
-    }
+        Target::Cpu => read_rows(&fused),
+    };
+    if fuse_loops { simplify_gpu(&fuse_sequential(&rows)) } else { simplify_gpu(&rows) }
 }
 
 /// The source expressions computed inside a version (either branch of a `version`):

@@ -21,18 +21,54 @@ use rustc_hash::FxHashMap;
 use weft_core::{Atom, BlockLayout, ExpNames, FnId, Type, VarId, VarNames};
 
 use crate::ir::{
-    BlockId, Exp, GpuFunction, GpuProgram, Lambda, LoopForm, SegBinOp, SegKind, SeqSoac,
+    BlockId, Exp, GpuFunction, GpuProgram, Lambda, LoopForm, SegBinOp, SegKind, SeqSoac, Stmt,
 };
+
+/// A decoration of the GPU IR's printout (weft-mem's memory, `pretty_gpu_mem`): text in
+/// place of a binding's type, and lines before a statement.
+pub trait GpuAnnotate {
+    /// What follows `name: ` for a variable; `plain` is its type as printed without
+    /// decoration.
+    fn binding_ty(&mut self, names: &mut VarNames<'_>, var: VarId, plain: String) -> String {
+        let _ = (names, var);
+        plain
+    }
+
+    /// Lines printed (indented) before the statement.
+    fn before_stmt(&mut self, names: &mut VarNames<'_>, stmt: &Stmt) -> Vec<String> {
+        let _ = (names, stmt);
+        Vec::new()
+    }
+
+    /// Lines printed (indented) after the function's body.
+    fn after_function(&mut self, names: &mut VarNames<'_>) -> Vec<String> {
+        let _ = names;
+        Vec::new()
+    }
+}
+
+struct Plain;
+
+impl GpuAnnotate for Plain {}
 
 /// The whole program: its thresholds, then its functions in core order.
 pub fn pretty_gpu(program: &GpuProgram) -> String {
+    pretty_gpu_annotated(program, &mut |_| Box::new(Plain))
+}
+
+/// [`pretty_gpu`] with each function decorated by `annotate(function)` (which may
+/// borrow facts about the program that live as long as `'facts`).
+pub fn pretty_gpu_annotated<'facts>(
+    program: &GpuProgram,
+    annotate: &mut dyn FnMut(FnId) -> Box<dyn GpuAnnotate + 'facts>,
+) -> String {
     let names: FxHashMap<FnId, String> =
         program.functions.iter().map(|(id, f)| (id, f.name.to_string())).collect();
     let mut out = String::new();
     for (_, threshold) in program.thresholds.iter() {
         let _ = writeln!(out, "threshold {} = {}", threshold.name, threshold.default);
     }
-    for (idx, (_, function)) in program.functions.iter().enumerate() {
+    for (idx, (id, function)) in program.functions.iter().enumerate() {
         if idx > 0 || !program.thresholds.is_empty() {
             out.push('\n');
         }
@@ -42,6 +78,7 @@ pub fn pretty_gpu(program: &GpuProgram) -> String {
             names: &names,
             var_names: VarNames::new(&function.vars),
             out: String::new(),
+            annotate: annotate(id),
         };
         p.function();
         out.push_str(&p.out);
@@ -55,6 +92,7 @@ struct Printer<'a> {
     names: &'a FxHashMap<FnId, String>,
     var_names: VarNames<'a>,
     out: String,
+    annotate: Box<dyn GpuAnnotate + 'a>,
 }
 
 impl ExpNames for Printer<'_> {
@@ -81,6 +119,10 @@ impl BlockLayout for Printer<'_> {
     fn block(&mut self, block: BlockId, depth: usize) {
         let f = self.f;
         for stmt in &f.blocks[block].stmts {
+            for line in self.annotate.before_stmt(&mut self.var_names, stmt) {
+                self.indent(depth);
+                let _ = writeln!(self.out, "{line}");
+            }
             self.indent(depth);
             let pattern: Vec<String> = stmt
                 .vars
@@ -118,11 +160,15 @@ impl Printer<'_> {
         let ret = self.ty(&f.ret);
         let _ = writeln!(self.out, " : {ret} =");
         self.block(f.body, 1);
+        for line in self.annotate.after_function(&mut self.var_names) {
+            let _ = writeln!(self.out, "  {line}");
+        }
     }
 
     fn binding_ty(&mut self, var: VarId) -> String {
         let f = self.f;
-        self.ty(&f.vars[var].ty)
+        let plain = self.ty(&f.vars[var].ty);
+        self.annotate.binding_ty(&mut self.var_names, var, plain)
     }
 
     fn atoms(&mut self, atoms: &[Atom]) -> String {

@@ -829,9 +829,20 @@ fn a_map_read_twice_is_not_fused() {
 }
 
 #[test]
-fn a_written_level_is_not_fused() {
+fn a_written_level_fuses_at_its_level() {
+    // LANGUAGE.md §6: annotated producers and consumers at the same level still fuse.
     let src = "entry main (xs: [n]f32) : f32 = reduce (+) 0 (map@grid (\\x -> x * 2) xs)";
-    assert_eq!(seg_ops(src), 2);
+    assert_eq!(seg_ops(src), 1);
+    let src = "entry main (xs: [n]f32) : f32 = reduce@grid (+) 0 (map@grid (\\x -> x * 2) xs)";
+    assert_eq!(seg_ops(src), 1);
+}
+
+#[test]
+fn a_written_level_is_not_fused_across_levels() {
+    // The rows are made by a grid map and summed by work-groups: `b` is written to
+    // memory between the two levels.
+    let src = "entry main (a: [n][m]f32) : [n]f32 = let b = map@grid (\\r -> map@seq (\\x -> x * 2) r) a in map@group (\\r -> reduce@group (+) 0 r) b";
+    assert_eq!(seg_ops(src), 3);
 }
 
 #[test]
@@ -1175,21 +1186,67 @@ fn written_levels_are_coalesced_and_kept() {
 
 #[test]
 fn a_perfect_nest_of_maps_is_one_two_dimensional_outer_version() {
+    // On a CPU (a GPU gets the tiled product instead: the next test).
     let src = r"entry mm (a: [n][k]f32) (b: [k][m]f32) : [n][m]f32 =
   map (\row -> map (\col -> reduce (+) 0 (map2 (*) row col)) (transpose b)) a";
-    let text = printed_pipeline(src);
+    let cpu = crate::pipeline_for(&compile(src), crate::Target::Cpu);
+    assert_eq!(crate::validate_gpu(&cpu), Vec::new());
+    let text = crate::pretty_gpu(&cpu);
     // The outer-parallel version covers rows and columns, and its threshold compares
     // the number of points of both.
     assert!(text.contains("version n_0*m_2 >= threshold mm.suff_outer_par_0 then"), "{text}");
     assert!(text.contains("segmap@grid (i_8 < n_0, i_9 < m_2) [chosen]"), "{text}");
     // Written back for the staged translator, the dimensions whose indices only read a
     // row are maps over those rows (the nest the translator tiles), not generates.
-    let staged = crate::staged_program(&compile(src), &crate::Settings::default());
+    let settings = crate::Settings {
+        device: Some(crate::DeviceShape {
+            gpu: false,
+            compute_units: 2,
+            simd_width: 8,
+            local_memory: crate::passes::flatten::DEFAULT_LOCAL_MEMORY,
+        }),
+        tuning: Default::default(),
+    };
+    let staged = crate::staged_program(&compile(src), &settings);
     let core = weft_core::pretty_program(&staged);
     let then_branch = core.split("else").next().unwrap();
     assert!(then_branch.contains("= map (a_3) \\(row_"), "{core}");
     assert!(then_branch.contains("= map (t_5) \\(col_"), "{core}");
     assert!(!then_branch.contains("generate"), "{core}");
+}
+
+#[test]
+fn a_matrix_product_is_one_tiled_product_on_a_gpu() {
+    // The fully flattened version alone: a three-dimensional segmented reduction the
+    // code generator tiles, with its epilogue; no versions.
+    let text = printed_pipeline(
+        r"entry mm (alpha: f32) (a: [n][k]f32) (bt: [m][k]f32) : [n][m]f32 =
+  map (\row -> map (\col -> alpha * reduce (+) 0 (map2 (*) row col)) bt) a",
+    );
+    assert!(!text.contains("version"), "{text}");
+    assert!(text.contains("segred@grid (i_"), "{text}");
+    let gpu = crate::pipeline(&compile(
+        r"entry mm (a: [n][k]f32) (bt: [m][k]f32) : [n][m]f32 =
+  map (\row -> map (\col -> reduce (+) 0 (map2 (*) row col)) bt) a",
+    ));
+    let f = gpu.functions.iter().map(|(_, f)| f).next().unwrap();
+    let products = f
+        .exps
+        .iter()
+        .filter(|(_, e)| matches!(e, crate::Exp::Seg(seg) if crate::is_tiled_product(f, seg)))
+        .count();
+    assert_eq!(products, 1, "{}", crate::pretty_gpu(&gpu));
+}
+
+#[test]
+fn a_product_whose_rows_are_reduced_keeps_its_versions() {
+    // k-means' distances: the outer version takes each row's minimum without writing
+    // the distances, so the rule leaves the versions.
+    let text = printed_pipeline(
+        r"entry assign (ps: [n][d]f32) (cs: [k][d]f32) : [n]f32 =
+  map (\p -> reduce f32.min f32.inf (map (\c -> reduce (+) 0 (map2 (\a b -> (a - b) * (a - b)) p c)) cs)) ps",
+    );
+    assert!(text.contains("version"), "{text}");
 }
 
 #[test]
@@ -1500,4 +1557,69 @@ fn a_reduction_of_rows_in_host_code_is_split_into_chunks_of_rows() {
     );
     assert!(!nested.contains("generate@grid"), "{nested}");
     assert!(nested.contains("transpose"), "{nested}");
+}
+
+/// The outer-parallel version (the first SegOp and its body) of `src`'s first entry on
+/// a CPU, printed.
+fn outer_version_on_a_cpu(src: &str) -> String {
+    let gpu = crate::pipeline_inlined(&compile(src), crate::Target::Cpu);
+    assert_eq!(crate::validate_gpu(&gpu), Vec::new(), "{}", crate::pretty_gpu(&gpu));
+    let text = crate::pretty_gpu(&gpu);
+    let start = text.find("segmap@grid (").expect(&text);
+    let end = text[start..].find("\n    else").map_or(text.len(), |e| start + e);
+    text[start..end].to_owned()
+}
+
+#[test]
+fn a_sequential_map_fuses_into_the_reduction_that_reads_it() {
+    // The row's squares are never an array: one loop accumulates them.
+    let outer = outer_version_on_a_cpu(
+        r"entry sq (xss: [n][m]f32) : [n]f32 =
+  map (\xs -> reduce (+) 0 (map (\x -> x * x) xs)) xss",
+    );
+    assert!(!outer.contains("map@seq"), "{outer}");
+    assert!(!outer.contains("reduce@seq"), "{outer}");
+    assert!(outer.contains("loop acc_"), "{outer}");
+}
+
+#[test]
+fn a_sequential_map_fuses_into_the_map_that_reads_it() {
+    let outer = outer_version_on_a_cpu(
+        r"entry twice (xss: [n][m]f32) : [n][m]f32 =
+  map (\xs -> let s = reduce (+) 0 xs in map (\y -> y + s) (map (\x -> x * x) xs)) xss",
+    );
+    assert_eq!(outer.matches("map@seq").count(), 1, "{outer}");
+}
+
+#[test]
+fn a_sequential_map_read_twice_stays_an_array() {
+    // Its squares feed both a sum and a maximum: computing them twice would be
+    // recomputation, so they stay in memory.
+    let outer = outer_version_on_a_cpu(
+        r"entry both (xss: [n][m]f32) : [n]f32 =
+  map (\xs -> let sq = map (\x -> x * x) xs in reduce (+) 0 sq + reduce f32.max 0 sq) xss",
+    );
+    assert!(outer.contains("map@seq"), "{outer}");
+}
+
+#[test]
+fn gpu_simplification_reads_iota_and_replicate_at_an_index_in_range_as_the_index_and_the_value() {
+    // `(iota n)[i]` is `i` and `(replicate n c)[i]` is `c` where `i` ranges over `n`
+    // (a SegOp's space): neither array is made. A read at an index nothing keeps in
+    // range stays a read (it must fail when out of range).
+    let src = "entry main (xs: [n]f32) (c: f32) : [n]f32 =
+  map3 (\\i x y -> x * f32.i64 i + y) (iota n) xs (replicate n c)";
+    let gpu = crate::pipeline(&compile(src));
+    assert_eq!(crate::validate_gpu(&gpu), Vec::new(), "{}", crate::pretty_gpu(&gpu));
+    let made = |exp: &&crate::Exp| {
+        matches!(
+            exp,
+            crate::Exp::Basic(weft_core::Exp::Iota { .. } | weft_core::Exp::Replicate { .. })
+        )
+    };
+    assert!(!gpu_exps(&gpu).iter().any(made), "{}", crate::pretty_gpu(&gpu));
+
+    let src = "entry main (n: i64) (j: i64) : i64 = (iota n)[j]";
+    let gpu = crate::pipeline(&compile(src));
+    assert!(gpu_exps(&gpu).iter().any(made), "{}", crate::pretty_gpu(&gpu));
 }

@@ -669,6 +669,13 @@ impl Writer<'_> {
                 kept.push(stmt);
             }
         }
+        if kept.is_empty() && result == Atom::Var(index) {
+            // The point itself (a scatter to every index): `iota`, which the staged
+            // translator reads without making an array.
+            let var = self.new_var(Type::array(atom_size(bound), Type::Scalar(ScalarTy::I64)));
+            self.push(stmts, var, weft_core::Exp::Iota { size: bound });
+            return Atom::Var(var);
+        }
         let mut body_stmts = Vec::new();
         for stmt in kept.into_iter().rev() {
             self.stmt(&mut body_stmts, stmt);

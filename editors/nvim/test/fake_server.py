@@ -10,7 +10,9 @@ Standard library only. Speaks LSP over stdio (Content-Length framed JSON-RPC):
 - textDocument/definition: the first `def WORD` / `entry WORD` in the document
 - workspace/executeCommand weft.server.runEntry {uri, entry}: a run result;
   weft.server.runOnGpu {uri, entry}: a GPU run result, and a window/showMessage
-- weft/showKernel: {uri: "weft-kernel:///NAME.cl", text: an OpenCL kernel}
+- weft/showKernel: {uri: "weft-kernel:///NAME.cl", text: an OpenCL kernel saying how many
+  views were served, lines: line 0 linked to the word asked about, line 1 to the file's
+  last line}
 - shutdown / exit
 
 Anything else that is a request gets MethodNotFound. With FAKE_LSP_LOG=path every
@@ -74,6 +76,10 @@ def utf16_col_to_index(line, col):
             return i
         units += 2 if ord(ch) > 0xFFFF else 1
     return len(line)
+
+
+# How many kernel views were served (the text says which, so a refresh shows).
+views_served = [0]
 
 
 def word_at(uri, pos):
@@ -183,10 +189,22 @@ def handle(msg):
         else:
             reply(msg, error={"code": -32602, "message": f"unknown command {params.get('command')}"})
     elif method == "weft/showKernel":
-        w = word_at(params["textDocument"]["uri"], params["position"])
+        uri = params["textDocument"]["uri"]
+        w = word_at(uri, params["position"])
         name = w[0] if w else "kernel"
+        views_served[0] += 1
+        # Line 0 computes the word asked about, line 1 the last line's first word.
+        last = len(docs.get(uri, "").rstrip("\n").split("\n")) - 1
+        word = {"start": {"line": w[1], "character": w[2]}, "end": {"line": w[1], "character": w[3]}} if w \
+            else {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}
         reply(msg, {"uri": f"weft-kernel:///{name}.cl",
-                    "text": f"__kernel void {name}(__global const float *xs) {{\n  // fake\n}}\n"})
+                    "text": f"__kernel void {name}(__global const float *xs) {{\n"
+                            f"  // fake view {views_served[0]}\n}}\n",
+                    "lines": [
+                        {"line": 0, "source": {"uri": uri, "range": word}},
+                        {"line": 1, "source": {"uri": uri, "range": {
+                            "start": {"line": last, "character": 2}, "end": {"line": last, "character": 8}}}},
+                    ]})
     elif method == "shutdown":
         reply(msg, None)
     elif method == "exit":

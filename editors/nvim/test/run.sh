@@ -41,7 +41,7 @@ export WEFT_HOVER_POS="10:21" WEFT_EXPECT_HOVER='`sq` (fake hover)'
 export WEFT_DEFINITION_POS="10:21" WEFT_EXPECT_DEFINITION="dot.weft:7:5"
 export WEFT_RUN_POS="10:17" WEFT_EXPECT_RUN="fake run of norm2"
 export WEFT_GPU_RUN_POS="5:7" WEFT_EXPECT_GPU_RUN="fake GPU run of dot: kernels 1.0 µs"
-export WEFT_KERNEL_POS="5:7" WEFT_EXPECT_KERNEL="__kernel void dot("
+export WEFT_KERNEL_POS="5:7" WEFT_EXPECT_KERNEL="__kernel void dot(" WEFT_EXPECT_KERNEL_LINKS=1
 export WEFT_PROFILE_POS="5:7" WEFT_EXPECT_PROFILE="work W = 42 (fake)"
 export WEFT_TEST_RESTART=1
 
@@ -80,9 +80,10 @@ if [ -n "$weft_bin" ] && "$weft_bin" lsp --help >/dev/null 2>&1; then
     export WEFT_EXPECT_DIAGNOSTIC=NONE
     export WEFT_HOVER_POS="10:21" WEFT_EXPECT_HOVER='def sq : f32 -> f32'
     export WEFT_DEFINITION_POS="10:21" WEFT_EXPECT_DEFINITION="7:5"
-    export WEFT_KERNEL_POS="5:7" WEFT_EXPECT_KERNEL='// Weft: the OpenCL program of entry `dot`'
-    # "Profile" writes beside the source; the folder is removed afterwards.
-    # (The SVG needs Graphviz's `dot`.)
+    export WEFT_KERNEL_POS="5:7" WEFT_EXPECT_KERNEL='// Weft: the OpenCL program of entry `dot`' WEFT_EXPECT_KERNEL_LINKS=1
+    # "Profile" writes under the user's cache (~/.cache/weft/profiles/), never beside
+    # the source; the trap removes what an older server wrote there. (The SVG needs
+    # Graphviz's `dot`.)
     if command -v dot >/dev/null 2>&1; then
       export WEFT_PROFILE_POS="5:7" WEFT_EXPECT_PROFILE='profile of `dot`' WEFT_PROFILE_SVG_EXISTS=1
     else

@@ -20,6 +20,8 @@
 --   WEFT_RUN_POS            LINE:COL for :WeftRun;  WEFT_EXPECT_RUN  text in its buffer
 --   WEFT_GPU_RUN_POS        LINE:COL for :WeftRunGpu;  WEFT_EXPECT_GPU_RUN  text in its buffer
 --   WEFT_KERNEL_POS         LINE:COL for :WeftShowKernel;  WEFT_EXPECT_KERNEL  text in it
+--   WEFT_EXPECT_KERNEL_LINKS  1 = its lines are coloured as the source lines they compute,
+--                           the cursor links them both ways, and an edit refreshes it
 --   WEFT_PROFILE_POS        LINE:COL for :WeftProfile;  WEFT_EXPECT_PROFILE  text in its
 --                           buffer; the SVG it opens must end with summary.svg, the
 --                           summarised cost graph (and exist
@@ -81,6 +83,82 @@ end
 local function fail_fast(msg)
   check(msg, false)
   finish()
+end
+
+-- The highlight groups of `ns` on 0-based `line` of `buf`.
+local function groups_at(buf, ns, line)
+  local out = {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, ns, { line, 0 }, { line, -1 }, { details = true })) do
+    out[#out + 1] = m[4].hl_group
+  end
+  return out
+end
+
+-- The kernel view `kb` (asked for from `source`): its linked lines are coloured as the
+-- source lines they compute (two source lines, two colours), the cursor on a linked line
+-- marks the source expression, the cursor on a source line marks the view's lines, and
+-- an edit of the source asks for the view again.
+local function check_kernel_links(weft, kb, source)
+  local view = weft.views[kb]
+  local links = view and view.lines or {}
+  check('the kernel view has linked lines', #links > 0, vim.inspect(view))
+  local link
+  for _, l in ipairs(links) do
+    if vim.uri_to_bufnr(l.source.uri) == source then
+      link = link or l
+    end
+  end
+  if not check('a kernel line is linked to the open source', link ~= nil, vim.inspect(links)) then
+    return
+  end
+  local kgroups = groups_at(kb, weft.link_namespace, link.line)
+  local sgroups = groups_at(source, weft.link_namespace, link.source.range.start.line)
+  check('the linked kernel line and its source line share a colour',
+    #kgroups > 0 and vim.tbl_contains(sgroups, kgroups[1]) and kgroups[1]:match('^WeftLink%d$') ~= nil,
+    vim.inspect({ kernel = kgroups, source = sgroups }))
+  local colours = {}
+  for _, l in ipairs(links) do
+    local key = l.source.uri .. '#' .. l.source.range.start.line
+    colours[key] = groups_at(kb, weft.link_namespace, l.line)[1]
+  end
+  local distinct, seen = 0, {}
+  for _, g in pairs(colours) do
+    if g and not seen[g] then
+      seen[g] = true
+      distinct = distinct + 1
+    end
+  end
+  check('lines computing different source lines get different colours',
+    distinct == math.min(vim.tbl_count(colours), #weft.link_groups), vim.inspect(colours))
+  -- The cursor on the kernel line marks the source expression it computes.
+  local kwin = vim.fn.bufwinid(kb)
+  vim.api.nvim_set_current_win(kwin)
+  vim.api.nvim_win_set_cursor(kwin, { link.line + 1, 0 })
+  vim.cmd('doautocmd <nomodeline> CursorMoved')
+  check('the cursor on a kernel line marks its source expression',
+    vim.tbl_contains(groups_at(source, weft.focus_namespace, link.source.range.start.line), 'WeftLinkFocus'),
+    vim.inspect(groups_at(source, weft.focus_namespace, link.source.range.start.line)))
+  -- The cursor on the source line marks the kernel lines computing it.
+  local swin = vim.fn.bufwinid(source)
+  if swin ~= -1 then
+    vim.api.nvim_set_current_win(swin)
+    vim.api.nvim_win_set_cursor(swin, { link.source.range.start.line + 1, 0 })
+    vim.cmd('doautocmd <nomodeline> CursorMoved')
+    check('the cursor on a source line marks the kernel lines computing it',
+      vim.tbl_contains(groups_at(kb, weft.focus_namespace, link.line), 'WeftLinkFocus'),
+      vim.inspect(groups_at(kb, weft.focus_namespace, link.line)))
+  end
+  -- An edit of the source: the view is asked for again (its buffer is rewritten).
+  local tick = vim.api.nvim_buf_get_changedtick(kb)
+  local n = vim.api.nvim_buf_line_count(source)
+  vim.api.nvim_buf_set_lines(source, n, n, false, { '-- an edit' })
+  vim.api.nvim_exec_autocmds('TextChanged', { buffer = source })
+  local refreshed = vim.wait(timeout, function()
+    return vim.api.nvim_buf_get_changedtick(kb) ~= tick
+  end, 20)
+  check('an edit of the source asks for the kernel view again', refreshed)
+  vim.api.nvim_buf_set_lines(source, n, n + 1, false, {})
+  vim.api.nvim_buf_set_option(source, 'modified', false)
 end
 
 -- Run the whole test inside a protected call, so that an error is a FAIL, not a hang.
@@ -352,6 +430,9 @@ local function main()
     local ft = vim.bo[kb].filetype
     check('kernel buffer has filetype opencl or c', ft == 'opencl' or ft == 'c', ft)
     check('kernel buffer is read-only', not vim.bo[kb].modifiable and vim.bo[kb].buftype == 'nofile')
+    if env.WEFT_EXPECT_KERNEL_LINKS == '1' then
+      check_kernel_links(weft, kb, bufnr)
+    end
     vim.api.nvim_set_current_win(win)
     vim.api.nvim_win_set_buf(win, bufnr)
   end

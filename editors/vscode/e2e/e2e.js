@@ -1,7 +1,9 @@
 // Drives code-server (VS Code 1.100 in the browser) with Debian's headless Chromium
 // through playwright-core, and checks what the Weft extension shows: the code lenses,
-// hovers, diagnostics of an introduced type error, Show kernels, Run on GPU on POCL, and
-// runs of an unsaved edit (both lenses, both commands) from the buffer's text.
+// hovers, diagnostics of an introduced type error, Show kernels with its lines coloured
+// as the source lines they compute and the cursor linking both ways, Run on GPU on POCL,
+// runs of an unsaved edit (both lenses, both commands) from the buffer's text, and
+// Profile from the palette.
 // Started by run.sh, which starts code-server with the extension installed and the
 // settings pointing at the freshly built `weft`. One screenshot per step in --out.
 //
@@ -202,6 +204,34 @@ async function showHover(word, what, ok, last = false) {
   }, 60000, 500);
 }
 
+/** The colours of the kernel view's links (extension.ts: LINK_COLOURS, FOCUS_COLOUR). */
+const LINK_COLOURS = [
+  'rgba(255, 170, 0, 0.16)',
+  'rgba(0, 160, 255, 0.16)',
+  'rgba(90, 210, 90, 0.16)',
+  'rgba(220, 90, 220, 0.16)',
+  'rgba(255, 90, 90, 0.16)',
+  'rgba(60, 210, 210, 0.16)',
+];
+const FOCUS_COLOUR = 'rgba(255, 215, 0, 0.45)';
+
+/**
+ * The decorations drawn in `editor` (Monaco's `.cdr` overlays): background colour,
+ * top and left in the page, width.
+ */
+async function decorations(editor) {
+  return editor.locator('.view-overlays .cdr').evaluateAll((els) => els.map((e) => {
+    const r = e.getBoundingClientRect();
+    return { colour: getComputedStyle(e).backgroundColor, top: Math.round(r.top), left: Math.round(r.left), width: Math.round(r.width) };
+  }));
+}
+
+/** The top (in the page) of the first line of `editor` containing `text`. */
+async function lineTop(editor, text) {
+  const line = editor.locator('.view-line').filter({ hasText: text }).first();
+  return Math.round((await line.boundingBox()).y);
+}
+
 async function main() {
   const browser = await chromium.launch({
     executablePath: opts.chromium,
@@ -245,10 +275,29 @@ async function main() {
     // On the `map` of the entry's body: its scheme with sizes and the GPU sections (its
     // kernel and predicted cost); on the `xs` it maps over: its type with sizes and its
     // memory.
+    // Its prediction is on the device Run on GPU uses (POCL's, the settings' `cpu`),
+    // as `weft-runner devices` told the server, with the reason said.
     const mapHover = await showHover('map', 'the `map` of the entry', (t) =>
-      /map\s*:.*\[n\]a\s*->\s*\[n\]r/.test(t) && /Kernel\W+scale_map_\d+/.test(t) && /Cost of/.test(t));
+      /map\s*:.*\[n\]a\s*->\s*\[n\]r/.test(t) && /Kernel\W+scale_map_\d+/.test(t)
+        && /Predicted:/.test(t) && t.includes(opts.device) && /Run on GPU" uses/.test(t));
     say(`hover on map: ${mapHover.replace(/\s+/g, ' ').slice(0, 300)}`);
     await screenshot('hover-map');
+    // The derivation is one click away: the hover's last line is a link to it.
+    await page.locator('.monaco-hover:not(.hidden) a').filter({ hasText: 'Show the derivation' }).first().click();
+    const detailsEditor = page.locator('.editor-instance .monaco-editor[data-uri*="/details/"]').first();
+    const detailsText = await waitFor('the hover\'s detail view, opened by its link', async () => {
+      const t = norm(await detailsEditor.locator('.view-lines').innerText());
+      seen = t;
+      return /Cost\*\* of `scale_map_0`/.test(t) && /work `/.test(t) ? t : false;
+    }, 30000);
+    say(`detail view: ${detailsText.split('\n').find((l) => l.includes('**Cost**'))?.trim().slice(0, 200)}`);
+    await screenshot('hover-details');
+    // Closed by its tab's close button, so that the kernel view below is the only
+    // `weft-kernel:` editor.
+    const detailsTab = page.locator('.tabs-container .tab').filter({ hasText: /\.md$/ }).first();
+    await detailsTab.hover();
+    await detailsTab.locator('.tab-actions .action-label').first().click();
+    await detailsEditor.waitFor({ state: 'detached', timeout: 10000 });
     const xsHover = await showHover('xs', 'the `xs` at the end of the entry', (t) =>
       /xs\s*:\s*\[n\]f32/.test(t) && /Memory/i.test(t), true);
     say(`hover on xs: ${xsHover.replace(/\s+/g, ' ').slice(0, 300)}`);
@@ -309,6 +358,43 @@ async function main() {
     say(`kernel view ${uri}: ${kernelText.split('\n').find((l) => l.includes('__kernel'))?.trim()}`);
     await screenshot('show-kernels');
 
+    // ------------------------------------------------------------ (d2) linked lines
+    // Compiler Explorer's colours: the kernel's lines computing `entry scale`'s line
+    // have that source line's colour, on both sides.
+    const linked = await waitFor('kernel lines coloured as the source line they compute, in both editors', async () => {
+      const inKernel = (await decorations(kernelEditor)).filter((d) => LINK_COLOURS.includes(d.colour));
+      const entryTop = await lineTop(sourceEditor(), 'entry scale');
+      const inSource = (await decorations(sourceEditor())).filter((d) => LINK_COLOURS.includes(d.colour) && Math.abs(d.top - entryTop) <= 2);
+      seen = JSON.stringify({ kernel: inKernel.slice(0, 4), source: inSource });
+      const colour = inSource[0]?.colour;
+      return colour && inKernel.some((d) => d.colour === colour) ? { colour, lines: inKernel.filter((d) => d.colour === colour).length } : false;
+    }, 30000);
+    say(`linked lines: ${linked.lines} kernel lines in ${linked.colour}, as the source line of \`entry scale\``);
+    // The cursor on the kernel's line computing `a * x` marks that expression (not the
+    // whole line) in the source.
+    const multiply = kernelEditor.locator('.view-line').filter({ hasText: /float[\s\u00a0]+\w+[\s\u00a0]+=[\s\u00a0]+\w+[\s\u00a0]+\*[\s\u00a0]+\w+\[/ }).first();
+    await multiply.waitFor({ state: 'visible', timeout: 10000 });
+    await multiply.click();
+    const focused = await waitFor('the source expression of the clicked kernel line marked in the source', async () => {
+      const entryTop = await lineTop(sourceEditor(), 'entry scale');
+      const lineBox = await sourceEditor().locator('.view-line').filter({ hasText: 'entry scale' }).first().boundingBox();
+      const marks = (await decorations(sourceEditor())).filter((d) => d.colour === FOCUS_COLOUR && Math.abs(d.top - entryTop) <= 2);
+      seen = JSON.stringify({ marks, line: lineBox });
+      // An expression of the line: narrower than the line's text.
+      return marks.length > 0 && marks[0].width > 0 && marks[0].width < lineBox.width / 2 ? marks[0] : false;
+    }, 20000);
+    say(`kernel line -> source: marked ${focused.width} px of the entry's line`);
+    await screenshot('kernel-line-to-source');
+    // The cursor on the source line marks the kernel lines computing it.
+    await clickToken('map');
+    const marked = await waitFor('the kernel lines computing the clicked source line marked in the kernel view', async () => {
+      const marks = (await decorations(kernelEditor)).filter((d) => d.colour === FOCUS_COLOUR);
+      seen = JSON.stringify(marks.slice(0, 4));
+      return marks.length > 0 ? marks.length : false;
+    }, 20000);
+    say(`source line -> kernel: ${marked} kernel lines marked`);
+    await screenshot('source-line-to-kernel');
+
     // ------------------------------------------------------------ (e) Run on GPU on POCL
     // settings.json sets weft.runner.device to `cpu`; run.sh asked `weft-runner devices`
     // for POCL's CPU device (--device). The test block's first input is [1, 2, 3] and
@@ -322,6 +408,46 @@ async function main() {
       throw new Error('"▶ Run on GPU" printed the values but not "matched the expected output, done"');
     }
     await screenshot('run-on-pocl');
+
+    // ------------------------------------------------------------ (f) Profile from the palette
+    // The report goes to the Weft Run output; the summarised cost graph (summary.svg,
+    // written under the user's cache, not beside the source) opens in an editor.
+    await clearOutput();
+    await clickToken('map');
+    await runCommand('Weft: Profile Entry');
+    const report = await waitFor('the profile report in the Weft Run output', async () => {
+      const t = await outputText();
+      seen = t;
+      // The panel shows the report's last lines (an editor renders what is in view).
+      return /span S/.test(t) && /wrote\s+\S+summary\.svg/.test(t) ? t : false;
+    }, 120000, 500);
+    say(`profile: ${report.split('\n').filter((l) => /span S|wrote/.test(l)).map((l) => l.trim()).join('; ').slice(0, 300)}`);
+    const written = report.split('\n').map((l) => /^\s*wrote\s+(\S+)/.exec(l)?.[1]).filter(Boolean);
+    if (written.length === 0 || written.some((f) => f.startsWith(path.dirname(opts.file)))) {
+      throw new Error(`"Profile" wrote ${JSON.stringify(written)}: not under the user's cache`);
+    }
+    const svgTab = page.locator('.tabs-container .tab').filter({ hasText: 'summary.svg' }).first();
+    await svgTab.waitFor({ state: 'visible', timeout: 30000 });
+    // VS Code's image preview (a webview) draws it: wait until the image has loaded,
+    // and check that it is shown whole (the summary fits a window at full size).
+    const image = page.frameLocator('iframe.webview.ready').frameLocator('#active-frame').locator('img').first();
+    const drawn = await waitFor('the summary drawn in the image preview', async () => {
+      const size = await image.evaluate((img) => ({
+        natural: [img.naturalWidth, img.naturalHeight],
+        shown: [Math.round(img.getBoundingClientRect().width), Math.round(img.getBoundingClientRect().height)],
+        view: [document.documentElement.clientWidth, document.documentElement.clientHeight],
+      }));
+      seen = JSON.stringify(size);
+      return size.natural[0] > 0 ? size : false;
+    }, 30000);
+    say(`profile: summary.svg opened in an editor, ${drawn.natural.join('x')} px, shown at ${drawn.shown.join('x')} in ${drawn.view.join('x')}`);
+    // Full size fits a window (the summary has a few boxes, not the whole graph).
+    if (drawn.natural[0] > 1000 || drawn.natural[1] > 700) {
+      throw new Error(`the summary is ${drawn.natural.join('x')} px: larger than a window`);
+    }
+    await screenshot('profile');
+    // Back to the source, for the edits below.
+    await page.locator('.tabs-container .tab').filter({ hasText: fileName }).first().click();
 
     // ------------------------------------------------------------ runs take the buffer's text
     // `+ 1` becomes `+ 2` without saving. The kernel view beside is asked for again

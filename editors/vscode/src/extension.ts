@@ -45,12 +45,19 @@ export interface ShowKernelResult {
   text: string;
   /** Per kernel, its lines in `text` and the source it computes (docs/lsp.md). */
   links?: KernelLink[];
+  /** Per line of `text` that computes part of the source, the expression it computes. */
+  lines?: LineLink[];
 }
 /** One kernel of a kernel view: its lines (0-based, end exclusive) and its sources. */
 export interface KernelLink {
   kernel: string;
   lines: { start: number; end: number };
   sources: { uri: string; range: { start: LspPosition; end: LspPosition } }[];
+}
+/** One line of a kernel view (0-based) and the location of the source expression it computes. */
+export interface LineLink {
+  line: number;
+  source: { uri: string; range: { start: LspPosition; end: LspPosition } };
 }
 export const ShowKernelRequest = new RequestType<ShowKernelParams, ShowKernelResult | null, void>(
   'weft/showKernel',
@@ -105,6 +112,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     kernels,
     vscode.workspace.registerTextDocumentContentProvider(KERNEL_SCHEME, kernels),
     vscode.window.onDidChangeVisibleTextEditors(() => kernels.paint()),
+    vscode.window.onDidChangeTextEditorSelection((e) => kernels.follow(e.textEditor, e.selections[0]?.active.line)),
     vscode.workspace.onDidChangeTextDocument((e) => kernels.sourceChanged(e.document)),
     vscode.commands.registerCommand('weft.restartServer', restartServer),
     vscode.commands.registerCommand('weft.runEntry', () => runEntry(RUN_ENTRY_SERVER_COMMAND)),
@@ -168,6 +176,10 @@ export function initializationOptions(): Record<string, unknown> {
   const profile = config.get<string>('costs.profile');
   if (profile) {
     options.costProfile = profile;
+  }
+  const size = config.get<number>('costs.predictionSize');
+  if (typeof size === 'number' && size > 0) {
+    options.predictionSize = size;
   }
   const allow = config.get<string[]>('diagnostics.allow');
   if (Array.isArray(allow) && allow.length > 0) {
@@ -246,6 +258,12 @@ function middleware(): Middleware {
   };
   return {
     ...codeLens,
+    // The hover's last line says where its derivation is: make it a link that opens it
+    // for the hovered position.
+    provideHover: async (document, position, token, next) => {
+      const hover = await next(document, position, token);
+      return hover ? withDetailsLink(hover, document, position) : hover;
+    },
     // Runs when a `weft.server.*` command that the languageclient registered for the
     // server is invoked (from a code lens, a code action or the palette).
     executeCommand: async (command, args, next) => {
@@ -254,6 +272,32 @@ function middleware(): Middleware {
       return result;
     },
   };
+}
+
+/** The hover line that names the detail view (weft-ide's `DETAILS_HINT`). */
+const DETAILS_HINT = /^\*Derivation: .*Weft: Show Hover Details.*$/m;
+
+/**
+ * `hover` with its line naming the detail view made a link that runs
+ * `weft.server.hoverDetails` for `position` (the languageclient registered it for the
+ * server; its result opens as a markdown document).
+ */
+export function withDetailsLink(hover: vscode.Hover, document: vscode.TextDocument, position: vscode.Position): vscode.Hover {
+  const args = [{
+    textDocument: { uri: client?.code2ProtocolConverter.asUri(document.uri) ?? document.uri.toString() },
+    position: { line: position.line, character: position.character },
+  }];
+  const link = `*[Show the derivation](command:${HOVER_DETAILS_SERVER_COMMAND}?${encodeURIComponent(JSON.stringify(args))} "Weft: Show Hover Details"): symbolic costs, regions, every kernel.*`;
+  const contents = hover.contents.map((c) => {
+    const value = typeof c === 'string' ? c : c.value;
+    if (!DETAILS_HINT.test(value)) {
+      return c;
+    }
+    const md = new vscode.MarkdownString(value.replace(DETAILS_HINT, link));
+    md.isTrusted = true;
+    return md;
+  });
+  return new vscode.Hover(contents, hover.range);
 }
 
 /**
@@ -507,8 +551,10 @@ function sourceOf(arg: unknown): string | undefined {
 }
 
 /**
- * Compiler Explorer's colour linking: the lines of a view's kernel number i and the
- * source expressions it computes get background colour i, in both editors.
+ * Compiler Explorer's colour linking: every source line that generated code computes gets
+ * a colour (six in turn, by first appearance in the view), and so do the view's lines
+ * computing it; the cursor on a line of either side marks the lines linked to it on the
+ * other (and scrolls them into view).
  */
 const LINK_COLOURS = [
   'rgba(255, 170, 0, 0.16)',
@@ -518,6 +564,8 @@ const LINK_COLOURS = [
   'rgba(255, 90, 90, 0.16)',
   'rgba(60, 210, 210, 0.16)',
 ];
+/** The mark of the lines linked to the cursor's line (and of the exact source expression). */
+export const FOCUS_COLOUR = 'rgba(255, 215, 0, 0.45)';
 
 /** How long a source must stay unedited before its open kernel views are asked for again. */
 const REFRESH_DELAY_MS = 500;
@@ -525,20 +573,41 @@ const REFRESH_DELAY_MS = 500;
 /** An open kernel view: its links, its source and how to ask for it again. */
 interface KernelView {
   links: KernelLink[];
+  lines: LineLink[];
   source?: string;
   again?: () => Promise<unknown>;
 }
 
+/** The colour index of each linked source line (`uri#line`) of a view, by first appearance. */
+function sourceLineColours(view: KernelView): Map<string, number> {
+  const colours = new Map<string, number>();
+  for (const link of view.lines) {
+    const key = sourceLineKey(link.source.uri, link.source.range.start.line);
+    if (!colours.has(key)) {
+      colours.set(key, colours.size % LINK_COLOURS.length);
+    }
+  }
+  return colours;
+}
+
+function sourceLineKey(uri: string, line: number): string {
+  return `${normUri(uri)}#${line}`;
+}
+
+const wholeLine = (line: number) => new vscode.Range(line, 0, line, Number.MAX_SAFE_INTEGER);
+
 /**
  * Read-only documents with the generated OpenCL, under `weft-kernel:` URIs, with their
- * kernels coloured as the source they compute, and asked for again when that source is
- * edited.
+ * lines coloured as the source lines they compute, and asked for again when that source
+ * is edited.
  */
 class KernelDocuments implements vscode.TextDocumentContentProvider, vscode.Disposable {
   private readonly texts = new Map<string, string>();
   private readonly views = new Map<string, KernelView>();
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   private decorations: vscode.TextEditorDecorationType[] = [];
+  private focusLines: vscode.TextEditorDecorationType | undefined;
+  private focusRange: vscode.TextEditorDecorationType | undefined;
   private refresh: ReturnType<typeof setTimeout> | undefined;
   readonly onDidChange = this.changed.event;
 
@@ -555,21 +624,51 @@ class KernelDocuments implements vscode.TextDocumentContentProvider, vscode.Disp
     return this.texts.get(uri.toString()) ?? '// This kernel is no longer available: run "Weft: Show Generated Kernel" again.\n';
   }
 
-  /** Colours every visible kernel view and every visible source of one. */
-  paint(): void {
+  private ensureDecorations(): void {
     if (this.decorations.length === 0) {
       this.decorations = LINK_COLOURS.map((backgroundColor) =>
-        vscode.window.createTextEditorDecorationType({ backgroundColor, isWholeLine: false }));
+        vscode.window.createTextEditorDecorationType({ backgroundColor, isWholeLine: true }));
+      this.focusLines = vscode.window.createTextEditorDecorationType({ backgroundColor: FOCUS_COLOUR, isWholeLine: true });
+      this.focusRange = vscode.window.createTextEditorDecorationType({
+        backgroundColor: FOCUS_COLOUR,
+        border: '1px solid rgba(255, 215, 0, 0.9)',
+      });
     }
+  }
+
+  /** Colours every visible kernel view and every visible source of one. */
+  paint(): void {
+    this.ensureDecorations();
     for (const editor of vscode.window.visibleTextEditors ?? []) {
       const byColour: vscode.Range[][] = LINK_COLOURS.map(() => []);
       const shown = editor.document.uri.toString();
       const own = this.views.get(shown);
-      own?.links.forEach((link, i) => {
-        const end = Math.max(link.lines.start, link.lines.end - 1);
-        byColour[i % LINK_COLOURS.length].push(new vscode.Range(link.lines.start, 0, end, Number.MAX_SAFE_INTEGER));
-      });
+      if (own && own.lines.length > 0) {
+        const colours = sourceLineColours(own);
+        for (const link of own.lines) {
+          const colour = colours.get(sourceLineKey(link.source.uri, link.source.range.start.line)) ?? 0;
+          byColour[colour].push(wholeLine(link.line));
+        }
+      } else {
+        // A server without per-line links: each kernel's lines alike.
+        own?.links.forEach((link, i) => {
+          const end = Math.max(link.lines.start, link.lines.end - 1);
+          byColour[i % LINK_COLOURS.length].push(new vscode.Range(link.lines.start, 0, end, Number.MAX_SAFE_INTEGER));
+        });
+      }
+      const painted = new Set<string>();
       for (const view of this.views.values()) {
+        if (view.lines.length > 0) {
+          for (const [key, colour] of sourceLineColours(view)) {
+            const at = key.lastIndexOf('#');
+            const line = Number(key.slice(at + 1));
+            if (sameUri(key.slice(0, at), shown) && !painted.has(key)) {
+              painted.add(key);
+              byColour[colour].push(wholeLine(line));
+            }
+          }
+          continue;
+        }
         view.links.forEach((link, i) => {
           for (const source of link.sources) {
             if (sameUri(source.uri, shown)) {
@@ -580,6 +679,66 @@ class KernelDocuments implements vscode.TextDocumentContentProvider, vscode.Disp
         });
       }
       this.decorations.forEach((d, i) => editor.setDecorations(d, byColour[i]));
+    }
+  }
+
+  /**
+   * The cursor moved to `line` of `editor`: in a kernel view, marks the source expression
+   * its line computes and the view's lines computing the same source line; in a source,
+   * marks the lines of its kernel views computing the cursor's line. Marks go where the
+   * cursor is not, scrolled into view.
+   */
+  follow(editor: vscode.TextEditor, line: number | undefined): void {
+    if (line === undefined) {
+      return;
+    }
+    this.ensureDecorations();
+    const here = editor.document.uri.toString();
+    const own = this.views.get(here);
+    // What to mark: per kernel view, its lines; per source document, its ranges.
+    const viewLines = new Map<string, number[]>();
+    const sourceRanges: { uri: string; range: vscode.Range }[] = [];
+    if (own) {
+      const link = own.lines.find((l) => l.line === line);
+      if (!link) {
+        this.clearFocus();
+        return;
+      }
+      const { start, end } = link.source.range;
+      sourceRanges.push({ uri: link.source.uri, range: new vscode.Range(start.line, start.character, end.line, end.character) });
+      viewLines.set(here, own.lines.filter((l) => sameUri(l.source.uri, link.source.uri) && l.source.range.start.line === start.line).map((l) => l.line));
+    } else {
+      for (const [uri, view] of this.views) {
+        const lines = view.lines.filter((l) => sameUri(l.source.uri, here) && l.source.range.start.line === line).map((l) => l.line);
+        if (lines.length > 0) {
+          viewLines.set(uri, lines);
+        }
+      }
+      if (viewLines.size === 0) {
+        this.clearFocus();
+        return;
+      }
+      sourceRanges.push({ uri: here, range: wholeLine(line) });
+    }
+    for (const other of vscode.window.visibleTextEditors ?? []) {
+      const uri = other.document.uri.toString();
+      const lines = viewLines.get(uri) ?? [];
+      other.setDecorations(this.focusLines!, lines.map(wholeLine));
+      const ranges = sourceRanges.filter((s) => sameUri(s.uri, uri)).map((s) => s.range);
+      other.setDecorations(this.focusRange!, ranges);
+      if (other !== editor) {
+        const first = ranges[0] ?? (lines.length > 0 ? wholeLine(Math.min(...lines)) : undefined);
+        if (first) {
+          other.revealRange(first, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+        }
+      }
+    }
+  }
+
+  private clearFocus(): void {
+    for (const other of vscode.window.visibleTextEditors ?? []) {
+      other.setDecorations(this.focusLines!, []);
+      other.setDecorations(this.focusRange!, []);
     }
   }
 
@@ -597,7 +756,7 @@ class KernelDocuments implements vscode.TextDocumentContentProvider, vscode.Disp
       for (const [uri, view] of stale) {
         void view.again?.().then((result) => {
           if (isKernel(result) && kernelUri(result.uri).toString() === uri) {
-            this.set(kernelUri(result.uri), result.text, { ...view, links: result.links ?? [] });
+            this.set(kernelUri(result.uri), result.text, { ...view, links: result.links ?? [], lines: result.lines ?? [] });
           }
         }, () => undefined);
       }
@@ -609,14 +768,20 @@ class KernelDocuments implements vscode.TextDocumentContentProvider, vscode.Disp
       clearTimeout(this.refresh);
     }
     this.decorations.forEach((d) => d.dispose());
+    this.focusLines?.dispose();
+    this.focusRange?.dispose();
     this.changed.dispose();
   }
 }
 
+/** A URI as both spellings (the server's and VS Code's) read. */
+function normUri(u: string): string {
+  return decodeURIComponent(u).replace(/\/$/, '');
+}
+
 /** Whether two URIs name the same document (the server's and VS Code's spellings differ). */
 function sameUri(a: string, b: string): boolean {
-  const norm = (u: string) => decodeURIComponent(u).replace(/\/$/, '');
-  return norm(a) === norm(b);
+  return normUri(a) === normUri(b);
 }
 
 /** The server's URI if it is a `weft-kernel:` one, else one made from its path. */
@@ -635,7 +800,7 @@ function kernelUri(raw: string): vscode.Uri {
 
 async function openKernel(result: ShowKernelResult, again?: () => Promise<unknown>, source?: string): Promise<void> {
   const uri = kernelUri(result.uri);
-  kernels.set(uri, result.text, { links: result.links ?? [], source, again });
+  kernels.set(uri, result.text, { links: result.links ?? [], lines: result.lines ?? [], source, again });
   let doc = await vscode.workspace.openTextDocument(uri);
   const languages = await vscode.languages.getLanguages();
   // Hover details are markdown; kernels are OpenCL.

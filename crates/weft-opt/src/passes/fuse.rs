@@ -1,12 +1,14 @@
-//! Vertical fusion on the GPU IR (MIDDLE.md, pass 2): a chosen `SegMap` whose result
+//! Vertical fusion on the GPU IR (MIDDLE.md, pass 2): a `SegMap` whose result
 //! is read only by one later SegOp of the same block and level, element by element at
 //! that SegOp's own point, is computed inside it instead (a map into a map, a
 //! reduction or a scan: Futhark's redomap and scanomap). The producer's array is then
 //! never written.
 //!
-//! Never across a written (pinned) level, and never when the consumer reads the
-//! producer at another point (that would recompute elements, the quadratic trap the
-//! staged translator fell into).
+//! Never across levels: a written (pinned) producer fuses only into a consumer at its
+//! own level, which keeps it there (LANGUAGE.md §6: annotated producers and consumers
+//! at the same level still fuse, as pull arrays do in FCL). Never when the consumer
+//! reads the producer at another point (that would recompute elements, the quadratic
+//! trap the staged translator fell into).
 //!
 //! Horizontal fusion: two chosen `SegRed`s of one block over the same space, the later
 //! not reading the earlier's results and nothing between them reading those, become
@@ -79,7 +81,7 @@ fn fuse_siblings_once(f: &mut GpuFunction) -> bool {
 }
 
 /// Every variable a statement reads, nested code included.
-pub(crate) fn reads_in(f: &GpuFunction, stmt: &Stmt, out: &mut Vec<VarId>) {
+pub fn reads_in(f: &GpuFunction, stmt: &Stmt, out: &mut Vec<VarId>) {
     let exp = &f.exps[stmt.exp];
     out.extend(exp.operands().into_iter().filter_map(|a| match a {
         Atom::Var(v) => Some(v),
@@ -180,13 +182,15 @@ fn fuse_once(f: &mut GpuFunction) -> bool {
         for (p, producer_stmt) in stmts.iter().enumerate() {
             let Exp::Seg(producer) = &f.exps[producer_stmt.exp] else { continue };
             let [array] = producer_stmt.vars.as_slice() else { continue };
-            if producer.pinned || producer.kind != SegKind::Map {
+            if producer.kind != SegKind::Map {
                 continue;
             }
             let Some(total) = counts.get(array).copied() else { continue };
             for consumer_stmt in &stmts[p + 1..] {
                 let Exp::Seg(consumer) = &f.exps[consumer_stmt.exp] else { continue };
-                if consumer.pinned || consumer.level != producer.level {
+                // A chosen producer may move into a written consumer of its level and a
+                // written one into any consumer of its level: neither changes level.
+                if consumer.level != producer.level {
                     continue;
                 }
                 let reads = element_reads(f, consumer, *array, producer);

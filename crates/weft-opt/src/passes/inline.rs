@@ -21,7 +21,16 @@ use weft_values::Scalar;
 /// it, and inlining into it too made a file whose defs call one another in a chain
 /// quadratic (each def would hold the whole chain below it).
 pub fn inline_parallel_calls(program: &Program) -> Program {
-    let parallel = parallel_functions(program);
+    inline_calls_to(program, &parallel_functions(program))
+}
+
+/// Inlines every call whose callee's size parameters the arguments' shapes bind (the
+/// code generator from the GPU IR compiles one body per kernel, no device functions).
+pub fn inline_all_calls(program: &Program) -> Program {
+    inline_calls_to(program, &program.functions.iter().map(|(id, _)| id).collect())
+}
+
+fn inline_calls_to(program: &Program, parallel: &FxHashSet<FnId>) -> Program {
     let mut out = program.clone();
     let mut live: FxHashSet<FnId> = program.entries.iter().copied().collect();
     let mut work: Vec<FnId> = program.entries.clone();
@@ -30,7 +39,7 @@ pub fn inline_parallel_calls(program: &Program) -> Program {
         // Callees are inlined with their own calls still in them; repeat until the
         // function has no call to a parallel function (defs are not recursive, so
         // this ends after as many rounds as the call graph is deep).
-        while inline_once(program, &parallel, f) {}
+        while inline_once(program, parallel, f) {}
         // What is still called (functions without combinators, or calls whose sizes
         // the arguments do not bind) runs too.
         for block in crate::passes::simplify::reachable_blocks(f) {

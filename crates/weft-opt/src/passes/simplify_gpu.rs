@@ -1,5 +1,7 @@
 //! Simplification of the GPU IR after flattening and fusion (MIDDLE.md: simplify runs
-//! between passes): copy propagation (fusion binds a read to its producer's value) and
+//! between passes): copy propagation (fusion binds a read to its producer's value),
+//! reads of `iota` and of `replicate` of a scalar at an index that a SegOp's space or a
+//! loop keeps in range (the index itself, the scalar: no array is made for them), and
 //! removal of statements nobody reads that cannot fail.
 
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -14,6 +16,7 @@ pub fn simplify_gpu(program: &GpuProgram) -> GpuProgram {
     let ids: Vec<_> = out.functions.iter().map(|(id, _)| id).collect();
     for id in ids {
         let f = &mut out.functions[id];
+        read_constructors(f);
         propagate_copies(f);
         while remove_dead_code(f) {}
     }
@@ -30,6 +33,140 @@ fn reachable_blocks(f: &GpuFunction) -> Vec<BlockId> {
         i += 1;
     }
     out
+}
+
+/// `x = t[j]` where `t = iota n` (or `replicate n v` of a scalar) and `j` is the index
+/// of an enclosing SegOp's space or `for` loop with bound `n`: `x = j` (converted to
+/// `iota`'s element type), or `x = v`; a read of a `zip` of such arrays is the tuple of
+/// the reads of its arrays. An index out of range would fail the read, so only indices
+/// proved in range are rewritten.
+fn read_constructors(f: &mut GpuFunction) {
+    let mut made: FxHashMap<VarId, weft_core::Exp> = FxHashMap::default();
+    for block in reachable_blocks(f) {
+        for stmt in &f.blocks[block].stmts {
+            if let (Exp::Basic(e @ weft_core::Exp::Zip(_)), [var]) =
+                (&f.exps[stmt.exp], stmt.vars.as_slice())
+            {
+                made.insert(*var, e.clone());
+                continue;
+            }
+            if let (
+                Exp::Basic(e @ (weft_core::Exp::Iota { .. } | weft_core::Exp::Replicate { .. })),
+                [var],
+            ) = (&f.exps[stmt.exp], stmt.vars.as_slice())
+            {
+                let scalar_value = match e {
+                    weft_core::Exp::Replicate { value: Atom::Var(v), .. } => {
+                        matches!(f.vars[*v].ty, Type::Scalar(_))
+                    }
+                    _ => true,
+                };
+                if scalar_value {
+                    made.insert(*var, e.clone());
+                }
+            }
+        }
+    }
+    if made.is_empty() {
+        return;
+    }
+    let body = f.body;
+    rewrite_reads(f, body, &mut Vec::new(), &made);
+}
+
+/// [`read_constructors`] in `block`, with `ranges` the indices in range (index, bound).
+fn rewrite_reads(
+    f: &mut GpuFunction,
+    block: BlockId,
+    ranges: &mut Vec<(VarId, Atom)>,
+    made: &FxHashMap<VarId, weft_core::Exp>,
+) {
+    let mut stmts = Vec::with_capacity(f.blocks[block].stmts.len());
+    for stmt in f.blocks[block].stmts.clone() {
+        let exp = f.exps[stmt.exp].clone();
+        if let (Exp::Basic(weft_core::Exp::Index { array: Atom::Var(t), items }), [var]) =
+            (&exp, stmt.vars.as_slice())
+            && let [weft_core::IndexItem::Fix(Atom::Var(j))] = items.as_slice()
+            && let Some(weft_core::Exp::Zip(parts)) = made.get(t)
+            && let Type::Tuple(tys) = f.vars[*var].ty.clone()
+            && tys.len() == parts.len()
+            && ranges.iter().any(|(index, _)| index == j)
+        {
+            // The tuple of the components' reads (each rewritten in turn below).
+            let mut components = Vec::new();
+            let mut reads = Vec::new();
+            for (part, ty) in parts.iter().zip(tys) {
+                let name = f.vars[*var].name.clone();
+                let c = f.vars.alloc(weft_core::Var { name, ty, kind: weft_core::VarKind::Bound });
+                let read = f.exps.alloc(Exp::Basic(weft_core::Exp::Index {
+                    array: *part,
+                    items: vec![weft_core::IndexItem::Fix(Atom::Var(*j))],
+                }));
+                reads.push(crate::ir::Stmt { vars: vec![c], exp: read });
+                components.push(Atom::Var(c));
+            }
+            let reads_block =
+                f.blocks.alloc(crate::ir::Block { stmts: reads, results: Vec::new() });
+            rewrite_reads(f, reads_block, ranges, made);
+            stmts.extend(f.blocks[reads_block].stmts.clone());
+            f.exps[stmt.exp] = Exp::Basic(weft_core::Exp::Tuple(components));
+            stmts.push(stmt);
+            continue;
+        }
+        if let (Exp::Basic(weft_core::Exp::Index { array: Atom::Var(t), items }), [var]) =
+            (&exp, stmt.vars.as_slice())
+            && let [weft_core::IndexItem::Fix(Atom::Var(j))] = items.as_slice()
+            && let Some(constructor) = made.get(t)
+        {
+            let size = match constructor {
+                weft_core::Exp::Iota { size } | weft_core::Exp::Replicate { size, .. } => *size,
+                _ => Atom::Const(Scalar::I64(0)),
+            };
+            if ranges.iter().any(|(index, bound)| index == j && *bound == size) {
+                let replaced = match constructor {
+                    weft_core::Exp::Replicate { value, .. } => Some(weft_core::Exp::Atom(*value)),
+                    _ => match &f.vars[*var].ty {
+                        Type::Scalar(weft_hir::ScalarTy::I64) => {
+                            Some(weft_core::Exp::Atom(Atom::Var(*j)))
+                        }
+                        Type::Scalar(to) => Some(weft_core::Exp::Convert {
+                            from: weft_hir::ScalarTy::I64,
+                            to: *to,
+                            operand: Atom::Var(*j),
+                        }),
+                        _ => None,
+                    },
+                };
+                if let Some(replaced) = replaced {
+                    f.exps[stmt.exp] = Exp::Basic(replaced);
+                    stmts.push(stmt);
+                    continue;
+                }
+            }
+        }
+        let mut pushed = 0;
+        match &exp {
+            Exp::Seg(seg) => {
+                for (index, bound) in &seg.space {
+                    ranges.push((*index, *bound));
+                    pushed += 1;
+                }
+            }
+            Exp::Loop { form: crate::ir::LoopForm::For { index, bound }, .. } => {
+                ranges.push((*index, *bound));
+                pushed += 1;
+            }
+            _ => {}
+        }
+        for nested in exp.nested_blocks() {
+            rewrite_reads(f, nested, ranges, made);
+        }
+        for _ in 0..pushed {
+            ranges.pop();
+        }
+        stmts.push(stmt);
+    }
+    f.blocks[block].stmts = stmts;
 }
 
 fn propagate_copies(f: &mut GpuFunction) {
@@ -148,7 +285,16 @@ fn remove_dead_code(f: &mut GpuFunction) -> bool {
 
 /// Whether an expression can be dropped when unread: it cannot fail or diverge.
 fn exp_is_safe(f: &GpuFunction, exp: &Exp) -> bool {
+    // A size parameter is the size of an argument, so it is never negative.
+    let nonnegative = |atom: &Atom| match atom {
+        Atom::Const(Scalar::I64(n)) => *n >= 0,
+        Atom::Const(_) => false,
+        Atom::Var(v) => f.size_params.contains(v),
+    };
     match exp {
+        Exp::Basic(weft_core::Exp::Iota { size } | weft_core::Exp::Replicate { size, .. }) => {
+            nonnegative(size)
+        }
         Exp::Basic(basic) => {
             matches!(
                 basic,

@@ -127,6 +127,16 @@ local function find_window(bufnr)
   end
 end
 
+--- Replaces the text of the read-only scratch buffer `bufnr`.
+local function set_scratch_lines(bufnr, lines)
+  vim.api.nvim_buf_set_option(bufnr, 'modifiable', true)
+  vim.api.nvim_buf_set_option(bufnr, 'readonly', false)
+  vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, lines)
+  vim.api.nvim_buf_set_option(bufnr, 'modifiable', false)
+  vim.api.nvim_buf_set_option(bufnr, 'readonly', true)
+  vim.api.nvim_buf_set_option(bufnr, 'modified', false)
+end
+
 --- Shows `lines` in a read-only scratch buffer called `name` (reused if it exists).
 function M.scratch(name, lines, filetype)
   local bufnr = vim.fn.bufnr('^' .. vim.fn.escape(name, '\\/.*$^~[]') .. '$')
@@ -137,12 +147,7 @@ function M.scratch(name, lines, filetype)
   vim.api.nvim_buf_set_option(bufnr, 'buftype', 'nofile')
   vim.api.nvim_buf_set_option(bufnr, 'bufhidden', 'hide')
   vim.api.nvim_buf_set_option(bufnr, 'swapfile', false)
-  vim.api.nvim_buf_set_option(bufnr, 'modifiable', true)
-  vim.api.nvim_buf_set_option(bufnr, 'readonly', false)
-  vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, lines)
-  vim.api.nvim_buf_set_option(bufnr, 'modifiable', false)
-  vim.api.nvim_buf_set_option(bufnr, 'readonly', true)
-  vim.api.nvim_buf_set_option(bufnr, 'modified', false)
+  set_scratch_lines(bufnr, lines)
   if filetype and vim.api.nvim_buf_get_option(bufnr, 'filetype') ~= filetype then
     vim.api.nvim_buf_set_option(bufnr, 'filetype', filetype)
   end
@@ -223,6 +228,177 @@ function M.format_run_result(entry, result)
   return lines
 end
 
+-- ---------------------------------------------------------------------------- kernel views
+
+-- Compiler Explorer's colour linking: every source line that generated code computes
+-- gets a colour (six in turn, by first appearance in the view), and so do the view's
+-- lines computing it; the cursor on a line of either side marks the lines linked to it
+-- on the other (WeftLinkFocus). A view is asked for again when its source is edited.
+M.link_groups = { 'WeftLink1', 'WeftLink2', 'WeftLink3', 'WeftLink4', 'WeftLink5', 'WeftLink6' }
+local link_ns = vim.api.nvim_create_namespace('weft_kernel_links')
+local focus_ns = vim.api.nvim_create_namespace('weft_kernel_focus')
+M.link_namespace, M.focus_namespace = link_ns, focus_ns
+-- How long a source must stay unedited before its kernel views are asked for again.
+M.refresh_delay_ms = 500
+
+--- Defines the highlight groups (`default`: a colour scheme or :highlight wins).
+function M.define_highlights()
+  local dark = { '#4d3a0a', '#0a3a55', '#1e4a1e', '#4a1e4a', '#551e1e', '#0f4a4a' }
+  local light = { '#ffe9bf', '#cfeaff', '#d9f5d9', '#f5d9f5', '#ffd9d9', '#ccf5f5' }
+  local cterm = { 94, 24, 22, 53, 52, 23 }
+  local colours = vim.o.background == 'light' and light or dark
+  for i, group in ipairs(M.link_groups) do
+    vim.api.nvim_set_hl(0, group, { bg = colours[i], ctermbg = cterm[i], default = true })
+  end
+  vim.api.nvim_set_hl(0, 'WeftLinkFocus', { bg = vim.o.background == 'light' and '#ffd54f' or '#806600',
+    ctermbg = 136, bold = true, default = true })
+end
+
+-- kernel view buffer -> { lines = { {line, source = {uri, range}} }, source_buf, again }
+local views = {}
+M.views = views
+
+local function loaded_buf(uri)
+  local b = vim.uri_to_bufnr(uri)
+  if vim.api.nvim_buf_is_loaded(b) then
+    return b
+  end
+end
+
+-- The colour (1..6) of each linked source line (`uri#line`) of a view, by first appearance.
+local function source_colours(view)
+  local colours, n = {}, 0
+  for _, link in ipairs(view.lines) do
+    local key = link.source.uri .. '#' .. link.source.range.start.line
+    if not colours[key] then
+      colours[key] = (n % #M.link_groups) + 1
+      n = n + 1
+    end
+  end
+  return colours
+end
+
+--- Colours every kernel view and the loaded sources of one.
+function M.paint_links()
+  local sources = {}
+  for kbuf, view in pairs(views) do
+    if vim.api.nvim_buf_is_valid(kbuf) then
+      vim.api.nvim_buf_clear_namespace(kbuf, link_ns, 0, -1)
+      for _, link in ipairs(view.lines) do
+        local b = loaded_buf(link.source.uri)
+        if b and not sources[b] then
+          sources[b] = true
+          vim.api.nvim_buf_clear_namespace(b, link_ns, 0, -1)
+        end
+      end
+    else
+      views[kbuf] = nil
+    end
+  end
+  for kbuf, view in pairs(views) do
+    local colours = source_colours(view)
+    local line_count = vim.api.nvim_buf_line_count(kbuf)
+    for _, link in ipairs(view.lines) do
+      local key = link.source.uri .. '#' .. link.source.range.start.line
+      local group = M.link_groups[colours[key]]
+      if link.line < line_count then
+        vim.api.nvim_buf_add_highlight(kbuf, link_ns, group, link.line, 0, -1)
+      end
+      local b = loaded_buf(link.source.uri)
+      if b and link.source.range.start.line < vim.api.nvim_buf_line_count(b) then
+        vim.api.nvim_buf_add_highlight(b, link_ns, group, link.source.range.start.line, 0, -1)
+      end
+    end
+  end
+end
+
+-- A byte column of `text` from an LSP (UTF-16) column.
+local function byte_col(text, col)
+  local ok, b
+  if has('0.11') then
+    ok, b = pcall(vim.str_byteindex, text, 'utf-16', col, false)
+  else
+    ok, b = pcall(vim.str_byteindex, text, col, true)
+  end
+  return ok and b or #text
+end
+
+-- Scrolls the window showing `bufnr` (if any) so that 0-based `line` is in view.
+local function reveal(bufnr, line)
+  local win = find_window(bufnr)
+  if not win or win == vim.api.nvim_get_current_win() then
+    return
+  end
+  vim.api.nvim_win_call(win, function()
+    local top, bottom = vim.fn.line('w0'), vim.fn.line('w$')
+    if line + 1 < top or line + 1 > bottom then
+      local height = vim.api.nvim_win_get_height(0)
+      vim.fn.winrestview({ topline = math.max(1, line + 1 - math.floor(height / 2)) })
+    end
+  end)
+end
+
+local function clear_focus()
+  for kbuf, view in pairs(views) do
+    if vim.api.nvim_buf_is_valid(kbuf) then
+      vim.api.nvim_buf_clear_namespace(kbuf, focus_ns, 0, -1)
+    end
+    if view.source_buf and vim.api.nvim_buf_is_valid(view.source_buf) then
+      vim.api.nvim_buf_clear_namespace(view.source_buf, focus_ns, 0, -1)
+    end
+  end
+end
+
+--- The cursor is on 0-based `line` of `bufnr`: in a kernel view, marks the source
+--- expression that line computes and the view's lines computing the same source line;
+--- in a source, marks the lines of its kernel views computing the cursor's line.
+function M.follow(bufnr, line)
+  clear_focus()
+  local view = views[bufnr]
+  if view then
+    for _, link in ipairs(view.lines) do
+      if link.line == line then
+        local start, finish = link.source.range.start, link.source.range['end']
+        local b = loaded_buf(link.source.uri)
+        if b then
+          for l = start.line, finish.line do
+            local text = vim.api.nvim_buf_get_lines(b, l, l + 1, false)[1] or ''
+            local from = l == start.line and byte_col(text, start.character) or 0
+            local to = l == finish.line and byte_col(text, finish.character) or -1
+            vim.api.nvim_buf_add_highlight(b, focus_ns, 'WeftLinkFocus', l, from, to)
+          end
+          reveal(b, start.line)
+        end
+        for _, other in ipairs(view.lines) do
+          if other.source.uri == link.source.uri and other.source.range.start.line == start.line then
+            vim.api.nvim_buf_add_highlight(bufnr, focus_ns, 'WeftLinkFocus', other.line, 0, -1)
+          end
+        end
+        return
+      end
+    end
+    return
+  end
+  local marked = false
+  for kbuf, v in pairs(views) do
+    local first
+    for _, link in ipairs(v.lines) do
+      if vim.uri_to_bufnr(link.source.uri) == bufnr and link.source.range.start.line == line
+          and vim.api.nvim_buf_is_valid(kbuf) then
+        vim.api.nvim_buf_add_highlight(kbuf, focus_ns, 'WeftLinkFocus', link.line, 0, -1)
+        first = first or link.line
+      end
+    end
+    if first then
+      marked = true
+      reveal(kbuf, first)
+    end
+  end
+  if marked then
+    vim.api.nvim_buf_add_highlight(bufnr, focus_ns, 'WeftLinkFocus', line, 0, -1)
+  end
+end
+
 local function kernel_filetype()
   if #vim.api.nvim_get_runtime_file('syntax/opencl.vim', false) > 0 then
     return 'opencl'
@@ -230,13 +406,67 @@ local function kernel_filetype()
   return 'c'
 end
 
-local function show_kernel_result(result)
+local function cursor_line()
+  return vim.api.nvim_win_get_cursor(0)[1] - 1
+end
+
+-- Follows the cursor in a view and its source, and asks for the view again (`again`)
+-- once edits of the source pause.
+local function watch(kbuf, view)
+  local group = vim.api.nvim_create_augroup('weft_kernel_view_' .. kbuf, { clear = true })
+  vim.api.nvim_create_autocmd('CursorMoved', { group = group, buffer = kbuf, callback = function()
+    M.follow(kbuf, cursor_line())
+  end })
+  vim.api.nvim_create_autocmd({ 'BufWipeout', 'BufDelete' }, { group = group, buffer = kbuf, callback = function()
+    views[kbuf] = nil
+    pcall(vim.api.nvim_del_augroup_by_id, group)
+  end })
+  local source = view.source_buf
+  if not source or not vim.api.nvim_buf_is_valid(source) then
+    return
+  end
+  vim.api.nvim_create_autocmd('CursorMoved', { group = group, buffer = source, callback = function()
+    M.follow(source, cursor_line())
+  end })
+  local pending = 0
+  vim.api.nvim_create_autocmd({ 'TextChanged', 'TextChangedI' }, { group = group, buffer = source, callback = function()
+    pending = pending + 1
+    local mine = pending
+    vim.defer_fn(function()
+      local current = views[kbuf]
+      if mine ~= pending or not current or not current.again then
+        return
+      end
+      current.again(function(result)
+        if type(result) == 'table' and type(result.text) == 'string' and vim.api.nvim_buf_is_valid(kbuf) then
+          set_scratch_lines(kbuf, split_lines(result.text))
+          current.lines = type(result.lines) == 'table' and result.lines or {}
+          M.paint_links()
+        end
+      end)
+    end, M.refresh_delay_ms)
+  end })
+end
+
+--- Shows a kernel view (`weft/showKernel`'s answer) with its lines linked to the source;
+--- `again(callback)` asks for it again, `source_buf` is the buffer it was asked from.
+local function show_kernel_result(result, source_buf, again)
   if type(result) ~= 'table' or type(result.text) ~= 'string' then
     notify('no kernel is generated for the code under the cursor')
     return
   end
   local name = type(result.uri) == 'string' and result.uri or 'weft-kernel://kernel.cl'
-  return M.scratch(name, split_lines(result.text), kernel_filetype())
+  local kbuf = M.scratch(name, split_lines(result.text), kernel_filetype())
+  local view = {
+    lines = type(result.lines) == 'table' and result.lines or {},
+    source_buf = source_buf,
+    again = again,
+  }
+  views[kbuf] = view
+  M.define_highlights()
+  M.paint_links()
+  watch(kbuf, view)
+  return kbuf
 end
 
 -- The label of a run in the weft://run buffer.
@@ -388,13 +618,18 @@ function M.show_kernel()
     return
   end
   local params = vim.lsp.util.make_position_params(0, client.offset_encoding)
-  client_call(client, 'request', SHOW_KERNEL, params, function(err, result)
-    if err then
-      notify('weft/showKernel failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
-      return
-    end
-    show_kernel_result(result)
-  end, bufnr)
+  local function ask(on_result)
+    client_call(client, 'request', SHOW_KERNEL, params, function(err, result)
+      if err then
+        notify('weft/showKernel failed: ' .. (err.message or vim.inspect(err)), vim.log.levels.ERROR)
+        return
+      end
+      on_result(result)
+    end, bufnr)
+  end
+  ask(function(result)
+    show_kernel_result(result, bufnr, ask)
+  end)
 end
 
 --- :WeftDetails: the hover at the cursor with its whole derivation (symbolic costs,
@@ -476,7 +711,12 @@ local function client_commands()
     ['weft.server.showKernel'] = function(command, ctx)
       local client = get_client(ctx.client_id)
       if client then
-        M.execute_command(client, command.command, command.arguments, ctx.bufnr, show_kernel_result)
+        local function ask(on_result)
+          M.execute_command(client, command.command, command.arguments, ctx.bufnr, on_result)
+        end
+        ask(function(result)
+          show_kernel_result(result, ctx.bufnr, ask)
+        end)
       end
     end,
   }

@@ -16,6 +16,7 @@ const config = {
   'hover.detail': 'full',
   'hover.sections': ['kernels', 'predictions'],
   'costs.profile': 'pocl-cpu',
+  'costs.predictionSize': 65536,
   'diagnostics.allow': ['bank-conflict'],
   'diagnostics.perf': false,
 };
@@ -35,6 +36,9 @@ const vscode = {
   EventEmitter: class { constructor() { this.event = () => disposable; } fire() {} dispose() {} },
   Range: class { constructor(l0, c0, l1, c1) { Object.assign(this, { l0, c0, l1, c1 }); } },
   ViewColumn: { Beside: -2 },
+  TextEditorRevealType: { InCenterIfOutsideViewport: 2 },
+  MarkdownString: class { constructor(value) { this.value = value; this.isTrusted = false; } },
+  Hover: class { constructor(contents, range) { Object.assign(this, { contents, range }); } },
   ProgressLocation: { Window: 10 },
   window: {
     createOutputChannel: channel,
@@ -45,8 +49,9 @@ const vscode = {
     withProgress: async (_o, f) => f(),
     activeTextEditor: undefined,
     visibleTextEditors: [],
-    createTextEditorDecorationType: (o) => ({ colour: o.backgroundColor, dispose() {} }),
+    createTextEditorDecorationType: (o) => ({ colour: o.backgroundColor, border: o.border, dispose() {} }),
     onDidChangeVisibleTextEditors: (f) => { calls.handlers.visible = f; return disposable; },
+    onDidChangeTextEditorSelection: (f) => { calls.handlers.selection = f; return disposable; },
   },
   commands: {
     registerCommand: (name, fn) => { calls.commands[name] = fn; return disposable; },
@@ -117,6 +122,7 @@ test('activate registers the commands and the weft-kernel provider and starts `<
     hoverDetail: 'full',
     hoverSections: ['kernels', 'predictions'],
     costProfile: 'pocl-cpu',
+    predictionSize: 65536,
     allow: ['bank-conflict'],
     perfDiagnostics: false,
   });
@@ -275,4 +281,77 @@ test('a kernel view colours each kernel and the source it computes alike, and is
   await new Promise((r) => setTimeout(r, 700));
   assert.strictEqual(calls.requests.length, requests + 2);
   vscode.window.visibleTextEditors = [];
+});
+
+test('a kernel view colours each line as the source line it computes, and the cursor links them both ways', async () => {
+  const source = 'file:///w/scale.weft';
+  const range = (line, c0, c1) => ({ start: { line, character: c0 }, end: { line, character: c1 } });
+  // Lines 2-3 compute `map` (source line 5), line 4 `a * x` (line 6), line 5 `y + 1` (line 7).
+  const view = {
+    uri: 'weft-kernel:///scale/scale.cl',
+    text: '// a kernel\n__kernel void k(\n  for (...) {\n    float y = a * x;\n    out[i] = y + 1;\n  }\n}\n',
+    links: [{ kernel: 'k', lines: { start: 1, end: 7 }, sources: [{ uri: source, range: range(5, 2, 30) }] }],
+    lines: [
+      { line: 2, source: { uri: source, range: range(5, 2, 30) } },
+      { line: 3, source: { uri: source, range: range(6, 10, 15) } },
+      { line: 4, source: { uri: source, range: range(7, 5, 10) } },
+    ],
+  };
+  const editorOf = (uri) => {
+    const found = new Map();
+    const revealed = [];
+    const editor = {
+      document: { uri: Uri.parse(uri) },
+      setDecorations: (d, ranges) => found.set(d.border ? 'focus-range' : d.colour, ranges.map((r) => [r.l0, r.c0, r.l1, r.c1 === Number.MAX_SAFE_INTEGER ? 'end' : r.c1])),
+      revealRange: (r) => revealed.push([r.l0, r.c0]),
+    };
+    return { editor, found, revealed };
+  };
+  const kernelEditor = editorOf(view.uri);
+  const sourceEditor = editorOf(source);
+  vscode.window.visibleTextEditors = [kernelEditor.editor, sourceEditor.editor];
+  calls.clients[0].sendRequest = async (type, params) => { calls.requests.push({ type, params }); return view; };
+  await calls.commands['weft.internal.executeServerCommand']('weft.server.showKernel', { textDocument: { uri: source }, position: { line: 5, character: 2 } });
+  await new Promise((r) => setTimeout(r, 10));
+  const [first, second, third] = ['rgba(255, 170, 0, 0.16)', 'rgba(0, 160, 255, 0.16)', 'rgba(90, 210, 90, 0.16)'];
+  // Per line, not per kernel: three source lines, three colours, on both sides.
+  assert.deepStrictEqual(kernelEditor.found.get(first), [[2, 0, 2, 'end']]);
+  assert.deepStrictEqual(kernelEditor.found.get(second), [[3, 0, 3, 'end']]);
+  assert.deepStrictEqual(kernelEditor.found.get(third), [[4, 0, 4, 'end']]);
+  assert.deepStrictEqual(sourceEditor.found.get(first), [[5, 0, 5, 'end']]);
+  assert.deepStrictEqual(sourceEditor.found.get(second), [[6, 0, 6, 'end']]);
+  assert.deepStrictEqual(sourceEditor.found.get(third), [[7, 0, 7, 'end']]);
+  // The cursor on the kernel's line 3 marks `a * x` in the source and scrolls to it.
+  calls.handlers.selection({ textEditor: kernelEditor.editor, selections: [{ active: { line: 3 } }] });
+  assert.deepStrictEqual(sourceEditor.found.get('focus-range'), [[6, 10, 6, 15]]);
+  assert.deepStrictEqual(sourceEditor.revealed.at(-1), [6, 10]);
+  assert.deepStrictEqual(kernelEditor.found.get('rgba(255, 215, 0, 0.45)'), [[3, 0, 3, 'end']]);
+  // The cursor on source line 7 marks the kernel line computing it, scrolled to.
+  calls.handlers.selection({ textEditor: sourceEditor.editor, selections: [{ active: { line: 7 } }] });
+  assert.deepStrictEqual(kernelEditor.found.get('rgba(255, 215, 0, 0.45)'), [[4, 0, 4, 'end']]);
+  assert.deepStrictEqual(kernelEditor.revealed.at(-1), [4, 0]);
+  // A line nothing is linked to clears the marks.
+  calls.handlers.selection({ textEditor: sourceEditor.editor, selections: [{ active: { line: 0 } }] });
+  assert.deepStrictEqual(kernelEditor.found.get('rgba(255, 215, 0, 0.45)'), []);
+  vscode.window.visibleTextEditors = [];
+});
+
+test('the hover line naming the detail view becomes a link that opens it for the hovered position', async () => {
+  const mw = calls.clients[0].clientOptions.middleware;
+  calls.clients[0].code2ProtocolConverter = { asUri: (u) => u.toString() };
+  const value = '```weft\nmap : (a -> r) -> [n]a -> [n]r\n```\n\n**Predicted**: 8 µs\n\n*Derivation: command "Weft: Show Hover Details" (Neovim: `:WeftDetails`).*';
+  const document = { uri: Uri.parse('file:///w/scale.weft') };
+  const hover = await mw.provideHover(document, { line: 11, character: 48 }, {}, async () => ({ contents: [{ value }], range: 'r' }));
+  const md = hover.contents[0];
+  assert.strictEqual(md.isTrusted, true);
+  const link = /\[Show the derivation\]\(command:weft\.server\.hoverDetails\?([^ )]+)/.exec(md.value);
+  assert.ok(link, md.value);
+  assert.deepStrictEqual(JSON.parse(decodeURIComponent(link[1])), [
+    { textDocument: { uri: 'file:///w/scale.weft' }, position: { line: 11, character: 48 } },
+  ]);
+  assert.ok(md.value.includes('**Predicted**: 8 µs'));
+  assert.strictEqual(hover.range, 'r');
+  // A hover without that line is left as it is.
+  const plain = await mw.provideHover(document, { line: 0, character: 0 }, {}, async () => ({ contents: [{ value: 'x : i64' }] }));
+  assert.strictEqual(plain.contents[0].value, 'x : i64');
 });
