@@ -31,21 +31,25 @@ pub(crate) fn run(args: &DumpArgs) -> anyhow::Result<u8> {
         Stage::Opt | Stage::Gpu => {
             let program =
                 crate::run::core_program(&db, loaded.file).map_err(|e| anyhow::anyhow!(e))?;
-            match args.ir {
-                Stage::Opt => weft_core::pretty_program(&weft_opt::optimise_core(&program)),
-                _ => weft_opt::pretty_gpu(&weft_opt::pipeline(&program)),
+            match (args.ir, crate::opencl::codegen()) {
+                (Stage::Opt, _) => weft_core::pretty_program(&weft_opt::optimise_core(&program)),
+                // What the bridge writes back as core for the staged translator.
+                (_, Some(crate::opencl::Codegen::Bridge) | None) => {
+                    weft_opt::pretty_gpu(&weft_opt::pipeline(&program))
+                }
+                // The GPU IR's code generator's input (calls inlined, sequential
+                // combinators fused into loops) for the steering device.
+                _ => weft_opt::pretty_gpu(&weft_opt::pipeline_inlined(
+                    &program,
+                    crate::opencl::steering_target(),
+                )),
             }
         }
         Stage::GpuMem => {
             let program =
                 crate::run::core_program(&db, loaded.file).map_err(|e| anyhow::anyhow!(e))?;
-            let target = crate::opencl::steering_target();
-            let gpu = weft_opt::pipeline_inlined(&program, target);
-            let mem_target = match target {
-                weft_opt::Target::Gpu => weft_mem::Target::Gpu,
-                weft_opt::Target::Cpu => weft_mem::Target::Cpu,
-            };
-            weft_mem::pretty_gpu_mem(&gpu, &weft_mem::annotate_gpu(&gpu, mem_target))
+            let code = weft_opencl::GpuCode::new(&program, crate::opencl::steering_target());
+            weft_mem::pretty_gpu_mem(&code.gpu, &code.mem)
         }
         Stage::Mem => {
             let program =

@@ -53,7 +53,7 @@ struct Cli {
         long = "codegen",
         value_enum,
         global = true,
-        default_value = "bridge",
+        default_value = "gpu",
         conflicts_with = "staged"
     )]
     codegen: opencl::Codegen,
@@ -200,7 +200,8 @@ enum Stage {
     /// The core IR after the middle end's simplification and inlining.
     Opt,
     /// The middle end's GPU IR: host code and segmented operations with their levels,
-    /// versions and thresholds.
+    /// versions and thresholds, as the selected code generator reads it (`--codegen
+    /// bridge`: before the bridge writes it back as core).
     Gpu,
     /// The staged translator's memory blocks and LMADs.
     Mem,

@@ -38,27 +38,33 @@ pub(crate) struct MiddleEnd {
     last: std::sync::Mutex<Option<(Program, weft_opt::Settings, std::sync::Arc<Program>)>>,
     codegen: Codegen,
     /// The last GPU IR made for `--codegen gpu`, with its input and target.
-    last_gpu: std::sync::Mutex<Option<(Program, weft_opt::Target, std::sync::Arc<GpuCode>)>>,
+    last_gpu:
+        std::sync::Mutex<Option<(Program, weft_opt::Target, std::sync::Arc<weft_opencl::GpuCode>)>>,
 }
 
 static MIDDLE_END: std::sync::OnceLock<MiddleEnd> = std::sync::OnceLock::new();
 
-/// Which code generator compiles the middle end's output (`--codegen`).
+/// Which code generator compiles the middle end's output (`--codegen`;
+/// `weft_opencl::Codegen` decides what each means).
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Codegen {
     /// The GPU IR written back as core with explicit levels, for the staged translator.
     Bridge,
     /// The GPU IR and its memory translated directly (`weft_lower::lower_gpu_entry`),
-    /// with the bridge for what it does not support yet.
+    /// with the bridge for what it does not support yet (the default).
     Gpu,
     /// The GPU IR translated directly, with no fallback.
     GpuOnly,
 }
 
-/// The middle end's GPU IR of a program with every call inlined, and its memory.
-pub(crate) struct GpuCode {
-    pub(crate) gpu: weft_opt::GpuProgram,
-    pub(crate) mem: weft_mem::GpuMemProgram,
+impl Codegen {
+    fn library(self) -> weft_opencl::Codegen {
+        match self {
+            Codegen::Bridge => weft_opencl::Codegen::Bridge,
+            Codegen::Gpu => weft_opencl::Codegen::Gpu,
+            Codegen::GpuOnly => weft_opencl::Codegen::GpuOnly,
+        }
+    }
 }
 
 /// Compiles this process's entries through the middle end (without this call, the staged
@@ -143,7 +149,11 @@ impl MiddleEnd {
 
     /// `program` through the middle end with every call inlined, and its memory (see
     /// `last_gpu`).
-    fn gpu_code(&self, program: &Program, target: weft_opt::Target) -> std::sync::Arc<GpuCode> {
+    fn gpu_code(
+        &self,
+        program: &Program,
+        target: weft_opt::Target,
+    ) -> std::sync::Arc<weft_opencl::GpuCode> {
         let mut last = self.last_gpu.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some((input, made_for, output)) = last.as_ref()
             && input == program
@@ -151,13 +161,7 @@ impl MiddleEnd {
         {
             return std::sync::Arc::clone(output);
         }
-        let gpu = weft_opt::pipeline_inlined(program, target);
-        let mem_target = match target {
-            weft_opt::Target::Gpu => weft_mem::Target::Gpu,
-            weft_opt::Target::Cpu => weft_mem::Target::Cpu,
-        };
-        let mem = weft_mem::annotate_gpu(&gpu, mem_target);
-        let output = std::sync::Arc::new(GpuCode { gpu, mem });
+        let output = std::sync::Arc::new(weft_opencl::GpuCode::new(program, target));
         *last = Some((program.clone(), target, std::sync::Arc::clone(&output)));
         output
     }
@@ -228,6 +232,12 @@ pub(crate) fn steering_profile() -> Option<&'static weft_cost::profile::DevicePr
     MIDDLE_END.get().and_then(MiddleEnd::profile)
 }
 
+/// The code generator compiling the middle end's output (`--codegen`; `None` with
+/// `--staged`).
+pub(crate) fn codegen() -> Option<Codegen> {
+    MIDDLE_END.get().map(|middle| middle.codegen)
+}
+
 /// The kind of device the middle end compiles for (a GPU unless the steering profile is
 /// a CPU's).
 pub(crate) fn steering_target() -> weft_opt::Target {
@@ -255,48 +265,38 @@ pub(crate) fn compile_tuned(
     tuning: Option<&crate::tune::Tuning>,
 ) -> Result<Compiled, String> {
     let position = |origin: &weft_core::Origin| weft_core::origin_position(db, origin);
-    let staged;
-    let program = match (MIDDLE_END.get(), tuning) {
-        (Some(middle), Some(tuning)) => {
-            // A CPU gets a work-item per element (no coarsening) unless a knob or the
-            // tuning file says otherwise: its kernels then have no grid-stride loop,
-            // and POCL vectorises its loop over work-items (docs/backend.md).
-            // The host plan's run-time choices between strategies compare the
-            // model's times on the device that runs them, not on a generic GPU.
-            if options.profile.is_none() {
-                options.profile = middle.profile();
-            }
-            let settings = middle.settings(tuning);
-            if settings.target() == weft_opt::Target::Cpu && !crate::environment::coarsening_set() {
-                options.coarsen = 1;
-            }
-            let name = &program.functions[entry].name;
-            for parameter in crate::tune::Parameter::ALL {
-                if let Some(&value) =
-                    tuning.parameters.get(&format!("{name}.{}", parameter.suffix()))
-                {
-                    parameter.apply(&mut options, value);
-                }
-            }
-            if middle.codegen != Codegen::Bridge {
-                let code = middle.gpu_code(program, settings.target());
-                let threshold = |t: weft_opt::ThresholdId| settings.value(&code.gpu.thresholds[t]);
-                let compiled = weft_opencl::compile_gpu_entry(
-                    &code.gpu, &code.mem, &threshold, entry, &position, options,
-                );
-                match compiled {
-                    Ok(compiled) => return Ok(compiled),
-                    Err(error) if middle.codegen == Codegen::GpuOnly || !error.unsupported => {
-                        return Err(placed_message(db, &error));
-                    }
-                    Err(_) => {}
-                }
-            }
-            staged = middle.code_program(program, settings);
-            &*staged
+    if let (Some(middle), Some(tuning)) = (MIDDLE_END.get(), tuning) {
+        // A CPU gets a work-item per element (no coarsening) unless a knob or the
+        // tuning file says otherwise: its kernels then have no grid-stride loop,
+        // and POCL vectorises its loop over work-items (docs/backend.md).
+        // The host plan's run-time choices between strategies compare the
+        // model's times on the device that runs them, not on a generic GPU.
+        if options.profile.is_none() {
+            options.profile = middle.profile();
         }
-        _ => program,
-    };
+        let settings = middle.settings(tuning);
+        if settings.target() == weft_opt::Target::Cpu && !crate::environment::coarsening_set() {
+            options.coarsen = 1;
+        }
+        let name = &program.functions[entry].name;
+        for parameter in crate::tune::Parameter::ALL {
+            if let Some(&value) = tuning.parameters.get(&format!("{name}.{}", parameter.suffix())) {
+                parameter.apply(&mut options, value);
+            }
+        }
+        let gpu_code = || middle.gpu_code(program, settings.target());
+        let bridge = || middle.code_program(program, settings.clone());
+        return weft_opencl::compile_through_middle_end(
+            middle.codegen.library(),
+            &settings,
+            &gpu_code,
+            &bridge,
+            entry,
+            &position,
+            options,
+        )
+        .map_err(|error| placed_message(db, &error));
+    }
     weft_opencl::compile_entry(program, entry, &position, options)
         .map_err(|error| placed_message(db, &error))
 }

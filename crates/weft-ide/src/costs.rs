@@ -1467,11 +1467,9 @@ entry silenced (a: [n][m]f32) : [n]f32 = map (\r -> r[0]) a
 "#,
             expect![[r#"
                 main.weft:128..132 "r[0]" warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `first_col_map_0`: neighbouring work-items access elements `m` apart (2 at m = 2, n = 2 (the test block's largest `input`)); `NVIDIA H100 80GB HBM3` is 1.3× slower than coalesced at that stride
-                main.weft:355..491 "map@group (\\tile ->\n      let l = to_local tile\n      in map@thread (\\i -> map@seq (\\j -> l[i][j] + l[j][i]) (iota 32)) (iota 32))\n    a" warning[uncoalesced-access]: uncoalesced global writes of `v` in kernel `tiles_group_0`: neighbouring work-items access elements `32` apart; `NVIDIA H100 80GB HBM3` is 7.2× slower than coalesced at that stride
-                main.weft:389..402 "to_local tile" warning[bank-conflict]: local-memory bank conflicts of degree 32 on 32 banks: writes of `l` in kernel `tiles_group_0` at a stride of `32` elements; `NVIDIA H100 80GB HBM3` measured 28.8× the conflict-free time
-                main.weft:412..484 "map@thread (\\i -> map@seq (\\j -> l[i][j] + l[j][i]) (iota 32)) (iota 32)" warning[bank-conflict]: local-memory bank conflicts of degree 32 on 32 banks: writes of `v` in kernel `tiles_group_0` at a stride of `32` elements; `NVIDIA H100 80GB HBM3` measured 28.8× the conflict-free time
-                main.weft:490..491 "a" warning[uncoalesced-access]: uncoalesced global reads of `a` in kernel `tiles_group_0`: neighbouring work-items access elements `32` apart; `NVIDIA H100 80GB HBM3` is 7.2× slower than coalesced at that stride
-                main.weft:611..623 "to_local row" warning[local-memory-limit]: kernel `big_rows_group_0` needs 160000 bytes of local memory per work-group (`l_6` 80000 bytes, `v_8` 80000 bytes) at m = 20000, n = 2 (the test block's largest `random input`), more than the 49152 bytes of `NVIDIA H100 80GB HBM3`: its launch would fail
+                main.weft:355..491 "map@group (\\tile ->\n      let l = to_local tile\n      in map@thread (\\i -> map@seq (\\j -> l[i][j] + l[j][i]) (iota 32)) (iota 32))\n    a" warning[uncoalesced-access]: uncoalesced global writes of `buf` in kernel `tiles_group_1`: neighbouring work-items access elements `32` apart; `NVIDIA H100 80GB HBM3` is 7.2× slower than coalesced at that stride
+                main.weft:389..402 "to_local tile" warning[bank-conflict]: local-memory bank conflicts of degree 32 on 32 banks: reads of `l` in kernel `tiles_group_1` at a stride of `32` elements; `NVIDIA H100 80GB HBM3` measured 28.8× the conflict-free time
+                main.weft:611..623 "to_local row" warning[local-memory-limit]: kernel `big_rows_group_0` needs 80000 bytes of local memory per work-group (`l_5` 80000 bytes) at m = 20000, n = 2 (the test block's largest `random input`), more than the 49152 bytes of `NVIDIA H100 80GB HBM3`: its launch would fail
             "#]],
         );
     }
@@ -1495,7 +1493,7 @@ entry to$0tal (xs: [n]f32) : f32 = reduce (+) 0f32 (map (\x -> x * 2f32) xs)
                 entry total : [n]f32 -> f32
                 ```
 
-                **Cost** (2 launches per run): work `8*((max(1, min(⌈n/256⌉, 1024)))/4) + 12*(n/4) + 5118*max(1, min(⌈n/256⌉, 1024)) + 4862`, span `10*⌈((max(1, min(⌈n/256⌉, 1024)))/4)/256⌉ + 14*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 67`; global `16*((max(1, min(⌈n/256⌉, 1024)))/4) + 16*(n/4) + 1028*max(1, min(⌈n/256⌉, 1024)) + 1028` bytes, local `4088*max(1, min(⌈n/256⌉, 1024)) + 4088` bytes; transfers `4*n` bytes to the device, `4` back
+                **Cost** (2 launches per run): work `8*((max(1, min(⌈n/256⌉, 1024)))/4) + 28*(n/4) + 6142*max(1, min(⌈n/256⌉, 1024)) + 4862`, span `10*⌈((max(1, min(⌈n/256⌉, 1024)))/4)/256⌉ + 30*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 71`; global `16*((max(1, min(⌈n/256⌉, 1024)))/4) + 16*(n/4) + 1028*max(1, min(⌈n/256⌉, 1024)) + 1028` bytes, local `4088*max(1, min(⌈n/256⌉, 1024)) + 4088` bytes; transfers `4*n` bytes to the device, `4` back
 
                 **Predicted**: 11.1 µs ±9% (10.1–12.1 µs) for its kernels (+ 1.63 µs of transfers) on `NVIDIA H100 80GB HBM3` (the default profile) at n = 3 (the test block's largest `input`); memory-bound
 
@@ -1516,9 +1514,9 @@ entry scale (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
 
                 applies a function to every element
 
-                **Kernel**: `scale_map_0` — @grid: one work-item per element
+                **Kernel**: `scale_map_0` — @grid: one work-item per point of the map
 
-                **Cost** of `scale_map_0` (entry `scale`): work `n`, span `3*⌈n/(max(256*⌈n/1024⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs ±16% (7.27–10.1 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))"#]],
+                **Cost** of `scale_map_0` (entry `scale`): work `n`, span `3*⌈n/(max(256*⌈n/256⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs ±16% (7.27–10.1 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))"#]],
         );
     }
 

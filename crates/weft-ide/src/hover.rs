@@ -673,7 +673,7 @@ def f (y: f32) (x: f32) : f32 = f32.ata$0n2 y x
 
             applies a function to every element
 
-            **Kernel**: `f_map_0` — @grid: one work-item per element"#]]
+            **Kernel**: `f_map_0` — @grid: one work-item per point of the map"#]]
         .assert_eq(&details(&host));
     }
 
@@ -695,7 +695,7 @@ def f (y: f32) (x: f32) : f32 = f32.ata$0n2 y x
             entry scale : [n]f32 -> [n]f32
             ```
 
-            **Predicted**: 7.02 µs ±9% (6.41–7.63 µs) for its kernels (+ 4.79 µs of transfers) on `NVIDIA H100 80GB HBM3` (the default profile) at n = 4096 (the test block's largest `random input`); memory-bound
+            **Predicted**: 5.70 µs ±9% (5.21–6.20 µs) for its kernels (+ 4.79 µs of transfers) on `NVIDIA H100 80GB HBM3` (the default profile) at n = 4096 (the test block's largest `random input`); memory-bound
 
             Scales.
 
@@ -728,8 +728,8 @@ def f (y: f32) (x: f32) : f32 = f32.ata$0n2 y x
             map : (a -> r) -> [n]a -> [n]r
             ```
 
-            **Predicted**: 7.02 µs ±16% (5.89–8.15 µs) per launch of its kernel on `NVIDIA H100 80GB HBM3` (the default profile) at n = 4096 (the test block's largest `random input`); memory-bound  
-            **Kernel**: `scale_map_0` — @grid: one work-item per element
+            **Predicted**: 5.70 µs ±16% (4.78–6.62 µs) per launch of its kernel on `NVIDIA H100 80GB HBM3` (the default profile) at n = 4096 (the test block's largest `random input`); memory-bound  
+            **Kernel**: `scale_map_0` — @grid: one work-item per point of the map
 
             applies a function to every element
 
@@ -871,13 +871,13 @@ entry main (xs: [3]f32) : f32 = red$0uce (+) 0f32 xs
 
                 combines all elements with an associative operator and its neutral element
 
-                **Kernel**: `main_reduce_partials_0` — @grid: multi-stage reduction (work-group trees in local memory, then one group)
+                **Kernel**: `main_reduce_partials_0` — @grid: multi-stage reduction (second stage)
 
                 **Kernel**: `main_reduce_total_1` — @grid: multi-stage reduction (second stage)
 
-                **Cost** of `main_reduce_partials_0` (entry `main`): work `4862`, span `33`; global `1028` bytes, local `4088` bytes; predicted 7.53 µs ±16% (6.32–8.74 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `main_reduce_partials_0` (entry `main`): work `5118`, span `34`; global `1028` bytes, local `4088` bytes; predicted 5.55 µs ±16% (4.66–6.45 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
 
-                **Cost** of `main_reduce_total_1` (entry `main`): work `4862`, span `33`; global `1028` bytes, local `4088` bytes; predicted 6.43 µs ±16% (5.40–7.47 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `main_reduce_total_1` (entry `main`): work `4094`, span `30`; global `1028` bytes, local `4088` bytes; predicted 5.55 µs ±16% (4.66–6.45 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -896,11 +896,11 @@ entry h (is: [n]i64) (vs: [n]i32) : [4]i32 = reduce_by_$0index (replicate 4 0) (
 
                 combines each value into the bin its index names, with an associative and commutative operator; out-of-range indices are ignored
 
-                **Kernel**: `h_hist_1` — @grid: one work-item per value, an atomic add into its bin
+                **Kernel**: `h_hist_1` — @grid: one work-item per value, an atomic add into its work-group's bins in local memory, then into the bins
 
-                **Kernel**: `h_hist_2` — @grid: one work-item per value, an atomic add into its work-group's bins in local memory, then into the bins
+                **Kernel**: `h_hist_2` — @grid: one work-item per value, an atomic add into its bin
 
-                **Cost** of `h_hist_2` (entry `h`): work `4*max(1, min(⌈n/256⌉, 1024)) + 3*n`, span `5*⌈n/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 5`; global `32*max(1, min(⌈n/256⌉, 1024)) + 12*n` bytes, local `48*max(1, min(⌈n/256⌉, 1024)) + 8*n` bytes; predicted 10.7 µs ±16% (8.94–12.4 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `h_hist_1` (entry `h`): work `4*max(1, min(⌈n/256⌉, 1024)) + 3*n`, span `5*⌈n/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 5`; global `32*max(1, min(⌈n/256⌉, 1024)) + 12*n` bytes, local `48*max(1, min(⌈n/256⌉, 1024)) + 8*n` bytes; predicted 10.7 µs ±16% (8.94–12.4 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -917,7 +917,9 @@ entry u (xs: [n]f32) (i: i64) : [n]f32 = xs wi$0th [i] = 1
                 [n]f32
                 ```
 
-                **Kernel**: `u_update_1` — a copy, then one work-item writes the new element or row
+                **Kernel**: `u_update_copy_0` — @grid: one work-item per element
+
+                **Kernel**: `u_update_1` — a copy, then one work-item writes
             "#]],
         );
     }
@@ -1009,13 +1011,9 @@ entry f (a: [n][m]f32) : [n][m]f32 =
 
                 **Memory**: `mem_1 -> {offset: 0; strides: [m, 1]; shape: [n, m]}`, fresh allocation: 4*n*m bytes
 
-                **Region**: `r2` (`merged`) on the device, `4*m*n` bytes (`m*n` × f32), live line 2 (plan: from step 2 to the read-back); read back to the host (`4*m*n` bytes); used by `f_map2d_0` (entry `f`)
+                **Region**: `r2` (`outer`) on the device, `4*m*n` bytes (`m*n` × f32), live line 2 (plan: from step 2 to the read-back); read back to the host (`4*m*n` bytes); used by `f_rows_staged_0`, `f_map_1` (entry `f`)
 
-                **Region**: `r3` (`merged`) on the device, `4*m*n` bytes (`m*n` × f32), live line 2 (plan: from step 12 to the read-back); used by `f_map2d_1` (entry `f`)
-
-                **Region**: `r4` on the device, `4*m*n` bytes (`m*n` × f32), live line 2 (plan: from step 20 to the read-back); used by `f_group_2` (entry `f`)
-
-                **Region**: `r5` (`merged`) on the device, `4*m*n` bytes (`m*n` × f32), live line 2 (plan: from step 34 to the read-back); used by `f_map2d_3` (entry `f`)
+                **Region**: `r4` (`intra`) on the device, `4*m*n` bytes (`m*n` × f32), live line 2 (plan: from step 13 to the read-back); used by `f_group_3` (entry `f`)
             "#]],
         );
     }
@@ -1036,7 +1034,7 @@ entry f (a: [n][m]i32) : [m*n]i32 =
 
                 **Memory**: `mem_1 -> {offset: 0; strides: [1]; shape: [n*m]}`, fresh allocation (forced copy): 4*n*m bytes
 
-                **Region**: `r2` (`copy`) on the device, `4*m*n` bytes (`m*n` × i32), live line 2 (plan: from step 1 to the read-back); read back to the host (`4*m*n` bytes); used by `f_transpose_0`, `f_map2d_1` (entry `f`)
+                **Region**: `r2` (`flat`) on the device, `4*m*n` bytes (`m*n` × i32), live line 2 (plan: from step 1 to the read-back); read back to the host (`4*m*n` bytes); used by `f_flatten_copy_0` (entry `f`)
             "#]],
         );
     }
@@ -1103,9 +1101,9 @@ entry f (xs: [n]f32) : f32 =
 
                 **Memory**: `mem_1 -> {offset: 0; strides: [1]; shape: [n]}`, fresh allocation: 4*n bytes
 
-                **Region**: `r2` (`partial`) on the device, `4*max(1, min(((n + 255) / 256), 1024))` bytes (`max(1, min(((n + 255) / 256), 1024))` × f32), live line 2 (plan: from step 2 to step 7); used by `f_scan_partials_0`, `f_scan_carries_1`, `f_scan_2` (entry `f`)
+                **Region**: `r2` (`ys`) on the device, `4*n` bytes (`n` × f32), live lines 2–4 (plan: from step 1 to step 15); used by `f_scan_tiles_2`, `f_reduce_partials_3`, `f_reduce_partials_5` (entry `f`)
 
-                **Region**: `r3` (`scanned`) on the device, `4*n` bytes (`n` × f32), live lines 2–4 (plan: from step 5 to step 15); used by `f_scan_2`, `f_reduce_partials_3`, `f_reduce_partials_5` (entry `f`)
+                **Region**: `r3` (`totals`) on the device, `4*max(1, min(((n + 255) / 256), 1024))` bytes (`max(1, min(((n + 255) / 256), 1024))` × f32), live line 2 (plan: from step 4 to step 7); used by `f_scan_chunk_totals_0`, `f_scan_prefixes_1`, `f_scan_tiles_2` (entry `f`)
             "#]],
         );
     }
@@ -1219,6 +1217,8 @@ def broken (x: i32) : i32 = x + true
                 ```
 
                 **Memory**: `mem_0 -> {offset: 0; strides: [1, m]; shape: [m, n]}`, view of `a` (no copy)
+
+                **Region**: `r2` (`result`) on the device, `4*m*n` bytes (`m*n` × i32), live line 2 (plan: from step 1 to the read-back); read back to the host (`4*m*n` bytes); used by `f_result_copy_0` (entry `f`)
             "#]],
         );
     }
@@ -1279,7 +1279,7 @@ entry rows (a: [n][m]f32) (v: [m]f32) : [n]f32 =
 
                 **Memory**: `mem_3 -> {offset: gtid; strides: [n]; shape: [m]}`, fresh allocation: 4*n*m bytes (interleaved over gtid < n)
 
-                **Address space**: `local` (`t_6`) — materialised by `to_local` inside a `map@group` body (line 3), in kernel `rows_group_0`
+                **Address space**: `local` (`t_5`) — an array the work-group computes and shares (the body of a group SegOp) (line 3), in kernel `rows_group_0`
             "#]],
         );
     }
@@ -1299,13 +1299,13 @@ entry f (xs: [n][4]f32) : [n]f32 =
 
                 **Memory**: `mem_3 -> {offset: gtid; strides: [n]; shape: [4]}`, fresh allocation: 16*n bytes (interleaved over gtid < n)
 
-                **Address space**: `private` (`p_6`) — materialised by `to_private` (line 2), in kernel `f_map_0`
+                **Address space**: `private` (`p_16`) — an array of the work-item's own (its size is a small constant) (line 2), in kernel `f_rows_staged_0`
 
-                **Address space**: `private` (`p_9`) — materialised by `to_private` (line 2), in kernel `f_group_1`
+                **Address space**: `private` (`p_8`) — an array of the work-item's own (its size is a small constant) (line 2), in kernel `f_map_1`
 
-                **Address space**: `private` (`p_5`) — materialised by `to_private` (line 2), in kernel `f_map_3`
+                **Address space**: `local` (`p_11`) — an array the work-group computes and shares (the body of a group SegOp) (line 2), in kernel `f_group_2`
 
-                **Address space**: `private` (`p_8`) — materialised by `to_private` (line 2), in kernel `f_map_3`
+                **Address space**: `private` (`p_12`) — an array of the work-item's own (its size is a small constant) (line 2), in kernel `f_rows_staged_4`
             "#]],
         );
     }
@@ -1324,9 +1324,9 @@ entry f (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
 
                 applies a function to every element
 
-                **Kernel**: `f_map_0` — @grid: one work-item per element
+                **Kernel**: `f_map_0` — @grid: one work-item per point of the map
 
-                **Cost** of `f_map_0` (entry `f`): work `n`, span `3*⌈n/(max(256*⌈n/1024⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs ±16% (7.27–10.1 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `f_map_0` (entry `f`): work `n`, span `3*⌈n/(max(256*⌈n/256⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs ±16% (7.27–10.1 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -1345,9 +1345,13 @@ entry dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (ma$0p2 (*) xs ys)
 
                 applies a function to the elements of several arrays of one size, pairwise
 
-                **Kernel**: `dot_reduce_partials_0` — fused into this kernel (a pull array: no memory)
+                **Kernel**: `dot_reduce_partials_0` — @grid: multi-stage reduction (work-group trees in local memory, then one group)
 
-                **Cost** of `dot_reduce_partials_0` (entry `dot`): work `15*(n/4) + 5118*max(1, min(⌈n/256⌉, 1024))`, span `17*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 34`; global `32*(n/4) + 2052*max(1, min(⌈n/256⌉, 1024))` bytes, local `4088*max(1, min(⌈n/256⌉, 1024))` bytes; predicted 9.65 µs ±16% (8.10–11.2 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Kernel**: `dot_reduce_total_1` — @grid: multi-stage reduction (second stage)
+
+                **Cost** of `dot_reduce_partials_0` (entry `dot`): work `47*(n/4) + 7166*max(1, min(⌈n/256⌉, 1024))`, span `49*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 42`; global `32*(n/4) + 2052*max(1, min(⌈n/256⌉, 1024))` bytes, local `4088*max(1, min(⌈n/256⌉, 1024))` bytes; predicted 12.7 µs ±16% (10.7–14.8 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+
+                **Cost** of `dot_reduce_total_1` (entry `dot`): work `8*((max(1, min(⌈n/256⌉, 1024)))/4) + 4862`, span `10*⌈((max(1, min(⌈n/256⌉, 1024)))/4)/256⌉ + 33`; global `16*((max(1, min(⌈n/256⌉, 1024)))/4) + 1028` bytes, local `4088` bytes; predicted 6.43 µs ±16% (5.40–7.47 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -1370,7 +1374,7 @@ entry sum (xs: [n]f32) : f32 = red$0uce (+) 0f32 xs
 
                 **Kernel**: `sum_reduce_total_1` — @grid: multi-stage reduction (second stage)
 
-                **Cost** of `sum_reduce_partials_0` (entry `sum`): work `8*(n/4) + 4862*max(1, min(⌈n/256⌉, 1024))`, span `10*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 33`; global `16*(n/4) + 1028*max(1, min(⌈n/256⌉, 1024))` bytes, local `4088*max(1, min(⌈n/256⌉, 1024))` bytes; predicted 7.53 µs ±16% (6.32–8.74 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `sum_reduce_partials_0` (entry `sum`): work `24*(n/4) + 5886*max(1, min(⌈n/256⌉, 1024))`, span `26*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 37`; global `16*(n/4) + 1028*max(1, min(⌈n/256⌉, 1024))` bytes, local `4088*max(1, min(⌈n/256⌉, 1024))` bytes; predicted 9.07 µs ±16% (7.61–10.5 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
 
                 **Cost** of `sum_reduce_total_1` (entry `sum`): work `8*((max(1, min(⌈n/256⌉, 1024)))/4) + 4862`, span `10*⌈((max(1, min(⌈n/256⌉, 1024)))/4)/256⌉ + 33`; global `16*((max(1, min(⌈n/256⌉, 1024)))/4) + 1028` bytes, local `4088` bytes; predicted 6.43 µs ±16% (5.40–7.47 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
@@ -1389,15 +1393,15 @@ entry f (a: [n][m]f32) : [n]f32 = map (\r -> reduce (+) 0f32 (map (\x -> x $0* x
                 f32
                 ```
 
-                **Kernel**: `f_rows_0` (when `n >= 32768`) — computed in each work-item; picked per run by predicted time on `NVIDIA H100 80GB HBM3` (weft-cost v1: launch + max(compute, memory), occupancy-scaled rates) against one row per work-item: this kernel work 31*(m/4)*n + 256*max(1, min(n, 65536)) + 5374*n, global accesses: a_1 coalesced, merged_4 uniform
+                **Kernel**: `f_rows_staged_0` (when `n >= 32768` and `m <= 32`) — computed in each work-item
 
-                **Kernel**: `f_map_1` (when `n >= 32768`) — computed in each work-item; picked per run by predicted time on `NVIDIA H100 80GB HBM3` (weft-cost v1: launch + max(compute, memory), occupancy-scaled rates) against one row per work-group: this kernel work 6*m*n, global accesses: a_2 stride m, merged_4 coalesced
+                **Kernel**: `f_map_1` (when `n >= 32768` and `m > 32`) — computed in each work-item
 
                 **Kernel**: `f_group_2` (when `n < 32768` and `n >= 128`) — computed in each work-item
 
-                **Kernel**: `f_map2d_3` (when `n < 32768` and `n < 128`) — @seq: a sequential loop in each work-item
+                **Kernel**: `f_segred_3` (when `n < 32768` and `n < 128`) — one work-item per segment folds it in order, with the maps around it in one grid
 
-                **Kernel**: … and 2 more
+                **Kernel**: … and 1 more
             "#]],
         );
     }
@@ -1418,13 +1422,17 @@ entry b (xs: [n]f32) : f32 = reduce (+) 0f32 (sq xs)
 
                 applies a function to every element
 
-                **Kernel**: `a_map_0` (entry `a`) — @grid: one work-item per element
+                **Kernel**: `a_map_0` (entry `a`) — @grid: one work-item per point of the map
 
-                **Kernel**: `b_reduce_partials_0` (entry `b`) — fused into this kernel (a pull array: no memory)
+                **Kernel**: `b_reduce_partials_0` (entry `b`) — @grid: multi-stage reduction (work-group trees in local memory, then one group)
 
-                **Cost** of `a_map_0` (entry `a`): work `n`, span `3*⌈n/(max(256*⌈n/1024⌉, 1))⌉`; global `12*n` bytes; predicted 10.4 µs ±16% (8.69–12.0 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Kernel**: `b_reduce_total_1` (entry `b`) — @grid: multi-stage reduction (second stage)
 
-                **Cost** of `b_reduce_partials_0` (entry `b`): work `15*(n/4) + 5118*max(1, min(⌈n/256⌉, 1024))`, span `17*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 34`; global `32*(n/4) + 2052*max(1, min(⌈n/256⌉, 1024))` bytes, local `4088*max(1, min(⌈n/256⌉, 1024))` bytes; predicted 9.65 µs ±16% (8.10–11.2 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `a_map_0` (entry `a`): work `n`, span `3*⌈n/(max(256*⌈n/256⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs ±16% (7.27–10.1 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+
+                **Cost** of `b_reduce_partials_0` (entry `b`): work `28*(n/4) + 6142*max(1, min(⌈n/256⌉, 1024))`, span `30*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 38`; global `16*(n/4) + 1028*max(1, min(⌈n/256⌉, 1024))` bytes, local `4088*max(1, min(⌈n/256⌉, 1024))` bytes; predicted 9.07 µs ±16% (7.61–10.5 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+
+                **Cost** of `b_reduce_total_1` (entry `b`): work `8*((max(1, min(⌈n/256⌉, 1024)))/4) + 4862`, span `10*⌈((max(1, min(⌈n/256⌉, 1024)))/4)/256⌉ + 33`; global `16*((max(1, min(⌈n/256⌉, 1024)))/4) + 1028` bytes, local `4088` bytes; predicted 6.43 µs ±16% (5.40–7.47 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -1444,9 +1452,9 @@ def broken (x: i32) : i32 = x + true
 
                 applies a function to every element
 
-                **Kernel**: `f_map_0` — @grid: one work-item per element
+                **Kernel**: `f_map_0` — @grid: one work-item per point of the map
 
-                **Cost** of `f_map_0` (entry `f`): work `n`, span `3*⌈n/(max(256*⌈n/1024⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs ±16% (7.27–10.1 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `f_map_0` (entry `f`): work `n`, span `3*⌈n/(max(256*⌈n/256⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs ±16% (7.27–10.1 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }

@@ -163,7 +163,7 @@ entry g (w: [n][4]f32) : [n]f32 =
             entry f〈 [n] [m]〉 (a: [n][m]f32) (w: [n][4]f32) : [n]f32 =
               map@group (\row〈: [m]f32〉 -> let t〈: [m]f32〉〈 @local〉 = to_local row in reduce@group (+) 0 t) a
             entry g〈 [n]〉 (w: [n][4]f32) : [n]f32 =
-              map (\row〈: [4]f32〉 -> let p〈: [4]f32〉〈 @private〉 = to_private (map (\x〈: f32〉 -> x) row) in p[0] + p[3]) w
+              map (\row〈: [4]f32〉 -> let p〈: [4]f32〉〈 @private @local〉 = to_private (map (\x〈: f32〉 -> x) row) in p[0] + p[3]) w
         "#]]
         .assert_eq(&text);
     }

@@ -33,7 +33,7 @@ use weft_opencl::Compiled;
 
 use crate::classify::{Definition, search_scope};
 use crate::program::fn_summary;
-use crate::program::{entry_code, file_program};
+use crate::program::{entry_program, file_program};
 
 /// What the kernels of one entry compute, or why the entry cannot be compiled.
 pub(crate) type EntryKernels = Result<Vec<KernelSummary>, CompileError>;
@@ -82,8 +82,10 @@ pub(crate) struct EntryBackend {
 /// def.
 #[salsa::tracked(returns(ref), lru = 64)]
 pub(crate) fn entry_backend<'db>(db: &'db dyn Db, entry: DefId<'db>) -> EntryBackend {
-    let Some(code) = entry_code(db, entry) else { return EntryBackend::default() };
-    let compiled = compile_quietly(&code.code.program, code.entry, &|_| None);
+    let Some((program, id)) = entry_program(db, entry).as_ref() else {
+        return EntryBackend::default();
+    };
+    let (compiled, versioned) = compile_quietly(program, *id, &|_| None);
     let kernels = compiled.as_ref().map(kernel_summaries).map_err(CompileError::clone);
     let (costs, regions) = match compiled {
         Ok(Compiled { plan, kernels, costs, regions, .. }) => {
@@ -92,12 +94,7 @@ pub(crate) fn entry_backend<'db>(db: &'db dyn Db, entry: DefId<'db>) -> EntryBac
         }
         Err(_) => (None, None),
     };
-    EntryBackend {
-        kernels: Some(Arc::new(kernels)),
-        costs,
-        regions,
-        versioned: code.code.versioned,
-    }
+    EntryBackend { kernels: Some(Arc::new(kernels)), costs, regions, versioned }
 }
 
 /// The kernels of one entry (in launch-site order), from [`entry_backend`].
@@ -136,19 +133,15 @@ fn kernel_summaries(compiled: &Compiled) -> Vec<KernelSummary> {
         .collect()
 }
 
-/// Why the back end cannot compile `entry`, if it cannot: the lowering alone
-/// (`weft_lower::check_entry`), without the address spaces, costs and OpenCL text that
-/// [`entry_backend`] also makes. `None` when it compiles, its file has no core program
-/// or `entry` is not one of its entries. For the `backend-unsupported` warning, which
-/// `weft check` computes for every entry of a file: the entry's program and its code
-/// are made here and dropped (only the error is kept), so checking a file of many
-/// entries does not keep every entry's code.
+/// Why the back end cannot compile `entry`, if it cannot. `None` when it compiles, its
+/// file has no core program or `entry` is not one of its entries. For the
+/// `backend-unsupported` warning, which `weft check` computes for every entry of a
+/// file: the entry's program and its code are made here and dropped (only the error is
+/// kept), so checking a file of many entries does not keep every entry's code.
 #[salsa::tracked(returns(ref))]
 pub(crate) fn entry_compile_error<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<CompileError> {
     let (program, id) = crate::program::lower_one_entry(db, entry.loc(db))?;
-    let code = crate::program::middle_end(&program)?;
-    catch_backend(|| weft_lower::check_entry(&code.program, id, weft_lower::Options::default()))
-        .err()
+    compile_quietly(&program, id, &|_| None).0.err()
 }
 
 /// Why the back end cannot compile `entry`, from its compilation for the editor
@@ -336,16 +329,45 @@ pub(crate) const HOVER_BUDGET: Budget = Budget { max_entries: 2, ..IMPLICIT_BUDG
 /// For explicit requests (show a kernel, run): up to about a second.
 pub(crate) const EXPLICIT_BUDGET: Budget = Budget { max_size: 50_000, max_entries: usize::MAX };
 
-/// Compiles one entry; a panic of the back end becomes an error. `position` must not
-/// read the database, or a cancellation would be caught here too (see [`compile_entry`]).
+/// How the editor compiles: as `weft run` does by default (docs/middle.md), the middle
+/// end at an unknown GPU's thresholds, then the code generator from the GPU IR, with the
+/// bridge to the staged translator for what it does not support yet. The hovers,
+/// kernel view and runs show the code that runs.
+pub(crate) const EDITOR_CODEGEN: weft_opencl::Codegen = weft_opencl::Codegen::Gpu;
+
+/// Compiles one entry of `program` (before the middle end) as the editor shows it
+/// ([`EDITOR_CODEGEN`]); a panic of the middle or back end becomes an error. Also gives
+/// the source expressions computed inside the middle end's versions
+/// (`weft_opt::versioned_origins`: a strategy picked at run time, which "Make strategy
+/// explicit" leaves alone). `position` must not read the database, or a cancellation
+/// would be caught here too (see [`compile_entry`]).
 pub(crate) fn compile_quietly(
     program: &Program,
     entry: FnId,
     position: &dyn Fn(&Origin) -> Option<String>,
-) -> Result<Compiled, CompileError> {
-    catch_backend(|| {
-        weft_opencl::compile_entry(program, entry, position, weft_lower::Options::default())
-    })
+) -> (Result<Compiled, CompileError>, FxHashSet<Origin>) {
+    let settings = weft_opt::Settings::default();
+    let gpu: std::cell::OnceCell<Arc<weft_opencl::GpuCode>> = std::cell::OnceCell::new();
+    let gpu_code = || {
+        Arc::clone(
+            gpu.get_or_init(|| Arc::new(weft_opencl::GpuCode::new(program, settings.target()))),
+        )
+    };
+    let bridge = || Arc::new(weft_opt::staged_program(program, &settings));
+    let compiled = catch_backend(|| {
+        weft_opencl::compile_through_middle_end(
+            EDITOR_CODEGEN,
+            &settings,
+            &gpu_code,
+            &bridge,
+            entry,
+            position,
+            weft_lower::Options::default(),
+        )
+    });
+    let versioned =
+        gpu.get().map(|code| weft_opt::versioned_origins(&code.gpu)).unwrap_or_default();
+    (compiled, versioned)
 }
 
 /// Runs the back end; its error, or a panic of it, becomes a [`CompileError`].
@@ -385,10 +407,8 @@ pub(crate) fn compile_entry(
             EXPLICIT_BUDGET.max_size
         )));
     }
-    let Some(code) = entry_code(db, DefId::new(db, loc.clone())) else {
-        return Some(Err(format!("internal compiler error: the middle end failed on `{entry}`")));
-    };
-    let (program, id) = (&code.code.program, code.entry);
+    let (program, id) = entry_program(db, DefId::new(db, loc.clone())).as_ref()?;
+    let (program, id) = (&**program, *id);
     // Positions read the database, so they are computed before the back end runs
     // (under `catch_unwind`, which must not swallow a salsa cancellation).
     let mut positions: FxHashMap<Origin, String> = FxHashMap::default();
@@ -402,7 +422,7 @@ pub(crate) fn compile_entry(
         }
     }
     let position = |origin: &Origin| positions.get(origin).cloned();
-    Some(compile_quietly(program, id, &position).map_err(|error| render_error(db, &error)))
+    Some(compile_quietly(program, id, &position).0.map_err(|error| render_error(db, &error)))
 }
 
 /// `FILE:LINE:COL: message`, as `weft build` prints it.

@@ -435,7 +435,15 @@ entry dist (a: [n][m]f32) : [n][m]f32 =
       in map@thread (\x -> x * reduce@seq (+) 0f32 l) l)
     a
 "#,
-            expect![""],
+            expect![[r#"
+                Materialise `row` in local memory
+                entry dist (a: [n][m]f32) : [n][m]f32 =
+                  map@group (\row ->
+                      let row = to_local row
+                      in let l = to_local row
+                      in map@thread (\x -> x * reduce@seq (+) 0f32 l) l)
+                    a
+            "#]],
         );
     }
 
@@ -543,8 +551,8 @@ entry dist (a: [n][m]f32) : [n][m]f32 =
             .any(|a| a.id == "materialise_in_local_memory");
         let _ = writeln!(out, "offered again: {again}");
         expect![[r#"
-            Read a_1 Elems(I64(1))
-            Write v_4 Elems(I64(1))
+            Read a_3 Uniform
+            Write buf_7 Elems(I64(1))
             offered again: false
         "#]]
         .assert_eq(&out);

@@ -14,7 +14,6 @@ use std::sync::Arc;
 use rustc_hash::FxHashMap;
 use weft_core::{BlockedEntry, CheckedEntries, FnId, FnKey, Program};
 use weft_hir::{Db, DefId, DefLoc, SourceFile};
-use weft_opt::CodeProgram;
 
 /// The core program of `file`'s entries free of errors; `None` when errors stop them all or
 /// elaboration does not support one. In debug builds (tests) the IR is validated, and
@@ -99,40 +98,6 @@ pub(crate) fn unblocked_entries(db: &dyn Db, file: SourceFile) -> Vec<DefLoc> {
         return program.entries.iter().map(|&id| program.functions[id].def.clone()).collect();
     }
     checked_entries(db, file).as_ref().map_or_else(Vec::new, |c| c.entries().to_vec())
-}
-
-/// What code generation compiles for one entry.
-#[derive(Debug, PartialEq)]
-pub(crate) struct EntryCode {
-    /// The entry's program ([`entry_program`]) through the middle end, and the source
-    /// expressions inside its versions.
-    pub(crate) code: CodeProgram,
-    /// The entry's function in `code.program`.
-    pub(crate) entry: FnId,
-}
-
-/// Entry `entry`'s program as code generation gets it: the part of its file's program it
-/// runs ([`entry_program`]), through the middle end (docs/middle.md), as `weft run`
-/// compiles it, at an unknown GPU's thresholds; and the source expressions inside its
-/// versions (a strategy picked at run time). Per entry, not per file: the middle end
-/// inlines the calls of an entry into it, so a file's program costs the sum of its
-/// entries'. `None` when the entry has no program, or the middle end panics (a compiler
-/// bug: the features that need code stay silent rather than show another program's).
-/// Not memoized: what the editor keeps of an entry is compiled from it
-/// (`kernels::entry_backend`, which re-runs only when the entry's program changes), and
-/// the code itself, as large as the entry once its calls are inlined, is dropped.
-pub(crate) fn entry_code(db: &dyn Db, entry: DefId<'_>) -> Option<EntryCode> {
-    let (program, entry) = entry_program(db, entry).as_ref()?;
-    middle_end(program).map(|code| EntryCode { code, entry: *entry })
-}
-
-/// `program` through the middle end at an unknown GPU's thresholds; `None` when the
-/// middle end panics.
-pub(crate) fn middle_end(program: &Program) -> Option<CodeProgram> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        weft_opt::code_program(program, &weft_opt::Settings::default())
-    }))
-    .ok()
 }
 
 /// The entries of `file` whose definitions have no errors; `None` when there are none.

@@ -449,9 +449,9 @@ entry s$0cale (a: f32) (xs: [n]f32) : [n]f32 =
       xs
 "#,
             expect![[r#"
-                9-9     for (long i_4 = get_global_id(0); i_4 <  | map (\x -> …
-                10-10   float y_6 = a_5 * xs_2[i_4];             | a * x
-                11-12   float v_7 = y_6 + 1e0f;                  | y + 1f32
+                9-12    { // main.weft:2                         | map (\x -> …
+                13-13   float y_6 = a_5 * x_4;                   | a * x
+                14-15   float v_7 = y_6 + 1e0f;                  | y + 1f32
             "#]],
         );
         check_line_links(
@@ -459,27 +459,48 @@ entry s$0cale (a: f32) (xs: [n]f32) : [n]f32 =
 entry dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (ma$0p2 (\x y -> x * y) xs ys)
 "#,
             expect![[r#"
-                12-18   long t_7 = (long)get_local_id(0);        | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                19-19   float v_17 = xs_2[base_16] * ys_3[base_1 | x * y
-                20-22   float r_18;                              | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                23-23   float v_20 = xs_2[base_16 + 1] * ys_3[ba | x * y
-                24-26   float r_21;                              | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                27-27   float v_23 = xs_2[base_16 + 2] * ys_3[ba | x * y
-                28-30   float r_24;                              | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                31-31   float v_26 = xs_2[base_16 + 3] * ys_3[ba | x * y
-                32-46   float r_27;                              | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                48-49   long tail_37 = quads_15 * 4 + (long)get_ | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                50-50   float v_38 = xs_2[tail_37] * ys_3[tail_3 | x * y
-                51-53   float v_39 = r_9 + v_38;                 | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                55-59   red_6[t_7] = r_9;                        | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                61-64   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                66-69   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                71-74   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                76-79   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                81-84   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                86-89   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                91-94   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                96-98   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                11-19   long t_3 = (long)get_local_id(0);        | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                21-23   float x_10 = xs_9[base_8];               | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                25-25   float y_12 = ys_11[base_8];              | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                26-26   float v_13 = x_10 * y_12;                | x * y
+                27-29   long i_14 = base_8 + 1;                  | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                31-34   float x_15 = xs_9[i_14];                 | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                36-36   float y_17 = ys_11[i_16];                | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                37-37   float v_18 = x_15 * y_17;                | x * y
+                38-40   long i_19 = base_8 + 2;                  | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                42-45   float x_20 = xs_9[i_19];                 | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                47-47   float y_22 = ys_11[i_21];                | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                48-48   float v_23 = x_20 * y_22;                | x * y
+                49-51   long i_24 = base_8 + 3;                  | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                53-56   float x_25 = xs_9[i_24];                 | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                58-58   float y_27 = ys_11[i_26];                | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                59-59   float v_28 = x_25 * y_27;                | x * y
+                60-67   float v_29 = acc_5 + v_13;               | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                69-72   long tail_33 = quads_7 * 4 + (long)get_g | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                74-76   float x_34 = xs_9[tail_33];              | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                78-78   float y_35 = ys_11[tail_33];             | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                79-79   float v_36 = x_34 * y_35;                | x * y
+                80-81   float v_37 = acc_5 + v_36;               | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                83-89   red_2[t_3] = acc_5;                      | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                91-96   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                98-103  barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                105-110 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                112-117 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                119-124 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                126-131 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                133-138 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                140-142 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                154-172 long t_3 = (long)get_local_id(0);        | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                174-177 long tail_18 = quads_7 * 4 + (long)get_g | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                179-185 red_2[t_3] = acc_5;                      | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                187-192 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                194-199 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                201-206 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                208-213 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                215-220 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                222-227 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                229-234 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                236-238 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
             "#]],
         );
     }
@@ -552,11 +573,12 @@ entry dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (ma$0p2 (\x y -> x *
 entry d$0ot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (map2 (*) xs ys)
 "#,
             expect![[r#"
-                dot_reduce_partials_0: `// reduce partials: up to 1024 work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory` .. `}`
+                dot_reduce_partials_0: `// reduce partials: work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory, main.weft:1` .. `}`
                     main.weft: `reduce (+) 0f32 (map2 (*) xs ys)`
                     main.weft: `map2 (*) xs ys`
-                dot_reduce_total_1: `// reduce total: one work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory` .. `}`
+                dot_reduce_total_1: `// reduce total: work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory, main.weft:1` .. `}`
                     main.weft: `reduce (+) 0f32 (map2 (*) xs ys)`
+                    main.weft: `map2 (*) xs ys`
             "#]],
         );
         check_links(
@@ -564,7 +586,10 @@ entry d$0ot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (map2 (*) xs ys)
 entry dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (ma$0p2 (*) xs ys)
 "#,
             expect![[r#"
-                dot_reduce_partials_0: `// kernel `dot_reduce_partials_0` of entry `dot` (main.weft): fused into this kernel (a pull array: no memory)` .. `}`
+                dot_reduce_partials_0: `// kernel `dot_reduce_partials_0` of entry `dot` (main.weft): @grid: multi-stage reduction (work-group trees in local memory, then one group)` .. `}`
+                    main.weft: `reduce (+) 0f32 (map2 (*) xs ys)`
+                    main.weft: `map2 (*) xs ys`
+                dot_reduce_total_1: `// kernel `dot_reduce_total_1` of entry `dot` (main.weft): @grid: multi-stage reduction (second stage)` .. `}`
                     main.weft: `reduce (+) 0f32 (map2 (*) xs ys)`
                     main.weft: `map2 (*) xs ys`
             "#]],
@@ -580,8 +605,8 @@ entry f (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
             expect![[r#"
                 main/f/f_map_0.cl
                 // Weft: the kernels computing `map (\x -> x * 2f32) xs` (main.weft:1)
-                // kernel `f_map_0` of entry `f` (main.weft): @grid: one work-item per element
-                // materialises `result`: one work-item per row
+                // kernel `f_map_0` of entry `f` (main.weft): @grid: one work-item per point of the map
+                // segmap@grid: one work-item per point (1-D NDRange), main.weft:1
                 __kernel void f_map_0(
             "#]],
         );
@@ -596,9 +621,9 @@ entry s$0um (xs: [n]f32) : f32 = reduce (+) 0f32 xs
             expect![[r#"
                 main/sum.cl
                 // Weft: the OpenCL program of entry `sum` (main.weft), 2 kernels: the kernels first, then the helpers they call (which the device compiles before them)
-                // reduce partials: up to 1024 work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory
+                // reduce partials: work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory, main.weft:1
                 __kernel void sum_reduce_partials_0(
-                // reduce total: one work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory
+                // reduce total: work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory, main.weft:1
                 __kernel void sum_reduce_total_1(
                 // Helpers called by the kernels
                 // Generated by the Weft compiler for OpenCL C 1.2.
@@ -668,9 +693,12 @@ entry dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (ma$0p2 (*) xs ys)
             expect![[r#"
                 main/dot/dot_reduce_partials_0.cl
                 // Weft: the kernels computing `map2 (*) xs ys` (main.weft:1)
-                // kernel `dot_reduce_partials_0` of entry `dot` (main.weft): fused into this kernel (a pull array: no memory)
-                // reduce partials: up to 1024 work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory
+                // kernel `dot_reduce_partials_0` of entry `dot` (main.weft): @grid: multi-stage reduction (work-group trees in local memory, then one group)
+                // reduce partials: work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory, main.weft:1
                 __kernel void dot_reduce_partials_0(
+                // kernel `dot_reduce_total_1` of entry `dot` (main.weft): @grid: multi-stage reduction (second stage)
+                // reduce total: work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory, main.weft:1
+                __kernel void dot_reduce_total_1(
             "#]],
         );
     }
@@ -688,8 +716,8 @@ entry e (xs: [n]f32) : [n]f32 = double xs
             expect![[r#"
                 main/e/e_map_0.cl
                 // Weft: the kernels computing `map (\x -> x + x) xs` (lib.weft:1)
-                // kernel `e_map_0` of entry `e` (main.weft): @grid: one work-item per element
-                // materialises `result`: one work-item per row
+                // kernel `e_map_0` of entry `e` (main.weft): @grid: one work-item per point of the map
+                // segmap@grid: one work-item per point (1-D NDRange), lib.weft:1
                 __kernel void e_map_0(
             "#]],
         );
@@ -706,12 +734,15 @@ entry b (xs: [n]f32) : f32 = reduce (+) 0f32 (sq xs)
             expect![[r#"
                 main/a/a_map_0.cl
                 // Weft: every kernel computing part of `sq`
-                // kernel `a_map_0` of entry `a` (main.weft): @grid: one work-item per element
-                // materialises `result`: one work-item per row
+                // kernel `a_map_0` of entry `a` (main.weft): @grid: one work-item per point of the map
+                // segmap@grid: one work-item per point (1-D NDRange), main.weft:1
                 __kernel void a_map_0(
-                // kernel `b_reduce_partials_0` of entry `b` (main.weft): fused into this kernel (a pull array: no memory)
-                // reduce partials: up to 1024 work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory
+                // kernel `b_reduce_partials_0` of entry `b` (main.weft): @grid: multi-stage reduction (work-group trees in local memory, then one group)
+                // reduce partials: work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory, main.weft:3
                 __kernel void b_reduce_partials_0(
+                // kernel `b_reduce_total_1` of entry `b` (main.weft): @grid: multi-stage reduction (second stage)
+                // reduce total: work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory, main.weft:3
+                __kernel void b_reduce_total_1(
             "#]],
         );
     }
@@ -726,8 +757,8 @@ def broken (x: i32) : i32 = x + true
             expect![[r#"
                 main/f/f_map_0.cl
                 // Weft: the kernels computing `map (\x -> x * 2f32) xs` (main.weft:1)
-                // kernel `f_map_0` of entry `f` (main.weft): @grid: one work-item per element
-                // materialises `result`: one work-item per row
+                // kernel `f_map_0` of entry `f` (main.weft): @grid: one work-item per point of the map
+                // segmap@grid: one work-item per point (1-D NDRange), main.weft:1
                 __kernel void f_map_0(
             "#]],
         );

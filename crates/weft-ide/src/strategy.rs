@@ -199,24 +199,40 @@ fn illegal_levels(
         }
     };
     let mut illegal = FxHashSet::default();
-    // An explicit stack: bodies may nest deeply.
-    let mut stack: Vec<(ExprId, LevelContext)> = vec![(root, start)];
-    while let Some((expr, context)) = stack.pop() {
-        if let Expr::Call { callee, args } = &body.exprs[expr]
-            && let Some((builtin, level)) = level_of(*callee)
-        {
-            if !context.allows(builtin, level) && proposed.contains_key(callee) {
-                illegal.insert(*callee);
+    // An explicit stack: bodies may nest deeply. The flag: inside the function of a
+    // combinator whose level is neither written nor proposed. Its level stays the
+    // compiler's choice, so a level written inside it would not describe the code (a
+    // tiled product's `reduce` runs in the grid of the nest around it, which no
+    // annotation of the `reduce` alone expresses).
+    let mut stack: Vec<(ExprId, LevelContext, bool)> = vec![(root, start, false)];
+    while let Some((expr, context, under_chosen)) = stack.pop() {
+        if let Expr::Call { callee, args } = &body.exprs[expr] {
+            if let Some((builtin, level)) = level_of(*callee) {
+                if (under_chosen || !context.allows(builtin, level))
+                    && proposed.contains_key(callee)
+                {
+                    illegal.insert(*callee);
+                }
+                let inner = LevelContext::enter(builtin, level);
+                for (idx, &arg) in args.iter().enumerate() {
+                    let arg_context =
+                        if Some(idx) == builtin.function_arg() { inner } else { context };
+                    stack.push((arg, arg_context, under_chosen));
+                }
+                continue;
             }
-            let inner = LevelContext::enter(builtin, level);
-            for (idx, &arg) in args.iter().enumerate() {
-                let arg_context = if Some(idx) == builtin.function_arg() { inner } else { context };
-                stack.push((arg, arg_context));
+            if let Expr::Path { res: weft_hir::Resolution::Builtin(builtin), .. } =
+                &body.exprs[*callee]
+                && let Some(function) = builtin.function_arg()
+            {
+                for (idx, &arg) in args.iter().enumerate() {
+                    stack.push((arg, context, under_chosen || idx == function));
+                }
+                continue;
             }
-            continue;
         }
         for child in children(&body.exprs[expr]) {
-            stack.push((child, context));
+            stack.push((child, context, under_chosen));
         }
     }
     illegal

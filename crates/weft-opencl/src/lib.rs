@@ -59,6 +59,71 @@ pub fn compile_gpu_entry(
     compile_lowered(weft_lower::lower_gpu_entry(program, mem, threshold, entry, position, options)?)
 }
 
+/// Which code generator compiles the middle end's output (docs/middle.md, "Code
+/// generation from the GPU IR"). One place decides, for the command line and the editor
+/// alike, so the editor shows the code that runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Codegen {
+    /// The GPU IR written back as core with explicit levels, for the staged translator.
+    Bridge,
+    /// The GPU IR and its memory translated directly (`weft_lower::lower_gpu_entry`),
+    /// with the bridge for the constructs it does not support yet.
+    #[default]
+    Gpu,
+    /// The GPU IR translated directly, with no fallback.
+    GpuOnly,
+}
+
+/// The middle end's GPU IR of a program with every call inlined
+/// (`weft_opt::pipeline_inlined`) and its memory (`weft_mem::annotate_gpu`): the input
+/// of the code generator from the GPU IR.
+#[derive(Debug, Clone)]
+pub struct GpuCode {
+    pub gpu: weft_opt::GpuProgram,
+    pub mem: weft_mem::GpuMemProgram,
+}
+
+impl GpuCode {
+    /// `program` through the middle end for `target`, with its memory.
+    pub fn new(program: &Program, target: weft_opt::Target) -> GpuCode {
+        let gpu = weft_opt::pipeline_inlined(program, target);
+        let mem_target = match target {
+            weft_opt::Target::Gpu => weft_mem::Target::Gpu,
+            weft_opt::Target::Cpu => weft_mem::Target::Cpu,
+        };
+        let mem = weft_mem::annotate_gpu(&gpu, mem_target);
+        GpuCode { gpu, mem }
+    }
+}
+
+/// Compiles `entry` through the middle end with `settings` (the device's shape and the
+/// tuning's thresholds) and `codegen`. The code generators' inputs come from `gpu_code`
+/// (the GPU IR, [`GpuCode::new`]) and `bridge` (the core program written back,
+/// `weft_opt::staged_program`), each made only when used: callers keep them across the
+/// entries of one program. With [`Codegen::Gpu`] an entry the GPU IR's code generator
+/// does not support (`LowerError::unsupported`) is compiled through the bridge; any
+/// other error is the entry's.
+pub fn compile_through_middle_end(
+    codegen: Codegen,
+    settings: &weft_opt::Settings,
+    gpu_code: &dyn Fn() -> std::sync::Arc<GpuCode>,
+    bridge: &dyn Fn() -> std::sync::Arc<Program>,
+    entry: FnId,
+    position: &dyn Fn(&Origin) -> Option<String>,
+    options: Options,
+) -> Result<Compiled, LowerError> {
+    if codegen != Codegen::Bridge {
+        let code = gpu_code();
+        let threshold = |t: weft_opt::ThresholdId| settings.value(&code.gpu.thresholds[t]);
+        match compile_gpu_entry(&code.gpu, &code.mem, &threshold, entry, position, options) {
+            Ok(compiled) => return Ok(compiled),
+            Err(error) if codegen == Codegen::GpuOnly || !error.unsupported => return Err(error),
+            Err(_) => {}
+        }
+    }
+    compile_entry(&bridge(), entry, position, options)
+}
+
 /// The OpenCL program and plan of a lowered entry.
 fn compile_lowered(lowered: weft_lower::Lowered) -> Result<Compiled, LowerError> {
     if let Some(d) = lowered.spaces.diagnostics.first() {

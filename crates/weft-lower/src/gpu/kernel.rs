@@ -496,7 +496,12 @@ impl<'t, 'p> Kern<'t, 'p> {
                 ));
             }
             _ => match self.tr.blocks.get(&block) {
-                Some(&buf) => self.buffer_param(buf, data.elem),
+                Some(&buf) => {
+                    // A buffer of the host's: its origin is the host's to record.
+                    let ptr = self.buffer_param(buf, data.elem);
+                    self.blocks.insert(block, ptr.clone());
+                    return Ok(ptr);
+                }
                 None => {
                     return Err(LowerError::internal(format!(
                         "block {block:?} ({:?} {}, {:?}) of `{hint}` has no storage in the kernel",
@@ -511,6 +516,11 @@ impl<'t, 'p> Kern<'t, 'p> {
                 }
             },
         };
+        // The kernel's own array holds the value of the expression being computed (the
+        // editor's hovers and inlay hints show its address space there).
+        if let Some(origin) = &self.at {
+            self.ptr_origins.push((ptr.to_string(), origin.clone()));
+        }
         self.blocks.insert(block, ptr.clone());
         Ok(ptr)
     }

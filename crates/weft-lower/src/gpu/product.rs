@@ -52,9 +52,11 @@ impl Tr<'_> {
         };
         let mut k = Kern::new(self);
         k.can_return = false;
-        for o in &seg.origins {
-            k.note(o, "@grid: tiled matrix product (128x128 blocks per work-group, 8x8 per work-item, 8 columns staged in local memory)");
-        }
+        super::seg::note_all(
+            &mut k,
+            seg,
+            "@grid: tiled matrix product (128x128 blocks per work-group, 8x8 per work-item, 8 columns staged in local memory)",
+        );
         let (kn, km, kd) = (k.import_index(&n), k.import_index(&m), k.import_index(&depth));
         let ne = k.import_val(&neutral);
         let why = "a tile of a matrix product's operand, staged in local memory";

@@ -276,6 +276,12 @@ impl Tr<'_> {
             if index != i || !self.env.contains_key(x) {
                 continue;
             }
+            // A row read only at constant indices (`r[0]`) is not worth staging: the
+            // copy would read the whole row for one element.
+            let [row] = stmt.vars[..] else { continue };
+            if !traverses(f, seg.body, row) {
+                continue;
+            }
             let super::HVal::Arr(a) = self.lookup(*x)? else { continue };
             let dense = a.layout.shape.len() == 2
                 && a.layout.strides[1] == Expr::I64(1)
@@ -2100,9 +2106,46 @@ fn self_let(k: &mut Kern<'_, '_>, value: Expr) -> Expr {
     k.tr.let_var("items", value)
 }
 
-fn note_all(k: &mut Kern<'_, '_>, seg: &SegOp, role: &str) {
+pub(crate) fn note_all(k: &mut Kern<'_, '_>, seg: &SegOp, role: &str) {
+    let role = role_in_nest(seg, role);
     for o in &seg.origins {
-        k.note(o, role);
+        k.note(o, &role);
+    }
+}
+
+/// Whether the code of `block` reads `array` other than at constant indices.
+fn traverses(f: &weft_opt::GpuFunction, block: weft_opt::BlockId, array: VarId) -> bool {
+    let constant = |items: &[weft_core::IndexItem]| {
+        items.iter().all(|item| matches!(item, weft_core::IndexItem::Fix(Atom::Const(_))))
+    };
+    f.blocks[block].results.contains(&Atom::Var(array))
+        || f.blocks[block].stmts.iter().any(|stmt| {
+            let exp = &f.exps[stmt.exp];
+            match exp {
+                weft_opt::Exp::Basic(weft_core::Exp::Index { array: Atom::Var(read), items })
+                    if *read == array && constant(items) =>
+                {
+                    false
+                }
+                _ => {
+                    exp.operands().contains(&Atom::Var(array))
+                        || exp.nested_blocks().into_iter().any(|b| traverses(f, b, array))
+                }
+            }
+        })
+}
+
+/// The role of a SegOp's source expressions: a reduction, scan or histogram over more
+/// than one dimension computes a nest (the maps around the combinator are its outer
+/// dimensions), which runs in one grid that no level written on the combinator alone
+/// describes, so its role names no level ("Make strategy explicit" leaves it, as it
+/// leaves the staged translator's two-dimensional NDRanges).
+fn role_in_nest(seg: &SegOp, role: &str) -> String {
+    match role.strip_prefix("@grid: ") {
+        Some(what) if seg.space.len() > 1 && !matches!(seg.kind, SegKind::Map) => {
+            format!("{what}, with the maps around it in one grid")
+        }
+        _ => role.to_owned(),
     }
 }
 
