@@ -1514,7 +1514,7 @@ entry scale (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
 
                 applies a function to every element
 
-                **Kernel**: `scale_map_0` — @grid: one work-item per point of the map
+                **Kernel**: `scale_map_0` — @grid: one work-item per element
 
                 **Cost** of `scale_map_0` (entry `scale`): work `n`, span `3*⌈n/(max(256*⌈n/256⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs ±16% (7.27–10.1 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))"#]],
         );

@@ -673,7 +673,7 @@ def f (y: f32) (x: f32) : f32 = f32.ata$0n2 y x
 
             applies a function to every element
 
-            **Kernel**: `f_map_0` — @grid: one work-item per point of the map"#]]
+            **Kernel**: `f_map_0` — @grid: one work-item per element"#]]
         .assert_eq(&details(&host));
     }
 
@@ -729,7 +729,7 @@ def f (y: f32) (x: f32) : f32 = f32.ata$0n2 y x
             ```
 
             **Predicted**: 5.70 µs ±16% (4.78–6.62 µs) per launch of its kernel on `NVIDIA H100 80GB HBM3` (the default profile) at n = 4096 (the test block's largest `random input`); memory-bound  
-            **Kernel**: `scale_map_0` — @grid: one work-item per point of the map
+            **Kernel**: `scale_map_0` — @grid: one work-item per element
 
             applies a function to every element
 
@@ -1324,7 +1324,7 @@ entry f (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
 
                 applies a function to every element
 
-                **Kernel**: `f_map_0` — @grid: one work-item per point of the map
+                **Kernel**: `f_map_0` — @grid: one work-item per element
 
                 **Cost** of `f_map_0` (entry `f`): work `n`, span `3*⌈n/(max(256*⌈n/256⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs ±16% (7.27–10.1 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
@@ -1422,7 +1422,7 @@ entry b (xs: [n]f32) : f32 = reduce (+) 0f32 (sq xs)
 
                 applies a function to every element
 
-                **Kernel**: `a_map_0` (entry `a`) — @grid: one work-item per point of the map
+                **Kernel**: `a_map_0` (entry `a`) — @grid: one work-item per element
 
                 **Kernel**: `b_reduce_partials_0` (entry `b`) — @grid: multi-stage reduction (work-group trees in local memory, then one group)
 
@@ -1452,7 +1452,7 @@ def broken (x: i32) : i32 = x + true
 
                 applies a function to every element
 
-                **Kernel**: `f_map_0` — @grid: one work-item per point of the map
+                **Kernel**: `f_map_0` — @grid: one work-item per element
 
                 **Cost** of `f_map_0` (entry `f`): work `n`, span `3*⌈n/(max(256*⌈n/256⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs ±16% (7.27–10.1 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],

@@ -605,7 +605,7 @@ entry f (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
             expect![[r#"
                 main/f/f_map_0.cl
                 // Weft: the kernels computing `map (\x -> x * 2f32) xs` (main.weft:1)
-                // kernel `f_map_0` of entry `f` (main.weft): @grid: one work-item per point of the map
+                // kernel `f_map_0` of entry `f` (main.weft): @grid: one work-item per element
                 // segmap@grid: one work-item per point (1-D NDRange), main.weft:1
                 __kernel void f_map_0(
             "#]],
@@ -716,7 +716,7 @@ entry e (xs: [n]f32) : [n]f32 = double xs
             expect![[r#"
                 main/e/e_map_0.cl
                 // Weft: the kernels computing `map (\x -> x + x) xs` (lib.weft:1)
-                // kernel `e_map_0` of entry `e` (main.weft): @grid: one work-item per point of the map
+                // kernel `e_map_0` of entry `e` (main.weft): @grid: one work-item per element
                 // segmap@grid: one work-item per point (1-D NDRange), lib.weft:1
                 __kernel void e_map_0(
             "#]],
@@ -734,7 +734,7 @@ entry b (xs: [n]f32) : f32 = reduce (+) 0f32 (sq xs)
             expect![[r#"
                 main/a/a_map_0.cl
                 // Weft: every kernel computing part of `sq`
-                // kernel `a_map_0` of entry `a` (main.weft): @grid: one work-item per point of the map
+                // kernel `a_map_0` of entry `a` (main.weft): @grid: one work-item per element
                 // segmap@grid: one work-item per point (1-D NDRange), main.weft:1
                 __kernel void a_map_0(
                 // kernel `b_reduce_partials_0` of entry `b` (main.weft): @grid: multi-stage reduction (work-group trees in local memory, then one group)
@@ -757,7 +757,7 @@ def broken (x: i32) : i32 = x + true
             expect![[r#"
                 main/f/f_map_0.cl
                 // Weft: the kernels computing `map (\x -> x * 2f32) xs` (main.weft:1)
-                // kernel `f_map_0` of entry `f` (main.weft): @grid: one work-item per point of the map
+                // kernel `f_map_0` of entry `f` (main.weft): @grid: one work-item per element
                 // segmap@grid: one work-item per point (1-D NDRange), main.weft:1
                 __kernel void f_map_0(
             "#]],

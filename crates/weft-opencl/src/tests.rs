@@ -1776,7 +1776,9 @@ fn check_line_origins(src: &str, expect: Expect) {
         let def = weft_hir::DefId::new(&db, o.def.clone());
         let (_, map) = weft_hir::body_with_source_map(&db, def);
         let range = map.expr_range(o.expr).expect("an origin has a range");
-        src[std::ops::Range::<usize>::from(range)].replace('\n', " ")
+        // Source maps are relative to the declaration's start.
+        let start = weft_hir::def_offset(&db, &o.def).expect("a def has an offset");
+        src[std::ops::Range::<usize>::from(range + start)].replace('\n', " ")
     };
     let mut out = String::new();
     for i in 0..c.kernels.len() {

@@ -27,6 +27,22 @@ impl Tr<'_> {
 
     fn stmt(&mut self, stmt: &Stmt) -> Res<()> {
         let f = self.f;
+        // A negative size for `iota` or `replicate` is the interpreter's error, checked
+        // before its result's memory is allocated with that size.
+        if let Exp::Basic(
+            exp @ (weft_core::Exp::Replicate { size, .. } | weft_core::Exp::Iota { size }),
+        ) = &f.exps[stmt.exp]
+        {
+            let n = self.int_atom(size)?;
+            let what =
+                if matches!(exp, weft_core::Exp::Iota { .. }) { "iota" } else { "replicate" };
+            self.checked(
+                Expr::bin(HOp::Ge, n.clone(), Expr::I64(0)),
+                RuntimeCheck::NegativeSize { what },
+                n,
+                Expr::I64(0),
+            );
+        }
         self.alloc_blocks(&stmt.vars)?;
         match &f.exps[stmt.exp] {
             Exp::Basic(exp) => {
@@ -436,16 +452,6 @@ impl Tr<'_> {
         }
         if let C::Update { array, indices, value } = exp {
             return self.update(var, &info, array, indices, value);
-        }
-        if let C::Replicate { size, .. } | C::Iota { size } = exp {
-            let n = self.int_atom(size)?;
-            let what = if matches!(exp, C::Iota { .. }) { "iota" } else { "replicate" };
-            self.checked(
-                Expr::bin(HOp::Ge, n.clone(), Expr::I64(0)),
-                RuntimeCheck::NegativeSize { what },
-                n,
-                Expr::I64(0),
-            );
         }
         let dest = self.binding(var)?;
         // The statement as sequential code of one kernel over the whole array is how

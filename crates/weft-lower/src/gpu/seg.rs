@@ -396,7 +396,12 @@ impl Tr<'_> {
         let wg = self.group_size();
         let schedule = Schedule::of(dims.len(), self.options.cpu_device(), wg);
         let mut k = Kern::new(self);
-        note_all(&mut k, seg, "@grid: one work-item per point of the map");
+        let role = if seg.space.len() == 1 {
+            "@grid: one work-item per element"
+        } else {
+            "@grid: one work-item per point of the map"
+        };
+        note_all(&mut k, seg, role);
         let kdims: Vec<CExpr> = dims.iter().map(|d| k.import_index(d)).collect();
         let comment = k.comment(origin);
         let mut global = Vec::new();
