@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The table of bench/peers/run.sh's results: per program, Weft untuned and tuned (and
-untuned with the code generator from the GPU IR, `--codegen gpu-only`, where run), each
+untuned through the bridge to the staged translator, `--codegen bridge`, where run), each
 peer's time (PyTorch eager, torch.compile, CuPy, hand-written CUDA), the best peer, and
 the ratio best peer's time / Weft's time (above 1: Weft is faster; Weft's time is the
 tuned one where there is one, else the untuned one). Then the geometric mean over the
@@ -9,7 +9,7 @@ sum, dot and reverse the fraction of the device-to-device copy bandwidth measure
 the same run (Weft's bytes, every input and output once, per second).
 
 Usage: compare.py OUT_DIR
-Reads OUT_DIR/{apps,programs}-{untuned,tuned,gpu-only}.jsonl (weft bench --json) and
+Reads OUT_DIR/{apps,programs}-{untuned,tuned,bridge}.jsonl (weft bench --json) and
 OUT_DIR/peers.json (or, when a timeout cut it short, OUT_DIR/peers.jsonl).
 """
 import json, math, os, sys
@@ -34,7 +34,7 @@ def read_jsonl(path):
 def weft_results(d, app_names):
     """{(untuned|tuned): {key: record}}; bench/programs' entries whose name an app has
     are keyed "programs/NAME" (as peers.py does)."""
-    out = {"untuned": {}, "tuned": {}, "gpu-only": {}}
+    out = {"untuned": {}, "tuned": {}, "bridge": {}}
     for which in out:
         for part in ("apps", "programs"):
             for r in read_jsonl(os.path.join(d, f"{part}-{which}.jsonl")):
@@ -96,15 +96,15 @@ def main(d):
         print(peers["note"])
     print("Times in ms (median kernel time for Weft, CUDA events for the peers); ratio = best peer / Weft.\n")
     errors, notes = [], []
-    ratios, ratios_gpu = {}, {}
+    ratios, ratios_bridge = {}, {}
     for title, group in (("Apps (bench/apps)", apps), ("Micro-operations (bench/programs)", micro)):
         print(f"### {title}\n")
-        print("| program | Weft untuned | Weft tuned | Weft gpu-only | PyTorch eager | torch.compile | CuPy | CUDA | best peer | best peer / Weft | best peer / gpu-only |")
+        print("| program | Weft untuned | Weft tuned | Weft bridge | PyTorch eager | torch.compile | CuPy | CUDA | best peer | best peer / Weft | best peer / bridge |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
         for k in group:
             un, tu = weft_ms(weft["untuned"].get(k)), weft_ms(weft["tuned"].get(k))
-            gpu_only = weft_ms(weft["gpu-only"].get(k))
-            for which in ("untuned", "tuned", "gpu-only"):
+            bridge_ms = weft_ms(weft["bridge"].get(k))
+            for which in ("untuned", "tuned", "bridge"):
                 r = weft[which].get(k)
                 if r and "error" in r:
                     errors.append(f"{k}: Weft {which}: {r['error'][:200]}")
@@ -120,11 +120,11 @@ def main(d):
             ratio = got[best] / ours if best and ours else None
             if ratio:
                 ratios[k] = ratio
-            ratio_gpu = got[best] / gpu_only if best and gpu_only else None
-            if ratio_gpu:
-                ratios_gpu[k] = ratio_gpu
-            print(f"| {k} | {fmt(un)} | {fmt(tu)} | {fmt(gpu_only)} | " + " | ".join(fmt(row.get(p)) for p in PEERS)
-                  + f" | {best or '-'} | {fmt(ratio)}{'x' if ratio else ''} | {fmt(ratio_gpu)}{'x' if ratio_gpu else ''} |")
+            ratio_bridge = got[best] / bridge_ms if best and bridge_ms else None
+            if ratio_bridge:
+                ratios_bridge[k] = ratio_bridge
+            print(f"| {k} | {fmt(un)} | {fmt(tu)} | {fmt(bridge_ms)} | " + " | ".join(fmt(row.get(p)) for p in PEERS)
+                  + f" | {best or '-'} | {fmt(ratio)}{'x' if ratio else ''} | {fmt(ratio_bridge)}{'x' if ratio_bridge else ''} |")
         got = [ratios[k] for k in group if k in ratios]
         if got:
             g = geomean(got)
@@ -136,9 +136,9 @@ def main(d):
                 print(f"Targets (every app at least 0.5x, geometric mean at least 1.0x): "
                       f"{'met' if not below and g >= 1 else 'not met'}"
                       + (f"; below 0.5x: {', '.join(below)}" if below else "") + ".")
-        got = [ratios_gpu[k] for k in group if k in ratios_gpu]
+        got = [ratios_bridge[k] for k in group if k in ratios_bridge]
         if got:
-            print(f"With --codegen gpu-only: geometric mean {geomean(got):.3f}x over {len(got)} programs.")
+            print(f"With --codegen bridge: geometric mean {geomean(got):.3f}x over {len(got)} programs.")
         print()
 
     copy = peers.get("copy", {})

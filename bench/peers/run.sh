@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine, in one go: bench/apps/ and bench/programs/ checked with the code
 # generator from the GPU IR (`weft test --codegen gpu-only`), timed with `weft bench`
-# untuned (the device's rule, `--no-tuning`) with each code generator (`--codegen
-# bridge`, the default, and `gpu-only`), tuned (`weft tune` over the same files; SKIP_TUNE=1
+# untuned (the device's rule, `--no-tuning`) with each code generator (the default,
+# from the GPU IR, and `--codegen bridge`), tuned (`weft tune` over the same files; SKIP_TUNE=1
 # leaves it out), then the peers (peers.py: PyTorch eager, torch.compile, CuPy,
 # hand-written CUDA) on the same shapes, and the table (compare.py). Every step has a
 # timeout so the whole stays under about 9 minutes; what a step finished before its
@@ -37,8 +37,8 @@ timeout "${TEST_TIMEOUT:-45}" "$BIN/weft" test --codegen gpu-only --backend open
 echo "exit $?" >> "$OUT/tests-gpu-only.txt"
 bench 70 apps-untuned --no-tuning bench/apps/
 bench 20 programs-untuned --no-tuning bench/programs/
-bench 70 apps-gpu-only --no-tuning --codegen gpu-only bench/apps/
-bench 20 programs-gpu-only --no-tuning --codegen gpu-only bench/programs/
+bench 70 apps-bridge --no-tuning --codegen bridge bench/apps/
+bench 20 programs-bridge --no-tuning --codegen bridge bench/programs/
 if [ -z "${SKIP_TUNE:-}" ]; then
   # Tuned separately, so that a timeout of one leaves the other's tuning file.
   tune 30 programs bench/programs/
