@@ -12,6 +12,7 @@
 mod ir;
 pub mod passes;
 mod pretty;
+mod sizes;
 #[cfg(test)]
 mod tests;
 mod to_core;

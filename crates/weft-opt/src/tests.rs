@@ -1603,6 +1603,18 @@ fn a_sequential_map_read_twice_stays_an_array() {
 }
 
 #[test]
+fn sizes_bound_twice_are_compared_by_value() {
+    // Flattening binds `h * w` once per use (`size h*w` for each SegOp's space,
+    // `mul h w` for the `replicate`): the indices' map still fuses into the histogram,
+    // and the `replicate` of ones, read in range, is neither read nor made.
+    let src = "entry histo (bins: i64) (image: [h][w]u32) : [bins]u32 =
+  reduce_by_index (replicate bins 0u32) (+) 0 (map i64 (flatten image)) (replicate (h * w) 1u32)";
+    assert_eq!(seg_ops(src), 1);
+    let text = crate::pretty_gpu(&crate::pipeline(&compile(src)));
+    assert_eq!(text.matches("replicate").count(), 1, "{text}");
+}
+
+#[test]
 fn gpu_simplification_reads_iota_and_replicate_at_an_index_in_range_as_the_index_and_the_value() {
     // `(iota n)[i]` is `i` and `(replicate n c)[i]` is `c` where `i` ranges over `n`
     // (a SegOp's space): neither array is made. A read at an index nothing keeps in

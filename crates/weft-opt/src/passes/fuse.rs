@@ -177,6 +177,7 @@ fn sibling_blocks(f: &GpuFunction) -> Vec<BlockId> {
 
 fn fuse_once(f: &mut GpuFunction) -> bool {
     let counts = use_counts(f);
+    let sizes = crate::sizes::SizeValues::of(f);
     for block in sibling_blocks(f) {
         let stmts = f.blocks[block].stmts.clone();
         for (p, producer_stmt) in stmts.iter().enumerate() {
@@ -193,7 +194,7 @@ fn fuse_once(f: &mut GpuFunction) -> bool {
                 if consumer.level != producer.level {
                     continue;
                 }
-                let reads = element_reads(f, consumer, *array, producer);
+                let reads = element_reads(f, &sizes, consumer, *array, producer);
                 if reads.is_empty() || reads.len() != total {
                     continue;
                 }
@@ -211,9 +212,15 @@ fn fuse_once(f: &mut GpuFunction) -> bool {
 /// The statements of the consumer's body that read `array` at the consumer's own
 /// point, when the producer's space is the consumer's (same bounds); empty when any
 /// read is of another kind.
-fn element_reads(f: &GpuFunction, consumer: &SegOp, array: VarId, producer: &SegOp) -> Vec<usize> {
+fn element_reads(
+    f: &GpuFunction,
+    sizes: &crate::sizes::SizeValues,
+    consumer: &SegOp,
+    array: VarId,
+    producer: &SegOp,
+) -> Vec<usize> {
     if producer.space.len() != consumer.space.len()
-        || producer.space.iter().zip(&consumer.space).any(|(p, c)| p.1 != c.1)
+        || producer.space.iter().zip(&consumer.space).any(|(p, c)| !sizes.same(&p.1, &c.1))
     {
         return Vec::new();
     }

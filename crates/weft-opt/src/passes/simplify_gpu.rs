@@ -71,7 +71,8 @@ fn read_constructors(f: &mut GpuFunction) {
         return;
     }
     let body = f.body;
-    rewrite_reads(f, body, &mut Vec::new(), &made);
+    let sizes = crate::sizes::SizeValues::of(f);
+    rewrite_reads(f, body, &mut Vec::new(), &made, &sizes);
 }
 
 /// [`read_constructors`] in `block`, with `ranges` the indices in range (index, bound).
@@ -80,6 +81,7 @@ fn rewrite_reads(
     block: BlockId,
     ranges: &mut Vec<(VarId, Atom)>,
     made: &FxHashMap<VarId, weft_core::Exp>,
+    sizes: &crate::sizes::SizeValues,
 ) {
     let mut stmts = Vec::with_capacity(f.blocks[block].stmts.len());
     for stmt in f.blocks[block].stmts.clone() {
@@ -107,7 +109,7 @@ fn rewrite_reads(
             }
             let reads_block =
                 f.blocks.alloc(crate::ir::Block { stmts: reads, results: Vec::new() });
-            rewrite_reads(f, reads_block, ranges, made);
+            rewrite_reads(f, reads_block, ranges, made, sizes);
             stmts.extend(f.blocks[reads_block].stmts.clone());
             f.exps[stmt.exp] = Exp::Basic(weft_core::Exp::Tuple(components));
             stmts.push(stmt);
@@ -122,7 +124,7 @@ fn rewrite_reads(
                 weft_core::Exp::Iota { size } | weft_core::Exp::Replicate { size, .. } => *size,
                 _ => Atom::Const(Scalar::I64(0)),
             };
-            if ranges.iter().any(|(index, bound)| index == j && *bound == size) {
+            if ranges.iter().any(|(index, bound)| index == j && sizes.same(bound, &size)) {
                 let replaced = match constructor {
                     weft_core::Exp::Replicate { value, .. } => Some(weft_core::Exp::Atom(*value)),
                     _ => match &f.vars[*var].ty {
@@ -159,7 +161,7 @@ fn rewrite_reads(
             _ => {}
         }
         for nested in exp.nested_blocks() {
-            rewrite_reads(f, nested, ranges, made);
+            rewrite_reads(f, nested, ranges, made, sizes);
         }
         for _ in 0..pushed {
             ranges.pop();
@@ -271,11 +273,14 @@ fn remove_dead_code(f: &mut GpuFunction) -> bool {
         read.insert(w);
     });
     let mut removed = false;
+    let sizes = crate::sizes::SizeValues::of(f);
     for block in reachable_blocks(f) {
         let stmts = f.blocks[block].stmts.clone();
         let kept: Vec<_> = stmts
             .into_iter()
-            .filter(|s| s.vars.iter().any(|v| read.contains(v)) || !exp_is_safe(f, &f.exps[s.exp]))
+            .filter(|s| {
+                s.vars.iter().any(|v| read.contains(v)) || !exp_is_safe(f, &sizes, &f.exps[s.exp])
+            })
             .collect();
         removed |= kept.len() != f.blocks[block].stmts.len();
         f.blocks[block].stmts = kept;
@@ -284,13 +289,10 @@ fn remove_dead_code(f: &mut GpuFunction) -> bool {
 }
 
 /// Whether an expression can be dropped when unread: it cannot fail or diverge.
-fn exp_is_safe(f: &GpuFunction, exp: &Exp) -> bool {
-    // A size parameter is the size of an argument, so it is never negative.
-    let nonnegative = |atom: &Atom| match atom {
-        Atom::Const(Scalar::I64(n)) => *n >= 0,
-        Atom::Const(_) => false,
-        Atom::Var(v) => f.size_params.contains(v),
-    };
+fn exp_is_safe(f: &GpuFunction, sizes: &crate::sizes::SizeValues, exp: &Exp) -> bool {
+    // A size parameter is the size of an argument, so it is never negative, nor is a
+    // sum of products of them (`h * w`).
+    let nonnegative = |atom: &Atom| sizes.nonnegative(atom, &f.size_params);
     match exp {
         Exp::Basic(weft_core::Exp::Iota { size } | weft_core::Exp::Replicate { size, .. }) => {
             nonnegative(size)
@@ -316,7 +318,7 @@ fn exp_is_safe(f: &GpuFunction, exp: &Exp) -> bool {
         }
         Exp::Seg(seg) => {
             seg.kind == crate::ir::SegKind::Map
-                && f.blocks[seg.body].stmts.iter().all(|s| exp_is_safe(f, &f.exps[s.exp]))
+                && f.blocks[seg.body].stmts.iter().all(|s| exp_is_safe(f, sizes, &f.exps[s.exp]))
         }
         Exp::Manifest { .. } => true,
         Exp::If { .. } | Exp::Version { .. } | Exp::Loop { .. } | Exp::Seq(_) => false,
