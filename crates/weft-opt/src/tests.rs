@@ -1603,6 +1603,21 @@ fn a_sequential_map_read_twice_stays_an_array() {
 }
 
 #[test]
+fn a_producer_reading_a_scatters_destination_is_not_fused_into_it() {
+    // The scatter may write `xs` in place: the values read from `xs` must all be read
+    // before the first write, so their map stays a SegOp of its own. Values not read
+    // from `xs` fuse.
+    let shift = "entry shift (xs: [m]i64) : [m]i64 =
+  let vs = map (\\j -> xs[j]) (iota (m - 1))
+  in scatter xs (map (\\j -> j + 1) (iota (m - 1))) vs";
+    assert_eq!(seg_ops(shift), 2);
+    let fresh = "entry fill (xs: [m]i64) (ys: [m]i64) : [m]i64 =
+  let vs = map (\\j -> ys[j] * 2) (iota (m - 1))
+  in scatter xs (map (\\j -> j + 1) (iota (m - 1))) vs";
+    assert_eq!(seg_ops(fresh), 1);
+}
+
+#[test]
 fn sizes_bound_twice_are_compared_by_value() {
     // Flattening binds `h * w` once per use (`size h*w` for each SegOp's space,
     // `mul h w` for the `replicate`): the indices' map still fuses into the histogram,

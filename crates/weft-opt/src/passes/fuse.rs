@@ -194,6 +194,19 @@ fn fuse_once(f: &mut GpuFunction) -> bool {
                 if consumer.level != producer.level {
                     continue;
                 }
+                // A scatter or histogram may write its destination in place: a producer
+                // that reads it must finish before the first write, so it stays a
+                // SegOp of its own (a shift `scatter xs (j + 1) xs[j]`).
+                if let SegKind::Scatter { dest: Atom::Var(dest) }
+                | SegKind::Hist { dest: Atom::Var(dest), .. } = &consumer.kind
+                {
+                    let mut read = Vec::new();
+                    reads_in(f, producer_stmt, &mut read);
+                    let views = views_of(f, *dest);
+                    if read.iter().any(|v| views.contains(v)) {
+                        continue;
+                    }
+                }
                 let reads = element_reads(f, &sizes, consumer, *array, producer);
                 if reads.is_empty() || reads.len() != total {
                     continue;
@@ -207,6 +220,27 @@ fn fuse_once(f: &mut GpuFunction) -> bool {
         }
     }
     false
+}
+
+/// `array` and the arrays made from it by host expressions of `f` (views such as
+/// `reverse`, `transpose` or a slice, and anything else computed from it), transitively.
+fn views_of(f: &GpuFunction, array: VarId) -> Vec<VarId> {
+    let mut out = vec![array];
+    let mut blocks = vec![f.body];
+    while let Some(block) = blocks.pop() {
+        for stmt in &f.blocks[block].stmts {
+            let exp = &f.exps[stmt.exp];
+            if let Exp::Basic(basic) = exp
+                && basic.operands().iter().any(|a| matches!(a, Atom::Var(v) if out.contains(v)))
+            {
+                out.extend(stmt.vars.iter().copied());
+            }
+            if !matches!(exp, Exp::Seg(_)) {
+                blocks.extend(exp.nested_blocks());
+            }
+        }
+    }
+    out
 }
 
 /// The statements of the consumer's body that read `array` at the consumer's own
