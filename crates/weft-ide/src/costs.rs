@@ -1493,7 +1493,7 @@ entry to$0tal (xs: [n]f32) : f32 = reduce (+) 0f32 (map (\x -> x * 2f32) xs)
                 entry total : [n]f32 -> f32
                 ```
 
-                **Cost** (2 launches per run): work `8*((max(1, min(⌈n/256⌉, 1024)))/4) + 28*(n/4) + 6142*max(1, min(⌈n/256⌉, 1024)) + 4862`, span `10*⌈((max(1, min(⌈n/256⌉, 1024)))/4)/256⌉ + 30*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 71`; global `16*((max(1, min(⌈n/256⌉, 1024)))/4) + 16*(n/4) + 1028*max(1, min(⌈n/256⌉, 1024)) + 1028` bytes, local `4088*max(1, min(⌈n/256⌉, 1024)) + 4088` bytes; transfers `4*n` bytes to the device, `4` back
+                **Cost** (2 launches per run): work `8*((max(1, min(⌈n/256⌉, 1024)))/4) + 12*(n/4) + 5118*max(1, min(⌈n/256⌉, 1024)) + 4862`, span `10*⌈((max(1, min(⌈n/256⌉, 1024)))/4)/256⌉ + 14*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 67`; global `16*((max(1, min(⌈n/256⌉, 1024)))/4) + 16*(n/4) + 1028*max(1, min(⌈n/256⌉, 1024)) + 1028` bytes, local `4088*max(1, min(⌈n/256⌉, 1024)) + 4088` bytes; transfers `4*n` bytes to the device, `4` back
 
                 **Predicted**: 11.1 µs ±9% (10.1–12.1 µs) for its kernels (+ 1.63 µs of transfers) on `NVIDIA H100 80GB HBM3` (the default profile) at n = 3 (the test block's largest `input`); memory-bound
 

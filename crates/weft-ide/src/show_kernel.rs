@@ -460,47 +460,37 @@ entry dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (ma$0p2 (\x y -> x *
 "#,
             expect![[r#"
                 11-19   long t_3 = (long)get_local_id(0);        | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                21-23   float x_10 = xs_9[base_8];               | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                25-25   float y_12 = ys_11[base_8];              | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                26-26   float v_13 = x_10 * y_12;                | x * y
-                27-29   long i_14 = base_8 + 1;                  | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                31-34   float x_15 = xs_9[i_14];                 | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                36-36   float y_17 = ys_11[i_16];                | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                37-37   float v_18 = x_15 * y_17;                | x * y
-                38-40   long i_19 = base_8 + 2;                  | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                42-45   float x_20 = xs_9[i_19];                 | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                47-47   float y_22 = ys_11[i_21];                | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                48-48   float v_23 = x_20 * y_22;                | x * y
-                49-51   long i_24 = base_8 + 3;                  | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                53-56   float x_25 = xs_9[i_24];                 | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                58-58   float y_27 = ys_11[i_26];                | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                59-59   float v_28 = x_25 * y_27;                | x * y
-                60-67   float v_29 = acc_5 + v_13;               | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                69-72   long tail_33 = quads_7 * 4 + (long)get_g | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                74-76   float x_34 = xs_9[tail_33];              | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                78-78   float y_35 = ys_11[tail_33];             | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                79-79   float v_36 = x_34 * y_35;                | x * y
-                80-81   float v_37 = acc_5 + v_36;               | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                83-89   red_2[t_3] = acc_5;                      | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                91-96   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                98-103  barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                105-110 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                112-117 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                119-124 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                126-131 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                133-138 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                140-142 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                154-172 long t_3 = (long)get_local_id(0);        | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                174-177 long tail_18 = quads_7 * 4 + (long)get_g | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                179-185 red_2[t_3] = acc_5;                      | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                187-192 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                194-199 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                201-206 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                208-213 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                215-220 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                222-227 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                229-234 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                236-238 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                20-20   float v_13 = x_10 * y_12;                | x * y
+                21-24   long i_14 = base_8 + 1;                  | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                25-25   float v_18 = x_15 * y_17;                | x * y
+                26-29   long i_19 = base_8 + 2;                  | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                30-30   float v_23 = x_20 * y_22;                | x * y
+                31-34   long i_24 = base_8 + 3;                  | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                35-35   float v_28 = x_25 * y_27;                | x * y
+                36-43   float v_29 = acc_5 + v_13;               | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                45-48   long tail_33 = quads_7 * 4 + (long)get_g | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                49-49   float v_36 = x_34 * y_35;                | x * y
+                50-51   float v_37 = acc_5 + v_36;               | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                53-59   red_2[t_3] = acc_5;                      | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                61-66   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                68-73   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                75-80   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                82-87   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                89-94   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                96-101  barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                103-108 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                110-112 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                124-142 long t_3 = (long)get_local_id(0);        | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                144-147 long tail_18 = quads_7 * 4 + (long)get_g | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                149-155 red_2[t_3] = acc_5;                      | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                157-162 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                164-169 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                171-176 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                178-183 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                185-190 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                192-197 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                199-204 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                206-208 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
             "#]],
         );
     }

@@ -1185,6 +1185,20 @@ fn written_levels_are_coalesced_and_kept() {
 }
 
 #[test]
+fn the_gpu_ir_code_generator_tiles_a_product_on_a_cpu_too() {
+    // Its input (calls inlined) keeps only the flattened product, which it tiles; the
+    // bridge's input keeps the versions (the next test).
+    let src = r"entry mm (a: [n][k]f32) (b: [k][m]f32) : [n][m]f32 =
+  map (\row -> map (\col -> reduce (+) 0 (map2 (*) row col)) (transpose b)) a";
+    let cpu = crate::pipeline_inlined(&compile(src), crate::Target::Cpu);
+    assert_eq!(crate::validate_gpu(&cpu), Vec::new());
+    let text = crate::pretty_gpu(&cpu);
+    assert!(!text.contains("version "), "{text}");
+    let product = text.lines().find(|l| l.contains("segred@grid")).expect(&text);
+    assert_eq!(product.matches(" < ").count(), 3, "{text}");
+}
+
+#[test]
 fn a_perfect_nest_of_maps_is_one_two_dimensional_outer_version() {
     // On a CPU (a GPU gets the tiled product instead: the next test).
     let src = r"entry mm (a: [n][k]f32) (b: [k][m]f32) : [n][m]f32 =

@@ -562,7 +562,6 @@ impl Tr<'_> {
         }
         if let (HVal::Arr(s), HVal::Arr(d)) = (src, dest)
             && s.layout.shape.len() == 2
-            && !self.options.cpu_device()
         {
             let unit = |a: &HArr, dim: usize| a.layout.strides[dim] == Expr::I64(1);
             // Each reads its rows where the other writes its columns: through tiles

@@ -90,6 +90,10 @@ pub(crate) struct Kern<'t, 'p> {
     param_notes: Vec<(String, String)>,
     buffer_lens: Vec<(String, i64)>,
     ptr_origins: Vec<(String, Origin)>,
+    /// Indices the code being generated knows to lie in `0 ..< bound` (index, bound):
+    /// their reads need no check (a reduction's runs of four elements, `4q + lane` with
+    /// `q < n / 4`, which the loop-based proof of `proven.rs` does not see).
+    pub(crate) in_range: Vec<(CExpr, CExpr)>,
     args: Vec<Arg>,
     cmds: Vec<Vec<Cmd>>,
     fresh: u32,
@@ -120,6 +124,7 @@ impl<'t, 'p> Kern<'t, 'p> {
             param_notes: Vec::new(),
             buffer_lens: Vec::new(),
             ptr_origins: Vec::new(),
+            in_range: Vec::new(),
             args: Vec::new(),
             cmds: vec![Vec::new()],
             fresh: 0,
@@ -208,6 +213,12 @@ impl<'t, 'p> Kern<'t, 'p> {
             return value;
         }
         let name = self.fresh_name(hint);
+        // A temporary of an index known in range is in range too.
+        let bounds: Vec<CExpr> =
+            self.in_range.iter().filter(|(j, _)| *j == value).map(|(_, b)| b.clone()).collect();
+        for bound in bounds {
+            self.in_range.push((CExpr::Var(name.clone()), bound));
+        }
         self.emit(Cmd::Decl { name: name.clone(), elem, init: Some(value) });
         CExpr::Var(name)
     }
@@ -256,7 +267,7 @@ impl<'t, 'p> Kern<'t, 'p> {
 
     /// `0 <= i < n`, checked (an index error names `array`).
     fn check_index(&mut self, i: &CExpr, n: &CExpr, array: &str, origin: Option<&Origin>) {
-        if self.checks() {
+        if self.checks() && !self.in_range.iter().any(|(j, bound)| j == i && bound == n) {
             let code = self.error_site(RuntimeCheck::Index { array }, origin);
             let ok = in_range(i.clone(), n.clone());
             self.check(ok, code, i.clone(), n.clone());

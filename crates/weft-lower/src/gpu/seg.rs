@@ -625,8 +625,13 @@ impl Tr<'_> {
             let base = k.tmp("base", Elem::I64, CExpr::mul(CExpr::Var(q.clone()), CExpr::Int(4)));
             let mut xs = Vec::new();
             for lane in 0..4 {
-                let x = element(&mut k, &CExpr::add(base.clone(), CExpr::Int(lane)))?;
-                xs.push(k.bind_loaded("x", x));
+                // `4q + lane < 4 (n / 4) <= n`.
+                let index = CExpr::add(base.clone(), CExpr::Int(lane));
+                let known = k.in_range.len();
+                k.in_range.push((index.clone(), kn.clone()));
+                let x = element(&mut k, &index);
+                k.in_range.truncate(known);
+                xs.push(k.bind_loaded("x", x?));
             }
             for x in xs {
                 let r = apply_ops(&mut k, ops, &acc, &x)?;
@@ -646,7 +651,11 @@ impl Tr<'_> {
                 CExpr::add(CExpr::mul(quads, CExpr::Int(4)), CExpr::work_item("get_global_id", 0)),
             );
             k.push();
-            let x = element(&mut k, &tail)?;
+            let known = k.in_range.len();
+            k.in_range.push((tail.clone(), kn.clone()));
+            let x = element(&mut k, &tail);
+            k.in_range.truncate(known);
+            let x = x?;
             let r = apply_ops(&mut k, ops, &acc, &x)?;
             k.assign_staged(&acc, &r)?;
             let then_cmds = k.pop();
@@ -735,7 +744,6 @@ impl Tr<'_> {
         origin: Option<&Origin>,
     ) -> Res<()> {
         if !scan
-            && !self.options.cpu_device()
             && stmt.vars.len() == 1
             && let [op] = ops
             && weft_opt::is_tiled_product(self.f, seg)
