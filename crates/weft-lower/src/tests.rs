@@ -661,6 +661,22 @@ fn gpu_a_reduction_is_two_stages_of_work_group_trees_reading_runs_of_four() {
 }
 
 #[test]
+fn gpu_a_reductions_runs_of_four_need_no_bounds_checks_and_a_gather_keeps_its() {
+    // `4q + lane < 4 (n / 4) <= n`: the reads of a reduction's own array are in range
+    // by construction (checks there kept POCL from vectorising the loop); a gather's
+    // index comes from data and stays checked.
+    let fails = |src: &str| {
+        let l = lowered_gpu(src, true);
+        let ls = launches_of(&l);
+        commands(&ls[0].kernel.body).into_iter().filter(|c| matches!(c, Cmd::Fail { .. })).count()
+    };
+    assert_eq!(fails("entry s (xs: [n]f32) : f32 = reduce (+) 0 xs"), 0);
+    assert!(
+        fails("entry g (xs: [n]f32) (is: [m]i64) : f32 = reduce (+) 0 (map (\\i -> xs[i]) is)") > 0
+    );
+}
+
+#[test]
 fn gpu_a_matrix_product_is_one_kernel_of_tiles_in_local_memory() {
     let l = lowered_gpu(
         "entry mm (a: [n][k]f32) (b: [k][m]f32) : [n][m]f32 =
