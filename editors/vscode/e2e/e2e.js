@@ -372,7 +372,8 @@ async function main() {
     say(`linked lines: ${linked.lines} kernel lines in ${linked.colour}, as the source line of \`entry scale\``);
     // The cursor on the kernel's line computing `a * x` marks that expression (not the
     // whole line) in the source.
-    const multiply = kernelEditor.locator('.view-line').filter({ hasText: /float[\s\u00a0]+\w+[\s\u00a0]+=[\s\u00a0]+\w+[\s\u00a0]+\*[\s\u00a0]+\w+\[/ }).first();
+    // (`float v_6 = a_5 * x_4;`: the element is loaded on the line before.)
+    const multiply = kernelEditor.locator('.view-line').filter({ hasText: /float[\s\u00a0]+\w+[\s\u00a0]+=[\s\u00a0]+\w+[\s\u00a0]+\*[\s\u00a0]+\w+/ }).first();
     await multiply.waitFor({ state: 'visible', timeout: 10000 });
     await multiply.click();
     const focused = await waitFor('the source expression of the clicked kernel line marked in the source', async () => {
