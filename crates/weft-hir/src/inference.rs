@@ -82,6 +82,11 @@ pub enum InferDiagnostic {
         site: Site,
         name: Name,
     },
+    /// An explicit size parameter `[k]` that no parameter's type names: a call
+    /// cannot learn it from its arguments (LANGUAGE.md section 2).
+    UnboundSizeParam {
+        name: Name,
+    },
     NotAFunction {
         site: Site,
         ty: Ty,
@@ -196,6 +201,7 @@ impl InferDiagnostic {
             Self::LocalEscapesGroup { site, .. } => ("local-escapes-group", site.clone(), vec![]),
             Self::EntryWithoutReturnType => ("missing-return-type", Site::Name, vec![]),
             Self::UninferableParamSize { site, .. } => ("uninferable-size", site.clone(), vec![]),
+            Self::UnboundSizeParam { .. } => ("unbound-size-param", Site::Name, vec![]),
             Self::NotAFunction { site, ty } => ("not-a-function", site.clone(), vec![ty]),
             Self::NotAnArray { site, ty } => ("not-an-array", site.clone(), vec![ty]),
             Self::TooManyIndices { site, ty, .. } => ("too-many-indices", site.clone(), vec![ty]),
@@ -648,6 +654,15 @@ impl<'db> InferCtx<'db> {
     /// or an expression over *earlier* `i64` parameters.
     fn check_param_sizes(&mut self) {
         let sig = Arc::clone(&self.sig);
+        for name in &sig.size_params {
+            let mut named = false;
+            for ty in &sig.params {
+                ty.for_each_size_name(&mut |n| named |= n == name);
+            }
+            if !named {
+                self.report(InferDiagnostic::UnboundSizeParam { name: name.clone() });
+            }
+        }
         for (idx, ty) in sig.params.iter().enumerate() {
             let earlier: Vec<&Name> = sig.params[..idx]
                 .iter()

@@ -48,6 +48,7 @@ mod to_local_outside_group;
 mod too_many_indices;
 mod type_mismatch;
 pub(crate) mod uncoalesced_access;
+mod unbound_size_param;
 mod uninferable_size;
 mod unknown_level;
 mod unknown_size;
@@ -249,6 +250,7 @@ fn infer_words(sites: &Sites<'_>, diagnostic: &InferDiagnostic) -> Words {
         }
         InferDiagnostic::EntryWithoutReturnType => missing_return_type::words(),
         InferDiagnostic::UninferableParamSize { name, .. } => uninferable_size::words(name),
+        InferDiagnostic::UnboundSizeParam { name } => unbound_size_param::words(name),
         InferDiagnostic::ToLocalOutsideGroup { site, context } => {
             to_local_outside_group::words(sites, site, context.as_ref())
         }

@@ -315,6 +315,21 @@ def later (w: [n + 1]f32) (xs: [n]f32) : f32 = xs[0]
 }
 
 #[test]
+fn a_size_parameter_no_parameter_type_names_is_an_error() {
+    // A call could learn `k` only from the type its result is given; the interpreter
+    // and the compiler have no value for it (an internal error before).
+    check_diagnostics(
+        "def fill [k] (x: i32) : [k]i32 = replicate k x
+def ok [k] (xs: [k]i32) : [k]i32 = xs
+def ok_too (n: i64) (x: i32) : [n]i32 = replicate n x
+",
+        expect![[r#"
+            unbound-size-param `fill`: the size parameter `k` appears in no parameter's type, so a call cannot infer it from its arguments; take it as an `i64` parameter instead (`(k: i64)`)
+        "#]],
+    );
+}
+
+#[test]
 fn record_updates_keep_the_type_and_check_the_value() {
     check_diagnostics(
         "type particle = {pos: {x: f32, y: f32}, mass: f32}

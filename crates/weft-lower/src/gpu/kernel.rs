@@ -1383,32 +1383,77 @@ impl<'t, 'p> Kern<'t, 'p> {
 
     /// The end of an iteration: the parameter takes the body's result: scalars through
     /// temporaries (the new values may read the old), arrays copied into the loop's
-    /// memory (nothing when the body updated it in place).
+    /// memory (nothing when the body updated it in place). New arrays that are old ones
+    /// exchanged (`loop (x, y) = ... do (y, x)`) are swapped element by element first,
+    /// every old element read before any is written, then the others are copied.
     fn loop_assign(&mut self, vars: &KVal, result: &KVal) -> Res<()> {
         let mut pairs = Vec::new();
         self.stage_leaves(vars, result, &mut pairs)?;
-        let targets: Vec<Rc<str>> = pairs
+        let targets: Vec<KArr> = pairs
             .iter()
             .filter_map(|(v, _)| match v {
-                KVal::Arr(a) => Some(a.ptr.clone()),
+                KVal::Arr(a) => Some(a.clone()),
                 _ => None,
             })
             .collect();
-        for (v, r) in &pairs {
-            if let (KVal::Arr(v), KVal::Arr(r)) = (v, r)
-                && r.ptr != v.ptr
-                && targets.contains(&r.ptr)
-            {
+        let mut exchanged = Vec::new();
+        let mut rest = Vec::new();
+        for (v, r) in pairs {
+            match (&v, &r) {
+                (KVal::Arr(va), KVal::Arr(ra))
+                    if ra.ptr != va.ptr && targets.iter().any(|t| t.ptr == ra.ptr) =>
+                {
+                    // Only a whole old array in its own layout is an exchange; a view of
+                    // one (reversed, a slice) would be read while it is overwritten.
+                    if !targets.contains(ra) || ra.shape() != va.shape() {
+                        return Err(LowerError::unsupported(
+                            "a loop in a kernel whose new arrays are views of its old ones",
+                            self.tr.current_origin.as_ref(),
+                        ));
+                    }
+                    exchanged.push((va.clone(), ra.clone()));
+                }
+                _ => rest.push((v, r)),
+            }
+        }
+        if let Some((first, _)) = exchanged.first() {
+            let shape = first.shape().to_vec();
+            if exchanged.iter().any(|(v, _)| v.shape() != shape.as_slice()) {
                 return Err(LowerError::unsupported(
-                    "a loop in a kernel whose new arrays are its old ones exchanged",
+                    "a loop in a kernel that exchanges arrays of different shapes",
                     self.tr.current_origin.as_ref(),
                 ));
             }
+            self.exchange(&exchanged, &shape, &mut Vec::new())?;
         }
-        for (v, r) in pairs {
+        for (v, r) in rest {
             self.assign(&v, &r)?;
         }
         Ok(())
+    }
+
+    /// `dest := src` for every pair at once, element by element over `shape`: each
+    /// element of every source is loaded before any destination is stored.
+    fn exchange(&mut self, pairs: &[(KArr, KArr)], shape: &[CExpr], index: &mut Vec<CExpr>) -> Res<()> {
+        let Some((n, inner)) = shape.split_first() else {
+            let loaded: Vec<CExpr> = pairs
+                .iter()
+                .map(|(_, src)| {
+                    let value = CExpr::load(&src.ptr, src.address(index));
+                    self.decl("swap", src.elem, Some(value))
+                })
+                .collect();
+            for ((dest, _), value) in pairs.iter().zip(loaded) {
+                self.store(&KVal::Arr(dest.clone()), index, &KVal::Scalar(value, dest.elem))?;
+            }
+            return Ok(());
+        };
+        self.for_loop("e", n.clone(), None, &mut |k, i| {
+            index.push(i);
+            k.exchange(pairs, inner, index)?;
+            index.pop();
+            Ok(())
+        })
     }
 
     fn stage_leaves(&mut self, vars: &KVal, result: &KVal, out: &mut Vec<(KVal, KVal)>) -> Res<()> {
