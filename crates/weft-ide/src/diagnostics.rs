@@ -47,8 +47,8 @@ mod test_block;
 mod to_local_outside_group;
 mod too_many_indices;
 mod type_mismatch;
-pub(crate) mod uncoalesced_access;
 mod unbound_size_param;
+pub(crate) mod uncoalesced_access;
 mod uninferable_size;
 mod unknown_level;
 mod unknown_size;
@@ -372,8 +372,9 @@ entry h (a: [n][m]f64) : [m][n]f64 = transpose a
 
     /// These ran on the interpreter, passed `weft check` and then failed in the compiler
     /// with internal errors (or errors without a position). `sum_rows` compiles since
-    /// the middle end interchanges reductions of rows (no warning); `pick_row`'s
-    /// operator is no map over its arguments, so it is still unsupported.
+    /// the middle end interchanges reductions of rows (no warning), `pick_row` since
+    /// reductions of arrays are folded in chunks; a scan of arrays whose operator is
+    /// no map over its arguments is still unsupported.
     #[test]
     fn constructs_the_backend_lacks_are_warnings_where_they_are() {
         let src = r#"
@@ -382,6 +383,7 @@ entry choose (xs: [n]f32) (ys: [n]f32) (ks: [m]i64) : [m][n]f32 = map (\k -> if 
 entry sizes (ks: [m]i64) : [m]i64 = map (\k -> reduce (+) 0 (if k > 2 then iota k else map (*2) (iota k))) ks
 entry sum_rows (a: [m][n]f32) : [n]f32 = reduce (map2 (+)) (replicate n 0f32) a
 entry pick_row (a: [m][n]f32) : [n]f32 = reduce (\x y -> if x[0] >= y[0] then x else y) a[0] a
+entry best_rows (a: [m][n]f32) : [m][n]f32 = scan (\x y -> if x[0] >= y[0] then x else y) a[0] a
 entry fine (xs: [n]f32) : f32 = reduce (+) 0f32 xs
 "#;
         let mut db = weft_hir::RootDatabase::default();
@@ -397,7 +399,7 @@ entry fine (xs: [n]f32) : f32 = reduce (+) 0f32 xs
             ));
         }
         expect![[r#"
-            warning[backend-unsupported] `reduce (\x y -> if x[0] >= y[0] then x else y) a[0] a`: entry `pick_row`: the OpenCL backend does not support a reduction or scan whose elements are arrays yet
+            warning[backend-unsupported] `scan (\x y -> if x[0] >= y[0] then x else y) a[0] a`: entry `best_rows`: the OpenCL backend does not support a reduction or scan whose elements are arrays yet
         "#]]
         .assert_eq(&out);
     }
@@ -408,7 +410,7 @@ entry fine (xs: [n]f32) : f32 = reduce (+) 0f32 xs
     #[test]
     fn backend_warnings_keep_no_entry_code() {
         let src = "entry a (xs: [n]f32) : [n]f32 = map (\\x -> x + 1f32) xs\n\
-                   entry b (a: [m][n]f32) : [n]f32 = reduce (\\x y -> if x[0] >= y[0] then x else y) a[0] a\n";
+                   entry b (a: [m][n]f32) : [m][n]f32 = scan (\\x y -> if x[0] >= y[0] then x else y) a[0] a\n";
         let mut db = weft_hir::RootDatabase::default();
         let file = db.set_file("main.weft", src);
         db.enable_log();

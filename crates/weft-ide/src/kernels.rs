@@ -141,7 +141,25 @@ fn kernel_summaries(compiled: &Compiled) -> Vec<KernelSummary> {
 #[salsa::tracked(returns(ref))]
 pub(crate) fn entry_compile_error<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Option<CompileError> {
     let (program, id) = crate::program::lower_one_entry(db, entry.loc(db))?;
-    compile_quietly(&program, id, &|_| None).0.err()
+    check_quietly(&program, id).err()
+}
+
+/// Whether [`compile_quietly`] compiles `entry` of `program`, without the analyses and
+/// the OpenCL text (the same code generator and fallback, so the same error).
+fn check_quietly(program: &Program, entry: FnId) -> Result<(), CompileError> {
+    let settings = weft_opt::Settings::default();
+    let gpu_code = || Arc::new(weft_opencl::GpuCode::new(program, settings.target()));
+    let bridge = || Arc::new(weft_opt::staged_program(program, &settings));
+    catch_backend(|| {
+        weft_opencl::check_through_middle_end(
+            EDITOR_CODEGEN,
+            &settings,
+            &gpu_code,
+            &bridge,
+            entry,
+            weft_lower::Options::default(),
+        )
+    })
 }
 
 /// Why the back end cannot compile `entry`, from its compilation for the editor

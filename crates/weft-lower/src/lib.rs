@@ -38,7 +38,7 @@ use std::fmt;
 
 use weft_core::Origin;
 
-pub use crate::gpu::lower_gpu_entry;
+pub use crate::gpu::{check_gpu_entry, lower_gpu_entry};
 pub use crate::host::{Lowered, Options, check_entry, lower_entry};
 pub use crate::imp::{
     AtomicOp, CExpr, COp, Cmd, FParam, FuncImp, KernelImp, ParLevel, Part, Sharing, c_mem_type,

@@ -807,3 +807,36 @@ fn gpu_an_unsupported_construct_is_an_error_at_its_position() {
     assert!(error.unsupported, "{error:?}");
     assert!(error.origin.is_some(), "{error:?}");
 }
+
+#[test]
+fn gpu_a_kernel_loop_exchanging_its_arrays_reads_every_old_element_before_writing() {
+    // `(a, b) -> (b, a)`: copying `b` into `a`'s memory and then `a` into `b`'s would
+    // leave both equal to the old `b`. The exchange loads both elements of an index,
+    // then stores both.
+    let l = lowered_gpu(
+        "entry swap (xss: [n][m]f32) (k: i64) : [n][m]f32 =
+  map (\\xs ->
+    let (a, b) = loop (a, b) = (xs, map (\\x -> x * 2) xs) for i < k do (b, a)
+    in map2 (+) a (map (\\x -> x * 3) b)) xss",
+        false,
+    );
+    let exchanges: Vec<Vec<&Cmd>> = launches_of(&l)
+        .iter()
+        .flat_map(|launch| commands(&launch.kernel.body))
+        .filter_map(|cmd| match cmd {
+            Cmd::For { body, .. } => Some(body.iter().collect::<Vec<_>>()),
+            _ => None,
+        })
+        .filter(|body| body.iter().filter(|c| matches!(c, Cmd::Store { .. })).count() == 2)
+        .collect();
+    // One per version of the map that runs the loop in a work-item.
+    assert!(!exchanges.is_empty(), "an element-wise exchange");
+    for body in exchanges {
+        let first_store = body.iter().position(|c| matches!(c, Cmd::Store { .. })).unwrap();
+        let loads_before = body[..first_store]
+            .iter()
+            .filter(|c| matches!(c, Cmd::Decl { init: Some(crate::CExpr::Load(..)), .. }))
+            .count();
+        assert_eq!(loads_before, 2, "{body:?}");
+    }
+}

@@ -124,6 +124,29 @@ pub fn compile_through_middle_end(
     compile_entry(&bridge(), entry, position, options)
 }
 
+/// Whether [`compile_through_middle_end`] compiles `entry`, without the analyses and
+/// the OpenCL text it makes (`weft_lower::check_gpu_entry`, `weft_lower::check_entry`):
+/// the same code generator decides, with the same fallback, so the same error.
+pub fn check_through_middle_end(
+    codegen: Codegen,
+    settings: &weft_opt::Settings,
+    gpu_code: &dyn Fn() -> std::sync::Arc<GpuCode>,
+    bridge: &dyn Fn() -> std::sync::Arc<Program>,
+    entry: FnId,
+    options: Options,
+) -> Result<(), LowerError> {
+    if codegen != Codegen::Bridge {
+        let code = gpu_code();
+        let threshold = |t: weft_opt::ThresholdId| settings.value(&code.gpu.thresholds[t]);
+        match weft_lower::check_gpu_entry(&code.gpu, &code.mem, &threshold, entry, options) {
+            Ok(()) => return Ok(()),
+            Err(error) if codegen == Codegen::GpuOnly || !error.unsupported => return Err(error),
+            Err(_) => {}
+        }
+    }
+    weft_lower::check_entry(&bridge(), entry, options)
+}
+
 /// The OpenCL program and plan of a lowered entry.
 fn compile_lowered(lowered: weft_lower::Lowered) -> Result<Compiled, LowerError> {
     if let Some(d) = lowered.spaces.diagnostics.first() {

@@ -23,6 +23,7 @@ pub use crate::ir::{
     Block, BlockId, Exp, ExpId, GpuFunction, GpuProgram, Lambda, LoopForm, SegBinOp, SegKind,
     SegLevel, SegOp, SeqSoac, Stmt, Threshold, ThresholdId, ThresholdKind,
 };
+pub use crate::passes::array_reductions::chunk_reductions_of_arrays;
 pub use crate::passes::coalesce::coalesce;
 pub use crate::passes::collapse::collapse_outer_dimensions;
 pub use crate::passes::flatten::{
@@ -99,9 +100,12 @@ pub use crate::work::static_work;
 
 /// The core IR the GPU IR is made from: simplified, calls to functions with
 /// combinators inlined, simplified, reductions and scans over rows interchanged
-/// ([`interchange`]), simplified again (`weft dump --ir opt`).
+/// ([`interchange`]), the remaining reductions of arrays in host code split into
+/// chunks ([`chunk_reductions_of_arrays`]), simplified again (`weft dump --ir opt`).
 pub fn optimise_core(program: &weft_core::Program) -> weft_core::Program {
-    simplify(&interchange(&simplify(&inline_parallel_calls(&simplify(program)))))
+    simplify(&chunk_reductions_of_arrays(&interchange(&simplify(&inline_parallel_calls(
+        &simplify(program),
+    )))))
 }
 
 /// The kind of device the middle end compiles for. Its passes are the same for both

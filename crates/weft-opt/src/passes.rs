@@ -1,6 +1,7 @@
 //! The middle end's passes: on the core IR (simplification, inlining, interchange) and from the
 //! core IR to the GPU IR (flattening), then on the GPU IR (fusion, coalescing).
 
+pub mod array_reductions;
 pub mod coalesce;
 pub mod collapse;
 pub(crate) mod copy;

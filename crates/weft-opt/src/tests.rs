@@ -1417,7 +1417,8 @@ fn an_operator_that_is_not_a_map_over_its_arguments_is_not_interchanged() {
            reduce (\\a b -> if a[0] >= b[0] then a else b) (replicate m (-f32.inf)) xss",
     );
     assert!(!text.contains("transpose"), "{text}");
-    assert!(text.contains("= reduce "), "{text}");
+    // It is folded in chunks instead (`array_reductions.rs`).
+    assert!(text.contains("loop "), "{text}");
     // An operator reading an argument besides mapping over it neither.
     let text = optimised_text(
         "entry main (xss: [n][m]f32) : [m]f32 =
@@ -1663,4 +1664,61 @@ fn gpu_simplification_reads_iota_and_replicate_at_an_index_in_range_as_the_index
     let src = "entry main (n: i64) (j: i64) : i64 = (iota n)[j]";
     let gpu = crate::pipeline(&compile(src));
     assert!(gpu_exps(&gpu).iter().any(made), "{}", crate::pretty_gpu(&gpu));
+}
+
+/// Every SegOp of the GPU IR of `src` after the whole pipeline, as `(kind, level)`.
+fn seg_kinds(gpu: &crate::GpuProgram) -> Vec<(String, crate::SegLevel)> {
+    let mut out = Vec::new();
+    for (_, f) in gpu.functions.iter() {
+        let mut blocks = vec![f.body];
+        while let Some(block) = blocks.pop() {
+            for stmt in &f.blocks[block].stmts {
+                let exp = &f.exps[stmt.exp];
+                if let crate::Exp::Seg(seg) = exp {
+                    out.push((format!("{:?}", seg.kind).chars().take(3).collect(), seg.level));
+                }
+                blocks.extend(exp.nested_blocks());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_reduction_of_rows_in_host_code_is_folded_in_chunks_then_by_one_work_item() {
+    // The operator chooses a row: no tree of work-items can combine it element by
+    // element, so there is no SegRed; two grid SegMaps fold (chunks, then their rows).
+    let src = "entry best (xss: [n][m]f32) : [m]f32 =
+  reduce (\\a b -> if a[0] >= b[0] then a else b) (replicate m (-f32.inf)) xss";
+    let program = compile(src);
+    let gpu = crate::pipeline(&program);
+    assert_eq!(crate::validate_gpu(&gpu), Vec::new(), "{}", crate::pretty_gpu(&gpu));
+    let kinds = seg_kinds(&gpu);
+    assert_eq!(kinds.len(), 2, "{}", crate::pretty_gpu(&gpu));
+    assert!(kinds.iter().all(|(k, l)| k == "Map" && *l == crate::SegLevel::Grid), "{kinds:?}");
+    // The same answers as the program as written, over fewer and more rows than chunks.
+    let core = crate::optimise_core(&program);
+    let (entry, _) = program.functions.iter().find(|(_, f)| f.is_entry).unwrap();
+    for rows in [0, 1, 5, 1024, 1025, 3000] {
+        let specs = weft_values::parse_random_specs(&format!("[{rows}][2]f32")).unwrap();
+        let inputs = weft_values::generate_inputs(&specs, 7).unwrap();
+        let before = weft_core::run_entry(&program, entry, inputs.clone());
+        let after = weft_core::run_entry(&core, entry, inputs);
+        assert_eq!(format!("{before:?}"), format!("{after:?}"), "{rows} rows");
+    }
+}
+
+#[test]
+fn a_sequential_reduction_of_rows_is_a_loop_with_one_version() {
+    // Inside a map the reduction of rows is run by each work-item as a loop whose
+    // accumulator is a row (the code generator keeps it in memory of its own); no
+    // work-group version, whose threads would have to exchange rows.
+    let src = "entry best (xsss: [k][n][m]f32) : [k][m]f32 =
+  map (\\xss -> reduce (\\a b -> if a[0] >= b[0] then a else b) (replicate m (-f32.inf)) xss) xsss";
+    let gpu = crate::pipeline_inlined(&compile(src), crate::Target::Gpu);
+    assert_eq!(crate::validate_gpu(&gpu), Vec::new(), "{}", crate::pretty_gpu(&gpu));
+    assert_eq!(seg_kinds(&gpu), vec![("Map".to_owned(), crate::SegLevel::Grid)]);
+    let text = crate::pretty_gpu(&gpu);
+    assert!(text.contains("loop acc"), "{text}");
+    assert!(!text.contains("reduce@seq") && !text.contains("version"), "{text}");
 }

@@ -10,7 +10,7 @@ use crate::kernels::CompileError;
 //
 // Shown (as a warning) on the expression of an entry that the OpenCL back end does not
 // support yet (an array-valued `if` inside a kernel whose size is known only inside it,
-// a reduction whose elements are arrays, ...): `weft run --backend interp` runs it,
+// a scan whose elements are arrays, ...): `weft run --backend interp` runs it,
 // `weft run` on a device says the same thing with the same position. A construct in an
 // imported def is reported on the entry's name.
 

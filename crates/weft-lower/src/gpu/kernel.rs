@@ -1434,7 +1434,12 @@ impl<'t, 'p> Kern<'t, 'p> {
 
     /// `dest := src` for every pair at once, element by element over `shape`: each
     /// element of every source is loaded before any destination is stored.
-    fn exchange(&mut self, pairs: &[(KArr, KArr)], shape: &[CExpr], index: &mut Vec<CExpr>) -> Res<()> {
+    fn exchange(
+        &mut self,
+        pairs: &[(KArr, KArr)],
+        shape: &[CExpr],
+        index: &mut Vec<CExpr>,
+    ) -> Res<()> {
         let Some((n, inner)) = shape.split_first() else {
             let loaded: Vec<CExpr> = pairs
                 .iter()

@@ -87,38 +87,8 @@ pub fn lower_gpu_entry(
     position: &dyn Fn(&Origin) -> Option<String>,
     options: Options,
 ) -> Result<Lowered, LowerError> {
-    let f = &program.functions[entry];
-    let fmem = mem
-        .functions
-        .get(entry)
-        .ok_or_else(|| LowerError::internal("the entry has no memory annotation"))?;
-    let mut tr = Tr {
-        f,
-        mem: fmem,
-        threshold,
-        position,
-        options,
-        steps: vec![Vec::new()],
-        var_names: Vec::new(),
-        errors: Vec::new(),
-        kernels: Vec::new(),
-        env: FxHashMap::default(),
-        blocks: FxHashMap::default(),
-        exists: FxHashMap::default(),
-        static_lens: FxHashMap::default(),
-        buffer_origins: FxHashMap::default(),
-        current_origin: None,
-        entry_name: f.name.to_string(),
-    };
-    let (inputs, input_names) = tr.inputs()?;
-    let results = tr.block(f.body)?;
-    let result = match results.as_slice() {
-        [single] => single.clone(),
-        _ => HVal::Tuple(results),
-    };
-    let result = tr.result_copy(result)?;
-    let mut outputs = Vec::new();
-    tr.outputs(&result, &mut outputs)?;
+    let (mut tr, inputs, input_names, outputs) =
+        translate(program, mem, threshold, entry, position, options)?;
     let steps = tr.steps.pop().unwrap_or_default();
     let functions = Vec::new();
     let spaces = crate::aspace::infer_spaces(
@@ -162,6 +132,66 @@ pub fn lower_gpu_entry(
         var_names: tr.var_names,
         regions,
     })
+}
+
+/// Whether the code generator compiles an entry, without the analyses of
+/// [`lower_gpu_entry`] (address spaces, regions, costs) or the OpenCL text: what
+/// `weft check`'s `backend-unsupported` warning needs.
+pub fn check_gpu_entry(
+    program: &GpuProgram,
+    mem: &GpuMemProgram,
+    threshold: &dyn Fn(ThresholdId) -> i64,
+    entry: FnId,
+    options: Options,
+) -> Result<(), LowerError> {
+    translate(program, mem, threshold, entry, &|_| None, options).map(drop)
+}
+
+type Translated<'p> = (Tr<'p>, Vec<Input>, Vec<String>, Vec<Output>);
+
+/// The entry's host steps and kernels ([`Tr`]), its inputs with their names, and its
+/// outputs.
+fn translate<'p>(
+    program: &'p GpuProgram,
+    mem: &'p GpuMemProgram,
+    threshold: &'p dyn Fn(ThresholdId) -> i64,
+    entry: FnId,
+    position: &'p dyn Fn(&Origin) -> Option<String>,
+    options: Options,
+) -> Result<Translated<'p>, LowerError> {
+    let f = &program.functions[entry];
+    let fmem = mem
+        .functions
+        .get(entry)
+        .ok_or_else(|| LowerError::internal("the entry has no memory annotation"))?;
+    let mut tr = Tr {
+        f,
+        mem: fmem,
+        threshold,
+        position,
+        options,
+        steps: vec![Vec::new()],
+        var_names: Vec::new(),
+        errors: Vec::new(),
+        kernels: Vec::new(),
+        env: FxHashMap::default(),
+        blocks: FxHashMap::default(),
+        exists: FxHashMap::default(),
+        static_lens: FxHashMap::default(),
+        buffer_origins: FxHashMap::default(),
+        current_origin: None,
+        entry_name: f.name.to_string(),
+    };
+    let (inputs, input_names) = tr.inputs()?;
+    let results = tr.block(f.body)?;
+    let result = match results.as_slice() {
+        [single] => single.clone(),
+        _ => HVal::Tuple(results),
+    };
+    let result = tr.result_copy(result)?;
+    let mut outputs = Vec::new();
+    tr.outputs(&result, &mut outputs)?;
+    Ok((tr, inputs, input_names, outputs))
 }
 
 /// The translation of one entry: host steps, kernels, and the host values of its

@@ -669,13 +669,19 @@ impl Flattener<'_> {
             body,
             origins: origins.clone(),
         };
-        if !self.body_is_regular(exp) || self.body_binds_tuples_of_arrays(exp) {
+        if !self.body_is_regular(exp)
+            || self.body_binds_tuples_of_arrays(exp)
+            || self.body_reduces_arrays(exp)
+        {
             // An array whose size differs between points (`iota n` with `n` read per
             // point) cannot become an array over the space, so distributing would
             // recompute it at each use; a work-item per point is the one version.
             // Likewise a tuple holding arrays (a loop over a pair of arrays): spread
             // over the space it would be an array of tuples of arrays, which the code
-            // generator does not represent.
+            // generator does not represent. Likewise a reduction or scan whose elements
+            // are arrays (the row of the largest first element): its operator chooses
+            // or combines whole arrays, which a work-group's threads would have to
+            // exchange; each work-item runs it as a loop.
             let var = self.rebind(stmt.var);
             self.push(stmts, vec![var], Exp::Seg(outer_only), origin.as_ref());
             return;
@@ -758,16 +764,23 @@ impl Flattener<'_> {
 
     /// Whether the body of a map or generate binds a tuple with an array in it.
     fn body_binds_tuples_of_arrays(&self, exp: &weft_core::Exp) -> bool {
-        fn has_array(ty: &Type) -> bool {
-            match ty {
-                Type::Array { .. } => true,
-                Type::Tuple(parts) => parts.iter().any(has_array),
-                _ => false,
-            }
-        }
         let Some(&body) = exp.nested_blocks().first() else { return false };
         self.core.blocks[body].stmts.iter().any(|s| {
             matches!(&self.core.vars[s.var].ty, Type::Tuple(parts) if parts.iter().any(has_array))
+        })
+    }
+
+    /// Whether the body of a map or generate binds a reduction or scan whose elements
+    /// are arrays.
+    fn body_reduces_arrays(&self, exp: &weft_core::Exp) -> bool {
+        let Some(&body) = exp.nested_blocks().first() else { return false };
+        self.core.blocks[body].stmts.iter().any(|s| {
+            let ty = &self.core.vars[s.var].ty;
+            match &self.core.exps[s.exp] {
+                weft_core::Exp::Reduce { .. } => has_array(ty),
+                weft_core::Exp::Scan { .. } => ty.elem().is_some_and(has_array),
+                _ => false,
+            }
         })
     }
 
@@ -1200,5 +1213,14 @@ impl ExpandedScope {
 impl Substitutes for Flattener<'_> {
     fn subst(&self) -> &FxHashMap<VarId, Atom> {
         &self.subst
+    }
+}
+
+/// Whether a value of type `ty` holds an array.
+fn has_array(ty: &Type) -> bool {
+    match ty {
+        Type::Array { .. } => true,
+        Type::Tuple(parts) => parts.iter().any(has_array),
+        Type::Scalar(_) => false,
     }
 }

@@ -20,6 +20,11 @@
 //!
 //! Without this, the outer-parallel version of a row's mean of squares would write each
 //! row's squares to memory (private or expanded per work-item) and read them back.
+//!
+//! A `reduce@seq` whose elements are arrays (the row of the largest first element) and
+//! that nothing fused into becomes the same loop over its array's rows: the code
+//! generator keeps a loop's array accumulator in memory of its own (weft-mem), which a
+//! combinator's element-wise accumulators cannot be.
 
 use rustc_hash::FxHashMap;
 use weft_core::{Atom, IndexItem, Type, Var, VarId, VarKind};
@@ -35,8 +40,43 @@ pub fn fuse_sequential(program: &GpuProgram) -> GpuProgram {
     for id in ids {
         let f = &mut out.functions[id];
         while fuse_once(f) {}
+        reductions_of_arrays_as_loops(f);
     }
     out
+}
+
+/// `let r = reduce@seq op ne xs` whose `ne` holds an array: `loop acc = ne for i <
+/// length xs do op acc xs[i]`.
+fn reductions_of_arrays_as_loops(f: &mut GpuFunction) {
+    let blocks: Vec<BlockId> = f.blocks.iter().map(|(id, _)| id).collect();
+    for block in blocks {
+        let mut stmts = Vec::new();
+        for stmt in f.blocks[block].stmts.clone() {
+            match f.exps[stmt.exp].clone() {
+                Exp::Seq(SeqSoac::Reduce { lambda, neutral, array: array @ Atom::Var(_) })
+                    if stmt.vars.len() == 1 && has_array(&f.vars[stmt.vars[0]].ty) =>
+                {
+                    let rows = SeqSoac::Map {
+                        lambda: crate::ir::Lambda { params: Vec::new(), body: lambda.body },
+                        arrays: vec![array],
+                    };
+                    let (exp, length) = into_reduce(f, &rows, &lambda, neutral, &stmt, true);
+                    stmts.extend(length);
+                    stmts.push(Stmt { vars: stmt.vars.clone(), exp });
+                }
+                _ => stmts.push(stmt),
+            }
+        }
+        f.blocks[block].stmts = stmts;
+    }
+}
+
+fn has_array(ty: &Type) -> bool {
+    match ty {
+        Type::Scalar(_) => false,
+        Type::Array { .. } => true,
+        Type::Tuple(parts) => parts.iter().any(has_array),
+    }
 }
 
 fn fuse_once(f: &mut GpuFunction) -> bool {
@@ -61,7 +101,7 @@ fn fuse_once(f: &mut GpuFunction) -> bool {
                     Exp::Seq(SeqSoac::Reduce { lambda, neutral, array: Atom::Var(x) })
                         if x == t =>
                     {
-                        Some(into_reduce(f, &soac, &lambda, neutral, consumer))
+                        Some(into_reduce(f, &soac, &lambda, neutral, consumer, false))
                     }
                     Exp::Seq(SeqSoac::Map { lambda, arrays })
                         if arrays.contains(&Atom::Var(t))
@@ -134,6 +174,7 @@ fn into_reduce(
     op: &crate::ir::Lambda,
     neutral: Atom,
     consumer: &Stmt,
+    rows_only: bool,
 ) -> (ExpIdOf, Option<Stmt>) {
     let result = consumer.vars[0];
     let acc_ty = f.vars[result].ty.clone();
@@ -152,7 +193,23 @@ fn into_reduce(
         }
     };
     let mut body = Vec::new();
-    let element = producer_at(f, producer, i, &mut body);
+    let element = match producer {
+        // The reduction's own array: its row `i`.
+        SeqSoac::Map { arrays, .. } if rows_only => {
+            let row = new_var(f, "row", f.vars[op.params[1]].ty.clone());
+            let s = let_stmt(
+                f,
+                row,
+                weft_core::Exp::Index {
+                    array: arrays[0],
+                    items: vec![IndexItem::Fix(Atom::Var(i))],
+                },
+            );
+            body.push(s);
+            Atom::Var(row)
+        }
+        _ => producer_at(f, producer, i, &mut body),
+    };
     let a = let_stmt(f, op.params[0], weft_core::Exp::Atom(Atom::Var(acc)));
     body.push(a);
     let b = let_stmt(f, op.params[1], weft_core::Exp::Atom(element));
