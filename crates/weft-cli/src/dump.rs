@@ -31,14 +31,10 @@ pub(crate) fn run(args: &DumpArgs) -> anyhow::Result<u8> {
         Stage::Opt | Stage::Gpu => {
             let program =
                 crate::run::core_program(&db, loaded.file).map_err(|e| anyhow::anyhow!(e))?;
-            match (args.ir, crate::opencl::codegen()) {
-                (Stage::Opt, _) => weft_core::pretty_program(&weft_opt::optimise_core(&program)),
-                // What the bridge writes back as core for the staged translator.
-                (_, Some(crate::opencl::Codegen::Bridge) | None) => {
-                    weft_opt::pretty_gpu(&weft_opt::pipeline(&program))
-                }
-                // The GPU IR's code generator's input (calls inlined, sequential
-                // combinators fused into loops) for the steering device.
+            match args.ir {
+                Stage::Opt => weft_core::pretty_program(&weft_opt::optimise_core(&program)),
+                // The code generator's input (calls inlined, sequential combinators
+                // fused into loops) for the steering device.
                 _ => weft_opt::pretty_gpu(&weft_opt::pipeline_inlined(
                     &program,
                     crate::opencl::steering_target(),

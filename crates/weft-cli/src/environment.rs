@@ -24,22 +24,10 @@ pub(crate) fn steering_profile() -> Option<String> {
 }
 
 /// The compiler's options, with the tuning knobs of benchmarking experiments
-/// (`bench/results/` says what was measured) applied: `WEFT_COARSEN`,
-/// `WEFT_GROUP_SIZE` (a power of two from 32 to 1024), `WEFT_REDUCE_GROUPS`, `WEFT_MATMUL_STAGE`, `WEFT_MATMUL_VARIANT`, and
-/// `WEFT_STRATEGY=preferred` (tiled kernels at every size). A value out of its range
-/// is ignored.
+/// (`bench/results/` says what was measured) applied: `WEFT_GROUP_SIZE` (a power of
+/// two from 32 to 1024) and `WEFT_REDUCE_GROUPS`. A value out of its range is ignored.
 pub(crate) fn lower_options() -> weft_lower::Options {
     lower_options_from(&|name| std::env::var(name).ok())
-}
-
-/// Whether `WEFT_COARSEN` sets the coarsening (else the device's default applies: none
-/// on a CPU, `weft_lower::Options`'s on a GPU).
-pub(crate) fn coarsening_set() -> bool {
-    knob_value(&|name| std::env::var(name).ok(), "WEFT_COARSEN", valid_coarsening).is_some()
-}
-
-fn valid_coarsening(c: u32) -> bool {
-    c >= 1
 }
 
 /// A knob's value, when set and in its range.
@@ -57,16 +45,10 @@ fn lower_options_from(var: &dyn Fn(&str) -> Option<String>) -> weft_lower::Optio
         knob_value(var, name, ok).unwrap_or(default)
     };
     weft_lower::Options {
-        coarsen: knob("WEFT_COARSEN", defaults.coarsen, valid_coarsening),
         work_group: knob("WEFT_GROUP_SIZE", defaults.work_group, |g| {
             (32..=1024).contains(&g) && g.is_power_of_two()
         }),
         reduce_groups: knob("WEFT_REDUCE_GROUPS", defaults.reduce_groups, |g| g >= 1),
-        matmul_stage: knob("WEFT_MATMUL_STAGE", defaults.matmul_stage, |k| {
-            matches!(k, 2 | 4 | 8 | 16 | 32)
-        }),
-        matmul_variant: knob("WEFT_MATMUL_VARIANT", defaults.matmul_variant, |v| v < 8),
-        steer_tiling: var("WEFT_STRATEGY").is_none_or(|v| v != "preferred"),
         ..defaults
     }
 }
@@ -81,17 +63,15 @@ mod tests {
             move |name: &str| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string())
         };
         let unset = lower_options_from(&set(&[]));
-        assert_eq!(unset.coarsen, weft_lower::Options::default().coarsen);
-        assert!(unset.steer_tiling);
+        assert_eq!(unset.work_group, weft_lower::Options::default().work_group);
         let tuned = lower_options_from(&set(&[
-            ("WEFT_COARSEN", "8"),
-            ("WEFT_MATMUL_STAGE", "16"),
-            ("WEFT_MATMUL_VARIANT", "9"),
-            ("WEFT_STRATEGY", "preferred"),
+            ("WEFT_GROUP_SIZE", "128"),
+            ("WEFT_REDUCE_GROUPS", "0"),
         ]));
-        assert_eq!(tuned.coarsen, 8);
-        assert_eq!(tuned.matmul_stage, 16);
-        assert_eq!(tuned.matmul_variant, weft_lower::Options::default().matmul_variant);
-        assert!(!tuned.steer_tiling);
+        assert_eq!(tuned.work_group, 128);
+        // Out of range: the default.
+        assert_eq!(tuned.reduce_groups, weft_lower::Options::default().reduce_groups);
+        let odd = lower_options_from(&set(&[("WEFT_GROUP_SIZE", "100")]));
+        assert_eq!(odd.work_group, weft_lower::Options::default().work_group);
     }
 }

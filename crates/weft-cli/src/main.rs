@@ -30,33 +30,13 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// Weft: a functional array language for GPUs.
 #[derive(Parser, Debug)]
-// `--staged`, `--codegen`, `--tuning` and `--no-tuning` may come before or after the
+// `--tuning` and `--no-tuning` may come before or after the
 // subcommand; `--check` stands alone (checked in `run`).
 #[command(name = "weft", version, about, long_about = None)]
 struct Cli {
     /// Check PATHS like `weft check` (the language server's headless mode, for CI).
     #[arg(long = "check", value_name = "PATHS", num_args = 1..)]
     check_paths: Option<Vec<String>>,
-
-    /// Compile with the staged translator alone, without the middle end (docs/middle.md):
-    /// the code generator as it was before the middle end decided fusion, strategies and
-    /// versions. For comparison; the middle end is the default.
-    #[arg(long = "staged", global = true, conflicts_with = "tuning")]
-    staged: bool,
-
-    /// How kernels are generated from the middle end's output: `bridge` writes the GPU
-    /// IR back as a core program with explicit levels for the staged translator;
-    /// `gpu` translates the GPU IR with its memory (weft-mem) directly, and falls back
-    /// to `bridge` for an entry it does not support yet; `gpu-only` does not fall back
-    /// (docs/middle.md, "Code generation from the GPU IR").
-    #[arg(
-        long = "codegen",
-        value_enum,
-        global = true,
-        default_value = "gpu",
-        conflicts_with = "staged"
-    )]
-    codegen: opencl::Codegen,
 
     /// The thresholds and parameters of a tuning file written by `weft tune`, instead
     /// of the committed tuning file of the device beside each source
@@ -244,20 +224,16 @@ fn main() -> ExitCode {
     // A `weft run` started by the language server dies with it.
     weft_process::die_with_parent();
     let cli = Cli::parse();
-    if !cli.staged {
-        let device = match &cli.command {
-            Some(Command::Run(args)) => args.device.clone(),
-            Some(Command::Test(args)) => args.device.clone(),
-            Some(Command::Bench(args)) => args.device.clone(),
-            Some(Command::Tune(args)) => args.device.clone(),
-            _ => None,
-        };
-        if let Err(error) =
-            opencl::use_middle_end(device, cli.tuning.as_deref(), !cli.no_tuning, cli.codegen)
-        {
-            report_error(&error);
-            return ExitCode::from(2);
-        }
+    let device = match &cli.command {
+        Some(Command::Run(args)) => args.device.clone(),
+        Some(Command::Test(args)) => args.device.clone(),
+        Some(Command::Bench(args)) => args.device.clone(),
+        Some(Command::Tune(args)) => args.device.clone(),
+        _ => None,
+    };
+    if let Err(error) = opencl::use_middle_end(device, cli.tuning.as_deref(), !cli.no_tuning) {
+        report_error(&error);
+        return ExitCode::from(2);
     }
     let code = weft_syntax::on_large_stack(move || run(cli));
     ExitCode::from(code)

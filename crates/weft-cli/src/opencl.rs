@@ -14,8 +14,7 @@ use weft_process::Spawn;
 /// whose shape gives the thresholds' defaults, and the tuning (thresholds and
 /// code-generation parameters measured by `weft tune`) of the entry's file: `--tuning
 /// FILE`'s, else the committed tuning file of the device beside the source
-/// (`DIR/weft-tuning/DEVICE.json`), unless `--no-tuning`; or, with `--staged`, by the
-/// staged translator alone. Set once by `main`; the command line is the one place that
+/// (`DIR/weft-tuning/DEVICE.json`), unless `--no-tuning`. Set once by `main`; the command line is the one place that
 /// reads flags and files, and library code gets the transformed program.
 pub(crate) struct MiddleEnd {
     device: Option<String>,
@@ -32,48 +31,21 @@ pub(crate) struct MiddleEnd {
             Option<std::sync::Arc<crate::tune::TuningFile>>,
         >,
     >,
-    /// The last program the middle end made, with its input and tuning: the commands
-    /// compile a file's entries one by one from one program, which the whole-program
-    /// middle end then runs on once, not once per entry.
-    last: std::sync::Mutex<Option<(Program, weft_opt::Settings, std::sync::Arc<Program>)>>,
-    codegen: Codegen,
-    /// The last GPU IR made for `--codegen gpu`, with its input and target.
+    /// The last GPU IR made, with its input and target: the commands compile a file's
+    /// entries one by one from one program, which the whole-program middle end then
+    /// runs on once, not once per entry.
     last_gpu:
         std::sync::Mutex<Option<(Program, weft_opt::Target, std::sync::Arc<weft_opencl::GpuCode>)>>,
 }
 
 static MIDDLE_END: std::sync::OnceLock<MiddleEnd> = std::sync::OnceLock::new();
 
-/// Which code generator compiles the middle end's output (`--codegen`;
-/// `weft_opencl::Codegen` decides what each means).
-#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Codegen {
-    /// The GPU IR written back as core with explicit levels, for the staged translator.
-    Bridge,
-    /// The GPU IR and its memory translated directly (`weft_lower::lower_gpu_entry`),
-    /// with the bridge for what it does not support yet (the default).
-    Gpu,
-    /// The GPU IR translated directly, with no fallback.
-    GpuOnly,
-}
-
-impl Codegen {
-    fn library(self) -> weft_opencl::Codegen {
-        match self {
-            Codegen::Bridge => weft_opencl::Codegen::Bridge,
-            Codegen::Gpu => weft_opencl::Codegen::Gpu,
-            Codegen::GpuOnly => weft_opencl::Codegen::GpuOnly,
-        }
-    }
-}
-
-/// Compiles this process's entries through the middle end (without this call, the staged
-/// translator compiles them alone: `--staged`).
+/// Compiles this process's entries through the middle end for `device` with the tuning
+/// the flags say (without this call, at an unknown GPU's thresholds).
 pub(crate) fn use_middle_end(
     device: Option<String>,
     tuning_file: Option<&str>,
     committed: bool,
-    codegen: Codegen,
 ) -> anyhow::Result<()> {
     let explicit = match tuning_file {
         Some(path) => Some((path.to_owned(), crate::tune::read_tuning_file(path)?)),
@@ -85,8 +57,6 @@ pub(crate) fn use_middle_end(
         committed,
         profile: std::sync::OnceLock::new(),
         tuning_files: std::sync::Mutex::default(),
-        last: std::sync::Mutex::new(None),
-        codegen,
         last_gpu: std::sync::Mutex::new(None),
     });
     Ok(())
@@ -165,24 +135,6 @@ impl MiddleEnd {
         *last = Some((program.clone(), target, std::sync::Arc::clone(&output)));
         output
     }
-
-    /// `program` through the middle end (see `last`).
-    fn code_program(
-        &self,
-        program: &Program,
-        settings: weft_opt::Settings,
-    ) -> std::sync::Arc<Program> {
-        let mut last = self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((input, made_with, output)) = last.as_ref()
-            && input == program
-            && *made_with == settings
-        {
-            return std::sync::Arc::clone(output);
-        }
-        let output = std::sync::Arc::new(weft_opt::staged_program(program, &settings));
-        *last = Some((program.clone(), settings, std::sync::Arc::clone(&output)));
-        output
-    }
 }
 
 /// A committed tuning file, or `None` when there is none. One that cannot be read is
@@ -226,16 +178,10 @@ pub(crate) fn compile(
     compile_tuned(db, program, entry, options, tuning.as_ref())
 }
 
-/// The device profile the middle end steers by (`None` with `--staged` or when no
-/// committed profile matches the device).
+/// The device profile the middle end steers by (`None` when no committed profile
+/// matches the device).
 pub(crate) fn steering_profile() -> Option<&'static weft_cost::profile::DeviceProfile> {
     MIDDLE_END.get().and_then(MiddleEnd::profile)
-}
-
-/// The code generator compiling the middle end's output (`--codegen`; `None` with
-/// `--staged`).
-pub(crate) fn codegen() -> Option<Codegen> {
-    MIDDLE_END.get().map(|middle| middle.codegen)
 }
 
 /// The kind of device the middle end compiles for (a GPU unless the steering profile is
@@ -247,7 +193,7 @@ pub(crate) fn steering_target() -> weft_opt::Target {
     }
 }
 
-/// Where the tuning of `entry`'s file comes from (`TuningSource::None` with `--staged`).
+/// Where the tuning of `entry`'s file comes from.
 pub(crate) fn tuning_source(db: &RootDatabase, program: &Program, entry: FnId) -> TuningSource {
     match MIDDLE_END.get() {
         Some(middle) => middle.tuning_for(program.functions[entry].def.file.path(db)).1,
@@ -256,7 +202,7 @@ pub(crate) fn tuning_source(db: &RootDatabase, program: &Program, entry: FnId) -
 }
 
 /// Compiles one entry with `tuning` instead of its file's (`weft tune`'s trials), or
-/// says why not. `None` (or `--staged`): the staged translator alone.
+/// says why not. `None`: at an unknown GPU's thresholds.
 pub(crate) fn compile_tuned(
     db: &RootDatabase,
     program: &Program,
@@ -266,18 +212,12 @@ pub(crate) fn compile_tuned(
 ) -> Result<Compiled, String> {
     let position = |origin: &weft_core::Origin| weft_core::origin_position(db, origin);
     if let (Some(middle), Some(tuning)) = (MIDDLE_END.get(), tuning) {
-        // A CPU gets a work-item per element (no coarsening) unless a knob or the
-        // tuning file says otherwise: its kernels then have no grid-stride loop,
-        // and POCL vectorises its loop over work-items (docs/backend.md).
-        // The host plan's run-time choices between strategies compare the
-        // model's times on the device that runs them, not on a generic GPU.
+        // The code generator's device facts (a CPU; forward progress across
+        // work-groups) are the device's that runs the code, not a generic GPU's.
         if options.profile.is_none() {
             options.profile = middle.profile();
         }
         let settings = middle.settings(tuning);
-        if settings.target() == weft_opt::Target::Cpu && !crate::environment::coarsening_set() {
-            options.coarsen = 1;
-        }
         let name = &program.functions[entry].name;
         for parameter in crate::tune::Parameter::ALL {
             if let Some(&value) = tuning.parameters.get(&format!("{name}.{}", parameter.suffix())) {
@@ -285,12 +225,9 @@ pub(crate) fn compile_tuned(
             }
         }
         let gpu_code = || middle.gpu_code(program, settings.target());
-        let bridge = || middle.code_program(program, settings.clone());
         return weft_opencl::compile_through_middle_end(
-            middle.codegen.library(),
             &settings,
             &gpu_code,
-            &bridge,
             entry,
             &position,
             options,

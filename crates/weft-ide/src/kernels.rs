@@ -145,17 +145,14 @@ pub(crate) fn entry_compile_error<'db>(db: &'db dyn Db, entry: DefId<'db>) -> Op
 }
 
 /// Whether [`compile_quietly`] compiles `entry` of `program`, without the analyses and
-/// the OpenCL text (the same code generator and fallback, so the same error).
+/// the OpenCL text (the same translation, so the same error).
 fn check_quietly(program: &Program, entry: FnId) -> Result<(), CompileError> {
     let settings = weft_opt::Settings::default();
     let gpu_code = || Arc::new(weft_opencl::GpuCode::new(program, settings.target()));
-    let bridge = || Arc::new(weft_opt::staged_program(program, &settings));
     catch_backend(|| {
         weft_opencl::check_through_middle_end(
-            EDITOR_CODEGEN,
             &settings,
             &gpu_code,
-            &bridge,
             entry,
             weft_lower::Options::default(),
         )
@@ -347,14 +344,10 @@ pub(crate) const HOVER_BUDGET: Budget = Budget { max_entries: 2, ..IMPLICIT_BUDG
 /// For explicit requests (show a kernel, run): up to about a second.
 pub(crate) const EXPLICIT_BUDGET: Budget = Budget { max_size: 50_000, max_entries: usize::MAX };
 
-/// How the editor compiles: as `weft run` does by default (docs/middle.md), the middle
-/// end at an unknown GPU's thresholds, then the code generator from the GPU IR, with the
-/// bridge to the staged translator for what it does not support yet. The hovers,
-/// kernel view and runs show the code that runs.
-pub(crate) const EDITOR_CODEGEN: weft_opencl::Codegen = weft_opencl::Codegen::Gpu;
-
-/// Compiles one entry of `program` (before the middle end) as the editor shows it
-/// ([`EDITOR_CODEGEN`]); a panic of the middle or back end becomes an error. Also gives
+/// Compiles one entry of `program` (before the middle end) as the editor shows it: as
+/// `weft run` does (docs/middle.md), the middle end at an unknown GPU's thresholds,
+/// then the code generator from the GPU IR, so the hovers, kernel view and runs show
+/// the code that runs; a panic of the middle or back end becomes an error. Also gives
 /// the source expressions computed inside the middle end's versions
 /// (`weft_opt::versioned_origins`: a strategy picked at run time, which "Make strategy
 /// explicit" leaves alone). `position` must not read the database, or a cancellation
@@ -371,13 +364,10 @@ pub(crate) fn compile_quietly(
             gpu.get_or_init(|| Arc::new(weft_opencl::GpuCode::new(program, settings.target()))),
         )
     };
-    let bridge = || Arc::new(weft_opt::staged_program(program, &settings));
     let compiled = catch_backend(|| {
         weft_opencl::compile_through_middle_end(
-            EDITOR_CODEGEN,
             &settings,
             &gpu_code,
-            &bridge,
             entry,
             position,
             weft_lower::Options::default(),

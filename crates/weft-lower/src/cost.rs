@@ -211,22 +211,6 @@ pub fn default_profile() -> &'static weft_cost::profile::DeviceProfile {
     profiles.iter().find(|p| p.device.kind.eq_ignore_ascii_case("gpu")).unwrap_or(&profiles[0])
 }
 
-/// The cost of the first launch among `steps`, over the host variables in scope
-/// there (what the steering compares), with the kernel's index.
-pub(crate) fn launch_cost(
-    kernels: &[KernelImp],
-    functions: &[FuncImp],
-    steps: &[Step],
-) -> Option<(u32, Cost)> {
-    let (kernel, global, local, args) = steps.iter().find_map(|s| match s {
-        Step::Launch { kernel, global, local, args } => Some((*kernel, global, local, args)),
-        _ => None,
-    })?;
-    let k = kernels.get(kernel as usize)?;
-    let (cost, _) = kernel_cost(k, functions, None, global.len());
-    Some((kernel, bind_launch(&cost, global, local.as_deref(), args, &|e| e.clone())))
-}
-
 /// The kernel-level cost with a launch's NDRange and arguments substituted.
 fn bind_launch(
     cost: &Cost,
@@ -1030,22 +1014,3 @@ fn split_constant(e: &CExpr) -> Option<(String, i64)> {
     Some((out.join(" + "), constant))
 }
 
-/// One line per candidate for the hover: its predicted formula's parts, written for a reader
-/// (`model::show_readable`: ceiling divisions as `⌈a/b⌉`).
-pub(crate) fn summary(cost: &Cost, names: &Names) -> String {
-    let s = |e: &Expr| model::show_readable(e, names);
-    let mut global = Vec::new();
-    for a in &cost.accesses {
-        if matches!(a.space, MemSpace::Global | MemSpace::Constant) {
-            let stride = match &a.stride {
-                Stride::Uniform => "uniform".to_owned(),
-                Stride::Irregular => "irregular".to_owned(),
-                Stride::Elems(Expr::I64(1 | -1)) => "coalesced".to_owned(),
-                Stride::Elems(e) => format!("stride {}", s(e)),
-            };
-            global.push(format!("{} {}", a.ptr, stride));
-        }
-    }
-    global.dedup();
-    format!("work {}, global accesses: {}", s(&cost.work), global.join(", "))
-}

@@ -497,24 +497,6 @@ impl Cmd {
     }
 }
 
-/// Whether any of `cmds` (nested ones included) is a loop of more than a few
-/// iterations (a bound known to be below 64 is a few: a polynomial's coefficients).
-pub(crate) fn has_long_loop(cmds: &[Cmd]) -> bool {
-    cmds.iter().any(|cmd| {
-        let long = match cmd {
-            Cmd::For { bound, .. } | Cmd::ParFor { bound, .. } => {
-                bound.as_int().is_none_or(|n| n >= 64)
-            }
-            Cmd::While { .. } => true,
-            _ => false,
-        };
-        long || cmd
-            .parts()
-            .into_iter()
-            .any(|part| matches!(part, Part::Body(body) if has_long_loop(body)))
-    })
-}
-
 /// Records `at` as the origin of the variables `cmd` introduces (and those of its
 /// blocks not recorded when they were emitted), each once: the first origin wins
 /// (`KernelImp::var_origins`, for both code generators).

@@ -1,5 +1,7 @@
-//! Lowering of the core IR to kernels and a host plan (ARCHITECTURE.md, "imperative"):
-//! the DPIA-style translation (seed 003) of each entry point into
+//! Code generation from the middle end's GPU IR with its memory (ARCHITECTURE.md,
+//! "imperative"; docs/middle.md, "Code generation from the GPU IR"): each entry point
+//! of `weft_opt::pipeline_inlined`'s output, annotated by `weft_mem::annotate_gpu`,
+//! becomes
 //!
 //! - kernels in an imperative IR ([`imp`]): commands over scalar expressions,
 //!   parallel loops per level, private and local allocations, barriers, and checked
@@ -7,39 +9,31 @@
 //! - host steps ([`weft_plan::Step`]): allocations, launches, size arithmetic,
 //!   control flow.
 //!
-//! How: the translation stages every core variable as a host value or a kernel value
-//! (`val.rs`). Arrays are memory with an LMAD (views are LMAD changes, seed 004) or
-//! pull arrays (recipes, so producers fuse into their consumers, FCL). A `map` at the
-//! host level becomes a kernel only where its result must be in memory; reductions and
-//! scans at the host level become multi-stage kernels (`soac.rs`); code inside a kernel
-//! is sequential per work-item. Calls are inlined (a deviation from ARCHITECTURE.md's
-//! "defs stay OpenCL functions", recorded in docs/architecture.md).
+//! How (`gpu/`): every block and LMAD comes from the memory IR (weft-mem), every
+//! strategy from the GPU IR (a SegOp's level and kind, a version's threshold); the
+//! translation writes each SegOp as the kernels of its kind and level. Calls are
+//! inlined by the middle end (a deviation from ARCHITECTURE.md's "defs stay OpenCL
+//! functions", recorded in docs/architecture.md). Then the address spaces of the
+//! kernels' pointers ([`aspace`]), their memory regions ([`regions`]) and static costs
+//! ([`cost`]).
 
-mod arr;
 pub mod aspace;
 pub mod cost;
-mod func;
 mod gpu;
-mod group;
-mod host;
 pub mod imp;
-mod kernel;
-mod matmul;
+mod lowered;
 mod proven;
 pub mod regions;
 mod scalar;
-mod soac;
 #[cfg(test)]
 mod tests;
-mod tiles;
-mod val;
 
 use std::fmt;
 
 use weft_core::Origin;
 
 pub use crate::gpu::{check_gpu_entry, lower_gpu_entry};
-pub use crate::host::{Lowered, Options, check_entry, lower_entry};
+pub use crate::lowered::{Lowered, Options};
 pub use crate::imp::{
     AtomicOp, CExpr, COp, Cmd, FParam, FuncImp, KernelImp, ParLevel, Part, Sharing, c_mem_type,
     c_type, print_func_imp, print_kernel_imp,

@@ -690,9 +690,13 @@ mod tests {
         let file = db.set_file("main.weft", src);
         let checked = weft_core::CheckedFile::new(&db, file).expect("test source has no errors");
         let program = weft_core::lower_file(&db, checked).expect("test source elaborates");
+        let gpu = weft_opt::pipeline_inlined(&program, weft_opt::Target::Gpu);
+        let mem = weft_mem::annotate_gpu(&gpu, weft_mem::Target::Gpu);
+        let threshold = |t: weft_opt::ThresholdId| gpu.thresholds[t].default;
         let mut text = String::new();
-        for &entry in &program.entries {
-            let lowered = crate::lower_entry(&program, entry, &|_| None, crate::Options::default())
+        for &entry in &gpu.entries {
+            let options = crate::Options::default();
+            let lowered = crate::lower_gpu_entry(&gpu, &mem, &threshold, entry, &|_| None, options)
                 .expect("compiles");
             let line = |o: &weft_core::Origin| {
                 let position = weft_core::origin_position(&db, o)?;

@@ -9,6 +9,8 @@ use weft_plan::{Arg, Expr, Step};
 
 use crate::{Cmd, KernelImp, Lowered, Options, ParLevel, Part, Sharing};
 
+/// The entry of `src` through the middle end, as `weft` compiles it for an unknown GPU
+/// (no device profile; each version's threshold at its default).
 fn lowered(src: &str) -> Lowered {
     lowered_with(src, Options::default())
 }
@@ -18,26 +20,12 @@ fn lowered_with(src: &str, options: Options) -> Lowered {
     let file = db.set_file("main.weft", src);
     let checked = weft_core::CheckedFile::new(&db, file).expect("test source has no errors");
     let program = weft_core::lower_file(&db, checked).expect("test source elaborates");
+    let gpu = weft_opt::pipeline_inlined(&program, weft_opt::Target::Gpu);
+    let mem = weft_mem::annotate_gpu(&gpu, weft_mem::Target::Gpu);
     let position = |o: &weft_core::Origin| weft_core::origin_position(&db, o);
-    crate::lower_entry(&program, program.entries[0], &position, options).expect("lowers")
-}
-
-/// [`lowered`] through the middle end, as `weft` compiles by default: the core program
-/// that `weft-opt` writes back, each level explicit (docs/middle.md).
-fn lowered_middle(src: &str) -> Lowered {
-    let mut db = RootDatabase::default();
-    let file = db.set_file("main.weft", src);
-    let checked = weft_core::CheckedFile::new(&db, file).expect("test source has no errors");
-    let source = weft_core::lower_file(&db, checked).expect("test source elaborates");
-    let program = weft_opt::staged_program(&source, &weft_opt::Settings::default());
-    if std::env::var_os("WEFT_TEST_PRINT").is_some() {
-        eprintln!("{}", weft_core::pretty_program(&program));
-        for f in program.functions.values() {
-            eprintln!("{:?}", weft_core::update_plan(f));
-        }
-    }
-    let position = |o: &weft_core::Origin| weft_core::origin_position(&db, o);
-    crate::lower_entry(&program, program.entries[0], &position, Options::default()).expect("lowers")
+    let threshold = |t: weft_opt::ThresholdId| gpu.thresholds[t].default;
+    crate::lower_gpu_entry(&gpu, &mem, &threshold, gpu.entries[0], &position, options)
+        .expect("lowers")
 }
 
 /// A host expression with each host variable written as its name (`v3` as `m`).
@@ -182,32 +170,9 @@ fn n_barriers(kernel: &KernelImp) -> usize {
     commands(&kernel.body).into_iter().filter(|cmd| matches!(cmd, Cmd::Barrier)).count()
 }
 
-/// Tiled kernels without competition from the plain ones (by default the host picks
-/// per run by predicted time).
-fn always_tiled() -> Options {
-    Options { steer_tiling: false, ..Options::default() }
-}
-
-#[test]
-fn a_matrix_product_is_one_launch_of_128_by_128_tiles_staged_in_local_memory() {
-    let l = lowered_with(
-        "entry mm (a: [n][k]f32) (b: [k][m]f32) : [n][m]f32 =
-  map (\\row -> map (\\col -> reduce (+) 0 (map2 (*) row col)) (transpose b)) a",
-        always_tiled(),
-    );
-    let launches = launches(&l, &l.steps);
-    let [launch] = launches.as_slice() else { panic!("one launch: {launches:#?}") };
-    // A work-group of 256 per 128x128 block of the result (8x8 per work-item).
-    assert_eq!(launch.global, ["(((m + 127) / 128) * 256)", "((n + 127) / 128)"]);
-    assert_eq!(launch.local.as_deref(), Some(&["256".to_owned(), "1".to_owned()][..]));
-    // Both operands' stages (8 of the shared dimension by 128, double-buffered).
-    assert_eq!(launch.local_buffers, ["2048", "2048"]);
-    assert!(n_barriers(launch.kernel) >= 2, "{}", crate::print_kernel_imp(launch.kernel));
-}
-
 #[test]
 fn a_transposed_array_is_copied_through_padded_32_by_32_tiles_in_local_memory() {
-    let l = lowered_with("entry t (a: [n][m]f32) : [m][n]f32 = transpose a", always_tiled());
+    let l = lowered_gpu("entry t (a: [n][m]f32) : [m][n]f32 = transpose a", false);
     let launches = launches(&l, &l.steps);
     let [launch] = launches.as_slice() else { panic!("one launch: {launches:#?}") };
     assert_eq!(launch.local.as_deref(), Some(&["32".to_owned(), "8".to_owned()][..]));
@@ -351,20 +316,6 @@ fn a_loop_of_updates_writes_in_place_without_a_copy() {
 }
 
 #[test]
-fn a_grid_that_covers_its_bound_is_an_if_not_a_grid_stride_loop() {
-    let src = "entry f (xs: [n]f32) : [n]f32 = reverse xs";
-    let covered = lowered_with(src, Options { coarsen: 1, ..Options::default() });
-    let launches = launches_of(&covered);
-    assert_eq!(launches[0].global, ["n"]);
-    assert_eq!(par_levels(launches[0].kernel), [ParLevel::GridCovered(0)]);
-    // Coarsened, each work-item strides over several elements.
-    let strided = lowered_with(src, Options { coarsen: 4, ..Options::default() });
-    let launches = launches_of(&strided);
-    assert_eq!(launches[0].global, ["((n + 3) / 4)"]);
-    assert_eq!(par_levels(launches[0].kernel), [ParLevel::Grid(0)]);
-}
-
-#[test]
 fn a_bounds_check_the_parallel_loop_proves_is_dropped() {
     let kernel_checks = |src: &str| {
         let l = lowered(src);
@@ -379,15 +330,16 @@ fn a_bounds_check_the_parallel_loop_proves_is_dropped() {
 }
 
 #[test]
-fn a_def_called_with_local_and_global_arrays_is_cloned_per_address_space() {
+fn a_def_called_with_local_and_global_arrays_is_inlined_at_each_address_space() {
+    // The middle end inlines every call, so no function is cloned per address space:
+    // each inlined copy reads its own array where it is (docs/architecture.md).
     let l = lowered(
         "def dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0 (map2 (*) xs ys)
 entry rows (a: [n][m]f32) (v: [m]f32) : [n]f32 =
   map@group (\\row -> let t = to_local row in dot t v + dot row v) a",
     );
-    assert_eq!(l.functions.len(), 1);
-    let clones: Vec<&str> = l.spaces.instances.iter().map(|i| i.name.as_str()).collect();
-    assert_eq!(clones, ["dot__G_G", "dot__L_G"]);
+    assert!(l.functions.is_empty());
+    assert!(l.spaces.instances.is_empty());
     // The levels as written; `to_local` is a local buffer of the row's length.
     let launches = launches_of(&l);
     assert_eq!(par_levels(launches[0].kernel), [ParLevel::Group, ParLevel::Thread]);
@@ -429,20 +381,6 @@ fn a_histogram_with_an_atomic_operator_is_one_work_item_per_value() {
     let bins = launches.last().expect("a launch");
     assert!(atomics(bins.kernel).is_empty());
     assert_eq!(bins.global, ["I64(8)"]);
-}
-
-#[test]
-fn an_element_that_runs_a_loop_is_not_coarsened_a_light_one_is() {
-    // `x * 2` per element: four elements per work-item (the default coarsening).
-    let light = lowered("entry f (xs: [n]f32) : [n]f32 = map (\\x -> x * 2) xs");
-    assert_eq!(par_levels(launches_of(&light)[0].kernel), [ParLevel::Grid(0)]);
-    assert_eq!(launches_of(&light)[0].global, ["((n + 3) / 4)"]);
-    // A loop per element has work enough: a work-item each.
-    let heavy = lowered(
-        "entry f (xs: [n]f32) (k: i64) : [n]f32 = map (\\x -> loop a = x for i < k do a * 0.5f32) xs",
-    );
-    assert_eq!(par_levels(launches_of(&heavy)[0].kernel), [ParLevel::GridCovered(0)]);
-    assert_eq!(launches_of(&heavy)[0].global, ["n"]);
 }
 
 /// The loops of a kernel that come from the source (`for` loops with a source line),
@@ -492,7 +430,7 @@ fn a_with_on_a_loop_array_in_a_kernel_is_one_store_in_place() {
     // one store per `with`, no copy in the loop, and the array is the result's row.
     let src = "entry f (xss: [m][n]f32) : [m][n]f32 =
   map (\\xs -> loop a = xs for i < n do a with [i] = 1) xss";
-    for l in [lowered(src), lowered_middle(src)] {
+    for l in [lowered(src), lowered(src)] {
         let [map] = loop_kernels(&l)[..] else { panic!("one kernel with the loop") };
         assert_eq!(source_loops(map), [(0, 1)], "one store, no copy, per step");
         // The row into the work-item's array, then the array into the result.
@@ -502,7 +440,7 @@ fn a_with_on_a_loop_array_in_a_kernel_is_one_store_in_place() {
     // computed into the loop's storage, nothing is copied.
     let src = "entry f (xss: [m][n]f32) : [m][n]f32 =
   map (\\xs -> loop a = map (\\x -> x * 2) xs for i < n do a with [i] = a[i] + 1) xss";
-    for l in [lowered(src), lowered_middle(src)] {
+    for l in [lowered(src), lowered(src)] {
         let kernels = loop_kernels(&l);
         assert!(!kernels.is_empty());
         for kernel in kernels {
@@ -522,7 +460,7 @@ fn a_with_whose_old_array_is_read_afterwards_copies_in_the_kernel() {
            let b = a with [i] = 1
            in map2 (+) a b)
       xss";
-    for l in [lowered(src), lowered_middle(src)] {
+    for l in [lowered(src), lowered(src)] {
         let kernels = loop_kernels(&l);
         assert!(!kernels.is_empty());
         for kernel in kernels {
@@ -556,7 +494,7 @@ fn a_scatter_of_values_read_from_its_loop_array_computes_them_first_and_writes_i
   loop xs = xs for i < n do
     let vs = map (\\j -> xs[j] + 1) (iota 2)
     in scatter xs (map (\\j -> j + 2) (iota 2)) vs";
-    for l in [lowered(src), lowered_middle(src)] {
+    for l in [lowered(src), lowered(src)] {
         let (allocs, globals) = host_loop_body(&l);
         // The values' buffer (the staged translator alone also materialises the
         // indices), and no kernel over `m` elements.
@@ -567,7 +505,7 @@ fn a_scatter_of_values_read_from_its_loop_array_computes_them_first_and_writes_i
     // them first); the scatter is in place too.
     let src = "entry f (n: i64) (xs: [m]i32) (ys: [2]i32) : [m]i32 =
   loop xs = xs for i < n do scatter xs (map (\\j -> j + 2) (iota 2)) (map (+ 1) ys)";
-    for l in [lowered(src), lowered_middle(src)] {
+    for l in [lowered(src), lowered(src)] {
         let (allocs, globals) = host_loop_body(&l);
         assert!(!allocs.iter().any(|a| a.contains('m')), "{allocs:?}");
         assert!(!globals.iter().flatten().any(|g| g.contains('m')), "{globals:?}");
@@ -579,7 +517,7 @@ fn a_scatter_of_a_view_of_its_loop_array_copies_the_array() {
     // The values are `xs` reversed, read while the scatter writes: a copy of `xs`.
     let src = "entry f (n: i64) (xs: [m]i32) : [m]i32 =
   loop xs = xs for _i < n do scatter xs (iota m) (reverse xs)";
-    for l in [lowered(src), lowered_middle(src)] {
+    for l in [lowered(src), lowered(src)] {
         let (allocs, _) = host_loop_body(&l);
         assert_eq!(allocs, ["m"], "a copy of the array per step");
     }
@@ -591,7 +529,7 @@ fn a_loop_over_a_pair_of_arrays_in_a_map_compiles_through_the_middle_end() {
     // of pairs of arrays, which this back end rejects); it now keeps the map whole.
     let src = "entry f (xss: [m][n]f32) : [m][n]f32 =
   map (\\xs -> let (a, b) = loop (a, b) = (xs, xs) for i < n do (a, b) in map2 (+) a b) xss";
-    let l = lowered_middle(src);
+    let l = lowered(src);
     assert_eq!(loop_kernels(&l).len(), 1);
 }
 
@@ -602,7 +540,7 @@ fn a_loop_over_a_pair_of_arrays_in_a_map_compiles_through_the_middle_end() {
 /// dot product per element, untiled (275 ms on the H100 at 4096^3).
 #[test]
 fn a_matrix_product_with_an_epilogue_is_tiled_through_the_middle_end() {
-    let l = lowered_middle(
+    let l = lowered(
         "entry s (alpha: f32) (beta: f32) (a: [n][k]f32) (bt: [m][k]f32) (c: [n][m]f32) : [n][m]f32 =
   map2 (\\arow crow -> map2 (\\brow cij -> alpha * reduce (+) 0 (map2 (*) arow brow) + beta * cij) bt crow) a c",
     );

@@ -154,8 +154,9 @@ fn check_valid_file(
 enum Compiled {
     /// The core program as elaborated.
     Elaborated,
-    /// The program code generation compiles: the middle end's output for this target,
-    /// every level written (`weft_opt::staged_program`), whose memory the editor shows.
+    /// The middle end's output for this target (the GPU IR the code generator reads,
+    /// each threshold at the device's value) written as the core program it means
+    /// (`weft_opt::to_core`): its memory laid out and run on the heap.
     MiddleEnd(Target),
 }
 
@@ -169,7 +170,8 @@ impl Compiled {
             local_memory: 49_152,
         };
         let settings = weft_opt::Settings { device: Some(device), ..Default::default() };
-        let program = weft_opt::staged_program(&program, &settings);
+        let gpu = weft_opt::pipeline_inlined(&program, settings.target());
+        let program = weft_opt::to_core(&gpu, &|t| settings.value(&gpu.thresholds[t]));
         assert_eq!(weft_core::validate(&program), Vec::new());
         program
     }

@@ -1,6 +1,8 @@
 //! OpenCL C 1.2 for Weft's kernels, and the host plan that runs them.
 //!
-//! [`compile_entry`] lowers an entry point (`weft-lower`) and prints its kernels as
+//! [`compile_through_middle_end`] compiles an entry point through the middle end
+//! (`weft-opt`, its memory from `weft-mem`, the code generator of `weft-lower`) and
+//! prints its kernels as
 //! one OpenCL program: a prelude of helpers (the error buffer's first-writer-wins
 //! failure, integer division and powers with Weft's semantics, float atomic additions
 //! when a kernel needs them), then one `__kernel`
@@ -37,14 +39,17 @@ pub struct Compiled {
     pub costs: weft_cost::model::EntryCost,
 }
 
-/// Compiles one entry point.
+/// Compiles one entry point through the middle end for an unknown GPU (each version's
+/// threshold at its device-independent default).
 pub fn compile_entry(
     program: &Program,
     entry: FnId,
     position: &dyn Fn(&Origin) -> Option<String>,
     options: Options,
 ) -> Result<Compiled, LowerError> {
-    compile_lowered(weft_lower::lower_entry(program, entry, position, options)?)
+    let settings = weft_opt::Settings::default();
+    let code = std::sync::Arc::new(GpuCode::new(program, settings.target()));
+    compile_through_middle_end(&settings, &|| std::sync::Arc::clone(&code), entry, position, options)
 }
 
 /// Compiles one entry point of the GPU IR with its memory (`weft_lower::lower_gpu_entry`).
@@ -57,21 +62,6 @@ pub fn compile_gpu_entry(
     options: Options,
 ) -> Result<Compiled, LowerError> {
     compile_lowered(weft_lower::lower_gpu_entry(program, mem, threshold, entry, position, options)?)
-}
-
-/// Which code generator compiles the middle end's output (docs/middle.md, "Code
-/// generation from the GPU IR"). One place decides, for the command line and the editor
-/// alike, so the editor shows the code that runs.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Codegen {
-    /// The GPU IR written back as core with explicit levels, for the staged translator.
-    Bridge,
-    /// The GPU IR and its memory translated directly (`weft_lower::lower_gpu_entry`),
-    /// with the bridge for the constructs it does not support yet.
-    #[default]
-    Gpu,
-    /// The GPU IR translated directly, with no fallback.
-    GpuOnly,
 }
 
 /// The middle end's GPU IR of a program with every call inlined
@@ -97,54 +87,34 @@ impl GpuCode {
 }
 
 /// Compiles `entry` through the middle end with `settings` (the device's shape and the
-/// tuning's thresholds) and `codegen`. The code generators' inputs come from `gpu_code`
-/// (the GPU IR, [`GpuCode::new`]) and `bridge` (the core program written back,
-/// `weft_opt::staged_program`), each made only when used: callers keep them across the
-/// entries of one program. With [`Codegen::Gpu`] an entry the GPU IR's code generator
-/// does not support (`LowerError::unsupported`) is compiled through the bridge; any
-/// other error is the entry's.
+/// tuning's thresholds): the GPU IR and its memory from `gpu_code`, made only when
+/// used (callers keep it across the entries of one program), translated by
+/// `weft_lower::lower_gpu_entry`. One function compiles for the command line and the
+/// editor alike, so the editor shows the code that runs.
 pub fn compile_through_middle_end(
-    codegen: Codegen,
     settings: &weft_opt::Settings,
     gpu_code: &dyn Fn() -> std::sync::Arc<GpuCode>,
-    bridge: &dyn Fn() -> std::sync::Arc<Program>,
     entry: FnId,
     position: &dyn Fn(&Origin) -> Option<String>,
     options: Options,
 ) -> Result<Compiled, LowerError> {
-    if codegen != Codegen::Bridge {
-        let code = gpu_code();
-        let threshold = |t: weft_opt::ThresholdId| settings.value(&code.gpu.thresholds[t]);
-        match compile_gpu_entry(&code.gpu, &code.mem, &threshold, entry, position, options) {
-            Ok(compiled) => return Ok(compiled),
-            Err(error) if codegen == Codegen::GpuOnly || !error.unsupported => return Err(error),
-            Err(_) => {}
-        }
-    }
-    compile_entry(&bridge(), entry, position, options)
+    let code = gpu_code();
+    let threshold = |t: weft_opt::ThresholdId| settings.value(&code.gpu.thresholds[t]);
+    compile_gpu_entry(&code.gpu, &code.mem, &threshold, entry, position, options)
 }
 
 /// Whether [`compile_through_middle_end`] compiles `entry`, without the analyses and
-/// the OpenCL text it makes (`weft_lower::check_gpu_entry`, `weft_lower::check_entry`):
-/// the same code generator decides, with the same fallback, so the same error.
+/// the OpenCL text it makes (`weft_lower::check_gpu_entry`): the same translation, so
+/// the same error.
 pub fn check_through_middle_end(
-    codegen: Codegen,
     settings: &weft_opt::Settings,
     gpu_code: &dyn Fn() -> std::sync::Arc<GpuCode>,
-    bridge: &dyn Fn() -> std::sync::Arc<Program>,
     entry: FnId,
     options: Options,
 ) -> Result<(), LowerError> {
-    if codegen != Codegen::Bridge {
-        let code = gpu_code();
-        let threshold = |t: weft_opt::ThresholdId| settings.value(&code.gpu.thresholds[t]);
-        match weft_lower::check_gpu_entry(&code.gpu, &code.mem, &threshold, entry, options) {
-            Ok(()) => return Ok(()),
-            Err(error) if codegen == Codegen::GpuOnly || !error.unsupported => return Err(error),
-            Err(_) => {}
-        }
-    }
-    weft_lower::check_entry(&bridge(), entry, options)
+    let code = gpu_code();
+    let threshold = |t: weft_opt::ThresholdId| settings.value(&code.gpu.thresholds[t]);
+    weft_lower::check_gpu_entry(&code.gpu, &code.mem, &threshold, entry, options)
 }
 
 /// The OpenCL program and plan of a lowered entry.

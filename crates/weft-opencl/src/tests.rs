@@ -1651,29 +1651,6 @@ fn a_rows_lets_are_computed_once_per_row_not_per_element() {
 }
 
 #[test]
-fn a_grid_that_covers_its_bound_is_an_if_not_a_grid_stride_loop() {
-    // Without coarsening the NDRange has a work-item per element: each does at most
-    // one, so no loop stops POCL from vectorising over work-items. With coarsening
-    // (the GPU default) each strides over several.
-    let src = "entry f (xs: [n]f32) : [n]f32 = map (\\x -> x * 2) xs";
-    let mut db = RootDatabase::default();
-    let file = db.set_file("main.weft", src);
-    let checked = weft_core::CheckedFile::new(&db, file).expect("no errors");
-    let program = weft_core::lower_file(&db, checked).expect("elaborates");
-    let position = |o: &weft_core::Origin| weft_core::origin_position(&db, o);
-    let kernel = |coarsen: u32| {
-        let options = weft_lower::Options { coarsen, ..weft_lower::Options::default() };
-        let c = crate::compile_entry(&program, program.entries[0], &position, options)
-            .expect("compiles");
-        crate::print_kernel(&c, 0)
-    };
-    let covered = kernel(1);
-    assert!(covered.contains("if (i_") && !covered.contains("get_global_size"), "{covered}");
-    let strided = kernel(4);
-    assert!(strided.contains("+= get_global_size(0)"), "{strided}");
-}
-
-#[test]
 fn a_scan_on_a_cpu_scans_each_work_items_share_in_order() {
     // On a GPU the last stage scans tiles of a work-group's size in local memory (a
     // tree of barriers per tile, reads coalesced across work-items); on a CPU each

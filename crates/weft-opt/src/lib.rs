@@ -42,7 +42,7 @@ pub use crate::passes::simplify::simplify;
 pub use crate::passes::simplify_gpu::simplify_gpu;
 pub use crate::passes::split_reduction::split_segmented_reductions;
 pub use crate::pretty::{GpuAnnotate, pretty_gpu, pretty_gpu_annotated};
-pub use crate::to_core::{CoreLevels, to_core};
+pub use crate::to_core::to_core;
 
 /// What the middle end needs to know of where the program will run: the device's shape
 /// (thresholds' defaults, and whether to coalesce) and the thresholds a tuning file fixes
@@ -71,30 +71,6 @@ impl Settings {
     }
 }
 
-/// The middle end's decisions as a core program for the code generator (`weft-lower`):
-/// [`pipeline_for`] the settings' target, each threshold at its value, written back with
-/// [`CoreLevels::Written`] so the generator keeps every level (docs/middle.md).
-pub fn staged_program(program: &weft_core::Program, settings: &Settings) -> weft_core::Program {
-    code_program(program, settings).program
-}
-
-/// [`staged_program`], with the source expressions inside its versions (the editor's
-/// "Make strategy explicit" leaves those alone).
-pub fn code_program(program: &weft_core::Program, settings: &Settings) -> CodeProgram {
-    let gpu = pipeline_for(program, settings.target());
-    let versioned = versioned_origins(&gpu);
-    let program = to_core(&gpu, &|t| settings.value(&gpu.thresholds[t]), CoreLevels::Written);
-    CodeProgram { program, versioned }
-}
-
-/// What [`code_program`] gives.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CodeProgram {
-    /// The core program the code generator compiles, every level written.
-    pub program: weft_core::Program,
-    /// The source expressions computed inside a version ([`versioned_origins`]).
-    pub versioned: rustc_hash::FxHashSet<weft_core::Origin>,
-}
 pub use crate::validate::{GpuInvariantError, validate_gpu};
 pub use crate::work::static_work;
 
@@ -124,12 +100,12 @@ pub fn pipeline(program: &weft_core::Program) -> GpuProgram {
     pipeline_for(program, Target::Gpu)
 }
 
-/// The whole middle end as the staged translator reads it (through [`to_core`]):
-/// [`optimise_core`], then [`flatten`], [`fuse`], [`guard_local_memory`],
-/// [`split_segmented_reductions`], [`coalesce`] and [`collapse_outer_dimensions`] (on a
-/// GPU), [`read_rows`] and [`simplify_gpu`]. Sequential combinators stay combinators:
-/// the staged translator fuses them itself and recognises a row's `reduce@seq` for its
-/// per-run choice of staging short rows through local memory, which a loop would hide.
+/// The middle end's passes on the program as written (calls to defs without
+/// combinators kept, sequential combinators kept as combinators): [`optimise_core`],
+/// then [`flatten`], [`fuse`], [`guard_local_memory`], [`split_segmented_reductions`],
+/// [`coalesce`] and [`collapse_outer_dimensions`] (on a GPU), [`read_rows`] and
+/// [`simplify_gpu`]. The passes' tests read this; the code generator reads
+/// [`pipeline_inlined`].
 pub fn pipeline_for(program: &weft_core::Program, target: Target) -> GpuProgram {
     gpu_passes(&optimise_core(program), target, false)
 }
@@ -152,10 +128,8 @@ fn gpu_passes(core: &weft_core::Program, target: Target, fuse_loops: bool) -> Gp
             let split = split_segmented_reductions(&guarded);
             prefer_tiled_products(&read_rows(&collapse_outer_dimensions(&coalesce(&split))))
         }
-        // The GPU IR's code generator tiles a product on a CPU too (its 1-D outer
-        // version read a column of `b` per step: 81 ms against 9.7 ms for a 512^3
-        // product on POCL); the bridge leaves the nest to the staged translator, which
-        // tiles the 2-D outer version itself.
+        // The code generator tiles a product on a CPU too (its 1-D outer version read
+        // a column of `b` per step: 81 ms against 9.7 ms for a 512^3 product on POCL).
         Target::Cpu if fuse_loops => prefer_tiled_products(&read_rows(&fused)),
         Target::Cpu => read_rows(&fused),
     };

@@ -396,16 +396,6 @@ fn element_reads_of_matrices_in_a_nest_become_row_reads() {
     };
     assert_eq!(reads("a_3"), [(true, false)], "{text}");
     assert_eq!(reads("b_4"), [(true, false)], "{text}");
-    // Written back for the code generator, the reduction is forced (its own kernel).
-    let device =
-        crate::DeviceShape { gpu: true, compute_units: 132, simd_width: 32, local_memory: 49_152 };
-    let settings = crate::Settings { device: Some(device), ..Default::default() };
-    let program = compile(
-        "entry mm (a: [n][k]f32) (b: [m][k]f32) : [n][m]f32 =
-            map (\\arow -> map (\\brow -> reduce (+) 0 (map2 (*) arow brow)) b) a",
-    );
-    let written = weft_core::pretty_program(&crate::staged_program(&program, &settings));
-    assert!(written.contains(": [n_0][m_2]f32 = to_global t_"), "{written}");
 }
 
 #[test]
@@ -713,9 +703,8 @@ fn every_program_flattens_to_a_valid_gpu_ir() {
 /// Which version each threshold selects in [`every_version_keeps_every_answer`].
 #[derive(Debug, Clone, Copy)]
 enum Choice {
-    /// Every threshold at its default, levels written for the staged translator
-    /// ([`crate::staged_program`], what `weft` compiles).
-    Staged,
+    /// Every threshold at its default (what `weft` compiles for an unknown GPU).
+    Defaults,
     /// Every threshold 0: outer parallelism only.
     OuterOnly,
     /// `suff_outer_par` never met, `suff_intra_par` always: a work-group per iteration.
@@ -729,18 +718,15 @@ fn every_version_keeps_every_answer() {
     let mut failures = Vec::new();
     let mut compared = 0;
     for example in every_program() {
-        let gpu = crate::pipeline(&example.program);
-        for choice in [Choice::OuterOnly, Choice::Intra, Choice::Flat, Choice::Staged] {
+        // What the code generator reads: calls inlined, sequential combinators fused.
+        let gpu = crate::pipeline_inlined(&example.program, crate::Target::Gpu);
+        for choice in [Choice::OuterOnly, Choice::Intra, Choice::Flat, Choice::Defaults] {
             let value = |t: crate::ThresholdId| match (choice, gpu.thresholds[t].kind) {
-                (Choice::Staged, _) => gpu.thresholds[t].default,
+                (Choice::Defaults, _) => gpu.thresholds[t].default,
                 (Choice::OuterOnly, _) | (Choice::Intra, crate::ThresholdKind::SuffIntraPar) => 0,
                 _ => i64::MAX,
             };
-            let levels = match choice {
-                Choice::Staged => crate::CoreLevels::Written,
-                _ => crate::CoreLevels::Meaning,
-            };
-            let core = crate::to_core(&gpu, &value, levels);
+            let core = crate::to_core(&gpu, &value);
             let errors = weft_core::validate(&core);
             if !errors.is_empty() {
                 failures.push(format!("{} ({choice:?}): invalid core: {errors:?}", example.name));
@@ -1210,23 +1196,6 @@ fn a_perfect_nest_of_maps_is_one_two_dimensional_outer_version() {
     // the number of points of both.
     assert!(text.contains("version n_0*m_2 >= threshold mm.suff_outer_par_0 then"), "{text}");
     assert!(text.contains("segmap@grid (i_8 < n_0, i_9 < m_2) [chosen]"), "{text}");
-    // Written back for the staged translator, the dimensions whose indices only read a
-    // row are maps over those rows (the nest the translator tiles), not generates.
-    let settings = crate::Settings {
-        device: Some(crate::DeviceShape {
-            gpu: false,
-            compute_units: 2,
-            simd_width: 8,
-            local_memory: crate::passes::flatten::DEFAULT_LOCAL_MEMORY,
-        }),
-        tuning: Default::default(),
-    };
-    let staged = crate::staged_program(&compile(src), &settings);
-    let core = weft_core::pretty_program(&staged);
-    let then_branch = core.split("else").next().unwrap();
-    assert!(then_branch.contains("= map (a_3) \\(row_"), "{core}");
-    assert!(then_branch.contains("= map (t_5) \\(col_"), "{core}");
-    assert!(!then_branch.contains("generate"), "{core}");
 }
 
 #[test]
@@ -1290,14 +1259,6 @@ fn a_map_fuses_into_a_scatter() {
         "#]],
     );
     assert_eq!(seg_ops(src), 1);
-    // Written back for the staged translator, the indices stay the array and the values
-    // are a `generate` it computes inside the scatter's kernel.
-    let core = weft_core::pretty_program(&crate::staged_program(
-        &compile(src),
-        &crate::Settings::default(),
-    ));
-    assert!(core.contains("scatter dest_2 is_3 t_"), "{core}");
-    assert!(core.contains("generate n_1"), "{core}");
 }
 
 #[test]
@@ -1441,7 +1402,7 @@ fn an_operator_reading_a_per_row_value_is_not_segmented_when_distributed() {
     assert_eq!(crate::validate_gpu(&gpu), Vec::new(), "{}", crate::pretty_gpu(&gpu));
     let text = crate::pretty_gpu(&gpu);
     assert!(!text.contains("segred@grid"), "{text}");
-    let core = crate::to_core(&gpu, &|_| 0, crate::CoreLevels::Written);
+    let core = crate::to_core(&gpu, &|_| 0);
     assert_eq!(weft_core::validate(&core), Vec::new());
 }
 
@@ -1478,7 +1439,7 @@ fn a_map_whose_body_binds_a_pair_of_arrays_has_one_version() {
     let text = crate::pretty_gpu(&gpu);
     assert!(!text.contains("version"), "{text}");
     assert_eq!(text.matches("segmap@grid").count(), 1, "{text}");
-    let core = crate::to_core(&gpu, &|_| 0, crate::CoreLevels::Written);
+    let core = crate::to_core(&gpu, &|_| 0);
     assert_eq!(weft_core::validate(&core), Vec::new());
 }
 

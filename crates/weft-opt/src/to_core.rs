@@ -27,33 +27,17 @@ use crate::ir::{
     ThresholdId,
 };
 
-/// How SegOps are written back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CoreLevels {
-    /// Unannotated combinators (sequential ones `@seq`): the meaning only, for the
-    /// reference interpreter.
-    Meaning,
-    /// The levels the middle end decided, written as LANGUAGE.md's annotations so that
-    /// the staged translator keeps them exactly (seed 003): a `group` SegMap is a
-    /// `map@group` over `iota n`, its `thread` SegOps `map@thread`, `reduce@group` and
-    /// `scan@group`; a written `grid` level stays written; chosen `grid` SegOps stay
-    /// unannotated.
-    Written,
-}
-
 /// The core program that means what `program` means, each threshold taking the value
 /// `threshold_value` gives it.
 pub fn to_core(
     program: &GpuProgram,
     threshold_value: &dyn Fn(ThresholdId) -> i64,
-    levels: CoreLevels,
 ) -> weft_core::Program {
     let mut functions: Arena<weft_core::Function> = Arena::default();
     for (id, f) in program.functions.iter() {
         let mut writer = Writer {
             gpu: f,
             threshold_value,
-            levels,
             out: weft_core::Function {
                 name: f.name.clone(),
                 def: f.def.clone(),
@@ -79,7 +63,6 @@ pub fn to_core(
 struct Writer<'a> {
     gpu: &'a GpuFunction,
     threshold_value: &'a dyn Fn(ThresholdId) -> i64,
-    levels: CoreLevels,
     out: weft_core::Function,
 }
 
@@ -353,18 +336,6 @@ impl Writer<'_> {
         }
         // Combinators over the outer dimensions wrap the innermost one.
         let value = self.nest(stmts, seg, 0, dims, reducing, &rows);
-        if self.levels == CoreLevels::Written && matches!(seg.kind, SegKind::Red(_)) && dims >= 3 {
-            // A reduction over two or more outer dimensions (a matrix product) is its
-            // own kernel, as the middle end decided: written as `force`, so that the
-            // code generator computes it (tiled, when it is a matrix product) rather
-            // than recompute it inside the kernel of a consumer such as an epilogue.
-            let ty = self.ty_of(value);
-            let forced = self.new_var(ty);
-            let materialise =
-                weft_core::Exp::Materialise { space: weft_core::Space::Global, value };
-            self.push(stmts, forced, materialise);
-            return Atom::Var(forced);
-        }
         if let (SegKind::Hist { .. } | SegKind::Scatter { .. }, Some(origin), Some(last)) =
             (&seg.kind, seg.origins.first(), stmts.last())
         {
@@ -436,32 +407,6 @@ impl Writer<'_> {
         *uses += self.gpu.blocks[block].results.iter().filter(|a| **a == Atom::Var(var)).count();
     }
 
-    /// The levels to write on a SegOp's iteration and on its reduction (`None`:
-    /// unannotated). Only one-dimensional SegOps carry levels; the nests of chosen
-    /// `grid` SegOps stay unannotated.
-    fn written_levels(
-        &self,
-        seg: &SegOp,
-        dims: usize,
-        reducing: bool,
-    ) -> (Option<Level>, Option<Level>) {
-        if self.levels == CoreLevels::Meaning || dims != 1 {
-            return (None, None);
-        }
-        match (seg.level, seg.pinned, reducing) {
-            (crate::ir::SegLevel::Group, _, _) => (Some(Level::Group), None),
-            (crate::ir::SegLevel::Thread, _, false) => (Some(Level::Thread), None),
-            // The values a group reduction combines stay a pull array (an unannotated
-            // `generate` read by `reduce@group`): a `map@thread` would be materialised
-            // in local memory, one element per point, which overflows it for long
-            // segments.
-            (crate::ir::SegLevel::Thread, _, true) => (None, Some(Level::Group)),
-            (crate::ir::SegLevel::Grid, true, false) => (Some(Level::Grid), None),
-            (crate::ir::SegLevel::Grid, true, true) => (None, Some(Level::Grid)),
-            (crate::ir::SegLevel::Grid, false, _) => (None, None),
-        }
-    }
-
     fn nest(
         &mut self,
         stmts: &mut Vec<weft_core::Stmt>,
@@ -515,28 +460,16 @@ impl Writer<'_> {
         };
         let generated_ty = Type::array(size.clone(), ret.clone());
         let generated = self.new_var(generated_ty.clone());
-        let (iteration_level, reduction_level) = self.written_levels(seg, dims, reducing.is_some());
-        let iteration = match (iteration_level, &rows[dim]) {
-            (level, Some(reads)) => weft_core::Exp::Map {
-                level,
+        let iteration = match &rows[dim] {
+            Some(reads) => weft_core::Exp::Map {
+                level: None,
                 lambda: weft_core::Lambda {
                     params: reads.iter().map(|r| r.var).collect(),
                     ..lambda
                 },
                 arrays: reads.iter().map(|r| Atom::Var(r.array)).collect(),
             },
-            (None, None) => weft_core::Exp::Generate { level: None, size: bound, lambda },
-            // As the program writes it (`generate@grid`), which the staged translator
-            // fuses into its consumers (LANGUAGE.md §6) as it does the unannotated one.
-            (Some(Level::Grid), None) => {
-                weft_core::Exp::Generate { level: Some(Level::Grid), size: bound, lambda }
-            }
-            (Some(level), None) => {
-                // `map@L` over `iota n`: LANGUAGE.md writes levels on maps.
-                let indices = self.new_var(Type::array(size, Type::Scalar(ScalarTy::I64)));
-                self.push(stmts, indices, weft_core::Exp::Iota { size: bound });
-                weft_core::Exp::Map { level: Some(level), lambda, arrays: vec![Atom::Var(indices)] }
-            }
+            None => weft_core::Exp::Generate { level: None, size: bound, lambda },
         };
         self.push(stmts, generated, iteration);
         // The SegOp's own source expression (its first origin) is the combinator that
@@ -565,7 +498,7 @@ impl Writer<'_> {
         let (exp, ty) = if reduce {
             (
                 weft_core::Exp::Reduce {
-                    level: reduction_level,
+                    level: None,
                     lambda: op_lambda,
                     neutral,
                     array: Atom::Var(generated),
@@ -575,7 +508,7 @@ impl Writer<'_> {
         } else {
             (
                 weft_core::Exp::Scan {
-                    level: reduction_level,
+                    level: None,
                     lambda: op_lambda,
                     neutral,
                     array: Atom::Var(generated),

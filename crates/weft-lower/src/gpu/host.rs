@@ -122,11 +122,11 @@ impl Tr<'_> {
                 Ok(v)
             }
             C::Size(s) => Ok(HVal::Scalar(HScalar::Host(self.core_size(s)?, Elem::I64))),
-            C::BinOp { op, ty: elem, lhs, rhs } if crate::host::host_op(*op, *elem).is_some() => {
+            C::BinOp { op, ty: elem, lhs, rhs } if host_op(*op, *elem).is_some() => {
                 let a = self.scalar_atom(lhs)?;
                 let b = self.scalar_atom(rhs)?;
                 if let (Some(x), Some(y)) = (known(&a), known(&b)) {
-                    let hop = crate::host::host_op(*op, *elem).unwrap_or(HOp::Add);
+                    let hop = host_op(*op, *elem).unwrap_or(HOp::Add);
                     if matches!(hop, HOp::Div | HOp::Rem) {
                         self.host_check(
                             Expr::bin(HOp::Ne, y.clone(), Expr::I64(0)),
@@ -1041,4 +1041,37 @@ pub(crate) fn unflatten_index(k: &mut Kern<'_, '_>, flat: &CExpr, dims: &[CExpr]
         rest = k.tmp("rest", Elem::I64, CExpr::bin(COp::Div, rest, dims[d].clone()));
     }
     idx
+}
+
+/// The host plan's operator for a core operator on `elem`, if the host computes it
+/// (`i64` arithmetic and comparisons, `bool` logic).
+pub(crate) fn host_op(op: weft_core::BinOp, elem: Elem) -> Option<HOp> {
+    use weft_core::BinOp;
+    let cmp = match op {
+        BinOp::Eq => Some(HOp::Eq),
+        BinOp::Neq => Some(HOp::Ne),
+        BinOp::Lt => Some(HOp::Lt),
+        BinOp::Le => Some(HOp::Le),
+        BinOp::Gt => Some(HOp::Gt),
+        BinOp::Ge => Some(HOp::Ge),
+        _ => None,
+    };
+    match elem {
+        Elem::I64 => cmp.or(match op {
+            BinOp::Add => Some(HOp::Add),
+            BinOp::Sub => Some(HOp::Sub),
+            BinOp::Mul => Some(HOp::Mul),
+            BinOp::Div => Some(HOp::Div),
+            BinOp::Rem => Some(HOp::Rem),
+            _ => None,
+        }),
+        Elem::Bool => match op {
+            BinOp::Eq => Some(HOp::Eq),
+            BinOp::Neq => Some(HOp::Ne),
+            BinOp::BitAnd => Some(HOp::And),
+            BinOp::BitOr => Some(HOp::Or),
+            _ => None,
+        },
+        _ => None,
+    }
 }

@@ -204,7 +204,7 @@ impl<'t, 'p> Kern<'t, 'p> {
 
     pub(crate) fn fresh_name(&mut self, hint: &str) -> Rc<str> {
         self.fresh += 1;
-        Rc::from(format!("{}_{}", crate::kernel::sanitize(hint), self.fresh))
+        Rc::from(format!("{}_{}", sanitize(hint), self.fresh))
     }
 
     /// Binds a value to a fresh private variable unless it is trivial.
@@ -275,7 +275,7 @@ impl<'t, 'p> Kern<'t, 'p> {
     }
 
     pub(crate) fn comment(&self, origin: Option<&Origin>) -> Option<String> {
-        origin.and_then(|o| (self.tr.position)(o)).map(|p| crate::kernel::strip_column(&p))
+        origin.and_then(|o| (self.tr.position)(o)).map(|p| strip_column(&p))
     }
 
     // ---- parameters ----
@@ -1645,4 +1645,24 @@ fn same_memory(a: &KVal, b: &KVal) -> bool {
 /// `0 <= j && j < n`.
 pub(crate) fn in_range(j: CExpr, n: CExpr) -> CExpr {
     CExpr::bin(COp::And, CExpr::bin(COp::Le, CExpr::Int(0), j.clone()), CExpr::bin(COp::Lt, j, n))
+}
+
+/// A C identifier made of `name`'s letters, digits and underscores.
+pub(crate) fn sanitize(name: &str) -> String {
+    let mut out: String =
+        name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    if out.is_empty() || out.starts_with(|c: char| c.is_ascii_digit()) {
+        out.insert(0, 'v');
+    }
+    out
+}
+
+/// `path:line:col` without `:col`.
+pub(crate) fn strip_column(position: &str) -> String {
+    match position.rsplit_once(':') {
+        Some((head, col)) if col.chars().all(|c| c.is_ascii_digit()) && head.contains(':') => {
+            head.to_owned()
+        }
+        _ => position.to_owned(),
+    }
 }

@@ -37,7 +37,7 @@ use weft_plan::{BinOp as HOp, Elem, ErrorSite, Expr, Input, Output, Step, Var};
 use weft_values::RuntimeCheck;
 
 use crate::LowerError;
-use crate::host::{Lowered, Options};
+use crate::lowered::{Lowered, Options};
 use crate::imp::KernelImp;
 
 pub(crate) type Res<T> = Result<T, LowerError>;

@@ -227,7 +227,7 @@ impl Tr<'_> {
             "segred@grid: a tiled matrix product ({TILE}x{TILE} per work-group of {SIDE}x{SIDE}, {BLOCK}x{BLOCK} per work-item){}",
             origin
                 .and_then(|o| (k.tr.position)(o))
-                .map(|p| format!(", {}", crate::kernel::strip_column(&p)))
+                .map(|p| format!(", {}", super::kernel::strip_column(&p)))
                 .unwrap_or_default()
         );
         let name = k.tr.kernel_name("product");

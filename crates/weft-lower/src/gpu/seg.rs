@@ -34,6 +34,13 @@ use super::{HScalar, HVal, Res, Tr, eceil_div, emax, emin, emul};
 use crate::LowerError;
 use crate::imp::{AtomicOp, CExpr, COp, Cmd, ParLevel};
 
+/// Rows at most this long (of a row-major matrix) are staged through local memory.
+const STAGED_ROW_MAX: i64 = 32;
+
+/// The most bins a work-group keeps as a sub-histogram in local memory (16 KiB of
+/// 32-bit bins, a third of the 48 KiB that OpenCL devices commonly offer a group).
+const LOCAL_HISTOGRAM_BINS: i64 = 4096;
+
 impl Tr<'_> {
     pub(crate) fn seg(&mut self, stmt: &Stmt, seg: &SegOp) -> Res<()> {
         self.alloc_expanded(stmt.exp)?;
@@ -253,7 +260,7 @@ impl Tr<'_> {
             self.push_steps();
             self.plain_grid_map(stmt, seg, origin)?;
             let plain = self.pop_steps();
-            let short = Expr::bin(weft_plan::BinOp::Le, m, Expr::I64(crate::tiles::STAGED_ROW_MAX));
+            let short = Expr::bin(weft_plan::BinOp::Le, m, Expr::I64(STAGED_ROW_MAX));
             self.step(weft_plan::Step::If { cond: short, then_steps: staged, else_steps: plain });
             return Ok(());
         }
@@ -1314,7 +1321,7 @@ impl Tr<'_> {
                 let few = Expr::bin(
                     weft_plan::BinOp::Le,
                     bins.clone(),
-                    Expr::I64(crate::soac::LOCAL_HISTOGRAM_BINS),
+                    Expr::I64(LOCAL_HISTOGRAM_BINS),
                 );
                 self.step(weft_plan::Step::If { cond: few, then_steps: local, else_steps: global });
             } else {
