@@ -15,15 +15,11 @@ echo "== weft check examples/"
 cargo run --quiet --locked -p weft-cli -- check examples/
 echo "== weft test examples/ (reference interpreter)"
 cargo run --quiet --locked -p weft-cli -- test examples/
-echo "== weft test --backend opencl examples/ (compiled kernels on POCL against the interpreter; the middle end and the code generator from the GPU IR)"
+echo "== weft test --backend opencl examples/ (compiled kernels on POCL against the interpreter: the middle end and the code generator from the GPU IR)"
 cargo build --quiet --locked -p weft-cli -p weft-runtime
 "${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" test --backend opencl --device cpu examples/
-echo "== the same through the bridge to the staged translator (--codegen bridge: what the GPU IR's code generator falls back on)"
-"${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" test --codegen bridge --backend opencl --device cpu examples/
-echo "== the bridge with tiled kernels at every size (WEFT_STRATEGY=preferred: no choice by predicted time)"
-WEFT_STRATEGY=preferred "${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" test --codegen bridge --backend opencl --device cpu examples/
-echo "== the code generator from the GPU IR without fallback (--codegen gpu-only) and with the GPU strategies (steered by the committed H200 profile: tiled products, local sub-histograms, tiled scans and transpositions), with bench/apps and bench/programs"
-WEFT_PROFILE=crates/weft-cost/profiles/nvidia-h200.json "${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" test --codegen gpu-only --backend opencl --device cpu examples/ bench/apps/ bench/programs/
+echo "== the same with the GPU strategies (steered by the committed H200 profile: tiled products, local sub-histograms, tiled scans and transpositions), with bench/apps and bench/programs"
+WEFT_PROFILE=crates/weft-cost/profiles/nvidia-h200.json "${CARGO_TARGET_DIR:-$PWD/target}/debug/weft" test --backend opencl --device cpu examples/ bench/apps/ bench/programs/
 echo "== fuzz targets, 5 s each from the committed seeds (skipped without nightly cargo-fuzz)"
 scripts/fuzz.sh 5
 if [ -x editors/vscode/ci.sh ]; then

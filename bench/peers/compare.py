@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The table of bench/peers/run.sh's results: per program, Weft untuned and tuned (and
-untuned through the bridge to the staged translator, `--codegen bridge`, where run), each
+untuned through the bridge to the staged translator, in results from before it was
+removed, session 13), each
 peer's time (PyTorch eager, torch.compile, CuPy, hand-written CUDA), the best peer, and
 the ratio best peer's time / Weft's time (above 1: Weft is faster; Weft's time is the
 tuned one where there is one, else the untuned one). Then the geometric mean over the

@@ -1,9 +1,7 @@
 #!/usr/bin/env bash
-# On the GPU machine, in one go: bench/apps/ and bench/programs/ checked with the code
-# generator from the GPU IR (`weft test --codegen gpu-only`), timed with `weft bench`
-# untuned (the device's rule, `--no-tuning`) with each code generator (the default,
-# from the GPU IR, and `--codegen bridge`), tuned (`weft tune` over the same files; SKIP_TUNE=1
-# leaves it out), then the peers (peers.py: PyTorch eager, torch.compile, CuPy,
+# On the GPU machine, in one go: bench/apps/ and bench/programs/ checked against the
+# interpreter (`weft test`), timed with `weft bench` untuned (the device's rule,
+# `--no-tuning`) and tuned (`weft tune` over the same files; SKIP_TUNE=1 leaves it out), then the peers (peers.py: PyTorch eager, torch.compile, CuPy,
 # hand-written CUDA) on the same shapes, and the table (compare.py). Every step has a
 # timeout so the whole stays under about 9 minutes; what a step finished before its
 # timeout is kept (peers.jsonl line by line).
@@ -31,14 +29,12 @@ tune() {  # tune SECONDS NAME PATH: writes OUT/tuning-NAME.json
   timeout "$1" "$BIN/weft" tune --device gpu --reps 3 -o "$OUT/tuning-$2.json" "$3" 2> "$OUT/tune-$2.err"
   echo "exit $?" >> "$OUT/tune-$2.err"
 }
-echo "== tests, --codegen gpu-only ($(( $(date +%s) - start )) s)" >&2
-timeout "${TEST_TIMEOUT:-45}" "$BIN/weft" test --codegen gpu-only --backend opencl --device gpu \
-  bench/apps/ bench/programs/ > "$OUT/tests-gpu-only.txt" 2>&1
-echo "exit $?" >> "$OUT/tests-gpu-only.txt"
+echo "== tests ($(( $(date +%s) - start )) s)" >&2
+timeout "${TEST_TIMEOUT:-45}" "$BIN/weft" test --backend opencl --device gpu \
+  bench/apps/ bench/programs/ > "$OUT/tests.txt" 2>&1
+echo "exit $?" >> "$OUT/tests.txt"
 bench 70 apps-untuned --no-tuning bench/apps/
 bench 20 programs-untuned --no-tuning bench/programs/
-bench 70 apps-bridge --no-tuning --codegen bridge bench/apps/
-bench 20 programs-bridge --no-tuning --codegen bridge bench/programs/
 if [ -z "${SKIP_TUNE:-}" ]; then
   # Tuned separately, so that a timeout of one leaves the other's tuning file.
   tune 30 programs bench/programs/

@@ -64,10 +64,8 @@ mod tests {
         };
         let unset = lower_options_from(&set(&[]));
         assert_eq!(unset.work_group, weft_lower::Options::default().work_group);
-        let tuned = lower_options_from(&set(&[
-            ("WEFT_GROUP_SIZE", "128"),
-            ("WEFT_REDUCE_GROUPS", "0"),
-        ]));
+        let tuned =
+            lower_options_from(&set(&[("WEFT_GROUP_SIZE", "128"), ("WEFT_REDUCE_GROUPS", "0")]));
         assert_eq!(tuned.work_group, 128);
         // Out of range: the default.
         assert_eq!(tuned.reduce_groups, weft_lower::Options::default().reduce_groups);

@@ -226,11 +226,7 @@ pub(crate) fn compile_tuned(
         }
         let gpu_code = || middle.gpu_code(program, settings.target());
         return weft_opencl::compile_through_middle_end(
-            &settings,
-            &gpu_code,
-            entry,
-            &position,
-            options,
+            &settings, &gpu_code, entry, &position, options,
         )
         .map_err(|error| placed_message(db, &error));
     }

@@ -1,6 +1,5 @@
-//! `--codegen` through the real binary: the code generator from the GPU IR
-//! (`gpu-only`, and `gpu` with the bridge for what it does not support), and the
-//! memory it reads (`weft dump --ir gpu-mem`), on the machine's OpenCL device.
+//! The code generator from the GPU IR through the real binary, and the memory it reads
+//! (`weft dump --ir gpu-mem`), on the machine's OpenCL device.
 
 use std::path::PathBuf;
 use std::process::Output;
@@ -33,32 +32,14 @@ entry triangles (ns: [k]i64) : [k]i64 = map (\n -> reduce (+) 0 (iota n)) ns
 ";
 
 #[test]
-fn the_gpu_ir_code_generator_passes_the_test_block_without_the_bridge() {
+fn the_gpu_ir_code_generator_passes_the_test_block() {
     let file = scratch("rows.weft", ROWS);
-    for codegen in ["gpu-only", "gpu"] {
-        let out =
-            weft(&["test", "--codegen", codegen, "--backend", "opencl", "--device", "cpu", &file]);
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            text.contains("3 passed, 0 failed"),
-            "{codegen}: {text}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    let out = weft(&["test", "--backend", "opencl", "--device", "cpu", &file]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("3 passed, 0 failed"), "{text}{}", String::from_utf8_lossy(&out.stderr));
     // The same run that `weft run` makes.
     let out = common::weft_with_runner()
-        .args([
-            "run",
-            "--codegen",
-            "gpu-only",
-            "--backend",
-            "opencl",
-            "--device",
-            "cpu",
-            "--entry",
-            "triangles",
-            &file,
-        ])
+        .args(["run", "--backend", "opencl", "--device", "cpu", "--entry", "triangles", &file])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -88,14 +69,13 @@ fn dump_gpu_mem_shows_every_arrays_block_and_where_it_lives() {
 
 #[test]
 fn the_global_options_may_come_before_the_subcommand() {
-    // `--staged`, `--codegen`, `--tuning` and `--no-tuning` are read on either side of
-    // the subcommand; `--check` takes every word after it as a path.
+    // `--tuning` and `--no-tuning` are read on either side of the subcommand; `--check`
+    // takes every word after it as a path.
     let file = scratch("before.weft", ROWS);
-    let out =
-        weft(&["--codegen", "gpu-only", "test", "--backend", "opencl", "--device", "cpu", &file]);
+    let out = weft(&["--no-tuning", "test", "--backend", "opencl", "--device", "cpu", &file]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("3 passed, 0 failed"), "{text}{}", String::from_utf8_lossy(&out.stderr));
-    let out = weft(&["--codegen", "gpu-only", "--check", &file, "test"]);
+    let out = weft(&["--no-tuning", "--check", &file, "test"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("`test`"));
 }

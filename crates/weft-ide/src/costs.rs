@@ -173,12 +173,6 @@ pub(crate) struct KernelFacts {
 }
 
 impl KernelFacts {
-    /// Whether the host picks this kernel per run among candidates by predicted time
-    /// (a steered segmented reduction): its costs are what the steering compared.
-    fn steered(&self) -> bool {
-        self.origins.iter().any(|(_, role)| role.contains("picked per run"))
-    }
-
     /// The source's name of a pointer the kernel accesses in `space`: the one a global
     /// parameter's note gives (`input `xs` of the entry`, `a buffer the host allocates
     /// for `ys``), else the generated name without its number (`l_6` is `l`).
@@ -290,9 +284,7 @@ pub(crate) fn kernel_condition(
     let loc = entry_loc(db, file, entry)?;
     let costs = entry_costs(db, DefId::new(db, loc)).as_ref()?;
     let kernel = costs.kernels.get(kernel_idx)?;
-    // A condition longer than a short line is a steered strategy's comparison of
-    // predicted times, which the kernel's role already names ("picked per run by
-    // predicted time"); the formula itself is the detail view's. A condition of
+    // A condition longer than a short line is the detail view's. A condition of
     // constants (a histogram's bin count against the local-memory limit) says nothing
     // about the sizes. Nor does a work-group version's guard, its arrays' bytes against
     // the local memory of the unknown GPU the editor compiles for (the middle end's
@@ -1175,7 +1167,7 @@ pub(crate) struct StridedAccess<'a> {
 }
 
 /// The findings of one entry's kernels: each kernel once, at its first launch that runs
-/// at the sizes (steered candidates left out).
+/// at the sizes.
 fn findings(costs: &EntryCosts, profile: &DeviceProfile, env: &SizeEnv) -> Vec<Finding> {
     let machine = Machine::of(profile);
     let c = &costs.costs;
@@ -1188,9 +1180,6 @@ fn findings(costs: &EntryCosts, profile: &DeviceProfile, env: &SizeEnv) -> Vec<F
             continue;
         }
         let Some(kernel) = costs.kernels.get(launch.kernel as usize) else { continue };
-        if kernel.steered() {
-            continue;
-        }
         let Some(main) = kernel.origins.first().map(|(o, _)| o.clone()) else { continue };
         let origin_of = |ptr: &str| {
             kernel

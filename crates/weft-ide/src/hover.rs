@@ -286,20 +286,13 @@ fn kernel_lines(
     let condition = |k: &(&str, &str, &str, usize, weft_hir::SourceFile)| {
         crate::costs::kernel_condition(db, k.4, k.0, k.3)
     };
-    // A strategy picked per run by predicted time: the comparison is the detail view's.
-    let shown_role = |role: &str| -> String {
-        match role.find(" (weft-cost") {
-            Some(cut) if !full => role[..cut].to_owned(),
-            _ => role.to_owned(),
-        }
-    };
     let line = |k: &(&str, &str, &str, usize, weft_hir::SourceFile), with_entry: bool| {
         let entry = if with_entry { format!(" (entry `{}`)", k.0) } else { String::new() };
         let when = match condition(k) {
             Some(condition) => format!(" (when {condition})"),
             None => String::new(),
         };
-        format!("**Kernel**: `{}`{entry}{when} — {}", k.1, shown_role(k.2))
+        format!("**Kernel**: `{}`{entry}{when} — {}", k.1, k.2)
     };
     if full {
         let mut out: Vec<String> =

@@ -1013,4 +1013,3 @@ fn split_constant(e: &CExpr) -> Option<(String, i64)> {
     out.sort();
     Some((out.join(" + "), constant))
 }
-

@@ -33,11 +33,11 @@ use std::fmt;
 use weft_core::Origin;
 
 pub use crate::gpu::{check_gpu_entry, lower_gpu_entry};
-pub use crate::lowered::{Lowered, Options};
 pub use crate::imp::{
     AtomicOp, CExpr, COp, Cmd, FParam, FuncImp, KernelImp, ParLevel, Part, Sharing, c_mem_type,
     c_type, print_func_imp, print_kernel_imp,
 };
+pub use crate::lowered::{Lowered, Options};
 
 /// Why an entry cannot be compiled to kernels.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -717,8 +717,8 @@ mod tests {
                   r1   device  input  `xs`         f32: n × 4 = 4*n bytes; live from the upload to step 2, lines 2–3
                   r2   host    input  `ys`         f32: n × 4 = 4*n bytes; live before step 1
                   r3   device  input  `ys`         f32: n × 4 = 4*n bytes; live from the upload to step 2, lines 2–3
-                  r4   device  alloc  `result`     f32: n × 4 = 4*n bytes; live from step 1 to the read-back, lines 2–3
-                  r5   host    result `result`     f32: n × 4 = 4*n bytes; live after step 2, line 3
+                  r4   device  alloc  –            f32: n × 4 = 4*n bytes; live from step 1 to the read-back, lines 2–3
+                  r5   host    result –            f32: n × 4 = 4*n bytes; live after step 2, line 3
                 transfers
                   before step 1 host → device: r0 → r1, 4*n bytes (upload of the input)
                   before step 1 host → device: r2 → r3, 4*n bytes (upload of the input)
@@ -732,14 +732,18 @@ mod tests {
         check(
             "entry t (a: [n][m]f64) : [m][n]f64 =\n  let b = map (\\r -> map (\\x -> x + 1) r) a\n  in transpose b",
             expect![[r#"
-                regions of entry `t` (2 plan steps)
+                regions of entry `t` (24 plan steps)
                   r0   host    input  `a`          f64: m*n × 8 = 8*m*n bytes; live before step 1
-                  r1   device  input  `a`          f64: m*n × 8 = 8*m*n bytes; live from the upload to step 2, line 2
-                  r2   device  alloc  `result`     f64: m*n × 8 = 8*m*n bytes; live from step 1 to the read-back, line 2
-                  r3   host    result `result`     f64: m*n × 8 = 8*m*n bytes; live after step 2, line 2
+                  r1   device  input  `a`          f64: m*n × 8 = 8*m*n bytes; live from the upload to step 18, line 2
+                  r2   device  alloc  `outer`      f64: m*n × 8 = 8*m*n bytes; live from step 2 to step 24, lines 2–3
+                  r3   device  alloc  –            f64: m*n × 8 = 8*m*n bytes; live from step 10 to step 24, lines 2–3
+                  r4   device  alloc  `intra`      f64: m*n × 8 = 8*m*n bytes; live from step 13 to step 24, lines 2–3
+                  r5   device  alloc  –            f64: m*n × 8 = 8*m*n bytes; live from step 17 to step 24, lines 2–3
+                  r6   device  alloc  `result`     f64: m*n × 8 = 8*m*n bytes; live from step 21 to the read-back, line 3
+                  r7   host    result `result`     f64: m*n × 8 = 8*m*n bytes; live after step 24, line 3
                 transfers
                   before step 1 host → device: r0 → r1, 8*m*n bytes (upload of the input)
-                  after step 2 device → host: r2 → r3, 8*m*n bytes (read-back of the result)
+                  after step 24 device → host: r6 → r7, 8*m*n bytes (read-back of the result)
             "#]],
         );
     }
@@ -749,18 +753,20 @@ mod tests {
         check(
             "entry s (xs: [n]i64) : i64 =\n  let t = reduce (+) 0 xs\n  in reduce (+) 0 (map (\\i -> i * i) (iota t))",
             expect![[r#"
-                regions of entry `s` (12 plan steps)
+                regions of entry `s` (15 plan steps)
                   r0   host    input  `xs`         i64: n × 8 = 8*n bytes; live before step 1
                   r1   device  input  `xs`         i64: n × 8 = 8*n bytes; live from the upload to step 3, line 2
                   r2   device  alloc  `partial`    i64: max(1, min(((n + 255) / 256), 1024)) × 8 = 8*max(1, min(((n + 255) / 256), 1024)) bytes; live from step 2 to step 5, line 2
-                  r3   device  alloc  `partial`    i64: 1 × 8 = 8 bytes; live from step 4 to step 6, line 2
-                  r4   device  alloc  `partial`    i64: max(1, min(((? + 255) / 256), 1024)) × 8 = 8*max(1, min(((? + 255) / 256), 1024)) bytes; live from step 9 to step 12, line 3
-                  r5   device  alloc  `partial`    i64: 1 × 8 = 8 bytes; live from step 11 to the read-back, line 3
-                  r6   host    result `partial`    i64: 1 × 8 = 8 bytes; live after step 12, line 3
+                  r3   device  alloc  `total`      i64: 1 × 8 = 8 bytes; live from step 4 to step 8, line 2
+                  r4   device  alloc  –            i64: ? × 8 = 8*? bytes; live from step 9 to step 10, line 3
+                  r5   device  alloc  `partial`    i64: max(1, min(((? + 255) / 256), 1024)) × 8 = 8*max(1, min(((? + 255) / 256), 1024)) bytes; live from step 12 to step 15, line 3
+                  r6   device  alloc  `total`      i64: 1 × 8 = 8 bytes; live from step 14 to the read-back, line 3
+                  r7   host    result `total`      i64: 1 × 8 = 8 bytes; live after step 15, line 3
                 transfers
                   before step 1 host → device: r0 → r1, 8*n bytes (upload of the input)
                   at step 6 device → host: r3, 8 bytes (one element read into host scalar `read`)
-                  after step 12 device → host: r5 → r6, 8 bytes (read-back of the result)
+                  at step 8 device → host: r3, 8 bytes (one element read into host scalar `read`)
+                  after step 15 device → host: r6 → r7, 8 bytes (read-back of the result)
             "#]],
         );
     }
@@ -770,14 +776,14 @@ mod tests {
         check(
             "entry p (xs: [n]f32) (k: i64) : [n]f32 =\n  loop ys = xs for i < k do\n    map2 (\\x y -> x + y) xs ys",
             expect![[r#"
-                regions of entry `p` (11 plan steps)
+                regions of entry `p` (5 plan steps)
                   r0   host    input  `xs`         f32: n × 4 = 4*n bytes; live before step 1
                   r1   device  input  `xs`         f32: n × 4 = 4*n bytes; live from the upload to the read-back, line 3
-                  r2   device  alloc  –            f32: n × 4 = 4*n bytes; live from step 6 to the read-back, line 3
-                  r3   host    result `xs`         f32: n × 4 = 4*n bytes; live after step 11
+                  r2   device  alloc  –            f32: n × 4 = 4*n bytes; live from step 3 to the read-back, line 3
+                  r3   host    result `xs`         f32: n × 4 = 4*n bytes; live after step 5
                 transfers
                   before step 1 host → device: r0 → r1, 4*n bytes (upload of the input)
-                  after step 11 device → host: r1 → r3, 4*n bytes (read-back of the result)
+                  after step 5 device → host: r1 → r3, 4*n bytes (read-back of the result)
             "#]],
         );
     }

@@ -1113,7 +1113,14 @@ fn live_block(
     for stmt in f.blocks[block].stmts.iter().rev() {
         let exp = &f.exps[stmt.exp];
         if is_update(exp) {
-            out.insert(stmt.exp, live.clone());
+            let mut after = live.clone();
+            if let Exp::Seg(seg) = exp {
+                // The other points of a SegScatter or SegHist run beside this one: what
+                // its body reads (a view of the destination, say `reverse xs`) is read
+                // while the update writes, so it counts as read afterwards.
+                after.extend(seg_body_reads(f, seg));
+            }
+            out.insert(stmt.exp, after);
         }
         for v in &stmt.vars {
             live.remove(v);
@@ -1141,6 +1148,19 @@ fn live_block(
         live.extend(reads);
     }
     live
+}
+
+/// The variables bound outside `seg` that its body reads.
+fn seg_body_reads(f: &GpuFunction, seg: &weft_opt::SegOp) -> Vec<VarId> {
+    let mut reads = Vec::new();
+    for stmt in &f.blocks[seg.body].stmts {
+        weft_opt::reads_in(f, stmt, &mut reads);
+    }
+    reads.extend(f.blocks[seg.body].results.iter().filter_map(var_of));
+    let mut bound: FxHashSet<VarId> = seg.space.iter().map(|(i, _)| *i).collect();
+    defined_in(f, seg.body, &mut bound);
+    reads.retain(|v| !bound.contains(v));
+    reads
 }
 
 fn var_of(atom: &Atom) -> Option<VarId> {

@@ -49,7 +49,13 @@ pub fn compile_entry(
 ) -> Result<Compiled, LowerError> {
     let settings = weft_opt::Settings::default();
     let code = std::sync::Arc::new(GpuCode::new(program, settings.target()));
-    compile_through_middle_end(&settings, &|| std::sync::Arc::clone(&code), entry, position, options)
+    compile_through_middle_end(
+        &settings,
+        &|| std::sync::Arc::clone(&code),
+        entry,
+        position,
+        options,
+    )
 }
 
 /// Compiles one entry point of the GPU IR with its memory (`weft_lower::lower_gpu_entry`).

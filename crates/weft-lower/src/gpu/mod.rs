@@ -37,8 +37,8 @@ use weft_plan::{BinOp as HOp, Elem, ErrorSite, Expr, Input, Output, Step, Var};
 use weft_values::RuntimeCheck;
 
 use crate::LowerError;
-use crate::lowered::{Lowered, Options};
 use crate::imp::KernelImp;
+use crate::lowered::{Lowered, Options};
 
 pub(crate) type Res<T> = Result<T, LowerError>;
 

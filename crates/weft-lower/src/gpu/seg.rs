@@ -1318,11 +1318,8 @@ impl Tr<'_> {
                 self.push_steps();
                 self.atomic_hist(seg, &dims, dest, &bins, aop, elem, false, origin)?;
                 let global = self.pop_steps();
-                let few = Expr::bin(
-                    weft_plan::BinOp::Le,
-                    bins.clone(),
-                    Expr::I64(LOCAL_HISTOGRAM_BINS),
-                );
+                let few =
+                    Expr::bin(weft_plan::BinOp::Le, bins.clone(), Expr::I64(LOCAL_HISTOGRAM_BINS));
                 self.step(weft_plan::Step::If { cond: few, then_steps: local, else_steps: global });
             } else {
                 self.atomic_hist(seg, &dims, dest, &bins, aop, elem, false, origin)?;
