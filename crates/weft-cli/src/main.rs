@@ -180,10 +180,10 @@ enum Stage {
     /// The core IR after the middle end's simplification and inlining.
     Opt,
     /// The middle end's GPU IR: host code and segmented operations with their levels,
-    /// versions and thresholds, as the selected code generator reads it (`--codegen
-    /// bridge`: before the bridge writes it back as core).
+    /// versions and thresholds, as the code generator reads it (every call inlined).
     Gpu,
-    /// The staged translator's memory blocks and LMADs.
+    /// The elaborated program's memory blocks and LMADs (what the editor's memory
+    /// hover shows).
     Mem,
     /// The GPU IR with memory: every array binding's block and LMAD, and where each
     /// block lives (global, private, local, expanded per work-item).
