@@ -599,6 +599,50 @@ fn gpu_a_reduction_is_two_stages_of_work_group_trees_reading_runs_of_four() {
 }
 
 #[test]
+fn gpu_a_reduction_on_a_cpu_folds_contiguous_shares_into_eight_accumulators() {
+    // A core streams its work-item's share in order; eight independent accumulators
+    // (one vector register) instead of one chain of dependent additions. At least 256
+    // elements per work-item: a group per 65536 elements, at most 1024 groups.
+    let l = lowered_gpu("entry s (xs: [n]f32) : f32 = reduce (+) 0 xs", true);
+    let ls = launches_of(&l);
+    assert_eq!(ls.len(), 2, "{ls:?}");
+    assert!(
+        host_text(
+            &l,
+            &l.steps
+                .iter()
+                .find_map(|s| match s {
+                    Step::Let { value, .. } => Some(value.clone()),
+                    _ => None,
+                })
+                .expect("the group count")
+        )
+        .contains("65536")
+    );
+    let runs: Vec<Vec<&Cmd>> = commands(&ls[0].kernel.body)
+        .into_iter()
+        .filter_map(|c| match c {
+            Cmd::For { body, comment: Some(_), .. } => Some(body.iter().collect()),
+            _ => None,
+        })
+        .collect();
+    let [run] = runs.as_slice() else { panic!("one loop over the share: {runs:?}") };
+    let loads = run
+        .iter()
+        .filter(|c| matches!(c, Cmd::Decl { init: Some(crate::CExpr::Load(..)), .. }))
+        .count();
+    assert_eq!(loads, 8, "{}", crate::print_kernel_imp(ls[0].kernel));
+    // No bounds check: every index is inside the share.
+    assert_eq!(n_checks(ls[0].kernel), 0);
+    // A non-commutative operator keeps contiguous shares folded in order, one chain.
+    let ordered = lowered_gpu(
+        "entry f (xs: [n]f32) : f32 = reduce (\\a b -> if a != 0 then a else b) 0 xs",
+        true,
+    );
+    assert!(!crate::print_kernel_imp(launches_of(&ordered)[0].kernel).contains("runs_"));
+}
+
+#[test]
 fn gpu_a_reductions_runs_of_four_need_no_bounds_checks_and_a_gather_keeps_its() {
     // `4q + lane < 4 (n / 4) <= n`: the reads of a reduction's own array are in range
     // by construction (checks there kept POCL from vectorising the loop); a gather's

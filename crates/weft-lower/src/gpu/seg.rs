@@ -37,6 +37,13 @@ use crate::imp::{AtomicOp, CExpr, COp, Cmd, ParLevel};
 /// Rows at most this long (of a row-major matrix) are staged through local memory.
 const STAGED_ROW_MAX: i64 = 32;
 
+/// On a CPU, the fewest elements a work-item of a reduction's first stage folds.
+const CPU_SHARE: i64 = 256;
+
+/// On a CPU, the accumulators a work-item of a reduction's first stage folds its share
+/// into in turn (one vector register of `f32` with AVX2).
+const CPU_LANES: i64 = 8;
+
 /// The most bins a work-group keeps as a sub-histogram in local memory (16 KiB of
 /// 32-bit bins, a third of the 48 KiB that OpenCL devices commonly offer a group).
 const LOCAL_HISTOGRAM_BINS: i64 = 4096;
@@ -470,15 +477,18 @@ impl Tr<'_> {
     ) -> Res<()> {
         let n = self.int_atom(&seg.space[0].1)?;
         let wg = self.group_size();
+        let commutative = ops.iter().all(|op| op.commutative);
+        // On a CPU each work-item folds a contiguous share of at least
+        // `CPU_SHARE` elements (see `reduce_stage`); on a GPU one element each at least.
+        let per_group = if commutative && self.options.cpu_device() { wg * CPU_SHARE } else { wg };
         let groups = emax(
             Expr::I64(1),
             emin(
-                eceil_div(n.clone(), Expr::I64(wg)),
+                eceil_div(n.clone(), Expr::I64(per_group)),
                 Expr::I64(i64::from(self.options.reduce_groups)),
             ),
         );
         let groups = self.let_var("groups", groups);
-        let commutative = ops.iter().all(|op| op.commutative);
         let elems = self.operator_elems(ops)?;
         let partials: Vec<weft_plan::Var> =
             elems.iter().map(|e| self.alloc_buffer("partial", *e, groups.clone())).collect();
@@ -621,7 +631,86 @@ impl Tr<'_> {
         let acc = k.declare_like(&ne, "acc")?;
         k.assign(&acc, &ne)?;
         let comment = k.comment(origin);
-        if commutative {
+        let cpu_shares = commutative && k.tr.options.cpu_device() && *groups != Expr::I64(1);
+        if cpu_shares {
+            // On a CPU: a contiguous share per work-item, read in order (a core streams
+            // it through its cache; interleaved runs jump by the whole grid between a
+            // work-item's reads), folded into `CPU_LANES` accumulators in turn, which
+            // the compiler can keep in one vector register: the operator is
+            // commutative, so the order of the combination is free.
+            let gsize = CExpr::work_item("get_global_size", 0);
+            let per = k.tmp(
+                "per",
+                Elem::I64,
+                CExpr::bin(
+                    COp::Div,
+                    CExpr::add(kn.clone(), CExpr::sub(gsize.clone(), CExpr::Int(1))),
+                    gsize,
+                ),
+            );
+            let start = k.tmp(
+                "start",
+                Elem::I64,
+                CExpr::mul(CExpr::work_item("get_global_id", 0), per.clone()),
+            );
+            let end = k.tmp(
+                "end",
+                Elem::I64,
+                CExpr::call("min", vec![CExpr::add(start.clone(), per), kn.clone()]),
+            );
+            let count =
+                CExpr::call("max", vec![CExpr::sub(end.clone(), start.clone()), CExpr::Int(0)]);
+            let runs = k.tmp("runs", Elem::I64, CExpr::bin(COp::Div, count, CExpr::Int(CPU_LANES)));
+            let mut lanes = vec![acc.clone()];
+            for _ in 1..CPU_LANES {
+                let lane = k.declare_like(&ne, "acc")?;
+                k.assign(&lane, &ne)?;
+                lanes.push(lane);
+            }
+            let r = k.fresh_name("r");
+            k.push();
+            let base = k.tmp(
+                "base",
+                Elem::I64,
+                CExpr::add(start.clone(), CExpr::mul(CExpr::Var(r.clone()), CExpr::Int(CPU_LANES))),
+            );
+            let mut xs = Vec::new();
+            for lane in 0..CPU_LANES {
+                // `base + lane < start + CPU_LANES * runs <= end <= n`.
+                let index = CExpr::add(base.clone(), CExpr::Int(lane));
+                let known = k.in_range.len();
+                k.in_range.push((index.clone(), kn.clone()));
+                let x = element(&mut k, &index);
+                k.in_range.truncate(known);
+                xs.push(k.bind_loaded("x", x?));
+            }
+            for (lane, x) in lanes.iter().zip(xs) {
+                let r = apply_ops(&mut k, ops, lane, &x)?;
+                k.assign_staged(lane, &r)?;
+            }
+            let body = k.pop();
+            k.emit(Cmd::For { var: r, bound: runs.clone(), body, comment: comment.clone() });
+            // The share's last `count % CPU_LANES` elements.
+            let rest = k.tmp(
+                "rest",
+                Elem::I64,
+                CExpr::add(start.clone(), CExpr::mul(runs, CExpr::Int(CPU_LANES))),
+            );
+            let acc2 = acc.clone();
+            k.for_loop("j", CExpr::sub(end, rest.clone()), None, &mut |k, j| {
+                let i = k.tmp("i", Elem::I64, CExpr::add(rest.clone(), j));
+                let known = k.in_range.len();
+                k.in_range.push((i.clone(), kn.clone()));
+                let x = element(k, &i);
+                k.in_range.truncate(known);
+                let r = apply_ops(k, ops, &acc2, &x?)?;
+                k.assign_staged(&acc2, &r)
+            })?;
+            for lane in &lanes[1..] {
+                let r = apply_ops(&mut k, ops, &acc, lane)?;
+                k.assign_staged(&acc, &r)?;
+            }
+        } else if commutative {
             // Interleaved: neighbouring work-items read neighbouring runs of four
             // elements, computed before they are combined (independent loads, which
             // the compiler may merge into one vector load); the last `n % 4` go to the
@@ -715,7 +804,9 @@ impl Tr<'_> {
         let doc = format!(
             "{}: work-groups of {wg} fold {} and combine in local memory{}",
             kind.replace('_', " "),
-            if commutative {
+            if cpu_shares {
+                "contiguous shares in 8 accumulators (commutative operator, a CPU)"
+            } else if commutative {
                 "interleaved elements (commutative operator)"
             } else {
                 "contiguous shares in order"
