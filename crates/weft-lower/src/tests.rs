@@ -643,6 +643,24 @@ fn gpu_a_reduction_on_a_cpu_folds_contiguous_shares_into_eight_accumulators() {
 }
 
 #[test]
+fn gpu_a_copy_on_a_cpu_is_a_loop_over_runs_of_64_elements_per_work_item() {
+    // A reversal copies element by element; on a CPU each work-item loops over 64 of
+    // them (a loop the compiler vectorises), on a GPU one work-item per element.
+    let src = "entry f (xs: [n]f32) : [n]f32 = reverse xs";
+    let cpu = lowered_gpu(src, true);
+    let launches = launches_of(&cpu);
+    let [copy] = launches.as_slice() else { panic!("one copy: {launches:?}") };
+    assert_eq!(copy.global, ["((n + 63) / 64)"]);
+    let loops = commands(&copy.kernel.body)
+        .into_iter()
+        .filter(|c| matches!(c, Cmd::For { comment: Some(_), .. }))
+        .count();
+    assert_eq!(loops, 1, "{}", crate::print_kernel_imp(copy.kernel));
+    let gpu = lowered_gpu(src, false);
+    assert_eq!(launches_of(&gpu)[0].global, ["n"]);
+}
+
+#[test]
 fn gpu_a_reductions_runs_of_four_need_no_bounds_checks_and_a_gather_keeps_its() {
     // `4q + lane < 4 (n / 4) <= n`: the reads of a reduction's own array are in range
     // by construction (checks there kept POCL from vectorising the loop); a gather's
