@@ -302,9 +302,9 @@ fn a_loop_of_updates_writes_in_place_without_a_copy() {
     let [update] = launches.as_slice() else { panic!("one launch per iteration: {launches:#?}") };
     assert_eq!(update.global, ["1"]);
     assert!(allocs(&l, body).is_empty(), "no copy inside the loop");
-    // The `replicate` and the loop's own array, a copy of it made at loop entry (the
-    // memory IR's loop-entry copy, even of a dead initial value: docs/middle.md).
-    assert_eq!(allocs(&l, &l.steps), ["n", "n"]);
+    // One array: the `replicate`'s, dead once the loop starts, is the loop's (no copy
+    // at entry either).
+    assert_eq!(allocs(&l, &l.steps), ["n"], "one array for the loop");
 }
 
 #[test]

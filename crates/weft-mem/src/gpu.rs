@@ -726,6 +726,15 @@ impl Ctx<'_> {
         // memory of its own that the initial value is copied into; in host code
         // otherwise, chosen at run time (the initial value's, then each iteration's).
         let updates_param = has_arrays && self.body_updates_in_place(body, param);
+        if updates_param && !self.in_kernel() && self.reusable(exp_id, &init_info) {
+            // The initial value is the program's own array and dead once the loop
+            // starts: the loop updates it where it is, with no copy at entry.
+            let param_info =
+                init_info.map_arrays(&mut |a| ArrayMem { how: Provenance::InPlace, ..a.clone() });
+            self.loop_body(param, param_info.clone(), form, body);
+            self.bind(var, param_info);
+            return;
+        }
         if has_arrays && (self.in_kernel() || updates_param) {
             self.out.loop_entry_copies.insert(exp_id);
             let param_info = self.fresh(param, param_ty, &Provenance::Fresh);
@@ -1122,6 +1131,30 @@ fn live_block(
             }
             out.insert(stmt.exp, after);
         }
+        // What a loop's body and condition read from outside them (read again at every
+        // iteration); its initial value is read once, at entry.
+        let loop_reads: Option<FxHashSet<VarId>> = match exp {
+            Exp::Loop { .. } => {
+                let mut bound: FxHashSet<VarId> = binders(exp).into_iter().collect();
+                let mut body_reads = Vec::new();
+                for nested in exp.nested_blocks() {
+                    defined_in(f, nested, &mut bound);
+                    for inner in &f.blocks[nested].stmts {
+                        weft_opt::reads_in(f, inner, &mut body_reads);
+                    }
+                    body_reads.extend(f.blocks[nested].results.iter().filter_map(var_of));
+                }
+                Some(body_reads.into_iter().filter(|v| !bound.contains(v)).collect())
+            }
+            _ => None,
+        };
+        if let Some(loop_reads) = &loop_reads {
+            // For a loop that would take its initial value's memory: what follows it
+            // and what its iterations read.
+            let mut after = live.clone();
+            after.extend(loop_reads.iter().copied());
+            out.insert(stmt.exp, after);
+        }
         for v in &stmt.vars {
             live.remove(v);
         }
@@ -1130,7 +1163,8 @@ fn live_block(
         let mut reads = Vec::new();
         weft_opt::reads_in(f, stmt, &mut reads);
         let repeated: FxHashSet<VarId> = match exp {
-            Exp::Loop { .. } | Exp::Seg(_) | Exp::Seq(_) => {
+            Exp::Loop { .. } => loop_reads.clone().unwrap_or_default(),
+            Exp::Seg(_) | Exp::Seq(_) => {
                 let mut bound: FxHashSet<VarId> = binders(exp).into_iter().collect();
                 for nested in exp.nested_blocks() {
                     defined_in(f, nested, &mut bound);

@@ -926,6 +926,24 @@ fn an_update_of_a_dead_array_is_in_place_and_of_a_live_one_a_copy() {
         Target::Gpu,
     );
     assert!(text.contains("(in place)"), "{text}");
+    // `xs` is dead once the loop starts: the loop updates it where it is, no copy.
+    assert!(!text.contains("loop entry"), "{text}");
+    assert_eq!(text.matches("= alloc").count(), 1, "{text}");
+    // Read after the loop: the loop starts from a copy.
+    let text = gpu_mem(
+        r"entry f (n: i64) : ([n]i64, [n]i64) =
+  let xs = iota n
+  in (loop ys = xs for i < n do ys with [i] = i * i, xs)",
+        Target::Gpu,
+    );
+    assert!(text.contains("loop entry"), "{text}");
+    // Read inside the loop: a copy too.
+    let text = gpu_mem(
+        r"entry f (n: i64) : [n]i64 =
+  let xs = iota n
+  in loop ys = xs for i < n do ys with [i] = xs[n - 1 - i]",
+        Target::Gpu,
+    );
     assert!(text.contains("loop entry"), "{text}");
     let text =
         gpu_mem(r"entry g (xs: [n]i64) : ([n]i64, [n]i64) = (xs with [0] = 1, xs)", Target::Gpu);
