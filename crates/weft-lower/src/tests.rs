@@ -661,6 +661,42 @@ fn gpu_a_copy_on_a_cpu_is_a_loop_over_runs_of_64_elements_per_work_item() {
 }
 
 #[test]
+fn gpu_a_light_map_on_a_cpu_is_a_loop_over_runs_of_64_points_per_work_item() {
+    // `a * x + y` per point: a work-item per run of 64 points on a CPU (a loop the
+    // compiler vectorises); a point that runs a loop has work enough, a work-item each.
+    let light = lowered_gpu(
+        "entry f (a: f32) (xs: [n]f32) (ys: [n]f32) : [n]f32 = map2 (\\x y -> a * x + y) xs ys",
+        true,
+    );
+    assert_eq!(launches_of(&light)[0].global, ["items"]);
+    assert!(
+        host_text(
+            &light,
+            &light
+                .steps
+                .iter()
+                .find_map(|s| match s {
+                    Step::Let { value, .. } => Some(value.clone()),
+                    _ => None,
+                })
+                .expect("the run count")
+        )
+        .contains("64")
+    );
+    let heavy = lowered_gpu(
+        "entry f (xs: [n]f32) (k: i64) : [n]f32 = map (\\x -> loop a = x for i < k do a * 0.5f32) xs",
+        true,
+    );
+    assert_eq!(launches_of(&heavy)[0].global, ["n"]);
+    // On a GPU a work-item per point.
+    let gpu = lowered_gpu(
+        "entry f (a: f32) (xs: [n]f32) (ys: [n]f32) : [n]f32 = map2 (\\x y -> a * x + y) xs ys",
+        false,
+    );
+    assert_eq!(launches_of(&gpu)[0].global, ["n"]);
+}
+
+#[test]
 fn gpu_a_reductions_runs_of_four_need_no_bounds_checks_and_a_gather_keeps_its() {
     // `4q + lane < 4 (n / 4) <= n`: the reads of a reduction's own array are in range
     // by construction (checks there kept POCL from vectorising the loop); a gather's

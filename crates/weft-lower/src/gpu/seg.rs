@@ -40,6 +40,9 @@ const STAGED_ROW_MAX: i64 = 32;
 /// On a CPU, the fewest elements a work-item of a reduction's first stage folds.
 const CPU_SHARE: i64 = 256;
 
+/// On a CPU, the points a work-item of a one-dimensional map computes in a loop.
+const CPU_RUN: i64 = 64;
+
 /// On a CPU, the accumulators a work-item of a reduction's first stage folds its share
 /// into in turn (one vector register of `f32` with AVX2).
 const CPU_LANES: i64 = 8;
@@ -408,6 +411,9 @@ impl Tr<'_> {
     fn plain_grid_map(&mut self, stmt: &Stmt, seg: &SegOp, origin: Option<&Origin>) -> Res<()> {
         let dims = self.space_dims(seg)?;
         let wg = self.group_size();
+        if dims.len() == 1 && self.options.cpu_device() && light_body(self.f, seg.body) {
+            return self.cpu_runs_map(stmt, seg, &dims[0], origin);
+        }
         let schedule = Schedule::of(dims.len(), self.options.cpu_device(), wg);
         let mut k = Kern::new(self);
         let role = if seg.space.len() == 1 {
@@ -464,6 +470,53 @@ impl Tr<'_> {
         let local_size = local.iter().product::<i64>() as u32;
         let (kernel, args) = k.finish(name, doc, Some(local_size));
         self.launch(kernel, args, global, Some(local.into_iter().map(Expr::I64).collect()));
+        Ok(())
+    }
+
+    /// A one-dimensional `segmap@grid` on a CPU: a work-item per run of `CPU_RUN`
+    /// points, a loop over them (which the compiler can vectorise when the body allows).
+    fn cpu_runs_map(
+        &mut self,
+        stmt: &Stmt,
+        seg: &SegOp,
+        n: &Expr,
+        origin: Option<&Origin>,
+    ) -> Res<()> {
+        let wg = self.group_size();
+        let mut k = Kern::new(self);
+        note_all(&mut k, seg, &format!("@grid: one work-item per run of {CPU_RUN} elements"));
+        let kn = k.import_index(n);
+        let comment = k.comment(origin);
+        let item = k.fresh_name("item");
+        k.push();
+        let first =
+            k.tmp("first", Elem::I64, CExpr::mul(CExpr::Var(item.clone()), CExpr::Int(CPU_RUN)));
+        let count =
+            CExpr::call("min", vec![CExpr::Int(CPU_RUN), CExpr::sub(kn.clone(), first.clone())]);
+        let index = seg.space[0].0;
+        k.for_loop("j", count, comment, &mut |k, j| {
+            let i = k.tmp("i", Elem::I64, CExpr::add(first.clone(), j));
+            k.in_range.push((i.clone(), kn.clone()));
+            k.bind(index, KVal::Scalar(i.clone(), Elem::I64));
+            let values = k.block(seg.body)?;
+            write_results(k, stmt, seg, &values, &[i])
+        })?;
+        let body = k.pop();
+        let runs =
+            CExpr::bin(COp::Div, CExpr::add(kn, CExpr::Int(CPU_RUN - 1)), CExpr::Int(CPU_RUN));
+        k.emit(Cmd::ParFor {
+            level: ParLevel::GridCovered(0),
+            var: item,
+            bound: runs,
+            body,
+            comment: None,
+        });
+        let doc =
+            format!("segmap@grid: one work-item per run of {CPU_RUN} points{}", at(&k, origin));
+        let name = k.tr.kernel_name("map");
+        let (kernel, args) = k.finish(name, doc, Some(wg as u32));
+        let global = self_let_outer(self, eceil_div(n.clone(), Expr::I64(CPU_RUN)));
+        self.launch(kernel, args, vec![global], Some(vec![Expr::I64(wg)]));
         Ok(())
     }
 
@@ -2207,6 +2260,25 @@ impl Schedule {
             format!("one work-item per row, a loop over its innermost dimension ({dims}-D NDRange)")
         }
     }
+}
+
+/// Whether a block runs no loop (nor a sequential combinator, nor a SegOp): a point of
+/// a map with such a body is a few operations, which a CPU's work-item computes for a
+/// run of points; a point with a loop has work enough of its own (a row of a stencil),
+/// and runs of them would leave too few work-items for the cores.
+fn light_body(f: &weft_opt::GpuFunction, block: weft_opt::BlockId) -> bool {
+    f.blocks[block].stmts.iter().all(|stmt| match &f.exps[stmt.exp] {
+        weft_opt::Exp::Basic(_) => true,
+        weft_opt::Exp::If { then_branch, else_branch, .. } => {
+            light_body(f, *then_branch) && light_body(f, *else_branch)
+        }
+        _ => false,
+    })
+}
+
+/// A host value bound to a host variable (an NDRange size), from outside a kernel.
+fn self_let_outer(tr: &mut Tr<'_>, value: Expr) -> Expr {
+    tr.let_var("items", value)
 }
 
 /// A host value bound to a host variable before a kernel's launch (an NDRange size).
