@@ -1,6 +1,6 @@
 //! Scalar operations in OpenCL C with Weft's semantics (docs/backend.md): one place
-//! for both code generators (the staged translator's `kernel.rs` and the GPU IR's
-//! `gpu/`), as `weft_values` is one place for the interpreters.
+//! for the code generator (`gpu/`), as `weft_values` is one place for the
+//! interpreters.
 
 use std::rc::Rc;
 

@@ -152,9 +152,8 @@ impl Writer<'_> {
         (weft_core::Lambda { params: vec![acc, next], body, ret: tuple_ty }, neutral)
     }
 
-    /// A transposed copy in the staged translator's terms: `flatten` of a transposed
-    /// array is not a layout change (no LMAD expresses it), so it copies the array into
-    /// fresh row-major memory, column after column, with its tiled transposition; the
+    /// A transposed copy as core: `flatten` of a transposed array is not a layout change
+    /// (no LMAD expresses it), so it means a copy of the array, column after column; the
     /// `unflatten` and second `transpose` are views back to the array's own indices.
     fn manifest(&mut self, stmts: &mut Vec<weft_core::Stmt>, array: Atom) -> weft_core::Exp {
         let ty = self.ty_of(array);
@@ -348,9 +347,8 @@ impl Writer<'_> {
     /// The statements `v = X[index]` of a SegOp's body, when they are the body's only
     /// uses of `index` and every `X` (bound outside, `bound` rows) is read whole: the
     /// dimension is then written as `map (\v.. -> ...) X..` rather than `generate bound
-    /// (\index -> ...)` (so the staged translator sees, say, a matrix product's nest of
-    /// maps over its operands' rows, which it tiles, or a dot product's `map2`, whose
-    /// reads need no bounds check).
+    /// (\index -> ...)`: the core program reads as the source does (a matrix product's
+    /// nest of maps over its operands' rows).
     fn row_read(
         &self,
         seg: &SegOp,
@@ -422,8 +420,7 @@ impl Writer<'_> {
             (reducing, innermost, dims)
         {
             // Indices or values that the body only reads at the point are those arrays;
-            // one computed column is a `generate` (a pull array the staged translator
-            // computes inside the update's kernel). Two computed columns go through the
+            // one computed column is a `generate`. Two computed columns go through the
             // general form below (pairs, then `unzip`).
             let [bins, values] = self.read_columns(seg, index);
             let columns = match (bins, values) {

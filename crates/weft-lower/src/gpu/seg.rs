@@ -2318,8 +2318,7 @@ fn traverses(f: &weft_opt::GpuFunction, block: weft_opt::BlockId, array: VarId) 
 /// The role of a SegOp's source expressions: a reduction, scan or histogram over more
 /// than one dimension computes a nest (the maps around the combinator are its outer
 /// dimensions), which runs in one grid that no level written on the combinator alone
-/// describes, so its role names no level ("Make strategy explicit" leaves it, as it
-/// leaves the staged translator's two-dimensional NDRanges).
+/// describes, so its role names no level ("Make strategy explicit" leaves it).
 fn role_in_nest(seg: &SegOp, role: &str) -> String {
     match role.strip_prefix("@grid: ") {
         Some(what) if seg.space.len() > 1 && !matches!(seg.kind, SegKind::Map) => {

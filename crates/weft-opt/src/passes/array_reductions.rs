@@ -195,8 +195,8 @@ fn rewrite(f: &mut Function, stmt: Stmt) -> Option<Vec<Stmt>> {
     };
     let finals_ty = Type::array(CoreSize::constant(1), elem_ty);
     let computed = bind(f, "folded", finals_ty.clone(), stage2, &mut out);
-    // Stored as computed: the staged translator (the bridge) would otherwise compute
-    // the row where it is read, in host code.
+    // Stored as computed (`to_global`): its one row is then read where it is, not
+    // recomputed where it is read.
     let stored = Exp::Materialise { space: weft_core::Space::Global, value: v(computed) };
     let finals = bind(f, "folded", finals_ty, stored, &mut out);
     // The statement keeps its variable, now the one result.

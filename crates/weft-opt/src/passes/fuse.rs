@@ -65,8 +65,8 @@ fn fuse_siblings_once(f: &mut GpuFunction) -> bool {
                     reads.iter().any(|v| first.vars.contains(v))
                 });
                 // Merged reductions combine a tuple of their values; a value that is
-                // itself a tuple would nest tuples, which the staged translator cannot
-                // store in arrays.
+                // itself a tuple would nest tuples, which arrays of tuples (stored as
+                // tuples of arrays) do not represent.
                 let scalar =
                     |vars: &[VarId]| vars.iter().all(|v| f.vars[*v].ty.as_scalar().is_some());
                 if reads_first || !scalar(&first.vars) || !scalar(&second.vars) {
