@@ -868,7 +868,7 @@ entry main (xs: [3]f32) : f32 = red$0uce (+) 0f32 xs
 
                 **Kernel**: `main_reduce_total_1` — @grid: multi-stage reduction (second stage)
 
-                **Cost** of `main_reduce_partials_0` (entry `main`): work `5118`, span `34`; global `1028` bytes, local `4088` bytes; predicted 5.55 µs ±16% (4.66–6.45 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `main_reduce_partials_0` (entry `main`): work `6142`, span `38`; global `1028` bytes, local `4088` bytes; predicted 5.55 µs ±16% (4.66–6.45 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
 
                 **Cost** of `main_reduce_total_1` (entry `main`): work `4094`, span `30`; global `1028` bytes, local `4088` bytes; predicted 5.55 µs ±16% (4.66–6.45 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
@@ -893,7 +893,7 @@ entry h (is: [n]i64) (vs: [n]i32) : [4]i32 = reduce_by_$0index (replicate 4 0) (
 
                 **Kernel**: `h_hist_2` — @grid: one work-item per value, an atomic add into its bin
 
-                **Cost** of `h_hist_1` (entry `h`): work `4*max(1, min(⌈n/256⌉, 1024)) + 3*n`, span `5*⌈n/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 5`; global `32*max(1, min(⌈n/256⌉, 1024)) + 12*n` bytes, local `48*max(1, min(⌈n/256⌉, 1024)) + 8*n` bytes; predicted 10.7 µs ±16% (8.94–12.4 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `h_hist_1` (entry `h`): work `4*max(1, min(⌈n/256⌉, 1024)) + 11*n`, span `13*⌈n/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 5`; global `32*max(1, min(⌈n/256⌉, 1024)) + 12*n` bytes, local `48*max(1, min(⌈n/256⌉, 1024)) + 8*n` bytes; predicted 10.7 µs ±16% (8.94–12.4 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -1272,7 +1272,7 @@ entry rows (a: [n][m]f32) (v: [m]f32) : [n]f32 =
 
                 **Memory**: `mem_3 -> {offset: gtid; strides: [n]; shape: [m]}`, fresh allocation: 4*n*m bytes (interleaved over gtid < n)
 
-                **Address space**: `local` (`t_5`) — an array the work-group computes and shares (the body of a group SegOp) (line 3), in kernel `rows_group_0`
+                **Address space**: `local` (`t_6`) — an array the work-group computes and shares (the body of a group SegOp) (line 3), in kernel `rows_group_0`
             "#]],
         );
     }
@@ -1296,7 +1296,7 @@ entry f (xs: [n][4]f32) : [n]f32 =
 
                 **Address space**: `private` (`p_8`) — an array of the work-item's own (its size is a small constant) (line 2), in kernel `f_map_1`
 
-                **Address space**: `local` (`p_11`) — an array the work-group computes and shares (the body of a group SegOp) (line 2), in kernel `f_group_2`
+                **Address space**: `local` (`p_13`) — an array the work-group computes and shares (the body of a group SegOp) (line 2), in kernel `f_group_2`
 
                 **Address space**: `private` (`p_12`) — an array of the work-item's own (its size is a small constant) (line 2), in kernel `f_rows_staged_4`
             "#]],

@@ -552,7 +552,7 @@ entry dist (a: [n][m]f32) : [n][m]f32 =
         let _ = writeln!(out, "offered again: {again}");
         expect![[r#"
             Read a_3 Uniform
-            Write buf_7 Elems(I64(1))
+            Write buf_8 Elems(I64(1))
             offered again: false
         "#]]
         .assert_eq(&out);

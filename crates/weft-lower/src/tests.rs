@@ -697,6 +697,21 @@ fn gpu_a_light_map_on_a_cpu_is_a_loop_over_runs_of_64_points_per_work_item() {
 }
 
 #[test]
+fn gpu_a_failed_check_in_a_kernel_with_barriers_goes_on_at_a_clamped_index() {
+    // The work-item cannot return (the group's barriers wait for it): after recording
+    // the error it reads at the index clamped into the row, not outside the buffer
+    // (POCL's runner crashed on `row[1000000000]`, with no message).
+    let l = lowered(
+        "entry g (xss: [n][m]f32) (is: [k]i64) : [n]f32 =
+  map@group (\\row -> reduce@group (+) 0 (map@thread (\\j -> row[j]) is)) xss",
+    );
+    let text = crate::print_kernel_imp(launches_of(&l)[0].kernel);
+    assert!(n_barriers(launches_of(&l)[0].kernel) > 0);
+    assert!(text.contains("max(min(j_"), "{text}");
+    assert!(!commands(&launches_of(&l)[0].kernel.body).iter().any(|c| matches!(c, Cmd::Exit)));
+}
+
+#[test]
 fn gpu_a_reductions_runs_of_four_need_no_bounds_checks_and_a_gather_keeps_its() {
     // `4q + lane < 4 (n / 4) <= n`: the reads of a reduction's own array are in range
     // by construction (checks there kept POCL from vectorising the loop); a gather's

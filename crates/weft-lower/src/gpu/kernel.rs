@@ -265,13 +265,24 @@ impl<'t, 'p> Kern<'t, 'p> {
         self.emit(Cmd::If { cond: CExpr::not(ok), then_cmds, else_cmds: Vec::new() });
     }
 
-    /// `0 <= i < n`, checked (an index error names `array`).
-    fn check_index(&mut self, i: &CExpr, n: &CExpr, array: &str, origin: Option<&Origin>) {
+    /// `0 <= i < n`, checked (an index error names `array`); the index to read or write
+    /// at. A work-item that cannot return after a failed check (a kernel with barriers)
+    /// goes on at the index clamped into the array, so that it never touches memory
+    /// outside it (the first failure is still the error reported).
+    fn check_index(&mut self, i: &CExpr, n: &CExpr, array: &str, origin: Option<&Origin>) -> CExpr {
         if self.checks() && !self.in_range.iter().any(|(j, bound)| j == i && bound == n) {
             let code = self.error_site(RuntimeCheck::Index { array }, origin);
             let ok = in_range(i.clone(), n.clone());
             self.check(ok, code, i.clone(), n.clone());
+            if !self.can_return {
+                let last =
+                    CExpr::call("max", vec![CExpr::sub(n.clone(), CExpr::Int(1)), CExpr::Int(0)]);
+                let below = CExpr::call("min", vec![i.clone(), last]);
+                let clamped = CExpr::call("max", vec![below, CExpr::Int(0)]);
+                return self.tmp("i", Elem::I64, clamped);
+            }
         }
+        i.clone()
     }
 
     pub(crate) fn comment(&self, origin: Option<&Origin>) -> Option<String> {
@@ -999,7 +1010,7 @@ impl<'t, 'p> Kern<'t, 'p> {
                     let i = self.int(index)?;
                     let i = self.tmp("i", Elem::I64, i);
                     let n = shape.get(dim).cloned().unwrap_or(CExpr::Int(0));
-                    self.check_index(&i, &n, &name, origin);
+                    let i = self.check_index(&i, &n, &name, origin);
                     at.push(i);
                 }
                 let v = self.atom(value)?;
@@ -1164,7 +1175,7 @@ impl<'t, 'p> Kern<'t, 'p> {
                 IndexItem::Fix(i) => {
                     let i = self.int(i)?;
                     let i = self.tmp("i", Elem::I64, i);
-                    self.check_index(&i, &n, &name, origin);
+                    let i = self.check_index(&i, &n, &name, origin);
                     fixed.push(i);
                 }
                 IndexItem::Slice { start, end, stride } => {
