@@ -132,11 +132,11 @@ fn matmul_costs() {
             costs of entry `mm`
               kernel mm_product_0
                 work-items ((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1
-                work 337*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ + 570*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1
-                span 341*⌈k_3/8⌉ + 570
+                work 369*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ + 570*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1
+                span 373*⌈k_3/8⌉ + 570
                 global reads a_79: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ bytes, coalesced
-                global reads b_88: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ bytes, stride m_2
-                global writes buf_240: 256*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1 bytes, coalesced
+                global reads b_92: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ bytes, stride m_2
+                global writes buf_248: 256*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1 bytes, coalesced
                 local reads tile_a_4: 32*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ bytes, uniform
                 local reads tile_b_5: 32*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ bytes, coalesced
                 local writes tile_a_4: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ bytes, stride 128
@@ -145,11 +145,11 @@ fn matmul_costs() {
               launches
                 mm_product_0
                   work-items 256*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16)
-                  work 86272*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16)*((k + 7)/8) + 145920*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16)
-                  span 341*((k + 7)/8) + 570
+                  work 94464*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16)*((k + 7)/8) + 145920*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16)
+                  span 373*((k + 7)/8) + 570
                   global reads a_79: 4096*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16)*((k + 7)/8) bytes, coalesced
-                  global reads b_88: 4096*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16)*((k + 7)/8) bytes, stride m
-                  global writes buf_240: 65536*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16) bytes, coalesced
+                  global reads b_92: 4096*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16)*((k + 7)/8) bytes, stride m
+                  global writes buf_248: 65536*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16) bytes, coalesced
                   local reads tile_a_4: 8192*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16)*((k + 7)/8) bytes, uniform
                   local reads tile_b_5: 8192*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16)*((k + 7)/8) bytes, coalesced
                   local writes tile_a_4: 4096*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16)*((k + 7)/8) bytes, stride 128
@@ -169,11 +169,11 @@ fn function_call_costs() {
             costs of entry `rows`
               kernel rows_rows_staged_0
                 work-items 256*⌈global0/256⌉
-                work 2304*⌈global0/256⌉*⌈k_2*min(256, n_3)/256⌉ + 5*((256*k_2*min(min(256, n_3), 256)*⌈global0/256⌉)/256) + ((256*min(min(256, n_3), 256)*⌈global0/256⌉)/256) + 2560*⌈global0/256⌉
-                span 7*k_2 + 11*⌈k_2*min(256, n_3)/256⌉ + 11
+                work 2304*⌈global0/256⌉*⌈k_2*min(256, n_3)/256⌉ + 13*((256*k_2*min(min(256, n_3), 256)*⌈global0/256⌉)/256) + ((256*min(min(256, n_3), 256)*⌈global0/256⌉)/256) + 2560*⌈global0/256⌉
+                span 15*k_2 + 11*⌈k_2*min(256, n_3)/256⌉ + 11
                 global reads a_1: 1024*⌈global0/256⌉*⌈k_2*min(256, n_3)/256⌉ bytes, coalesced
-                global reads x_16: 4*((256*k_2*min(min(256, n_3), 256)*⌈global0/256⌉)/256) bytes, uniform
-                global writes outer_20: 4*((256*min(min(256, n_3), 256)*⌈global0/256⌉)/256) bytes, coalesced
+                global reads x_17: 4*((256*k_2*min(min(256, n_3), 256)*⌈global0/256⌉)/256) bytes, uniform
+                global writes outer_22: 4*((256*min(min(256, n_3), 256)*⌈global0/256⌉)/256) bytes, coalesced
                 local reads rows_4: 4*((256*k_2*min(min(256, n_3), 256)*⌈global0/256⌉)/256) bytes, stride k_2 + 1
                 local writes rows_4: 1024*⌈global0/256⌉*⌈k_2*min(256, n_3)/256⌉ bytes, coalesced
               kernel rows_map_1
@@ -185,14 +185,14 @@ fn function_call_costs() {
                 global writes outer_12: 4*n_1 bytes, coalesced
               kernel rows_group_2
                 work-items 256*⌈global0/256⌉
-                work 7934*n_1
-                span 49*((max(⌈global0/256⌉, 1) + n_1 - 1)/(max(⌈global0/256⌉, 1)))
+                work 11006*n_1
+                span 61*((max(⌈global0/256⌉, 1) + n_1 - 1)/(max(⌈global0/256⌉, 1)))
                 global reads a_3: 1024*n_1 bytes, coalesced
-                global reads x_11: 1024*n_1 bytes, coalesced
-                global writes intra_40: 1024*n_1 bytes, uniform
-                local reads red_5: 2040*n_1 bytes, coalesced
-                local reads red_5: 1024*n_1 bytes, uniform
-                local writes red_5: 2044*n_1 bytes, coalesced
+                global reads x_13: 1024*n_1 bytes, coalesced
+                global writes intra_43: 1024*n_1 bytes, uniform
+                local reads red_6: 2040*n_1 bytes, coalesced
+                local reads red_6: 1024*n_1 bytes, uniform
+                local writes red_6: 2044*n_1 bytes, coalesced
                 note: a loop bound computed from data is counted as one iteration
               kernel rows_segred_3
                 work-items 256*⌈global0/256⌉
@@ -210,11 +210,11 @@ fn function_call_costs() {
               launches
                 rows_rows_staged_0 when n >= 32768 and k <= 32
                   work-items 256*((256*((n + 255)/256) + 255)/256)
-                  work 2304*((256*((n + 255)/256) + 255)/256)*((k*min(256, n) + 255)/256) + 5*((256*((256*((n + 255)/256) + 255)/256)*k*min(min(256, n), 256))/256) + ((256*((256*((n + 255)/256) + 255)/256)*min(min(256, n), 256))/256) + 2560*((256*((n + 255)/256) + 255)/256)
-                  span 11*((k*min(256, n) + 255)/256) + 7*k + 11
+                  work 2304*((256*((n + 255)/256) + 255)/256)*((k*min(256, n) + 255)/256) + 13*((256*((256*((n + 255)/256) + 255)/256)*k*min(min(256, n), 256))/256) + ((256*((256*((n + 255)/256) + 255)/256)*min(min(256, n), 256))/256) + 2560*((256*((n + 255)/256) + 255)/256)
+                  span 11*((k*min(256, n) + 255)/256) + 15*k + 11
                   global reads a_1: 1024*((256*((n + 255)/256) + 255)/256)*((k*min(256, n) + 255)/256) bytes, coalesced
-                  global reads x_16: 4*((256*((256*((n + 255)/256) + 255)/256)*k*min(min(256, n), 256))/256) bytes, uniform
-                  global writes outer_20: 4*((256*((256*((n + 255)/256) + 255)/256)*min(min(256, n), 256))/256) bytes, coalesced
+                  global reads x_17: 4*((256*((256*((n + 255)/256) + 255)/256)*k*min(min(256, n), 256))/256) bytes, uniform
+                  global writes outer_22: 4*((256*((256*((n + 255)/256) + 255)/256)*min(min(256, n), 256))/256) bytes, coalesced
                   local reads rows_4: 4*((256*((256*((n + 255)/256) + 255)/256)*k*min(min(256, n), 256))/256) bytes, stride k + 1
                   local writes rows_4: 1024*((256*((n + 255)/256) + 255)/256)*((k*min(256, n) + 255)/256) bytes, coalesced
                 rows_map_1 when n >= 32768 and !(k <= 32)
@@ -226,14 +226,14 @@ fn function_call_costs() {
                   global writes outer_12: 4*n bytes, coalesced
                 rows_group_2 when !(n >= 32768) and n >= 128
                   work-items 256*((256*n + 255)/256)
-                  work 7934*n
-                  span 49*((max(((256*n + 255)/256), 1) + n - 1)/(max(((256*n + 255)/256), 1)))
+                  work 11006*n
+                  span 61*((max(((256*n + 255)/256), 1) + n - 1)/(max(((256*n + 255)/256), 1)))
                   global reads a_3: 1024*n bytes, coalesced
-                  global reads x_11: 1024*n bytes, coalesced
-                  global writes intra_40: 1024*n bytes, uniform
-                  local reads red_5: 2040*n bytes, coalesced
-                  local reads red_5: 1024*n bytes, uniform
-                  local writes red_5: 2044*n bytes, coalesced
+                  global reads x_13: 1024*n bytes, coalesced
+                  global writes intra_43: 1024*n bytes, uniform
+                  local reads red_6: 2040*n bytes, coalesced
+                  local reads red_6: 1024*n bytes, uniform
+                  local writes red_6: 2044*n bytes, coalesced
                   note: a loop bound computed from data is counted as one iteration
                 rows_segred_3 when !(n >= 32768) and !(n >= 128)
                   work-items 256*((max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1)*n + 255)/256)

@@ -258,8 +258,8 @@ fn matmul_is_a_two_dimensional_ndrange() {
                 __local float* tile_a_4,
                 __local float* tile_b_5,
                 __global const float* restrict a_79,
-                __global const float* restrict b_88,
-                __global float* restrict buf_240) {
+                __global const float* restrict b_92,
+                __global float* restrict buf_248) {
               long tx_6 = (long)get_local_id(0);
               long ty_7 = (long)get_local_id(1);
               long col0_8 = (long)get_group_id(0) * 128;
@@ -401,596 +401,604 @@ fn matmul_is_a_two_dimensional_ndrange() {
                   if (!(0 <= row_77 && row_77 < n_1)) {
                     weft_fail(weft_err, 1, (long)(row_77), (long)(n_1));
                   }
+                  long i_80 = max(min(row_77, max(n_1 - 1, 0L)), 0L);
                   tile_a_4[me_10 % 8 * 128 + me_10 / 8] = a_79[m_3 * row_77 + kk_78];
                 }
-                long row_80 = row0_9 + (me_10 + 256) / 8;
-                long kk_81 = k0_76 + (me_10 + 256) % 8;
-                if (row_80 < n_1 && kk_81 < m_3) {
-                  if (!(0 <= row_80 && row_80 < n_1)) {
-                    weft_fail(weft_err, 2, (long)(row_80), (long)(n_1));
+                long row_81 = row0_9 + (me_10 + 256) / 8;
+                long kk_82 = k0_76 + (me_10 + 256) % 8;
+                if (row_81 < n_1 && kk_82 < m_3) {
+                  if (!(0 <= row_81 && row_81 < n_1)) {
+                    weft_fail(weft_err, 2, (long)(row_81), (long)(n_1));
                   }
-                  tile_a_4[(me_10 + 256) % 8 * 128 + (me_10 + 256) / 8] = a_79[m_3 * row_80 + kk_81];
+                  long i_83 = max(min(row_81, max(n_1 - 1, 0L)), 0L);
+                  tile_a_4[(me_10 + 256) % 8 * 128 + (me_10 + 256) / 8] = a_79[m_3 * row_81 + kk_82];
                 }
-                long row_82 = row0_9 + (me_10 + 512) / 8;
-                long kk_83 = k0_76 + (me_10 + 512) % 8;
-                if (row_82 < n_1 && kk_83 < m_3) {
-                  if (!(0 <= row_82 && row_82 < n_1)) {
-                    weft_fail(weft_err, 3, (long)(row_82), (long)(n_1));
-                  }
-                  tile_a_4[(me_10 + 512) % 8 * 128 + (me_10 + 512) / 8] = a_79[m_3 * row_82 + kk_83];
-                }
-                long row_84 = row0_9 + (me_10 + 768) / 8;
-                long kk_85 = k0_76 + (me_10 + 768) % 8;
+                long row_84 = row0_9 + (me_10 + 512) / 8;
+                long kk_85 = k0_76 + (me_10 + 512) % 8;
                 if (row_84 < n_1 && kk_85 < m_3) {
                   if (!(0 <= row_84 && row_84 < n_1)) {
-                    weft_fail(weft_err, 4, (long)(row_84), (long)(n_1));
+                    weft_fail(weft_err, 3, (long)(row_84), (long)(n_1));
                   }
-                  tile_a_4[(me_10 + 768) % 8 * 128 + (me_10 + 768) / 8] = a_79[m_3 * row_84 + kk_85];
+                  long i_86 = max(min(row_84, max(n_1 - 1, 0L)), 0L);
+                  tile_a_4[(me_10 + 512) % 8 * 128 + (me_10 + 512) / 8] = a_79[m_3 * row_84 + kk_85];
                 }
-                long row_86 = col0_8 + me_10 / 8;
-                long kk_87 = k0_76 + me_10 % 8;
-                if (row_86 < p_2 && kk_87 < m_3) {
-                  if (!(0 <= row_86 && row_86 < p_2)) {
-                    weft_fail(weft_err, 5, (long)(row_86), (long)(p_2));
+                long row_87 = row0_9 + (me_10 + 768) / 8;
+                long kk_88 = k0_76 + (me_10 + 768) % 8;
+                if (row_87 < n_1 && kk_88 < m_3) {
+                  if (!(0 <= row_87 && row_87 < n_1)) {
+                    weft_fail(weft_err, 4, (long)(row_87), (long)(n_1));
                   }
-                  tile_b_5[me_10 % 8 * 128 + me_10 / 8] = b_88[row_86 + kk_87 * p_2];
+                  long i_89 = max(min(row_87, max(n_1 - 1, 0L)), 0L);
+                  tile_a_4[(me_10 + 768) % 8 * 128 + (me_10 + 768) / 8] = a_79[m_3 * row_87 + kk_88];
                 }
-                long row_89 = col0_8 + (me_10 + 256) / 8;
-                long kk_90 = k0_76 + (me_10 + 256) % 8;
-                if (row_89 < p_2 && kk_90 < m_3) {
-                  if (!(0 <= row_89 && row_89 < p_2)) {
-                    weft_fail(weft_err, 6, (long)(row_89), (long)(p_2));
+                long row_90 = col0_8 + me_10 / 8;
+                long kk_91 = k0_76 + me_10 % 8;
+                if (row_90 < p_2 && kk_91 < m_3) {
+                  if (!(0 <= row_90 && row_90 < p_2)) {
+                    weft_fail(weft_err, 5, (long)(row_90), (long)(p_2));
                   }
-                  tile_b_5[(me_10 + 256) % 8 * 128 + (me_10 + 256) / 8] = b_88[row_89 + kk_90 * p_2];
+                  long i_93 = max(min(row_90, max(p_2 - 1, 0L)), 0L);
+                  tile_b_5[me_10 % 8 * 128 + me_10 / 8] = b_92[row_90 + kk_91 * p_2];
                 }
-                long row_91 = col0_8 + (me_10 + 512) / 8;
-                long kk_92 = k0_76 + (me_10 + 512) % 8;
-                if (row_91 < p_2 && kk_92 < m_3) {
-                  if (!(0 <= row_91 && row_91 < p_2)) {
-                    weft_fail(weft_err, 7, (long)(row_91), (long)(p_2));
+                long row_94 = col0_8 + (me_10 + 256) / 8;
+                long kk_95 = k0_76 + (me_10 + 256) % 8;
+                if (row_94 < p_2 && kk_95 < m_3) {
+                  if (!(0 <= row_94 && row_94 < p_2)) {
+                    weft_fail(weft_err, 6, (long)(row_94), (long)(p_2));
                   }
-                  tile_b_5[(me_10 + 512) % 8 * 128 + (me_10 + 512) / 8] = b_88[row_91 + kk_92 * p_2];
+                  long i_96 = max(min(row_94, max(p_2 - 1, 0L)), 0L);
+                  tile_b_5[(me_10 + 256) % 8 * 128 + (me_10 + 256) / 8] = b_92[row_94 + kk_95 * p_2];
                 }
-                long row_93 = col0_8 + (me_10 + 768) / 8;
-                long kk_94 = k0_76 + (me_10 + 768) % 8;
-                if (row_93 < p_2 && kk_94 < m_3) {
-                  if (!(0 <= row_93 && row_93 < p_2)) {
-                    weft_fail(weft_err, 8, (long)(row_93), (long)(p_2));
+                long row_97 = col0_8 + (me_10 + 512) / 8;
+                long kk_98 = k0_76 + (me_10 + 512) % 8;
+                if (row_97 < p_2 && kk_98 < m_3) {
+                  if (!(0 <= row_97 && row_97 < p_2)) {
+                    weft_fail(weft_err, 7, (long)(row_97), (long)(p_2));
                   }
-                  tile_b_5[(me_10 + 768) % 8 * 128 + (me_10 + 768) / 8] = b_88[row_93 + kk_94 * p_2];
+                  long i_99 = max(min(row_97, max(p_2 - 1, 0L)), 0L);
+                  tile_b_5[(me_10 + 512) % 8 * 128 + (me_10 + 512) / 8] = b_92[row_97 + kk_98 * p_2];
+                }
+                long row_100 = col0_8 + (me_10 + 768) / 8;
+                long kk_101 = k0_76 + (me_10 + 768) % 8;
+                if (row_100 < p_2 && kk_101 < m_3) {
+                  if (!(0 <= row_100 && row_100 < p_2)) {
+                    weft_fail(weft_err, 8, (long)(row_100), (long)(p_2));
+                  }
+                  long i_102 = max(min(row_100, max(p_2 - 1, 0L)), 0L);
+                  tile_b_5[(me_10 + 768) % 8 * 128 + (me_10 + 768) / 8] = b_92[row_100 + kk_101 * p_2];
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);
-                for (long d_95 = 0; d_95 < min(8L, m_3 - k0_76); d_95++) {
-                  float x_96 = tile_a_4[d_95 * 128 + ty_7];
-                  float x_97 = tile_a_4[d_95 * 128 + (ty_7 + 16)];
-                  float x_98 = tile_a_4[d_95 * 128 + (ty_7 + 32)];
-                  float x_99 = tile_a_4[d_95 * 128 + (ty_7 + 48)];
-                  float x_100 = tile_a_4[d_95 * 128 + (ty_7 + 64)];
-                  float x_101 = tile_a_4[d_95 * 128 + (ty_7 + 80)];
-                  float x_102 = tile_a_4[d_95 * 128 + (ty_7 + 96)];
-                  float x_103 = tile_a_4[d_95 * 128 + (ty_7 + 112)];
-                  float y_104 = tile_b_5[d_95 * 128 + tx_6];
-                  float y_105 = tile_b_5[d_95 * 128 + (tx_6 + 16)];
-                  float y_106 = tile_b_5[d_95 * 128 + (tx_6 + 32)];
-                  float y_107 = tile_b_5[d_95 * 128 + (tx_6 + 48)];
-                  float y_108 = tile_b_5[d_95 * 128 + (tx_6 + 64)];
-                  float y_109 = tile_b_5[d_95 * 128 + (tx_6 + 80)];
-                  float y_110 = tile_b_5[d_95 * 128 + (tx_6 + 96)];
-                  float y_111 = tile_b_5[d_95 * 128 + (tx_6 + 112)];
-                  float v_112 = x_96 * y_104;
-                  float v_113 = acc_11 + v_112;
-                  acc_11 = v_113;
-                  float v_114 = x_96 * y_105;
-                  float v_115 = acc_12 + v_114;
-                  acc_12 = v_115;
-                  float v_116 = x_96 * y_106;
-                  float v_117 = acc_13 + v_116;
-                  acc_13 = v_117;
-                  float v_118 = x_96 * y_107;
-                  float v_119 = acc_14 + v_118;
-                  acc_14 = v_119;
-                  float v_120 = x_96 * y_108;
-                  float v_121 = acc_15 + v_120;
-                  acc_15 = v_121;
-                  float v_122 = x_96 * y_109;
-                  float v_123 = acc_16 + v_122;
-                  acc_16 = v_123;
-                  float v_124 = x_96 * y_110;
-                  float v_125 = acc_17 + v_124;
-                  acc_17 = v_125;
-                  float v_126 = x_96 * y_111;
-                  float v_127 = acc_18 + v_126;
-                  acc_18 = v_127;
-                  float v_128 = x_97 * y_104;
-                  float v_129 = acc_19 + v_128;
-                  acc_19 = v_129;
-                  float v_130 = x_97 * y_105;
-                  float v_131 = acc_20 + v_130;
-                  acc_20 = v_131;
-                  float v_132 = x_97 * y_106;
-                  float v_133 = acc_21 + v_132;
-                  acc_21 = v_133;
-                  float v_134 = x_97 * y_107;
-                  float v_135 = acc_22 + v_134;
-                  acc_22 = v_135;
-                  float v_136 = x_97 * y_108;
-                  float v_137 = acc_23 + v_136;
-                  acc_23 = v_137;
-                  float v_138 = x_97 * y_109;
-                  float v_139 = acc_24 + v_138;
-                  acc_24 = v_139;
-                  float v_140 = x_97 * y_110;
-                  float v_141 = acc_25 + v_140;
-                  acc_25 = v_141;
-                  float v_142 = x_97 * y_111;
-                  float v_143 = acc_26 + v_142;
-                  acc_26 = v_143;
-                  float v_144 = x_98 * y_104;
-                  float v_145 = acc_27 + v_144;
-                  acc_27 = v_145;
-                  float v_146 = x_98 * y_105;
-                  float v_147 = acc_28 + v_146;
-                  acc_28 = v_147;
-                  float v_148 = x_98 * y_106;
-                  float v_149 = acc_29 + v_148;
-                  acc_29 = v_149;
-                  float v_150 = x_98 * y_107;
-                  float v_151 = acc_30 + v_150;
-                  acc_30 = v_151;
-                  float v_152 = x_98 * y_108;
-                  float v_153 = acc_31 + v_152;
-                  acc_31 = v_153;
-                  float v_154 = x_98 * y_109;
-                  float v_155 = acc_32 + v_154;
-                  acc_32 = v_155;
-                  float v_156 = x_98 * y_110;
-                  float v_157 = acc_33 + v_156;
-                  acc_33 = v_157;
-                  float v_158 = x_98 * y_111;
-                  float v_159 = acc_34 + v_158;
-                  acc_34 = v_159;
-                  float v_160 = x_99 * y_104;
-                  float v_161 = acc_35 + v_160;
-                  acc_35 = v_161;
-                  float v_162 = x_99 * y_105;
-                  float v_163 = acc_36 + v_162;
-                  acc_36 = v_163;
-                  float v_164 = x_99 * y_106;
-                  float v_165 = acc_37 + v_164;
-                  acc_37 = v_165;
-                  float v_166 = x_99 * y_107;
-                  float v_167 = acc_38 + v_166;
-                  acc_38 = v_167;
-                  float v_168 = x_99 * y_108;
-                  float v_169 = acc_39 + v_168;
-                  acc_39 = v_169;
-                  float v_170 = x_99 * y_109;
-                  float v_171 = acc_40 + v_170;
-                  acc_40 = v_171;
-                  float v_172 = x_99 * y_110;
-                  float v_173 = acc_41 + v_172;
-                  acc_41 = v_173;
-                  float v_174 = x_99 * y_111;
-                  float v_175 = acc_42 + v_174;
-                  acc_42 = v_175;
-                  float v_176 = x_100 * y_104;
-                  float v_177 = acc_43 + v_176;
-                  acc_43 = v_177;
-                  float v_178 = x_100 * y_105;
-                  float v_179 = acc_44 + v_178;
-                  acc_44 = v_179;
-                  float v_180 = x_100 * y_106;
-                  float v_181 = acc_45 + v_180;
-                  acc_45 = v_181;
-                  float v_182 = x_100 * y_107;
-                  float v_183 = acc_46 + v_182;
-                  acc_46 = v_183;
-                  float v_184 = x_100 * y_108;
-                  float v_185 = acc_47 + v_184;
-                  acc_47 = v_185;
-                  float v_186 = x_100 * y_109;
-                  float v_187 = acc_48 + v_186;
-                  acc_48 = v_187;
-                  float v_188 = x_100 * y_110;
-                  float v_189 = acc_49 + v_188;
-                  acc_49 = v_189;
-                  float v_190 = x_100 * y_111;
-                  float v_191 = acc_50 + v_190;
-                  acc_50 = v_191;
-                  float v_192 = x_101 * y_104;
-                  float v_193 = acc_51 + v_192;
-                  acc_51 = v_193;
-                  float v_194 = x_101 * y_105;
-                  float v_195 = acc_52 + v_194;
-                  acc_52 = v_195;
-                  float v_196 = x_101 * y_106;
-                  float v_197 = acc_53 + v_196;
-                  acc_53 = v_197;
-                  float v_198 = x_101 * y_107;
-                  float v_199 = acc_54 + v_198;
-                  acc_54 = v_199;
-                  float v_200 = x_101 * y_108;
-                  float v_201 = acc_55 + v_200;
-                  acc_55 = v_201;
-                  float v_202 = x_101 * y_109;
-                  float v_203 = acc_56 + v_202;
-                  acc_56 = v_203;
-                  float v_204 = x_101 * y_110;
-                  float v_205 = acc_57 + v_204;
-                  acc_57 = v_205;
-                  float v_206 = x_101 * y_111;
-                  float v_207 = acc_58 + v_206;
-                  acc_58 = v_207;
-                  float v_208 = x_102 * y_104;
-                  float v_209 = acc_59 + v_208;
-                  acc_59 = v_209;
-                  float v_210 = x_102 * y_105;
-                  float v_211 = acc_60 + v_210;
-                  acc_60 = v_211;
-                  float v_212 = x_102 * y_106;
-                  float v_213 = acc_61 + v_212;
-                  acc_61 = v_213;
-                  float v_214 = x_102 * y_107;
-                  float v_215 = acc_62 + v_214;
-                  acc_62 = v_215;
-                  float v_216 = x_102 * y_108;
-                  float v_217 = acc_63 + v_216;
-                  acc_63 = v_217;
-                  float v_218 = x_102 * y_109;
-                  float v_219 = acc_64 + v_218;
-                  acc_64 = v_219;
-                  float v_220 = x_102 * y_110;
-                  float v_221 = acc_65 + v_220;
-                  acc_65 = v_221;
-                  float v_222 = x_102 * y_111;
-                  float v_223 = acc_66 + v_222;
-                  acc_66 = v_223;
-                  float v_224 = x_103 * y_104;
-                  float v_225 = acc_67 + v_224;
-                  acc_67 = v_225;
-                  float v_226 = x_103 * y_105;
-                  float v_227 = acc_68 + v_226;
-                  acc_68 = v_227;
-                  float v_228 = x_103 * y_106;
-                  float v_229 = acc_69 + v_228;
-                  acc_69 = v_229;
-                  float v_230 = x_103 * y_107;
-                  float v_231 = acc_70 + v_230;
-                  acc_70 = v_231;
-                  float v_232 = x_103 * y_108;
-                  float v_233 = acc_71 + v_232;
-                  acc_71 = v_233;
-                  float v_234 = x_103 * y_109;
-                  float v_235 = acc_72 + v_234;
-                  acc_72 = v_235;
-                  float v_236 = x_103 * y_110;
-                  float v_237 = acc_73 + v_236;
-                  acc_73 = v_237;
-                  float v_238 = x_103 * y_111;
-                  float v_239 = acc_74 + v_238;
-                  acc_74 = v_239;
+                for (long d_103 = 0; d_103 < min(8L, m_3 - k0_76); d_103++) {
+                  float x_104 = tile_a_4[d_103 * 128 + ty_7];
+                  float x_105 = tile_a_4[d_103 * 128 + (ty_7 + 16)];
+                  float x_106 = tile_a_4[d_103 * 128 + (ty_7 + 32)];
+                  float x_107 = tile_a_4[d_103 * 128 + (ty_7 + 48)];
+                  float x_108 = tile_a_4[d_103 * 128 + (ty_7 + 64)];
+                  float x_109 = tile_a_4[d_103 * 128 + (ty_7 + 80)];
+                  float x_110 = tile_a_4[d_103 * 128 + (ty_7 + 96)];
+                  float x_111 = tile_a_4[d_103 * 128 + (ty_7 + 112)];
+                  float y_112 = tile_b_5[d_103 * 128 + tx_6];
+                  float y_113 = tile_b_5[d_103 * 128 + (tx_6 + 16)];
+                  float y_114 = tile_b_5[d_103 * 128 + (tx_6 + 32)];
+                  float y_115 = tile_b_5[d_103 * 128 + (tx_6 + 48)];
+                  float y_116 = tile_b_5[d_103 * 128 + (tx_6 + 64)];
+                  float y_117 = tile_b_5[d_103 * 128 + (tx_6 + 80)];
+                  float y_118 = tile_b_5[d_103 * 128 + (tx_6 + 96)];
+                  float y_119 = tile_b_5[d_103 * 128 + (tx_6 + 112)];
+                  float v_120 = x_104 * y_112;
+                  float v_121 = acc_11 + v_120;
+                  acc_11 = v_121;
+                  float v_122 = x_104 * y_113;
+                  float v_123 = acc_12 + v_122;
+                  acc_12 = v_123;
+                  float v_124 = x_104 * y_114;
+                  float v_125 = acc_13 + v_124;
+                  acc_13 = v_125;
+                  float v_126 = x_104 * y_115;
+                  float v_127 = acc_14 + v_126;
+                  acc_14 = v_127;
+                  float v_128 = x_104 * y_116;
+                  float v_129 = acc_15 + v_128;
+                  acc_15 = v_129;
+                  float v_130 = x_104 * y_117;
+                  float v_131 = acc_16 + v_130;
+                  acc_16 = v_131;
+                  float v_132 = x_104 * y_118;
+                  float v_133 = acc_17 + v_132;
+                  acc_17 = v_133;
+                  float v_134 = x_104 * y_119;
+                  float v_135 = acc_18 + v_134;
+                  acc_18 = v_135;
+                  float v_136 = x_105 * y_112;
+                  float v_137 = acc_19 + v_136;
+                  acc_19 = v_137;
+                  float v_138 = x_105 * y_113;
+                  float v_139 = acc_20 + v_138;
+                  acc_20 = v_139;
+                  float v_140 = x_105 * y_114;
+                  float v_141 = acc_21 + v_140;
+                  acc_21 = v_141;
+                  float v_142 = x_105 * y_115;
+                  float v_143 = acc_22 + v_142;
+                  acc_22 = v_143;
+                  float v_144 = x_105 * y_116;
+                  float v_145 = acc_23 + v_144;
+                  acc_23 = v_145;
+                  float v_146 = x_105 * y_117;
+                  float v_147 = acc_24 + v_146;
+                  acc_24 = v_147;
+                  float v_148 = x_105 * y_118;
+                  float v_149 = acc_25 + v_148;
+                  acc_25 = v_149;
+                  float v_150 = x_105 * y_119;
+                  float v_151 = acc_26 + v_150;
+                  acc_26 = v_151;
+                  float v_152 = x_106 * y_112;
+                  float v_153 = acc_27 + v_152;
+                  acc_27 = v_153;
+                  float v_154 = x_106 * y_113;
+                  float v_155 = acc_28 + v_154;
+                  acc_28 = v_155;
+                  float v_156 = x_106 * y_114;
+                  float v_157 = acc_29 + v_156;
+                  acc_29 = v_157;
+                  float v_158 = x_106 * y_115;
+                  float v_159 = acc_30 + v_158;
+                  acc_30 = v_159;
+                  float v_160 = x_106 * y_116;
+                  float v_161 = acc_31 + v_160;
+                  acc_31 = v_161;
+                  float v_162 = x_106 * y_117;
+                  float v_163 = acc_32 + v_162;
+                  acc_32 = v_163;
+                  float v_164 = x_106 * y_118;
+                  float v_165 = acc_33 + v_164;
+                  acc_33 = v_165;
+                  float v_166 = x_106 * y_119;
+                  float v_167 = acc_34 + v_166;
+                  acc_34 = v_167;
+                  float v_168 = x_107 * y_112;
+                  float v_169 = acc_35 + v_168;
+                  acc_35 = v_169;
+                  float v_170 = x_107 * y_113;
+                  float v_171 = acc_36 + v_170;
+                  acc_36 = v_171;
+                  float v_172 = x_107 * y_114;
+                  float v_173 = acc_37 + v_172;
+                  acc_37 = v_173;
+                  float v_174 = x_107 * y_115;
+                  float v_175 = acc_38 + v_174;
+                  acc_38 = v_175;
+                  float v_176 = x_107 * y_116;
+                  float v_177 = acc_39 + v_176;
+                  acc_39 = v_177;
+                  float v_178 = x_107 * y_117;
+                  float v_179 = acc_40 + v_178;
+                  acc_40 = v_179;
+                  float v_180 = x_107 * y_118;
+                  float v_181 = acc_41 + v_180;
+                  acc_41 = v_181;
+                  float v_182 = x_107 * y_119;
+                  float v_183 = acc_42 + v_182;
+                  acc_42 = v_183;
+                  float v_184 = x_108 * y_112;
+                  float v_185 = acc_43 + v_184;
+                  acc_43 = v_185;
+                  float v_186 = x_108 * y_113;
+                  float v_187 = acc_44 + v_186;
+                  acc_44 = v_187;
+                  float v_188 = x_108 * y_114;
+                  float v_189 = acc_45 + v_188;
+                  acc_45 = v_189;
+                  float v_190 = x_108 * y_115;
+                  float v_191 = acc_46 + v_190;
+                  acc_46 = v_191;
+                  float v_192 = x_108 * y_116;
+                  float v_193 = acc_47 + v_192;
+                  acc_47 = v_193;
+                  float v_194 = x_108 * y_117;
+                  float v_195 = acc_48 + v_194;
+                  acc_48 = v_195;
+                  float v_196 = x_108 * y_118;
+                  float v_197 = acc_49 + v_196;
+                  acc_49 = v_197;
+                  float v_198 = x_108 * y_119;
+                  float v_199 = acc_50 + v_198;
+                  acc_50 = v_199;
+                  float v_200 = x_109 * y_112;
+                  float v_201 = acc_51 + v_200;
+                  acc_51 = v_201;
+                  float v_202 = x_109 * y_113;
+                  float v_203 = acc_52 + v_202;
+                  acc_52 = v_203;
+                  float v_204 = x_109 * y_114;
+                  float v_205 = acc_53 + v_204;
+                  acc_53 = v_205;
+                  float v_206 = x_109 * y_115;
+                  float v_207 = acc_54 + v_206;
+                  acc_54 = v_207;
+                  float v_208 = x_109 * y_116;
+                  float v_209 = acc_55 + v_208;
+                  acc_55 = v_209;
+                  float v_210 = x_109 * y_117;
+                  float v_211 = acc_56 + v_210;
+                  acc_56 = v_211;
+                  float v_212 = x_109 * y_118;
+                  float v_213 = acc_57 + v_212;
+                  acc_57 = v_213;
+                  float v_214 = x_109 * y_119;
+                  float v_215 = acc_58 + v_214;
+                  acc_58 = v_215;
+                  float v_216 = x_110 * y_112;
+                  float v_217 = acc_59 + v_216;
+                  acc_59 = v_217;
+                  float v_218 = x_110 * y_113;
+                  float v_219 = acc_60 + v_218;
+                  acc_60 = v_219;
+                  float v_220 = x_110 * y_114;
+                  float v_221 = acc_61 + v_220;
+                  acc_61 = v_221;
+                  float v_222 = x_110 * y_115;
+                  float v_223 = acc_62 + v_222;
+                  acc_62 = v_223;
+                  float v_224 = x_110 * y_116;
+                  float v_225 = acc_63 + v_224;
+                  acc_63 = v_225;
+                  float v_226 = x_110 * y_117;
+                  float v_227 = acc_64 + v_226;
+                  acc_64 = v_227;
+                  float v_228 = x_110 * y_118;
+                  float v_229 = acc_65 + v_228;
+                  acc_65 = v_229;
+                  float v_230 = x_110 * y_119;
+                  float v_231 = acc_66 + v_230;
+                  acc_66 = v_231;
+                  float v_232 = x_111 * y_112;
+                  float v_233 = acc_67 + v_232;
+                  acc_67 = v_233;
+                  float v_234 = x_111 * y_113;
+                  float v_235 = acc_68 + v_234;
+                  acc_68 = v_235;
+                  float v_236 = x_111 * y_114;
+                  float v_237 = acc_69 + v_236;
+                  acc_69 = v_237;
+                  float v_238 = x_111 * y_115;
+                  float v_239 = acc_70 + v_238;
+                  acc_70 = v_239;
+                  float v_240 = x_111 * y_116;
+                  float v_241 = acc_71 + v_240;
+                  acc_71 = v_241;
+                  float v_242 = x_111 * y_117;
+                  float v_243 = acc_72 + v_242;
+                  acc_72 = v_243;
+                  float v_244 = x_111 * y_118;
+                  float v_245 = acc_73 + v_244;
+                  acc_73 = v_245;
+                  float v_246 = x_111 * y_119;
+                  float v_247 = acc_74 + v_246;
+                  acc_74 = v_247;
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);
-              }
-              long i_241 = row0_9 + ty_7;
-              long j_242 = col0_8 + tx_6;
-              if (i_241 < n_1 && j_242 < p_2) {
-                buf_240[i_241 * p_2 + j_242] = acc_11;
-              }
-              long i_243 = row0_9 + ty_7;
-              long j_244 = col0_8 + (tx_6 + 16);
-              if (i_243 < n_1 && j_244 < p_2) {
-                buf_240[i_243 * p_2 + j_244] = acc_12;
-              }
-              long i_245 = row0_9 + ty_7;
-              long j_246 = col0_8 + (tx_6 + 32);
-              if (i_245 < n_1 && j_246 < p_2) {
-                buf_240[i_245 * p_2 + j_246] = acc_13;
-              }
-              long i_247 = row0_9 + ty_7;
-              long j_248 = col0_8 + (tx_6 + 48);
-              if (i_247 < n_1 && j_248 < p_2) {
-                buf_240[i_247 * p_2 + j_248] = acc_14;
               }
               long i_249 = row0_9 + ty_7;
-              long j_250 = col0_8 + (tx_6 + 64);
+              long j_250 = col0_8 + tx_6;
               if (i_249 < n_1 && j_250 < p_2) {
-                buf_240[i_249 * p_2 + j_250] = acc_15;
+                buf_248[i_249 * p_2 + j_250] = acc_11;
               }
               long i_251 = row0_9 + ty_7;
-              long j_252 = col0_8 + (tx_6 + 80);
+              long j_252 = col0_8 + (tx_6 + 16);
               if (i_251 < n_1 && j_252 < p_2) {
-                buf_240[i_251 * p_2 + j_252] = acc_16;
+                buf_248[i_251 * p_2 + j_252] = acc_12;
               }
               long i_253 = row0_9 + ty_7;
-              long j_254 = col0_8 + (tx_6 + 96);
+              long j_254 = col0_8 + (tx_6 + 32);
               if (i_253 < n_1 && j_254 < p_2) {
-                buf_240[i_253 * p_2 + j_254] = acc_17;
+                buf_248[i_253 * p_2 + j_254] = acc_13;
               }
               long i_255 = row0_9 + ty_7;
-              long j_256 = col0_8 + (tx_6 + 112);
+              long j_256 = col0_8 + (tx_6 + 48);
               if (i_255 < n_1 && j_256 < p_2) {
-                buf_240[i_255 * p_2 + j_256] = acc_18;
+                buf_248[i_255 * p_2 + j_256] = acc_14;
               }
-              long i_257 = row0_9 + (ty_7 + 16);
-              long j_258 = col0_8 + tx_6;
+              long i_257 = row0_9 + ty_7;
+              long j_258 = col0_8 + (tx_6 + 64);
               if (i_257 < n_1 && j_258 < p_2) {
-                buf_240[i_257 * p_2 + j_258] = acc_19;
+                buf_248[i_257 * p_2 + j_258] = acc_15;
               }
-              long i_259 = row0_9 + (ty_7 + 16);
-              long j_260 = col0_8 + (tx_6 + 16);
+              long i_259 = row0_9 + ty_7;
+              long j_260 = col0_8 + (tx_6 + 80);
               if (i_259 < n_1 && j_260 < p_2) {
-                buf_240[i_259 * p_2 + j_260] = acc_20;
+                buf_248[i_259 * p_2 + j_260] = acc_16;
               }
-              long i_261 = row0_9 + (ty_7 + 16);
-              long j_262 = col0_8 + (tx_6 + 32);
+              long i_261 = row0_9 + ty_7;
+              long j_262 = col0_8 + (tx_6 + 96);
               if (i_261 < n_1 && j_262 < p_2) {
-                buf_240[i_261 * p_2 + j_262] = acc_21;
+                buf_248[i_261 * p_2 + j_262] = acc_17;
               }
-              long i_263 = row0_9 + (ty_7 + 16);
-              long j_264 = col0_8 + (tx_6 + 48);
+              long i_263 = row0_9 + ty_7;
+              long j_264 = col0_8 + (tx_6 + 112);
               if (i_263 < n_1 && j_264 < p_2) {
-                buf_240[i_263 * p_2 + j_264] = acc_22;
+                buf_248[i_263 * p_2 + j_264] = acc_18;
               }
               long i_265 = row0_9 + (ty_7 + 16);
-              long j_266 = col0_8 + (tx_6 + 64);
+              long j_266 = col0_8 + tx_6;
               if (i_265 < n_1 && j_266 < p_2) {
-                buf_240[i_265 * p_2 + j_266] = acc_23;
+                buf_248[i_265 * p_2 + j_266] = acc_19;
               }
               long i_267 = row0_9 + (ty_7 + 16);
-              long j_268 = col0_8 + (tx_6 + 80);
+              long j_268 = col0_8 + (tx_6 + 16);
               if (i_267 < n_1 && j_268 < p_2) {
-                buf_240[i_267 * p_2 + j_268] = acc_24;
+                buf_248[i_267 * p_2 + j_268] = acc_20;
               }
               long i_269 = row0_9 + (ty_7 + 16);
-              long j_270 = col0_8 + (tx_6 + 96);
+              long j_270 = col0_8 + (tx_6 + 32);
               if (i_269 < n_1 && j_270 < p_2) {
-                buf_240[i_269 * p_2 + j_270] = acc_25;
+                buf_248[i_269 * p_2 + j_270] = acc_21;
               }
               long i_271 = row0_9 + (ty_7 + 16);
-              long j_272 = col0_8 + (tx_6 + 112);
+              long j_272 = col0_8 + (tx_6 + 48);
               if (i_271 < n_1 && j_272 < p_2) {
-                buf_240[i_271 * p_2 + j_272] = acc_26;
+                buf_248[i_271 * p_2 + j_272] = acc_22;
               }
-              long i_273 = row0_9 + (ty_7 + 32);
-              long j_274 = col0_8 + tx_6;
+              long i_273 = row0_9 + (ty_7 + 16);
+              long j_274 = col0_8 + (tx_6 + 64);
               if (i_273 < n_1 && j_274 < p_2) {
-                buf_240[i_273 * p_2 + j_274] = acc_27;
+                buf_248[i_273 * p_2 + j_274] = acc_23;
               }
-              long i_275 = row0_9 + (ty_7 + 32);
-              long j_276 = col0_8 + (tx_6 + 16);
+              long i_275 = row0_9 + (ty_7 + 16);
+              long j_276 = col0_8 + (tx_6 + 80);
               if (i_275 < n_1 && j_276 < p_2) {
-                buf_240[i_275 * p_2 + j_276] = acc_28;
+                buf_248[i_275 * p_2 + j_276] = acc_24;
               }
-              long i_277 = row0_9 + (ty_7 + 32);
-              long j_278 = col0_8 + (tx_6 + 32);
+              long i_277 = row0_9 + (ty_7 + 16);
+              long j_278 = col0_8 + (tx_6 + 96);
               if (i_277 < n_1 && j_278 < p_2) {
-                buf_240[i_277 * p_2 + j_278] = acc_29;
+                buf_248[i_277 * p_2 + j_278] = acc_25;
               }
-              long i_279 = row0_9 + (ty_7 + 32);
-              long j_280 = col0_8 + (tx_6 + 48);
+              long i_279 = row0_9 + (ty_7 + 16);
+              long j_280 = col0_8 + (tx_6 + 112);
               if (i_279 < n_1 && j_280 < p_2) {
-                buf_240[i_279 * p_2 + j_280] = acc_30;
+                buf_248[i_279 * p_2 + j_280] = acc_26;
               }
               long i_281 = row0_9 + (ty_7 + 32);
-              long j_282 = col0_8 + (tx_6 + 64);
+              long j_282 = col0_8 + tx_6;
               if (i_281 < n_1 && j_282 < p_2) {
-                buf_240[i_281 * p_2 + j_282] = acc_31;
+                buf_248[i_281 * p_2 + j_282] = acc_27;
               }
               long i_283 = row0_9 + (ty_7 + 32);
-              long j_284 = col0_8 + (tx_6 + 80);
+              long j_284 = col0_8 + (tx_6 + 16);
               if (i_283 < n_1 && j_284 < p_2) {
-                buf_240[i_283 * p_2 + j_284] = acc_32;
+                buf_248[i_283 * p_2 + j_284] = acc_28;
               }
               long i_285 = row0_9 + (ty_7 + 32);
-              long j_286 = col0_8 + (tx_6 + 96);
+              long j_286 = col0_8 + (tx_6 + 32);
               if (i_285 < n_1 && j_286 < p_2) {
-                buf_240[i_285 * p_2 + j_286] = acc_33;
+                buf_248[i_285 * p_2 + j_286] = acc_29;
               }
               long i_287 = row0_9 + (ty_7 + 32);
-              long j_288 = col0_8 + (tx_6 + 112);
+              long j_288 = col0_8 + (tx_6 + 48);
               if (i_287 < n_1 && j_288 < p_2) {
-                buf_240[i_287 * p_2 + j_288] = acc_34;
+                buf_248[i_287 * p_2 + j_288] = acc_30;
               }
-              long i_289 = row0_9 + (ty_7 + 48);
-              long j_290 = col0_8 + tx_6;
+              long i_289 = row0_9 + (ty_7 + 32);
+              long j_290 = col0_8 + (tx_6 + 64);
               if (i_289 < n_1 && j_290 < p_2) {
-                buf_240[i_289 * p_2 + j_290] = acc_35;
+                buf_248[i_289 * p_2 + j_290] = acc_31;
               }
-              long i_291 = row0_9 + (ty_7 + 48);
-              long j_292 = col0_8 + (tx_6 + 16);
+              long i_291 = row0_9 + (ty_7 + 32);
+              long j_292 = col0_8 + (tx_6 + 80);
               if (i_291 < n_1 && j_292 < p_2) {
-                buf_240[i_291 * p_2 + j_292] = acc_36;
+                buf_248[i_291 * p_2 + j_292] = acc_32;
               }
-              long i_293 = row0_9 + (ty_7 + 48);
-              long j_294 = col0_8 + (tx_6 + 32);
+              long i_293 = row0_9 + (ty_7 + 32);
+              long j_294 = col0_8 + (tx_6 + 96);
               if (i_293 < n_1 && j_294 < p_2) {
-                buf_240[i_293 * p_2 + j_294] = acc_37;
+                buf_248[i_293 * p_2 + j_294] = acc_33;
               }
-              long i_295 = row0_9 + (ty_7 + 48);
-              long j_296 = col0_8 + (tx_6 + 48);
+              long i_295 = row0_9 + (ty_7 + 32);
+              long j_296 = col0_8 + (tx_6 + 112);
               if (i_295 < n_1 && j_296 < p_2) {
-                buf_240[i_295 * p_2 + j_296] = acc_38;
+                buf_248[i_295 * p_2 + j_296] = acc_34;
               }
               long i_297 = row0_9 + (ty_7 + 48);
-              long j_298 = col0_8 + (tx_6 + 64);
+              long j_298 = col0_8 + tx_6;
               if (i_297 < n_1 && j_298 < p_2) {
-                buf_240[i_297 * p_2 + j_298] = acc_39;
+                buf_248[i_297 * p_2 + j_298] = acc_35;
               }
               long i_299 = row0_9 + (ty_7 + 48);
-              long j_300 = col0_8 + (tx_6 + 80);
+              long j_300 = col0_8 + (tx_6 + 16);
               if (i_299 < n_1 && j_300 < p_2) {
-                buf_240[i_299 * p_2 + j_300] = acc_40;
+                buf_248[i_299 * p_2 + j_300] = acc_36;
               }
               long i_301 = row0_9 + (ty_7 + 48);
-              long j_302 = col0_8 + (tx_6 + 96);
+              long j_302 = col0_8 + (tx_6 + 32);
               if (i_301 < n_1 && j_302 < p_2) {
-                buf_240[i_301 * p_2 + j_302] = acc_41;
+                buf_248[i_301 * p_2 + j_302] = acc_37;
               }
               long i_303 = row0_9 + (ty_7 + 48);
-              long j_304 = col0_8 + (tx_6 + 112);
+              long j_304 = col0_8 + (tx_6 + 48);
               if (i_303 < n_1 && j_304 < p_2) {
-                buf_240[i_303 * p_2 + j_304] = acc_42;
+                buf_248[i_303 * p_2 + j_304] = acc_38;
               }
-              long i_305 = row0_9 + (ty_7 + 64);
-              long j_306 = col0_8 + tx_6;
+              long i_305 = row0_9 + (ty_7 + 48);
+              long j_306 = col0_8 + (tx_6 + 64);
               if (i_305 < n_1 && j_306 < p_2) {
-                buf_240[i_305 * p_2 + j_306] = acc_43;
+                buf_248[i_305 * p_2 + j_306] = acc_39;
               }
-              long i_307 = row0_9 + (ty_7 + 64);
-              long j_308 = col0_8 + (tx_6 + 16);
+              long i_307 = row0_9 + (ty_7 + 48);
+              long j_308 = col0_8 + (tx_6 + 80);
               if (i_307 < n_1 && j_308 < p_2) {
-                buf_240[i_307 * p_2 + j_308] = acc_44;
+                buf_248[i_307 * p_2 + j_308] = acc_40;
               }
-              long i_309 = row0_9 + (ty_7 + 64);
-              long j_310 = col0_8 + (tx_6 + 32);
+              long i_309 = row0_9 + (ty_7 + 48);
+              long j_310 = col0_8 + (tx_6 + 96);
               if (i_309 < n_1 && j_310 < p_2) {
-                buf_240[i_309 * p_2 + j_310] = acc_45;
+                buf_248[i_309 * p_2 + j_310] = acc_41;
               }
-              long i_311 = row0_9 + (ty_7 + 64);
-              long j_312 = col0_8 + (tx_6 + 48);
+              long i_311 = row0_9 + (ty_7 + 48);
+              long j_312 = col0_8 + (tx_6 + 112);
               if (i_311 < n_1 && j_312 < p_2) {
-                buf_240[i_311 * p_2 + j_312] = acc_46;
+                buf_248[i_311 * p_2 + j_312] = acc_42;
               }
               long i_313 = row0_9 + (ty_7 + 64);
-              long j_314 = col0_8 + (tx_6 + 64);
+              long j_314 = col0_8 + tx_6;
               if (i_313 < n_1 && j_314 < p_2) {
-                buf_240[i_313 * p_2 + j_314] = acc_47;
+                buf_248[i_313 * p_2 + j_314] = acc_43;
               }
               long i_315 = row0_9 + (ty_7 + 64);
-              long j_316 = col0_8 + (tx_6 + 80);
+              long j_316 = col0_8 + (tx_6 + 16);
               if (i_315 < n_1 && j_316 < p_2) {
-                buf_240[i_315 * p_2 + j_316] = acc_48;
+                buf_248[i_315 * p_2 + j_316] = acc_44;
               }
               long i_317 = row0_9 + (ty_7 + 64);
-              long j_318 = col0_8 + (tx_6 + 96);
+              long j_318 = col0_8 + (tx_6 + 32);
               if (i_317 < n_1 && j_318 < p_2) {
-                buf_240[i_317 * p_2 + j_318] = acc_49;
+                buf_248[i_317 * p_2 + j_318] = acc_45;
               }
               long i_319 = row0_9 + (ty_7 + 64);
-              long j_320 = col0_8 + (tx_6 + 112);
+              long j_320 = col0_8 + (tx_6 + 48);
               if (i_319 < n_1 && j_320 < p_2) {
-                buf_240[i_319 * p_2 + j_320] = acc_50;
+                buf_248[i_319 * p_2 + j_320] = acc_46;
               }
-              long i_321 = row0_9 + (ty_7 + 80);
-              long j_322 = col0_8 + tx_6;
+              long i_321 = row0_9 + (ty_7 + 64);
+              long j_322 = col0_8 + (tx_6 + 64);
               if (i_321 < n_1 && j_322 < p_2) {
-                buf_240[i_321 * p_2 + j_322] = acc_51;
+                buf_248[i_321 * p_2 + j_322] = acc_47;
               }
-              long i_323 = row0_9 + (ty_7 + 80);
-              long j_324 = col0_8 + (tx_6 + 16);
+              long i_323 = row0_9 + (ty_7 + 64);
+              long j_324 = col0_8 + (tx_6 + 80);
               if (i_323 < n_1 && j_324 < p_2) {
-                buf_240[i_323 * p_2 + j_324] = acc_52;
+                buf_248[i_323 * p_2 + j_324] = acc_48;
               }
-              long i_325 = row0_9 + (ty_7 + 80);
-              long j_326 = col0_8 + (tx_6 + 32);
+              long i_325 = row0_9 + (ty_7 + 64);
+              long j_326 = col0_8 + (tx_6 + 96);
               if (i_325 < n_1 && j_326 < p_2) {
-                buf_240[i_325 * p_2 + j_326] = acc_53;
+                buf_248[i_325 * p_2 + j_326] = acc_49;
               }
-              long i_327 = row0_9 + (ty_7 + 80);
-              long j_328 = col0_8 + (tx_6 + 48);
+              long i_327 = row0_9 + (ty_7 + 64);
+              long j_328 = col0_8 + (tx_6 + 112);
               if (i_327 < n_1 && j_328 < p_2) {
-                buf_240[i_327 * p_2 + j_328] = acc_54;
+                buf_248[i_327 * p_2 + j_328] = acc_50;
               }
               long i_329 = row0_9 + (ty_7 + 80);
-              long j_330 = col0_8 + (tx_6 + 64);
+              long j_330 = col0_8 + tx_6;
               if (i_329 < n_1 && j_330 < p_2) {
-                buf_240[i_329 * p_2 + j_330] = acc_55;
+                buf_248[i_329 * p_2 + j_330] = acc_51;
               }
               long i_331 = row0_9 + (ty_7 + 80);
-              long j_332 = col0_8 + (tx_6 + 80);
+              long j_332 = col0_8 + (tx_6 + 16);
               if (i_331 < n_1 && j_332 < p_2) {
-                buf_240[i_331 * p_2 + j_332] = acc_56;
+                buf_248[i_331 * p_2 + j_332] = acc_52;
               }
               long i_333 = row0_9 + (ty_7 + 80);
-              long j_334 = col0_8 + (tx_6 + 96);
+              long j_334 = col0_8 + (tx_6 + 32);
               if (i_333 < n_1 && j_334 < p_2) {
-                buf_240[i_333 * p_2 + j_334] = acc_57;
+                buf_248[i_333 * p_2 + j_334] = acc_53;
               }
               long i_335 = row0_9 + (ty_7 + 80);
-              long j_336 = col0_8 + (tx_6 + 112);
+              long j_336 = col0_8 + (tx_6 + 48);
               if (i_335 < n_1 && j_336 < p_2) {
-                buf_240[i_335 * p_2 + j_336] = acc_58;
+                buf_248[i_335 * p_2 + j_336] = acc_54;
               }
-              long i_337 = row0_9 + (ty_7 + 96);
-              long j_338 = col0_8 + tx_6;
+              long i_337 = row0_9 + (ty_7 + 80);
+              long j_338 = col0_8 + (tx_6 + 64);
               if (i_337 < n_1 && j_338 < p_2) {
-                buf_240[i_337 * p_2 + j_338] = acc_59;
+                buf_248[i_337 * p_2 + j_338] = acc_55;
               }
-              long i_339 = row0_9 + (ty_7 + 96);
-              long j_340 = col0_8 + (tx_6 + 16);
+              long i_339 = row0_9 + (ty_7 + 80);
+              long j_340 = col0_8 + (tx_6 + 80);
               if (i_339 < n_1 && j_340 < p_2) {
-                buf_240[i_339 * p_2 + j_340] = acc_60;
+                buf_248[i_339 * p_2 + j_340] = acc_56;
               }
-              long i_341 = row0_9 + (ty_7 + 96);
-              long j_342 = col0_8 + (tx_6 + 32);
+              long i_341 = row0_9 + (ty_7 + 80);
+              long j_342 = col0_8 + (tx_6 + 96);
               if (i_341 < n_1 && j_342 < p_2) {
-                buf_240[i_341 * p_2 + j_342] = acc_61;
+                buf_248[i_341 * p_2 + j_342] = acc_57;
               }
-              long i_343 = row0_9 + (ty_7 + 96);
-              long j_344 = col0_8 + (tx_6 + 48);
+              long i_343 = row0_9 + (ty_7 + 80);
+              long j_344 = col0_8 + (tx_6 + 112);
               if (i_343 < n_1 && j_344 < p_2) {
-                buf_240[i_343 * p_2 + j_344] = acc_62;
+                buf_248[i_343 * p_2 + j_344] = acc_58;
               }
               long i_345 = row0_9 + (ty_7 + 96);
-              long j_346 = col0_8 + (tx_6 + 64);
+              long j_346 = col0_8 + tx_6;
               if (i_345 < n_1 && j_346 < p_2) {
-                buf_240[i_345 * p_2 + j_346] = acc_63;
+                buf_248[i_345 * p_2 + j_346] = acc_59;
               }
               long i_347 = row0_9 + (ty_7 + 96);
-              long j_348 = col0_8 + (tx_6 + 80);
+              long j_348 = col0_8 + (tx_6 + 16);
               if (i_347 < n_1 && j_348 < p_2) {
-                buf_240[i_347 * p_2 + j_348] = acc_64;
+                buf_248[i_347 * p_2 + j_348] = acc_60;
               }
               long i_349 = row0_9 + (ty_7 + 96);
-              long j_350 = col0_8 + (tx_6 + 96);
+              long j_350 = col0_8 + (tx_6 + 32);
               if (i_349 < n_1 && j_350 < p_2) {
-                buf_240[i_349 * p_2 + j_350] = acc_65;
+                buf_248[i_349 * p_2 + j_350] = acc_61;
               }
               long i_351 = row0_9 + (ty_7 + 96);
-              long j_352 = col0_8 + (tx_6 + 112);
+              long j_352 = col0_8 + (tx_6 + 48);
               if (i_351 < n_1 && j_352 < p_2) {
-                buf_240[i_351 * p_2 + j_352] = acc_66;
+                buf_248[i_351 * p_2 + j_352] = acc_62;
               }
-              long i_353 = row0_9 + (ty_7 + 112);
-              long j_354 = col0_8 + tx_6;
+              long i_353 = row0_9 + (ty_7 + 96);
+              long j_354 = col0_8 + (tx_6 + 64);
               if (i_353 < n_1 && j_354 < p_2) {
-                buf_240[i_353 * p_2 + j_354] = acc_67;
+                buf_248[i_353 * p_2 + j_354] = acc_63;
               }
-              long i_355 = row0_9 + (ty_7 + 112);
-              long j_356 = col0_8 + (tx_6 + 16);
+              long i_355 = row0_9 + (ty_7 + 96);
+              long j_356 = col0_8 + (tx_6 + 80);
               if (i_355 < n_1 && j_356 < p_2) {
-                buf_240[i_355 * p_2 + j_356] = acc_68;
+                buf_248[i_355 * p_2 + j_356] = acc_64;
               }
-              long i_357 = row0_9 + (ty_7 + 112);
-              long j_358 = col0_8 + (tx_6 + 32);
+              long i_357 = row0_9 + (ty_7 + 96);
+              long j_358 = col0_8 + (tx_6 + 96);
               if (i_357 < n_1 && j_358 < p_2) {
-                buf_240[i_357 * p_2 + j_358] = acc_69;
+                buf_248[i_357 * p_2 + j_358] = acc_65;
               }
-              long i_359 = row0_9 + (ty_7 + 112);
-              long j_360 = col0_8 + (tx_6 + 48);
+              long i_359 = row0_9 + (ty_7 + 96);
+              long j_360 = col0_8 + (tx_6 + 112);
               if (i_359 < n_1 && j_360 < p_2) {
-                buf_240[i_359 * p_2 + j_360] = acc_70;
+                buf_248[i_359 * p_2 + j_360] = acc_66;
               }
               long i_361 = row0_9 + (ty_7 + 112);
-              long j_362 = col0_8 + (tx_6 + 64);
+              long j_362 = col0_8 + tx_6;
               if (i_361 < n_1 && j_362 < p_2) {
-                buf_240[i_361 * p_2 + j_362] = acc_71;
+                buf_248[i_361 * p_2 + j_362] = acc_67;
               }
               long i_363 = row0_9 + (ty_7 + 112);
-              long j_364 = col0_8 + (tx_6 + 80);
+              long j_364 = col0_8 + (tx_6 + 16);
               if (i_363 < n_1 && j_364 < p_2) {
-                buf_240[i_363 * p_2 + j_364] = acc_72;
+                buf_248[i_363 * p_2 + j_364] = acc_68;
               }
               long i_365 = row0_9 + (ty_7 + 112);
-              long j_366 = col0_8 + (tx_6 + 96);
+              long j_366 = col0_8 + (tx_6 + 32);
               if (i_365 < n_1 && j_366 < p_2) {
-                buf_240[i_365 * p_2 + j_366] = acc_73;
+                buf_248[i_365 * p_2 + j_366] = acc_69;
               }
               long i_367 = row0_9 + (ty_7 + 112);
-              long j_368 = col0_8 + (tx_6 + 112);
+              long j_368 = col0_8 + (tx_6 + 48);
               if (i_367 < n_1 && j_368 < p_2) {
-                buf_240[i_367 * p_2 + j_368] = acc_74;
+                buf_248[i_367 * p_2 + j_368] = acc_70;
+              }
+              long i_369 = row0_9 + (ty_7 + 112);
+              long j_370 = col0_8 + (tx_6 + 64);
+              if (i_369 < n_1 && j_370 < p_2) {
+                buf_248[i_369 * p_2 + j_370] = acc_71;
+              }
+              long i_371 = row0_9 + (ty_7 + 112);
+              long j_372 = col0_8 + (tx_6 + 80);
+              if (i_371 < n_1 && j_372 < p_2) {
+                buf_248[i_371 * p_2 + j_372] = acc_72;
+              }
+              long i_373 = row0_9 + (ty_7 + 112);
+              long j_374 = col0_8 + (tx_6 + 96);
+              if (i_373 < n_1 && j_374 < p_2) {
+                buf_248[i_373 * p_2 + j_374] = acc_73;
+              }
+              long i_375 = row0_9 + (ty_7 + 112);
+              long j_376 = col0_8 + (tx_6 + 112);
+              if (i_375 < n_1 && j_376 < p_2) {
+                buf_248[i_375 * p_2 + j_376] = acc_74;
               }
             }
         "#]],
@@ -1037,144 +1045,149 @@ entry rows (a: [n][m]f32) (v: [m]f32) : [n]f32 =
                 long n_1,
                 __global const float* restrict a_3,
                 long m_4,
-                __local float* t_5,
-                __local float* red_7,
+                __local float* t_6,
                 __local float* red_8,
-                __global const float* restrict v_15,
-                __global float* restrict buf_74) {
+                __local float* red_9,
+                __global const float* restrict v_17,
+                __global float* restrict buf_79) {
               for (long group_2 = get_group_id(0); group_2 < n_1; group_2 += get_num_groups(0)) { // main.weft:4
-                for (long i_6 = 0; i_6 < m_4; i_6++) {
-                  t_5[i_6] = a_3[m_4 * group_2 + i_6];
+                long i_5 = max(min(group_2, max(n_1 - 1, 0L)), 0L);
+                for (long i_7 = 0; i_7 < m_4; i_7++) {
+                  t_6[i_7] = a_3[m_4 * group_2 + i_7];
                 }
-                float acc_9;
                 float acc_10;
-                acc_9 = 0e0f;
+                float acc_11;
                 acc_10 = 0e0f;
-                long t_11 = (long)get_local_id(0);
-                for (long k_12 = 0; k_12 < max(0L, (m_4 - t_11 + 255) / 256); k_12++) {
-                  long i_13 = t_11 + k_12 * 256;
-                  if (!(0 <= i_13 && i_13 < m_4)) {
-                    weft_fail(weft_err, 2, (long)(i_13), (long)(m_4));
+                acc_11 = 0e0f;
+                long t_12 = (long)get_local_id(0);
+                for (long k_13 = 0; k_13 < max(0L, (m_4 - t_12 + 255) / 256); k_13++) {
+                  long i_14 = t_12 + k_13 * 256;
+                  if (!(0 <= i_14 && i_14 < m_4)) {
+                    weft_fail(weft_err, 2, (long)(i_14), (long)(m_4));
                   }
-                  float x_14 = t_5[i_13];
-                  if (!(0 <= i_13 && i_13 < m_4)) {
-                    weft_fail(weft_err, 3, (long)(i_13), (long)(m_4));
+                  long i_15 = max(min(i_14, max(m_4 - 1, 0L)), 0L);
+                  float x_16 = t_6[i_15];
+                  if (!(0 <= i_14 && i_14 < m_4)) {
+                    weft_fail(weft_err, 3, (long)(i_14), (long)(m_4));
                   }
-                  float y_16 = v_15[i_13];
-                  float v_17 = x_14 * y_16;
-                  if (!(0 <= i_13 && i_13 < m_4)) {
-                    weft_fail(weft_err, 4, (long)(i_13), (long)(m_4));
+                  long i_18 = max(min(i_14, max(m_4 - 1, 0L)), 0L);
+                  float y_19 = v_17[i_18];
+                  float v_20 = x_16 * y_19;
+                  if (!(0 <= i_14 && i_14 < m_4)) {
+                    weft_fail(weft_err, 4, (long)(i_14), (long)(m_4));
                   }
-                  float x_18 = a_3[m_4 * group_2 + i_13];
-                  if (!(0 <= i_13 && i_13 < m_4)) {
-                    weft_fail(weft_err, 5, (long)(i_13), (long)(m_4));
+                  long i_21 = max(min(i_14, max(m_4 - 1, 0L)), 0L);
+                  float x_22 = a_3[m_4 * group_2 + i_21];
+                  if (!(0 <= i_14 && i_14 < m_4)) {
+                    weft_fail(weft_err, 5, (long)(i_14), (long)(m_4));
                   }
-                  float y_19 = v_15[i_13];
-                  float v_20 = x_18 * y_19;
-                  float v_21 = acc_9 + v_17;
-                  float v_22 = acc_10 + v_20;
-                  acc_9 = v_21;
-                  acc_10 = v_22;
+                  long i_23 = max(min(i_14, max(m_4 - 1, 0L)), 0L);
+                  float y_24 = v_17[i_23];
+                  float v_25 = x_22 * y_24;
+                  float v_26 = acc_10 + v_20;
+                  float v_27 = acc_11 + v_25;
+                  acc_10 = v_26;
+                  acc_11 = v_27;
                 }
-                red_7[t_11] = acc_9;
-                red_8[t_11] = acc_10;
+                red_8[t_12] = acc_10;
+                red_9[t_12] = acc_11;
                 barrier(CLK_LOCAL_MEM_FENCE);
-                if (t_11 < 128) {
-                  float a_23 = red_7[t_11];
-                  float a_24 = red_8[t_11];
-                  float b_25 = red_7[t_11 + 128];
-                  float b_26 = red_8[t_11 + 128];
-                  float v_27 = a_23 + b_25;
-                  float v_28 = a_24 + b_26;
-                  red_7[t_11] = v_27;
-                  red_8[t_11] = v_28;
-                }
-                barrier(CLK_LOCAL_MEM_FENCE);
-                if (t_11 < 64) {
-                  float a_29 = red_7[t_11];
-                  float a_30 = red_8[t_11];
-                  float b_31 = red_7[t_11 + 64];
-                  float b_32 = red_8[t_11 + 64];
+                if (t_12 < 128) {
+                  float a_28 = red_8[t_12];
+                  float a_29 = red_9[t_12];
+                  float b_30 = red_8[t_12 + 128];
+                  float b_31 = red_9[t_12 + 128];
+                  float v_32 = a_28 + b_30;
                   float v_33 = a_29 + b_31;
-                  float v_34 = a_30 + b_32;
-                  red_7[t_11] = v_33;
-                  red_8[t_11] = v_34;
+                  red_8[t_12] = v_32;
+                  red_9[t_12] = v_33;
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);
-                if (t_11 < 32) {
-                  float a_35 = red_7[t_11];
-                  float a_36 = red_8[t_11];
-                  float b_37 = red_7[t_11 + 32];
-                  float b_38 = red_8[t_11 + 32];
+                if (t_12 < 64) {
+                  float a_34 = red_8[t_12];
+                  float a_35 = red_9[t_12];
+                  float b_36 = red_8[t_12 + 64];
+                  float b_37 = red_9[t_12 + 64];
+                  float v_38 = a_34 + b_36;
                   float v_39 = a_35 + b_37;
-                  float v_40 = a_36 + b_38;
-                  red_7[t_11] = v_39;
-                  red_8[t_11] = v_40;
+                  red_8[t_12] = v_38;
+                  red_9[t_12] = v_39;
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);
-                if (t_11 < 16) {
-                  float a_41 = red_7[t_11];
-                  float a_42 = red_8[t_11];
-                  float b_43 = red_7[t_11 + 16];
-                  float b_44 = red_8[t_11 + 16];
+                if (t_12 < 32) {
+                  float a_40 = red_8[t_12];
+                  float a_41 = red_9[t_12];
+                  float b_42 = red_8[t_12 + 32];
+                  float b_43 = red_9[t_12 + 32];
+                  float v_44 = a_40 + b_42;
                   float v_45 = a_41 + b_43;
-                  float v_46 = a_42 + b_44;
-                  red_7[t_11] = v_45;
-                  red_8[t_11] = v_46;
+                  red_8[t_12] = v_44;
+                  red_9[t_12] = v_45;
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);
-                if (t_11 < 8) {
-                  float a_47 = red_7[t_11];
-                  float a_48 = red_8[t_11];
-                  float b_49 = red_7[t_11 + 8];
-                  float b_50 = red_8[t_11 + 8];
+                if (t_12 < 16) {
+                  float a_46 = red_8[t_12];
+                  float a_47 = red_9[t_12];
+                  float b_48 = red_8[t_12 + 16];
+                  float b_49 = red_9[t_12 + 16];
+                  float v_50 = a_46 + b_48;
                   float v_51 = a_47 + b_49;
-                  float v_52 = a_48 + b_50;
-                  red_7[t_11] = v_51;
-                  red_8[t_11] = v_52;
+                  red_8[t_12] = v_50;
+                  red_9[t_12] = v_51;
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);
-                if (t_11 < 4) {
-                  float a_53 = red_7[t_11];
-                  float a_54 = red_8[t_11];
-                  float b_55 = red_7[t_11 + 4];
-                  float b_56 = red_8[t_11 + 4];
+                if (t_12 < 8) {
+                  float a_52 = red_8[t_12];
+                  float a_53 = red_9[t_12];
+                  float b_54 = red_8[t_12 + 8];
+                  float b_55 = red_9[t_12 + 8];
+                  float v_56 = a_52 + b_54;
                   float v_57 = a_53 + b_55;
-                  float v_58 = a_54 + b_56;
-                  red_7[t_11] = v_57;
-                  red_8[t_11] = v_58;
+                  red_8[t_12] = v_56;
+                  red_9[t_12] = v_57;
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);
-                if (t_11 < 2) {
-                  float a_59 = red_7[t_11];
-                  float a_60 = red_8[t_11];
-                  float b_61 = red_7[t_11 + 2];
-                  float b_62 = red_8[t_11 + 2];
+                if (t_12 < 4) {
+                  float a_58 = red_8[t_12];
+                  float a_59 = red_9[t_12];
+                  float b_60 = red_8[t_12 + 4];
+                  float b_61 = red_9[t_12 + 4];
+                  float v_62 = a_58 + b_60;
                   float v_63 = a_59 + b_61;
-                  float v_64 = a_60 + b_62;
-                  red_7[t_11] = v_63;
-                  red_8[t_11] = v_64;
+                  red_8[t_12] = v_62;
+                  red_9[t_12] = v_63;
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);
-                if (t_11 < 1) {
-                  float a_65 = red_7[t_11];
-                  float a_66 = red_8[t_11];
-                  float b_67 = red_7[t_11 + 1];
-                  float b_68 = red_8[t_11 + 1];
+                if (t_12 < 2) {
+                  float a_64 = red_8[t_12];
+                  float a_65 = red_9[t_12];
+                  float b_66 = red_8[t_12 + 2];
+                  float b_67 = red_9[t_12 + 2];
+                  float v_68 = a_64 + b_66;
                   float v_69 = a_65 + b_67;
-                  float v_70 = a_66 + b_68;
-                  red_7[t_11] = v_69;
-                  red_8[t_11] = v_70;
+                  red_8[t_12] = v_68;
+                  red_9[t_12] = v_69;
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);
-                float total_71;
-                float total_72;
-                total_71 = red_7[0];
-                total_72 = red_8[0];
+                if (t_12 < 1) {
+                  float a_70 = red_8[t_12];
+                  float a_71 = red_9[t_12];
+                  float b_72 = red_8[t_12 + 1];
+                  float b_73 = red_9[t_12 + 1];
+                  float v_74 = a_70 + b_72;
+                  float v_75 = a_71 + b_73;
+                  red_8[t_12] = v_74;
+                  red_9[t_12] = v_75;
+                }
                 barrier(CLK_LOCAL_MEM_FENCE);
-                float v_73 = total_71 + total_72;
+                float total_76;
+                float total_77;
+                total_76 = red_8[0];
+                total_77 = red_9[0];
+                barrier(CLK_LOCAL_MEM_FENCE);
+                float v_78 = total_76 + total_77;
                 if ((long)get_local_id(0) == 0) {
-                  buf_74[group_2] = v_73;
+                  buf_79[group_2] = v_78;
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);
               }
@@ -1237,128 +1250,128 @@ entry rows (a: [n][m]f32) (v: [m]f32) (w: [4]f32) : [n]f32 =
         expect![[r#"
             kernel rows_group_0 : (ASpace {global}, ASpace {local}, ASpace {local}, ASpace {global}, ASpace {local}, ASpace {local}, ASpace {local}, ASpace {global}, ASpace {local}, ASpace {global}) -> _
               a_3 : ASpace {global}
-              t_5 : ASpace {local}
-              v_7 : ASpace {local}
-              w_11 : ASpace {global}
-              p_15 : ASpace {local}
-              red_17 : ASpace {local}
-              red_18 : ASpace {local}
-              v_25 : ASpace {global}
-              red_84 : ASpace {local}
-              buf_119 : ASpace {global}
+              t_6 : ASpace {local}
+              v_8 : ASpace {local}
+              w_12 : ASpace {global}
+              p_17 : ASpace {local}
+              red_19 : ASpace {local}
+              red_20 : ASpace {local}
+              v_28 : ASpace {global}
+              red_90 : ASpace {local}
+              buf_127 : ASpace {global}
             instance rows_group_0 = rows_group_0
               a_3 : global
-              t_5 : local
-              v_7 : local
-              w_11 : global
-              p_15 : local
-              red_17 : local
-              red_18 : local
-              v_25 : global
-              red_84 : local
-              buf_119 : global
+              t_6 : local
+              v_8 : local
+              w_12 : global
+              p_17 : local
+              red_19 : local
+              red_20 : local
+              v_28 : global
+              red_90 : local
+              buf_127 : global
               `a_3` is read : global
-              `t_5` is written : local
-              `w_11` is read : global
-              `v_7` is written : local
-              `v_7` is read : local
-              `p_15` is written : local
-              `t_5` is read : local
-              `v_25` is read : global
+              `t_6` is written : local
+              `w_12` is read : global
+              `v_8` is written : local
+              `v_8` is read : local
+              `p_17` is written : local
+              `t_6` is read : local
+              `v_28` is read : global
               `a_3` is read : global
-              `v_25` is read : global
-              `red_17` is written : local
-              `red_18` is written : local
-              `red_17` is read : local
-              `red_18` is read : local
-              `red_17` is read : local
-              `red_18` is read : local
-              `red_17` is written : local
-              `red_18` is written : local
-              `red_17` is read : local
-              `red_18` is read : local
-              `red_17` is read : local
-              `red_18` is read : local
-              `red_17` is written : local
-              `red_18` is written : local
-              `red_17` is read : local
-              `red_18` is read : local
-              `red_17` is read : local
-              `red_18` is read : local
-              `red_17` is written : local
-              `red_18` is written : local
-              `red_17` is read : local
-              `red_18` is read : local
-              `red_17` is read : local
-              `red_18` is read : local
-              `red_17` is written : local
-              `red_18` is written : local
-              `red_17` is read : local
-              `red_18` is read : local
-              `red_17` is read : local
-              `red_18` is read : local
-              `red_17` is written : local
-              `red_18` is written : local
-              `red_17` is read : local
-              `red_18` is read : local
-              `red_17` is read : local
-              `red_18` is read : local
-              `red_17` is written : local
-              `red_18` is written : local
-              `red_17` is read : local
-              `red_18` is read : local
-              `red_17` is read : local
-              `red_18` is read : local
-              `red_17` is written : local
-              `red_18` is written : local
-              `red_17` is read : local
-              `red_18` is read : local
-              `red_17` is read : local
-              `red_18` is read : local
-              `red_17` is written : local
-              `red_18` is written : local
-              `red_17` is read : local
-              `red_18` is read : local
-              `p_15` is read : local
-              `p_15` is read : local
-              `red_84` is written : local
-              `red_84` is read : local
-              `red_84` is read : local
-              `red_84` is written : local
-              `red_84` is read : local
-              `red_84` is read : local
-              `red_84` is written : local
-              `red_84` is read : local
-              `red_84` is read : local
-              `red_84` is written : local
-              `red_84` is read : local
-              `red_84` is read : local
-              `red_84` is written : local
-              `red_84` is read : local
-              `red_84` is read : local
-              `red_84` is written : local
-              `red_84` is read : local
-              `red_84` is read : local
-              `red_84` is written : local
-              `red_84` is read : local
-              `red_84` is read : local
-              `red_84` is written : local
-              `red_84` is read : local
-              `red_84` is read : local
-              `red_84` is written : local
-              `red_84` is read : local
-              `buf_119` is written : global
+              `v_28` is read : global
+              `red_19` is written : local
+              `red_20` is written : local
+              `red_19` is read : local
+              `red_20` is read : local
+              `red_19` is read : local
+              `red_20` is read : local
+              `red_19` is written : local
+              `red_20` is written : local
+              `red_19` is read : local
+              `red_20` is read : local
+              `red_19` is read : local
+              `red_20` is read : local
+              `red_19` is written : local
+              `red_20` is written : local
+              `red_19` is read : local
+              `red_20` is read : local
+              `red_19` is read : local
+              `red_20` is read : local
+              `red_19` is written : local
+              `red_20` is written : local
+              `red_19` is read : local
+              `red_20` is read : local
+              `red_19` is read : local
+              `red_20` is read : local
+              `red_19` is written : local
+              `red_20` is written : local
+              `red_19` is read : local
+              `red_20` is read : local
+              `red_19` is read : local
+              `red_20` is read : local
+              `red_19` is written : local
+              `red_20` is written : local
+              `red_19` is read : local
+              `red_20` is read : local
+              `red_19` is read : local
+              `red_20` is read : local
+              `red_19` is written : local
+              `red_20` is written : local
+              `red_19` is read : local
+              `red_20` is read : local
+              `red_19` is read : local
+              `red_20` is read : local
+              `red_19` is written : local
+              `red_20` is written : local
+              `red_19` is read : local
+              `red_20` is read : local
+              `red_19` is read : local
+              `red_20` is read : local
+              `red_19` is written : local
+              `red_20` is written : local
+              `red_19` is read : local
+              `red_20` is read : local
+              `p_17` is read : local
+              `p_17` is read : local
+              `red_90` is written : local
+              `red_90` is read : local
+              `red_90` is read : local
+              `red_90` is written : local
+              `red_90` is read : local
+              `red_90` is read : local
+              `red_90` is written : local
+              `red_90` is read : local
+              `red_90` is read : local
+              `red_90` is written : local
+              `red_90` is read : local
+              `red_90` is read : local
+              `red_90` is written : local
+              `red_90` is read : local
+              `red_90` is read : local
+              `red_90` is written : local
+              `red_90` is read : local
+              `red_90` is read : local
+              `red_90` is written : local
+              `red_90` is read : local
+              `red_90` is read : local
+              `red_90` is written : local
+              `red_90` is read : local
+              `red_90` is read : local
+              `red_90` is written : local
+              `red_90` is read : local
+              `buf_127` is written : global
             why
               rows_group_0.a_3 (global): a buffer the host allocates for `a`, passed to the kernel
-              rows_group_0.t_5 (local): an array the work-group computes and shares (the body of a group SegOp)
-              rows_group_0.v_7 (local): an array the work-group computes and shares (the body of a group SegOp)
-              rows_group_0.w_11 (global): a buffer the host allocates for `w`, passed to the kernel
-              rows_group_0.p_15 (local): an array the work-group computes and shares (the body of a group SegOp)
-              rows_group_0.red_17 (local): the work-group's tree of partial results of a reduction
-              rows_group_0.red_18 (local): the work-group's tree of partial results of a reduction
-              rows_group_0.v_25 (global): a buffer the host allocates for `v`, passed to the kernel
-              rows_group_0.red_84 (local): the work-group's tree of partial results of a reduction
-              rows_group_0.buf_119 (global): a buffer the host allocates, passed to the kernel
+              rows_group_0.t_6 (local): an array the work-group computes and shares (the body of a group SegOp)
+              rows_group_0.v_8 (local): an array the work-group computes and shares (the body of a group SegOp)
+              rows_group_0.w_12 (global): a buffer the host allocates for `w`, passed to the kernel
+              rows_group_0.p_17 (local): an array the work-group computes and shares (the body of a group SegOp)
+              rows_group_0.red_19 (local): the work-group's tree of partial results of a reduction
+              rows_group_0.red_20 (local): the work-group's tree of partial results of a reduction
+              rows_group_0.v_28 (global): a buffer the host allocates for `v`, passed to the kernel
+              rows_group_0.red_90 (local): the work-group's tree of partial results of a reduction
+              rows_group_0.buf_127 (global): a buffer the host allocates, passed to the kernel
         "#]],
     );
 }
@@ -1441,22 +1454,24 @@ fn reduce_by_index_is_a_copy_then_one_atomic_update_per_value() {
                 __global float* restrict buf_3,
                 __local float* bins_4,
                 __global const long* restrict is_7,
-                __global const float* restrict vs_9) {
+                __global const float* restrict vs_10) {
               for (long b_5 = get_local_id(0); b_5 < m_2; b_5 += get_local_size(0)) {
                 bins_4[b_5] = (float)0;
               }
               barrier(CLK_LOCAL_MEM_FENCE);
               for (long gid_6 = get_global_id(0); gid_6 < n_1; gid_6 += get_global_size(0)) { // main.weft:2
-                long bin_8 = is_7[gid_6];
-                float x_10 = vs_9[gid_6];
-                if (0 <= bin_8 && bin_8 < m_2) {
-                  weft_atomic_add_float_local(&bins_4[bin_8], x_10);
+                long i_8 = max(min(gid_6, max(n_1 - 1, 0L)), 0L);
+                long bin_9 = is_7[i_8];
+                long i_11 = max(min(gid_6, max(n_1 - 1, 0L)), 0L);
+                float x_12 = vs_10[i_11];
+                if (0 <= bin_9 && bin_9 < m_2) {
+                  weft_atomic_add_float_local(&bins_4[bin_9], x_12);
                 }
               }
               barrier(CLK_LOCAL_MEM_FENCE);
-              for (long b_11 = get_local_id(0); b_11 < m_2; b_11 += get_local_size(0)) {
-                if (bins_4[b_11] != (float)0) {
-                  weft_atomic_add_float(&buf_3[b_11], bins_4[b_11]);
+              for (long b_13 = get_local_id(0); b_13 < m_2; b_13 += get_local_size(0)) {
+                if (bins_4[b_13] != (float)0) {
+                  weft_atomic_add_float(&buf_3[b_13], bins_4[b_13]);
                 }
               }
             }
@@ -1858,8 +1873,8 @@ fn each_printed_line_knows_the_source_expression_it_computes() {
                 long k_2,
                 long n_3,
                 __local float* rows_4,
-                __global const float* restrict v_16,
-                __global float* restrict outer_20) {
+                __global const float* restrict v_17,
+                __global float* restrict outer_22) {
               long t_5 = (long)get_local_id(0);          | map (\r -> dot r v) m
               long row0_6 = (long)get_group_id(0) * 256; | map (\r -> dot r v) m
               long rows_here_7 = min(256L, n_3 - row0_6); | map (\r -> dot r v) m
@@ -1876,13 +1891,15 @@ fn each_printed_line_knows_the_source_expression_it_computes() {
                 long i_12 = row0_6 + t_5;                | map (\r -> dot r v) m
                 float acc_13 = 0e0f;                     | map (\r -> dot r v) m
                 for (long i_14 = 0; i_14 < k_2; i_14++) { | map (\r -> dot r v) m
-                  float x_15 = rows_4[t_5 * (k_2 + 1) + i_14]; | map (\r -> dot r v) m
-                  float y_17 = v_16[i_14];               | map (\r -> dot r v) m
-                  float v_18 = x_15 * y_17;              | map2 (*) a b
-                  float v_19 = acc_13 + v_18;            | reduce (+) 0 (map2 (*) a b)
-                  acc_13 = v_19;                         | map (\r -> dot r v) m
+                  long i_15 = max(min(i_14, max(k_2 - 1, 0L)), 0L); | map (\r -> dot r v) m
+                  float x_16 = rows_4[t_5 * (k_2 + 1) + i_15]; | map (\r -> dot r v) m
+                  long i_18 = max(min(i_14, max(k_2 - 1, 0L)), 0L); | map (\r -> dot r v) m
+                  float y_19 = v_17[i_18];               | map (\r -> dot r v) m
+                  float v_20 = x_16 * y_19;              | map2 (*) a b
+                  float v_21 = acc_13 + v_20;            | reduce (+) 0 (map2 (*) a b)
+                  acc_13 = v_21;                         | map (\r -> dot r v) m
                 }
-                outer_20[i_12] = acc_13;                 | map (\r -> dot r v) m
+                outer_22[i_12] = acc_13;                 | map (\r -> dot r v) m
               }
             }
             // segmap@grid: one work-item per point (1-D NDRange), main.weft:2
@@ -1914,90 +1931,93 @@ fn each_printed_line_knows_the_source_expression_it_computes() {
                 long n_1,
                 __global const float* restrict m_3,
                 long k_4,
-                __local float* red_5,
-                __global const float* restrict v_11,
-                __global float* restrict intra_40) {
+                __local float* red_6,
+                __global const float* restrict v_13,
+                __global float* restrict intra_43) {
               for (long group_2 = get_group_id(0); group_2 < n_1; group_2 += get_num_groups(0)) { // main.weft:2 | map (\r -> dot r v) m
-                float acc_6;                             | reduce (+) 0 (map2 (*) a b)
-                acc_6 = 0e0f;                            | reduce (+) 0 (map2 (*) a b)
-                long t_7 = (long)get_local_id(0);        | reduce (+) 0 (map2 (*) a b)
-                for (long k_8 = 0; k_8 < max(0L, (k_4 - t_7 + 255) / 256); k_8++) { // main.weft:1 | reduce (+) 0 (map2 (*) a b)
-                  long i_9 = t_7 + k_8 * 256;            | reduce (+) 0 (map2 (*) a b)
-                  if (!(0 <= i_9 && i_9 < k_4)) {        | reduce (+) 0 (map2 (*) a b)
-                    weft_fail(weft_err, 7, (long)(i_9), (long)(k_4)); | reduce (+) 0 (map2 (*) a b)
+                long i_5 = max(min(group_2, max(n_1 - 1, 0L)), 0L); | map (\r -> dot r v) m
+                float acc_7;                             | reduce (+) 0 (map2 (*) a b)
+                acc_7 = 0e0f;                            | reduce (+) 0 (map2 (*) a b)
+                long t_8 = (long)get_local_id(0);        | reduce (+) 0 (map2 (*) a b)
+                for (long k_9 = 0; k_9 < max(0L, (k_4 - t_8 + 255) / 256); k_9++) { // main.weft:1 | reduce (+) 0 (map2 (*) a b)
+                  long i_10 = t_8 + k_9 * 256;           | reduce (+) 0 (map2 (*) a b)
+                  if (!(0 <= i_10 && i_10 < k_4)) {      | reduce (+) 0 (map2 (*) a b)
+                    weft_fail(weft_err, 7, (long)(i_10), (long)(k_4)); | reduce (+) 0 (map2 (*) a b)
                   }
-                  float x_10 = m_3[k_4 * group_2 + i_9]; | reduce (+) 0 (map2 (*) a b)
-                  if (!(0 <= i_9 && i_9 < k_4)) {        | reduce (+) 0 (map2 (*) a b)
-                    weft_fail(weft_err, 8, (long)(i_9), (long)(k_4)); | reduce (+) 0 (map2 (*) a b)
+                  long i_11 = max(min(i_10, max(k_4 - 1, 0L)), 0L); | reduce (+) 0 (map2 (*) a b)
+                  float x_12 = m_3[k_4 * group_2 + i_11]; | reduce (+) 0 (map2 (*) a b)
+                  if (!(0 <= i_10 && i_10 < k_4)) {      | reduce (+) 0 (map2 (*) a b)
+                    weft_fail(weft_err, 8, (long)(i_10), (long)(k_4)); | reduce (+) 0 (map2 (*) a b)
                   }
-                  float y_12 = v_11[i_9];                | reduce (+) 0 (map2 (*) a b)
-                  float v_13 = x_10 * y_12;              | map2 (*) a b
-                  float v_14 = acc_6 + v_13;             | reduce (+) 0 (map2 (*) a b)
-                  acc_6 = v_14;                          | reduce (+) 0 (map2 (*) a b)
+                  long i_14 = max(min(i_10, max(k_4 - 1, 0L)), 0L); | reduce (+) 0 (map2 (*) a b)
+                  float y_15 = v_13[i_14];               | reduce (+) 0 (map2 (*) a b)
+                  float v_16 = x_12 * y_15;              | map2 (*) a b
+                  float v_17 = acc_7 + v_16;             | reduce (+) 0 (map2 (*) a b)
+                  acc_7 = v_17;                          | reduce (+) 0 (map2 (*) a b)
                 }
-                red_5[t_7] = acc_6;                      | reduce (+) 0 (map2 (*) a b)
+                red_6[t_8] = acc_7;                      | reduce (+) 0 (map2 (*) a b)
                 barrier(CLK_LOCAL_MEM_FENCE);            | map (\r -> dot r v) m
-                if (t_7 < 128) {                         | reduce (+) 0 (map2 (*) a b)
-                  float a_15 = red_5[t_7];               | reduce (+) 0 (map2 (*) a b)
-                  float b_16 = red_5[t_7 + 128];         | reduce (+) 0 (map2 (*) a b)
-                  float v_17 = a_15 + b_16;              | reduce (+) 0 (map2 (*) a b)
-                  red_5[t_7] = v_17;                     | reduce (+) 0 (map2 (*) a b)
-                }
-                barrier(CLK_LOCAL_MEM_FENCE);            | map (\r -> dot r v) m
-                if (t_7 < 64) {                          | reduce (+) 0 (map2 (*) a b)
-                  float a_18 = red_5[t_7];               | reduce (+) 0 (map2 (*) a b)
-                  float b_19 = red_5[t_7 + 64];          | reduce (+) 0 (map2 (*) a b)
+                if (t_8 < 128) {                         | reduce (+) 0 (map2 (*) a b)
+                  float a_18 = red_6[t_8];               | reduce (+) 0 (map2 (*) a b)
+                  float b_19 = red_6[t_8 + 128];         | reduce (+) 0 (map2 (*) a b)
                   float v_20 = a_18 + b_19;              | reduce (+) 0 (map2 (*) a b)
-                  red_5[t_7] = v_20;                     | reduce (+) 0 (map2 (*) a b)
+                  red_6[t_8] = v_20;                     | reduce (+) 0 (map2 (*) a b)
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);            | map (\r -> dot r v) m
-                if (t_7 < 32) {                          | reduce (+) 0 (map2 (*) a b)
-                  float a_21 = red_5[t_7];               | reduce (+) 0 (map2 (*) a b)
-                  float b_22 = red_5[t_7 + 32];          | reduce (+) 0 (map2 (*) a b)
+                if (t_8 < 64) {                          | reduce (+) 0 (map2 (*) a b)
+                  float a_21 = red_6[t_8];               | reduce (+) 0 (map2 (*) a b)
+                  float b_22 = red_6[t_8 + 64];          | reduce (+) 0 (map2 (*) a b)
                   float v_23 = a_21 + b_22;              | reduce (+) 0 (map2 (*) a b)
-                  red_5[t_7] = v_23;                     | reduce (+) 0 (map2 (*) a b)
+                  red_6[t_8] = v_23;                     | reduce (+) 0 (map2 (*) a b)
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);            | map (\r -> dot r v) m
-                if (t_7 < 16) {                          | reduce (+) 0 (map2 (*) a b)
-                  float a_24 = red_5[t_7];               | reduce (+) 0 (map2 (*) a b)
-                  float b_25 = red_5[t_7 + 16];          | reduce (+) 0 (map2 (*) a b)
+                if (t_8 < 32) {                          | reduce (+) 0 (map2 (*) a b)
+                  float a_24 = red_6[t_8];               | reduce (+) 0 (map2 (*) a b)
+                  float b_25 = red_6[t_8 + 32];          | reduce (+) 0 (map2 (*) a b)
                   float v_26 = a_24 + b_25;              | reduce (+) 0 (map2 (*) a b)
-                  red_5[t_7] = v_26;                     | reduce (+) 0 (map2 (*) a b)
+                  red_6[t_8] = v_26;                     | reduce (+) 0 (map2 (*) a b)
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);            | map (\r -> dot r v) m
-                if (t_7 < 8) {                           | reduce (+) 0 (map2 (*) a b)
-                  float a_27 = red_5[t_7];               | reduce (+) 0 (map2 (*) a b)
-                  float b_28 = red_5[t_7 + 8];           | reduce (+) 0 (map2 (*) a b)
+                if (t_8 < 16) {                          | reduce (+) 0 (map2 (*) a b)
+                  float a_27 = red_6[t_8];               | reduce (+) 0 (map2 (*) a b)
+                  float b_28 = red_6[t_8 + 16];          | reduce (+) 0 (map2 (*) a b)
                   float v_29 = a_27 + b_28;              | reduce (+) 0 (map2 (*) a b)
-                  red_5[t_7] = v_29;                     | reduce (+) 0 (map2 (*) a b)
+                  red_6[t_8] = v_29;                     | reduce (+) 0 (map2 (*) a b)
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);            | map (\r -> dot r v) m
-                if (t_7 < 4) {                           | reduce (+) 0 (map2 (*) a b)
-                  float a_30 = red_5[t_7];               | reduce (+) 0 (map2 (*) a b)
-                  float b_31 = red_5[t_7 + 4];           | reduce (+) 0 (map2 (*) a b)
+                if (t_8 < 8) {                           | reduce (+) 0 (map2 (*) a b)
+                  float a_30 = red_6[t_8];               | reduce (+) 0 (map2 (*) a b)
+                  float b_31 = red_6[t_8 + 8];           | reduce (+) 0 (map2 (*) a b)
                   float v_32 = a_30 + b_31;              | reduce (+) 0 (map2 (*) a b)
-                  red_5[t_7] = v_32;                     | reduce (+) 0 (map2 (*) a b)
+                  red_6[t_8] = v_32;                     | reduce (+) 0 (map2 (*) a b)
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);            | map (\r -> dot r v) m
-                if (t_7 < 2) {                           | reduce (+) 0 (map2 (*) a b)
-                  float a_33 = red_5[t_7];               | reduce (+) 0 (map2 (*) a b)
-                  float b_34 = red_5[t_7 + 2];           | reduce (+) 0 (map2 (*) a b)
+                if (t_8 < 4) {                           | reduce (+) 0 (map2 (*) a b)
+                  float a_33 = red_6[t_8];               | reduce (+) 0 (map2 (*) a b)
+                  float b_34 = red_6[t_8 + 4];           | reduce (+) 0 (map2 (*) a b)
                   float v_35 = a_33 + b_34;              | reduce (+) 0 (map2 (*) a b)
-                  red_5[t_7] = v_35;                     | reduce (+) 0 (map2 (*) a b)
+                  red_6[t_8] = v_35;                     | reduce (+) 0 (map2 (*) a b)
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);            | map (\r -> dot r v) m
-                if (t_7 < 1) {                           | reduce (+) 0 (map2 (*) a b)
-                  float a_36 = red_5[t_7];               | reduce (+) 0 (map2 (*) a b)
-                  float b_37 = red_5[t_7 + 1];           | reduce (+) 0 (map2 (*) a b)
+                if (t_8 < 2) {                           | reduce (+) 0 (map2 (*) a b)
+                  float a_36 = red_6[t_8];               | reduce (+) 0 (map2 (*) a b)
+                  float b_37 = red_6[t_8 + 2];           | reduce (+) 0 (map2 (*) a b)
                   float v_38 = a_36 + b_37;              | reduce (+) 0 (map2 (*) a b)
-                  red_5[t_7] = v_38;                     | reduce (+) 0 (map2 (*) a b)
+                  red_6[t_8] = v_38;                     | reduce (+) 0 (map2 (*) a b)
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);            | map (\r -> dot r v) m
-                float total_39;                          | reduce (+) 0 (map2 (*) a b)
-                total_39 = red_5[0];                     | reduce (+) 0 (map2 (*) a b)
+                if (t_8 < 1) {                           | reduce (+) 0 (map2 (*) a b)
+                  float a_39 = red_6[t_8];               | reduce (+) 0 (map2 (*) a b)
+                  float b_40 = red_6[t_8 + 1];           | reduce (+) 0 (map2 (*) a b)
+                  float v_41 = a_39 + b_40;              | reduce (+) 0 (map2 (*) a b)
+                  red_6[t_8] = v_41;                     | reduce (+) 0 (map2 (*) a b)
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);            | map (\r -> dot r v) m
+                float total_42;                          | reduce (+) 0 (map2 (*) a b)
+                total_42 = red_6[0];                     | reduce (+) 0 (map2 (*) a b)
                 barrier(CLK_LOCAL_MEM_FENCE);            | map (\r -> dot r v) m
                 if ((long)get_local_id(0) == 0) {        | map (\r -> dot r v) m
-                  intra_40[group_2] = total_39;          | reduce (+) 0 (map2 (*) a b)
+                  intra_43[group_2] = total_42;          | reduce (+) 0 (map2 (*) a b)
                 }
                 barrier(CLK_LOCAL_MEM_FENCE);            | map (\r -> dot r v) m
               }
