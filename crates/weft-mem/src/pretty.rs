@@ -49,16 +49,82 @@ fn allocs_before(mem: &MemFunction) -> FxHashMap<VarId, Vec<MemBlockId>> {
 }
 
 /// The variables bound by loops that update their parameter in place: the loop starts
-/// from a copy of its initial value in memory of its own (as the code generator does).
+/// from a copy of its initial value in memory of its own (as the code generator does),
+/// except a loop in host code whose initial value is an array made just for it (read
+/// by nothing else), whose memory the loop takes.
 fn loops_with_entry_copies(f: &weft_core::Function) -> rustc_hash::FxHashSet<VarId> {
     let reuse = weft_core::update_reuse(f);
+    let reads = read_counts(f);
+    let host = host_blocks(f);
     let mut out = rustc_hash::FxHashSet::default();
-    for block in f.blocks.values() {
+    for (id, block) in f.blocks.iter() {
         for stmt in &block.stmts {
-            if let weft_core::Exp::Loop { param, body, .. } = &f.exps[stmt.exp]
+            if let weft_core::Exp::Loop { param, body, init, .. } = &f.exps[stmt.exp]
                 && weft_core::loop_updates_in_place(f, &reuse, *param, *body)
             {
-                out.insert(stmt.var);
+                let made_for_it = match init {
+                    weft_core::Atom::Var(v) => {
+                        host.contains(&id)
+                            && reads.get(v) == Some(&1)
+                            && block.stmts.iter().any(|s| s.var == *v && fresh(&f.exps[s.exp]))
+                    }
+                    weft_core::Atom::Const(_) => false,
+                };
+                if !made_for_it {
+                    out.insert(stmt.var);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether an expression makes an array in memory of its own.
+fn fresh(exp: &weft_core::Exp) -> bool {
+    use weft_core::Exp as E;
+    matches!(
+        exp,
+        E::Map { .. }
+            | E::Generate { .. }
+            | E::Scan { .. }
+            | E::Iota { .. }
+            | E::Replicate { .. }
+            | E::ArrayLit { .. }
+            | E::Concat(..)
+    )
+}
+
+/// How often each variable is read, nested code included.
+fn read_counts(f: &weft_core::Function) -> FxHashMap<VarId, usize> {
+    let mut counts: FxHashMap<VarId, usize> = FxHashMap::default();
+    for block in f.blocks.values() {
+        for stmt in &block.stmts {
+            for atom in f.exps[stmt.exp].operands() {
+                if let weft_core::Atom::Var(v) = atom {
+                    *counts.entry(v).or_default() += 1;
+                }
+            }
+        }
+        if let Some(weft_core::Atom::Var(v)) = block.result {
+            *counts.entry(v).or_default() += 1;
+        }
+    }
+    counts
+}
+
+/// The blocks of host code: the body and the branches and loop bodies in it, not the
+/// lambdas of combinators (which run in kernels).
+fn host_blocks(f: &weft_core::Function) -> rustc_hash::FxHashSet<weft_core::BlockId> {
+    let mut out = rustc_hash::FxHashSet::default();
+    let mut stack = vec![f.body];
+    while let Some(block) = stack.pop() {
+        if !out.insert(block) {
+            continue;
+        }
+        for stmt in &f.blocks[block].stmts {
+            let exp = &f.exps[stmt.exp];
+            if matches!(exp, weft_core::Exp::If { .. } | weft_core::Exp::Loop { .. }) {
+                stack.extend(exp.nested_blocks());
             }
         }
     }

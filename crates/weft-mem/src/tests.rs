@@ -582,6 +582,24 @@ entry f (xs: [n]i32) (k: i64) : [n]i32 =
 }
 
 #[test]
+fn a_host_loop_takes_the_memory_of_an_initial_array_made_for_it() {
+    // The `replicate` is read by the loop alone: the loop updates it where it is, as the
+    // code generator does (weft-mem's GPU annotation), so the printer says no copy.
+    let text = dump(
+        "entry f (n: i64) : [n]i64 = loop acc = replicate n 0 for i < n do acc with [i] = i * 2",
+        ExpandOptions::default(),
+    );
+    assert!(!text.contains("-- loop entry"), "{text}");
+    // Inside a map (a kernel) the loop's array is the work-item's own: a copy.
+    let text = dump(
+        "entry g (xss: [m][n]i64) : [m][n]i64 =
+  map (\\xs -> loop acc = map (\\x -> x + 1) xs for i < n do acc with [i] = i) xss",
+        ExpandOptions::default(),
+    );
+    assert!(text.contains("-- loop entry"), "{text}");
+}
+
+#[test]
 fn a_loop_updating_its_parameter_in_place_starts_from_a_copy() {
     // `d` is the loop's initial value and is read inside the loop while the loop's
     // array is updated in place: the loop starts from a copy in memory of its own (as
