@@ -8,14 +8,10 @@ use weft_opt::{BlockId, Exp, LoopForm, Stmt};
 use weft_plan::{BinOp as HOp, Elem, Expr, Step};
 use weft_values::RuntimeCheck;
 
-use super::kernel::{KVal, Kern};
+use super::kernel::{CPU_RUN, KVal, Kern};
 use super::{HArr, HScalar, HVal, Res, Tr, eadd, eceil_div, emul};
 use crate::LowerError;
 use crate::imp::{CExpr, COp, Cmd, ParLevel};
-
-/// On a CPU, the elements a work-item of an element-wise kernel (a copy) handles in a
-/// loop.
-const CPU_RUN: i64 = 64;
 
 impl Tr<'_> {
     /// Runs a block of host code; its results.
@@ -695,33 +691,10 @@ impl Tr<'_> {
         let dims: Vec<CExpr> = shape.iter().map(|d| k.import_index(d)).collect();
         let comment = k.comment(origin.as_ref());
         if k.tr.options.cpu_device() {
-            // On a CPU a work-item per run of `CPU_RUN` elements, a loop over them (which
-            // the compiler vectorises, a reversed read included: POCL's vectorisation
-            // across work-items did not, and a reversal ran at half a copy's speed).
-            let items = k.fresh_name("item");
-            k.push();
-            let first = k.tmp(
-                "first",
-                Elem::I64,
-                CExpr::mul(CExpr::Var(items.clone()), CExpr::Int(CPU_RUN)),
-            );
-            let count =
-                CExpr::call("min", vec![CExpr::Int(CPU_RUN), CExpr::sub(n.clone(), first.clone())]);
-            k.for_loop("j", count, comment.clone(), &mut |k, j| {
-                let flat = k.tmp("e", Elem::I64, CExpr::add(first.clone(), j));
+            k.runs_loop(&n, comment, &mut |k, flat| {
                 let idx = unflatten_index(k, &flat, &dims);
                 body(k, &idx)
             })?;
-            let cmds = k.pop();
-            let runs =
-                CExpr::bin(COp::Div, CExpr::add(n, CExpr::Int(CPU_RUN - 1)), CExpr::Int(CPU_RUN));
-            k.emit(Cmd::ParFor {
-                level: ParLevel::GridCovered(0),
-                var: items,
-                bound: runs,
-                body: cmds,
-                comment: None,
-            });
             let doc =
                 format!("{}: one work-item per run of {CPU_RUN} elements", kind.replace('_', " "));
             let name = k.tr.kernel_name(kind);

@@ -16,8 +16,12 @@ use weft_values::RuntimeCheck;
 
 use super::{HArr, HScalar, HVal, Layout, Res, Tr};
 use crate::LowerError;
-use crate::imp::{CExpr, COp, Cmd, KernelImp, Sharing};
+use crate::imp::{CExpr, COp, Cmd, KernelImp, ParLevel, Sharing};
 use crate::scalar::{convert, literal, math, round_f16, unop};
+
+/// On a CPU, the elements a work-item of an element-wise kernel (a copy, a map whose
+/// body runs no loop) computes in a loop ([`Kern::runs_loop`]).
+pub(crate) const CPU_RUN: i64 = 64;
 
 /// A value inside a kernel.
 #[derive(Debug, Clone)]
@@ -227,6 +231,69 @@ impl<'t, 'p> Kern<'t, 'p> {
         let name = self.fresh_name(hint);
         self.emit(Cmd::Decl { name: name.clone(), elem, init });
         CExpr::Var(name)
+    }
+
+    /// On a CPU: a work-item per run of [`CPU_RUN`] of `0..n` and a loop over the run,
+    /// `body` written with each index (a loop the compiler vectorises where the body
+    /// allows, a reversed read included; POCL's vectorisation across work-items did not
+    /// vectorise a reversal). The launch's NDRange is `ceil(n / CPU_RUN)`.
+    pub(crate) fn runs_loop(
+        &mut self,
+        n: &CExpr,
+        comment: Option<String>,
+        body: &mut dyn FnMut(&mut Self, CExpr) -> Res<()>,
+    ) -> Res<()> {
+        let item = self.fresh_name("item");
+        self.push();
+        let first =
+            self.tmp("first", Elem::I64, CExpr::mul(CExpr::Var(item.clone()), CExpr::Int(CPU_RUN)));
+        let count =
+            CExpr::call("min", vec![CExpr::Int(CPU_RUN), CExpr::sub(n.clone(), first.clone())]);
+        self.for_loop("j", count, comment, &mut |k, j| {
+            let i = k.tmp("i", Elem::I64, CExpr::add(first.clone(), j));
+            k.in_range.push((i.clone(), n.clone()));
+            body(k, i)
+        })?;
+        let cmds = self.pop();
+        let runs = CExpr::bin(
+            COp::Div,
+            CExpr::add(n.clone(), CExpr::Int(CPU_RUN - 1)),
+            CExpr::Int(CPU_RUN),
+        );
+        self.emit(Cmd::ParFor {
+            level: ParLevel::GridCovered(0),
+            var: item,
+            bound: runs,
+            body: cmds,
+            comment: None,
+        });
+        Ok(())
+    }
+
+    /// The contiguous share `start..end` of `0..n` that part `who` of `parts` takes
+    /// (`ceil(n / parts)` each, the last one shorter).
+    pub(crate) fn contiguous_share(
+        &mut self,
+        n: &CExpr,
+        who: CExpr,
+        parts: CExpr,
+    ) -> (CExpr, CExpr) {
+        let per = self.tmp(
+            "per",
+            Elem::I64,
+            CExpr::bin(
+                COp::Div,
+                CExpr::add(n.clone(), CExpr::sub(parts.clone(), CExpr::Int(1))),
+                parts,
+            ),
+        );
+        let start = self.tmp("start", Elem::I64, CExpr::mul(who, per.clone()));
+        let end = self.tmp(
+            "end",
+            Elem::I64,
+            CExpr::call("min", vec![CExpr::add(start.clone(), per), n.clone()]),
+        );
+        (start, end)
     }
 
     /// A `for` loop over `0..bound`, its body written by `body` with the index.

@@ -29,7 +29,7 @@ use weft_opt::{ExpId, SegBinOp, SegKind, SegLevel, SegOp, Stmt};
 use weft_plan::{Elem, Expr};
 
 use super::host::unflatten_index;
-use super::kernel::{KVal, Kern, in_range, rebuild};
+use super::kernel::{CPU_RUN, KVal, Kern, in_range, rebuild};
 use super::{HScalar, HVal, Res, Tr, eceil_div, emax, emin, emul};
 use crate::LowerError;
 use crate::imp::{AtomicOp, CExpr, COp, Cmd, ParLevel};
@@ -39,9 +39,6 @@ const STAGED_ROW_MAX: i64 = 32;
 
 /// On a CPU, the fewest elements a work-item of a reduction's first stage folds.
 const CPU_SHARE: i64 = 256;
-
-/// On a CPU, the points a work-item of a one-dimensional map computes in a loop.
-const CPU_RUN: i64 = 64;
 
 /// On a CPU, the accumulators a work-item of a reduction's first stage folds its share
 /// into in turn (one vector register of `f32` with AVX2).
@@ -487,30 +484,12 @@ impl Tr<'_> {
         note_all(&mut k, seg, &format!("@grid: one work-item per run of {CPU_RUN} elements"));
         let kn = k.import_index(n);
         let comment = k.comment(origin);
-        let item = k.fresh_name("item");
-        k.push();
-        let first =
-            k.tmp("first", Elem::I64, CExpr::mul(CExpr::Var(item.clone()), CExpr::Int(CPU_RUN)));
-        let count =
-            CExpr::call("min", vec![CExpr::Int(CPU_RUN), CExpr::sub(kn.clone(), first.clone())]);
         let index = seg.space[0].0;
-        k.for_loop("j", count, comment, &mut |k, j| {
-            let i = k.tmp("i", Elem::I64, CExpr::add(first.clone(), j));
-            k.in_range.push((i.clone(), kn.clone()));
+        k.runs_loop(&kn, comment, &mut |k, i| {
             k.bind(index, KVal::Scalar(i.clone(), Elem::I64));
             let values = k.block(seg.body)?;
             write_results(k, stmt, seg, &values, &[i])
         })?;
-        let body = k.pop();
-        let runs =
-            CExpr::bin(COp::Div, CExpr::add(kn, CExpr::Int(CPU_RUN - 1)), CExpr::Int(CPU_RUN));
-        k.emit(Cmd::ParFor {
-            level: ParLevel::GridCovered(0),
-            var: item,
-            bound: runs,
-            body,
-            comment: None,
-        });
         let doc =
             format!("segmap@grid: one work-item per run of {CPU_RUN} points{}", at(&k, origin));
         let name = k.tr.kernel_name("map");
@@ -691,25 +670,10 @@ impl Tr<'_> {
             // work-item's reads), folded into `CPU_LANES` accumulators in turn, which
             // the compiler can keep in one vector register: the operator is
             // commutative, so the order of the combination is free.
-            let gsize = CExpr::work_item("get_global_size", 0);
-            let per = k.tmp(
-                "per",
-                Elem::I64,
-                CExpr::bin(
-                    COp::Div,
-                    CExpr::add(kn.clone(), CExpr::sub(gsize.clone(), CExpr::Int(1))),
-                    gsize,
-                ),
-            );
-            let start = k.tmp(
-                "start",
-                Elem::I64,
-                CExpr::mul(CExpr::work_item("get_global_id", 0), per.clone()),
-            );
-            let end = k.tmp(
-                "end",
-                Elem::I64,
-                CExpr::call("min", vec![CExpr::add(start.clone(), per), kn.clone()]),
+            let (start, end) = k.contiguous_share(
+                &kn,
+                CExpr::work_item("get_global_id", 0),
+                CExpr::work_item("get_global_size", 0),
             );
             let count =
                 CExpr::call("max", vec![CExpr::sub(end.clone(), start.clone()), CExpr::Int(0)]);
@@ -810,25 +774,10 @@ impl Tr<'_> {
             let then_cmds = k.pop();
             k.emit(Cmd::If { cond: CExpr::bin(COp::Lt, tail, kn), then_cmds, else_cmds: vec![] });
         } else {
-            let gsize = CExpr::work_item("get_global_size", 0);
-            let per = k.tmp(
-                "per",
-                Elem::I64,
-                CExpr::bin(
-                    COp::Div,
-                    CExpr::add(kn.clone(), CExpr::sub(gsize.clone(), CExpr::Int(1))),
-                    gsize,
-                ),
-            );
-            let start = k.tmp(
-                "start",
-                Elem::I64,
-                CExpr::mul(CExpr::work_item("get_global_id", 0), per.clone()),
-            );
-            let end = k.tmp(
-                "end",
-                Elem::I64,
-                CExpr::call("min", vec![CExpr::add(start.clone(), per), kn]),
+            let (start, end) = k.contiguous_share(
+                &kn,
+                CExpr::work_item("get_global_id", 0),
+                CExpr::work_item("get_global_size", 0),
             );
             let bound = CExpr::sub(end, start.clone());
             let acc2 = acc.clone();
@@ -2019,17 +1968,7 @@ impl Kern<'_, '_> {
                 body(k, i)
             });
         }
-        let run = self.tmp(
-            "run",
-            Elem::I64,
-            CExpr::bin(COp::Div, CExpr::add(n.clone(), CExpr::Int(wg - 1)), CExpr::Int(wg)),
-        );
-        let start = self.tmp("start", Elem::I64, CExpr::mul(t.clone(), run.clone()));
-        let end = self.tmp(
-            "end",
-            Elem::I64,
-            CExpr::call("min", vec![CExpr::add(start.clone(), run), n.clone()]),
-        );
+        let (start, end) = self.contiguous_share(n, t.clone(), CExpr::Int(wg));
         self.for_loop("j", CExpr::sub(end, start.clone()), comment, &mut |k, j| {
             let i = k.tmp("i", Elem::I64, CExpr::add(start.clone(), j));
             body(k, i)

@@ -194,11 +194,7 @@ fn rewrite(f: &mut Function, stmt: Stmt) -> Option<Vec<Stmt>> {
         arrays: vec![v(one)],
     };
     let finals_ty = Type::array(CoreSize::constant(1), elem_ty);
-    let computed = bind(f, "folded", finals_ty.clone(), stage2, &mut out);
-    // Stored as computed (`to_global`): its one row is then read where it is, not
-    // recomputed where it is read.
-    let stored = Exp::Materialise { space: weft_core::Space::Global, value: v(computed) };
-    let finals = bind(f, "folded", finals_ty, stored, &mut out);
+    let finals = bind(f, "folded", finals_ty, stage2, &mut out);
     // The statement keeps its variable, now the one result.
     let exp = f.exps.alloc(Exp::Index { array: v(finals), items: vec![IndexItem::Fix(int(0))] });
     if let Some(o) = &origin {
