@@ -186,6 +186,15 @@ impl Type {
             Type::Array { .. } | Type::Tuple(_) => None,
         }
     }
+
+    /// Whether a value of this type holds an array (is one, or a tuple with one).
+    pub fn has_array(&self) -> bool {
+        match self {
+            Type::Scalar(_) => false,
+            Type::Array { .. } => true,
+            Type::Tuple(elems) => elems.iter().any(Type::has_array),
+        }
+    }
 }
 
 /// A block in A-normal form.

@@ -495,14 +495,6 @@ fn match_type_params(pattern: &Ty, actual: &Ty, out: &mut FxHashMap<Name, Ty>) {
     }
 }
 
-fn contains_array(ty: &Type) -> bool {
-    match ty {
-        Type::Scalar(_) => false,
-        Type::Array { .. } => true,
-        Type::Tuple(elems) => elems.iter().any(contains_array),
-    }
-}
-
 impl<'db> Elab<'db> {
     // ---- building blocks -------------------------------------------------------------
 
@@ -739,7 +731,7 @@ impl<'db> Elab<'db> {
         let scheme = weft_hir::def_scheme(db, def);
         let higher_order =
             scheme.params.iter().any(|p| p.ty.contains_fn()) || scheme.ret.contains_fn();
-        if higher_order || type_args.iter().any(contains_array) {
+        if higher_order || type_args.iter().any(Type::has_array) {
             return self.inline_def(loc, scheme, type_args, args);
         }
         let callee = FnKey::new(db, loc.clone(), type_args.to_vec());

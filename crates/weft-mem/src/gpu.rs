@@ -1135,16 +1135,8 @@ fn live_block(
         // iteration); its initial value is read once, at entry.
         let loop_reads: Option<FxHashSet<VarId>> = match exp {
             Exp::Loop { .. } => {
-                let mut bound: FxHashSet<VarId> = binders(exp).into_iter().collect();
-                let mut body_reads = Vec::new();
-                for nested in exp.nested_blocks() {
-                    defined_in(f, nested, &mut bound);
-                    for inner in &f.blocks[nested].stmts {
-                        weft_opt::reads_in(f, inner, &mut body_reads);
-                    }
-                    body_reads.extend(f.blocks[nested].results.iter().filter_map(var_of));
-                }
-                Some(body_reads.into_iter().filter(|v| !bound.contains(v)).collect())
+                let bound: FxHashSet<VarId> = binders(exp).into_iter().collect();
+                Some(reads_from_outside(f, &exp.nested_blocks(), bound).into_iter().collect())
             }
             _ => None,
         };
@@ -1186,13 +1178,25 @@ fn live_block(
 
 /// The variables bound outside `seg` that its body reads.
 fn seg_body_reads(f: &GpuFunction, seg: &weft_opt::SegOp) -> Vec<VarId> {
+    let bound: FxHashSet<VarId> = seg.space.iter().map(|(i, _)| *i).collect();
+    reads_from_outside(f, &[seg.body], bound)
+}
+
+/// The variables `blocks` read (their statements, nested code included, and their
+/// results) that neither `bound` nor the blocks themselves bind.
+fn reads_from_outside(
+    f: &GpuFunction,
+    blocks: &[BlockId],
+    mut bound: FxHashSet<VarId>,
+) -> Vec<VarId> {
     let mut reads = Vec::new();
-    for stmt in &f.blocks[seg.body].stmts {
-        weft_opt::reads_in(f, stmt, &mut reads);
+    for &block in blocks {
+        defined_in(f, block, &mut bound);
+        for stmt in &f.blocks[block].stmts {
+            weft_opt::reads_in(f, stmt, &mut reads);
+        }
+        reads.extend(f.blocks[block].results.iter().filter_map(var_of));
     }
-    reads.extend(f.blocks[seg.body].results.iter().filter_map(var_of));
-    let mut bound: FxHashSet<VarId> = seg.space.iter().map(|(i, _)| *i).collect();
-    defined_in(f, seg.body, &mut bound);
     reads.retain(|v| !bound.contains(v));
     reads
 }

@@ -54,7 +54,7 @@ fn allocs_before(mem: &MemFunction) -> FxHashMap<VarId, Vec<MemBlockId>> {
 /// by nothing else), whose memory the loop takes.
 fn loops_with_entry_copies(f: &weft_core::Function) -> rustc_hash::FxHashSet<VarId> {
     let reuse = weft_core::update_reuse(f);
-    let reads = read_counts(f);
+    let reads = weft_opt::use_counts(f);
     let host = host_blocks(f);
     let mut out = rustc_hash::FxHashSet::default();
     for (id, block) in f.blocks.iter() {
@@ -92,24 +92,6 @@ fn fresh(exp: &weft_core::Exp) -> bool {
             | E::ArrayLit { .. }
             | E::Concat(..)
     )
-}
-
-/// How often each variable is read, nested code included.
-fn read_counts(f: &weft_core::Function) -> FxHashMap<VarId, usize> {
-    let mut counts: FxHashMap<VarId, usize> = FxHashMap::default();
-    for block in f.blocks.values() {
-        for stmt in &block.stmts {
-            for atom in f.exps[stmt.exp].operands() {
-                if let weft_core::Atom::Var(v) = atom {
-                    *counts.entry(v).or_default() += 1;
-                }
-            }
-        }
-        if let Some(weft_core::Atom::Var(v)) = block.result {
-            *counts.entry(v).or_default() += 1;
-        }
-    }
-    counts
 }
 
 /// The blocks of host code: the body and the branches and loop bodies in it, not the

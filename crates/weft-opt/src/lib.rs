@@ -26,6 +26,7 @@ pub use crate::ir::{
 pub use crate::passes::array_reductions::chunk_reductions_of_arrays;
 pub use crate::passes::coalesce::coalesce;
 pub use crate::passes::collapse::collapse_outer_dimensions;
+pub use crate::passes::facts::use_counts;
 pub use crate::passes::flatten::{
     DEFAULT_SUFF_INTRA_PAR, DEFAULT_SUFF_OUTER_PAR, DeviceShape, flatten, threshold_default,
 };

@@ -494,7 +494,7 @@ impl Tr<'_> {
             format!("segmap@grid: one work-item per run of {CPU_RUN} points{}", at(&k, origin));
         let name = k.tr.kernel_name("map");
         let (kernel, args) = k.finish(name, doc, Some(wg as u32));
-        let global = self_let_outer(self, eceil_div(n.clone(), Expr::I64(CPU_RUN)));
+        let global = self.let_var("items", eceil_div(n.clone(), Expr::I64(CPU_RUN)));
         self.launch(kernel, args, vec![global], Some(vec![Expr::I64(wg)]));
         Ok(())
     }
@@ -2213,11 +2213,6 @@ fn light_body(f: &weft_opt::GpuFunction, block: weft_opt::BlockId) -> bool {
         }
         _ => false,
     })
-}
-
-/// A host value bound to a host variable (an NDRange size), from outside a kernel.
-fn self_let_outer(tr: &mut Tr<'_>, value: Expr) -> Expr {
-    tr.let_var("items", value)
 }
 
 /// A host value bound to a host variable before a kernel's launch (an NDRange size).

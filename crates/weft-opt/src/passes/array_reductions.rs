@@ -51,14 +51,6 @@ pub fn chunk_reductions_of_arrays(program: &Program) -> Program {
     out
 }
 
-fn has_array(ty: &Type) -> bool {
-    match ty {
-        Type::Scalar(_) => false,
-        Type::Array { .. } => true,
-        Type::Tuple(parts) => parts.iter().any(has_array),
-    }
-}
-
 fn rewrite(f: &mut Function, stmt: Stmt) -> Option<Vec<Stmt>> {
     let Exp::Reduce { level: None, lambda: op, neutral, array: array @ Atom::Var(_) } =
         f.exps[stmt.exp].clone()
@@ -66,7 +58,7 @@ fn rewrite(f: &mut Function, stmt: Stmt) -> Option<Vec<Stmt>> {
         return None;
     };
     let elem_ty = f.vars[stmt.var].ty.clone();
-    if !has_array(&elem_ty) || op.params.len() != 2 {
+    if !elem_ty.has_array() || op.params.len() != 2 {
         return None;
     }
     let origin = f.origins.get(stmt.exp).cloned();

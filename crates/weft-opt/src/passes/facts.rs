@@ -82,7 +82,7 @@ fn block_free(
 
 /// How often each variable is read by the code reachable from the function's body
 /// (operands, sizes in the types of what it binds, block results, the signature).
-pub(crate) fn use_counts(f: &Function) -> FxHashMap<VarId, usize> {
+pub fn use_counts(f: &Function) -> FxHashMap<VarId, usize> {
     fn block(f: &Function, id: BlockId, counts: &mut FxHashMap<VarId, usize>) {
         for stmt in &f.blocks[id].stmts {
             let exp = &f.exps[stmt.exp];

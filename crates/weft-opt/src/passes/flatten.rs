@@ -766,7 +766,7 @@ impl Flattener<'_> {
     fn body_binds_tuples_of_arrays(&self, exp: &weft_core::Exp) -> bool {
         let Some(&body) = exp.nested_blocks().first() else { return false };
         self.core.blocks[body].stmts.iter().any(|s| {
-            matches!(&self.core.vars[s.var].ty, Type::Tuple(parts) if parts.iter().any(has_array))
+            matches!(&self.core.vars[s.var].ty, Type::Tuple(parts) if parts.iter().any(Type::has_array))
         })
     }
 
@@ -777,8 +777,8 @@ impl Flattener<'_> {
         self.core.blocks[body].stmts.iter().any(|s| {
             let ty = &self.core.vars[s.var].ty;
             match &self.core.exps[s.exp] {
-                weft_core::Exp::Reduce { .. } => has_array(ty),
-                weft_core::Exp::Scan { .. } => ty.elem().is_some_and(has_array),
+                weft_core::Exp::Reduce { .. } => ty.has_array(),
+                weft_core::Exp::Scan { .. } => ty.elem().is_some_and(Type::has_array),
                 _ => false,
             }
         })
@@ -1213,14 +1213,5 @@ impl ExpandedScope {
 impl Substitutes for Flattener<'_> {
     fn subst(&self) -> &FxHashMap<VarId, Atom> {
         &self.subst
-    }
-}
-
-/// Whether a value of type `ty` holds an array.
-fn has_array(ty: &Type) -> bool {
-    match ty {
-        Type::Array { .. } => true,
-        Type::Tuple(parts) => parts.iter().any(has_array),
-        Type::Scalar(_) => false,
     }
 }

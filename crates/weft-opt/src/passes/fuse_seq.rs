@@ -54,13 +54,18 @@ fn reductions_of_arrays_as_loops(f: &mut GpuFunction) {
         for stmt in f.blocks[block].stmts.clone() {
             match f.exps[stmt.exp].clone() {
                 Exp::Seq(SeqSoac::Reduce { lambda, neutral, array: array @ Atom::Var(_) })
-                    if stmt.vars.len() == 1 && has_array(&f.vars[stmt.vars[0]].ty) =>
+                    if stmt.vars.len() == 1 && f.vars[stmt.vars[0]].ty.has_array() =>
                 {
+                    // Its elements as an identity map over its array: the loop reads
+                    // row `i` where a fused producer would compute its element.
+                    let row = new_var(f, "row", f.vars[lambda.params[1]].ty.clone());
+                    let body =
+                        f.blocks.alloc(Block { stmts: Vec::new(), results: vec![Atom::Var(row)] });
                     let rows = SeqSoac::Map {
-                        lambda: crate::ir::Lambda { params: Vec::new(), body: lambda.body },
+                        lambda: crate::ir::Lambda { params: vec![row], body },
                         arrays: vec![array],
                     };
-                    let (exp, length) = into_reduce(f, &rows, &lambda, neutral, &stmt, true);
+                    let (exp, length) = into_reduce(f, &rows, &lambda, neutral, &stmt);
                     stmts.extend(length);
                     stmts.push(Stmt { vars: stmt.vars.clone(), exp });
                 }
@@ -68,14 +73,6 @@ fn reductions_of_arrays_as_loops(f: &mut GpuFunction) {
             }
         }
         f.blocks[block].stmts = stmts;
-    }
-}
-
-fn has_array(ty: &Type) -> bool {
-    match ty {
-        Type::Scalar(_) => false,
-        Type::Array { .. } => true,
-        Type::Tuple(parts) => parts.iter().any(has_array),
     }
 }
 
@@ -101,7 +98,7 @@ fn fuse_once(f: &mut GpuFunction) -> bool {
                     Exp::Seq(SeqSoac::Reduce { lambda, neutral, array: Atom::Var(x) })
                         if x == t =>
                     {
-                        Some(into_reduce(f, &soac, &lambda, neutral, consumer, false))
+                        Some(into_reduce(f, &soac, &lambda, neutral, consumer))
                     }
                     Exp::Seq(SeqSoac::Map { lambda, arrays })
                         if arrays.contains(&Atom::Var(t))
@@ -174,7 +171,6 @@ fn into_reduce(
     op: &crate::ir::Lambda,
     neutral: Atom,
     consumer: &Stmt,
-    rows_only: bool,
 ) -> (ExpIdOf, Option<Stmt>) {
     let result = consumer.vars[0];
     let acc_ty = f.vars[result].ty.clone();
@@ -193,23 +189,7 @@ fn into_reduce(
         }
     };
     let mut body = Vec::new();
-    let element = match producer {
-        // The reduction's own array: its row `i`.
-        SeqSoac::Map { arrays, .. } if rows_only => {
-            let row = new_var(f, "row", f.vars[op.params[1]].ty.clone());
-            let s = let_stmt(
-                f,
-                row,
-                weft_core::Exp::Index {
-                    array: arrays[0],
-                    items: vec![IndexItem::Fix(Atom::Var(i))],
-                },
-            );
-            body.push(s);
-            Atom::Var(row)
-        }
-        _ => producer_at(f, producer, i, &mut body),
-    };
+    let element = producer_at(f, producer, i, &mut body);
     let a = let_stmt(f, op.params[0], weft_core::Exp::Atom(Atom::Var(acc)));
     body.push(a);
     let b = let_stmt(f, op.params[1], weft_core::Exp::Atom(element));
