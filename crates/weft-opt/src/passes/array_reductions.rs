@@ -186,7 +186,13 @@ fn rewrite(f: &mut Function, stmt: Stmt) -> Option<Vec<Stmt>> {
         arrays: vec![v(one)],
     };
     let finals_ty = Type::array(CoreSize::constant(1), elem_ty);
-    let finals = bind(f, "folded", finals_ty, stage2, &mut out);
+    let computed = bind(f, "folded", finals_ty.clone(), stage2, &mut out);
+    // Stored as computed (`to_global`): the one row is read where it is. Without it the
+    // editor proposes `reduce@grid` for the source `reduce` (the row's kernel carries
+    // its origin), which this rewrite does not take: "Make strategy explicit" would
+    // change the program (the strategy round trip over examples/ tests it).
+    let stored = Exp::Materialise { space: weft_core::Space::Global, value: v(computed) };
+    let finals = bind(f, "folded", finals_ty, stored, &mut out);
     // The statement keeps its variable, now the one result.
     let exp = f.exps.alloc(Exp::Index { array: v(finals), items: vec![IndexItem::Fix(int(0))] });
     if let Some(o) = &origin {
