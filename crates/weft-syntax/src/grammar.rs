@@ -20,6 +20,14 @@ pub(crate) use items::source_file;
 /// Tokens that start a declaration: the parser always resynchronises on them.
 const ITEM_START: &[SyntaxKind] = &[DEF_KW, ENTRY_KW, TYPE_KW, IMPORT_KW];
 
+/// Whether the parser is at the end of the current declaration: the end of the input
+/// or the next declaration's keyword. A loop inside a declaration stops here, not at
+/// the end of the input alone: a declaration parsed on its own (`split.rs`) ends at
+/// that keyword, and stopping at it in the whole file too gives the same errors.
+fn at_declaration_end(p: &Parser<'_>) -> bool {
+    p.at_eof() || ITEM_START.contains(&p.current())
+}
+
 /// Enters one level of nesting; returns `false` (after reporting once and skipping to
 /// the next declaration) when the input nests deeper than `MAX_NESTING`.
 fn enter(p: &mut Parser<'_>) -> bool {
@@ -36,7 +44,7 @@ fn enter(p: &mut Parser<'_>) -> bool {
     p.skipping_too_deep = true;
     // Skip flat, without recursion, to the next declaration.
     let m = p.start();
-    while !p.at_eof() && !ITEM_START.contains(&p.current()) {
+    while !at_declaration_end(p) {
         p.bump_any();
     }
     m.complete(p, ERROR);

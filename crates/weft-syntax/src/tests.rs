@@ -810,3 +810,16 @@ fn record_updates_chain_like_array_updates() {
         ],
     );
 }
+
+/// Found by the property test below: an array literal broken by the next declaration
+/// gave "expected an expression" in the whole file but "expected `]`" when its
+/// declaration was parsed on its own.
+#[test]
+fn array_literal_cut_by_a_declaration_is_reported_alike_apart_and_whole() {
+    for text in ["\"s\n(def=[def(", "def x = [def y = 1", "def x = [1, def y = 1"] {
+        assert_same_as_whole(text).unwrap();
+    }
+    let messages: Vec<String> =
+        parse("def x = [1, 2\ndef y = 1").errors().iter().map(|e| e.message.clone()).collect();
+    assert_eq!(messages, ["expected `]`, found `def`"]);
+}

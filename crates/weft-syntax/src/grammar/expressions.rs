@@ -417,7 +417,7 @@ fn atom(p: &mut Parser<'_>) -> Option<CompletedMarker> {
         }
         L_BRACK => {
             p.bump(L_BRACK);
-            while !p.at(R_BRACK) && !p.at_eof() {
+            while !p.at(R_BRACK) && !at_declaration_end(p) {
                 expr(p);
                 if !p.eat(COMMA) {
                     break;

@@ -24,7 +24,7 @@ fn item(p: &mut Parser<'_>) {
             // Skip to the next declaration in one ERROR node with one error.
             let m = p.start();
             p.error("expected a declaration (`def`, `entry`, `type` or `import`)");
-            while !p.at_eof() && !ITEM_START.contains(&p.current()) {
+            while !at_declaration_end(p) {
                 p.bump_any();
             }
             m.complete(p, ERROR);
