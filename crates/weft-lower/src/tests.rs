@@ -190,7 +190,8 @@ fn rows_are_reduced_by_versions_picked_per_run_by_thresholds() {
     let levels: Vec<Vec<ParLevel>> = launches.iter().map(|l| par_levels(l.kernel)).collect();
     // Many rows: a work-item per row (short rows staged through local memory first);
     // fewer: a work-group per row; fewer still: a segmented reduction, its segments
-    // split into chunks (incremental flattening, docs/middle.md).
+    // split into chunks (incremental flattening, docs/middle.md), whose partial
+    // results a work-group per row folds when there are many, else a work-item.
     assert_eq!(
         levels,
         [
@@ -198,12 +199,16 @@ fn rows_are_reduced_by_versions_picked_per_run_by_thresholds() {
             vec![ParLevel::GridCovered(0)],
             vec![ParLevel::Group],
             vec![ParLevel::GridCovered(0)],
+            vec![ParLevel::Group],
             vec![ParLevel::GridCovered(0)]
         ]
     );
     assert_eq!(launches[0].local_buffers, ["(256 * (m + 1))"]);
     assert_eq!(launches[2].local_buffers, ["256"]);
-    assert_eq!(host_conditions(&l), ["(n >= 32768)", "(m <= 32)", "(n >= 128)"]);
+    assert_eq!(launches[4].local_buffers, ["256"]);
+    let conditions = host_conditions(&l);
+    assert_eq!(conditions[..3], ["(n >= 32768)", "(m <= 32)", "(n >= 128)"]);
+    assert!(conditions[3].ends_with(">= I64(64))"), "many chunks: {conditions:?}");
     // Rows of a constant length: the staging's condition is a constant.
     let short = lowered("entry r (a: [n][8]f32) : [n]f32 = map (\\row -> reduce (+) 0 row) a");
     assert!(!host_conditions(&short).iter().any(|c| c.contains("m <= 32")));
@@ -890,4 +895,26 @@ fn gpu_a_kernel_loop_exchanging_its_arrays_reads_every_old_element_before_writin
             .count();
         assert_eq!(loads_before, 2, "{body:?}");
     }
+}
+
+#[test]
+fn gpu_column_sums_read_the_matrix_once_with_no_copy_and_no_per_work_item_array() {
+    // `reduce (map2 (+))` over rows: partial sums of chunks of rows for every column,
+    // then the column of partials reduced. The chunk's row offsets are the loop's
+    // index (no `iota` made per work-item), and the partials are stored once where the
+    // first kernel writes them (their `to_global` is that memory, not a copy).
+    let l = lowered_gpu(
+        "entry column_sums (xss: [n][m]f32) : [m]f32 =
+  reduce (map2 (+)) (replicate m 0f32) xss",
+        false,
+    );
+    for k in &l.kernels {
+        assert!(!k.doc.contains("one work-item ("), "{}", k.doc);
+        let arrays =
+            commands(&k.body).into_iter().filter(|cmd| matches!(cmd, Cmd::Array { .. })).count();
+        assert!(!k.name.contains("map_0") || arrays == 0, "{}", crate::print_kernel_imp(k));
+    }
+    let allocs = allocs(&l, &l.steps);
+    let partials = allocs.iter().filter(|a| **a == allocs[0]).count();
+    assert_eq!(partials, 1, "one buffer of partials (the first allocation): {allocs:?}");
 }

@@ -201,12 +201,22 @@ fn function_call_costs() {
                 global reads a_15: 4*s_4*segments_1 bytes, coalesced
                 global reads x_17: 4*s_4*segments_1 bytes, coalesced
                 global writes partials_9: 4*segments_1 bytes, coalesced
-              kernel rows_segred_4
+              kernel rows_group_4
+                work-items 256*⌈global0/256⌉
+                work 8702*n_1
+                span 52*((max(⌈global0/256⌉, 1) + n_1 - 1)/(max(⌈global0/256⌉, 1)))
+                global reads partials_9: 1024*n_1 bytes, coalesced
+                global writes reduced_39: 1024*n_1 bytes, uniform
+                local reads red_4: 2040*n_1 bytes, coalesced
+                local reads red_4: 1024*n_1 bytes, uniform
+                local writes red_4: 2044*n_1 bytes, coalesced
+                note: a loop bound computed from data is counted as one iteration
+              kernel rows_segred_5
                 work-items 256*⌈global0/256⌉
                 work 3*n_1*s_2
                 span 5*((max(256*⌈global0/256⌉, 1) + n_1 - 1)/(max(256*⌈global0/256⌉, 1)))*s_2 + 2*((max(256*⌈global0/256⌉, 1) + n_1 - 1)/(max(256*⌈global0/256⌉, 1)))
                 global reads partials_7: 4*n_1*s_2 bytes, stride s_2
-                global writes buf_5: 4*n_1 bytes, coalesced
+                global writes reduced_5: 4*n_1 bytes, coalesced
               launches
                 rows_rows_staged_0 when n >= 32768 and k <= 32
                   work-items 256*((256*((n + 255)/256) + 255)/256)
@@ -236,18 +246,28 @@ fn function_call_costs() {
                   local writes red_6: 2044*n bytes, coalesced
                   note: a loop bound computed from data is counted as one iteration
                 rows_segred_3 when !(n >= 32768) and !(n >= 128)
-                  work-items 256*((max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1)*n + 255)/256)
-                  work 19*((k + max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1) - 1)/(max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1)))*max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1)*n + 4*max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1)*n
-                  span 21*((k + max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1) - 1)/(max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1)))*((max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1)*n + max(256*((max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1)*n + 255)/256), 1) - 1)/(max(256*((max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1)*n + 255)/256), 1))) + 6*((max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1)*n + max(256*((max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1)*n + 255)/256), 1) - 1)/(max(256*((max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1)*n + 255)/256), 1)))
-                  global reads a_15: 4*((k + max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1) - 1)/(max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1)))*max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1)*n bytes, coalesced
-                  global reads x_17: 4*((k + max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1) - 1)/(max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1)))*max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1)*n bytes, coalesced
-                  global writes partials_9: 4*max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1)*n bytes, coalesced
-                rows_segred_4 when !(n >= 32768) and !(n >= 128)
+                  work-items 256*((max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)*n + 255)/256)
+                  work 19*((k + max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1) - 1)/(max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)))*max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)*n + 4*max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)*n
+                  span 21*((k + max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1) - 1)/(max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)))*((max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)*n + max(256*((max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)*n + 255)/256), 1) - 1)/(max(256*((max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)*n + 255)/256), 1))) + 6*((max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)*n + max(256*((max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)*n + 255)/256), 1) - 1)/(max(256*((max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)*n + 255)/256), 1)))
+                  global reads a_15: 4*((k + max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1) - 1)/(max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)))*max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)*n bytes, coalesced
+                  global reads x_17: 4*((k + max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1) - 1)/(max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)))*max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)*n bytes, coalesced
+                  global writes partials_9: 4*max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)*n bytes, coalesced
+                rows_group_4 when !(n >= 32768) and !(n >= 128) and max(min(min((262144/(max(n, 1))), 16384), ⌈k/64⌉), 1) >= 64
+                  work-items 256*((256*n + 255)/256)
+                  work 8702*n
+                  span 52*((max(((256*n + 255)/256), 1) + n - 1)/(max(((256*n + 255)/256), 1)))
+                  global reads partials_9: 1024*n bytes, coalesced
+                  global writes reduced_39: 1024*n bytes, uniform
+                  local reads red_4: 2040*n bytes, coalesced
+                  local reads red_4: 1024*n bytes, uniform
+                  local writes red_4: 2044*n bytes, coalesced
+                  note: a loop bound computed from data is counted as one iteration
+                rows_segred_5 when !(n >= 32768) and !(n >= 128) and !(max(min(min((262144/(max(n, 1))), 16384), ⌈k/64⌉), 1) >= 64)
                   work-items 256*((n + 255)/256)
-                  work 3*max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1)*n
-                  span 5*((max(256*((n + 255)/256), 1) + n - 1)/(max(256*((n + 255)/256), 1)))*max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1) + 2*((max(256*((n + 255)/256), 1) + n - 1)/(max(256*((n + 255)/256), 1)))
-                  global reads partials_7: 4*max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1)*n bytes, stride max(min(min((131072/(max(n, 1))), 1024), ((k + 63)/64)), 1)
-                  global writes buf_5: 4*n bytes, coalesced
+                  work 3*max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)*n
+                  span 5*((max(256*((n + 255)/256), 1) + n - 1)/(max(256*((n + 255)/256), 1)))*max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1) + 2*((max(256*((n + 255)/256), 1) + n - 1)/(max(256*((n + 255)/256), 1)))
+                  global reads partials_7: 4*max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)*n bytes, stride max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)
+                  global writes reduced_5: 4*n bytes, coalesced
               transfers: upload 4*k*n + 4*k bytes in 2 buffers, download 4*n bytes in 1 buffers, 0 scalar reads
         "#]],
     );
@@ -314,12 +334,12 @@ fn segmented_reductions_are_versions_chosen_per_run_by_thresholds() {
         H100
         1000000x32: row_sums_rows_staged_0
         1000x200: row_sums_group_2
-        64x100000: row_sums_segred_3, row_sums_segred_4
+        64x100000: row_sums_segred_3, row_sums_group_4
         100000x1000: row_sums_map_1
         POCL
         1000000x32: row_sums_map_0
         1000x200: row_sums_group_1
-        64x100000: row_sums_segred_2, row_sums_segred_3
+        64x100000: row_sums_segred_2, row_sums_group_3
         100000x1000: row_sums_map_0"#]]
     .assert_eq(&format!("H100\n{}\nPOCL\n{}", choices(&gpu), choices(&cpu)));
 }

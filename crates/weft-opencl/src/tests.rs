@@ -2072,12 +2072,102 @@ fn each_printed_line_knows_the_source_expression_it_computes() {
                 }
               }
             }
+            // segmap@group: one work-group of 256 per point, main.weft:1
+            __kernel void rows_group_4(
+                __global long* weft_err,
+                long n_1,
+                long s_3,
+                __local float* red_4,
+                __global const float* restrict partials_9,
+                __global float* restrict reduced_39) {
+              for (long group_2 = get_group_id(0); group_2 < n_1; group_2 += get_num_groups(0)) { // main.weft:1 | reduce (+) 0 (map2 (*) a b)
+                float acc_5;                             | reduce (+) 0 (map2 (*) a b)
+                acc_5 = 0e0f;                            | reduce (+) 0 (map2 (*) a b)
+                long t_6 = (long)get_local_id(0);        | reduce (+) 0 (map2 (*) a b)
+                for (long k_7 = 0; k_7 < max(0L, (s_3 - t_6 + 255) / 256); k_7++) { // main.weft:1 | reduce (+) 0 (map2 (*) a b)
+                  long i_8 = t_6 + k_7 * 256;            | reduce (+) 0 (map2 (*) a b)
+                  long i_10 = max(min(group_2, max(n_1 - 1, 0L)), 0L); | reduce (+) 0 (map2 (*) a b)
+                  if (!(0 <= i_8 && i_8 < s_3)) {        | reduce (+) 0 (map2 (*) a b)
+                    weft_fail(weft_err, 16, (long)(i_8), (long)(s_3)); | reduce (+) 0 (map2 (*) a b)
+                  }
+                  long i_11 = max(min(i_8, max(s_3 - 1, 0L)), 0L); | reduce (+) 0 (map2 (*) a b)
+                  float partial_12 = partials_9[i_10 * s_3 + i_11]; | reduce (+) 0 (map2 (*) a b)
+                  float v_13 = acc_5 + partial_12;       | reduce (+) 0 (map2 (*) a b)
+                  acc_5 = v_13;                          | reduce (+) 0 (map2 (*) a b)
+                }
+                red_4[t_6] = acc_5;                      | reduce (+) 0 (map2 (*) a b)
+                barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0 (map2 (*) a b)
+                if (t_6 < 128) {                         | reduce (+) 0 (map2 (*) a b)
+                  float a_14 = red_4[t_6];               | reduce (+) 0 (map2 (*) a b)
+                  float b_15 = red_4[t_6 + 128];         | reduce (+) 0 (map2 (*) a b)
+                  float v_16 = a_14 + b_15;              | reduce (+) 0 (map2 (*) a b)
+                  red_4[t_6] = v_16;                     | reduce (+) 0 (map2 (*) a b)
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0 (map2 (*) a b)
+                if (t_6 < 64) {                          | reduce (+) 0 (map2 (*) a b)
+                  float a_17 = red_4[t_6];               | reduce (+) 0 (map2 (*) a b)
+                  float b_18 = red_4[t_6 + 64];          | reduce (+) 0 (map2 (*) a b)
+                  float v_19 = a_17 + b_18;              | reduce (+) 0 (map2 (*) a b)
+                  red_4[t_6] = v_19;                     | reduce (+) 0 (map2 (*) a b)
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0 (map2 (*) a b)
+                if (t_6 < 32) {                          | reduce (+) 0 (map2 (*) a b)
+                  float a_20 = red_4[t_6];               | reduce (+) 0 (map2 (*) a b)
+                  float b_21 = red_4[t_6 + 32];          | reduce (+) 0 (map2 (*) a b)
+                  float v_22 = a_20 + b_21;              | reduce (+) 0 (map2 (*) a b)
+                  red_4[t_6] = v_22;                     | reduce (+) 0 (map2 (*) a b)
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0 (map2 (*) a b)
+                if (t_6 < 16) {                          | reduce (+) 0 (map2 (*) a b)
+                  float a_23 = red_4[t_6];               | reduce (+) 0 (map2 (*) a b)
+                  float b_24 = red_4[t_6 + 16];          | reduce (+) 0 (map2 (*) a b)
+                  float v_25 = a_23 + b_24;              | reduce (+) 0 (map2 (*) a b)
+                  red_4[t_6] = v_25;                     | reduce (+) 0 (map2 (*) a b)
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0 (map2 (*) a b)
+                if (t_6 < 8) {                           | reduce (+) 0 (map2 (*) a b)
+                  float a_26 = red_4[t_6];               | reduce (+) 0 (map2 (*) a b)
+                  float b_27 = red_4[t_6 + 8];           | reduce (+) 0 (map2 (*) a b)
+                  float v_28 = a_26 + b_27;              | reduce (+) 0 (map2 (*) a b)
+                  red_4[t_6] = v_28;                     | reduce (+) 0 (map2 (*) a b)
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0 (map2 (*) a b)
+                if (t_6 < 4) {                           | reduce (+) 0 (map2 (*) a b)
+                  float a_29 = red_4[t_6];               | reduce (+) 0 (map2 (*) a b)
+                  float b_30 = red_4[t_6 + 4];           | reduce (+) 0 (map2 (*) a b)
+                  float v_31 = a_29 + b_30;              | reduce (+) 0 (map2 (*) a b)
+                  red_4[t_6] = v_31;                     | reduce (+) 0 (map2 (*) a b)
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0 (map2 (*) a b)
+                if (t_6 < 2) {                           | reduce (+) 0 (map2 (*) a b)
+                  float a_32 = red_4[t_6];               | reduce (+) 0 (map2 (*) a b)
+                  float b_33 = red_4[t_6 + 2];           | reduce (+) 0 (map2 (*) a b)
+                  float v_34 = a_32 + b_33;              | reduce (+) 0 (map2 (*) a b)
+                  red_4[t_6] = v_34;                     | reduce (+) 0 (map2 (*) a b)
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0 (map2 (*) a b)
+                if (t_6 < 1) {                           | reduce (+) 0 (map2 (*) a b)
+                  float a_35 = red_4[t_6];               | reduce (+) 0 (map2 (*) a b)
+                  float b_36 = red_4[t_6 + 1];           | reduce (+) 0 (map2 (*) a b)
+                  float v_37 = a_35 + b_36;              | reduce (+) 0 (map2 (*) a b)
+                  red_4[t_6] = v_37;                     | reduce (+) 0 (map2 (*) a b)
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0 (map2 (*) a b)
+                float total_38;                          | reduce (+) 0 (map2 (*) a b)
+                total_38 = red_4[0];                     | reduce (+) 0 (map2 (*) a b)
+                barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0 (map2 (*) a b)
+                if ((long)get_local_id(0) == 0) {        | reduce (+) 0 (map2 (*) a b)
+                  reduced_39[group_2] = total_38;        | reduce (+) 0 (map2 (*) a b)
+                }
+                barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0 (map2 (*) a b)
+              }
+            }
             // segred@grid: one work-item per segment, main.weft:1
-            __kernel void rows_segred_4(
+            __kernel void rows_segred_5(
                 __global long* weft_err,
                 long n_1,
                 long s_2,
-                __global float* restrict buf_5,
+                __global float* restrict reduced_5,
                 __global const float* restrict partials_7) {
               {                                          | reduce (+) 0 (map2 (*) a b)
                 long segment_3 = get_global_id(0);       | reduce (+) 0 (map2 (*) a b)
@@ -2089,7 +2179,7 @@ fn each_printed_line_knows_the_source_expression_it_computes() {
                     float v_9 = acc_4 + partial_8;       | reduce (+) 0 (map2 (*) a b)
                     acc_4 = v_9;                         | reduce (+) 0 (map2 (*) a b)
                   }
-                  buf_5[segment_3] = acc_4;              | reduce (+) 0 (map2 (*) a b)
+                  reduced_5[segment_3] = acc_4;          | reduce (+) 0 (map2 (*) a b)
                 }
               }
             }

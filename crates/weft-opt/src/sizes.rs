@@ -14,6 +14,9 @@ use crate::ir::{Exp, GpuFunction};
 /// The `i64` definitions of a function's variables that sizes are made of.
 pub(crate) struct SizeValues {
     defs: FxHashMap<VarId, weft_core::Exp>,
+    /// `v = i64.max a b`: not a polynomial, but at least `a` and `b` (chunk counts and
+    /// lengths are kept at least 1 this way).
+    maxima: FxHashMap<VarId, [Atom; 2]>,
 }
 
 /// How many definitions one value follows before it stops (size chains are short; the
@@ -23,6 +26,7 @@ const DEPTH: usize = 32;
 impl SizeValues {
     pub(crate) fn of(f: &GpuFunction) -> SizeValues {
         let mut defs = FxHashMap::default();
+        let mut maxima = FxHashMap::default();
         let mut blocks = vec![f.body];
         while let Some(block) = blocks.pop() {
             for stmt in &f.blocks[block].stmts {
@@ -41,10 +45,30 @@ impl SizeValues {
                 {
                     defs.insert(*var, e.clone());
                 }
+                // `dim d x` is the size `x`'s type gives its dimension `d` (the bound of
+                // a loop over an array is read from the array: `n = dim 0 (iota c)`).
+                if let ([var], Exp::Basic(weft_core::Exp::Dim { array: Atom::Var(x), dim })) =
+                    (stmt.vars.as_slice(), exp)
+                    && let Some(size) = dimension(&f.vars[*x].ty, *dim as usize)
+                {
+                    defs.insert(*var, weft_core::Exp::Size(size));
+                }
+                if let (
+                    [var],
+                    Exp::Basic(weft_core::Exp::Math {
+                        ty: ScalarTy::I64,
+                        func: weft_hir::MathFn::Max,
+                        args,
+                    }),
+                ) = (stmt.vars.as_slice(), exp)
+                    && let [a, b] = args[..]
+                {
+                    maxima.insert(*var, [a, b]);
+                }
                 blocks.extend(exp.nested_blocks());
             }
         }
-        SizeValues { defs }
+        SizeValues { defs, maxima }
     }
 
     /// Whether `a` and `b` hold the same `i64` value.
@@ -54,10 +78,21 @@ impl SizeValues {
     }
 
     /// Whether `atom` is never negative: a sum of products of size parameters (sizes of
-    /// arguments) with nonnegative coefficients.
+    /// arguments) with nonnegative coefficients, or the maximum of something that is.
     pub(crate) fn nonnegative(&self, atom: &Atom, size_params: &[VarId]) -> bool {
+        self.nonnegative_within(atom, size_params, DEPTH)
+    }
+
+    fn nonnegative_within(&self, atom: &Atom, size_params: &[VarId], depth: usize) -> bool {
         if let Atom::Const(c) = atom {
             return matches!(c, Scalar::I64(n) if *n >= 0);
+        }
+        if let Atom::Var(v) = atom
+            && let Some(args) = self.maxima.get(v)
+            && let Some(depth) = depth.checked_sub(1)
+            && args.iter().any(|a| self.nonnegative_within(a, size_params, depth))
+        {
+            return true;
         }
         self.value(atom, DEPTH).terms().iter().all(|term| {
             term.coeff() >= 0
@@ -93,5 +128,19 @@ impl SizeValues {
             }
             _ => CoreSize::var(v),
         }
+    }
+}
+
+/// The size of dimension `dim` of an array type.
+fn dimension(ty: &weft_core::Type, dim: usize) -> Option<CoreSize> {
+    match ty {
+        weft_core::Type::Array { size, elem } => {
+            if dim == 0 {
+                Some(size.clone())
+            } else {
+                dimension(elem, dim - 1)
+            }
+        }
+        _ => None,
     }
 }

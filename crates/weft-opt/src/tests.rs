@@ -294,12 +294,19 @@ fn a_segmented_reduction_of_few_segments_is_split_into_chunks() {
     assert!(first.contains(": [n_0][t_") && first.contains(", chunk_"), "{first}");
     assert!(text.contains("mul.i64 step_"), "{text}");
     assert!(text.contains("                else\n                  in 0.0f32"), "{text}");
-    let second = text.lines().filter(|l| l.contains("segred@grid")).count();
-    assert_eq!(second, 2, "{text}");
+    // The second stage: a work-group per segment sharing its chunks when there are
+    // many (64 or more), else a work-item per segment; the host picks by `K`.
+    let grid = text.lines().filter(|l| l.contains("segred@grid")).count();
+    assert_eq!(grid, 2, "the first stage and the few-chunks second stage:\n{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    let many = lines.iter().position(|l| l.contains("many_chunks_")).expect("a host choice");
+    assert!(lines[many].contains("ge.i64 ") && lines[many].contains(" 64i64"), "{text}");
+    assert!(lines[many + 2].contains("= segmap@group (i_"), "{text}");
+    assert!(lines[many + 4].contains("= segred@thread (chunk_"), "{text}");
     assert!(text.contains("= partials_"), "{text}");
     // The chunk count is a tile parameter computed on the host from both sizes.
-    assert!(text.contains("div.i64 131072i64"), "{text}");
-    assert!(text.contains("i64.min") && text.contains("1024i64"), "{text}");
+    assert!(text.contains("div.i64 262144i64"), "{text}");
+    assert!(text.contains("i64.min") && text.contains("16384i64"), "{text}");
     // Sums of the columns of a matrix (rows of its transposition): the segment index is
     // the contiguous one, so the chunks are outer and the segments inner (`[K][m]`).
     let columns = gpu_text(
@@ -469,8 +476,8 @@ fn row_softmax_gets_three_versions() {
                               let t_43: f32 = f32.exp t_42
                               in t_43
                           let t_44: i64 = i64.max n_0 1i64
-                          let t_45: i64 = div.i64 131072i64 t_44
-                          let t_46: i64 = i64.min t_45 1024i64
+                          let t_45: i64 = div.i64 262144i64 t_44
+                          let t_46: i64 = i64.min t_45 16384i64
                           let t_47: i64 = add.i64 m_1 63i64
                           let t_48: i64 = div.i64 t_47 64i64
                           let t_49: i64 = i64.min t_46 t_48
@@ -492,114 +499,144 @@ fn row_softmax_gets_three_versions() {
                                 else
                                   in 0.0f32
                               in element_64
-                          let s_66: [n_0]f32 = segred@grid (i_67 < n_0, chunk_68 < t_50) [chosen]
-                            op (commutative) 0.0f32 \(x_69: f32) (y_70: f32) ->
-                                let t_71: f32 = add.f32 x_69 y_70
-                                in t_71
+                          let many_chunks_66: bool = ge.i64 t_50 64i64
+                          let s_67: [n_0]f32 = if many_chunks_66 then
+                              let reduced_68: [n_0]f32 = segmap@group (i_69 < n_0) [chosen]
+                                body ->
+                                  let segment_70: f32 = segred@thread (chunk_71 < t_50) [chosen]
+                                    op (commutative) 0.0f32 \(x_72: f32) (y_73: f32) ->
+                                        let t_74: f32 = add.f32 x_72 y_73
+                                        in t_74
+                                    body ->
+                                      let partial_75: f32 = partials_54[i_69, chunk_71]
+                                      in partial_75
+                                  in segment_70
+                              in reduced_68
+                            else
+                              let reduced_76: [n_0]f32 = segred@grid (i_77 < n_0, chunk_78 < t_50) [chosen]
+                                op (commutative) 0.0f32 \(x_79: f32) (y_80: f32) ->
+                                    let t_81: f32 = add.f32 x_79 y_80
+                                    in t_81
+                                body ->
+                                  let partials_82: [t_50]f32 = partials_54[i_77]
+                                  let partial_83: f32 = partials_82[chunk_78]
+                                  in partial_83
+                              in reduced_76
+                          let t_84: [n_0][m_1]f32 = segmap@grid (i_85 < n_0, i_86 < m_1) [chosen]
                             body ->
-                              let partials_72: [t_50]f32 = partials_54[i_67]
-                              let partial_73: f32 = partials_72[chunk_68]
-                              in partial_73
-                          let t_74: [n_0][m_1]f32 = segmap@grid (i_75 < n_0, i_76 < m_1) [chosen]
-                            body ->
-                              let t_77: [m_1]f32 = t_36[i_75]
-                              let s_78: f32 = s_66[i_75]
-                              let e_79: f32 = t_77[i_76]
-                              let t_80: f32 = div.f32 e_79 s_78
-                              in t_80
-                          in t_74
+                              let t_87: [m_1]f32 = t_36[i_85]
+                              let s_88: f32 = s_67[i_85]
+                              let e_89: f32 = t_87[i_86]
+                              let t_90: f32 = div.f32 e_89 s_88
+                              in t_90
+                          in t_84
                         else
-                          let intra_81: [n_0][m_1]f32 = segmap@group (i_82 < n_0) [chosen]
+                          let intra_91: [n_0][m_1]f32 = segmap@group (i_92 < n_0) [chosen]
                             body ->
-                              let xs_83: [m_1]f32 = xss_2[i_82]
-                              let t_84: f32 = f32.inf
-                              let t_85: f32 = neg.f32 t_84
-                              let mx_86: f32 = segred@thread (i_87 < m_1) [chosen]
-                                op (commutative) t_85 \(x_88: f32) (y_89: f32) ->
-                                    let t_90: f32 = f32.max x_88 y_89
-                                    in t_90
+                              let xs_93: [m_1]f32 = xss_2[i_92]
+                              let t_94: f32 = f32.inf
+                              let t_95: f32 = neg.f32 t_94
+                              let mx_96: f32 = segred@thread (i_97 < m_1) [chosen]
+                                op (commutative) t_95 \(x_98: f32) (y_99: f32) ->
+                                    let t_100: f32 = f32.max x_98 y_99
+                                    in t_100
                                 body ->
-                                  let x_91: f32 = xs_83[i_87]
-                                  in x_91
-                              let es_92: [m_1]f32 = segmap@thread (i_93 < m_1) [chosen]
+                                  let x_101: f32 = xs_93[i_97]
+                                  in x_101
+                              let es_102: [m_1]f32 = segmap@thread (i_103 < m_1) [chosen]
                                 body ->
-                                  let x_94: f32 = xs_83[i_93]
-                                  let t_95: f32 = sub.f32 x_94 mx_86
-                                  let t_96: f32 = f32.exp t_95
-                                  in t_96
-                              let s_97: f32 = segred@thread (i_98 < m_1) [chosen]
-                                op (commutative) 0.0f32 \(x_99: f32) (y_100: f32) ->
-                                    let t_101: f32 = add.f32 x_99 y_100
-                                    in t_101
-                                body ->
-                                  let x_102: f32 = es_92[i_98]
-                                  in x_102
-                              let t_103: [m_1]f32 = segmap@thread (i_104 < m_1) [chosen]
-                                body ->
-                                  let e_105: f32 = es_92[i_104]
-                                  let t_106: f32 = div.f32 e_105 s_97
+                                  let x_104: f32 = xs_93[i_103]
+                                  let t_105: f32 = sub.f32 x_104 mx_96
+                                  let t_106: f32 = f32.exp t_105
                                   in t_106
-                              in t_103
-                          in intra_81
+                              let s_107: f32 = segred@thread (i_108 < m_1) [chosen]
+                                op (commutative) 0.0f32 \(x_109: f32) (y_110: f32) ->
+                                    let t_111: f32 = add.f32 x_109 y_110
+                                    in t_111
+                                body ->
+                                  let x_112: f32 = es_102[i_108]
+                                  in x_112
+                              let t_113: [m_1]f32 = segmap@thread (i_114 < m_1) [chosen]
+                                body ->
+                                  let e_115: f32 = es_102[i_114]
+                                  let t_116: f32 = div.f32 e_115 s_107
+                                  in t_116
+                              in t_113
+                          in intra_91
                       in fitting_26
                     else
-                      let mx_107: [n_0]f32 = segmap@grid (i_108 < n_0) [chosen]
+                      let mx_117: [n_0]f32 = segmap@grid (i_118 < n_0) [chosen]
                         body ->
-                          let xs_109: [m_1]f32 = xss_2[i_108]
-                          let t_110: f32 = f32.inf
-                          let t_111: f32 = neg.f32 t_110
-                          let mx_112: f32 = reduce@seq t_111 xs_109 \(x_113: f32) (y_114: f32) ->
-                              let t_115: f32 = f32.max x_113 y_114
-                              in t_115
-                          in mx_112
-                      let t_116: [n_0][m_1]f32 = segmap@grid (i_117 < n_0, i_118 < m_1) [chosen]
+                          let xs_119: [m_1]f32 = xss_2[i_118]
+                          let t_120: f32 = f32.inf
+                          let t_121: f32 = neg.f32 t_120
+                          let mx_122: f32 = reduce@seq t_121 xs_119 \(x_123: f32) (y_124: f32) ->
+                              let t_125: f32 = f32.max x_123 y_124
+                              in t_125
+                          in mx_122
+                      let t_126: [n_0][m_1]f32 = segmap@grid (i_127 < n_0, i_128 < m_1) [chosen]
                         body ->
-                          let xss_119: [m_1]f32 = xss_2[i_117]
-                          let mx_120: f32 = mx_107[i_117]
-                          let x_121: f32 = xss_119[i_118]
-                          let t_122: f32 = sub.f32 x_121 mx_120
-                          let t_123: f32 = f32.exp t_122
-                          in t_123
-                      let t_124: i64 = i64.max n_0 1i64
-                      let t_125: i64 = div.i64 131072i64 t_124
-                      let t_126: i64 = i64.min t_125 1024i64
-                      let t_127: i64 = add.i64 m_1 63i64
-                      let t_128: i64 = div.i64 t_127 64i64
-                      let t_129: i64 = i64.min t_126 t_128
-                      let t_130: i64 = i64.max t_129 1i64
-                      let t_131: i64 = sub.i64 t_130 1i64
-                      let t_132: i64 = add.i64 m_1 t_131
-                      let t_133: i64 = div.i64 t_132 t_130
-                      let partials_134: [n_0][t_130]f32 = segred@grid (i_135 < n_0, chunk_136 < t_130, step_137 < t_133) [chosen]
-                        op (commutative) 0.0f32 \(x_138: f32) (y_139: f32) ->
-                            let t_140: f32 = add.f32 x_138 y_139
-                            in t_140
+                          let xss_129: [m_1]f32 = xss_2[i_127]
+                          let mx_130: f32 = mx_117[i_127]
+                          let x_131: f32 = xss_129[i_128]
+                          let t_132: f32 = sub.f32 x_131 mx_130
+                          let t_133: f32 = f32.exp t_132
+                          in t_133
+                      let t_134: i64 = i64.max n_0 1i64
+                      let t_135: i64 = div.i64 262144i64 t_134
+                      let t_136: i64 = i64.min t_135 16384i64
+                      let t_137: i64 = add.i64 m_1 63i64
+                      let t_138: i64 = div.i64 t_137 64i64
+                      let t_139: i64 = i64.min t_136 t_138
+                      let t_140: i64 = i64.max t_139 1i64
+                      let t_141: i64 = sub.i64 t_140 1i64
+                      let t_142: i64 = add.i64 m_1 t_141
+                      let t_143: i64 = div.i64 t_142 t_140
+                      let partials_144: [n_0][t_140]f32 = segred@grid (i_145 < n_0, chunk_146 < t_140, step_147 < t_143) [chosen]
+                        op (commutative) 0.0f32 \(x_148: f32) (y_149: f32) ->
+                            let t_150: f32 = add.f32 x_148 y_149
+                            in t_150
                         body ->
-                          let t_141: i64 = mul.i64 step_137 t_130
-                          let i_142: i64 = add.i64 chunk_136 t_141
-                          let inside_143: bool = lt.i64 i_142 m_1
-                          let element_144: f32 = if inside_143 then
-                              let x_145: f32 = t_116[i_135, i_142]
-                              in x_145
+                          let t_151: i64 = mul.i64 step_147 t_140
+                          let i_152: i64 = add.i64 chunk_146 t_151
+                          let inside_153: bool = lt.i64 i_152 m_1
+                          let element_154: f32 = if inside_153 then
+                              let x_155: f32 = t_126[i_145, i_152]
+                              in x_155
                             else
                               in 0.0f32
-                          in element_144
-                      let s_146: [n_0]f32 = segred@grid (i_147 < n_0, chunk_148 < t_130) [chosen]
-                        op (commutative) 0.0f32 \(x_149: f32) (y_150: f32) ->
-                            let t_151: f32 = add.f32 x_149 y_150
-                            in t_151
+                          in element_154
+                      let many_chunks_156: bool = ge.i64 t_140 64i64
+                      let s_157: [n_0]f32 = if many_chunks_156 then
+                          let reduced_158: [n_0]f32 = segmap@group (i_159 < n_0) [chosen]
+                            body ->
+                              let segment_160: f32 = segred@thread (chunk_161 < t_140) [chosen]
+                                op (commutative) 0.0f32 \(x_162: f32) (y_163: f32) ->
+                                    let t_164: f32 = add.f32 x_162 y_163
+                                    in t_164
+                                body ->
+                                  let partial_165: f32 = partials_144[i_159, chunk_161]
+                                  in partial_165
+                              in segment_160
+                          in reduced_158
+                        else
+                          let reduced_166: [n_0]f32 = segred@grid (i_167 < n_0, chunk_168 < t_140) [chosen]
+                            op (commutative) 0.0f32 \(x_169: f32) (y_170: f32) ->
+                                let t_171: f32 = add.f32 x_169 y_170
+                                in t_171
+                            body ->
+                              let partials_172: [t_140]f32 = partials_144[i_167]
+                              let partial_173: f32 = partials_172[chunk_168]
+                              in partial_173
+                          in reduced_166
+                      let t_174: [n_0][m_1]f32 = segmap@grid (i_175 < n_0, i_176 < m_1) [chosen]
                         body ->
-                          let partials_152: [t_130]f32 = partials_134[i_147]
-                          let partial_153: f32 = partials_152[chunk_148]
-                          in partial_153
-                      let t_154: [n_0][m_1]f32 = segmap@grid (i_155 < n_0, i_156 < m_1) [chosen]
-                        body ->
-                          let t_157: [m_1]f32 = t_116[i_155]
-                          let s_158: f32 = s_146[i_155]
-                          let e_159: f32 = t_157[i_156]
-                          let t_160: f32 = div.f32 e_159 s_158
-                          in t_160
-                      in t_154
+                          let t_177: [m_1]f32 = t_126[i_175]
+                          let s_178: f32 = s_157[i_175]
+                          let e_179: f32 = t_177[i_176]
+                          let t_180: f32 = div.f32 e_179 s_178
+                          in t_180
+                      in t_174
                   in versions_25
               in t_3
         "#]],
@@ -640,8 +677,8 @@ fn row_sums_are_a_segmented_reduction() {
                       in intra_12
                     else
                       let t_21: i64 = i64.max n_0 1i64
-                      let t_22: i64 = div.i64 131072i64 t_21
-                      let t_23: i64 = i64.min t_22 1024i64
+                      let t_22: i64 = div.i64 262144i64 t_21
+                      let t_23: i64 = i64.min t_22 16384i64
                       let t_24: i64 = add.i64 m_1 63i64
                       let t_25: i64 = div.i64 t_24 64i64
                       let t_26: i64 = i64.min t_23 t_25
@@ -663,15 +700,30 @@ fn row_sums_are_a_segmented_reduction() {
                             else
                               in 0.0f32
                           in element_41
-                      let t_43: [n_0]f32 = segred@grid (i_44 < n_0, chunk_45 < t_27) [chosen]
-                        op (commutative) 0.0f32 \(x_46: f32) (y_47: f32) ->
-                            let t_48: f32 = add.f32 x_46 y_47
-                            in t_48
-                        body ->
-                          let partials_49: [t_27]f32 = partials_31[i_44]
-                          let partial_50: f32 = partials_49[chunk_45]
-                          in partial_50
-                      in t_43
+                      let many_chunks_43: bool = ge.i64 t_27 64i64
+                      let t_44: [n_0]f32 = if many_chunks_43 then
+                          let reduced_45: [n_0]f32 = segmap@group (i_46 < n_0) [chosen]
+                            body ->
+                              let segment_47: f32 = segred@thread (chunk_48 < t_27) [chosen]
+                                op (commutative) 0.0f32 \(x_49: f32) (y_50: f32) ->
+                                    let t_51: f32 = add.f32 x_49 y_50
+                                    in t_51
+                                body ->
+                                  let partial_52: f32 = partials_31[i_46, chunk_48]
+                                  in partial_52
+                              in segment_47
+                          in reduced_45
+                        else
+                          let reduced_53: [n_0]f32 = segred@grid (i_54 < n_0, chunk_55 < t_27) [chosen]
+                            op (commutative) 0.0f32 \(x_56: f32) (y_57: f32) ->
+                                let t_58: f32 = add.f32 x_56 y_57
+                                in t_58
+                            body ->
+                              let partials_59: [t_27]f32 = partials_31[i_54]
+                              let partial_60: f32 = partials_59[chunk_55]
+                              in partial_60
+                          in reduced_53
+                      in t_44
                   in versions_11
               in t_3
         "#]],

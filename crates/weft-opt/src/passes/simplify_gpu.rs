@@ -1,8 +1,8 @@
 //! Simplification of the GPU IR after flattening and fusion (MIDDLE.md: simplify runs
 //! between passes): copy propagation (fusion binds a read to its producer's value),
 //! reads of `iota` and of `replicate` of a scalar at an index that a SegOp's space or a
-//! loop keeps in range (the index itself, the scalar: no array is made for them), and
-//! removal of statements nobody reads that cannot fail.
+//! loop keeps in range (the index itself, the scalar: no array is made for them) and
+//! of their lengths, and removal of statements nobody reads that cannot fail.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use weft_core::{Atom, CoreSize, Type, VarId};
@@ -145,6 +145,17 @@ fn rewrite_reads(
                     continue;
                 }
             }
+        }
+        // `dim 0 t` of such an array is its length, which keeps `t` alive otherwise (a
+        // loop over `iota c` reads its bound from it).
+        if let (Exp::Basic(weft_core::Exp::Dim { array: Atom::Var(t), dim: 0 }), [_]) =
+            (&exp, stmt.vars.as_slice())
+            && let Some(weft_core::Exp::Iota { size } | weft_core::Exp::Replicate { size, .. }) =
+                made.get(t)
+        {
+            f.exps[stmt.exp] = Exp::Basic(weft_core::Exp::Atom(*size));
+            stmts.push(stmt);
+            continue;
         }
         let mut pushed = 0;
         match &exp {

@@ -11,7 +11,8 @@
 //! ```text
 //! partials: [h][K]t = segred@grid (i < h, c < K, t < L)
 //!                       let j = c + t*K in if j < n then BODY(i, j) else ne
-//! result:   [h]t    = segred@grid (i < h, c < K) partials[i, c]
+//! result:   [h]t    = segmap@group (i < h)
+//!                       segred@thread (c < K) partials[i, c]
 //! ```
 //!
 //! Chunk `c` takes the elements `c, c + K, c + 2K, ...` of its segment, so neighbouring
@@ -20,10 +21,11 @@
 //! `(c < K, i < h, t < L)` instead, so that neighbouring segments are neighbours, and
 //! `partials` is `[K][h]`. The order of combination changes, so the rule applies to
 //! commutative operators only. `K` is a tile parameter computed on the host:
-//! about [`WORK_ITEMS`] work-items in all, at most [`MAX_CHUNKS`] chunks per segment (the
-//! second stage reduces them one segment per work-item) and at least
-//! [`MIN_CHUNK`] elements per chunk. With many short segments `K` is 1 or 2 and the
-//! split costs one small extra launch.
+//! about [`WORK_ITEMS`] work-items in all, at most [`MAX_CHUNKS`] chunks per segment and
+//! at least [`MIN_CHUNK`] elements per chunk. The second stage is a work-group per
+//! segment when `K` is at least [`GROUP_FOLD_MIN_CHUNKS`] (the host picks), else a
+//! work-item per segment: with many short segments `K` is 1 or 2 and the split costs
+//! one small extra launch.
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use weft_core::{Atom, BinOp, IndexItem, Type, Var, VarId, VarKind};
@@ -36,11 +38,17 @@ use crate::ir::{
 use crate::passes::copy::Copier;
 use crate::passes::host::{atom_size, rewrite_host_stmts};
 
-/// Work-items the first stage aims for: enough to fill a large GPU (an H100 keeps
-/// 270,336 resident; half of that already saturates its memory system).
-pub const WORK_ITEMS: i64 = 131_072;
-/// Most chunks per segment: the second stage combines them sequentially per segment.
-pub const MAX_CHUNKS: i64 = 1024;
+/// Work-items the first stage aims for: about as many as a large GPU keeps resident
+/// (an H100 270,336), since each has one or two loads in flight at a time and the
+/// memory system needs megabytes in flight to reach its bandwidth (16,384 work-items
+/// read backprop's layer at 150 GB/s on the H200).
+pub const WORK_ITEMS: i64 = 262_144;
+/// Most chunks per segment: the second stage's work-group folds them, each work-item
+/// MAX_CHUNKS / 256 of them in order.
+pub const MAX_CHUNKS: i64 = 16_384;
+/// Fewest chunks per segment for which the second stage takes a work-group per segment
+/// (fewer: a work-item per segment folds them).
+pub const GROUP_FOLD_MIN_CHUNKS: i64 = 64;
 /// Fewest elements per chunk worth a work-item of its own.
 pub const MIN_CHUNK: i64 = 64;
 
@@ -126,11 +134,52 @@ fn split(f: &mut GpuFunction, stmt: &Stmt, seg: &SegOp, out: &mut Vec<Stmt>) {
     };
     w.bind(out, partials, Exp::Seg(first));
 
-    // The second stage: each segment's chunks, with a copy of the operator (every
-    // SegOp binds its own variables).
+    // The second stage: each segment's chunks. Many chunks: one work-group per
+    // segment, its work-items sharing them (a work-item folding up to MAX_CHUNKS in
+    // order would take longer than the first stage); few (many short segments): one
+    // work-item per segment. `K` is known on the host, so the host picks.
+    let many = w.var("many_chunks", Type::Scalar(ScalarTy::Bool));
+    w.bind(out, many, Exp::Basic(binop(BinOp::Ge, chunks, int(GROUP_FOLD_MIN_CHUNKS))));
+    let result_ty = w.f.vars[result].ty.clone();
+    let mut branches = Vec::new();
+    for by_group in [true, false] {
+        let mut stmts = Vec::new();
+        let reduced = w.var("reduced", result_ty.clone());
+        let layout = Partials { var: partials, segments_inner, elem: (*elem).clone() };
+        let second = second_stage(&mut w, op, &layout, h, chunks, by_group);
+        w.bind(&mut stmts, reduced, Exp::Seg(second));
+        branches.push(w.f.blocks.alloc(Block { stmts, results: vec![Atom::Var(reduced)] }));
+    }
+    let chosen =
+        Exp::If { cond: Atom::Var(many), then_branch: branches[0], else_branch: branches[1] };
+    w.bind(out, result, chosen);
+}
+
+/// The first stage's result: `[h][K]` of `elem`, or `[K][h]` when `segments_inner`.
+struct Partials {
+    var: VarId,
+    segments_inner: bool,
+    elem: Type,
+}
+
+/// The second stage over `partials` (`[h][K]`, or `[K][h]` when `segments_inner`):
+/// `segmap@group (i < h) (segred@thread (c < K) partials[i, c])` when `by_group`, else
+/// `segred@grid (i < h, c < K) partials[i, c]`; with a copy of the operator (every
+/// SegOp binds its own variables).
+fn second_stage(
+    w: &mut Writer<'_>,
+    op: &SegBinOp,
+    partials: &Partials,
+    h: Atom,
+    chunks: Atom,
+    by_group: bool,
+) -> SegOp {
+    let i64_ty = Type::Scalar(ScalarTy::I64);
+    let Partials { var: partials, segments_inner, ref elem } = *partials;
+    let elem = elem.clone();
     let (i2, c2) = (w.var("i", i64_ty.clone()), w.var("chunk", i64_ty));
     let mut body = Vec::new();
-    let partial = w.var("partial", (*elem).clone());
+    let partial = w.var("partial", elem.clone());
     let (row, column) = if segments_inner { (c2, i2) } else { (i2, c2) };
     let index = weft_core::Exp::Index {
         array: Atom::Var(partials),
@@ -140,16 +189,39 @@ fn split(f: &mut GpuFunction, stmt: &Stmt, seg: &SegOp, out: &mut Vec<Stmt>) {
     let body = w.f.blocks.alloc(Block { stmts: body, results: vec![Atom::Var(partial)] });
     let mut copier = Copier { subst: FxHashMap::default() };
     let lambda = copier.lambda(w.f, &op.lambda);
-    let second_op = SegBinOp { lambda, neutral: op.neutral.clone(), commutative: true };
-    let second = SegOp {
-        level: SegLevel::Grid,
+    let op = SegBinOp { lambda, neutral: op.neutral.clone(), commutative: true };
+    let origins = w.origins.to_vec();
+    if !by_group {
+        return SegOp {
+            level: SegLevel::Grid,
+            pinned: false,
+            space: vec![(i2, h), (c2, chunks)],
+            kind: SegKind::Red(vec![op]),
+            body,
+            origins,
+        };
+    }
+    let fold = SegOp {
+        level: SegLevel::Thread,
         pinned: false,
-        space: vec![(i2, h), (c2, chunks)],
-        kind: SegKind::Red(vec![second_op]),
+        space: vec![(c2, chunks)],
+        kind: SegKind::Red(vec![op]),
         body,
         origins: origins.clone(),
     };
-    w.bind(out, result, Exp::Seg(second));
+    let folded = w.var("segment", elem);
+    let mut group_body = Vec::new();
+    w.bind(&mut group_body, folded, Exp::Seg(fold));
+    let group_body =
+        w.f.blocks.alloc(Block { stmts: group_body, results: vec![Atom::Var(folded)] });
+    SegOp {
+        level: SegLevel::Group,
+        pinned: false,
+        space: vec![(i2, h)],
+        kind: SegKind::Map,
+        body: group_body,
+        origins,
+    }
 }
 
 /// Whether the body's element reads of matrices (`X[a, b]`, bound outside) have the
