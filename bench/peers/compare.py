@@ -98,10 +98,14 @@ def main(d):
     print("Times in ms (median kernel time for Weft, CUDA events for the peers); ratio = best peer / Weft.\n")
     errors, notes = [], []
     ratios, ratios_bridge = {}, {}
+    # Results from before the bridge's removal (session 13) have a bridge column.
+    has_bridge = bool(weft["bridge"])
+    bridge_head = " Weft bridge |" if has_bridge else ""
     for title, group in (("Apps (bench/apps)", apps), ("Micro-operations (bench/programs)", micro)):
         print(f"### {title}\n")
-        print("| program | Weft untuned | Weft tuned | Weft bridge | PyTorch eager | torch.compile | CuPy | CUDA | best peer | best peer / Weft | best peer / bridge |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|")
+        print(f"| program | Weft untuned | Weft tuned |{bridge_head} PyTorch eager | torch.compile | CuPy | CUDA | best peer | best peer / Weft |"
+              + (" best peer / bridge |" if has_bridge else ""))
+        print("|---|---:|---:|" + ("---:|" if has_bridge else "") + "---:|---:|---:|---:|---|---:|" + ("---:|" if has_bridge else ""))
         for k in group:
             un, tu = weft_ms(weft["untuned"].get(k)), weft_ms(weft["tuned"].get(k))
             bridge_ms = weft_ms(weft["bridge"].get(k))
@@ -124,8 +128,10 @@ def main(d):
             ratio_bridge = got[best] / bridge_ms if best and bridge_ms else None
             if ratio_bridge:
                 ratios_bridge[k] = ratio_bridge
-            print(f"| {k} | {fmt(un)} | {fmt(tu)} | {fmt(bridge_ms)} | " + " | ".join(fmt(row.get(p)) for p in PEERS)
-                  + f" | {best or '-'} | {fmt(ratio)}{'x' if ratio else ''} | {fmt(ratio_bridge)}{'x' if ratio_bridge else ''} |")
+            print(f"| {k} | {fmt(un)} | {fmt(tu)} | " + (f"{fmt(bridge_ms)} | " if has_bridge else "")
+                  + " | ".join(fmt(row.get(p)) for p in PEERS)
+                  + f" | {best or '-'} | {fmt(ratio)}{'x' if ratio else ''} |"
+                  + (f" {fmt(ratio_bridge)}{'x' if ratio_bridge else ''} |" if has_bridge else ""))
         got = [ratios[k] for k in group if k in ratios]
         if got:
             g = geomean(got)
