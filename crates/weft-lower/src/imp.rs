@@ -454,11 +454,14 @@ pub enum Cmd {
     Unroll,
     /// `lanes.len()` (2, 4, 8 or 16) neighbouring elements from the one `load` reads
     /// (a [`CExpr::Load`]), loaded as one vector (`vloadN`) into the fresh scalar
-    /// variables `lanes`, in order.
+    /// variables `lanes`, in order. `aligned`: the first element's index is a multiple
+    /// of the lane count, so in a buffer (an allocation of its own, aligned beyond any
+    /// vector) the vector is aligned to its size and one wide load reads it.
     VectorLoad {
         lanes: Vec<Rc<str>>,
         elem: Elem,
         load: CExpr,
+        aligned: bool,
     },
     Comment(String),
 }
@@ -832,9 +835,10 @@ fn print_cmds(out: &mut String, cmds: &[Cmd], depth: usize) {
             Cmd::Unroll => {
                 let _ = writeln!(out, "{pad}-- unroll the next loop");
             }
-            Cmd::VectorLoad { lanes, elem, load } => {
+            Cmd::VectorLoad { lanes, elem, load, aligned } => {
                 let lanes = lanes.join(", ");
-                let _ = writeln!(out, "{pad}{lanes} := vector {}[{load}..]", elem.name());
+                let how = if *aligned { "aligned vector" } else { "vector" };
+                let _ = writeln!(out, "{pad}{lanes} := {how} {}[{load}..]", elem.name());
             }
         }
     }

@@ -595,12 +595,10 @@ fn gpu_a_reduction_is_two_stages_of_work_group_trees_reading_runs_of_four() {
         assert_eq!(launch.local_buffers, ["256"], "a tree in local memory: {launch:?}");
         assert!(n_barriers(launch.kernel) >= 8, "log2(256) levels of the tree");
     }
-    // Four neighbouring elements per iteration in the first stage.
-    let loads = commands(&ls[0].kernel.body)
-        .into_iter()
-        .filter(|c| matches!(c, Cmd::Decl { init: Some(crate::CExpr::Load(..)), .. }))
-        .count();
-    assert!(loads >= 4, "{}", crate::print_kernel_imp(ls[0].kernel));
+    // Four neighbouring elements per iteration in the first stage, one vector load.
+    let vectors = vector_loads(ls[0].kernel);
+    assert_eq!(vectors.len(), 1, "{}", crate::print_kernel_imp(ls[0].kernel));
+    assert!(vectors[0].starts_with("4 lanes of "), "{vectors:?}");
 }
 
 #[test]
@@ -917,4 +915,51 @@ fn gpu_column_sums_read_the_matrix_once_with_no_copy_and_no_per_work_item_array(
     let allocs = allocs(&l, &l.steps);
     let partials = allocs.iter().filter(|a| **a == allocs[0]).count();
     assert_eq!(partials, 1, "one buffer of partials (the first allocation): {allocs:?}");
+}
+
+fn vector_loads(kernel: &KernelImp) -> Vec<String> {
+    commands(&kernel.body)
+        .into_iter()
+        .filter_map(|c| match c {
+            Cmd::VectorLoad { lanes, load, aligned, .. } => Some(format!(
+                "{} lanes of {load}{}",
+                lanes.len(),
+                if *aligned { ", aligned" } else { "" }
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn gpu_a_reductions_runs_of_four_read_each_contiguous_array_as_one_vector() {
+    // Dot product: both arrays are read at `4q + lane`, offset 0 and stride 1, so each
+    // run is one aligned vector load per array and no scalar load is left.
+    let l = lowered_gpu(
+        "entry dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0 (map2 (*) xs ys)",
+        false,
+    );
+    let first = launches_of(&l)[0].kernel;
+    let text = crate::print_kernel_imp(first);
+    let vectors = vector_loads(first);
+    assert_eq!(vectors.len(), 2, "{text}");
+    assert!(vectors.iter().all(|v| v.starts_with("4 lanes of ") && v.ends_with(", aligned")));
+    let in_runs = commands(&first.body)
+        .into_iter()
+        .find_map(|c| match c {
+            Cmd::ParFor { body, .. } => Some(body),
+            _ => None,
+        })
+        .expect("the runs' loop");
+    let scalar_loads = commands(in_runs)
+        .into_iter()
+        .filter(|c| matches!(c, Cmd::Decl { init: Some(crate::CExpr::Load(..)), .. }))
+        .count();
+    assert_eq!(scalar_loads, 0, "{text}");
+    // Reversed, the elements of a run are at `n - 1 - (4q + lane)`: not a vector.
+    let l = lowered_gpu("entry s (xs: [n]f32) : f32 = reduce (+) 0 (reverse xs)", false);
+    assert_eq!(vector_loads(launches_of(&l)[0].kernel), Vec::<String>::new());
+    // Double precision stays scalar (a vector of four is 32 bytes).
+    let l = lowered_gpu("entry s (xs: [n]f64) : f64 = reduce (+) 0 xs", false);
+    assert_eq!(vector_loads(launches_of(&l)[0].kernel), Vec::<String>::new());
 }

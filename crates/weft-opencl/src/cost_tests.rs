@@ -56,8 +56,7 @@ fn reduce_costs() {
                 work-items 256*⌈global0/256⌉
                 work 8*(n_1/4) + 4862*⌈global0/256⌉
                 span 10*(((n_1/4) + max(256*⌈global0/256⌉, 1) - 1)/(max(256*⌈global0/256⌉, 1))) + 33
-                global reads xs_9: 1024*⌈global0/256⌉ bytes, coalesced
-                global reads xs_9: 16*(n_1/4) bytes, stride 4
+                global reads xs_9: 16*(n_1/4) + 1024*⌈global0/256⌉ bytes, coalesced
                 global writes partial_48: 4*⌈global0/256⌉ bytes, uniform
                 local reads red_2: 2040*⌈global0/256⌉ bytes, coalesced
                 local reads red_2: 4*⌈global0/256⌉ bytes, uniform
@@ -76,8 +75,7 @@ fn reduce_costs() {
                   work-items 256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256)
                   work 4862*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 8*(n/4)
                   span 10*(((n/4) + max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 33
-                  global reads xs_9: 1024*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) bytes, coalesced
-                  global reads xs_9: 16*(n/4) bytes, stride 4
+                  global reads xs_9: 1024*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 16*(n/4) bytes, coalesced
                   global writes partial_48: 4*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) bytes, uniform
                   local reads red_2: 2040*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) bytes, coalesced
                   local reads red_2: 4*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) bytes, uniform

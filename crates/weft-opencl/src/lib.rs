@@ -729,11 +729,28 @@ fn cmds<'a>(
             Cmd::Comment(text) => out.text_lines(&format!("{pad}// {text}")),
             Cmd::Exit => line(format!("{pad}return;")),
             Cmd::Unroll => out.text_lines(&format!("{pad}#pragma unroll")),
-            Cmd::VectorLoad { lanes, elem, load } => {
+            Cmd::VectorLoad { lanes, elem, load, aligned } => {
                 let ty = c_type(*elem);
                 let n = lanes.len();
                 let vector = format!("{}_v", lanes.first().map_or("lanes", |l| &**l));
-                line(format!("{pad}{ty}{n} {vector} = vload{n}(0, &{});", calls(load, ctx)));
+                // `vloadN` needs only the element's alignment, so a compiler that cannot
+                // see more splits it; an aligned vector in a buffer is read through a
+                // vector pointer, one wide load.
+                let buffer = match load {
+                    CExpr::Load(ptr, _) => match ptrs.spaces.get(&**ptr) {
+                        Some(Resolved::Space(s @ (Space::Global | Space::Constant))) => Some(*s),
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let loaded = calls(load, ctx);
+                match buffer {
+                    Some(space) if *aligned => {
+                        let q = qualifier(Some(&Resolved::Space(space)));
+                        line(format!("{pad}{ty}{n} {vector} = *(({q}const {ty}{n}*)&{loaded});"))
+                    }
+                    _ => line(format!("{pad}{ty}{n} {vector} = vload{n}(0, &{loaded});")),
+                }
                 for (i, lane) in lanes.iter().enumerate() {
                     out.line(at, &format!("{pad}{ty} {lane} = {vector}.s{i:x};"));
                 }

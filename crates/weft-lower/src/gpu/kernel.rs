@@ -117,7 +117,44 @@ pub(crate) struct Kern<'t, 'p> {
     at: Option<Origin>,
     named: rustc_hash::FxHashSet<Rc<str>>,
     var_origins: Vec<(String, Origin)>,
+    /// While a run of neighbouring elements is computed ([`Kern::vector_run`]).
+    vector_run: Option<VectorRun>,
 }
+
+/// A run of `LANES` neighbouring elements at `base + lane`, `base` a multiple of
+/// `LANES`, computed one after the other in one block: the first read of a buffer at
+/// `base` loads the whole run as one vector, and the later lanes' reads of it are
+/// that vector's lanes.
+struct VectorRun {
+    base: Rc<str>,
+    /// The depth of the block the run is computed in: reads in nested blocks (a
+    /// branch) stay scalar, as the vector would not be declared where they are.
+    depth: usize,
+    /// Each buffer read so far, with its lanes.
+    loaded: Vec<(Rc<str>, Vec<Rc<str>>)>,
+    /// Temporaries holding `base + lane` (a body binds its index), with their lane.
+    lane_names: Vec<(Rc<str>, i64)>,
+}
+
+impl VectorRun {
+    /// The lane `index` is (`base`, `base + c` or a temporary of one), if it is one.
+    fn lane_of(&self, index: &CExpr) -> Option<i64> {
+        match index {
+            CExpr::Var(v) if *v == self.base => Some(0),
+            CExpr::Var(v) => self.lane_names.iter().find(|(n, _)| n == v).map(|(_, c)| *c),
+            CExpr::Bin(COp::Add, a, b) => match (&**a, &**b) {
+                (CExpr::Var(v), CExpr::Int(c)) if *v == self.base && (1..LANES).contains(c) => {
+                    Some(*c)
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+}
+
+/// The lanes of a vector load: four elements of 32 bits, 16 bytes.
+pub(crate) const LANES: i64 = 4;
 
 impl<'t, 'p> Kern<'t, 'p> {
     pub(crate) fn new(tr: &'t mut Tr<'p>) -> Self {
@@ -143,6 +180,7 @@ impl<'t, 'p> Kern<'t, 'p> {
             at: None,
             named: rustc_hash::FxHashSet::default(),
             var_origins: Vec::new(),
+            vector_run: None,
         }
     }
 
@@ -197,6 +235,49 @@ impl<'t, 'p> Kern<'t, 'p> {
         self.cmds.push(Vec::new());
     }
 
+    /// Computes `run` (the `LANES` elements at `base + lane`, `base` a variable holding
+    /// a multiple of `LANES` whose elements are in range) with buffers read at those
+    /// indices loaded as vectors ([`VectorRun`]).
+    pub(crate) fn vector_run<T>(&mut self, base: &CExpr, run: impl FnOnce(&mut Self) -> T) -> T {
+        let CExpr::Var(name) = base else { return run(self) };
+        let outer = self.vector_run.replace(VectorRun {
+            base: name.clone(),
+            depth: self.cmds.len(),
+            loaded: Vec::new(),
+            lane_names: Vec::new(),
+        });
+        let out = run(self);
+        self.vector_run = outer;
+        out
+    }
+
+    /// The lane variable of a read of `ptr` at `address` inside a vector run, loading
+    /// the run's vector at its first read; `None` for a read the run does not cover.
+    fn vector_lane(&mut self, ptr: &Rc<str>, elem: Elem, address: &CExpr) -> Option<Rc<str>> {
+        if !matches!(elem, Elem::F32 | Elem::I32 | Elem::U32) {
+            return None;
+        }
+        let run = self.vector_run.as_ref()?;
+        if run.depth != self.cmds.len() {
+            return None;
+        }
+        let lane = run.lane_of(address)? as usize;
+        if let Some((_, lanes)) = run.loaded.iter().find(|(p, _)| p == ptr) {
+            return Some(lanes[lane].clone());
+        }
+        // Only the first lane's read starts a vector: a run read from its middle on
+        // is not one the lanes computed before can use.
+        if lane != 0 {
+            return None;
+        }
+        let base = run.base.clone();
+        let lanes: Vec<Rc<str>> = (0..LANES).map(|_| self.fresh_name("x")).collect();
+        let load = CExpr::load(ptr, CExpr::Var(base));
+        self.emit(Cmd::VectorLoad { lanes: lanes.clone(), elem, load, aligned: true });
+        self.vector_run.as_mut()?.loaded.push((ptr.clone(), lanes.clone()));
+        Some(lanes[0].clone())
+    }
+
     /// Continues emitting into `cmds` (a block popped earlier).
     pub(crate) fn cmds_push(&mut self, cmds: Vec<Cmd>) {
         self.cmds.push(cmds);
@@ -222,6 +303,12 @@ impl<'t, 'p> Kern<'t, 'p> {
             self.in_range.iter().filter(|(j, _)| *j == value).map(|(_, b)| b.clone()).collect();
         for bound in bounds {
             self.in_range.push((CExpr::Var(name.clone()), bound));
+        }
+        // A temporary of a vector run's lane index reads that lane.
+        if let Some(run) = self.vector_run.as_mut()
+            && let Some(lane) = run.lane_of(&value)
+        {
+            run.lane_names.push((name.clone(), lane));
         }
         self.emit(Cmd::Decl { name: name.clone(), elem, init: Some(value) });
         CExpr::Var(name)
@@ -672,7 +759,11 @@ impl<'t, 'p> Kern<'t, 'p> {
                 if index.len() != a.shape().len() {
                     return Err(LowerError::internal("a load with a partial index"));
                 }
-                Ok(KVal::Scalar(CExpr::load(&a.ptr, a.address(index)), a.elem))
+                let address = a.address(index);
+                if let Some(lane) = self.vector_lane(&a.ptr, a.elem, &address) {
+                    return Ok(KVal::Scalar(CExpr::Var(lane), a.elem));
+                }
+                Ok(KVal::Scalar(CExpr::load(&a.ptr, address), a.elem))
             }
             KVal::Tuple(parts) => {
                 Ok(KVal::Tuple(parts.iter().map(|p| self.load(p, index)).collect::<Res<_>>()?))

@@ -29,7 +29,7 @@ use weft_opt::{ExpId, SegBinOp, SegKind, SegLevel, SegOp, Stmt};
 use weft_plan::{Elem, Expr};
 
 use super::host::unflatten_index;
-use super::kernel::{CPU_RUN, KVal, Kern, in_range, rebuild};
+use super::kernel::{CPU_RUN, KVal, Kern, LANES, in_range, rebuild};
 use super::{HScalar, HVal, Res, Tr, eceil_div, emax, emin, emul};
 use crate::LowerError;
 use crate::imp::{AtomicOp, CExpr, COp, Cmd, ParLevel};
@@ -733,19 +733,25 @@ impl Tr<'_> {
             // the compiler may merge into one vector load); the last `n % 4` go to the
             // first work-items.
             let q = k.fresh_name("q");
-            let quads = k.tmp("quads", Elem::I64, CExpr::bin(COp::Div, kn.clone(), CExpr::Int(4)));
+            let quads =
+                k.tmp("quads", Elem::I64, CExpr::bin(COp::Div, kn.clone(), CExpr::Int(LANES)));
             k.push();
-            let base = k.tmp("base", Elem::I64, CExpr::mul(CExpr::Var(q.clone()), CExpr::Int(4)));
-            let mut xs = Vec::new();
-            for lane in 0..4 {
-                // `4q + lane < 4 (n / 4) <= n`.
-                let index = CExpr::add(base.clone(), CExpr::Int(lane));
-                let known = k.in_range.len();
-                k.in_range.push((index.clone(), kn.clone()));
-                let x = element(&mut k, &index);
-                k.in_range.truncate(known);
-                xs.push(k.bind_loaded("x", x?));
-            }
+            let base =
+                k.tmp("base", Elem::I64, CExpr::mul(CExpr::Var(q.clone()), CExpr::Int(LANES)));
+            // Arrays read at `4q + lane` are read as vectors of four.
+            let xs = k.vector_run(&base.clone(), |k| -> Res<Vec<KVal>> {
+                let mut xs = Vec::new();
+                for lane in 0..LANES {
+                    // `4q + lane < 4 (n / 4) <= n`.
+                    let index = CExpr::add(base.clone(), CExpr::Int(lane));
+                    let known = k.in_range.len();
+                    k.in_range.push((index.clone(), kn.clone()));
+                    let x = element(k, &index);
+                    k.in_range.truncate(known);
+                    xs.push(k.bind_loaded("x", x?));
+                }
+                Ok(xs)
+            })?;
             for x in xs {
                 let r = apply_ops(&mut k, ops, &acc, &x)?;
                 k.assign_staged(&acc, &r)?;
@@ -761,7 +767,10 @@ impl Tr<'_> {
             let tail = k.tmp(
                 "tail",
                 Elem::I64,
-                CExpr::add(CExpr::mul(quads, CExpr::Int(4)), CExpr::work_item("get_global_id", 0)),
+                CExpr::add(
+                    CExpr::mul(quads, CExpr::Int(LANES)),
+                    CExpr::work_item("get_global_id", 0),
+                ),
             );
             k.push();
             let known = k.in_range.len();
