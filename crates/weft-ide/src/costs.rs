@@ -1503,9 +1503,9 @@ entry scale (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
 
                 applies a function to every element
 
-                **Kernel**: `scale_map_0` — @grid: one work-item per element
+                **Kernel**: `scale_map_0` — @grid: one work-item per run of 4 elements
 
-                **Cost** of `scale_map_0` (entry `scale`): work `n`, span `3*⌈n/(max(256*⌈n/256⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs ±16% (7.27–10.1 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))"#]],
+                **Cost** of `scale_map_0` (entry `scale`): work `17*max((n/4), n % 4) + 768*⌈max((n/4), n % 4)/256⌉`, span `19*⌈(max((n/4), n % 4))/(max(256*⌈max((n/4), n % 4)/256⌉, 1))⌉ + 3`; global `40*max((n/4), n % 4)` bytes; predicted 9.51 µs ±16% (7.98–11.0 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))"#]],
         );
     }
 
@@ -1520,7 +1520,7 @@ entry scale (xs: [n]f32) : [n]f32 = map (\x -> x * 2f32) xs
 "#,
             expect![[r#"
                 main.weft:44..49 "total" predicted 11.1 µs on NVIDIA H100 80GB HBM3 (model weft-cost v1, ±9% measured)
-                main.weft:96..101 "scale" predicted 8.66 µs on NVIDIA H100 80GB HBM3 (model weft-cost v1, ±9% measured)
+                main.weft:96..101 "scale" predicted 9.51 µs on NVIDIA H100 80GB HBM3 (model weft-cost v1, ±9% measured)
             "#]],
         );
     }

@@ -666,7 +666,7 @@ def f (y: f32) (x: f32) : f32 = f32.ata$0n2 y x
 
             applies a function to every element
 
-            **Kernel**: `f_map_0` — @grid: one work-item per element"#]]
+            **Kernel**: `f_map_0` — @grid: one work-item per run of 4 elements"#]]
         .assert_eq(&details(&host));
     }
 
@@ -688,7 +688,7 @@ def f (y: f32) (x: f32) : f32 = f32.ata$0n2 y x
             entry scale : [n]f32 -> [n]f32
             ```
 
-            **Predicted**: 5.70 µs ±9% (5.21–6.20 µs) for its kernels (+ 4.79 µs of transfers) on `NVIDIA H100 80GB HBM3` (the default profile) at n = 4096 (the test block's largest `random input`); memory-bound
+            **Predicted**: 7.45 µs ±9% (6.81–8.10 µs) for its kernels (+ 4.79 µs of transfers) on `NVIDIA H100 80GB HBM3` (the default profile) at n = 4096 (the test block's largest `random input`); memory-bound
 
             Scales.
 
@@ -721,8 +721,8 @@ def f (y: f32) (x: f32) : f32 = f32.ata$0n2 y x
             map : (a -> r) -> [n]a -> [n]r
             ```
 
-            **Predicted**: 5.70 µs ±16% (4.78–6.62 µs) per launch of its kernel on `NVIDIA H100 80GB HBM3` (the default profile) at n = 4096 (the test block's largest `random input`); memory-bound  
-            **Kernel**: `scale_map_0` — @grid: one work-item per element
+            **Predicted**: 7.45 µs ±16% (6.25–8.65 µs) per launch of its kernel on `NVIDIA H100 80GB HBM3` (the default profile) at n = 4096 (the test block's largest `random input`); memory-bound  
+            **Kernel**: `scale_map_0` — @grid: one work-item per run of 4 elements
 
             applies a function to every element
 
@@ -1317,9 +1317,9 @@ entry f (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
 
                 applies a function to every element
 
-                **Kernel**: `f_map_0` — @grid: one work-item per element
+                **Kernel**: `f_map_0` — @grid: one work-item per run of 4 elements
 
-                **Cost** of `f_map_0` (entry `f`): work `n`, span `3*⌈n/(max(256*⌈n/256⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs ±16% (7.27–10.1 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `f_map_0` (entry `f`): work `17*max((n/4), n % 4) + 768*⌈max((n/4), n % 4)/256⌉`, span `19*⌈(max((n/4), n % 4))/(max(256*⌈max((n/4), n % 4)/256⌉, 1))⌉ + 3`; global `40*max((n/4), n % 4)` bytes; predicted 9.51 µs ±16% (7.98–11.0 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }
@@ -1342,7 +1342,7 @@ entry dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (ma$0p2 (*) xs ys)
 
                 **Kernel**: `dot_reduce_total_1` — @grid: multi-stage reduction (second stage)
 
-                **Cost** of `dot_reduce_partials_0` (entry `dot`): work `15*(n/4) + 5118*max(1, min(⌈n/256⌉, 1024))`, span `17*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 34`; global `32*(n/4) + 2052*max(1, min(⌈n/256⌉, 1024))` bytes, local `4088*max(1, min(⌈n/256⌉, 1024))` bytes; predicted 12.7 µs ±16% (10.7–14.8 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `dot_reduce_partials_0` (entry `dot`): work `15*(n/4) + 5118*max(1, min(⌈n/256⌉, 1024))`, span `17*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 34`; global `32*(n/4) + 2052*max(1, min(⌈n/256⌉, 1024))` bytes, local `4088*max(1, min(⌈n/256⌉, 1024))` bytes; predicted 9.65 µs ±16% (8.10–11.2 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
 
                 **Cost** of `dot_reduce_total_1` (entry `dot`): work `8*((max(1, min(⌈n/256⌉, 1024)))/4) + 4862`, span `10*⌈((max(1, min(⌈n/256⌉, 1024)))/4)/256⌉ + 33`; global `16*((max(1, min(⌈n/256⌉, 1024)))/4) + 1028` bytes, local `4088` bytes; predicted 6.43 µs ±16% (5.40–7.47 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
@@ -1367,7 +1367,7 @@ entry sum (xs: [n]f32) : f32 = red$0uce (+) 0f32 xs
 
                 **Kernel**: `sum_reduce_total_1` — @grid: multi-stage reduction (second stage)
 
-                **Cost** of `sum_reduce_partials_0` (entry `sum`): work `8*(n/4) + 4862*max(1, min(⌈n/256⌉, 1024))`, span `10*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 33`; global `16*(n/4) + 1028*max(1, min(⌈n/256⌉, 1024))` bytes, local `4088*max(1, min(⌈n/256⌉, 1024))` bytes; predicted 9.07 µs ±16% (7.61–10.5 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `sum_reduce_partials_0` (entry `sum`): work `8*(n/4) + 4862*max(1, min(⌈n/256⌉, 1024))`, span `10*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 33`; global `16*(n/4) + 1028*max(1, min(⌈n/256⌉, 1024))` bytes, local `4088*max(1, min(⌈n/256⌉, 1024))` bytes; predicted 7.53 µs ±16% (6.32–8.74 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
 
                 **Cost** of `sum_reduce_total_1` (entry `sum`): work `8*((max(1, min(⌈n/256⌉, 1024)))/4) + 4862`, span `10*⌈((max(1, min(⌈n/256⌉, 1024)))/4)/256⌉ + 33`; global `16*((max(1, min(⌈n/256⌉, 1024)))/4) + 1028` bytes, local `4088` bytes; predicted 6.43 µs ±16% (5.40–7.47 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
@@ -1394,7 +1394,7 @@ entry f (a: [n][m]f32) : [n]f32 = map (\r -> reduce (+) 0f32 (map (\x -> x $0* x
 
                 **Kernel**: `f_segred_3` (when `n < 32768` and `n < 128`) — one work-item per segment folds it in order, with the maps around it in one grid
 
-                **Kernel**: … and 1 more
+                **Kernel**: … and 2 more
             "#]],
         );
     }
@@ -1415,15 +1415,15 @@ entry b (xs: [n]f32) : f32 = reduce (+) 0f32 (sq xs)
 
                 applies a function to every element
 
-                **Kernel**: `a_map_0` (entry `a`) — @grid: one work-item per element
+                **Kernel**: `a_map_0` (entry `a`) — @grid: one work-item per run of 4 elements
 
                 **Kernel**: `b_reduce_partials_0` (entry `b`) — @grid: multi-stage reduction (work-group trees in local memory, then one group)
 
                 **Kernel**: `b_reduce_total_1` (entry `b`) — @grid: multi-stage reduction (second stage)
 
-                **Cost** of `a_map_0` (entry `a`): work `n`, span `3*⌈n/(max(256*⌈n/256⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs ±16% (7.27–10.1 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `a_map_0` (entry `a`): work `17*max((n/4), n % 4) + 768*⌈max((n/4), n % 4)/256⌉`, span `19*⌈(max((n/4), n % 4))/(max(256*⌈max((n/4), n % 4)/256⌉, 1))⌉ + 3`; global `40*max((n/4), n % 4)` bytes; predicted 9.51 µs ±16% (7.98–11.0 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
 
-                **Cost** of `b_reduce_partials_0` (entry `b`): work `12*(n/4) + 5118*max(1, min(⌈n/256⌉, 1024))`, span `14*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 34`; global `16*(n/4) + 1028*max(1, min(⌈n/256⌉, 1024))` bytes, local `4088*max(1, min(⌈n/256⌉, 1024))` bytes; predicted 9.07 µs ±16% (7.61–10.5 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `b_reduce_partials_0` (entry `b`): work `12*(n/4) + 5118*max(1, min(⌈n/256⌉, 1024))`, span `14*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 34`; global `16*(n/4) + 1028*max(1, min(⌈n/256⌉, 1024))` bytes, local `4088*max(1, min(⌈n/256⌉, 1024))` bytes; predicted 7.53 µs ±16% (6.32–8.74 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
 
                 **Cost** of `b_reduce_total_1` (entry `b`): work `8*((max(1, min(⌈n/256⌉, 1024)))/4) + 4862`, span `10*⌈((max(1, min(⌈n/256⌉, 1024)))/4)/256⌉ + 33`; global `16*((max(1, min(⌈n/256⌉, 1024)))/4) + 1028` bytes, local `4088` bytes; predicted 6.43 µs ±16% (5.40–7.47 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
@@ -1445,9 +1445,9 @@ def broken (x: i32) : i32 = x + true
 
                 applies a function to every element
 
-                **Kernel**: `f_map_0` — @grid: one work-item per element
+                **Kernel**: `f_map_0` — @grid: one work-item per run of 4 elements
 
-                **Cost** of `f_map_0` (entry `f`): work `n`, span `3*⌈n/(max(256*⌈n/256⌉, 1))⌉`; global `8*n` bytes; predicted 8.66 µs ±16% (7.27–10.1 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
+                **Cost** of `f_map_0` (entry `f`): work `17*max((n/4), n % 4) + 768*⌈max((n/4), n % 4)/256⌉`, span `19*⌈(max((n/4), n % 4))/(max(256*⌈max((n/4), n % 4)/256⌉, 1))⌉ + 3`; global `40*max((n/4), n % 4)` bytes; predicted 9.51 µs ±16% (7.98–11.0 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))
             "#]],
         );
     }

@@ -449,9 +449,21 @@ entry s$0cale (a: f32) (xs: [n]f32) : [n]f32 =
       xs
 "#,
             expect![[r#"
-                9-12    { // main.weft:2                         | map (\x -> …
-                13-13   float y_6 = a_5 * x_4;                   | a * x
-                14-15   float v_7 = y_6 + 1e0f;                  | y + 1f32
+                9-19    { // main.weft:2                         | map (\x -> …
+                20-20   float y_10 = a_9 * x_5;                  | a * x
+                21-22   float v_11 = y_10 + 1e0f;                | y + 1f32
+                23-23   long i_13 = base_3 + 1;                  | map (\x -> …
+                24-24   float y_14 = a_9 * x_6;                  | a * x
+                25-26   float v_15 = y_14 + 1e0f;                | y + 1f32
+                27-27   long i_16 = base_3 + 2;                  | map (\x -> …
+                28-28   float y_17 = a_9 * x_7;                  | a * x
+                29-30   float v_18 = y_17 + 1e0f;                | y + 1f32
+                31-31   long i_19 = base_3 + 3;                  | map (\x -> …
+                32-32   float y_20 = a_9 * x_8;                  | a * x
+                33-34   float v_21 = y_20 + 1e0f;                | y + 1f32
+                36-38   long tail_23 = runs_22 * 4 + item_2;     | map (\x -> …
+                39-39   float y_25 = a_9 * x_24;                 | a * x
+                40-41   float v_26 = y_25 + 1e0f;                | y + 1f32
             "#]],
         );
         check_line_links(
@@ -459,38 +471,38 @@ entry s$0cale (a: f32) (xs: [n]f32) : [n]f32 =
 entry dot (xs: [n]f32) (ys: [n]f32) : f32 = reduce (+) 0f32 (ma$0p2 (\x y -> x * y) xs ys)
 "#,
             expect![[r#"
-                11-19   long t_3 = (long)get_local_id(0);        | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                20-20   float v_13 = x_10 * y_12;                | x * y
-                21-24   long i_14 = base_8 + 1;                  | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                25-25   float v_18 = x_15 * y_17;                | x * y
-                26-29   long i_19 = base_8 + 2;                  | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                30-30   float v_23 = x_20 * y_22;                | x * y
-                31-34   long i_24 = base_8 + 3;                  | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                35-35   float v_28 = x_25 * y_27;                | x * y
-                36-43   float v_29 = acc_5 + v_13;               | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                45-48   long tail_33 = quads_7 * 4 + (long)get_g | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                49-49   float v_36 = x_34 * y_35;                | x * y
-                50-51   float v_37 = acc_5 + v_36;               | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                53-59   red_2[t_3] = acc_5;                      | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                61-66   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                68-73   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                75-80   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                82-87   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                89-94   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                96-101  barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                103-108 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                110-112 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                124-142 long t_3 = (long)get_local_id(0);        | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                144-147 long tail_18 = quads_7 * 4 + (long)get_g | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                149-155 red_2[t_3] = acc_5;                      | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                157-162 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                164-169 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                171-176 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                178-183 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                185-190 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                192-197 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                199-204 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
-                206-208 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                11-27   long t_3 = (long)get_local_id(0);        | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                28-28   float v_19 = x_10 * x_15;                | x * y
+                29-30   long i_20 = base_8 + 1;                  | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                31-31   float v_22 = x_11 * x_16;                | x * y
+                32-33   long i_23 = base_8 + 2;                  | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                34-34   float v_25 = x_12 * x_17;                | x * y
+                35-36   long i_26 = base_8 + 3;                  | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                37-37   float v_28 = x_13 * x_18;                | x * y
+                38-45   float v_29 = acc_5 + v_19;               | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                47-50   long tail_33 = quads_7 * 4 + (long)get_g | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                51-51   float v_36 = x_34 * y_35;                | x * y
+                52-53   float v_37 = acc_5 + v_36;               | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                55-61   red_2[t_3] = acc_5;                      | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                63-68   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                70-75   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                77-82   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                84-89   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                91-96   barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                98-103  barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                105-110 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                112-114 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                126-144 long t_3 = (long)get_local_id(0);        | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                146-149 long tail_18 = quads_7 * 4 + (long)get_g | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                151-157 red_2[t_3] = acc_5;                      | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                159-164 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                166-171 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                173-178 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                180-185 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                187-192 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                194-199 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                201-206 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
+                208-210 barrier(CLK_LOCAL_MEM_FENCE);            | reduce (+) 0f32 (map2 (\x y -> x * y) xs ys)
             "#]],
         );
     }
@@ -595,8 +607,8 @@ entry f (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
             expect![[r#"
                 main/f/f_map_0.cl
                 // Weft: the kernels computing `map (\x -> x * 2f32) xs` (main.weft:1)
-                // kernel `f_map_0` of entry `f` (main.weft): @grid: one work-item per element
-                // segmap@grid: one work-item per point (1-D NDRange), main.weft:1
+                // kernel `f_map_0` of entry `f` (main.weft): @grid: one work-item per run of 4 elements
+                // segmap@grid: one work-item per run of 4 points, main.weft:1
                 __kernel void f_map_0(
             "#]],
         );
@@ -706,8 +718,8 @@ entry e (xs: [n]f32) : [n]f32 = double xs
             expect![[r#"
                 main/e/e_map_0.cl
                 // Weft: the kernels computing `map (\x -> x + x) xs` (lib.weft:1)
-                // kernel `e_map_0` of entry `e` (main.weft): @grid: one work-item per element
-                // segmap@grid: one work-item per point (1-D NDRange), lib.weft:1
+                // kernel `e_map_0` of entry `e` (main.weft): @grid: one work-item per run of 4 elements
+                // segmap@grid: one work-item per run of 4 points, lib.weft:1
                 __kernel void e_map_0(
             "#]],
         );
@@ -724,8 +736,8 @@ entry b (xs: [n]f32) : f32 = reduce (+) 0f32 (sq xs)
             expect![[r#"
                 main/a/a_map_0.cl
                 // Weft: every kernel computing part of `sq`
-                // kernel `a_map_0` of entry `a` (main.weft): @grid: one work-item per element
-                // segmap@grid: one work-item per point (1-D NDRange), main.weft:1
+                // kernel `a_map_0` of entry `a` (main.weft): @grid: one work-item per run of 4 elements
+                // segmap@grid: one work-item per run of 4 points, main.weft:1
                 __kernel void a_map_0(
                 // kernel `b_reduce_partials_0` of entry `b` (main.weft): @grid: multi-stage reduction (work-group trees in local memory, then one group)
                 // reduce partials: work-groups of 256 fold interleaved elements (commutative operator) and combine in local memory, main.weft:3
@@ -747,8 +759,8 @@ def broken (x: i32) : i32 = x + true
             expect![[r#"
                 main/f/f_map_0.cl
                 // Weft: the kernels computing `map (\x -> x * 2f32) xs` (main.weft:1)
-                // kernel `f_map_0` of entry `f` (main.weft): @grid: one work-item per element
-                // segmap@grid: one work-item per point (1-D NDRange), main.weft:1
+                // kernel `f_map_0` of entry `f` (main.weft): @grid: one work-item per run of 4 elements
+                // segmap@grid: one work-item per run of 4 points, main.weft:1
                 __kernel void f_map_0(
             "#]],
         );

@@ -712,17 +712,17 @@ mod tests {
         check(
             "entry f (xs: [n]f32) (ys: [n]f32) : [n]f32 =\n  let zs = map2 (\\x y -> x + y) xs ys\n  in map (\\z -> z * 2) zs",
             expect![[r#"
-                regions of entry `f` (2 plan steps)
+                regions of entry `f` (3 plan steps)
                   r0   host    input  `xs`         f32: n × 4 = 4*n bytes; live before step 1
-                  r1   device  input  `xs`         f32: n × 4 = 4*n bytes; live from the upload to step 2, lines 2–3
+                  r1   device  input  `xs`         f32: n × 4 = 4*n bytes; live from the upload to step 3, lines 2–3
                   r2   host    input  `ys`         f32: n × 4 = 4*n bytes; live before step 1
-                  r3   device  input  `ys`         f32: n × 4 = 4*n bytes; live from the upload to step 2, lines 2–3
+                  r3   device  input  `ys`         f32: n × 4 = 4*n bytes; live from the upload to step 3, lines 2–3
                   r4   device  alloc  –            f32: n × 4 = 4*n bytes; live from step 1 to the read-back, lines 2–3
-                  r5   host    result –            f32: n × 4 = 4*n bytes; live after step 2, line 3
+                  r5   host    result –            f32: n × 4 = 4*n bytes; live after step 3, line 3
                 transfers
                   before step 1 host → device: r0 → r1, 4*n bytes (upload of the input)
                   before step 1 host → device: r2 → r3, 4*n bytes (upload of the input)
-                  after step 2 device → host: r4 → r5, 4*n bytes (read-back of the result)
+                  after step 3 device → host: r4 → r5, 4*n bytes (read-back of the result)
             "#]],
         );
     }
@@ -776,14 +776,14 @@ mod tests {
         check(
             "entry p (xs: [n]f32) (k: i64) : [n]f32 =\n  loop ys = xs for i < k do\n    map2 (\\x y -> x + y) xs ys",
             expect![[r#"
-                regions of entry `p` (5 plan steps)
+                regions of entry `p` (6 plan steps)
                   r0   host    input  `xs`         f32: n × 4 = 4*n bytes; live before step 1
                   r1   device  input  `xs`         f32: n × 4 = 4*n bytes; live from the upload to the read-back, line 3
                   r2   device  alloc  –            f32: n × 4 = 4*n bytes; live from step 3 to the read-back, line 3
-                  r3   host    result `xs`         f32: n × 4 = 4*n bytes; live after step 5
+                  r3   host    result `xs`         f32: n × 4 = 4*n bytes; live after step 6
                 transfers
                   before step 1 host → device: r0 → r1, 4*n bytes (upload of the input)
-                  after step 5 device → host: r1 → r3, 4*n bytes (read-back of the result)
+                  after step 6 device → host: r1 → r3, 4*n bytes (read-back of the result)
             "#]],
         );
     }

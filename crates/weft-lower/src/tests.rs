@@ -319,10 +319,11 @@ fn a_bounds_check_the_parallel_loop_proves_is_dropped() {
         launches_of(&l).iter().map(|l| n_checks(l.kernel)).sum::<usize>()
     };
     assert_eq!(kernel_checks("entry g (xs: [n]f32) : [n]f32 = map (\\i -> xs[i] * 2) (iota n)"), 0);
-    // A computed index stays checked.
+    // A computed index stays checked: at each of a run's four points and in the last
+    // run's loop.
     assert_eq!(
         kernel_checks("entry g (xs: [n]f32) : [n]f32 = map (\\i -> xs[(i + 1) % n]) (iota n)"),
-        1
+        5
     );
 }
 
@@ -485,6 +486,11 @@ fn host_loop_body(l: &Lowered) -> (Vec<String>, Vec<Vec<String>>) {
     (allocs(l, body), globals)
 }
 
+/// Whether a host expression names the size `m` (not a host variable like `items`).
+fn names_size_m(expr: &str) -> bool {
+    expr.split(|c: char| !c.is_alphanumeric() && c != '_').any(|word| word == "m")
+}
+
 #[test]
 fn a_scatter_of_values_read_from_its_loop_array_computes_them_first_and_writes_in_place() {
     // Issue 13's reproducer: the values read `xs`; they are computed into a buffer
@@ -499,7 +505,7 @@ fn a_scatter_of_values_read_from_its_loop_array_computes_them_first_and_writes_i
         let (allocs, globals) = host_loop_body(&l);
         // The values' buffer, and no kernel over `m` elements.
         assert!(!allocs.is_empty() && allocs.iter().all(|a| a == "2"), "{allocs:?}");
-        assert!(!globals.iter().flatten().any(|g| g.contains('m')), "{globals:?}");
+        assert!(!globals.iter().flatten().any(|g| names_size_m(g)), "{globals:?}");
     }
     // Values that do not read `xs` are left as they were (weft-core does not ask for
     // them first); the scatter is in place too.
@@ -509,7 +515,7 @@ fn a_scatter_of_values_read_from_its_loop_array_computes_them_first_and_writes_i
         let l = lowered(src);
         let (allocs, globals) = host_loop_body(&l);
         assert!(!allocs.iter().any(|a| a.contains('m')), "{allocs:?}");
-        assert!(!globals.iter().flatten().any(|g| g.contains('m')), "{globals:?}");
+        assert!(!globals.iter().flatten().any(|g| names_size_m(g)), "{globals:?}");
     }
 }
 
@@ -691,12 +697,12 @@ fn gpu_a_light_map_on_a_cpu_is_a_loop_over_runs_of_64_points_per_work_item() {
         true,
     );
     assert_eq!(launches_of(&heavy)[0].global, ["n"]);
-    // On a GPU a work-item per point.
+    // On a GPU a work-item per run of four points (below).
     let gpu = lowered_gpu(
         "entry f (a: f32) (xs: [n]f32) (ys: [n]f32) : [n]f32 = map2 (\\x y -> a * x + y) xs ys",
         false,
     );
-    assert_eq!(launches_of(&gpu)[0].global, ["n"]);
+    assert!(launches_of(&gpu)[0].kernel.doc.contains("run of 4 points"));
 }
 
 #[test]
@@ -962,4 +968,28 @@ fn gpu_a_reductions_runs_of_four_read_each_contiguous_array_as_one_vector() {
     // Double precision stays scalar (a vector of four is 32 bytes).
     let l = lowered_gpu("entry s (xs: [n]f64) : f64 = reduce (+) 0 xs", false);
     assert_eq!(vector_loads(launches_of(&l)[0].kernel), Vec::<String>::new());
+}
+
+#[test]
+fn gpu_a_light_map_is_a_work_item_per_run_of_four_reading_vectors() {
+    // saxpy: a work-item per four neighbouring points, each input read as one vector;
+    // the last, shorter run point by point.
+    let l = lowered_gpu(
+        "entry saxpy (a: f32) (xs: [n]f32) (ys: [n]f32) : [n]f32 = map2 (\\x y -> a * x + y) xs ys",
+        false,
+    );
+    let ls = launches_of(&l);
+    assert_eq!(ls.len(), 1);
+    let k = ls[0].kernel;
+    assert!(k.doc.contains("one work-item per run of 4 points"), "{}", k.doc);
+    let vectors = vector_loads(k);
+    assert_eq!(vectors.len(), 2, "{}", crate::print_kernel_imp(k));
+    let stores = commands(&k.body).into_iter().filter(|c| matches!(c, Cmd::Store { .. })).count();
+    assert_eq!(stores, 5, "four in a whole run, one for a point of the last `n % 4`");
+    // A body that makes an array keeps a work-item per point (it is written once).
+    let l = lowered_gpu(
+        "entry f (xs: [n]f32) : [n]f32 = map (\\x -> let t = [x, x + 1] in t[0] * t[1]) xs",
+        false,
+    );
+    assert!(!launches_of(&l)[0].kernel.doc.contains("run of"));
 }

@@ -550,14 +550,6 @@ impl Ctx<'_> {
             C::Scatter { dest, .. } | C::ReduceByIndex { dest, .. } => {
                 self.updated(var, exp_id, ty, *dest)
             }
-            // In host code every array is in global memory already: `to_global` of one
-            // in the dense row-major layout is that array (a copy would cost a kernel).
-            C::Materialise { space: weft_core::Space::Global, value: Atom::Var(value) }
-                if !self.in_kernel()
-                    && matches!(self.atom_info(Atom::Var(*value)), MemInfo::Array(a) if a.lmad.is_direct()) =>
-            {
-                as_view(self.atom_info(Atom::Var(*value)))
-            }
             C::ArrayLit { .. }
             | C::Iota { .. }
             | C::Concat(..)

@@ -30,17 +30,17 @@ fn map_costs() {
             costs of entry `scale`
               kernel scale_map_0
                 work-items 256*⌈global0/256⌉
-                work n_1
-                span 3*((max(256*⌈global0/256⌉, 1) + n_1 - 1)/(max(256*⌈global0/256⌉, 1)))
-                global reads xs_3: 4*n_1 bytes, coalesced
-                global writes buf_6: 4*n_1 bytes, coalesced
+                work 17*max((n_1/4), n_1 % 4) + 768*⌈global0/256⌉
+                span 19*((max((n_1/4), n_1 % 4) + max(256*⌈global0/256⌉, 1) - 1)/(max(256*⌈global0/256⌉, 1))) + 3
+                global reads xs_4: 20*max((n_1/4), n_1 % 4) bytes, coalesced
+                global writes buf_10: 20*max((n_1/4), n_1 % 4) bytes, coalesced
               launches
                 scale_map_0
-                  work-items 256*((n + 255)/256)
-                  work n
-                  span 3*((max(256*((n + 255)/256), 1) + n - 1)/(max(256*((n + 255)/256), 1)))
-                  global reads xs_3: 4*n bytes, coalesced
-                  global writes buf_6: 4*n bytes, coalesced
+                  work-items 256*((max((n/4), n % 4) + 255)/256)
+                  work 768*((max((n/4), n % 4) + 255)/256) + 17*max((n/4), n % 4)
+                  span 19*((max((n/4), n % 4) + max(256*((max((n/4), n % 4) + 255)/256), 1) - 1)/(max(256*((max((n/4), n % 4) + 255)/256), 1))) + 3
+                  global reads xs_4: 20*max((n/4), n % 4) bytes, coalesced
+                  global writes buf_10: 20*max((n/4), n % 4) bytes, coalesced
               transfers: upload 4*n bytes in 1 buffers, download 4*n bytes in 1 buffers, 0 scalar reads
         "#]],
     );

@@ -40,23 +40,62 @@ fn map_fuses_into_map_and_views_are_free() {
             host plan for entry `f`
               input v1: [v0]f32
               v2 = alloc f32[v0]
-              launch f_map_0 global [v0] local [256] (v0: i64, v1, v2)
-              v3 = alloc f32[v0]
-              launch f_map_1 global [v0] local [256] (v0: i64, v2, (-1 + v0): i64, v3)
-              output v3 f32 {offset: 0; strides: [1]; shape: [v0]}
-            -- segmap@grid: one work-item per point (1-D NDRange), main.weft:1
-            kernel f_map_0(n_1: i64, xs_3: buffer f32[], buf_6: buffer f32[]) @local_size(256) {
-              parfor@grid.0.covered gid_2 < n_1 do  -- main.weft:1
-                new private x_4: f32 := xs_3[gid_2]
-                new private v_5: f32 := x_4 * 2e0f
-                buf_6[gid_2] := v_5
+              v3 = max((v0 / 4), (v0 % 4))
+              launch f_map_0 global [v3] local [256] (v0: i64, v1, v2)
+              v4 = alloc f32[v0]
+              v5 = max((v0 / 4), (v0 % 4))
+              launch f_map_1 global [v5] local [256] (v0: i64, v2, (-1 + v0): i64, v4)
+              output v4 f32 {offset: 0; strides: [1]; shape: [v0]}
+            -- segmap@grid: one work-item per run of 4 points, main.weft:1
+            kernel f_map_0(n_1: i64, xs_4: buffer f32[], buf_10: buffer f32[]) @local_size(256) {
+              parfor@grid.0.covered item_2 < max(n_1 / 4, n_1 % 4) do  -- main.weft:1
+                new private base_3: i64 := item_2 * 4
+                new private runs_17: i64 := n_1 / 4
+                if item_2 < runs_17 then
+                  x_5, x_6, x_7, x_8 := aligned vector f32[xs_4[base_3]..]
+                  new private v_9: f32 := x_5 * 2e0f
+                  buf_10[base_3] := v_9
+                  new private i_11: i64 := base_3 + 1
+                  new private v_12: f32 := x_6 * 2e0f
+                  buf_10[base_3 + 1] := v_12
+                  new private i_13: i64 := base_3 + 2
+                  new private v_14: f32 := x_7 * 2e0f
+                  buf_10[base_3 + 2] := v_14
+                  new private i_15: i64 := base_3 + 3
+                  new private v_16: f32 := x_8 * 2e0f
+                  buf_10[base_3 + 3] := v_16
+                new private tail_18: i64 := runs_17 * 4 + item_2
+                if tail_18 < n_1 then
+                  new private x_19: f32 := xs_4[tail_18]
+                  new private v_20: f32 := x_19 * 2e0f
+                  buf_10[tail_18] := v_20
             }
-            -- segmap@grid: one work-item per point (1-D NDRange), main.weft:1
-            kernel f_map_1(n_1: i64, buf_3: buffer f32[], s_4: i64, buf_7: buffer f32[]) @local_size(256) {
-              parfor@grid.0.covered gid_2 < n_1 do  -- main.weft:1
-                new private x_5: f32 := buf_3[s_4 + -gid_2]
-                new private v_6: f32 := x_5 + 1e0f
-                buf_7[gid_2] := v_6
+            -- segmap@grid: one work-item per run of 4 points, main.weft:1
+            kernel f_map_1(n_1: i64, buf_4: buffer f32[], s_5: i64, buf_8: buffer f32[]) @local_size(256) {
+              parfor@grid.0.covered item_2 < max(n_1 / 4, n_1 % 4) do  -- main.weft:1
+                new private base_3: i64 := item_2 * 4
+                new private runs_18: i64 := n_1 / 4
+                if item_2 < runs_18 then
+                  new private x_6: f32 := buf_4[s_5 + -base_3]
+                  new private v_7: f32 := x_6 + 1e0f
+                  buf_8[base_3] := v_7
+                  new private i_9: i64 := base_3 + 1
+                  new private x_10: f32 := buf_4[s_5 + -i_9]
+                  new private v_11: f32 := x_10 + 1e0f
+                  buf_8[base_3 + 1] := v_11
+                  new private i_12: i64 := base_3 + 2
+                  new private x_13: f32 := buf_4[s_5 + -i_12]
+                  new private v_14: f32 := x_13 + 1e0f
+                  buf_8[base_3 + 2] := v_14
+                  new private i_15: i64 := base_3 + 3
+                  new private x_16: f32 := buf_4[s_5 + -i_15]
+                  new private v_17: f32 := x_16 + 1e0f
+                  buf_8[base_3 + 3] := v_17
+                new private tail_19: i64 := runs_18 * 4 + item_2
+                if tail_19 < n_1 then
+                  new private x_20: f32 := buf_4[s_5 + -tail_19]
+                  new private v_21: f32 := x_20 + 1e0f
+                  buf_8[tail_19] := v_21
             }
         "#]],
     );
@@ -1838,22 +1877,57 @@ fn each_printed_line_knows_the_source_expression_it_computes() {
     check_line_origins(
         "entry saxpy (a: f32) (xs: [n]f32) (ys: [n]f32) : [n]f32 =\n  map2 (\\x y -> a * x + y) xs ys",
         expect![[r#"
-            // segmap@grid: one work-item per point (1-D NDRange), main.weft:2
+            // segmap@grid: one work-item per run of 4 points, main.weft:2
             __kernel void saxpy_map_0(
                 __global long* weft_err,
                 long n_1,
-                __global const float* restrict xs_3,
-                __global const float* restrict ys_5,
-                float a_7,
-                __global float* restrict buf_10) {
+                __global const float* restrict xs_4,
+                __global const float* restrict ys_9,
+                float a_14,
+                __global float* restrict buf_17) {
               { // main.weft:2                           | map2 (\x y -> a * x + y) xs ys
-                long gid_2 = get_global_id(0);           | map2 (\x y -> a * x + y) xs ys
-                if (gid_2 < n_1) {                       | map2 (\x y -> a * x + y) xs ys
-                  float x_4 = xs_3[gid_2];               | map2 (\x y -> a * x + y) xs ys
-                  float y_6 = ys_5[gid_2];               | map2 (\x y -> a * x + y) xs ys
-                  float v_8 = a_7 * x_4;                 | a * x
-                  float v_9 = v_8 + y_6;                 | a * x + y
-                  buf_10[gid_2] = v_9;                   | a * x + y
+                long item_2 = get_global_id(0);          | map2 (\x y -> a * x + y) xs ys
+                if (item_2 < max(n_1 / 4, n_1 % 4)) {    | map2 (\x y -> a * x + y) xs ys
+                  long base_3 = item_2 * 4;              | map2 (\x y -> a * x + y) xs ys
+                  long runs_30 = n_1 / 4;                | map2 (\x y -> a * x + y) xs ys
+                  if (item_2 < runs_30) {                | map2 (\x y -> a * x + y) xs ys
+                    float4 x_5_v = *((__global const float4*)&xs_4[base_3]); | map2 (\x y -> a * x + y) xs ys
+                    float x_5 = x_5_v.s0;                | map2 (\x y -> a * x + y) xs ys
+                    float x_6 = x_5_v.s1;                | map2 (\x y -> a * x + y) xs ys
+                    float x_7 = x_5_v.s2;                | map2 (\x y -> a * x + y) xs ys
+                    float x_8 = x_5_v.s3;                | map2 (\x y -> a * x + y) xs ys
+                    float4 x_10_v = *((__global const float4*)&ys_9[base_3]); | map2 (\x y -> a * x + y) xs ys
+                    float x_10 = x_10_v.s0;              | map2 (\x y -> a * x + y) xs ys
+                    float x_11 = x_10_v.s1;              | map2 (\x y -> a * x + y) xs ys
+                    float x_12 = x_10_v.s2;              | map2 (\x y -> a * x + y) xs ys
+                    float x_13 = x_10_v.s3;              | map2 (\x y -> a * x + y) xs ys
+                    float v_15 = a_14 * x_5;             | a * x
+                    float v_16 = v_15 + x_10;            | a * x + y
+                    buf_17[base_3] = v_16;               | a * x + y
+                    long i_18 = base_3 + 1;              | map2 (\x y -> a * x + y) xs ys
+                    long i_19 = base_3 + 1;              | map2 (\x y -> a * x + y) xs ys
+                    float v_20 = a_14 * x_6;             | a * x
+                    float v_21 = v_20 + x_11;            | a * x + y
+                    buf_17[base_3 + 1] = v_21;           | a * x + y
+                    long i_22 = base_3 + 2;              | map2 (\x y -> a * x + y) xs ys
+                    long i_23 = base_3 + 2;              | map2 (\x y -> a * x + y) xs ys
+                    float v_24 = a_14 * x_7;             | a * x
+                    float v_25 = v_24 + x_12;            | a * x + y
+                    buf_17[base_3 + 2] = v_25;           | a * x + y
+                    long i_26 = base_3 + 3;              | map2 (\x y -> a * x + y) xs ys
+                    long i_27 = base_3 + 3;              | map2 (\x y -> a * x + y) xs ys
+                    float v_28 = a_14 * x_8;             | a * x
+                    float v_29 = v_28 + x_13;            | a * x + y
+                    buf_17[base_3 + 3] = v_29;           | a * x + y
+                  }
+                  long tail_31 = runs_30 * 4 + item_2;   | map2 (\x y -> a * x + y) xs ys
+                  if (tail_31 < n_1) {                   | map2 (\x y -> a * x + y) xs ys
+                    float x_32 = xs_4[tail_31];          | map2 (\x y -> a * x + y) xs ys
+                    float y_33 = ys_9[tail_31];          | map2 (\x y -> a * x + y) xs ys
+                    float v_34 = a_14 * x_32;            | a * x
+                    float v_35 = v_34 + y_33;            | a * x + y
+                    buf_17[tail_31] = v_35;              | a * x + y
+                  }
                 }
               }
             }

@@ -454,12 +454,6 @@ impl Tr<'_> {
             return self.update(var, &info, array, indices, value);
         }
         let dest = self.binding(var)?;
-        // A copy the memory IR asks for (`to_global` of a view): element by element.
-        if let C::Materialise { value, .. } = exp {
-            let src = self.atom(value)?;
-            self.copy_value(&src, &dest, "materialise")?;
-            return Ok(dest);
-        }
         // The statement as sequential code of one kernel over the whole array is how
         // every such constructor is computed: a kernel of one work-item per element
         // for the common ones, one work-item for the rest.

@@ -30,7 +30,7 @@ use weft_plan::{Elem, Expr};
 
 use super::host::unflatten_index;
 use super::kernel::{CPU_RUN, KVal, Kern, LANES, in_range, rebuild};
-use super::{HScalar, HVal, Res, Tr, eceil_div, emax, emin, emul};
+use super::{HScalar, HVal, Res, Tr, eceil_div, ediv, emax, emin, emul};
 use crate::LowerError;
 use crate::imp::{AtomicOp, CExpr, COp, Cmd, ParLevel};
 
@@ -408,8 +408,15 @@ impl Tr<'_> {
     fn plain_grid_map(&mut self, stmt: &Stmt, seg: &SegOp, origin: Option<&Origin>) -> Res<()> {
         let dims = self.space_dims(seg)?;
         let wg = self.group_size();
-        if dims.len() == 1 && self.options.cpu_device() && light_body(self.f, seg.body) {
-            return self.cpu_runs_map(stmt, seg, &dims[0], origin);
+        if dims.len() == 1 && light_body(self.f, seg.body) {
+            if self.options.cpu_device() {
+                return self.cpu_runs_map(stmt, seg, &dims[0], origin);
+            }
+            // The body is written twice (whole runs and the last one): arrays it makes
+            // would be declared in one branch and used in the other.
+            if !makes_arrays(self.f, seg.body) {
+                return self.vector_runs_map(stmt, seg, &dims[0], origin);
+            }
         }
         let schedule = Schedule::of(dims.len(), self.options.cpu_device(), wg);
         let mut k = Kern::new(self);
@@ -495,6 +502,95 @@ impl Tr<'_> {
         let name = k.tr.kernel_name("map");
         let (kernel, args) = k.finish(name, doc, Some(wg as u32));
         let global = self.let_var("items", eceil_div(n.clone(), Expr::I64(CPU_RUN)));
+        self.launch(kernel, args, vec![global], Some(vec![Expr::I64(wg)]));
+        Ok(())
+    }
+
+    /// A one-dimensional `segmap@grid` of a light body on a GPU: a work-item per run of
+    /// `LANES` neighbouring points, the arrays it reads at its points read as vectors
+    /// ([`Kern::vector_run`]); the last `n % LANES` points one each by the first
+    /// work-items.
+    fn vector_runs_map(
+        &mut self,
+        stmt: &Stmt,
+        seg: &SegOp,
+        n: &Expr,
+        origin: Option<&Origin>,
+    ) -> Res<()> {
+        let wg = self.group_size();
+        let mut k = Kern::new(self);
+        note_all(&mut k, seg, &format!("@grid: one work-item per run of {LANES} elements"));
+        let kn = k.import_index(n);
+        let comment = k.comment(origin);
+        let index = seg.space[0].0;
+        let item = k.fresh_name("item");
+        k.push();
+        let base =
+            k.tmp("base", Elem::I64, CExpr::mul(CExpr::Var(item.clone()), CExpr::Int(LANES)));
+        // A whole run: `item < n / LANES`.
+        k.push();
+        k.vector_run(&base.clone(), |k| -> Res<()> {
+            for lane in 0..LANES {
+                // The index itself, not a temporary: the cost model sees the run's
+                // stores at `base + lane` together as contiguous.
+                let i = CExpr::add(base.clone(), CExpr::Int(lane));
+                let known = k.in_range.len();
+                k.in_range.push((i.clone(), kn.clone()));
+                k.bind(index, KVal::Scalar(i.clone(), Elem::I64));
+                let values = k.block(seg.body);
+                let written = values.and_then(|values| write_results(k, stmt, seg, &values, &[i]));
+                k.in_range.truncate(known);
+                written?;
+            }
+            Ok(())
+        })?;
+        let whole = k.pop();
+        let runs = k.tmp("runs", Elem::I64, CExpr::bin(COp::Div, kn.clone(), CExpr::Int(LANES)));
+        let full = CExpr::bin(COp::Lt, CExpr::Var(item.clone()), runs.clone());
+        k.emit(Cmd::If { cond: full, then_cmds: whole, else_cmds: Vec::new() });
+        // The last `n % LANES` points, one each for the first work-items (neighbours
+        // read neighbours; no loop whose count depends on the work-item).
+        let tail = k.tmp(
+            "tail",
+            Elem::I64,
+            CExpr::add(CExpr::mul(runs, CExpr::Int(LANES)), CExpr::Var(item.clone())),
+        );
+        k.push();
+        k.in_range.push((tail.clone(), kn.clone()));
+        k.bind(index, KVal::Scalar(tail.clone(), Elem::I64));
+        let values = k.block(seg.body)?;
+        write_results(&mut k, stmt, seg, &values, std::slice::from_ref(&tail))?;
+        let then_cmds = k.pop();
+        k.emit(Cmd::If {
+            cond: CExpr::bin(COp::Lt, tail, kn.clone()),
+            then_cmds,
+            else_cmds: vec![],
+        });
+        let body = k.pop();
+        // Work-items for the whole runs and for the last points, `max(n / 4, n % 4)`.
+        let items = CExpr::call(
+            "max",
+            vec![
+                CExpr::bin(COp::Div, kn.clone(), CExpr::Int(LANES)),
+                CExpr::bin(COp::Rem, kn, CExpr::Int(LANES)),
+            ],
+        );
+        k.emit(Cmd::ParFor {
+            level: ParLevel::GridCovered(0),
+            var: item,
+            bound: items,
+            body,
+            comment,
+        });
+        let doc = format!("segmap@grid: one work-item per run of {LANES} points{}", at(&k, origin));
+        let name = k.tr.kernel_name("map");
+        let (kernel, args) = k.finish(name, doc, Some(wg as u32));
+        let lanes = Expr::I64(LANES);
+        let items = emax(
+            ediv(n.clone(), lanes.clone()),
+            Expr::bin(weft_plan::BinOp::Rem, n.clone(), lanes),
+        );
+        let global = self.let_var("items", items);
         self.launch(kernel, args, vec![global], Some(vec![Expr::I64(wg)]));
         Ok(())
     }
@@ -2221,6 +2317,14 @@ fn light_body(f: &weft_opt::GpuFunction, block: weft_opt::BlockId) -> bool {
             light_body(f, *then_branch) && light_body(f, *else_branch)
         }
         _ => false,
+    })
+}
+
+/// Whether a block (its branches included) binds an array.
+fn makes_arrays(f: &weft_opt::GpuFunction, block: weft_opt::BlockId) -> bool {
+    f.blocks[block].stmts.iter().any(|stmt| {
+        stmt.vars.iter().any(|&v| f.vars[v].ty.has_array())
+            || f.exps[stmt.exp].nested_blocks().into_iter().any(|b| makes_arrays(f, b))
     })
 }
 

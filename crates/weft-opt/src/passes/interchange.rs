@@ -507,11 +507,9 @@ fn bind_chunk_partials(
         lambda: Lambda { params: vec![p], body, ret: c.elem.clone() },
     };
     let flat_ty = Type::array(CoreSize::var(total), c.elem.clone());
-    let computed = bind(f, "partials", flat_ty.clone(), generate, out);
-    // Stored as computed, so the transposition below reads memory (else the back end
-    // computes the partials where they are read, a work-item per column).
-    let stored = Exp::Materialise { space: weft_core::Space::Global, value: v(computed) };
-    let flat = bind(f, "partials", flat_ty, stored, out);
+    // A grid `generate` is a kernel whose result the next one reads from memory (the
+    // staged translator needed a `to_global` here, which now copied the partials).
+    let flat = bind(f, "partials", flat_ty, generate, out);
     let k_size = CoreSize::var(chunks);
     let grid_ty = Type::array(k_size.clone(), Type::array(c.m.clone(), c.elem.clone()));
     let unflatten = Exp::Unflatten { rows: v(chunks), cols: v(cols), array: v(flat) };
