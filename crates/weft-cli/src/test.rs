@@ -4,10 +4,11 @@
 //! `input`/`output` cases compare with the test-block tolerances; `random input`
 //! cases only check that the interpreter runs them without error (until a compiled
 //! backend exists to compare with); `error: REGEX` cases expect a run-time error whose
-//! message matches. Each failure prints one line; the last line is exactly
-//! `N passed, N failed`. Exits 1 when anything failed.
+//! message matches. Each failure prints one line, when its file's tests end; the last
+//! line is exactly `N passed, N failed`. On a terminal, standard error shows the file
+//! being tested. Exits 1 when anything failed.
 
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 
 use weft_hir::RootDatabase;
 use weft_syntax::ast;
@@ -43,80 +44,115 @@ pub(crate) fn run(args: &TestArgs) -> anyhow::Result<u8> {
     let mut passed = 0usize;
     let mut failures: Vec<String> = Vec::new();
     let mut out = std::io::stdout().lock();
-    for loaded in &files {
+    // On a terminal, the file being tested (a GPU run of every example takes minutes);
+    // failures are printed as each file's tests end.
+    let progress = std::io::stderr().is_terminal() && files.len() > 1;
+    let mut printed = 0;
+    for (number, loaded) in files.iter().enumerate() {
         let file = loaded.file;
         let path = file.path(&db).clone();
-        if crate::apl::is_apl(&path) {
-            let (device, target) = (args.device.as_deref(), args.opencl.target());
-            crate::apl::test(&db, file, args.backend, device, target, &mut passed, &mut failures);
-            continue;
+        if progress {
+            show_progress(&format!("[{}/{}] {path}", number + 1, files.len()));
         }
-        let text = file.text(&db);
-        let line_index = LineIndex::new(text);
-        let line_of = |offset| line_index.to_chars(text, offset).line + 1;
-        let mut cases = Vec::new();
-        for item in weft_hir::parse(&db, file).tree().items() {
-            let ast::Item::Def(def) = item else { continue };
-            if !def.is_entry() {
-                continue;
-            }
-            let (block, errors) = test_block(&def);
-            let name = def.name().map(|n| n.text().to_string()).unwrap_or_default();
-            for error in errors {
-                failures.push(format!(
-                    "{path}:{}: `{name}`: malformed test block: {}",
-                    line_of(error.range.start()),
-                    error.message
-                ));
-            }
-            if let Some(block) = block {
-                for case in block.cases {
-                    cases.push((name.clone(), case));
-                }
-            }
+        test_file(&db, args, file, &path, &mut passed, &mut failures)?;
+        if progress && failures.len() > printed {
+            show_progress("");
         }
-        if cases.is_empty() {
-            continue;
+        for failure in &failures[printed..] {
+            writeln!(out, "FAIL {failure}")?;
         }
-        let program = match core_program(&db, file) {
-            Ok(program) => program,
-            Err(message) => {
-                failures.extend(cases.iter().map(|(name, case)| {
-                    format!("{path}:{}: `{name}`: {message}", line_of(case.range.start()))
-                }));
-                continue;
-            }
-        };
-        if args.backend == Backend::Opencl {
-            let results = crate::test_opencl::run_cases(
-                &db,
-                &program,
-                &cases,
-                args.device.as_deref(),
-                args.opencl.target(),
-            )?;
-            for ((name, case), result) in cases.iter().zip(results) {
-                let location = format!("{path}:{}: `{name}`", line_of(case.range.start()));
-                match result {
-                    Ok(()) => passed += 1,
-                    Err(message) => failures.push(format!("{location}: {message}")),
-                }
-            }
-            continue;
-        }
-        for (name, case) in cases {
-            let location = format!("{path}:{}: `{name}`", line_of(case.range.start()));
-            match run_case(&db, &program, &name, &case) {
-                Ok(()) => passed += 1,
-                Err(message) => failures.push(format!("{location}: {message}")),
-            }
-        }
+        printed = failures.len();
     }
-    for failure in &failures {
-        writeln!(out, "FAIL {failure}")?;
+    if progress {
+        show_progress("");
     }
     writeln!(out, "{passed} passed, {} failed", failures.len())?;
     Ok(u8::from(!failures.is_empty()))
+}
+
+/// Replaces the terminal's progress line on stderr with `line`.
+fn show_progress(line: &str) {
+    let mut err = std::io::stderr().lock();
+    // A progress line that cannot be shown is no reason to stop testing.
+    let _ = write!(err, "\r\x1b[2K{line}");
+    let _ = err.flush();
+}
+
+/// Runs the test blocks of one file, counting passes and recording failures.
+fn test_file(
+    db: &RootDatabase,
+    args: &TestArgs,
+    file: weft_hir::SourceFile,
+    path: &str,
+    passed: &mut usize,
+    failures: &mut Vec<String>,
+) -> anyhow::Result<()> {
+    if crate::apl::is_apl(path) {
+        let (device, target) = (args.device.as_deref(), args.opencl.target());
+        crate::apl::test(db, file, args.backend, device, target, passed, failures);
+        return Ok(());
+    }
+    let text = file.text(db);
+    let line_index = LineIndex::new(text);
+    let line_of = |offset| line_index.to_chars(text, offset).line + 1;
+    let mut cases = Vec::new();
+    for item in weft_hir::parse(db, file).tree().items() {
+        let ast::Item::Def(def) = item else { continue };
+        if !def.is_entry() {
+            continue;
+        }
+        let (block, errors) = test_block(&def);
+        let name = def.name().map(|n| n.text().to_string()).unwrap_or_default();
+        for error in errors {
+            failures.push(format!(
+                "{path}:{}: `{name}`: malformed test block: {}",
+                line_of(error.range.start()),
+                error.message
+            ));
+        }
+        if let Some(block) = block {
+            for case in block.cases {
+                cases.push((name.clone(), case));
+            }
+        }
+    }
+    if cases.is_empty() {
+        return Ok(());
+    }
+    let program = match core_program(db, file) {
+        Ok(program) => program,
+        Err(message) => {
+            failures.extend(cases.iter().map(|(name, case)| {
+                format!("{path}:{}: `{name}`: {message}", line_of(case.range.start()))
+            }));
+            return Ok(());
+        }
+    };
+    if args.backend == Backend::Opencl {
+        let results = crate::test_opencl::run_cases(
+            db,
+            &program,
+            &cases,
+            args.device.as_deref(),
+            args.opencl.target(),
+        )?;
+        for ((name, case), result) in cases.iter().zip(results) {
+            let location = format!("{path}:{}: `{name}`", line_of(case.range.start()));
+            match result {
+                Ok(()) => *passed += 1,
+                Err(message) => failures.push(format!("{location}: {message}")),
+            }
+        }
+        return Ok(());
+    }
+    for (name, case) in cases {
+        let location = format!("{path}:{}: `{name}`", line_of(case.range.start()));
+        match run_case(db, &program, &name, &case) {
+            Ok(()) => *passed += 1,
+            Err(message) => failures.push(format!("{location}: {message}")),
+        }
+    }
+    Ok(())
 }
 
 fn run_case(
