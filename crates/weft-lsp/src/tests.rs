@@ -214,7 +214,7 @@ async fn kernels_lenses_actions_and_a_gpu_run() {
             r#""Show kernels" "weft.server.showKernel""#,
             r#""Profile" "weft.server.profile""#,
             // The predicted time: a title with nothing to run.
-            r#""predicted 5.27 µs on NVIDIA H100 80GB HBM3 (model weft-cost v1, ±9% measured)" """#,
+            r#""predicted 5.29 µs on NVIDIA H100 80GB HBM3 (model weft-cost v1, ±9% measured)" """#,
         ]
     );
 
@@ -270,7 +270,8 @@ async fn kernels_lenses_actions_and_a_gpu_run() {
     let hover = client.request("textDocument/hover", on_map.clone()).await;
     let markdown = hover["contents"]["value"].as_str().unwrap();
     assert!(
-        markdown.contains("**Kernel**: `double_map_0` — @grid: one work-item per element"),
+        markdown
+            .contains("**Kernel**: `double_map_0` — @grid: one work-item per run of 4 elements"),
         "{markdown}"
     );
     // A short summary: the prediction first (its interval, the device and why, the
