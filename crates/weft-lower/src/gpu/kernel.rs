@@ -235,20 +235,42 @@ impl<'t, 'p> Kern<'t, 'p> {
         self.cmds.push(Vec::new());
     }
 
-    /// Computes `run` (the `LANES` elements at `base + lane`, `base` a variable holding
-    /// a multiple of `LANES` whose elements are in range) with buffers read at those
-    /// indices loaded as vectors ([`VectorRun`]).
-    pub(crate) fn vector_run<T>(&mut self, base: &CExpr, run: impl FnOnce(&mut Self) -> T) -> T {
-        let CExpr::Var(name) = base else { return run(self) };
-        let outer = self.vector_run.replace(VectorRun {
-            base: name.clone(),
-            depth: self.cmds.len(),
-            loaded: Vec::new(),
-            lane_names: Vec::new(),
-        });
-        let out = run(self);
+    /// Computes `point` at each of the `LANES` indices `base + lane` in turn (`base` a
+    /// variable holding a multiple of `LANES`, every index known below `n`), with the
+    /// buffers read at those indices loaded as vectors ([`VectorRun`]).
+    pub(crate) fn vector_lanes<T>(
+        &mut self,
+        base: &CExpr,
+        n: &CExpr,
+        point: &mut dyn FnMut(&mut Self, CExpr) -> Res<T>,
+    ) -> Res<Vec<T>> {
+        let outer = match base {
+            CExpr::Var(name) => self.vector_run.replace(VectorRun {
+                base: name.clone(),
+                depth: self.cmds.len(),
+                loaded: Vec::new(),
+                lane_names: Vec::new(),
+            }),
+            _ => self.vector_run.take(),
+        };
+        let mut out = Vec::new();
+        let mut failed = None;
+        for lane in 0..LANES {
+            let index = CExpr::add(base.clone(), CExpr::Int(lane));
+            let known = self.in_range.len();
+            self.in_range.push((index.clone(), n.clone()));
+            let value = point(self, index);
+            self.in_range.truncate(known);
+            match value {
+                Ok(value) => out.push(value),
+                Err(error) => {
+                    failed = Some(error);
+                    break;
+                }
+            }
+        }
         self.vector_run = outer;
-        out
+        failed.map_or(Ok(out), Err)
     }
 
     /// The lane variable of a read of `ptr` at `address` inside a vector run, loading

@@ -529,20 +529,12 @@ impl Tr<'_> {
             k.tmp("base", Elem::I64, CExpr::mul(CExpr::Var(item.clone()), CExpr::Int(LANES)));
         // A whole run: `item < n / LANES`.
         k.push();
-        k.vector_run(&base.clone(), |k| -> Res<()> {
-            for lane in 0..LANES {
-                // The index itself, not a temporary: the cost model sees the run's
-                // stores at `base + lane` together as contiguous.
-                let i = CExpr::add(base.clone(), CExpr::Int(lane));
-                let known = k.in_range.len();
-                k.in_range.push((i.clone(), kn.clone()));
-                k.bind(index, KVal::Scalar(i.clone(), Elem::I64));
-                let values = k.block(seg.body);
-                let written = values.and_then(|values| write_results(k, stmt, seg, &values, &[i]));
-                k.in_range.truncate(known);
-                written?;
-            }
-            Ok(())
+        k.vector_lanes(&base, &kn, &mut |k, i| {
+            // The index itself, not a temporary: the cost model sees the run's stores
+            // at `base + lane` together as contiguous.
+            k.bind(index, KVal::Scalar(i.clone(), Elem::I64));
+            let values = k.block(seg.body)?;
+            write_results(k, stmt, seg, &values, &[i])
         })?;
         let whole = k.pop();
         let runs = k.tmp("runs", Elem::I64, CExpr::bin(COp::Div, kn.clone(), CExpr::Int(LANES)));
@@ -835,18 +827,10 @@ impl Tr<'_> {
             let base =
                 k.tmp("base", Elem::I64, CExpr::mul(CExpr::Var(q.clone()), CExpr::Int(LANES)));
             // Arrays read at `4q + lane` are read as vectors of four.
-            let xs = k.vector_run(&base.clone(), |k| -> Res<Vec<KVal>> {
-                let mut xs = Vec::new();
-                for lane in 0..LANES {
-                    // `4q + lane < 4 (n / 4) <= n`.
-                    let index = CExpr::add(base.clone(), CExpr::Int(lane));
-                    let known = k.in_range.len();
-                    k.in_range.push((index.clone(), kn.clone()));
-                    let x = element(k, &index);
-                    k.in_range.truncate(known);
-                    xs.push(k.bind_loaded("x", x?));
-                }
-                Ok(xs)
+            // `4q + lane < 4 (n / 4) <= n`.
+            let xs = k.vector_lanes(&base, &kn, &mut |k, index| {
+                let x = element(k, &index)?;
+                Ok(k.bind_loaded("x", x))
             })?;
             for x in xs {
                 let r = apply_ops(&mut k, ops, &acc, &x)?;
