@@ -117,7 +117,7 @@ pub(crate) struct Kern<'t, 'p> {
     at: Option<Origin>,
     named: rustc_hash::FxHashSet<Rc<str>>,
     var_origins: Vec<(String, Origin)>,
-    /// While a run of neighbouring elements is computed ([`Kern::vector_run`]).
+    /// While a run of neighbouring elements is computed ([`Kern::vector_lanes`]).
     vector_run: Option<VectorRun>,
 }
 

@@ -508,7 +508,7 @@ impl Tr<'_> {
 
     /// A one-dimensional `segmap@grid` of a light body on a GPU: a work-item per run of
     /// `LANES` neighbouring points, the arrays it reads at its points read as vectors
-    /// ([`Kern::vector_run`]); the last `n % LANES` points one each by the first
+    /// ([`Kern::vector_lanes`]); the last `n % LANES` points one each by the first
     /// work-items.
     fn vector_runs_map(
         &mut self,
