@@ -62,6 +62,14 @@ pub(crate) struct BenchArgs {
     /// The floating-point operations of `--entry` with `--random` (`2*4096*4096*4096`).
     #[arg(long, value_name = "EXPR", requires = "random")]
     flops: Option<String>,
+    /// Benchmark the entries at this named size too: `-- bench NAME: SPECS` lines
+    /// (`main` is the `-- bench:` line, the default). Repeat for several.
+    #[arg(long = "size", value_name = "NAME", conflicts_with = "random")]
+    sizes: Vec<String>,
+    /// Benchmark every entry at each of its sizes (every `-- bench:` and
+    /// `-- bench NAME:` line).
+    #[arg(long, conflicts_with_all = ["sizes", "random"])]
+    all_sizes: bool,
     /// Seed of the random inputs.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -79,8 +87,14 @@ pub(crate) struct BenchArgs {
     /// the committed profile matching the device; see `weft calibrate`).
     #[arg(long, value_name = "FILE")]
     profile: Option<String>,
+    /// Predict again the measurements of an earlier `weft bench --json` (FILE, one
+    /// entry per line), with this compiler's model and `--profile` (default: the
+    /// committed profile of the device recorded), instead of running anything. The
+    /// entries are compiled from their files as they are now.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["random", "sizes", "all_sizes", "entry"])]
+    replay: Option<String>,
     /// Files or directories to benchmark.
-    #[arg(required = true, value_name = "PATHS")]
+    #[arg(required_unless_present = "replay", value_name = "PATHS")]
     paths: Vec<String>,
 }
 
@@ -89,9 +103,43 @@ pub(crate) struct Target {
     pub(crate) file: weft_hir::SourceFile,
     pub(crate) path: String,
     pub(crate) entry: String,
+    /// The named size (`-- bench small:`), `None` for the main `-- bench:` line.
+    pub(crate) size: Option<String>,
     /// `FILE:LINE` of the entry, for notes.
     pub(crate) location: String,
     pub(crate) inputs: Inputs,
+}
+
+/// Which of an entry's `bench` lines to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Sizes {
+    /// These sizes; `None` is the main `-- bench:` line.
+    Only(Vec<Option<String>>),
+    All,
+}
+
+impl Sizes {
+    /// The main `-- bench:` line only.
+    pub(crate) fn main() -> Sizes {
+        Sizes::Only(vec![None])
+    }
+
+    fn of(args: &BenchArgs) -> Sizes {
+        if args.all_sizes {
+            return Sizes::All;
+        }
+        if args.sizes.is_empty() {
+            return Sizes::main();
+        }
+        let mut names = Vec::new();
+        for name in args.sizes.iter().flat_map(|s| s.split(',')).map(str::trim) {
+            let size = (name != "main").then(|| name.to_owned());
+            if !names.contains(&size) {
+                names.push(size);
+            }
+        }
+        Sizes::Only(names)
+    }
 }
 
 /// Where an entry's inputs come from.
@@ -141,6 +189,10 @@ struct Measurement {
     /// The tuning the entry was compiled with: a committed file's path, `--tuning`, or
     /// none.
     tuning: Option<String>,
+    /// Whether the kernels had their checks (not `--unsafe`), and the inputs' seed:
+    /// with the file, entry and inputs, what `--replay` needs to compile the same code.
+    checks: bool,
+    seed: u64,
 }
 
 #[derive(Clone, Copy)]
@@ -157,9 +209,13 @@ struct KernelStats {
 }
 
 pub(crate) fn run(args: &BenchArgs) -> anyhow::Result<u8> {
+    if let Some(file) = &args.replay {
+        return replay(args, file);
+    }
     let override_line = override_line(args)?;
     let (db, files) = load(&args.paths)?;
-    let targets = find_targets(&db, &files, args.entry.as_deref(), override_line.as_ref());
+    let sizes = Sizes::of(args);
+    let targets = find_targets(&db, &files, args.entry.as_deref(), override_line.as_ref(), &sizes);
     if let (Some(name), true) = (&args.entry, targets.is_empty()) {
         bail!("no entry `{name}` in {}", args.paths.join(", "));
     }
@@ -182,12 +238,14 @@ pub(crate) fn run(args: &BenchArgs) -> anyhow::Result<u8> {
     let mut exit = 0;
     for target in &targets {
         let outcome = match &target.inputs {
-            Inputs::Missing => Outcome::Skipped("no `-- bench:` line".to_owned()),
+            Inputs::Missing => {
+                Outcome::Skipped(format!("no {} line", bench_line_name(target.size.as_deref())))
+            }
             Inputs::Malformed { at, message } => {
                 Outcome::Failed { message: message.clone(), at: Some(at.clone()), code: 1 }
             }
             Inputs::Line(line) => {
-                bar.set_message(format!("{} ({})", target.entry, target.path));
+                bar.set_message(format!("{} ({})", target.label(), target.path));
                 let program = match programs.iter().find(|(file, _)| *file == target.file) {
                     Some((_, program)) => program,
                     None => {
@@ -222,6 +280,127 @@ pub(crate) fn run(args: &BenchArgs) -> anyhow::Result<u8> {
     Ok(exit)
 }
 
+/// `--replay FILE`: each measured line of an earlier `--json` run, compiled again and
+/// predicted, printed as `weft bench --predict` prints a run.
+fn replay(args: &BenchArgs, file: &str) -> anyhow::Result<u8> {
+    let text = std::fs::read_to_string(file).with_context(|| format!("cannot read `{file}`"))?;
+    let mut lines = Vec::new();
+    for (k, line) in text.lines().enumerate() {
+        let json: serde_json::Value = serde_json::from_str(line)
+            .with_context(|| format!("{file}:{}: not a line of `weft bench --json`", k + 1))?;
+        if json.get("kernels").is_some() && json.get("file").is_some() {
+            lines.push((k + 1, json));
+        }
+    }
+    if lines.is_empty() {
+        bail!("{file} has no measured entry (lines of `weft bench --json` with `kernels`)");
+    }
+    let field = |json: &serde_json::Value, key: &str| {
+        json.get(key).and_then(|v| v.as_str()).map(str::to_owned)
+    };
+    let mut paths: Vec<String> = lines.iter().filter_map(|(_, j)| field(j, "file")).collect();
+    paths.dedup();
+    let (db, files) = load(&paths)?;
+    let targets = find_targets(&db, &files, None, None, &Sizes::All);
+    let profile = match &args.profile {
+        Some(_) => crate::predict::profile_for(args.profile.as_deref(), None)?,
+        None => {
+            // `` `NVIDIA H200` (device 1:0) ``: the name between the backquotes.
+            let device = field(&lines[0].1, "device").unwrap_or_default();
+            let name = device.split('`').nth(1).unwrap_or(&device).to_owned();
+            weft_cost::profile::builtin_profile_named(&name).with_context(|| {
+                format!("no committed device profile of `{name}`: pass `--profile FILE`")
+            })?
+        }
+    };
+    // Compiled as for the device measured, with its committed tuning files.
+    crate::opencl::steer_with(profile);
+    let mut report = Report {
+        json: args.json,
+        device: None,
+        header_done: false,
+        file: None,
+        kernel_errors: Vec::new(),
+        entry_errors: Vec::new(),
+    };
+    let mut programs: Vec<(weft_hir::SourceFile, Result<weft_core::Program, String>)> = Vec::new();
+    let mut exit = 0;
+    for (number, json) in &lines {
+        let (path, entry) = (field(json, "file"), field(json, "entry"));
+        let size = field(json, "size");
+        let Some(target) = targets.iter().find(|t| {
+            Some(&t.path) == path.as_ref() && Some(&t.entry) == entry.as_ref() && t.size == size
+        }) else {
+            let what = format!("{}: `{}`", path.unwrap_or_default(), entry.unwrap_or_default());
+            bail!("{file}:{number}: {what} is no longer a benchmarked entry");
+        };
+        let specs = json
+            .get("inputs")
+            .and_then(|i| i.as_array())
+            .into_iter()
+            .flatten()
+            .map(|spec| {
+                let spec = spec.as_str().unwrap_or_default();
+                weft_values::parse_random_spec(spec)
+                    .map_err(|e| anyhow::anyhow!("{file}:{number}: bad input `{spec}`: {e}"))
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let flops = json.get("flops").and_then(serde_json::Value::as_u64);
+        let line = BenchLine { inputs: specs, flops };
+        let program = match programs.iter().find(|(f, _)| *f == target.file) {
+            Some((_, program)) => program,
+            None => {
+                programs.push((target.file, crate::run::core_program(&db, target.file)));
+                &programs.last().expect("invariant: just pushed").1
+            }
+        };
+        let checks = json.get("checks").and_then(serde_json::Value::as_bool).unwrap_or(true);
+        let outcome = match program {
+            Ok(program) => replay_entry(&db, program, target, &line, json, checks, profile)?,
+            Err(message) => Outcome::failed(message.clone(), 1),
+        };
+        if let Outcome::Failed { code, .. } = &outcome {
+            exit = exit.max(*code);
+        }
+        report.print(target, &outcome)?;
+    }
+    report.summary(Some(profile))?;
+    Ok(exit)
+}
+
+/// One measured line of `--replay`: compiled as it was run, and predicted.
+fn replay_entry(
+    db: &RootDatabase,
+    program: &weft_core::Program,
+    target: &Target,
+    line: &BenchLine,
+    measured: &serde_json::Value,
+    checks: bool,
+    profile: &'static weft_cost::profile::DeviceProfile,
+) -> anyhow::Result<Outcome> {
+    let entry = match crate::run::choose_entry(program, Some(&target.entry)) {
+        Ok(entry) => entry,
+        Err(message) => return Ok(Outcome::failed(message, 1)),
+    };
+    let options = weft_lower::Options {
+        checks,
+        profile: Some(profile),
+        ..crate::environment::lower_options()
+    };
+    let compiled = match crate::opencl::compile(db, program, entry, options) {
+        Ok(compiled) => compiled,
+        Err(message) => return Ok(Outcome::failed(message, 1)),
+    };
+    let mut measurement = read_measurement(measured, line, &compiled.plan)
+        .context("a measured line of `weft bench --json` lacks a field")?;
+    measurement.checks = checks;
+    measurement.seed = measured.get("seed").and_then(serde_json::Value::as_u64).unwrap_or(0);
+    measurement.tuning = measured.get("tuning").and_then(|t| t.as_str()).map(str::to_owned);
+    let sizes = crate::predict::sizes_of(&compiled.plan.inputs, &line.inputs);
+    measurement.predicted = Some(crate::predict::predict(&compiled.costs, profile, &sizes));
+    Ok(Outcome::Measured(measurement))
+}
+
 /// The inputs `--random` and `--flops` give, if any.
 fn override_line(args: &BenchArgs) -> anyhow::Result<Option<BenchLine>> {
     if args.random.is_empty() {
@@ -251,6 +430,7 @@ pub(crate) fn find_targets(
     files: &[crate::workspace::Loaded],
     only: Option<&str>,
     override_line: Option<&BenchLine>,
+    sizes: &Sizes,
 ) -> Vec<Target> {
     let mut targets = Vec::new();
     for loaded in files {
@@ -262,7 +442,8 @@ pub(crate) fn find_targets(
             if only.is_none_or(|only| only == "main") {
                 let (line, inputs) = apl_bench_line(text, &path, override_line);
                 let location = format!("{path}:{line}");
-                targets.push(Target { file, path, entry: "main".to_owned(), location, inputs });
+                let entry = "main".to_owned();
+                targets.push(Target { file, path, entry, size: None, location, inputs });
             }
             continue;
         }
@@ -282,17 +463,21 @@ pub(crate) fn find_targets(
             let name_offset =
                 def.name().and_then(|n| n.ident_token()).map(|t| t.text_range().start());
             let (line, _) = position(name_offset.unwrap_or_default());
-            let inputs = match override_line {
-                Some(line) => Inputs::Line(line.clone()),
-                None => bench_comment(&def, &path, &position),
+            let location = format!("{path}:{line}");
+            let found = match override_line {
+                Some(line) => vec![(None, Inputs::Line(line.clone()))],
+                None => bench_comments(&def, &path, &position, sizes),
             };
-            targets.push(Target {
-                file,
-                path: path.clone(),
-                entry: name,
-                location: format!("{path}:{line}"),
-                inputs,
-            });
+            for (size, inputs) in found {
+                targets.push(Target {
+                    file,
+                    path: path.clone(),
+                    entry: name.clone(),
+                    size,
+                    location: location.clone(),
+                    inputs,
+                });
+            }
         }
     }
     targets
@@ -329,35 +514,74 @@ fn apl_bench_line(text: &str, path: &str, override_line: Option<&BenchLine>) -> 
     (line, Inputs::Line(BenchLine { inputs: Vec::new(), flops }))
 }
 
-/// The inputs of the `-- bench:` line among `def`'s leading comments.
-fn bench_comment(
+/// The inputs of the `bench` lines among `def`'s leading comments that `sizes`
+/// selects, one per size, in the order asked for (`--size`) or written (`--all-sizes`).
+/// A size asked for but not written is `Inputs::Missing` (skipped with a note).
+fn bench_comments(
     def: &ast::Def,
     path: &str,
     position: &dyn Fn(weft_syntax::TextSize) -> (u32, u32),
-) -> Inputs {
-    let mut found = None;
+    sizes: &Sizes,
+) -> Vec<(Option<String>, Inputs)> {
+    let mut found: Vec<(Option<String>, Inputs)> = Vec::new();
     for comment in def.leading_comments() {
         let body = comment.text().strip_prefix("--").unwrap_or(comment.text());
-        let Some(rest) = body.trim_start().strip_prefix("bench:") else { continue };
-        let rest_offset = comment.text().len() - rest.len();
+        let Some(bench) = weft_syntax::test_block::bench_comment(body) else { continue };
+        let size = bench.size.map(str::to_owned);
+        let rest_offset = comment.text().len() - body.len() + bench.specs_offset;
         let start = comment.text_range().start();
         let at = |offset: usize| {
             let offset = u32::try_from(rest_offset + offset).unwrap_or(u32::MAX);
             let (line, column) = position(start + weft_syntax::TextSize::from(offset));
             format!("{path}:{line}:{column}")
         };
-        if found.is_some() {
-            return Inputs::Malformed { at: at(0), message: "a second `-- bench:` line".into() };
+        let line_name = bench_line_name(size.as_deref());
+        let inputs = if found.iter().any(|(s, _)| *s == size) {
+            Inputs::Malformed { at: at(0), message: format!("a second {line_name} line") }
+        } else {
+            match parse_bench_line(bench.specs) {
+                Ok(line) => Inputs::Line(line),
+                Err(error) => Inputs::Malformed {
+                    at: at(error.offset),
+                    message: format!("malformed {line_name} line: {}", error.message),
+                },
+            }
+        };
+        match found.iter_mut().find(|(s, _)| *s == size) {
+            // A repeated line makes its size malformed (the first one is not run).
+            Some(slot) => slot.1 = inputs,
+            None => found.push((size, inputs)),
         }
-        found = Some(match parse_bench_line(rest) {
-            Ok(line) => Inputs::Line(line),
-            Err(error) => Inputs::Malformed {
-                at: at(error.offset),
-                message: format!("malformed `-- bench:` line: {}", error.message),
-            },
-        });
     }
-    found.unwrap_or(Inputs::Missing)
+    match sizes {
+        Sizes::All if found.is_empty() => vec![(None, Inputs::Missing)],
+        Sizes::All => found,
+        Sizes::Only(wanted) => wanted
+            .iter()
+            .map(|size| {
+                let inputs = found.iter().position(|(s, _)| s == size);
+                (size.clone(), inputs.map_or(Inputs::Missing, |k| found.swap_remove(k).1))
+            })
+            .collect(),
+    }
+}
+
+/// `` `-- bench:` `` or `` `-- bench small:` ``, for messages.
+fn bench_line_name(size: Option<&str>) -> String {
+    match size {
+        None => "`-- bench:`".to_owned(),
+        Some(size) => format!("`-- bench {size}:`"),
+    }
+}
+
+impl Target {
+    /// The entry's name, with its size when named: `sgemm [small]`.
+    pub(crate) fn label(&self) -> String {
+        match &self.size {
+            None => self.entry.clone(),
+            Some(size) => format!("{} [{size}]", self.entry),
+        }
+    }
 }
 
 fn progress_bar(args: &BenchArgs, len: usize) -> ProgressBar {
@@ -438,6 +662,8 @@ fn bench_entry(
     }
     let mut measurement = read_measurement(&json, line, &compiled.plan)
         .with_context(|| format!("bad output from the OpenCL runner: {}", out.stdout.trim()))?;
+    measurement.checks = !args.unchecked;
+    measurement.seed = args.seed;
     measurement.tuning = match crate::opencl::tuning_source(db, program, entry) {
         crate::opencl::TuningSource::None => None,
         crate::opencl::TuningSource::Explicit(path) => Some(path),
@@ -493,6 +719,8 @@ fn read_measurement(
         kernels,
         predicted: None,
         tuning: None,
+        checks: true,
+        seed: 0,
     })
 }
 
@@ -595,11 +823,17 @@ impl Report {
                     measurement_json(target, m)
                 }
                 Outcome::Skipped(reason) => {
-                    json!({ "file": target.path, "entry": target.entry, "skipped": reason })
+                    json!({
+                        "file": target.path,
+                        "entry": target.entry,
+                        "size": target.size,
+                        "skipped": reason,
+                    })
                 }
                 Outcome::Failed { message, at, code } => json!({
                     "file": target.path,
                     "entry": target.entry,
+                    "size": target.size,
                     "error": message,
                     "at": at.as_ref().unwrap_or(&target.location),
                     "exit": code,
@@ -610,12 +844,15 @@ impl Report {
             return Ok(out.flush()?);
         }
         match outcome {
-            Outcome::Skipped(reason) => self
-                .note(&format!("{}: entry `{}` skipped: {reason}", target.location, target.entry)),
+            Outcome::Skipped(reason) => self.note(&format!(
+                "{}: entry `{}` skipped: {reason}",
+                target.location,
+                target.label()
+            )),
             Outcome::Failed { message, at, .. } => {
                 let at = at.as_ref().unwrap_or(&target.location);
                 let mut err = std::io::stderr().lock();
-                Ok(writeln!(err, "error: {at}: entry `{}`: {message}", target.entry)?)
+                Ok(writeln!(err, "error: {at}: entry `{}`: {message}", target.label())?)
             }
             Outcome::Measured(m) => {
                 self.record_errors(m);
@@ -719,7 +956,7 @@ impl Report {
         writeln!(
             out,
             "  {:<width$} {:>11} {:>21} {:>10} {:>10}{}",
-            target.entry,
+            target.label(),
             ms(m.total.median),
             spread(m.total),
             rate(m.bytes),
@@ -786,6 +1023,7 @@ fn measurement_json(target: &Target, m: &Measurement) -> serde_json::Value {
     let mut j = json!({
         "file": target.path,
         "entry": target.entry,
+        "size": target.size,
         "device": m.device,
         "inputs": m.inputs,
         "warmup": m.warmup,
@@ -798,6 +1036,8 @@ fn measurement_json(target: &Target, m: &Measurement) -> serde_json::Value {
         "gflop_per_s": rate_per_ns(m.flops, m.total.median),
         "kernels": kernels,
         "tuning": m.tuning,
+        "checks": m.checks,
+        "seed": m.seed,
     });
     match &m.predicted {
         Some(Ok(p)) => {

@@ -62,6 +62,15 @@ pub(crate) fn use_middle_end(
     Ok(())
 }
 
+/// Steers this process's compilations with `profile` instead of the device's
+/// (`weft bench --replay`: the device measured is not this machine's). Has no effect
+/// once a compilation has asked for the profile.
+pub(crate) fn steer_with(profile: &'static weft_cost::profile::DeviceProfile) {
+    if let Some(middle) = MIDDLE_END.get() {
+        let _ = middle.profile.set(Some(profile));
+    }
+}
+
 /// Where the tuning of a compilation comes from (`weft bench` says it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum TuningSource {

@@ -8,7 +8,7 @@ use anyhow::{Context as _, bail};
 use weft_cost::model::EntryCost;
 use weft_cost::profile::{DeviceProfile, default_profile_for};
 use weft_plan::{Input, Var};
-use weft_values::RandomSpec;
+use weft_values::{RandomSpec, Scalar, ScalarType};
 
 /// The profile to predict with: `--profile FILE`, else the committed profile of the
 /// device the runs use (`--device`, `WEFT_DEVICE`, else the runner's default device).
@@ -43,22 +43,40 @@ pub(crate) fn profile_for(
     })
 }
 
-/// The sizes of a benchmark's inputs, by host variable: each array input's dimensions.
+/// The sizes of a benchmark's inputs, by host variable: each array input's dimensions,
+/// and each integer scalar whose spec allows one value (`i64 in 20..21`: a trip count).
 pub(crate) fn sizes_of(
     inputs: &[Input],
     specs: &[RandomSpec],
 ) -> impl Fn(Var) -> Option<i64> + use<> {
     let mut bound: Vec<(Var, i64)> = Vec::new();
     for (input, spec) in inputs.iter().zip(specs) {
-        if let Input::Array { dims, .. } = input {
-            for (var, &dim) in dims.iter().zip(&spec.ty.shape) {
-                if let Ok(dim) = i64::try_from(dim) {
-                    bound.push((*var, dim));
+        match input {
+            Input::Array { dims, .. } => {
+                for (var, &dim) in dims.iter().zip(&spec.ty.shape) {
+                    if let Ok(dim) = i64::try_from(dim) {
+                        bound.push((*var, dim));
+                    }
+                }
+            }
+            Input::Scalar { var, .. } => {
+                if let Some(value) = spec.range.and_then(|r| single_integer(r.lo, r.hi)) {
+                    bound.push((*var, value));
                 }
             }
         }
     }
     move |var| bound.iter().find(|(v, _)| *v == var).map(|&(_, n)| n)
+}
+
+/// The one integer of `lo..hi`, when there is exactly one.
+fn single_integer(lo: Scalar, hi: Scalar) -> Option<i64> {
+    let int = |s: Scalar| match s.convert(ScalarType::I64) {
+        Scalar::I64(v) if s.ty().is_integer() => Some(v),
+        _ => None,
+    };
+    let (lo, hi) = (int(lo)?, int(hi)?);
+    (hi.checked_sub(lo)? == 1).then_some(lo)
 }
 
 /// One entry's predictions: per kernel name (all its launches together), the kernels'

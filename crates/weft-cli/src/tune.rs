@@ -225,7 +225,7 @@ pub(crate) fn run(args: &TuneArgs) -> anyhow::Result<u8> {
     };
     let options =
         weft_lower::Options { checks: !args.unchecked, ..crate::environment::lower_options() };
-    let targets = crate::bench::find_targets(&db, &files, None, None);
+    let targets = crate::bench::find_targets(&db, &files, None, None, &crate::bench::Sizes::main());
     let benchmarked =
         targets.iter().filter(|t| matches!(t.inputs, crate::bench::Inputs::Line(_))).count();
     let mut tuned: BTreeMap<String, Tuned> = BTreeMap::new();

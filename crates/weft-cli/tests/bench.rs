@@ -120,6 +120,55 @@ fn malformed_bench_line_fails_the_entry_with_its_position() {
     );
 }
 
+/// `-- bench NAME:` lines give an entry more sizes: `--size NAME` runs those, `--all-sizes`
+/// every one in written order, and a size an entry lacks is skipped with a note.
+#[test]
+fn named_sizes_run_on_request() {
+    let path = program(
+        "sizes.weft",
+        "-- bench: [4096]f32\n-- bench small: [16]f32\n-- bench medium: [256]f32\n\
+         entry twice (xs: [n]f32) : [n]f32 = map (\\x -> 2 * x) xs\n\n\
+         -- bench: [8]i32\nentry same (xs: [n]i32) : [n]i32 = xs\n",
+    );
+    let sizes_of = |args: &[&str]| {
+        let mut all = vec!["--json", "--warmup", "0", "--reps", "1"];
+        all.extend_from_slice(args);
+        all.push(&path);
+        let output = weft_bench(&all);
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        json_lines(&output)
+            .iter()
+            .map(|line| {
+                let measured = match line["inputs"].as_array() {
+                    Some(inputs) => inputs[0].as_str().unwrap_or("?").to_owned(),
+                    None => format!("skipped: {}", line["skipped"].as_str().unwrap_or("?")),
+                };
+                format!("{} {} {measured}", line["entry"].as_str().unwrap(), line["size"])
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(sizes_of(&[]), ["twice null [4096]f32", "same null [8]i32"]);
+    assert_eq!(
+        sizes_of(&["--all-sizes"]),
+        [
+            "twice null [4096]f32",
+            "twice \"small\" [16]f32",
+            "twice \"medium\" [256]f32",
+            "same null [8]i32"
+        ]
+    );
+    assert_eq!(
+        sizes_of(&["--size", "medium", "--size", "main"]),
+        [
+            "twice \"medium\" [256]f32",
+            "twice null [4096]f32",
+            "same \"medium\" skipped: no `-- bench medium:` line",
+            "same null [8]i32"
+        ]
+    );
+}
+
 /// The host plan's run-time choice between strategies compares the model's times on
 /// the device that runs them: on a CPU, short rows are summed by one work-item per row
 /// (a GPU's profile prefers a work-group per row, 100x slower on POCL).

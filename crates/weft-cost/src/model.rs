@@ -8,23 +8,37 @@
 //! (the launch arguments substituted). [`show`] prints them as polynomials with the
 //! source's names ([`Names`]).
 //!
-//! The model ([`MODEL`]) of one launch, every number from the profile:
+//! The model ([`MODEL`]) of one launch, every number from the profile (docs/costs.md,
+//! "Predictions and validation"):
 //!
 //! ```text
 //! occupancy = min(1, work-items / H)       H = compute units × max work-group size (GPU),
 //!                                              compute units × SIMD width (other devices)
-//! compute   = max(work / (f32_flops / 2 × occupancy), span / clock)
-//! memory    = Σ global bytes × slowdown(stride) / (global bandwidth × occupancy)
-//!           + Σ local bytes × conflicts(stride) / (local bandwidth × occupancy)
-//! time      = launch.kernel_s + max(compute, memory)
+//! compute   = max((plain / (f32_flops / 2) + Σ special_c / rate_c
+//!                  + barriers / barrier rate) / occupancy,  span / clock)
+//! memory    = (Σ global bytes × slowdown(stride) / bandwidth(width)
+//!              + Σ uniform global bytes / cached-read bandwidth
+//!              + Σ local bytes × conflicts(stride) / local bandwidth
+//!              + Σ atomics / atomic rate(bins, int or float)) / occupancy
+//! time      = launch + max(compute, memory)
 //! ```
 //!
-//! `slowdown` is the profile's strided-read table (the first measured stride at or above
-//! the access's stride in elements; uniform accesses count one element per SIMD group,
-//! irregular ones the largest stride's slowdown); `conflicts` the local table at the
-//! largest measured stride dividing the stride in 32-bit words (the bank-conflict
-//! degree `gcd(stride, banks)` when the table is a power-of-two ladder). An entry adds
-//! its transfers: per uploaded or downloaded buffer `latency + bytes / bandwidth`.
+//! `plain` is the work less the special operations (division, square root, exponential,
+//! logarithm, trigonometry), each charged at its measured rate. `slowdown` is the
+//! profile's strided-read table (the first measured stride at or above the access's
+//! stride in elements; irregular accesses take the largest stride's slowdown);
+//! `bandwidth(width)` the copy bandwidth at the kernel's global accesses per work-item
+//! (`width` = accesses / 2, from 1 to 4 words, interpolated between the one-word copy
+//! and the wide copies: more bytes in flight per work-item reach more of the memory's
+//! bandwidth). A uniform read (one address per SIMD group) is served by a cache at the
+//! cached-read rate. `conflicts` is the local table at the largest measured stride
+//! dividing the stride in 32-bit words (the bank-conflict degree `gcd(stride, banks)`).
+//! Atomics take the rate measured at the fewest bins at or above the destination's
+//! size. `launch` is the empty kernel's time after warming up. A format-1 profile has
+//! none of the operation rates: special operations and barriers then cost a plain
+//! operation, uniform reads one element per SIMD group of the copy bandwidth, atomics a
+//! read and a write. An entry adds its transfers: per uploaded or downloaded buffer
+//! `latency + bytes / bandwidth`.
 
 use std::collections::BTreeMap;
 use std::fmt::{self, Write as _};
@@ -37,7 +51,8 @@ pub use crate::measured::{MeasuredError, measured_error};
 use crate::profile::DeviceProfile;
 
 /// The model's name and version, recorded in every [`Prediction`].
-pub const MODEL: &str = "weft-cost v1: launch + max(compute, memory), occupancy-scaled rates";
+pub const MODEL: &str =
+    "weft-cost v2: launch + max(compute, memory), per-class operation and access rates";
 
 /// Names of host variables for printing (`n`, `m`, kernel parameters).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -102,6 +117,9 @@ pub struct Access {
     /// Executions per launch, all work-items together.
     pub count: Expr,
     pub stride: Stride,
+    /// A read whose index does not depend on which point of the parallel operation is
+    /// computed: every point reads the same elements, which a cache then serves.
+    pub reused: bool,
 }
 
 /// The static cost of one launch of a kernel.
@@ -115,8 +133,58 @@ pub struct Cost {
     /// parallel loop's share per unit).
     pub span: Expr,
     pub accesses: Vec<Access>,
+    /// Special operations by class, all work-items (also counted in `work`).
+    pub special: Vec<(Special, Expr)>,
+    /// Work-group barriers executed, all work-groups together.
+    pub barriers: Expr,
+    /// Atomic read-modify-writes (not among `accesses`).
+    pub atomics: Vec<AtomicCount>,
     /// What the analysis approximated (a `while` loop counted once, ...).
     pub notes: Vec<String>,
+}
+
+/// Operations far slower than an addition, charged at their own measured rates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Special {
+    /// Division and remainder by a value not known at compile time.
+    Div,
+    Sqrt,
+    /// `exp` and its relatives (`tanh`, half of `pow`).
+    Exp,
+    /// `log` and its relatives (half of `pow`).
+    Log,
+    /// `sin`, `cos`, `tan` and the inverse functions.
+    Trig,
+}
+
+impl Special {
+    pub const ALL: [Special; 5] =
+        [Special::Div, Special::Sqrt, Special::Exp, Special::Log, Special::Trig];
+
+    /// The name printed, and the profile's benchmark (`operations.special[].op`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Special::Div => "div",
+            Special::Sqrt => "sqrt",
+            Special::Exp => "exp",
+            Special::Log => "log",
+            Special::Trig => "sin",
+        }
+    }
+}
+
+/// Atomic updates of one destination by a kernel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AtomicCount {
+    pub ptr: String,
+    pub space: MemSpace,
+    /// A `float` addition (a compare-and-swap loop), else an integer atomic.
+    pub float: bool,
+    /// Executions per launch, all work-items together.
+    pub count: Expr,
+    /// The addresses the updates spread over, when the index is clamped to a known
+    /// range (a histogram's bins).
+    pub bins: Option<Expr>,
 }
 
 impl Cost {
@@ -147,6 +215,21 @@ impl Cost {
                     ..a.clone()
                 })
                 .collect(),
+            special: self
+                .special
+                .iter()
+                .map(|(class, count)| (*class, simplify(&subst(count, f))))
+                .collect(),
+            barriers: simplify(&subst(&self.barriers, f)),
+            atomics: self
+                .atomics
+                .iter()
+                .map(|a| AtomicCount {
+                    count: simplify(&subst(&a.count, f)),
+                    bins: a.bins.as_ref().map(|b| simplify(&subst(b, f))),
+                    ..a.clone()
+                })
+                .collect(),
             notes: self.notes.clone(),
         }
     }
@@ -161,22 +244,80 @@ impl Cost {
         let value = |e: &Expr| eval_i64(e, sizes).map(|v| v as f64);
         let items = value(&self.items)?.max(1.0);
         let occupancy = (items / machine.concurrency).min(1.0);
-        let compute_s = (value(&self.work)? / (machine.ops_per_s * occupancy))
+        // A work-item runs at most one dependent operation per operation latency
+        // (seed 002's latency-bound small grids): the device's rate needs enough
+        // work-items to hide it.
+        let issue = match machine.op_latency_s {
+            Some(latency) => (items / (latency * machine.ops_per_s)).min(1.0),
+            None => occupancy,
+        };
+        // Compute: plain operations at the multiply-add rate, the others at theirs.
+        let mut special_s = 0.0;
+        let mut special_ops = 0.0;
+        for (class, count) in &self.special {
+            let count = value(count)?;
+            special_ops += count;
+            special_s += count / machine.special_per_s(*class);
+        }
+        let plain = (value(&self.work)? - special_ops).max(0.0);
+        let barrier_s = value(&self.barriers)? / machine.barrier_per_s;
+        let compute_s = ((plain / machine.ops_per_s + special_s + barrier_s) / issue)
             .max(value(&self.span)? / machine.clock_hz);
-        let mut global = 0.0;
-        let mut local = 0.0;
-        for access in &self.accesses {
-            let bytes = value(&access.count)? * f64::from(access.elem_bytes);
-            match access.space {
-                MemSpace::Global | MemSpace::Constant => {
-                    global += bytes * machine.global_factor(&access.stride, sizes)?;
-                }
-                MemSpace::Local => local += bytes * machine.local_factor(&access.stride, sizes)?,
-                MemSpace::Private => {}
+        // Memory: reads every point makes alike (`reused`) are served by a cache.
+        let cached: Vec<bool> = self
+            .accesses
+            .iter()
+            .map(|a| a.reused && a.dir == Dir::Read && machine.cached_s_per_byte.is_some())
+            .collect();
+        // The copy bandwidth at the kernel's accesses per work-item.
+        let mut global_accesses = 0.0;
+        for (access, &cached) in self.accesses.iter().zip(&cached) {
+            let global = matches!(access.space, MemSpace::Global | MemSpace::Constant);
+            if global && !cached && !machine.is_uniform(&access.stride, sizes)? {
+                global_accesses += value(&access.count)?;
             }
         }
-        let memory_s =
-            (global / machine.global_bytes_per_s + local / machine.local_bytes_per_s) / occupancy;
+        let per_item = global_accesses / items;
+        let bandwidth = machine.global_bytes_per_s_at(per_item);
+        let mut memory_s = 0.0;
+        let mut local_s = 0.0;
+        for (access, &cached) in self.accesses.iter().zip(&cached) {
+            let bytes = value(&access.count)? * f64::from(access.elem_bytes);
+            memory_s += match access.space {
+                MemSpace::Global | MemSpace::Constant => {
+                    if machine.is_uniform(&access.stride, sizes)? {
+                        bytes * machine.uniform_s_per_byte
+                    } else if cached {
+                        bytes * machine.cached_s_per_byte.unwrap_or_default()
+                    } else {
+                        bytes * machine.global_factor(&access.stride, sizes)? / bandwidth
+                    }
+                }
+                MemSpace::Local => {
+                    local_s += bytes * machine.local_factor(&access.stride, sizes)?
+                        / machine.local_bytes_per_s;
+                    0.0
+                }
+                MemSpace::Private => 0.0,
+            };
+        }
+        let mut atomic_s = 0.0;
+        for atomic in &self.atomics {
+            let bins = atomic.bins.as_ref().map(&value).transpose()?;
+            atomic_s += value(&atomic.count)? * machine.atomic_s(atomic, bins, profile);
+        }
+        let memory_s = match machine.load_latency_s {
+            // Little's law: a work-item has `width` words in flight, so each one's
+            // accesses take `accesses / width` load latencies, in waves of the device's
+            // resident work-items; the bandwidth bounds it from below.
+            Some(latency) => {
+                let width = machine.copy_width_at(per_item);
+                let waves = (items / machine.concurrency).max(1.0);
+                let latency_bound = per_item / width * latency * waves;
+                memory_s.max(latency_bound) + (local_s + atomic_s) / issue
+            }
+            None => (memory_s + local_s + atomic_s) / occupancy,
+        };
         let launch_s = machine.launch_s;
         Ok(Prediction {
             seconds: launch_s + compute_s.max(memory_s),
@@ -187,54 +328,6 @@ impl Cost {
             bound: if memory_s >= compute_s { "memory" } else { "compute" },
             model: MODEL,
         })
-    }
-
-    /// The same prediction as a host expression in femtoseconds (integer arithmetic,
-    /// so the runner can compare candidates over sizes known only at run time).
-    /// `bind` may turn a subexpression used twice into a variable (a host `let`).
-    pub fn time_fs(&self, profile: &DeviceProfile, bind: &mut dyn FnMut(Expr) -> Expr) -> Expr {
-        let machine = Machine::of(profile);
-        let fs = |seconds: f64| Expr::I64((seconds * 1e15).round().max(1.0) as i64);
-        let h = Expr::I64(machine.concurrency as i64);
-        let items = bind(simplify(&max(self.items.clone(), Expr::I64(1))));
-        // x / occupancy = x when items >= H, else x * H / items.
-        let mut scale = |x: Expr| {
-            let x = bind(simplify(&x));
-            select(
-                Expr::bin(BinOp::Ge, items.clone(), h.clone()),
-                x.clone(),
-                div(mul(x, h.clone()), items.clone()),
-            )
-        };
-        let work = scale(mul(self.work.clone(), fs(1.0 / machine.ops_per_s)));
-        let compute = max(work, simplify(&mul(self.span.clone(), fs(1.0 / machine.clock_hz))));
-        // Bytes per space and stride, then one factor each.
-        let mut groups: Vec<(MemSpace, Stride, Expr)> = Vec::new();
-        for access in &self.accesses {
-            let space = match access.space {
-                MemSpace::Constant => MemSpace::Global,
-                MemSpace::Private => continue,
-                other => other,
-            };
-            let bytes = mul(access.count.clone(), Expr::I64(i64::from(access.elem_bytes)));
-            match groups.iter_mut().find(|(s, st, _)| *s == space && *st == access.stride) {
-                Some(group) => group.2 = add(group.2.clone(), bytes),
-                None => groups.push((space, access.stride.clone(), bytes)),
-            }
-        }
-        let mut memory = Vec::new();
-        for (space, stride, bytes) in groups {
-            let (per_byte, factor) = match space {
-                MemSpace::Local => {
-                    (1.0 / machine.local_bytes_per_s, machine.local_factor_expr(&stride))
-                }
-                _ => (1.0 / machine.global_bytes_per_s, machine.global_factor_expr(&stride)),
-            };
-            // Femtoseconds per byte times a factor in thousandths.
-            memory.push(div(mul(mul(simplify(&bytes), fs(per_byte)), factor), Expr::I64(1000)));
-        }
-        let memory = scale(sum(memory));
-        add(fs(machine.launch_s), max(compute, memory))
     }
 }
 
@@ -442,6 +535,7 @@ fn render_cost(out: &mut String, cost: &Cost, names: &Names, pad: &str) {
                 _ => format!("stride {}", s(e)),
             },
         };
+        let stride = if a.reused { format!("{stride}, reused") } else { stride };
         groups
             .entry((a.space, a.dir, a.ptr.clone(), stride, a.elem_bytes))
             .or_default()
@@ -459,6 +553,17 @@ fn render_cost(out: &mut String, cost: &Cost, names: &Names, pad: &str) {
             s(&total),
             space = space.name()
         );
+    }
+    for (class, count) in &cost.special {
+        let _ = writeln!(out, "{pad}special {}: {}", class.name(), s(count));
+    }
+    if !matches!(cost.barriers.as_const(), Some(0)) {
+        let _ = writeln!(out, "{pad}barriers {}", s(&cost.barriers));
+    }
+    for a in &cost.atomics {
+        let kind = if a.float { "float atomic adds" } else { "atomics" };
+        let bins = a.bins.as_ref().map(|b| format!(" into {} bins", s(b))).unwrap_or_default();
+        let _ = writeln!(out, "{pad}{} {kind} on {}: {}{bins}", a.space.name(), a.ptr, s(&a.count));
     }
     for note in &cost.notes {
         let _ = writeln!(out, "{pad}note: {note}");
@@ -482,6 +587,28 @@ pub struct Machine {
     pub global_strided: Vec<(i64, f64)>,
     /// `(stride in words, slowdown)` of strided local reads.
     pub local_strided: Vec<(i64, f64)>,
+    /// `(words per work-item, bytes per second)` of copies: the one-word copy first.
+    pub copy_widths: Vec<(f64, f64)>,
+    /// Seconds per byte of a uniform global read.
+    pub uniform_s_per_byte: f64,
+    /// One dependent global load, in seconds; `None` without a profile of format 2.
+    pub load_latency_s: Option<f64>,
+    /// One dependent multiply-add, in seconds; `None` without a profile of format 2.
+    pub op_latency_s: Option<f64>,
+    /// Seconds per byte of a coalesced read a cache serves (the largest cached window's
+    /// rate); `None` without a profile of format 2.
+    pub cached_s_per_byte: Option<f64>,
+    /// Operations per second of each special class (the plain rate without a profile
+    /// of format 2).
+    pub special: Vec<(Special, f64)>,
+    pub barrier_per_s: f64,
+    /// `(bins, per second)` of integer and of float atomics, fewest bins first (empty
+    /// without a profile of format 2).
+    pub atomics: Vec<(f64, f64)>,
+    pub float_atomics: Vec<(f64, f64)>,
+    /// The same into a work-group's bins in local memory.
+    pub local_atomics: Vec<(f64, f64)>,
+    pub local_float_atomics: Vec<(f64, f64)>,
 }
 
 impl Machine {
@@ -495,16 +622,132 @@ impl Machine {
         let table = |points: &[crate::profile::StridePoint]| {
             points.iter().map(|p| (i64::from(p.stride), p.slowdown.max(1.0))).collect()
         };
+        let ops_per_s = profile.compute.f32_flops / 2.0;
+        let simd_width = d.simd_width.max(1) as f64;
+        let ops = profile.operations.as_ref();
+        let mut copy_widths = vec![(1.0, profile.global.bytes_per_s)];
+        let rates = |points: &[crate::profile::AtomicRate]| {
+            let mut rates: Vec<(f64, f64)> =
+                points.iter().map(|p| (p.bins as f64, p.per_s)).collect();
+            rates.sort_by(|a, b| a.0.total_cmp(&b.0));
+            rates
+        };
+        let (mut atomics, mut float_atomics) = (Vec::new(), Vec::new());
+        let (mut local_atomics, mut local_float_atomics) = (Vec::new(), Vec::new());
+        if let Some(ops) = ops {
+            copy_widths.extend(ops.wide_copies.iter().map(|c| (f64::from(c.words), c.bytes_per_s)));
+            copy_widths.sort_by(|a, b| a.0.total_cmp(&b.0));
+            atomics = rates(&ops.atomics);
+            float_atomics = rates(&ops.float_atomics);
+            local_atomics = rates(&ops.local_atomics);
+            local_float_atomics = rates(&ops.local_float_atomics);
+        }
+        let cached = ops.and_then(|o| o.cached_reads.first()).map(|c| c.bytes_per_s);
+        let cached_s_per_byte =
+            ops.and_then(|o| o.cached_reads.last()).map(|c| 1.0 / c.bytes_per_s);
         Machine {
             concurrency: f64::from(d.compute_units.max(1)) * per_unit.max(1) as f64,
-            ops_per_s: profile.compute.f32_flops / 2.0,
+            ops_per_s,
             clock_hz: f64::from(d.max_clock_mhz.max(1)) * 1e6,
             global_bytes_per_s: profile.global.bytes_per_s,
             local_bytes_per_s: profile.local.bytes_per_s,
-            launch_s: profile.launch.kernel_s,
-            simd_width: d.simd_width.max(1) as f64,
+            launch_s: ops.map_or(profile.launch.kernel_s, |o| o.warm_launch_s),
+            simd_width,
             global_strided: table(&profile.global.strided),
             local_strided: table(&profile.local.strided),
+            copy_widths,
+            cached_s_per_byte,
+            load_latency_s: ops.map(|o| o.load_latency_s),
+            op_latency_s: ops.map(|o| o.op_latency_s),
+            uniform_s_per_byte: match cached {
+                Some(bytes_per_s) => 1.0 / bytes_per_s,
+                None => 1.0 / (simd_width * profile.global.bytes_per_s),
+            },
+            special: Special::ALL
+                .iter()
+                .map(|&class| {
+                    let measured = ops
+                        .and_then(|o| o.special.iter().find(|r| r.op == class.name()))
+                        .map(|r| r.per_s);
+                    (class, measured.unwrap_or(ops_per_s))
+                })
+                .collect(),
+            barrier_per_s: ops.map_or(f64::INFINITY, |o| o.barrier_per_s),
+            atomics,
+            float_atomics,
+            local_atomics,
+            local_float_atomics,
+        }
+    }
+
+    /// Operations per second of a special class.
+    pub fn special_per_s(&self, class: Special) -> f64 {
+        self.special.iter().find(|(c, _)| *c == class).map_or(self.ops_per_s, |(_, r)| *r)
+    }
+
+    /// The global bandwidth of a kernel whose work-items make `accesses` global
+    /// accesses each: the copy of `accesses / 2` words per work-item (1 to the widest
+    /// measured), interpolated between the measured widths.
+    pub fn global_bytes_per_s_at(&self, accesses: f64) -> f64 {
+        let width = (accesses / 2.0).max(1.0);
+        let mut below = self.copy_widths.first().copied().unwrap_or((1.0, self.global_bytes_per_s));
+        for &(w, rate) in &self.copy_widths {
+            if w >= width {
+                if w == below.0 {
+                    return rate;
+                }
+                let t = (width - below.0) / (w - below.0);
+                return below.1 + t * (rate - below.1);
+            }
+            below = (w, rate);
+        }
+        below.1
+    }
+
+    /// The words a work-item has in flight at `accesses` global accesses each: half of
+    /// them (a read and a write per word copied), from 1 to the widest measured copy.
+    pub fn copy_width_at(&self, accesses: f64) -> f64 {
+        let widest = self.copy_widths.last().map_or(1.0, |w| w.0);
+        (accesses / 2.0).clamp(1.0, widest)
+    }
+
+    /// Whether an access is uniform: one address per SIMD group.
+    fn is_uniform(
+        &self,
+        stride: &Stride,
+        sizes: &dyn Fn(Var) -> Option<i64>,
+    ) -> Result<bool, PredictError> {
+        Ok(match stride {
+            Stride::Uniform => true,
+            Stride::Irregular => false,
+            Stride::Elems(e) => eval_i64(e, sizes)? == 0,
+        })
+    }
+
+    /// Seconds per atomic update: the rate at the fewest measured bins at or above the
+    /// destination's (the most bins when unknown or beyond), among the measurements
+    /// whose bins fit in the cache when the destination does; a read and a write at
+    /// the copy bandwidth without measured rates.
+    fn atomic_s(&self, atomic: &AtomicCount, bins: Option<f64>, profile: &DeviceProfile) -> f64 {
+        let table = match (atomic.space, atomic.float) {
+            (MemSpace::Local, true) => &self.local_float_atomics,
+            (MemSpace::Local, false) => &self.local_atomics,
+            (_, true) => &self.float_atomics,
+            (_, false) => &self.atomics,
+        };
+        let cache = profile.device.global_mem_cache_bytes as f64;
+        let fits = |b: f64| atomic.space == MemSpace::Local || b * 4.0 <= cache;
+        let point = match bins {
+            Some(bins) if fits(bins) => {
+                let cached: Vec<&(f64, f64)> = table.iter().filter(|(b, _)| fits(*b)).collect();
+                cached.iter().find(|(b, _)| *b >= bins).or(cached.last()).copied()
+            }
+            Some(bins) => table.iter().find(|(b, _)| *b >= bins).or(table.last()),
+            None => table.last(),
+        };
+        match point {
+            Some((_, per_s)) => 1.0 / per_s,
+            None => 8.0 / self.global_bytes_per_s,
         }
     }
 
@@ -557,48 +800,6 @@ impl Machine {
             Stride::Uniform | Stride::Irregular => 1.0,
             Stride::Elems(e) => self.local_slowdown(eval_i64(e, sizes)?),
         })
-    }
-
-    /// [`Machine::global_factor`] in thousandths, as a host expression.
-    fn global_factor_expr(&self, stride: &Stride) -> Expr {
-        let milli = |f: f64| Expr::I64((f * 1000.0).round() as i64);
-        let uniform = milli(1.0 / self.simd_width);
-        match stride {
-            Stride::Uniform => uniform,
-            Stride::Irregular => milli(self.global_strided.last().map_or(1.0, |p| p.1)),
-            Stride::Elems(Expr::I64(0)) => uniform,
-            Stride::Elems(Expr::I64(k)) => milli(self.global_slowdown(*k)),
-            Stride::Elems(e) => {
-                let abs = Expr::bin(BinOp::Max, e.clone(), Expr::Neg(Box::new(e.clone())));
-                let mut out = milli(self.global_strided.last().map_or(1.0, |p| p.1));
-                for &(s, f) in self.global_strided.iter().rev() {
-                    out = select(Expr::bin(BinOp::Le, abs.clone(), Expr::I64(s)), milli(f), out);
-                }
-                select(Expr::bin(BinOp::Eq, abs, Expr::I64(0)), uniform, out)
-            }
-        }
-    }
-
-    fn local_factor_expr(&self, stride: &Stride) -> Expr {
-        let milli = |f: f64| Expr::I64((f * 1000.0).round() as i64);
-        match stride {
-            Stride::Uniform | Stride::Irregular => milli(1.0),
-            Stride::Elems(Expr::I64(k)) => milli(self.local_slowdown(*k)),
-            Stride::Elems(e) => {
-                let mut out = milli(1.0);
-                for &(s, f) in &self.local_strided {
-                    if s > 1 {
-                        let divides = Expr::bin(
-                            BinOp::Eq,
-                            Expr::bin(BinOp::Rem, e.clone(), Expr::I64(s)),
-                            Expr::I64(0),
-                        );
-                        out = select(divides, milli(f), out);
-                    }
-                }
-                select(Expr::bin(BinOp::Eq, e.clone(), Expr::I64(0)), milli(1.0), out)
-            }
-        }
     }
 }
 

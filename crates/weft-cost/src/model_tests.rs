@@ -1,12 +1,17 @@
 use expect_test::expect;
 
 use super::*;
-use crate::profile::{StridePoint, builtin_profiles};
+use crate::profile::{
+    AtomicRate, CachedRead, Operations, SpecialRate, StridePoint, WideCopy, builtin_profiles,
+};
 
-/// The committed H100 profile with round numbers: 100 compute units of 1000
-/// work-items (H = 100,000), 1e12 ops/s, 1 TB/s global, 10 TB/s local, 5 µs launches.
+/// A committed profile with round numbers, in format 1 (no operation rates): 100
+/// compute units of 1000 work-items (H = 100,000), 1e12 ops/s, 1 TB/s global, 10 TB/s
+/// local, 5 µs launches.
 fn gpu() -> DeviceProfile {
     let mut p = builtin_profiles()[0].clone();
+    p.format = 1;
+    p.operations = None;
     p.device.kind = "gpu".into();
     p.device.compute_units = 100;
     p.device.max_work_group_size = 1000;
@@ -24,6 +29,40 @@ fn gpu() -> DeviceProfile {
         .iter()
         .map(|&(stride, slowdown)| StridePoint { stride, bytes_per_s: 1e13 / slowdown, slowdown })
         .collect();
+    p
+}
+
+/// [`gpu`] in format 2, with round operation rates: `exp` at a tenth of the plain
+/// rate, a dependent operation every 100 ns (so 100,000 work-items fill the device), a
+/// load latency of 200 ns (100,000 items with a word each in flight: 2 TB/s), copies of 2 and 4 words at 1.5 and 2 TB/s, cached reads at 10 TB/s.
+fn gpu2() -> DeviceProfile {
+    let mut p = gpu();
+    p.format = 2;
+    p.operations = Some(Operations {
+        special: vec![SpecialRate { op: "exp".into(), per_s: 1e11 }],
+        atomics: vec![
+            AtomicRate { bins: 1, per_s: 1e8 },
+            AtomicRate { bins: 1 << 16, per_s: 1e11 },
+            AtomicRate { bins: 1 << 24, per_s: 1e10 },
+        ],
+        float_atomics: vec![AtomicRate { bins: 1 << 16, per_s: 5e10 }],
+        local_atomics: vec![AtomicRate { bins: 256, per_s: 1e12 }],
+        local_float_atomics: vec![AtomicRate { bins: 256, per_s: 1e11 }],
+        wide_copies: vec![
+            WideCopy { words: 2, bytes_per_s: 1.5e12 },
+            WideCopy { words: 4, bytes_per_s: 2e12 },
+        ],
+        barrier_per_s: 1e10,
+        cached_reads: vec![
+            CachedRead { window_bytes: 16 << 10, bytes_per_s: 2e13 },
+            CachedRead { window_bytes: 4 << 20, bytes_per_s: 1e13 },
+        ],
+        load_latency_s: 2e-7,
+        cached_load_latency_s: 1e-7,
+        op_latency_s: 1e-7,
+        warm_launch_s: 2e-6,
+    });
+    p.device.global_mem_cache_bytes = 50 << 20;
     p
 }
 
@@ -51,7 +90,7 @@ fn n() -> Expr {
 }
 
 fn access(space: MemSpace, dir: Dir, count: Expr, stride: Stride) -> Access {
-    Access { ptr: "xs".into(), space, dir, elem_bytes: 4, count, stride }
+    Access { ptr: "xs".into(), space, dir, elem_bytes: 4, count, stride, reused: false }
 }
 
 /// `ys[i] = xs[i * s]` over n work-items.
@@ -64,6 +103,9 @@ fn copy(stride: Stride) -> Cost {
             access(MemSpace::Global, Dir::Read, n(), stride),
             access(MemSpace::Global, Dir::Write, n(), Stride::Elems(Expr::I64(1))),
         ],
+        special: vec![],
+        barriers: Expr::I64(0),
+        atomics: vec![],
         notes: vec![],
     }
 }
@@ -131,34 +173,79 @@ fn the_span_bounds_compute() {
 }
 
 #[test]
-fn the_integer_formula_agrees_with_the_prediction() {
-    for stride in [Stride::Elems(Expr::I64(1)), Stride::Elems(n()), Stride::Uniform] {
-        for size in [100, 1 << 16, 1 << 24] {
-            for profile in [gpu(), cpu()] {
-                let cost = copy(stride.clone());
-                let p = cost.predict(&profile, &at(size)).unwrap();
-                let fs = eval_i64(&cost.time_fs(&profile, &mut |e| e), &at(size)).unwrap() as f64
-                    * 1e-15;
-                assert!((fs / p.seconds - 1.0).abs() < 1e-3, "{fs} vs {}", p.seconds);
-            }
-        }
-    }
+fn special_operations_take_their_measured_rate() {
+    let mut cost = copy(Stride::Elems(Expr::I64(1)));
+    cost.work = mul(n(), Expr::I64(12));
+    cost.special = vec![(Special::Exp, mul(n(), Expr::I64(2)))];
+    let p = cost.predict(&gpu2(), &at(1 << 24)).unwrap();
+    // 10 plain operations at 1e12/s and 2 exponentials at 1e11/s per item.
+    let expected = (1u64 << 24) as f64 * (10.0 / 1e12 + 2.0 / 1e11);
+    assert!((p.compute_s / expected - 1.0).abs() < 1e-9, "{p:?}");
+    // A format-1 profile charges them as plain operations.
+    let old = cost.predict(&gpu(), &at(1 << 24)).unwrap();
+    assert!((old.compute_s / ((1u64 << 24) as f64 * 12.0 / 1e12) - 1.0).abs() < 1e-9);
 }
 
 #[test]
-fn local_conflicts_in_the_integer_formula() {
-    let cost = Cost {
-        items: Expr::I64(1 << 20),
-        work: Expr::I64(0),
-        span: Expr::I64(0),
-        accesses: vec![access(MemSpace::Local, Dir::Read, Expr::I64(1 << 20), Stride::Elems(n()))],
-        notes: vec![],
+fn small_grids_are_bound_by_latencies() {
+    let cost = copy(Stride::Elems(Expr::I64(1)));
+    // 1000 items, one read and one write each: two latencies (200 ns) per item, far
+    // above the 8 KB's time at the bandwidth.
+    let p = cost.predict(&gpu2(), &at(1000)).unwrap();
+    assert!((p.memory_s - 4e-7).abs() < 1e-15, "{p:?}");
+    // Compute: 2000 operations, each item issuing one per 100 ns: 1% of the device.
+    assert!((p.compute_s - 2000.0 / 1e12 / 0.01).abs() < 1e-15, "{p:?}");
+    // The launch is the warm empty kernel's.
+    assert_eq!(p.launch_s, 2e-6);
+}
+
+#[test]
+fn more_accesses_per_item_reach_the_wide_copies_bandwidth() {
+    let m = Machine::of(&gpu2());
+    let got = [1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 100.0].map(|a| m.global_bytes_per_s_at(a) / 1e12);
+    assert_eq!(got, [1.0, 1.0, 1.25, 1.5, 1.75, 2.0, 2.0]);
+    // Without wide copies, every kernel gets the one-word copy's.
+    assert_eq!(Machine::of(&gpu()).global_bytes_per_s_at(8.0), 1e12);
+}
+
+#[test]
+fn uniform_and_reused_reads_are_served_by_caches() {
+    let mut cost = copy(Stride::Uniform);
+    let uniform = cost.predict(&gpu2(), &at(1 << 24)).unwrap();
+    // The read at the 16 KiB window's 20 TB/s, the write at the copy's 1 TB/s.
+    let expected = (1u64 << 24) as f64 * 4.0 * (1.0 / 2e13 + 1.0 / 1e12);
+    assert!((uniform.memory_s / expected - 1.0).abs() < 1e-9, "{uniform:?}");
+    cost.accesses[0].stride = Stride::Elems(Expr::I64(1));
+    cost.accesses[0].reused = true;
+    let reused = cost.predict(&gpu2(), &at(1 << 24)).unwrap();
+    let expected = (1u64 << 24) as f64 * 4.0 * (1.0 / 1e13 + 1.0 / 1e12);
+    assert!((reused.memory_s / expected - 1.0).abs() < 1e-9, "{reused:?}");
+}
+
+#[test]
+fn atomics_take_the_rate_of_their_bins_within_the_cache() {
+    let histogram = |bins: Option<i64>, space: MemSpace, float: bool| Cost {
+        atomics: vec![AtomicCount {
+            ptr: "bins".into(),
+            space,
+            float,
+            count: n(),
+            bins: bins.map(Expr::I64),
+        }],
+        accesses: vec![],
+        ..copy(Stride::Elems(Expr::I64(1)))
     };
-    for s in [1, 2, 3, 8, 33, 64] {
-        let p = cost.predict(&gpu(), &at(s)).unwrap();
-        let fs = eval_i64(&cost.time_fs(&gpu(), &mut |e| e), &at(s)).unwrap() as f64 * 1e-15;
-        assert!((fs / p.seconds - 1.0).abs() < 1e-3, "stride {s}: {fs} vs {}", p.seconds);
-    }
+    let time = |cost: Cost| cost.predict(&gpu2(), &at(1 << 24)).unwrap().memory_s;
+    let items = (1u64 << 24) as f64;
+    // 200 bins: the 65,536-bin rate (the fewest at or above).
+    assert_eq!(time(histogram(Some(200), MemSpace::Global, false)), items / 1e11);
+    // 2^20 bins fit the 50 MB cache: the largest measurement that fits, not 2^24's.
+    assert_eq!(time(histogram(Some(1 << 20), MemSpace::Global, false)), items / 1e11);
+    // 2^24 bins (64 MB) do not; unknown bins take the most bins measured.
+    assert_eq!(time(histogram(Some(1 << 24), MemSpace::Global, false)), items / 1e10);
+    assert_eq!(time(histogram(None, MemSpace::Global, false)), items / 1e10);
+    assert_eq!(time(histogram(Some(100), MemSpace::Global, true)), items / 5e10);
+    assert_eq!(time(histogram(Some(100), MemSpace::Local, true)), items / 1e11);
 }
 
 #[test]

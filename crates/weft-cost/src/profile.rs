@@ -20,8 +20,12 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-/// The version of the profile format this crate reads and writes.
-pub const FORMAT: u32 = 1;
+/// The version of the profile format this crate writes. It also reads format 1, which
+/// lacks [`Operations`] (the model then charges those operations as plain ones).
+pub const FORMAT: u32 = 2;
+
+/// The oldest format this crate reads.
+pub const OLDEST_FORMAT: u32 = 1;
 
 /// A device's measured machine model (docs/costs.md, "Device profiles").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -51,6 +55,83 @@ pub struct DeviceProfile {
     /// Host-device transfers (`clEnqueueWriteBuffer` and `clEnqueueReadBuffer` from
     /// and to ordinary, pageable host memory, as the runtime does them).
     pub transfer: Transfers,
+    /// Rates of single classes of operation (format 2; `None` in format 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operations: Option<Operations>,
+}
+
+/// What format 2 measures beyond format 1: the rates of special functions, atomics
+/// and barriers, reads that hit a cache, and the latency of one dependent load.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Operations {
+    /// `float` special functions: 4 independent chains `x = f(x)` per work-item, as
+    /// many work-items as the multiply-add benchmark. Operations per second over the
+    /// device, each with the addition or negation its chain step also does.
+    pub special: Vec<SpecialRate>,
+    /// `atomic_add` of 32-bit integers in global memory, one per work-item, spread
+    /// over `bins` addresses (neighbouring work-items on different ones).
+    pub atomics: Vec<AtomicRate>,
+    /// The same for `float` additions by the compare-and-swap loop generated code
+    /// uses (contended bins retry).
+    pub float_atomics: Vec<AtomicRate>,
+    /// Integer and float atomic additions into a work-group's bins in local memory
+    /// (groups as in the barrier benchmark), per second over the device.
+    pub local_atomics: Vec<AtomicRate>,
+    pub local_float_atomics: Vec<AtomicRate>,
+    /// Copies of 2 and 4 32-bit words per work-item (vector loads and stores) over
+    /// the copy's largest buffer: bytes read + written per second. More bytes in
+    /// flight per work-item reach more of the memory's bandwidth.
+    pub wide_copies: Vec<WideCopy>,
+    /// Work-group barriers per second over the device (groups of 256, 8 per compute
+    /// unit on a GPU), each around a one-word exchange in local memory.
+    pub barrier_per_s: f64,
+    /// Coalesced reads of a window that stays in a cache after the first pass: bytes
+    /// per second over the device, per window size.
+    pub cached_reads: Vec<CachedRead>,
+    /// One dependent global load (a work-item following a pseudo-random cycle through
+    /// a buffer as large as the copy's largest), in seconds.
+    pub load_latency_s: f64,
+    /// The same over a 4 KiB buffer (the nearest cache).
+    pub cached_load_latency_s: f64,
+    /// One multiply-add that waits for the one before (a single work-item's chain), in
+    /// seconds: the most a work-item alone issues.
+    pub op_latency_s: f64,
+    /// The empty kernel's event time measured after the other benchmarks (a GPU's
+    /// clocks up), one work-group, one launch at a time: the floor of a kernel's time.
+    pub warm_launch_s: f64,
+}
+
+/// A copy of `words` 32-bit words per work-item.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WideCopy {
+    pub words: u32,
+    pub bytes_per_s: f64,
+}
+
+/// A special function's rate: `div`, `sqrt`, `exp`, `log`, `sin`, `cos`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpecialRate {
+    pub op: String,
+    pub per_s: f64,
+}
+
+/// Atomic additions per second when the work-items share `bins` addresses.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AtomicRate {
+    pub bins: u64,
+    pub per_s: f64,
+}
+
+/// The bandwidth of reads within a window of `window_bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CachedRead {
+    pub window_bytes: u64,
+    pub bytes_per_s: f64,
 }
 
 /// The device as `clGetDeviceInfo` describes it.
@@ -261,8 +342,8 @@ impl fmt::Display for ProfileError {
             ProfileError::Parse(message) => write!(f, "not a device profile: {message}"),
             ProfileError::Format(format) => write!(
                 f,
-                "device profile format {format} is not supported (this weft reads format \
-                 {FORMAT}); measure the device again with `weft calibrate`"
+                "device profile format {format} is not supported (this weft reads formats \
+                 {OLDEST_FORMAT} to {FORMAT}); measure the device again with `weft calibrate`"
             ),
             ProfileError::Invalid(message) => write!(f, "invalid device profile: {message}"),
         }
@@ -359,7 +440,7 @@ impl DeviceProfile {
         }
         let version: Version =
             serde_json::from_str(text).map_err(|error| ProfileError::Parse(error.to_string()))?;
-        if version.format != FORMAT {
+        if !(OLDEST_FORMAT..=FORMAT).contains(&version.format) {
             return Err(ProfileError::Format(version.format));
         }
         let profile: DeviceProfile =
@@ -405,6 +486,35 @@ impl DeviceProfile {
         self.local.bytes_per_s = round_significant(self.local.bytes_per_s);
         self.compute.f32_flops = round_significant(self.compute.f32_flops);
         self.compute.f64_flops = self.compute.f64_flops.map(round_significant);
+        if let Some(ops) = &mut self.operations {
+            for special in &mut ops.special {
+                special.per_s = round_significant(special.per_s);
+            }
+            for atomic in ops
+                .atomics
+                .iter_mut()
+                .chain(&mut ops.float_atomics)
+                .chain(&mut ops.local_atomics)
+                .chain(&mut ops.local_float_atomics)
+            {
+                atomic.per_s = round_significant(atomic.per_s);
+            }
+            for copy in &mut ops.wide_copies {
+                copy.bytes_per_s = round_significant(copy.bytes_per_s);
+            }
+            for read in &mut ops.cached_reads {
+                read.bytes_per_s = round_significant(read.bytes_per_s);
+            }
+            for value in [
+                &mut ops.barrier_per_s,
+                &mut ops.load_latency_s,
+                &mut ops.cached_load_latency_s,
+                &mut ops.op_latency_s,
+                &mut ops.warm_launch_s,
+            ] {
+                *value = round_significant(*value);
+            }
+        }
         let launch = &mut self.launch;
         for value in [&mut launch.kernel_s, &mut launch.back_to_back_s, &mut launch.wall_s] {
             *value = round_significant(*value);
@@ -460,6 +570,41 @@ impl DeviceProfile {
             );
             for (idx, sample) in transfer.curve.iter().enumerate() {
                 checks.positive(&format!("{name}.curve[{idx}].wall_seconds"), sample.wall_seconds);
+            }
+        }
+        match (&self.operations, self.format) {
+            (None, 1) => {}
+            (None, _) => checks.fail(format!("format {} needs `operations`", self.format)),
+            (Some(_), 1) => checks.fail("format 1 has no `operations`".to_owned()),
+            (Some(ops), _) => {
+                for (idx, special) in ops.special.iter().enumerate() {
+                    checks.positive(&format!("operations.special[{idx}].per_s"), special.per_s);
+                }
+                for (idx, atomic) in ops.atomics.iter().enumerate() {
+                    checks.positive(&format!("operations.atomics[{idx}].per_s"), atomic.per_s);
+                }
+                for (name, table) in [
+                    ("float_atomics", &ops.float_atomics),
+                    ("local_atomics", &ops.local_atomics),
+                    ("local_float_atomics", &ops.local_float_atomics),
+                ] {
+                    for (idx, atomic) in table.iter().enumerate() {
+                        checks.positive(&format!("operations.{name}[{idx}].per_s"), atomic.per_s);
+                    }
+                }
+                for (idx, copy) in ops.wide_copies.iter().enumerate() {
+                    let path = format!("operations.wide_copies[{idx}].bytes_per_s");
+                    checks.positive(&path, copy.bytes_per_s);
+                }
+                checks.positive("operations.warm_launch_s", ops.warm_launch_s);
+                checks.positive("operations.op_latency_s", ops.op_latency_s);
+                for (idx, read) in ops.cached_reads.iter().enumerate() {
+                    let path = format!("operations.cached_reads[{idx}].bytes_per_s");
+                    checks.positive(&path, read.bytes_per_s);
+                }
+                checks.positive("operations.barrier_per_s", ops.barrier_per_s);
+                checks.positive("operations.load_latency_s", ops.load_latency_s);
+                checks.positive("operations.cached_load_latency_s", ops.cached_load_latency_s);
             }
         }
         if self.device.name.trim().is_empty() {

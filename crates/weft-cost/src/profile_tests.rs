@@ -77,6 +77,36 @@ fn fixture() -> DeviceProfile {
                 curve: vec![TransferSample { bytes: 4096, seconds: 5.2e-6, wall_seconds: 1e-5 }],
             },
         },
+        operations: Some(Operations {
+            special: ["div", "sqrt", "exp", "log", "sin", "cos"]
+                .into_iter()
+                .zip([4e12, 4e12, 2e12, 2e12, 1e12, 1e12])
+                .map(|(op, per_s)| SpecialRate { op: op.to_owned(), per_s })
+                .collect(),
+            atomics: vec![
+                AtomicRate { bins: 1, per_s: 1e9 },
+                AtomicRate { bins: 1 << 24, per_s: 1e11 },
+            ],
+            float_atomics: vec![
+                AtomicRate { bins: 1, per_s: 1e8 },
+                AtomicRate { bins: 1 << 24, per_s: 5e10 },
+            ],
+            local_atomics: vec![AtomicRate { bins: 32, per_s: 2e11 }],
+            local_float_atomics: vec![AtomicRate { bins: 32, per_s: 5e10 }],
+            wide_copies: vec![
+                WideCopy { words: 2, bytes_per_s: 1.5e12 },
+                WideCopy { words: 4, bytes_per_s: 2e12 },
+            ],
+            barrier_per_s: 1e11,
+            cached_reads: vec![
+                CachedRead { window_bytes: 16 << 10, bytes_per_s: 2e13 },
+                CachedRead { window_bytes: 4 << 20, bytes_per_s: 5e12 },
+            ],
+            load_latency_s: 6e-7,
+            cached_load_latency_s: 4e-8,
+            op_latency_s: 4e-9,
+            warm_launch_s: 1.5e-6,
+        }),
     }
 }
 
@@ -84,7 +114,7 @@ fn fixture() -> DeviceProfile {
 fn fixture_json_has_every_field_with_its_unit() {
     expect![[r#"
         {
-          "format": 1,
+          "format": 2,
           "tool": "weft-runner 0.1.0",
           "measured": "2026-11-23",
           "quick": false,
@@ -206,6 +236,91 @@ fn fixture_json_has_every_field_with_its_unit() {
                 }
               ]
             }
+          },
+          "operations": {
+            "special": [
+              {
+                "op": "div",
+                "per_s": 4000000000000.0
+              },
+              {
+                "op": "sqrt",
+                "per_s": 4000000000000.0
+              },
+              {
+                "op": "exp",
+                "per_s": 2000000000000.0
+              },
+              {
+                "op": "log",
+                "per_s": 2000000000000.0
+              },
+              {
+                "op": "sin",
+                "per_s": 1000000000000.0
+              },
+              {
+                "op": "cos",
+                "per_s": 1000000000000.0
+              }
+            ],
+            "atomics": [
+              {
+                "bins": 1,
+                "per_s": 1000000000.0
+              },
+              {
+                "bins": 16777216,
+                "per_s": 100000000000.0
+              }
+            ],
+            "float_atomics": [
+              {
+                "bins": 1,
+                "per_s": 100000000.0
+              },
+              {
+                "bins": 16777216,
+                "per_s": 50000000000.0
+              }
+            ],
+            "local_atomics": [
+              {
+                "bins": 32,
+                "per_s": 200000000000.0
+              }
+            ],
+            "local_float_atomics": [
+              {
+                "bins": 32,
+                "per_s": 50000000000.0
+              }
+            ],
+            "wide_copies": [
+              {
+                "words": 2,
+                "bytes_per_s": 1500000000000.0
+              },
+              {
+                "words": 4,
+                "bytes_per_s": 2000000000000.0
+              }
+            ],
+            "barrier_per_s": 100000000000.0,
+            "cached_reads": [
+              {
+                "window_bytes": 16384,
+                "bytes_per_s": 20000000000000.0
+              },
+              {
+                "window_bytes": 4194304,
+                "bytes_per_s": 5000000000000.0
+              }
+            ],
+            "load_latency_s": 6e-7,
+            "cached_load_latency_s": 4e-8,
+            "op_latency_s": 4e-9,
+            "warm_launch_s": 1.5e-6
           }
         }
     "#]]
@@ -255,11 +370,10 @@ fn error_of(edit: impl FnOnce(&mut serde_json::Value)) -> String {
 
 #[test]
 fn other_formats_and_fields_are_rejected() {
-    expect![[r#"device profile format 2 is not supported (this weft reads format 1); measure the device again with `weft calibrate`"#]]
-        .assert_eq(&error_of(|json| json["format"] = 2.into()));
+    expect!["ok"].assert_eq(&error_of(|json| json["format"] = 2.into()));
     expect!["not a device profile: unknown field `warp`, expected one of `bytes_per_s`, `latency_s`, `largest_bytes`, `largest_bytes_per_s`, `copy_curve`, `strided_bytes`, `strided` at line 1 column 1108"]
         .assert_eq(&error_of(|json| json["global"]["warp"] = 32.into()));
-    expect!["not a device profile: missing field `launch` at line 1 column 1735"].assert_eq(
+    expect!["not a device profile: missing field `launch` at line 1 column 2621"].assert_eq(
         &error_of(|json| {
             json.as_object_mut().expect("an object").remove("launch");
         }),

@@ -537,8 +537,10 @@ pub(crate) fn size_env(
     prediction_size: Option<i64>,
 ) -> SizeEnv {
     let bench = comment_lines(db, entry).into_iter().find_map(|line| {
-        let rest = line.trim_start().strip_prefix("--")?.trim_start().strip_prefix("bench:")?;
-        weft_values::bench_line::parse_bench_line(rest).ok()
+        let bench = weft_syntax::test_block::bench_comment(line.trim_start().strip_prefix("--")?)?;
+        // The main line (`-- bench:`), not a named size.
+        bench.size.is_none().then_some(())?;
+        weft_values::bench_line::parse_bench_line(bench.specs).ok()
     });
     if let Some(bench) = bench
         && bench.inputs.len() == inputs.len()

@@ -32,13 +32,13 @@ use std::rc::Rc;
 
 use rustc_hash::FxHashMap;
 use weft_cost::model::{
-    self, Access, Cost, Dir, EntryCost, Launch, MemSpace, Names, Stride, add, ceil_div, div, max,
-    mul, sum,
+    self, Access, AtomicCount, Cost, Dir, EntryCost, Launch, MemSpace, Names, Special, Stride, add,
+    ceil_div, div, max, mul, sum,
 };
 use weft_plan::{Arg, BinOp, Expr, Input, Output, ParamKind, Step, Var};
 
 use crate::aspace::{PtrSpaces, Resolved, Space};
-use crate::imp::{CExpr, COp, Cmd, FParam, FuncImp, KernelImp, ParLevel, Sharing};
+use crate::imp::{AtomicOp, CExpr, COp, Cmd, FParam, FuncImp, KernelImp, ParLevel, Sharing};
 
 /// Host variables standing for a kernel's parameters and NDRange in its kernel-level
 /// formulas start here.
@@ -123,11 +123,22 @@ pub fn kernel_cost(
         rounded.iter().enumerate().map(|(d, g)| Factor::Dim(d, g.clone())).collect();
     let span = a.block(&kernel.body, &top);
     a.group_vectors();
+    let special = Special::ALL
+        .iter()
+        .filter_map(|&class| {
+            let counts: Vec<Expr> =
+                a.special.iter().filter(|(c, _)| *c == class).map(|(_, n)| n.clone()).collect();
+            (!counts.is_empty()).then(|| (class, sum(counts)))
+        })
+        .collect();
     let cost = Cost {
         items,
         work: sum(a.work),
         span,
         accesses: a.accesses.into_iter().map(|r| r.access).collect(),
+        special,
+        barriers: sum(a.barriers),
+        atomics: a.atomics,
         notes: a.notes,
     };
     (cost, names)
@@ -346,11 +357,14 @@ struct Info {
     lane: Lane,
     /// It holds `get_local_id(0)`.
     local_id: bool,
+    /// It depends on which point of the parallel operation is computed (a work-group's
+    /// or a grid work-item's index), so points read different addresses through it.
+    point: bool,
 }
 
 impl Info {
     fn uniform(value: Option<Expr>) -> Info {
-        Info { value, lane: Lane::Uniform, local_id: false }
+        Info { value, lane: Lane::Uniform, local_id: false, point: false }
     }
 }
 
@@ -431,11 +445,19 @@ struct Analysis<'f> {
     local: Vec<Expr>,
     group_size: Option<Expr>,
     work: Vec<Expr>,
+    special: Vec<(Special, Expr)>,
+    barriers: Vec<Expr>,
+    atomics: Vec<AtomicCount>,
     accesses: Vec<Record>,
     notes: Vec<String>,
     blocks: usize,
     block: usize,
     depth: u32,
+    /// In [`Analysis::host_at_first_item`]: `get_local_id` is 0.
+    first_item: bool,
+    /// Variables the enclosing `if`s bound from above (`if (x < n)`), innermost last:
+    /// an atomic's destination size.
+    upper_bounds: Vec<(Rc<str>, Expr)>,
 }
 
 impl<'f> Analysis<'f> {
@@ -450,11 +472,16 @@ impl<'f> Analysis<'f> {
             local: Vec::new(),
             group_size: None,
             work: Vec::new(),
+            special: Vec::new(),
+            barriers: Vec::new(),
+            atomics: Vec::new(),
             accesses: Vec::new(),
             notes: Vec::new(),
             blocks: 0,
             block: 0,
             depth: 0,
+            first_item: false,
+            upper_bounds: Vec::new(),
         }
     }
 
@@ -508,14 +535,22 @@ impl<'f> Analysis<'f> {
                 self.access(ptr, index, Dir::Write, count);
                 ops
             }
-            Cmd::Atomic { ptr, index, value, fetch, .. } => {
-                // A read and a write of the element; contention is not modelled.
+            Cmd::Atomic { op, elem, ptr, index, value, fetch } => {
+                // Charged as whole updates at the measured atomic rates (contention by
+                // the destination's size), not as a read and a write.
                 let ops = add(self.expr(index, count), self.expr(value, count));
-                self.access(ptr, index, Dir::Read, count);
-                self.access(ptr, index, Dir::Write, count);
+                let ptr = self.resolve_ptr(ptr);
+                let space = self.ptrs.get(&ptr).map_or(MemSpace::Global, |p| p.0);
+                self.atomics.push(AtomicCount {
+                    ptr: ptr.to_string(),
+                    space,
+                    float: *op == AtomicOp::Add && elem.is_float(),
+                    count: count.clone(),
+                    bins: self.clamp_bound(index),
+                });
                 if let Some(name) = fetch {
                     // What comes back is like a load of the element.
-                    let info = self.info(&CExpr::load(ptr, index.clone()));
+                    let info = self.info(&CExpr::load(&ptr, index.clone()));
                     self.env.insert(name.clone(), info);
                 }
                 ops
@@ -538,8 +573,11 @@ impl<'f> Analysis<'f> {
                     ),
                     None => (factors.to_vec(), factors.to_vec()),
                 };
+                let bounded = self.upper_bounds.len();
+                self.collect_upper_bounds(cond);
                 let t =
                     if fails(then_cmds) { Expr::I64(0) } else { self.block(then_cmds, &then_f) };
+                self.upper_bounds.truncate(bounded);
                 let e =
                     if fails(else_cmds) { Expr::I64(0) } else { self.block(else_cmds, &else_f) };
                 let longer = match (t.as_int(), e.as_int()) {
@@ -553,7 +591,12 @@ impl<'f> Analysis<'f> {
                 let ops = self.expr(bound, count);
                 let trip = self.trip(bound);
                 self.env.insert(var.clone(), Info::uniform(None));
+                let bounded = self.upper_bounds.len();
+                if let Some(n) = self.host(bound) {
+                    self.upper_bounds.push((var.clone(), n));
+                }
                 let inner = self.block(body, &with(factors, [Factor::Times(trip.clone())]));
+                self.upper_bounds.truncate(bounded);
                 add(ops, mul(trip, add(inner, Expr::I64(2))))
             }
             Cmd::ParFor { level, var, bound, body, .. } => {
@@ -609,8 +652,16 @@ impl<'f> Analysis<'f> {
                         (f, size, Lane::Affine(Expr::I64(1)))
                     }
                 };
-                self.env.insert(var.clone(), Info { value: None, lane, local_id: false });
+                // The grid's and the groups' loops go over points; a thread loop splits
+                // one point's work.
+                let point = !matches!(level, ParLevel::Thread);
+                self.env.insert(var.clone(), Info { value: None, lane, local_id: false, point });
+                let bounded = self.upper_bounds.len();
+                if let Some(n) = self.host(bound) {
+                    self.upper_bounds.push((var.clone(), n));
+                }
                 let body_span = self.block(body, &inner);
+                self.upper_bounds.truncate(bounded);
                 add(
                     ops,
                     mul(ceil_div(trip, max(units, Expr::I64(1))), add(body_span, Expr::I64(2))),
@@ -639,9 +690,13 @@ impl<'f> Analysis<'f> {
                 }
                 ops
             }
-            Cmd::Barrier | Cmd::Fail { .. } | Cmd::Comment(_) | Cmd::Exit | Cmd::Unroll => {
+            Cmd::Barrier => {
+                // Once per work-group: the work-items' executions over the group size.
+                let size = self.group_size.clone().unwrap_or(Expr::Var(local_var(0)));
+                self.barriers.push(div(count.clone(), size));
                 Expr::I64(0)
             }
+            Cmd::Fail { .. } | Cmd::Comment(_) | Cmd::Exit | Cmd::Unroll => Expr::I64(0),
         }
     }
 
@@ -667,15 +722,74 @@ impl<'f> Analysis<'f> {
         }
     }
 
-    /// A loop's trip count as a host expression (1, with a note, when unknown).
+    /// A loop's trip count as a host expression: a bound that depends on the local id
+    /// (a work-group's items striding over a row) is taken at local id 0, the longest;
+    /// 1, with a note, when unknown.
     fn trip(&mut self, bound: &CExpr) -> Expr {
-        match self.host(bound) {
+        match self.host(bound).or_else(|| self.host_at_first_item(bound)) {
             Some(e) => e,
             None => {
                 self.note("a loop bound computed from data is counted as one iteration");
                 Expr::I64(1)
             }
         }
+    }
+
+    /// [`Analysis::host`] for the first work-item of a group: the local id is 0.
+    fn host_at_first_item(&mut self, e: &CExpr) -> Option<Expr> {
+        let ids: Vec<(Rc<str>, Info)> = self
+            .env
+            .iter()
+            .filter(|(_, info)| info.local_id)
+            .map(|(name, info)| (name.clone(), info.clone()))
+            .collect();
+        for (name, info) in &ids {
+            let first = Info { value: Some(Expr::I64(0)), ..info.clone() };
+            self.env.insert(name.clone(), first);
+        }
+        self.first_item = true;
+        let value = self.host(e);
+        self.first_item = false;
+        for (name, info) in ids {
+            self.env.insert(name, info);
+        }
+        value
+    }
+
+    /// The conjuncts `x < n` of a condition, `n` a host expression, as upper bounds.
+    fn collect_upper_bounds(&mut self, cond: &CExpr) {
+        match cond {
+            CExpr::Bin(COp::And, a, b) => {
+                self.collect_upper_bounds(a);
+                self.collect_upper_bounds(b);
+            }
+            CExpr::Bin(COp::Lt, x, n) => {
+                if let (CExpr::Var(x), Some(n)) = (&**x, self.host(n)) {
+                    self.upper_bounds.push((x.clone(), n));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The number of elements an index ranges over, when known: a variable an enclosing
+    /// `if (x < n)` bounds (`n`), or a clamp `max(min(i, n - 1), 0)` (`n`).
+    fn clamp_bound(&self, index: &CExpr) -> Option<Expr> {
+        let inner = match index {
+            CExpr::Cast(_, inner) => inner,
+            other => other,
+        };
+        if let CExpr::Var(x) = inner {
+            let bound = self.upper_bounds.iter().rev().find(|(y, _)| y == x);
+            return bound.map(|(_, n)| n.clone());
+        }
+        let CExpr::Call(name, args) = inner else { return None };
+        let high = match (&**name, args.as_slice()) {
+            ("max", [CExpr::Call(min, min_args), _]) if &**min == "min" => min_args.get(1)?,
+            ("min", [_, high]) => high,
+            _ => return None,
+        };
+        Some(add(self.host(high)?, Expr::I64(1)))
     }
 
     /// Counts an expression evaluated `count` times: its loads as accesses; returns
@@ -689,10 +803,19 @@ impl<'f> Analysis<'f> {
     fn ops(&mut self, e: &CExpr, count: &Expr) -> Expr {
         match e {
             CExpr::Var(_) | CExpr::Int(_) | CExpr::Lit(_) => Expr::I64(0),
-            CExpr::Bin(_, a, b) => add(Expr::I64(1), add(self.ops(a, count), self.ops(b, count))),
+            CExpr::Bin(op, a, b) => {
+                // A division by a constant compiles to multiplications and shifts.
+                if matches!(op, COp::Div | COp::Rem) && b.as_int().is_none() {
+                    self.special.push((Special::Div, count.clone()));
+                }
+                add(Expr::I64(1), add(self.ops(a, count), self.ops(b, count)))
+            }
             CExpr::Not(a) | CExpr::Neg(a) => add(Expr::I64(1), self.ops(a, count)),
             CExpr::Cast(_, a) => self.ops(a, count),
-            CExpr::Call(_, args) => {
+            CExpr::Call(name, args) => {
+                for &class in special_classes(name) {
+                    self.special.push((class, count.clone()));
+                }
                 let mut ops = Expr::I64(1);
                 for a in args {
                     ops = add(ops, self.ops(a, count));
@@ -770,6 +893,8 @@ impl<'f> Analysis<'f> {
             Lane::Irregular => Stride::Irregular,
         };
         let base = split_constant(index);
+        // Every point reads the same addresses: after the first, a cache serves them.
+        let reused = dir == Dir::Read && !self.mentions_point(index);
         self.accesses.push(Record {
             access: Access {
                 ptr: ptr.to_string(),
@@ -778,6 +903,7 @@ impl<'f> Analysis<'f> {
                 elem_bytes,
                 count: count.clone(),
                 stride,
+                reused,
             },
             block: self.block,
             base,
@@ -824,7 +950,26 @@ impl<'f> Analysis<'f> {
             CExpr::Cast(_, inner) => is_local_id(inner),
             other => is_local_id(other),
         };
-        Info { value, lane, local_id }
+        Info { value, lane, local_id, point: self.mentions_point(e) }
+    }
+
+    /// Whether `e` depends on which point is computed (see [`Info::point`]).
+    fn mentions_point(&self, e: &CExpr) -> bool {
+        match e {
+            CExpr::Var(name) => self.env.get(name).is_some_and(|i| i.point),
+            CExpr::Int(_) | CExpr::Lit(_) => false,
+            CExpr::Bin(_, a, b) => self.mentions_point(a) || self.mentions_point(b),
+            CExpr::Not(a) | CExpr::Neg(a) | CExpr::Cast(_, a) => self.mentions_point(a),
+            CExpr::Select(c, a, b) => {
+                self.mentions_point(c) || self.mentions_point(a) || self.mentions_point(b)
+            }
+            CExpr::Load(_, index) => self.mentions_point(index),
+            CExpr::Call(name, args) => {
+                matches!(&**name, "get_group_id" | "get_global_id")
+                    || args.iter().any(|a| self.mentions_point(a))
+            }
+            CExpr::Invoke { args, .. } => args.iter().any(|a| self.mentions_point(a)),
+        }
     }
 
     /// The value of a uniform expression as a host expression.
@@ -857,6 +1002,7 @@ impl<'f> Analysis<'f> {
                 }
                 // In trip counts every work-group is taken as a full one: the first.
                 ("get_group_id", [_]) => Expr::I64(0),
+                ("get_local_id", [_]) if self.first_item => Expr::I64(0),
                 ("get_global_size", [d]) => {
                     self.grid.get(usize::try_from(d.as_int()?).ok()?)?.clone()
                 }
@@ -952,6 +1098,21 @@ impl<'f> Analysis<'f> {
 }
 
 /// `min`/`max`/select of a varying and a uniform value: the varying side's stride.
+/// The special operations a call of a built-in or runtime function does (`pow` is an
+/// exponential of a logarithm); none for the cheap ones.
+fn special_classes(name: &str) -> &'static [Special] {
+    match name {
+        "sqrt" | "rsqrt" | "cbrt" | "hypot" => &[Special::Sqrt],
+        "exp" | "exp2" | "exp10" | "expm1" | "tanh" | "sinh" | "cosh" => &[Special::Exp],
+        "log" | "log2" | "log10" | "log1p" => &[Special::Log],
+        "pow" | "powr" | "pown" => &[Special::Exp, Special::Log],
+        "sin" | "cos" | "tan" | "asin" | "acos" | "atan" | "atan2" | "sincos" => &[Special::Trig],
+        "fmod" | "remainder" => &[Special::Div],
+        _ if name.starts_with("weft_div_") || name.starts_with("weft_rem_") => &[Special::Div],
+        _ => &[],
+    }
+}
+
 fn clamp(a: Lane, b: Lane) -> Lane {
     match (a, b) {
         (Lane::Uniform, Lane::Uniform) => Lane::Uniform,

@@ -8,7 +8,7 @@
 //! a rate. Sizes depend on the device kind: a GPU needs buffers far beyond its L2
 //! cache, while a CPU device of POCL needs smaller ones to finish in minutes.
 //!
-//! The JSON written is `weft_cost::profile::DeviceProfile`'s format 1: this crate
+//! The JSON written is `weft_cost::profile::DeviceProfile`'s format 2: this crate
 //! does not depend on weft-cost (the runner links no compiler crate), so the types
 //! below mirror it field for field, and `weft calibrate` reads the output back
 //! through weft-cost, which rejects any field it does not know.
@@ -26,8 +26,10 @@ use crate::device::{self, DeviceSpec};
 use crate::error::RunError;
 use crate::program;
 
+mod operations;
+
 /// The profile format written ([`weft_cost::profile::FORMAT`]).
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// Words (32-bit) of the local-memory benchmark's `__local` array: 16 KiB, within the
 /// 32 KiB every OpenCL 1.2 device has.
@@ -121,7 +123,7 @@ pub struct CalibrateOptions {
     pub reps: Option<usize>,
 }
 
-/// The measured profile (`weft_cost::profile::DeviceProfile`, format 1).
+/// The measured profile (`weft_cost::profile::DeviceProfile`, format 2).
 #[derive(Debug, Clone, Serialize)]
 pub struct Profile {
     format: u32,
@@ -135,6 +137,7 @@ pub struct Profile {
     compute: Compute,
     launch: Launch,
     transfer: Transfers,
+    operations: operations::Operations,
 }
 
 impl Profile {
@@ -400,6 +403,16 @@ pub fn calibrate(
         bench.report("f64: the device has no `double`, not measured");
         None
     };
+    let built = program::build(
+        &context,
+        &selected.device,
+        &selected.description,
+        operations::SOURCE,
+        &Default::default(),
+    )?;
+    let operation_kernels = operations::OperationKernels::create(&built.program)?;
+    let operations =
+        bench.operations(&operation_kernels, &kernels.empty, facts.compute_units, &plan)?;
     let transfer = bench.transfers(&plan)?;
     Ok(Profile {
         format: FORMAT,
@@ -413,6 +426,7 @@ pub fn calibrate(
         compute: Compute { f32_flops, f64_flops },
         launch,
         transfer,
+        operations,
     })
 }
 

@@ -10,8 +10,9 @@
 //! -- error: out of bounds
 //! ```
 //!
-//! A `-- bench: SPECS` line (the inputs `weft bench` draws, docs/cli.md) may sit among
-//! the block's lines; it is not a case, and the block skips it.
+//! A `-- bench: SPECS` line (the inputs `weft bench` draws, docs/cli.md), or a named
+//! size `-- bench small: SPECS`, may sit among the block's lines; it is not a case, and
+//! the block skips it ([`bench_comment`] recognises one).
 //!
 //! The block lives in the comment tokens that the parser attaches to the declaration.
 //! This module finds the cases and the source range of each value text; it does not
@@ -22,6 +23,38 @@ use text_size::{TextRange, TextSize};
 
 use crate::SyntaxToken;
 use crate::ast;
+
+/// A `bench:` comment: `size` is `None` for the entry's main `-- bench:` line and
+/// `Some("small")` for `-- bench small:`; `specs` is the text after the colon, which
+/// starts `specs_offset` bytes into the comment's body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BenchComment<'a> {
+    pub size: Option<&'a str>,
+    pub specs: &'a str,
+    pub specs_offset: usize,
+}
+
+/// Recognises the body of a comment (the text after `--`) as a `bench:` line: `bench:`,
+/// or `bench NAME:` with a name of letters, digits, `_` and `-`.
+pub fn bench_comment(body: &str) -> Option<BenchComment<'_>> {
+    let trimmed = body.trim_start();
+    let after = trimmed.strip_prefix("bench")?;
+    let (size, rest) = match after.strip_prefix(':') {
+        Some(rest) => (None, rest),
+        None => {
+            let named = after.strip_prefix(' ')?.trim_start();
+            let colon = named.find(':')?;
+            let name = &named[..colon];
+            let valid = !name.is_empty()
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            if !valid {
+                return None;
+            }
+            (Some(name), &named[colon + 1..])
+        }
+    };
+    Some(BenchComment { size, specs: rest, specs_offset: body.len() - rest.len() })
+}
 
 /// All cases of one declaration's test block.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -198,7 +231,7 @@ impl Reader<'_> {
                 return;
             }
             let start = self.pos;
-            if self.rest().starts_with("bench:") {
+            if bench_comment(self.rest()).is_some() {
                 self.skip_line();
                 continue;
             }

@@ -514,13 +514,27 @@ fn doc_comment_and_test_block_are_read() {
 
 #[test]
 fn bench_lines_are_neither_test_cases_nor_docs() {
-    let src = "-- | Identity.\n-- bench: i32\n-- ==\n-- input { 1i32 }\n-- output { 1i32 }\n-- bench: i32 flops=1\nentry f (x: i32) : i32 = x";
+    let src = "-- | Identity.\n-- bench: i32\n-- bench small: i32\n-- ==\n-- input { 1i32 }\n-- output { 1i32 }\n-- bench: i32 flops=1\n-- bench large-2: i32\nentry f (x: i32) : i32 = x";
     let parse = parse(src);
     let def = parse.tree().defs().next().unwrap();
     assert_eq!(def.doc_comment().as_deref(), Some("Identity."));
     let (block, errors) = test_block(&def);
     assert_eq!(block.unwrap().cases.len(), 1);
     assert_eq!(errors, []);
+}
+
+#[test]
+fn bench_comments_name_their_size() {
+    use crate::test_block::{BenchComment, bench_comment};
+    let main = bench_comment(" bench: [10]f32").unwrap();
+    assert_eq!(main, BenchComment { size: None, specs: " [10]f32", specs_offset: 7 });
+    let small = bench_comment(" bench small: [10]f32").unwrap();
+    assert_eq!(small, BenchComment { size: Some("small"), specs: " [10]f32", specs_offset: 13 });
+    assert_eq!(&" bench small: [10]f32"[small.specs_offset..], small.specs);
+    // Prose that starts with the word is not a bench line.
+    assert_eq!(bench_comment(" bench the kernel: twice"), None);
+    assert_eq!(bench_comment(" benchmark: 1"), None);
+    assert_eq!(bench_comment(" bench : 1"), None);
 }
 
 fn nested(depth: usize, open: &str, close: &str, inner: &str) -> String {

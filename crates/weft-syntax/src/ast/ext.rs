@@ -157,7 +157,7 @@ fn leading_comments(node: &SyntaxNode) -> impl Iterator<Item = SyntaxToken> {
 }
 
 /// Doc comments: a `-- |` line and the comment lines after it, up to a test block,
-/// without `-- bench:` lines (the inputs of `weft bench`).
+/// without `-- bench:` lines (the inputs of `weft bench`, of any size).
 fn doc_comment(node: &SyntaxNode) -> Option<String> {
     let mut lines = Vec::new();
     let mut inside = false;
@@ -170,7 +170,7 @@ fn doc_comment(node: &SyntaxNode) -> Option<String> {
             lines.push(rest.strip_prefix(' ').unwrap_or(rest).trim_end().to_owned());
         } else if trimmed.starts_with("==") {
             inside = false;
-        } else if inside && !trimmed.starts_with("bench:") {
+        } else if inside && crate::test_block::bench_comment(trimmed).is_none() {
             lines.push(text.strip_prefix(' ').unwrap_or(text).trim_end().to_owned());
         }
     }
