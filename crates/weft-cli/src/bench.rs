@@ -156,7 +156,7 @@ pub(crate) enum Inputs {
 
 /// What one entry's benchmark gave.
 enum Outcome {
-    Measured(Measurement),
+    Measured(Box<Measurement>),
     Skipped(String),
     /// Why, where (`FILE:LINE:COLUMN` when not the entry's `FILE:LINE`), and the exit
     /// code it implies (1 or 2).
@@ -398,7 +398,7 @@ fn replay_entry(
     measurement.tuning = measured.get("tuning").and_then(|t| t.as_str()).map(str::to_owned);
     let sizes = crate::predict::sizes_of(&compiled.plan.inputs, &line.inputs);
     measurement.predicted = Some(crate::predict::predict(&compiled.costs, profile, &sizes));
-    Ok(Outcome::Measured(measurement))
+    Ok(Outcome::Measured(Box::new(measurement)))
 }
 
 /// The inputs `--random` and `--flops` give, if any.
@@ -673,7 +673,7 @@ fn bench_entry(
         let sizes = crate::predict::sizes_of(&compiled.plan.inputs, &line.inputs);
         measurement.predicted = Some(crate::predict::predict(&compiled.costs, profile, &sizes));
     }
-    Ok(Outcome::Measured(measurement))
+    Ok(Outcome::Measured(Box::new(measurement)))
 }
 
 fn read_measurement(

@@ -1,8 +1,8 @@
 //! How far the model's predictions were from measurements, per committed profile: the
 //! numbers the editor shows beside a predicted time ("±x% measured").
 //!
-//! Each entry is one `weft bench --predict` run over `bench/programs/` on the device the
-//! profile was measured on (docs/costs.md, "Predictions and validation"): the geometric
+//! Each entry is one `weft bench --predict` run over `bench/apps/` and
+//! `bench/programs/` at their three sizes on the device the profile was measured on (docs/costs.md, "Predictions and validation"): the geometric
 //! mean of the absolute relative errors `|predicted - measured| / measured` of the
 //! entries' kernel times and of the kernels' times, as its last line prints them. A
 //! profile without an entry has no measured error, and the editor says so; nothing here
@@ -29,33 +29,23 @@ pub struct MeasuredError {
 
 /// `(device name of the profile, error)`: the profile's `device.name`, as in
 /// `crates/weft-cost/profiles/*.json`.
-const MEASURED: &[(&str, MeasuredError)] = &[
-    (
-        "NVIDIA H100 80GB HBM3",
-        MeasuredError {
-            geomean: 0.087,
-            kernel_geomean: 0.161,
-            entries: 9,
-            kernels: 13,
-            date: "2026-11-24",
-            source: "bench/results/h100-2026-11-24-final/bench.jsonl (and comparison.md): \
-                     weft bench --predict --json --unsafe --device gpu --warmup 3 --reps 20 \
-                     bench/programs/ by bench/run_gpu.sh (NVIDIA driver 580.159.04)",
-        },
-    ),
-    (
-        "pthread-haswell-AMD EPYC",
-        MeasuredError {
-            geomean: 0.563,
-            kernel_geomean: 0.558,
-            entries: 9,
-            kernels: 13,
-            date: "2026-11-24",
-            source: "bench/results/pocl-predict-2026-11-24/predict.txt: weft bench --predict \
-                 --device cpu --reps 3 --warmup 1 bench/programs/ (POCL 3.1, 2 shared cores)",
-        },
-    ),
-];
+///
+/// Only runs of the current model (`weft-cost v2`) count: the H100's and POCL's runs of
+/// 2026-11-24 measured v1 and were taken out with it.
+const MEASURED: &[(&str, MeasuredError)] = &[(
+    "NVIDIA H200",
+    MeasuredError {
+        geomean: 0.155,
+        kernel_geomean: 0.134,
+        entries: 78,
+        kernels: 260,
+        date: "2026-11-29",
+        source: "bench/results/h200-2026-11-29-session15/validate3/predict.jsonl (stats.txt): \
+                 bench/predict_gpu.sh, weft bench --predict --profile (calibrated in the same \
+                 run) --json --unsafe --device gpu --all-sizes over bench/apps/ and \
+                 bench/programs/ (NVIDIA driver 580.159.04)",
+    },
+)];
 
 /// The model's measured error on `profile`'s device, if a validation run was committed.
 pub fn measured_error(profile: &DeviceProfile) -> Option<MeasuredError> {

@@ -370,7 +370,18 @@ fn error_of(edit: impl FnOnce(&mut serde_json::Value)) -> String {
 
 #[test]
 fn other_formats_and_fields_are_rejected() {
-    expect!["ok"].assert_eq(&error_of(|json| json["format"] = 2.into()));
+    expect![[r#"device profile format 3 is not supported (this weft reads formats 1 to 2); measure the device again with `weft calibrate`"#]]
+        .assert_eq(&error_of(|json| json["format"] = 3.into()));
+    // Format 1 has no operation rates; format 2 must have them.
+    expect!["invalid device profile: format 1 has no `operations`"]
+        .assert_eq(&error_of(|json| json["format"] = 1.into()));
+    expect!["ok"].assert_eq(&error_of(|json| {
+        json["format"] = 1.into();
+        json.as_object_mut().expect("an object").remove("operations");
+    }));
+    expect!["invalid device profile: format 2 needs `operations`"].assert_eq(&error_of(|json| {
+        json.as_object_mut().expect("an object").remove("operations");
+    }));
     expect!["not a device profile: unknown field `warp`, expected one of `bytes_per_s`, `latency_s`, `largest_bytes`, `largest_bytes_per_s`, `copy_curve`, `strided_bytes`, `strided` at line 1 column 1108"]
         .assert_eq(&error_of(|json| json["global"]["warp"] = 32.into()));
     expect!["not a device profile: missing field `launch` at line 1 column 2621"].assert_eq(

@@ -672,7 +672,7 @@ pub(crate) fn seconds(s: f64) -> String {
     format!("{value:.decimals$} {unit}")
 }
 
-/// The model's short name (`weft-cost v1`).
+/// The model's short name (`weft-cost v2`).
 pub(crate) fn model_name() -> &'static str {
     model::MODEL.split(':').next().unwrap_or(model::MODEL)
 }
@@ -1486,9 +1486,9 @@ entry to$0tal (xs: [n]f32) : f32 = reduce (+) 0f32 (map (\x -> x * 2f32) xs)
 
                 **Cost** (2 launches per run): work `8*((max(1, min(⌈n/256⌉, 1024)))/4) + 12*(n/4) + 5118*max(1, min(⌈n/256⌉, 1024)) + 4862`, span `10*⌈((max(1, min(⌈n/256⌉, 1024)))/4)/256⌉ + 14*⌈(n/4)/(max(256*max(1, min(⌈n/256⌉, 1024)), 1))⌉ + 67`; global `16*((max(1, min(⌈n/256⌉, 1024)))/4) + 16*(n/4) + 1028*max(1, min(⌈n/256⌉, 1024)) + 1028` bytes, local `4088*max(1, min(⌈n/256⌉, 1024)) + 4088` bytes; transfers `4*n` bytes to the device, `4` back
 
-                **Predicted**: 11.1 µs ±9% (10.1–12.1 µs) for its kernels (+ 1.63 µs of transfers) on `NVIDIA H100 80GB HBM3` (the default profile) at n = 3 (the test block's largest `input`); memory-bound
+                **Predicted**: 11.1 µs (error not measured) for its kernels (+ 1.63 µs of transfers) on `NVIDIA H100 80GB HBM3` (the default profile) at n = 3 (the test block's largest `input`); memory-bound
 
-                **Model**: weft-cost v1, ±9% measured (geometric mean over 9 entries, 2026-11-24)"#]],
+                **Model**: weft-cost v2, error not measured"#]],
         );
     }
 
@@ -1507,7 +1507,7 @@ entry scale (xs: [n]f32) : [n]f32 = m$0ap (\x -> x * 2f32) xs
 
                 **Kernel**: `scale_map_0` — @grid: one work-item per run of 4 elements
 
-                **Cost** of `scale_map_0` (entry `scale`): work `17*max((n/4), n % 4) + 768*⌈max((n/4), n % 4)/256⌉`, span `19*⌈(max((n/4), n % 4))/(max(256*⌈max((n/4), n % 4)/256⌉, 1))⌉ + 3`; global `40*max((n/4), n % 4)` bytes; predicted 9.51 µs ±16% (7.98–11.0 µs) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v1, ±16% measured (geometric mean over 13 kernels, 2026-11-24))"#]],
+                **Cost** of `scale_map_0` (entry `scale`): work `17*max((n/4), n % 4) + 768*⌈max((n/4), n % 4)/256⌉`, span `19*⌈(max((n/4), n % 4))/(max(256*⌈max((n/4), n % 4)/256⌉, 1))⌉ + 3`; global `40*max((n/4), n % 4)` bytes; predicted 9.51 µs (error not measured) per launch on `NVIDIA H100 80GB HBM3` (the default profile) at n = 1048576 (default sizes: no test input) (memory-bound, model weft-cost v2, error not measured)"#]],
         );
     }
 
@@ -1521,8 +1521,8 @@ entry total (xs: [n]f32) : f32 = reduce (+) 0f32 xs
 entry scale (xs: [n]f32) : [n]f32 = map (\x -> x * 2f32) xs
 "#,
             expect![[r#"
-                main.weft:44..49 "total" predicted 11.1 µs on NVIDIA H100 80GB HBM3 (model weft-cost v1, ±9% measured)
-                main.weft:96..101 "scale" predicted 9.51 µs on NVIDIA H100 80GB HBM3 (model weft-cost v1, ±9% measured)
+                main.weft:44..49 "total" predicted 11.1 µs on NVIDIA H100 80GB HBM3 (model weft-cost v2, error not measured)
+                main.weft:96..101 "scale" predicted 9.51 µs on NVIDIA H100 80GB HBM3 (model weft-cost v2, error not measured)
             "#]],
         );
     }

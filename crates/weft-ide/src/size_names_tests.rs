@@ -346,7 +346,7 @@ fn unsimplified(text: &str, source: &str) -> Vec<String> {
     let gpu: Vec<&str> =
         text.lines().filter(|l| l.starts_with("**") || l.starts_with("- `mem")).collect();
     // The cost model's version is no name of the compiler's.
-    let text = &gpu.join("\n").replace("weft-cost v1", "weft-cost");
+    let text = &gpu.join("\n").replace("weft-cost v2", "weft-cost");
     let mut found = Vec::new();
     let words: Vec<&str> = text
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '(' || c == ':'))

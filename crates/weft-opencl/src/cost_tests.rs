@@ -58,18 +58,20 @@ fn reduce_costs() {
                 span 10*(((n_1/4) + max(256*⌈global0/256⌉, 1) - 1)/(max(256*⌈global0/256⌉, 1))) + 33
                 global reads xs_9: 16*(n_1/4) + 1024*⌈global0/256⌉ bytes, coalesced
                 global writes partial_48: 4*⌈global0/256⌉ bytes, uniform
-                local reads red_2: 2040*⌈global0/256⌉ bytes, coalesced
-                local reads red_2: 4*⌈global0/256⌉ bytes, uniform
+                local reads red_2: 2040*⌈global0/256⌉ bytes, coalesced, reused
+                local reads red_2: 4*⌈global0/256⌉ bytes, uniform, reused
                 local writes red_2: 2044*⌈global0/256⌉ bytes, coalesced
+                barriers 9*⌈global0/256⌉
               kernel total_reduce_total_1
                 work-items 256*⌈global0/256⌉
                 work 8*(groups_1/4) + 4862*⌈global0/256⌉
                 span 10*(((groups_1/4) + max(256*⌈global0/256⌉, 1) - 1)/(max(256*⌈global0/256⌉, 1))) + 33
                 global reads partial_9: 16*(groups_1/4) + 1024*⌈global0/256⌉ bytes, coalesced
                 global writes total_44: 4*⌈global0/256⌉ bytes, uniform
-                local reads red_2: 2040*⌈global0/256⌉ bytes, coalesced
-                local reads red_2: 4*⌈global0/256⌉ bytes, uniform
+                local reads red_2: 2040*⌈global0/256⌉ bytes, coalesced, reused
+                local reads red_2: 4*⌈global0/256⌉ bytes, uniform, reused
                 local writes red_2: 2044*⌈global0/256⌉ bytes, coalesced
+                barriers 9*⌈global0/256⌉
               launches
                 total_reduce_partials_0
                   work-items 256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256)
@@ -77,18 +79,20 @@ fn reduce_costs() {
                   span 10*(((n/4) + max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1) - 1)/(max(256*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256), 1))) + 33
                   global reads xs_9: 1024*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) + 16*(n/4) bytes, coalesced
                   global writes partial_48: 4*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) bytes, uniform
-                  local reads red_2: 2040*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) bytes, coalesced
-                  local reads red_2: 4*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) bytes, uniform
+                  local reads red_2: 2040*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) bytes, coalesced, reused
+                  local reads red_2: 4*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) bytes, uniform, reused
                   local writes red_2: 2044*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256) bytes, coalesced
+                  barriers 9*((256*max(1, min(((n + 255)/256), 1024)) + 255)/256)
                 total_reduce_total_1
                   work-items 256
                   work 8*((max(1, min(((n + 255)/256), 1024)))/4) + 4862
                   span 10*((((max(1, min(((n + 255)/256), 1024)))/4) + 255)/256) + 33
                   global reads partial_9: 16*((max(1, min(((n + 255)/256), 1024)))/4) + 1024 bytes, coalesced
                   global writes total_44: 4 bytes, uniform
-                  local reads red_2: 2040 bytes, coalesced
-                  local reads red_2: 4 bytes, uniform
+                  local reads red_2: 2040 bytes, coalesced, reused
+                  local reads red_2: 4 bytes, uniform, reused
                   local writes red_2: 2044 bytes, coalesced
+                  barriers 9
               transfers: upload 4*n bytes in 1 buffers, download 4 bytes in 1 buffers, 0 scalar reads
         "#]],
     );
@@ -106,8 +110,9 @@ fn transpose_costs() {
                 span 112
                 global reads a_1: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1 bytes, coalesced
                 global writes result_4: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1 bytes, coalesced
-                local reads tile_5: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1 bytes, stride 33
+                local reads tile_5: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1 bytes, stride 33, reused
                 local writes tile_5: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1 bytes, coalesced
+                barriers ((((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1)/local0*local1)
               launches
                 flip_result_copy_0
                   work-items 256*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8)
@@ -115,8 +120,9 @@ fn transpose_costs() {
                   span 112
                   global reads a_1: 4096*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8) bytes, coalesced
                   global writes result_4: 4096*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8) bytes, coalesced
-                  local reads tile_5: 4096*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8) bytes, stride 33
+                  local reads tile_5: 4096*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8) bytes, stride 33, reused
                   local writes tile_5: 4096*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8) bytes, coalesced
+                  barriers ((256*((32*((n + 31)/32) + 31)/32)*((8*((m + 31)/32) + 7)/8))/256)
               transfers: upload 4*m*n bytes in 1 buffers, download 4*m*n bytes in 1 buffers, 0 scalar reads
         "#]],
     );
@@ -135,10 +141,11 @@ fn matmul_costs() {
                 global reads a_79: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ bytes, coalesced
                 global reads b_92: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ bytes, stride m_2
                 global writes buf_248: 256*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1 bytes, coalesced
-                local reads tile_a_4: 32*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ bytes, uniform
-                local reads tile_b_5: 32*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ bytes, coalesced
+                local reads tile_a_4: 32*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ bytes, uniform, reused
+                local reads tile_b_5: 32*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ bytes, coalesced, reused
                 local writes tile_a_4: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ bytes, stride 128
                 local writes tile_b_5: 16*((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉ bytes, stride 128
+                barriers 2*((((global0 + local0 - 1)/local0)*((global1 + local1 - 1)/local1)*local0*local1*⌈k_3/8⌉)/local0*local1)
                 note: a loop bound computed from data is counted as one iteration
               launches
                 mm_product_0
@@ -148,10 +155,11 @@ fn matmul_costs() {
                   global reads a_79: 4096*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16)*((k + 7)/8) bytes, coalesced
                   global reads b_92: 4096*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16)*((k + 7)/8) bytes, stride m
                   global writes buf_248: 65536*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16) bytes, coalesced
-                  local reads tile_a_4: 8192*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16)*((k + 7)/8) bytes, uniform
-                  local reads tile_b_5: 8192*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16)*((k + 7)/8) bytes, coalesced
+                  local reads tile_a_4: 8192*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16)*((k + 7)/8) bytes, uniform, reused
+                  local reads tile_b_5: 8192*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16)*((k + 7)/8) bytes, coalesced, reused
                   local writes tile_a_4: 4096*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16)*((k + 7)/8) bytes, stride 128
                   local writes tile_b_5: 4096*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16)*((k + 7)/8) bytes, stride 128
+                  barriers 2*((256*((16*((m + 127)/128) + 15)/16)*((16*((n + 127)/128) + 15)/16)*((k + 7)/8))/256)
                   note: a loop bound computed from data is counted as one iteration
               transfers: upload 4*k*m + 4*k*n bytes in 2 buffers, download 4*m*n bytes in 1 buffers, 0 scalar reads
         "#]],
@@ -170,28 +178,30 @@ fn function_call_costs() {
                 work 2304*⌈global0/256⌉*⌈k_2*min(256, n_3)/256⌉ + 13*((256*k_2*min(min(256, n_3), 256)*⌈global0/256⌉)/256) + ((256*min(min(256, n_3), 256)*⌈global0/256⌉)/256) + 2560*⌈global0/256⌉
                 span 15*k_2 + 11*⌈k_2*min(256, n_3)/256⌉ + 11
                 global reads a_1: 1024*⌈global0/256⌉*⌈k_2*min(256, n_3)/256⌉ bytes, coalesced
-                global reads x_17: 4*((256*k_2*min(min(256, n_3), 256)*⌈global0/256⌉)/256) bytes, uniform
+                global reads x_17: 4*((256*k_2*min(min(256, n_3), 256)*⌈global0/256⌉)/256) bytes, uniform, reused
                 global writes outer_22: 4*((256*min(min(256, n_3), 256)*⌈global0/256⌉)/256) bytes, coalesced
-                local reads rows_4: 4*((256*k_2*min(min(256, n_3), 256)*⌈global0/256⌉)/256) bytes, stride k_2 + 1
+                local reads rows_4: 4*((256*k_2*min(min(256, n_3), 256)*⌈global0/256⌉)/256) bytes, stride k_2 + 1, reused
                 local writes rows_4: 1024*⌈global0/256⌉*⌈k_2*min(256, n_3)/256⌉ bytes, coalesced
+                special div: 512*⌈global0/256⌉*⌈k_2*min(256, n_3)/256⌉
+                barriers ⌈global0/256⌉
               kernel rows_map_1
                 work-items 256*⌈global0/256⌉
                 work 4*k_4*n_1
                 span 6*((max(256*⌈global0/256⌉, 1) + n_1 - 1)/(max(256*⌈global0/256⌉, 1)))*k_4 + 2*((max(256*⌈global0/256⌉, 1) + n_1 - 1)/(max(256*⌈global0/256⌉, 1)))
                 global reads a_3: 4*k_4*n_1 bytes, stride k_4
-                global reads x_8: 4*k_4*n_1 bytes, uniform
+                global reads x_8: 4*k_4*n_1 bytes, uniform, reused
                 global writes outer_12: 4*n_1 bytes, coalesced
               kernel rows_group_2
                 work-items 256*⌈global0/256⌉
-                work 11006*n_1
-                span 61*((max(⌈global0/256⌉, 1) + n_1 - 1)/(max(⌈global0/256⌉, 1)))
-                global reads a_3: 1024*n_1 bytes, coalesced
-                global reads x_13: 1024*n_1 bytes, coalesced
+                work 5632*max(0, ⌈k_4/256⌉)*n_1 + 5374*n_1
+                span 24*((max(⌈global0/256⌉, 1) + n_1 - 1)/(max(⌈global0/256⌉, 1)))*max(0, ⌈k_4/256⌉) + 37*((max(⌈global0/256⌉, 1) + n_1 - 1)/(max(⌈global0/256⌉, 1)))
+                global reads a_3: 1024*max(0, ⌈k_4/256⌉)*n_1 bytes, coalesced
+                global reads x_13: 1024*max(0, ⌈k_4/256⌉)*n_1 bytes, coalesced, reused
                 global writes intra_43: 1024*n_1 bytes, uniform
-                local reads red_6: 2040*n_1 bytes, coalesced
-                local reads red_6: 1024*n_1 bytes, uniform
+                local reads red_6: 2040*n_1 bytes, coalesced, reused
+                local reads red_6: 1024*n_1 bytes, uniform, reused
                 local writes red_6: 2044*n_1 bytes, coalesced
-                note: a loop bound computed from data is counted as one iteration
+                barriers 11*n_1
               kernel rows_segred_3
                 work-items 256*⌈global0/256⌉
                 work 19*s_4*segments_1 + 4*segments_1
@@ -199,16 +209,17 @@ fn function_call_costs() {
                 global reads a_15: 4*s_4*segments_1 bytes, coalesced
                 global reads x_17: 4*s_4*segments_1 bytes, coalesced
                 global writes partials_9: 4*segments_1 bytes, coalesced
+                special div: 2*segments_1
               kernel rows_group_4
                 work-items 256*⌈global0/256⌉
-                work 8702*n_1
-                span 52*((max(⌈global0/256⌉, 1) + n_1 - 1)/(max(⌈global0/256⌉, 1)))
-                global reads partials_9: 1024*n_1 bytes, coalesced
+                work 4352*max(0, ⌈s_3/256⌉)*n_1 + 4350*n_1
+                span 19*((max(⌈global0/256⌉, 1) + n_1 - 1)/(max(⌈global0/256⌉, 1)))*max(0, ⌈s_3/256⌉) + 33*((max(⌈global0/256⌉, 1) + n_1 - 1)/(max(⌈global0/256⌉, 1)))
+                global reads partials_9: 1024*max(0, ⌈s_3/256⌉)*n_1 bytes, coalesced
                 global writes reduced_39: 1024*n_1 bytes, uniform
-                local reads red_4: 2040*n_1 bytes, coalesced
-                local reads red_4: 1024*n_1 bytes, uniform
+                local reads red_4: 2040*n_1 bytes, coalesced, reused
+                local reads red_4: 1024*n_1 bytes, uniform, reused
                 local writes red_4: 2044*n_1 bytes, coalesced
-                note: a loop bound computed from data is counted as one iteration
+                barriers 11*n_1
               kernel rows_segred_5
                 work-items 256*⌈global0/256⌉
                 work 3*n_1*s_2
@@ -221,28 +232,30 @@ fn function_call_costs() {
                   work 2304*((256*((n + 255)/256) + 255)/256)*((k*min(256, n) + 255)/256) + 13*((256*((256*((n + 255)/256) + 255)/256)*k*min(min(256, n), 256))/256) + ((256*((256*((n + 255)/256) + 255)/256)*min(min(256, n), 256))/256) + 2560*((256*((n + 255)/256) + 255)/256)
                   span 11*((k*min(256, n) + 255)/256) + 15*k + 11
                   global reads a_1: 1024*((256*((n + 255)/256) + 255)/256)*((k*min(256, n) + 255)/256) bytes, coalesced
-                  global reads x_17: 4*((256*((256*((n + 255)/256) + 255)/256)*k*min(min(256, n), 256))/256) bytes, uniform
+                  global reads x_17: 4*((256*((256*((n + 255)/256) + 255)/256)*k*min(min(256, n), 256))/256) bytes, uniform, reused
                   global writes outer_22: 4*((256*((256*((n + 255)/256) + 255)/256)*min(min(256, n), 256))/256) bytes, coalesced
-                  local reads rows_4: 4*((256*((256*((n + 255)/256) + 255)/256)*k*min(min(256, n), 256))/256) bytes, stride k + 1
+                  local reads rows_4: 4*((256*((256*((n + 255)/256) + 255)/256)*k*min(min(256, n), 256))/256) bytes, stride k + 1, reused
                   local writes rows_4: 1024*((256*((n + 255)/256) + 255)/256)*((k*min(256, n) + 255)/256) bytes, coalesced
+                  special div: 512*((256*((n + 255)/256) + 255)/256)*((k*min(256, n) + 255)/256)
+                  barriers ((256*((n + 255)/256) + 255)/256)
                 rows_map_1 when n >= 32768 and !(k <= 32)
                   work-items 256*((n + 255)/256)
                   work 4*k*n
                   span 6*((max(256*((n + 255)/256), 1) + n - 1)/(max(256*((n + 255)/256), 1)))*k + 2*((max(256*((n + 255)/256), 1) + n - 1)/(max(256*((n + 255)/256), 1)))
                   global reads a_3: 4*k*n bytes, stride k
-                  global reads x_8: 4*k*n bytes, uniform
+                  global reads x_8: 4*k*n bytes, uniform, reused
                   global writes outer_12: 4*n bytes, coalesced
                 rows_group_2 when !(n >= 32768) and n >= 128
                   work-items 256*((256*n + 255)/256)
-                  work 11006*n
-                  span 61*((max(((256*n + 255)/256), 1) + n - 1)/(max(((256*n + 255)/256), 1)))
-                  global reads a_3: 1024*n bytes, coalesced
-                  global reads x_13: 1024*n bytes, coalesced
+                  work 5632*max(0, ((k + 255)/256))*n + 5374*n
+                  span 24*((max(((256*n + 255)/256), 1) + n - 1)/(max(((256*n + 255)/256), 1)))*max(0, ((k + 255)/256)) + 37*((max(((256*n + 255)/256), 1) + n - 1)/(max(((256*n + 255)/256), 1)))
+                  global reads a_3: 1024*max(0, ((k + 255)/256))*n bytes, coalesced
+                  global reads x_13: 1024*max(0, ((k + 255)/256))*n bytes, coalesced, reused
                   global writes intra_43: 1024*n bytes, uniform
-                  local reads red_6: 2040*n bytes, coalesced
-                  local reads red_6: 1024*n bytes, uniform
+                  local reads red_6: 2040*n bytes, coalesced, reused
+                  local reads red_6: 1024*n bytes, uniform, reused
                   local writes red_6: 2044*n bytes, coalesced
-                  note: a loop bound computed from data is counted as one iteration
+                  barriers 11*n
                 rows_segred_3 when !(n >= 32768) and !(n >= 128)
                   work-items 256*((max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)*n + 255)/256)
                   work 19*((k + max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1) - 1)/(max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)))*max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)*n + 4*max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)*n
@@ -250,16 +263,17 @@ fn function_call_costs() {
                   global reads a_15: 4*((k + max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1) - 1)/(max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)))*max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)*n bytes, coalesced
                   global reads x_17: 4*((k + max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1) - 1)/(max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)))*max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)*n bytes, coalesced
                   global writes partials_9: 4*max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)*n bytes, coalesced
+                  special div: 2*max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)*n
                 rows_group_4 when !(n >= 32768) and !(n >= 128) and max(min(min((262144/(max(n, 1))), 16384), ⌈k/64⌉), 1) >= 64
                   work-items 256*((256*n + 255)/256)
-                  work 8702*n
-                  span 52*((max(((256*n + 255)/256), 1) + n - 1)/(max(((256*n + 255)/256), 1)))
-                  global reads partials_9: 1024*n bytes, coalesced
+                  work 4352*max(0, ((max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1) + 255)/256))*n + 4350*n
+                  span 19*((max(((256*n + 255)/256), 1) + n - 1)/(max(((256*n + 255)/256), 1)))*max(0, ((max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1) + 255)/256)) + 33*((max(((256*n + 255)/256), 1) + n - 1)/(max(((256*n + 255)/256), 1)))
+                  global reads partials_9: 1024*max(0, ((max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1) + 255)/256))*n bytes, coalesced
                   global writes reduced_39: 1024*n bytes, uniform
-                  local reads red_4: 2040*n bytes, coalesced
-                  local reads red_4: 1024*n bytes, uniform
+                  local reads red_4: 2040*n bytes, coalesced, reused
+                  local reads red_4: 1024*n bytes, uniform, reused
                   local writes red_4: 2044*n bytes, coalesced
-                  note: a loop bound computed from data is counted as one iteration
+                  barriers 11*n
                 rows_segred_5 when !(n >= 32768) and !(n >= 128) and !(max(min(min((262144/(max(n, 1))), 16384), ⌈k/64⌉), 1) >= 64)
                   work-items 256*((n + 255)/256)
                   work 3*max(min(min((262144/(max(n, 1))), 16384), ((k + 63)/64)), 1)*n

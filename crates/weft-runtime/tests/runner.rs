@@ -314,7 +314,7 @@ fn calibrate_prints_a_profile_and_its_progress() {
     assert!(stderr.starts_with("calibrating `"), "{stderr}");
     assert!(stderr.contains("global strided read, stride 32"), "{stderr}");
     let profile: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(profile["format"], 1);
+    assert_eq!(profile["format"], 2);
     assert_eq!(profile["quick"], true);
     assert_eq!(profile["reps"], 3);
     assert_eq!(profile["device"]["kind"], "cpu");
@@ -334,6 +334,20 @@ fn calibrate_prints_a_profile_and_its_progress() {
     positive(&["transfer", "device_to_host", "wall_bytes_per_s"]);
     assert_eq!(profile["global"]["strided"].as_array().map(Vec::len), Some(6));
     assert_eq!(profile["local"]["strided"][5]["stride"], 32);
+    // Format 2's operation rates, each benchmark checked on the host.
+    for op in ["div", "sqrt", "exp", "log", "sin", "cos"] {
+        assert!(stderr.contains(&format!("chain_{op}: ")), "{stderr}");
+    }
+    let ops = &profile["operations"];
+    assert_eq!(ops["special"].as_array().map(Vec::len), Some(6));
+    for table in ["atomics", "float_atomics", "local_atomics", "local_float_atomics"] {
+        let points = ops[table].as_array().unwrap_or_else(|| panic!("no {table}: {ops}"));
+        assert!(points.len() >= 3 && points.iter().all(|p| p["per_s"].as_f64() > Some(0.0)));
+    }
+    assert_eq!(ops["wide_copies"][1]["words"], 4);
+    for field in ["barrier_per_s", "load_latency_s", "op_latency_s", "warm_launch_s"] {
+        positive(&["operations", field]);
+    }
 }
 
 #[test]

@@ -154,7 +154,7 @@ __kernel void chase(__global const uint* next, __global uint* out, uint steps) {
 
 /// The special functions measured, as named in the profile, with their kernels and
 /// the step their chains take (for the host's check).
-const SPECIALS: [(&str, &str, fn(f32) -> f32); 6] = [
+const SPECIALS: [(&str, &str, ChainStep); 6] = [
     ("div", "chain_div", |x| 1.0 / (x + 1.0)),
     ("sqrt", "chain_sqrt", |x| (x + 1.0).sqrt()),
     ("exp", "chain_exp", |x| (-x).exp()),
@@ -169,6 +169,9 @@ enum Atomic {
     Int,
     Float,
 }
+
+/// One step of a special function's chain, as the host computes it.
+type ChainStep = fn(f32) -> f32;
 
 /// Chains per work-item in the special-function kernels.
 const CHAINS: u32 = 4;
