@@ -12,6 +12,7 @@ mod dump;
 mod environment;
 mod fmt;
 mod opencl;
+mod placement;
 mod predict;
 mod profile;
 mod run;
@@ -225,7 +226,8 @@ fn main() -> ExitCode {
     weft_process::die_with_parent();
     let cli = Cli::parse();
     let device = match &cli.command {
-        Some(Command::Run(args)) => args.device.clone(),
+        // `auto` compiles for each device it chooses between (placement.rs).
+        Some(Command::Run(args)) => args.device.clone().filter(|d| d != run::AUTO),
         Some(Command::Test(args)) => args.device.clone(),
         Some(Command::Bench(args)) => args.device.clone(),
         Some(Command::Tune(args)) => args.device.clone(),

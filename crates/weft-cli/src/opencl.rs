@@ -110,11 +110,20 @@ impl MiddleEnd {
 
     /// The tuning of `source` (a `.weft` file's path) and where it comes from.
     fn tuning_for(&self, source: &str) -> (crate::tune::Tuning, TuningSource) {
+        self.tuning_for_device(source, self.profile())
+    }
+
+    /// The tuning of `source` on the device `profile` describes.
+    fn tuning_for_device(
+        &self,
+        source: &str,
+        profile: Option<&weft_cost::profile::DeviceProfile>,
+    ) -> (crate::tune::Tuning, TuningSource) {
         if let Some((path, file)) = &self.explicit {
             let tuning = file.for_source(source).cloned().unwrap_or_default();
             return (tuning, TuningSource::Explicit(path.clone()));
         }
-        let Some(profile) = self.profile().filter(|_| self.committed) else {
+        let Some(profile) = profile.filter(|_| self.committed) else {
             return (crate::tune::Tuning::default(), TuningSource::None);
         };
         let path = crate::tune::committed_path(std::path::Path::new(source), &profile.device.name);
@@ -210,6 +219,46 @@ pub(crate) fn tuning_source(db: &RootDatabase, program: &Program, entry: FnId) -
     }
 }
 
+/// Compiles one entry for the device `profile` describes (its thresholds, its code
+/// generator's facts and its committed tuning), whichever device this process steers
+/// by: `weft run --device auto` compiles for each device it chooses between.
+pub(crate) fn compile_for(
+    db: &RootDatabase,
+    program: &Program,
+    entry: FnId,
+    mut options: weft_lower::Options,
+    profile: &'static weft_cost::profile::DeviceProfile,
+) -> Result<Compiled, String> {
+    options.profile = Some(profile);
+    let Some(middle) = MIDDLE_END.get() else {
+        return compile_tuned(db, program, entry, options, None);
+    };
+    let source = program.functions[entry].def.file.path(db);
+    let (tuning, _) = middle.tuning_for_device(source, Some(profile));
+    let settings = weft_opt::Settings {
+        device: Some(device_shape(profile)),
+        tuning: tuning.thresholds.clone(),
+    };
+    let position = |origin: &weft_core::Origin| weft_core::origin_position(db, origin);
+    apply_parameters(&tuning, &program.functions[entry].name, &mut options);
+    let gpu_code = || middle.gpu_code(program, settings.target());
+    weft_opencl::compile_through_middle_end(&settings, &gpu_code, entry, &position, options)
+        .map_err(|error| placed_message(db, &error))
+}
+
+/// The tuned code-generator parameters of the entry `name`.
+fn apply_parameters(
+    tuning: &crate::tune::Tuning,
+    name: &impl std::fmt::Display,
+    options: &mut weft_lower::Options,
+) {
+    for parameter in crate::tune::Parameter::ALL {
+        if let Some(&value) = tuning.parameters.get(&format!("{name}.{}", parameter.suffix())) {
+            parameter.apply(options, value);
+        }
+    }
+}
+
 /// Compiles one entry with `tuning` instead of its file's (`weft tune`'s trials), or
 /// says why not. `None`: at an unknown GPU's thresholds.
 pub(crate) fn compile_tuned(
@@ -227,12 +276,7 @@ pub(crate) fn compile_tuned(
             options.profile = middle.profile();
         }
         let settings = middle.settings(tuning);
-        let name = &program.functions[entry].name;
-        for parameter in crate::tune::Parameter::ALL {
-            if let Some(&value) = tuning.parameters.get(&format!("{name}.{}", parameter.suffix())) {
-                parameter.apply(&mut options, value);
-            }
-        }
+        apply_parameters(tuning, &program.functions[entry].name, &mut options);
         let gpu_code = || middle.gpu_code(program, settings.target());
         return weft_opencl::compile_through_middle_end(
             &settings, &gpu_code, entry, &position, options,

@@ -38,7 +38,8 @@ pub(crate) struct RunArgs {
     #[arg(long, value_enum, default_value_t = Backend::Opencl)]
     backend: Backend,
     /// The OpenCL device: `gpu`, `cpu` or `PLATFORM:DEVICE` (default: `WEFT_DEVICE`,
-    /// else the first GPU, else the first CPU device).
+    /// else the first GPU, else the first CPU device), or `auto`: the one the cost
+    /// model predicts faster on these inputs, transfers included (said on stderr).
     #[arg(long, value_name = "D")]
     pub(crate) device: Option<String>,
     /// Print each kernel's time (OpenCL profiling) to stderr.
@@ -141,6 +142,9 @@ pub(crate) fn run(args: &RunArgs) -> anyhow::Result<u8> {
     let Some(loaded) = files.first() else { bail!("`{}` is not a .weft file", args.file) };
     if crate::apl::is_apl(&args.file) {
         let target = args.opencl.target();
+        if args.device.as_deref() == Some(AUTO) {
+            bail!("`--device auto` chooses for `.weft` entries; give `gpu`, `cpu` or `P:D`");
+        }
         return crate::apl::run(&db, loaded.file, args.backend, args.device.as_deref(), target);
     }
     let program = match core_program(&db, loaded.file) {
@@ -225,6 +229,14 @@ pub(crate) fn print_error(message: &str) {
     eprintln!("error: {message}");
 }
 
+#[expect(clippy::print_stderr, reason = "what the command decided goes to stderr")]
+fn note(message: &str) {
+    eprintln!("note: {message}");
+}
+
+/// `--device auto`: the device the cost model predicts faster (docs/costs.md).
+pub(crate) const AUTO: &str = "auto";
+
 /// `weft run --backend opencl`: compiles the entry and runs its plan in `weft-runner`.
 fn run_opencl(
     db: &RootDatabase,
@@ -237,16 +249,56 @@ fn run_opencl(
         target: args.opencl.target(),
         ..crate::environment::lower_options()
     };
-    let compiled = match crate::opencl::compile(db, program, entry, options) {
-        Ok(c) => c,
-        Err(message) => {
-            print_error(&message);
-            return Ok(1);
+    let from_stdin = args.inputs.is_empty() && args.random.is_empty();
+    let mut stdin = String::new();
+    if from_stdin {
+        std::io::stdin().read_to_string(&mut stdin).context("cannot read the inputs from stdin")?;
+    }
+    let (compiled, device) = if args.device.as_deref() == Some(AUTO) {
+        // The inputs' sizes decide: read them as the runner will.
+        let values;
+        let specs;
+        let sizes = if !args.random.is_empty() {
+            specs = args
+                .random
+                .iter()
+                .map(|spec| {
+                    weft_values::parse_random_spec(spec)
+                        .map_err(|e| anyhow::anyhow!("bad random spec `{spec}`: {e}"))
+                })
+                .collect::<anyhow::Result<Vec<_>>>()?;
+            crate::placement::Sizes::Specs(&specs)
+        } else {
+            values = if from_stdin {
+                weft_values::parse_values(&stdin)
+                    .map_err(|e| anyhow::anyhow!("cannot read inputs from stdin: {e}"))?
+            } else {
+                read_inputs(&args.inputs, &[], args.seed)?
+            };
+            crate::placement::Sizes::Values(&values)
+        };
+        match crate::placement::choose(db, program, entry, &options, &sizes)? {
+            Ok(placement) => {
+                note(&placement.why);
+                (placement.compiled, Some(placement.device))
+            }
+            Err(message) => {
+                print_error(&message);
+                return Ok(1);
+            }
+        }
+    } else {
+        match crate::opencl::compile(db, program, entry, options) {
+            Ok(c) => (c, args.device.clone()),
+            Err(message) => {
+                print_error(&message);
+                return Ok(1);
+            }
         }
     };
     let plan = crate::opencl::write_plan(&compiled.plan)?;
     let mut runner_args = vec!["run".to_owned(), "--plan".to_owned(), plan.display().to_string()];
-    if let Some(device) = &args.device {
+    if let Some(device) = &device {
         runner_args.extend(["--device".to_owned(), device.clone()]);
     }
     for input in &args.inputs {
@@ -261,13 +313,6 @@ fn run_opencl(
     if args.timing {
         runner_args.push("--timing".to_owned());
     }
-    let stdin = if args.inputs.is_empty() && args.random.is_empty() {
-        let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).context("cannot read the inputs from stdin")?;
-        text
-    } else {
-        String::new()
-    };
     let out = crate::opencl::run_runner(
         &runner_args,
         &stdin,

@@ -367,3 +367,33 @@ fn the_look_back_scan_agrees_with_the_interpreter() {
     assert_eq!(output.status.code(), Some(0), "{stdout}{stderr}");
     assert!(stdout.contains("8 passed, 0 failed"), "{stdout}");
 }
+
+/// `--device auto` predicts each device with a profile (POCL's CPU here) and says which
+/// it chose and why before the results.
+#[test]
+fn device_auto_says_where_it_runs_and_why() {
+    let (stdout, stderr, code) = weft(
+        &[
+            "run",
+            "--device",
+            "auto",
+            "--entry",
+            "total",
+            "--random",
+            "[1000]f32",
+            "bench/programs/sum.weft",
+        ],
+        "",
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.trim().ends_with("f32"), "{stdout}");
+    assert!(stderr.starts_with("note: running on "), "{stderr}");
+    assert!(stderr.contains("(kernels "), "{stderr}");
+    assert!(stderr.contains(", transfers "), "{stderr}");
+    // The same from values on stdin.
+    let (stdout, stderr, code) = weft(
+        &["run", "--device", "auto", "--entry", "total", "bench/programs/sum.weft"],
+        "[1f32, 2f32]",
+    );
+    assert_eq!((code, stdout.trim()), (0, "3.0f32"), "{stderr}");
+}
