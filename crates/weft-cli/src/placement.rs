@@ -69,16 +69,11 @@ pub(crate) fn choose(
     }
     let mut predicted = Vec::new();
     for candidate in candidates {
-        let compiled = match crate::opencl::compile_for(
-            db,
-            program,
-            entry,
-            options.clone(),
-            candidate.profile,
-        ) {
-            Ok(compiled) => compiled,
-            Err(message) => return Ok(Err(message)),
-        };
+        let compiled =
+            match crate::opencl::compile_for(db, program, entry, *options, candidate.profile) {
+                Ok(compiled) => compiled,
+                Err(message) => return Ok(Err(message)),
+            };
         let bound = bind_sizes(&compiled.plan, sizes);
         let seconds = compiled
             .costs

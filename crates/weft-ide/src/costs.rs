@@ -677,37 +677,56 @@ pub(crate) fn model_name() -> &'static str {
     model::MODEL.split(':').next().unwrap_or(model::MODEL)
 }
 
-/// `±31% measured` or `error not measured`, for the profile.
-/// Entry-level predictions use the entries' error; one kernel's prediction the kernels'.
-pub(crate) fn measured(profile: &DeviceProfile, per_kernel: bool) -> String {
+/// Which measured error a prediction's interval takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ErrorOf<'a> {
+    /// An entry's kernels together: the entries' error.
+    Entry,
+    /// Kernels of these classes (`map`, `group`, ...: `weft_cost::measured::kernel_class`):
+    /// the largest of their classes' errors, each class's own when the validation run
+    /// measured enough of its kernels, else every kernel's.
+    Kernels(&'a [&'a str]),
+}
+
+/// The error of `of` on the profile's device, and what it is over: `(0.16, "64 `map`
+/// kernels")`.
+fn error_of(e: &model::MeasuredError, of: ErrorOf<'_>) -> (f64, String) {
+    match of {
+        ErrorOf::Entry => (e.geomean, format!("{} entries", e.entries)),
+        ErrorOf::Kernels(classes) => classes
+            .iter()
+            .map(|class| match e.for_class(class) {
+                (error, n, Some(class)) => (error, format!("{n} `{class}` kernels")),
+                (error, n, None) => (error, format!("{n} kernels")),
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .unwrap_or((e.kernel_geomean, format!("{} kernels", e.kernels))),
+    }
+}
+
+/// `±31% measured (geometric mean over 64 `map` kernels, 2026-11-29)` or `error not
+/// measured`, for the profile.
+pub(crate) fn measured(profile: &DeviceProfile, of: ErrorOf<'_>) -> String {
     match model::measured_error(profile) {
-        Some(e) if per_kernel => format!(
-            "±{:.0}% measured (geometric mean over {} kernels, {})",
-            e.kernel_geomean * 100.0,
-            e.kernels,
-            e.date
-        ),
-        Some(e) => format!(
-            "±{:.0}% measured (geometric mean over {} entries, {})",
-            e.geomean * 100.0,
-            e.entries,
-            e.date
-        ),
+        Some(e) => {
+            let (error, over) = error_of(&e, of);
+            format!("±{:.0}% measured (geometric mean over {over}, {})", error * 100.0, e.date)
+        }
         None => "error not measured".to_owned(),
     }
 }
 
 /// `7.53 µs ±16% (6.33–8.73 µs)`: a predicted time and the interval the profile's
-/// measured error gives (the entries' error, or one kernel's when `per_kernel`); `7.53 µs
-/// (error not measured)` without one.
+/// measured error of its kind of prediction gives; `7.53 µs (error not measured)`
+/// without one.
 pub(crate) fn with_interval(
     seconds_predicted: f64,
     profile: &DeviceProfile,
-    per_kernel: bool,
+    of: ErrorOf<'_>,
 ) -> String {
     match model::measured_error(profile) {
         Some(e) => {
-            let error = if per_kernel { e.kernel_geomean } else { e.geomean };
+            let error = error_of(&e, of).0;
             let low = seconds(seconds_predicted * (1.0 - error).max(0.0));
             let high = seconds(seconds_predicted * (1.0 + error));
             // `218–260 µs` rather than `218 µs–260 µs`.
@@ -753,7 +772,7 @@ pub(crate) fn entry_section(
     let prediction = match c.predict(config.profile, &sizes) {
         Ok(p) => format!(
             "**Predicted**: {} for its kernels (+ {} of transfers) on {} {}; {}-bound",
-            with_interval(p.kernels_s, config.profile, false),
+            with_interval(p.kernels_s, config.profile, ErrorOf::Entry),
             seconds(p.total.transfer_s),
             config.device(),
             env.describe(c),
@@ -784,7 +803,8 @@ pub(crate) fn entry_section(
         show(&c.upload_bytes),
         show(&c.download_bytes)
     ));
-    let model = format!("**Model**: {}, {}", model_name(), measured(config.profile, false));
+    let model =
+        format!("**Model**: {}, {}", model_name(), measured(config.profile, ErrorOf::Entry));
     Some(format!("{line}\n\n{prediction}\n\n{model}"))
 }
 
@@ -854,8 +874,10 @@ pub(crate) fn kernels_prediction(
     let c = &costs.costs;
     let mut total = 0.0;
     let mut bound = None;
+    let mut classes = Vec::new();
     for &idx in kernel_idxs {
         let launch = c.launches.iter().find(|l| l.kernel as usize == idx)?;
+        classes.push(weft_cost::measured::kernel_class(&launch.name, entry));
         match launch.cost.predict(config.profile, &|v| env.get(v)) {
             Ok(p) => {
                 total += p.seconds;
@@ -876,7 +898,7 @@ pub(crate) fn kernels_prediction(
     };
     Some(format!(
         "**Predicted**: {} {what} on {} {}; {}-bound",
-        with_interval(total, config.profile, true),
+        with_interval(total, config.profile, ErrorOf::Kernels(&classes)),
         config.device(),
         env.describe(c),
         bound.unwrap_or("memory"),
@@ -903,6 +925,7 @@ pub(crate) fn kernel_line(
     }
     let show = |e: &Expr| costs.show(e);
     let k = &launch.cost;
+    let class = weft_cost::measured::kernel_class(&launch.name, entry);
     let mut line = format!(
         "**Cost** of `{}` (entry `{entry}`): work `{}`, span `{}`",
         launch.name,
@@ -916,12 +939,12 @@ pub(crate) fn kernel_line(
     match k.predict(config.profile, &|v| env.get(v)) {
         Ok(p) => line.push_str(&format!(
             "; predicted {} per launch on {} {} ({}-bound, model {}, {})",
-            with_interval(p.seconds, config.profile, true),
+            with_interval(p.seconds, config.profile, ErrorOf::Kernels(&[class])),
             config.device(),
             env.describe(c),
             p.bound,
             model_name(),
-            measured(config.profile, true)
+            measured(config.profile, ErrorOf::Kernels(&[class]))
         )),
         Err(error) => line.push_str(&format!("; not predicted: {error}")),
     }
@@ -1408,6 +1431,36 @@ entry untested (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
             untested.contains("(the `costProfile` setting) at n = 5000 (the `predictionSize` setting: no test input)"),
             "{untested}"
         );
+    }
+
+    /// A kernel's interval is its class's measured error on a profile whose validation
+    /// run measured enough kernels of that class; an entry's, the entries' error.
+    #[test]
+    fn intervals_come_from_the_measured_error_of_the_kernels_class() {
+        let text = "-- ==\n-- random input { [100000]f32 }\nentry double (xs: [n]f32) : [n]f32 = map (\\x -> 2f32 * x) xs\n";
+        let mut host = crate::AnalysisHost::new();
+        let mut change = crate::Change::default();
+        change.set_file("main.weft", text);
+        host.apply_change(change);
+        let h200 = weft_cost::profile::builtin_profile_named("NVIDIA H200").unwrap();
+        host.set_cost_config(crate::CostConfig {
+            profile: h200,
+            full_hovers: true,
+            ..Default::default()
+        });
+        let at = |needle: &str| crate::FilePosition {
+            path: "main.weft".to_owned(),
+            offset: u32::try_from(text.find(needle).unwrap()).unwrap().into(),
+        };
+        let on_map = host.analysis().hover(&at("map (")).unwrap().unwrap().markdown;
+        assert!(on_map.contains("±16% ("), "{on_map}");
+        assert!(
+            on_map.contains("±16% measured (geometric mean over 64 `map` kernels, 2026-11-29)"),
+            "{on_map}"
+        );
+        let on_entry = host.analysis().hover(&at("double")).unwrap().unwrap().markdown;
+        assert!(on_entry.contains("for its kernels"), "{on_entry}");
+        assert!(on_entry.contains("±16% ("), "{on_entry}");
     }
 
     #[test]
