@@ -230,3 +230,20 @@ fn dump_prints_types_and_trees() {
         String::from_utf8_lossy(&output.stdout).starts_with("SOURCE_FILE@0..72\n  DEF@0..71\n")
     );
 }
+
+/// The cost analysis counts a loop whose bound depends on the work-item at the first
+/// work-item: a CPU's run of 64 points per work-item (`for j < min(64, n - first)`) is
+/// 64 iterations, not one, so Black-Scholes' special functions are counted per point.
+#[test]
+fn a_run_of_points_per_work_item_is_counted_whole() {
+    let output = common::weft()
+        .current_dir(root())
+        .env("WEFT_PROFILE", "crates/weft-cost/profiles/pocl-cpu.json")
+        .args(["dump", "--ir", "costs", "bench/apps/blackscholes.weft"])
+        .output()
+        .expect("weft runs");
+    let costs = text(&output);
+    assert!(output.status.success(), "{costs}");
+    assert!(costs.contains("special exp: 3*min(64, n_1)*⌈n_1/64⌉"), "{costs}");
+    assert!(!costs.contains("counted as one iteration"), "{costs}");
+}

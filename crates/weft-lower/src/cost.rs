@@ -360,11 +360,13 @@ struct Info {
     /// It depends on which point of the parallel operation is computed (a work-group's
     /// or a grid work-item's index), so points read different addresses through it.
     point: bool,
+    /// Its value for the first work-item (every id 0), when `value` is unknown.
+    first: Option<Expr>,
 }
 
 impl Info {
     fn uniform(value: Option<Expr>) -> Info {
-        Info { value, lane: Lane::Uniform, local_id: false, point: false }
+        Info { value, lane: Lane::Uniform, local_id: false, point: false, first: None }
     }
 }
 
@@ -453,8 +455,8 @@ struct Analysis<'f> {
     blocks: usize,
     block: usize,
     depth: u32,
-    /// In [`Analysis::host_at_first_item`]: `get_local_id` is 0.
-    first_item: bool,
+    /// In [`Analysis::host_first`]: the ids of the work-item are 0.
+    first_item: std::cell::Cell<bool>,
     /// Variables the enclosing `if`s bound from above (`if (x < n)`), innermost last:
     /// an atomic's destination size.
     upper_bounds: Vec<(Rc<str>, Expr)>,
@@ -480,7 +482,7 @@ impl<'f> Analysis<'f> {
             blocks: 0,
             block: 0,
             depth: 0,
-            first_item: false,
+            first_item: std::cell::Cell::new(false),
             upper_bounds: Vec::new(),
         }
     }
@@ -655,7 +657,10 @@ impl<'f> Analysis<'f> {
                 // The grid's and the groups' loops go over points; a thread loop splits
                 // one point's work.
                 let point = !matches!(level, ParLevel::Thread);
-                self.env.insert(var.clone(), Info { value: None, lane, local_id: false, point });
+                // The first work-item's first iteration is at 0.
+                let info =
+                    Info { value: None, lane, local_id: false, point, first: Some(Expr::I64(0)) };
+                self.env.insert(var.clone(), info);
                 let bounded = self.upper_bounds.len();
                 if let Some(n) = self.host(bound) {
                     self.upper_bounds.push((var.clone(), n));
@@ -722,38 +727,17 @@ impl<'f> Analysis<'f> {
         }
     }
 
-    /// A loop's trip count as a host expression: a bound that depends on the local id
-    /// (a work-group's items striding over a row) is taken at local id 0, the longest;
-    /// 1, with a note, when unknown.
+    /// A loop's trip count as a host expression: a bound that depends on the work-item
+    /// (a work-group's items striding over a row, a work-item's run of points clipped at
+    /// the end) is the first work-item's, the longest; 1, with a note, when unknown.
     fn trip(&mut self, bound: &CExpr) -> Expr {
-        match self.host(bound).or_else(|| self.host_at_first_item(bound)) {
+        match self.host(bound).or_else(|| self.host_first(bound)) {
             Some(e) => e,
             None => {
                 self.note("a loop bound computed from data is counted as one iteration");
                 Expr::I64(1)
             }
         }
-    }
-
-    /// [`Analysis::host`] for the first work-item of a group: the local id is 0.
-    fn host_at_first_item(&mut self, e: &CExpr) -> Option<Expr> {
-        let ids: Vec<(Rc<str>, Info)> = self
-            .env
-            .iter()
-            .filter(|(_, info)| info.local_id)
-            .map(|(name, info)| (name.clone(), info.clone()))
-            .collect();
-        for (name, info) in &ids {
-            let first = Info { value: Some(Expr::I64(0)), ..info.clone() };
-            self.env.insert(name.clone(), first);
-        }
-        self.first_item = true;
-        let value = self.host(e);
-        self.first_item = false;
-        for (name, info) in ids {
-            self.env.insert(name, info);
-        }
-        value
     }
 
     /// The conjuncts `x < n` of a condition, `n` a host expression, as upper bounds.
@@ -950,7 +934,8 @@ impl<'f> Analysis<'f> {
             CExpr::Cast(_, inner) => is_local_id(inner),
             other => is_local_id(other),
         };
-        Info { value, lane, local_id, point: self.mentions_point(e) }
+        let first = if value.is_none() { self.host_first(e) } else { None };
+        Info { value, lane, local_id, point: self.mentions_point(e), first }
     }
 
     /// Whether `e` depends on which point is computed (see [`Info::point`]).
@@ -972,10 +957,26 @@ impl<'f> Analysis<'f> {
         }
     }
 
-    /// The value of a uniform expression as a host expression.
+    /// The value `e` has for the first work-item (every id 0), as a host expression.
+    fn host_first(&self, e: &CExpr) -> Option<Expr> {
+        self.first_item.set(true);
+        let value = self.host(e);
+        self.first_item.set(false);
+        value
+    }
+
+    /// The value of a uniform expression as a host expression (see also
+    /// [`Analysis::host_first`]).
     fn host(&self, e: &CExpr) -> Option<Expr> {
         Some(match e {
-            CExpr::Var(name) => self.env.get(name)?.value.clone()?,
+            CExpr::Var(name) => {
+                let info = self.env.get(name)?;
+                match (&info.value, &info.first) {
+                    (Some(value), _) => value.clone(),
+                    (None, Some(first)) if self.first_item.get() => first.clone(),
+                    _ => return None,
+                }
+            }
             CExpr::Int(v) => Expr::I64(*v),
             CExpr::Bin(op, a, b) => {
                 let (a, b) = (self.host(a)?, self.host(b)?);
@@ -1002,7 +1003,7 @@ impl<'f> Analysis<'f> {
                 }
                 // In trip counts every work-group is taken as a full one: the first.
                 ("get_group_id", [_]) => Expr::I64(0),
-                ("get_local_id", [_]) if self.first_item => Expr::I64(0),
+                ("get_local_id" | "get_global_id", [_]) if self.first_item.get() => Expr::I64(0),
                 ("get_global_size", [d]) => {
                     self.grid.get(usize::try_from(d.as_int()?).ok()?)?.clone()
                 }
