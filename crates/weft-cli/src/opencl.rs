@@ -171,16 +171,7 @@ fn read_committed(path: &std::path::Path) -> Option<std::sync::Arc<crate::tune::
     }
 }
 
-/// The shape of a device from its committed profile (without one, thresholds take
-/// their device-independent defaults).
-pub(crate) fn device_shape(profile: &weft_cost::profile::DeviceProfile) -> weft_opt::DeviceShape {
-    weft_opt::DeviceShape {
-        gpu: profile.device.kind == "gpu",
-        compute_units: i64::from(profile.device.compute_units),
-        simd_width: i64::try_from(profile.device.simd_width).unwrap_or(1),
-        local_memory: i64::try_from(profile.device.local_mem_bytes).unwrap_or(i64::MAX),
-    }
-}
+pub(crate) use weft_opencl::device_shape;
 
 /// Compiles one entry, or says why not (with the source position).
 pub(crate) fn compile(

@@ -53,6 +53,11 @@ pub struct CostConfig {
     /// Every size of an entry without a `-- bench:` line or test inputs, for predictions
     /// (the `predictionSize` setting); `None`: the default sizes (module docs).
     pub prediction_size: Option<i64>,
+    /// The profile of the machine's other kind of device (its CPU beside its GPU, or
+    /// the reverse), when it has one: entries' hovers and lenses then predict both
+    /// runs, transfers included, and say which is faster, as `weft run --device auto`
+    /// chooses.
+    pub alternative: Option<&'static DeviceProfile>,
 }
 
 /// A part of a hover, which the `hoverSections` setting shows or leaves out (the type
@@ -116,6 +121,7 @@ impl Default for CostConfig {
             hover_sections: HoverSection::ALL.to_vec(),
             profile_reason: "the default profile".to_owned(),
             prediction_size: None,
+            alternative: None,
         }
     }
 }
@@ -740,6 +746,28 @@ pub(crate) fn with_interval(
     }
 }
 
+/// The predicted runs on the GPU and the CPU (`CostConfig::alternative`), transfers
+/// included, and the faster: `GPU 40.1 µs, CPU 85.3 µs with transfers: runs on the GPU`.
+/// Each device's prediction reads the entry compiled for its kind of device.
+pub(crate) fn placement(db: &RootDatabase, entry: &DefLoc, config: &CostConfig) -> Option<String> {
+    let alternative = config.alternative?;
+    let id = DefId::new(db, entry.clone());
+    let mut runs = Vec::new();
+    for profile in [config.profile, alternative] {
+        let costs = match profile.device.kind.as_str() {
+            "gpu" => entry_costs(db, id).as_ref()?,
+            _ => crate::kernels::entry_cpu_costs(db, id).as_ref()?,
+        };
+        let env = size_env(db, entry, &costs.inputs, config.prediction_size);
+        let seconds = costs.costs.predict(profile, &|v| env.get(v)).ok()?.total.seconds;
+        runs.push((profile.device.kind.to_uppercase(), seconds));
+    }
+    let times: Vec<String> =
+        runs.iter().map(|(kind, s)| format!("{kind} {}", seconds(*s))).collect();
+    let faster = runs.iter().min_by(|a, b| a.1.total_cmp(&b.1)).map(|r| r.0.clone())?;
+    Some(format!("{} with transfers: runs on the {faster}", times.join(", ")))
+}
+
 /// An entry's predicted kernel time at its sizes: the lens's title.
 pub(crate) fn lens_title(db: &RootDatabase, entry: &DefLoc, config: &CostConfig) -> Option<String> {
     let costs = entry_costs(db, DefId::new(db, entry.clone())).as_ref()?;
@@ -753,7 +781,12 @@ pub(crate) fn lens_title(db: &RootDatabase, entry: &DefLoc, config: &CostConfig)
         Ok(p) => format!("predicted {}", seconds(p.kernels_s)),
         Err(_) => "not predicted: a cost depends on a value known only at run time".to_owned(),
     };
-    Some(format!("{head} on {} (model {}, {short})", profile.device.name.trim(), model_name()))
+    let title =
+        format!("{head} on {} (model {}, {short})", profile.device.name.trim(), model_name());
+    Some(match placement(db, entry, config) {
+        Some(placement) => format!("{title} · {placement}"),
+        None => title,
+    })
 }
 
 /// The entry's lines for a hover on its name: the prediction at the sizes (and, in the
@@ -781,6 +814,10 @@ pub(crate) fn entry_section(
         Err(error) => {
             format!("**Predicted**: not on {} {}: {error}", config.device(), env.describe(c))
         }
+    };
+    let prediction = match placement(db, entry, config) {
+        Some(placement) => format!("{prediction}  \n**Placement**: {placement}"),
+        None => prediction,
     };
     if !config.full_hovers {
         return Some(prediction);
@@ -1461,6 +1498,43 @@ entry untested (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
         let on_entry = host.analysis().hover(&at("double")).unwrap().unwrap().markdown;
         assert!(on_entry.contains("for its kernels"), "{on_entry}");
         assert!(on_entry.contains("±16% ("), "{on_entry}");
+    }
+
+    /// With a CPU beside the GPU, an entry's lens and hover predict both runs (each from
+    /// the entry compiled for its kind of device, transfers included) and name the
+    /// faster: the GPU for a large input, the CPU for a tiny one.
+    #[test]
+    fn lenses_and_hovers_place_runs_on_the_faster_device() {
+        let text = "-- ==\n-- random input { [4000000]f32 }\nentry big (xs: [n]f32) : f32 = reduce (+) 0 (map (\\x -> f32.exp x) xs)\n\n-- ==\n-- input { [1f32, 2f32] }\nentry tiny (xs: [n]f32) : f32 = reduce (+) 0 xs\n";
+        let mut host = crate::AnalysisHost::new();
+        let mut change = crate::Change::default();
+        change.set_file("main.weft", text);
+        host.apply_change(change);
+        let h200 = weft_cost::profile::builtin_profile_named("NVIDIA H200").unwrap();
+        let cpu =
+            weft_cost::profile::builtin_profiles().iter().find(|p| p.device.kind == "cpu").unwrap();
+        host.set_cost_config(crate::CostConfig {
+            profile: h200,
+            alternative: Some(cpu),
+            ..Default::default()
+        });
+        let lenses = host.analysis().entry_predictions("main.weft").unwrap();
+        let titles: Vec<&str> = lenses.iter().map(|l| l.1.as_str()).collect();
+        let placed: Vec<&&str> = titles.iter().filter(|t| t.contains("with transfers")).collect();
+        assert_eq!(placed.len(), 2, "{titles:?}");
+        assert!(placed[0].ends_with("with transfers: runs on the GPU"), "{}", placed[0]);
+        assert!(placed[0].contains(" · GPU "), "{}", placed[0]);
+        assert!(placed[1].ends_with("with transfers: runs on the CPU"), "{}", placed[1]);
+        let at = crate::FilePosition {
+            path: "main.weft".to_owned(),
+            offset: u32::try_from(text.find("big").unwrap()).unwrap().into(),
+        };
+        let hover = host.analysis().hover(&at).unwrap().unwrap().markdown;
+        assert!(hover.contains("**Placement**: GPU "), "{hover}");
+        // Without a second device, nothing is said about placement.
+        host.set_cost_config(crate::CostConfig { profile: h200, ..Default::default() });
+        let lenses = host.analysis().entry_predictions("main.weft").unwrap();
+        assert!(lenses.iter().all(|l| !l.1.contains("with transfers")), "{lenses:?}");
     }
 
     #[test]

@@ -97,6 +97,27 @@ pub(crate) fn entry_backend<'db>(db: &'db dyn Db, entry: DefId<'db>) -> EntryBac
     EntryBackend { kernels: Some(Arc::new(kernels)), costs, regions, versioned }
 }
 
+/// The costs of one entry compiled for a CPU device (the committed POCL profile's shape:
+/// no work-group versions, runs of points per work-item), for the prediction of a CPU
+/// beside a GPU (`CostConfig::alternative`). Computed only when asked for, and kept for
+/// the last 16 entries.
+#[salsa::tracked(returns(ref), lru = 16)]
+pub(crate) fn entry_cpu_costs<'db>(
+    db: &'db dyn Db,
+    entry: DefId<'db>,
+) -> Option<Arc<crate::costs::EntryCosts>> {
+    let (program, id) = entry_program(db, entry).as_ref()?;
+    let cpu = weft_cost::profile::builtin_profiles().iter().find(|p| p.device.kind == "cpu")?;
+    let settings = weft_opt::Settings {
+        device: Some(weft_opencl::device_shape(cpu)),
+        ..weft_opt::Settings::default()
+    };
+    let options = weft_lower::Options { profile: Some(cpu), ..weft_lower::Options::default() };
+    let compiled = compile_with(program, *id, &|_| None, &settings, options).0.ok()?;
+    let Compiled { plan, kernels, costs, .. } = compiled;
+    Some(Arc::new(crate::costs::entry_costs_of(plan, &kernels, costs)))
+}
+
 /// The kernels of one entry (in launch-site order), from [`entry_backend`].
 pub(crate) fn entry_kernels<'db>(
     db: &'db dyn Db,
@@ -357,7 +378,17 @@ pub(crate) fn compile_quietly(
     entry: FnId,
     position: &dyn Fn(&Origin) -> Option<String>,
 ) -> (Result<Compiled, CompileError>, FxHashSet<Origin>) {
-    let settings = weft_opt::Settings::default();
+    compile_with(program, entry, position, &weft_opt::Settings::default(), Default::default())
+}
+
+/// [`compile_quietly`] for a device's settings and options.
+fn compile_with(
+    program: &Program,
+    entry: FnId,
+    position: &dyn Fn(&Origin) -> Option<String>,
+    settings: &weft_opt::Settings,
+    options: weft_lower::Options,
+) -> (Result<Compiled, CompileError>, FxHashSet<Origin>) {
     let gpu: std::cell::OnceCell<Arc<weft_opencl::GpuCode>> = std::cell::OnceCell::new();
     let gpu_code = || {
         Arc::clone(
@@ -365,13 +396,7 @@ pub(crate) fn compile_quietly(
         )
     };
     let compiled = catch_backend(|| {
-        weft_opencl::compile_through_middle_end(
-            &settings,
-            &gpu_code,
-            entry,
-            position,
-            weft_lower::Options::default(),
-        )
+        weft_opencl::compile_through_middle_end(settings, &gpu_code, entry, position, options)
     });
     let versioned =
         gpu.get().map(|code| weft_opt::versioned_origins(&code.gpu)).unwrap_or_default();

@@ -72,6 +72,8 @@ pub(crate) struct Config {
     /// The device runs use, as `weft-runner devices` answered at start, or why there is
     /// none; `None` until it has answered.
     pub(crate) detected: Option<Result<weft_cost::profile::ListedDevice, String>>,
+    /// The machine's device of the other kind (its CPU beside its GPU), found with it.
+    pub(crate) other_device: Option<weft_cost::profile::ListedDevice>,
 }
 
 impl Default for Config {
@@ -92,6 +94,7 @@ impl Default for Config {
             prediction_size: None,
             cost_profile_from: None,
             detected: None,
+            other_device: None,
         }
     }
 }
@@ -160,7 +163,18 @@ impl Config {
             full_hovers: self.full_hovers,
             hover_sections: self.hover_sections.clone(),
             prediction_size: self.prediction_size,
+            alternative: self.alternative(profile),
         }
+    }
+
+    /// The committed profile of the machine's other kind of device than `profile`'s,
+    /// when the server found one with a profile.
+    fn alternative(
+        &self,
+        profile: &weft_cost::profile::DeviceProfile,
+    ) -> Option<&'static weft_cost::profile::DeviceProfile> {
+        let other = weft_cost::profile::default_profile_for(&self.other_device.as_ref()?.query())?;
+        (other.device.kind != profile.device.kind).then_some(other)
     }
 
     /// The settings of performance diagnostics: those of [`Config::cost_config`] with the
@@ -279,7 +293,19 @@ mod config_tests {
             costs_on_cpu.profile_reason,
             "the committed profile nearest `pthread-skylake-avx512-AMD EPYC`, the device \"Run on GPU\" uses"
         );
+        // A GPU found beside the CPU: predictions place entries' runs between the two.
+        assert!(costs_on_cpu.alternative.is_none());
+        on_cpu.other_device = Some(weft_cost::profile::ListedDevice {
+            id: "1:0".to_owned(),
+            name: "NVIDIA H200".to_owned(),
+            vendor: "NVIDIA Corporation".to_owned(),
+            platform: "NVIDIA CUDA".to_owned(),
+            kind: "gpu".to_owned(),
+        });
+        let alternative = on_cpu.cost_config().alternative.map(|p| p.device.name.as_str());
+        assert_eq!(alternative, Some("NVIDIA H200"));
         on_cpu.detected = Some(Err("`weft-runner devices` found no OpenCL device".to_owned()));
+        on_cpu.other_device = None;
         assert_eq!(
             on_cpu.cost_config().profile_reason,
             "the default profile: `weft-runner devices` found no OpenCL device"

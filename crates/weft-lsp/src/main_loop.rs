@@ -45,7 +45,7 @@ pub(crate) enum Task {
         uris: Vec<Uri>,
     },
     /// `weft-runner devices` answered which device runs use (or why none).
-    DeviceFound(Result<weft_cost::profile::ListedDevice, String>),
+    DeviceFound(crate::runner::Detected),
     Read(ReadJob),
 }
 
@@ -139,7 +139,8 @@ impl Owner {
             }
             Task::DeviceFound(found) => {
                 // Predictions use it; performance diagnostics keep `weft check`'s profile.
-                self.config.detected = Some(found);
+                self.config.detected = Some(found.device);
+                self.config.other_device = found.other;
                 self.set_cost_config();
             }
             Task::Open { uri, text, version } => {

@@ -521,24 +521,45 @@ const DETECT_TIMEOUT: Duration = Duration::from_secs(20);
 /// The device "Run on GPU" runs on: `weft-runner devices --json` asked which one `spec`
 /// (`gpu`, `cpu`, `P:D`) names, else which is its default; or why there is none, in
 /// words that follow "the default profile: ".
-pub(crate) fn detect_device(
+pub(crate) fn detect_device(runner: &Path, spec: Option<&str>) -> Detected {
+    let (device, stdout) = detect(runner, spec);
+    // The other kind of device beside it (a CPU beside a GPU), for the placement of
+    // runs (`weft run --device auto`).
+    let other = device.as_ref().ok().and_then(|d| {
+        let kind = if d.kind == "gpu" { "cpu" } else { "gpu" };
+        weft_cost::profile::listed_device(&stdout, Some(kind))
+    });
+    Detected { device, other }
+}
+
+/// What the server found at start: the device "Run on GPU" uses, and the machine's
+/// device of the other kind.
+#[derive(Debug, Clone)]
+pub(crate) struct Detected {
+    pub(crate) device: Result<weft_cost::profile::ListedDevice, String>,
+    pub(crate) other: Option<weft_cost::profile::ListedDevice>,
+}
+
+/// The device `spec` names and `weft-runner devices --json`'s output.
+fn detect(
     runner: &Path,
     spec: Option<&str>,
-) -> Result<weft_cost::profile::ListedDevice, String> {
+) -> (Result<weft_cost::profile::ListedDevice, String>, String) {
     let args = ["devices".to_owned(), "--json".to_owned()];
     let never = AtomicBool::new(false);
     let output = match run_process(runner, &args, "", DETECT_TIMEOUT, &never) {
         Ok(output) => output,
-        Err(error) => return Err(format!("`{}` could not be started ({error})", runner.display())),
+        Err(error) => {
+            let why = format!("`{}` could not be started ({error})", runner.display());
+            return (Err(why), String::new());
+        }
     };
     if output.timed_out {
-        return Err(format!(
-            "`{} devices` took over {} s",
-            runner.display(),
-            DETECT_TIMEOUT.as_secs()
-        ));
+        let why =
+            format!("`{} devices` took over {} s", runner.display(), DETECT_TIMEOUT.as_secs());
+        return (Err(why), String::new());
     }
-    weft_cost::profile::listed_device(&output.stdout, spec).ok_or_else(|| match spec {
+    let found = weft_cost::profile::listed_device(&output.stdout, spec).ok_or_else(|| match spec {
         _ if !output.stdout.trim_start().starts_with('{') => {
             let why = output.stderr.lines().next().unwrap_or("").trim();
             format!(
@@ -548,7 +569,8 @@ pub(crate) fn detect_device(
         }
         Some(spec) => format!("no OpenCL device matches `{spec}`"),
         None => "no OpenCL device".to_owned(),
-    })
+    });
+    (found, output.stdout)
 }
 
 /// Runs `program ARGS` with `stdin`, killing its process group after `timeout` or when

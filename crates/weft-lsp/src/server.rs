@@ -177,7 +177,10 @@ impl Backend {
                 crate::runner::detect_device(&runner, spec.as_deref())
             })
             .await
-            .unwrap_or_else(|_| Err("looking for the device failed".to_owned()));
+            .unwrap_or_else(|_| crate::runner::Detected {
+                device: Err("looking for the device failed".to_owned()),
+                other: None,
+            });
             // Fails only when the owner thread is gone (the process is ending).
             let _ = owner.send(Task::DeviceFound(found));
             if refresh {

@@ -39,6 +39,17 @@ pub struct Compiled {
     pub costs: weft_cost::model::EntryCost,
 }
 
+/// The shape of a device from its profile: what the middle end's thresholds depend on
+/// (without a profile, they take their device-independent defaults).
+pub fn device_shape(profile: &weft_cost::profile::DeviceProfile) -> weft_opt::DeviceShape {
+    weft_opt::DeviceShape {
+        gpu: profile.device.kind == "gpu",
+        compute_units: i64::from(profile.device.compute_units),
+        simd_width: i64::try_from(profile.device.simd_width).unwrap_or(1),
+        local_memory: i64::try_from(profile.device.local_mem_bytes).unwrap_or(i64::MAX),
+    }
+}
+
 /// Compiles one entry point through the middle end for an unknown GPU (each version's
 /// threshold at its device-independent default).
 pub fn compile_entry(
