@@ -34,7 +34,10 @@
 //! cached-read rate. `conflicts` is the local table at the largest measured stride
 //! dividing the stride in 32-bit words (the bank-conflict degree `gcd(stride, banks)`).
 //! Atomics take the rate measured at the fewest bins at or above the destination's
-//! size. `launch` is the empty kernel's time after warming up. A format-1 profile has
+//! size. `launch` is the empty kernel's time after warming up, or, for a launch the host
+//! enqueues while the device still runs earlier ones (`EntryCost::predict` simulates
+//! the queue: a launch every `back_to_back_s`), the empty kernel's queued behind a
+//! running one. A format-1 profile has
 //! none of the operation rates: special operations and barriers then cost a plain
 //! operation, uniform reads one element per SIMD group of the copy bandwidth, atomics a
 //! read and a write. An entry adds its transfers: per uploaded or downloaded buffer
@@ -234,11 +237,23 @@ impl Cost {
         }
     }
 
-    /// The predicted time of one launch on `profile`, the sizes bound by `sizes`.
+    /// The predicted time of one launch on `profile`, the sizes bound by `sizes`,
+    /// enqueued on an idle device.
     pub fn predict(
         &self,
         profile: &DeviceProfile,
         sizes: &dyn Fn(Var) -> Option<i64>,
+    ) -> Result<Prediction, PredictError> {
+        self.predict_launched(profile, sizes, false)
+    }
+
+    /// [`Cost::predict`]; `queued`: enqueued while the device still runs earlier work,
+    /// so that its floor is the queued launch's (the device prepares it meanwhile).
+    pub fn predict_launched(
+        &self,
+        profile: &DeviceProfile,
+        sizes: &dyn Fn(Var) -> Option<i64>,
+        queued: bool,
     ) -> Result<Prediction, PredictError> {
         let machine = Machine::of(profile);
         let value = |e: &Expr| eval_i64(e, sizes).map(|v| v as f64);
@@ -318,7 +333,7 @@ impl Cost {
             }
             None => (memory_s + local_s + atomic_s) / occupancy,
         };
-        let launch_s = machine.launch_s;
+        let launch_s = if queued { machine.queued_launch_s } else { machine.launch_s };
         Ok(Prediction {
             seconds: launch_s + compute_s.max(memory_s),
             compute_s,
@@ -424,19 +439,36 @@ impl EntryCost {
     ) -> Result<EntryPrediction, PredictError> {
         let mut launches = Vec::new();
         let (mut compute_s, mut memory_s, mut launch_s, mut kernels_s) = (0.0, 0.0, 0.0, 0.0);
+        // The queue, simulated: the host enqueues a launch every `back_to_back_s`; a
+        // launch enqueued while the device still runs earlier ones waits there, and its
+        // floor is the queued launch's.
+        let back_to_back = Machine::of(profile).back_to_back_s;
+        let (mut host_s, mut device_free_s) = (0.0f64, 0.0f64);
         for (idx, launch) in self.launches.iter().enumerate() {
             if !self.runs(launch, sizes)? {
                 continue;
             }
             let times = eval_i64(&launch.repeat, sizes)? as f64;
-            let one = launch.cost.predict(profile, sizes)?;
-            let p = Prediction {
-                seconds: one.seconds * times,
-                compute_s: one.compute_s * times,
-                memory_s: one.memory_s * times,
-                launch_s: one.launch_s * times,
-                ..one
+            let first = launch.cost.predict_launched(profile, sizes, device_free_s > host_s)?;
+            // Later repetitions queue behind the earlier ones when each lasts longer than
+            // the host takes to enqueue the next.
+            let queued = launch.cost.predict_launched(profile, sizes, true)?;
+            let again = if queued.seconds >= back_to_back {
+                queued
+            } else {
+                launch.cost.predict_launched(profile, sizes, false)?
             };
+            // A launch repeated 0 times (a loop that does not run) costs nothing.
+            let (once, rest) = (times.clamp(0.0, 1.0), (times - 1.0).max(0.0));
+            let p = Prediction {
+                seconds: once * first.seconds + rest * again.seconds,
+                compute_s: once * first.compute_s + rest * again.compute_s,
+                memory_s: once * first.memory_s + rest * again.memory_s,
+                launch_s: once * first.launch_s + rest * again.launch_s,
+                ..first
+            };
+            device_free_s = device_free_s.max(host_s) + p.seconds;
+            host_s += times * back_to_back;
             compute_s += p.compute_s;
             memory_s += p.memory_s;
             launch_s += p.launch_s;
@@ -582,6 +614,11 @@ pub struct Machine {
     pub global_bytes_per_s: f64,
     pub local_bytes_per_s: f64,
     pub launch_s: f64,
+    /// The floor of a kernel enqueued behind running work (the idle floor without a
+    /// profile of format 2).
+    pub queued_launch_s: f64,
+    /// The host's interval between enqueued launches.
+    pub back_to_back_s: f64,
     pub simd_width: f64,
     /// `(stride, slowdown)` of strided global reads, stride 1 first.
     pub global_strided: Vec<(i64, f64)>,
@@ -652,6 +689,8 @@ impl Machine {
             global_bytes_per_s: profile.global.bytes_per_s,
             local_bytes_per_s: profile.local.bytes_per_s,
             launch_s: ops.map_or(profile.launch.kernel_s, |o| o.warm_launch_s),
+            queued_launch_s: ops.map_or(profile.launch.kernel_s, |o| o.queued_launch_s),
+            back_to_back_s: profile.launch.back_to_back_s,
             simd_width,
             global_strided: table(&profile.global.strided),
             local_strided: table(&profile.local.strided),

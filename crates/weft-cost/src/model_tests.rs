@@ -61,6 +61,7 @@ fn gpu2() -> DeviceProfile {
         cached_load_latency_s: 1e-7,
         op_latency_s: 1e-7,
         warm_launch_s: 2e-6,
+        queued_launch_s: 1e-6,
     });
     p.device.global_mem_cache_bytes = 50 << 20;
     p
@@ -362,6 +363,50 @@ fn entries_add_launches_that_run_and_transfers() {
         + t.device_to_host.latency_s;
     assert!((p.total.transfer_s - transfer).abs() < 1e-12);
     assert!((p.total.seconds - p.kernels_s - transfer).abs() < 1e-12);
+}
+
+/// The queue, simulated: a launch the host enqueues while the device still runs the
+/// one before waits in the queue and has the queued floor; one enqueued on an idle
+/// device, the idle floor.
+#[test]
+fn launches_behind_running_work_have_the_queued_floor() {
+    let launch = |name: &str, repeat: i64, size: i64| Launch {
+        kernel: 0,
+        name: name.into(),
+        when: vec![],
+        repeat: Expr::I64(repeat),
+        cost: Cost { items: Expr::I64(size), ..copy(Stride::Elems(Expr::I64(1))) }
+            .substitute(&|v| (v == N).then_some(Expr::I64(size))),
+    };
+    let entry = |launches: Vec<Launch>| EntryCost {
+        entry: "e".into(),
+        names: names(),
+        kernels: vec![],
+        launches,
+        upload_bytes: Expr::I64(0),
+        uploads: Expr::I64(0),
+        download_bytes: Expr::I64(0),
+        downloads: Expr::I64(0),
+        scalar_reads: Expr::I64(0),
+        notes: vec![],
+    };
+    let mut profile = gpu2();
+    profile.launch.back_to_back_s = 10e-6;
+    let floors = |e: &EntryCost| -> Vec<f64> {
+        let p = e.predict(&profile, &|_| None).unwrap();
+        p.launches.iter().map(|(_, p)| p.launch_s).collect()
+    };
+    // A long copy (2^24 items: milliseconds) then a tiny one, queued behind it.
+    let long_then_tiny = entry(vec![launch("long", 1, 1 << 24), launch("tiny", 1, 256)]);
+    assert_eq!(floors(&long_then_tiny), [2e-6, 1e-6]);
+    // Two tiny ones: the device is idle when the host enqueues the second.
+    let tiny_twice = entry(vec![launch("tiny", 1, 256), launch("tiny", 1, 256)]);
+    assert_eq!(floors(&tiny_twice), [2e-6, 2e-6]);
+    // Repeated: a long kernel's repetitions queue behind each other, a tiny one's do not.
+    let repeated = entry(vec![launch("long", 3, 1 << 24)]);
+    assert_eq!(floors(&repeated), [2e-6 + 2.0 * 1e-6]);
+    let repeated = entry(vec![launch("tiny", 3, 256)]);
+    assert_eq!(floors(&repeated), [3.0 * 2e-6]);
 }
 
 #[test]

@@ -100,6 +100,10 @@ pub struct Operations {
     /// The empty kernel's event time measured after the other benchmarks (a GPU's
     /// clocks up), one work-group, one launch at a time: the floor of a kernel's time.
     pub warm_launch_s: f64,
+    /// The empty kernel's event time when it waits in the queue behind a running kernel
+    /// (the device prepares it meanwhile): the floor of a kernel enqueued while the
+    /// device is busy.
+    pub queued_launch_s: f64,
 }
 
 /// A copy of `words` 32-bit words per work-item.
@@ -511,6 +515,7 @@ impl DeviceProfile {
                 &mut ops.cached_load_latency_s,
                 &mut ops.op_latency_s,
                 &mut ops.warm_launch_s,
+                &mut ops.queued_launch_s,
             ] {
                 *value = round_significant(*value);
             }
@@ -597,6 +602,7 @@ impl DeviceProfile {
                     checks.positive(&path, copy.bytes_per_s);
                 }
                 checks.positive("operations.warm_launch_s", ops.warm_launch_s);
+                checks.positive("operations.queued_launch_s", ops.queued_launch_s);
                 checks.positive("operations.op_latency_s", ops.op_latency_s);
                 for (idx, read) in ops.cached_reads.iter().enumerate() {
                     let path = format!("operations.cached_reads[{idx}].bytes_per_s");

@@ -106,6 +106,7 @@ fn fixture() -> DeviceProfile {
             cached_load_latency_s: 4e-8,
             op_latency_s: 4e-9,
             warm_launch_s: 1.5e-6,
+            queued_launch_s: 1e-6,
         }),
     }
 }
@@ -320,7 +321,8 @@ fn fixture_json_has_every_field_with_its_unit() {
             "load_latency_s": 6e-7,
             "cached_load_latency_s": 4e-8,
             "op_latency_s": 4e-9,
-            "warm_launch_s": 1.5e-6
+            "warm_launch_s": 1.5e-6,
+            "queued_launch_s": 1e-6
           }
         }
     "#]]
@@ -384,7 +386,7 @@ fn other_formats_and_fields_are_rejected() {
     }));
     expect!["not a device profile: unknown field `warp`, expected one of `bytes_per_s`, `latency_s`, `largest_bytes`, `largest_bytes_per_s`, `copy_curve`, `strided_bytes`, `strided` at line 1 column 1108"]
         .assert_eq(&error_of(|json| json["global"]["warp"] = 32.into()));
-    expect!["not a device profile: missing field `launch` at line 1 column 2621"].assert_eq(
+    expect!["not a device profile: missing field `launch` at line 1 column 2644"].assert_eq(
         &error_of(|json| {
             json.as_object_mut().expect("an object").remove("launch");
         }),

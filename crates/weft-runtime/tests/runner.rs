@@ -345,7 +345,9 @@ fn calibrate_prints_a_profile_and_its_progress() {
         assert!(points.len() >= 3 && points.iter().all(|p| p["per_s"].as_f64() > Some(0.0)));
     }
     assert_eq!(ops["wide_copies"][1]["words"], 4);
-    for field in ["barrier_per_s", "load_latency_s", "op_latency_s", "warm_launch_s"] {
+    for field in
+        ["barrier_per_s", "load_latency_s", "op_latency_s", "warm_launch_s", "queued_launch_s"]
+    {
         positive(&["operations", field]);
     }
 }

@@ -202,6 +202,7 @@ pub(super) struct Operations {
     cached_load_latency_s: f64,
     op_latency_s: f64,
     warm_launch_s: f64,
+    queued_launch_s: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -297,6 +298,7 @@ impl Bench<'_> {
         let cached_load_latency_s = self.load_latency(&kernels.chase, 4096, plan)?;
         let op_latency_s = self.op_latency(&kernels.mad_latency, plan)?;
         let warm_launch_s = self.warm_launch(empty, plan)?;
+        let queued_launch_s = self.queued_launch(empty, &kernels.mad_latency, plan)?;
         Ok(Operations {
             special,
             atomics,
@@ -310,6 +312,7 @@ impl Bench<'_> {
             cached_load_latency_s,
             op_latency_s,
             warm_launch_s,
+            queued_launch_s,
         })
     }
 
@@ -453,6 +456,48 @@ impl Bench<'_> {
         let warm = super::median(times);
         self.report(&format!("launch after warming up: empty kernel {}", seconds(warm)));
         Ok(warm)
+    }
+
+    /// The empty kernel's event time when it waits in the queue behind a running kernel
+    /// (the device prepares it meanwhile): `reps` empty kernels enqueued behind one
+    /// work-item's chain of multiply-adds long enough for all of them to be queued.
+    fn queued_launch(
+        &mut self,
+        empty: &ocl::core::Kernel,
+        long: &ocl::core::Kernel,
+        plan: &Plan,
+    ) -> Result<f64, RunError> {
+        // One work-item's chain, for 20 ms (GPU) or 200 ms (CPU).
+        let output = alloc::<f32>(self.queue, 1, "the benchmark's output")?;
+        set_arg(long, 0, ArgVal::mem(output.as_core()))?;
+        set_arg(long, 1, ArgVal::scalar(&(super::MAD_B as f32)))?;
+        set_arg(long, 2, ArgVal::scalar(&(super::MAD_C as f32)))?;
+        self.adapt_iters(long, 1, Some(1), plan.target_s * 10.0, &|iters| {
+            set_arg(long, 3, ArgVal::scalar(&iters))
+        })?;
+        let mut times = Vec::new();
+        for _ in 0..3 {
+            super::enqueue(self.queue, long, 1, Some(1), None)?;
+            let mut events = Vec::with_capacity(self.reps);
+            for _ in 0..self.reps {
+                let mut event = ocl::Event::empty();
+                super::enqueue(
+                    self.queue,
+                    empty,
+                    plan.group_size,
+                    Some(plan.group_size),
+                    Some(&mut event),
+                )?;
+                events.push(event);
+            }
+            self.finish()?;
+            for event in &events {
+                times.push(super::event_seconds(event)?);
+            }
+        }
+        let queued = super::median(times);
+        self.report(&format!("launch behind a running kernel: empty kernel {}", seconds(queued)));
+        Ok(queued)
     }
 
     /// Atomic additions per second into a work-group's bins in local memory (all groups
