@@ -21,7 +21,7 @@ def load(path):
         if "kernels" not in j or p.get("kernel_ns") is None:
             continue
         transfers = p["with_transfers_ns"] - p["kernel_ns"]
-        key = (j["file"], j["entry"], j.get("size") or "main")
+        key = (j["file"], j["entry"], j.get("size") or "main", " ".join(j.get("inputs", [])))
         runs[key] = (p["with_transfers_ns"], j["total_kernel_ns"]["median"] + transfers)
     return runs
 
@@ -36,6 +36,8 @@ for key in pairs:
     right += predicted == measured
     mark = "" if predicted == measured else "   <- wrong"
     name = f"{key[0].split('/')[-1].removesuffix('.weft')}.{key[1]} [{key[2]}]"
-    print(f"{name:34} predicted gpu {gp/1e3:9.1f} cpu {cp/1e3:9.1f} us -> {predicted}; "
+    if key[2] == "main" and len(key[3]) < 40:
+        name = f"{key[0].split('/')[-1].removesuffix('.weft')}.{key[1]} {key[3]}"
+    print(f"{name:44} predicted gpu {gp/1e3:9.1f} cpu {cp/1e3:9.1f} us -> {predicted}; "
           f"measured gpu {gm/1e3:9.1f} cpu {cm/1e3:9.1f} us -> {measured}{mark}")
 print(f"{right} of {len(pairs)} choices right ({100 * right / max(len(pairs), 1):.0f}%)")
