@@ -18,6 +18,8 @@ use weft_values::{RandomSpec, Scalar, ScalarType, Value};
 pub(crate) struct Candidate {
     pub(crate) device: ListedDevice,
     pub(crate) profile: &'static DeviceProfile,
+    /// The profile was measured on this device (`--device-profile`), not committed.
+    pub(crate) own: bool,
 }
 
 /// Where the inputs' sizes come from.
@@ -33,8 +35,10 @@ pub(crate) struct Placement {
     pub(crate) why: String,
 }
 
-/// The first GPU and the first CPU device that have a committed profile.
-pub(crate) fn candidates() -> anyhow::Result<Vec<Candidate>> {
+/// The first GPU and the first CPU device that have a profile: one of `measured` (the
+/// user's `weft calibrate -o FILE`s, `--device-profile`) made on that very device, else
+/// the committed one that fits it.
+pub(crate) fn candidates(measured: &[&'static DeviceProfile]) -> anyhow::Result<Vec<Candidate>> {
     let out = crate::opencl::run_runner(
         &["devices".to_owned(), "--json".to_owned()],
         "",
@@ -45,8 +49,13 @@ pub(crate) fn candidates() -> anyhow::Result<Vec<Candidate>> {
         let Some(device) = weft_cost::profile::listed_device(&out.stdout, Some(kind)) else {
             continue;
         };
-        if let Some(profile) = default_profile_for(&device.query()) {
-            candidates.push(Candidate { device, profile });
+        let query = device.query();
+        let own = measured
+            .iter()
+            .copied()
+            .find(|p| p.matches(&query) == Some(weft_cost::profile::Match::Exact));
+        if let Some(profile) = own.or_else(|| default_profile_for(&query)) {
+            candidates.push(Candidate { device, profile, own: own.is_some() });
         }
     }
     Ok(candidates)
@@ -59,8 +68,9 @@ pub(crate) fn choose(
     entry: FnId,
     options: &weft_lower::Options,
     sizes: &Sizes<'_>,
+    measured: &[&'static DeviceProfile],
 ) -> anyhow::Result<Result<Placement, String>> {
-    let candidates = candidates()?;
+    let candidates = candidates(measured)?;
     if candidates.is_empty() {
         anyhow::bail!(
             "`--device auto` found no OpenCL device with a device profile (`weft calibrate` \
@@ -84,12 +94,13 @@ pub(crate) fn choose(
     let describe =
         |c: &Candidate, s: &Result<(f64, f64, f64), weft_cost::model::PredictError>| match s {
             Ok((total, kernels, transfers)) => format!(
-                "{} `{}` {} (kernels {}, transfers {})",
+                "{} `{}` {} (kernels {}, transfers {}{})",
                 c.device.kind.to_uppercase(),
                 c.device.name,
                 time(*total),
                 time(*kernels),
-                time(*transfers)
+                time(*transfers),
+                if c.own { "; its own profile" } else { "" }
             ),
             Err(error) => format!("{} `{}` not predicted ({error})", c.device.kind, c.device.name),
         };

@@ -42,6 +42,11 @@ pub(crate) struct RunArgs {
     /// model predicts faster on these inputs, transfers included (said on stderr).
     #[arg(long, value_name = "D")]
     pub(crate) device: Option<String>,
+    /// With `--device auto`: a device profile measured on one of the devices (`weft
+    /// calibrate -o FILE`), which predicts that device instead of the committed profile
+    /// nearest it. Repeat for several devices.
+    #[arg(long = "device-profile", value_name = "FILE")]
+    device_profiles: Vec<String>,
     /// Print each kernel's time (OpenCL profiling) to stderr.
     #[arg(long)]
     timing: bool,
@@ -249,6 +254,9 @@ fn run_opencl(
         target: args.opencl.target(),
         ..crate::environment::lower_options()
     };
+    if !args.device_profiles.is_empty() && args.device.as_deref() != Some(AUTO) {
+        bail!("`--device-profile` chooses between devices: give it with `--device auto`");
+    }
     let from_stdin = args.inputs.is_empty() && args.random.is_empty();
     let mut stdin = String::new();
     if from_stdin {
@@ -277,7 +285,14 @@ fn run_opencl(
             };
             crate::placement::Sizes::Values(&values)
         };
-        match crate::placement::choose(db, program, entry, &options, &sizes)? {
+        let mut measured = Vec::new();
+        for path in &args.device_profiles {
+            let profile = weft_cost::profile::DeviceProfile::load(std::path::Path::new(path))?;
+            // One per file for the whole run: leaked so that compile options can hold it.
+            let profile: &'static weft_cost::profile::DeviceProfile = Box::leak(Box::new(profile));
+            measured.push(profile);
+        }
+        match crate::placement::choose(db, program, entry, &options, &sizes, &measured)? {
             Ok(placement) => {
                 note(&placement.why);
                 (placement.compiled, Some(placement.device))

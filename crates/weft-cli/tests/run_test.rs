@@ -397,3 +397,24 @@ fn device_auto_says_where_it_runs_and_why() {
     );
     assert_eq!((code, stdout.trim()), (0, "3.0f32"), "{stderr}");
 }
+
+/// `--device-profile FILE` predicts its device with that measured profile instead of the
+/// committed one nearest it, and says so; without `--device auto` it is refused.
+#[test]
+fn device_auto_takes_a_profile_measured_on_the_device() {
+    let profile = temp_file("cpu-profile.json", "");
+    let (_, stderr, code) =
+        weft(&["calibrate", "--device", "cpu", "--quick", "--reps", "2", "-o", &profile], "");
+    assert_eq!(code, 0, "{stderr}");
+    let args = ["run", "--device", "auto", "--device-profile", &profile, "--entry", "total"];
+    let (stdout, stderr, code) =
+        weft(&[&args[..], &["bench/programs/sum.weft"]].concat(), "[1f32, 2f32]");
+    assert_eq!((code, stdout.trim()), (0, "3.0f32"), "{stderr}");
+    assert!(stderr.contains("; its own profile)"), "{stderr}");
+    let (_, stderr, code) = weft(
+        &["run", "--device-profile", &profile, "--entry", "total", "bench/programs/sum.weft"],
+        "[1f32]",
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("give it with `--device auto`"), "{stderr}");
+}
