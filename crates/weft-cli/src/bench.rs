@@ -62,8 +62,9 @@ pub(crate) struct BenchArgs {
     /// The floating-point operations of `--entry` with `--random` (`2*4096*4096*4096`).
     #[arg(long, value_name = "EXPR", requires = "random")]
     flops: Option<String>,
-    /// Benchmark the entries at this named size too: `-- bench NAME: SPECS` lines
-    /// (`main` is the `-- bench:` line, the default). Repeat for several.
+    /// Benchmark the entries at this named size (their `-- bench NAME: SPECS` line)
+    /// instead of the main one; `main` names the `-- bench:` line. Repeat, or separate
+    /// with commas, for several.
     #[arg(long = "size", value_name = "NAME", conflicts_with = "random")]
     sizes: Vec<String>,
     /// Benchmark every entry at each of its sizes (every `-- bench:` and
