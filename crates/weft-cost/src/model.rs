@@ -238,22 +238,12 @@ impl Cost {
     }
 
     /// The predicted time of one launch on `profile`, the sizes bound by `sizes`,
-    /// enqueued on an idle device.
+    /// enqueued on an idle device ([`Prediction::queued`] for one enqueued behind
+    /// running work).
     pub fn predict(
         &self,
         profile: &DeviceProfile,
         sizes: &dyn Fn(Var) -> Option<i64>,
-    ) -> Result<Prediction, PredictError> {
-        self.predict_launched(profile, sizes, false)
-    }
-
-    /// [`Cost::predict`]; `queued`: enqueued while the device still runs earlier work,
-    /// so that its floor is the queued launch's (the device prepares it meanwhile).
-    pub fn predict_launched(
-        &self,
-        profile: &DeviceProfile,
-        sizes: &dyn Fn(Var) -> Option<i64>,
-        queued: bool,
     ) -> Result<Prediction, PredictError> {
         let machine = Machine::of(profile);
         let value = |e: &Expr| eval_i64(e, sizes).map(|v| v as f64);
@@ -333,7 +323,7 @@ impl Cost {
             }
             None => (memory_s + local_s + atomic_s) / occupancy,
         };
-        let launch_s = if queued { machine.queued_launch_s } else { machine.launch_s };
+        let launch_s = machine.launch_s;
         Ok(Prediction {
             seconds: launch_s + compute_s.max(memory_s),
             compute_s,
@@ -396,6 +386,15 @@ pub struct Prediction {
     pub model: &'static str,
 }
 
+impl Prediction {
+    /// The same launch enqueued while the device still runs earlier work: its floor is
+    /// the queued launch's (the device prepares it meanwhile), the rest unchanged.
+    pub fn queued(&self, machine: &Machine) -> Prediction {
+        let launch_s = machine.queued_launch_s;
+        Prediction { seconds: self.seconds - self.launch_s + launch_s, launch_s, ..self.clone() }
+    }
+}
+
 /// An entry's predicted time: kernels, transfers, and each launch that runs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EntryPrediction {
@@ -442,22 +441,20 @@ impl EntryCost {
         // The queue, simulated: the host enqueues a launch every `back_to_back_s`; a
         // launch enqueued while the device still runs earlier ones waits there, and its
         // floor is the queued launch's.
-        let back_to_back = Machine::of(profile).back_to_back_s;
+        let machine = Machine::of(profile);
+        let back_to_back = machine.back_to_back_s;
         let (mut host_s, mut device_free_s) = (0.0f64, 0.0f64);
         for (idx, launch) in self.launches.iter().enumerate() {
             if !self.runs(launch, sizes)? {
                 continue;
             }
             let times = eval_i64(&launch.repeat, sizes)? as f64;
-            let first = launch.cost.predict_launched(profile, sizes, device_free_s > host_s)?;
+            let idle = launch.cost.predict(profile, sizes)?;
+            let queued = idle.queued(&machine);
+            let first = if device_free_s > host_s { queued.clone() } else { idle.clone() };
             // Later repetitions queue behind the earlier ones when each lasts longer than
             // the host takes to enqueue the next.
-            let queued = launch.cost.predict_launched(profile, sizes, true)?;
-            let again = if queued.seconds >= back_to_back {
-                queued
-            } else {
-                launch.cost.predict_launched(profile, sizes, false)?
-            };
+            let again = if queued.seconds >= back_to_back { queued } else { idle };
             // A launch repeated 0 times (a loop that does not run) costs nothing.
             let (once, rest) = (times.clamp(0.0, 1.0), (times - 1.0).max(0.0));
             let p = Prediction {
