@@ -227,15 +227,8 @@ pub(crate) fn run(args: &BenchArgs) -> anyhow::Result<u8> {
     } else {
         None
     };
-    let mut report = Report {
-        json: args.json,
-        device: None,
-        header_done: false,
-        file: None,
-        kernel_errors: Vec::new(),
-        entry_errors: Vec::new(),
-    };
-    let mut programs: Vec<(weft_hir::SourceFile, Result<weft_core::Program, String>)> = Vec::new();
+    let mut report = Report::new(args.json);
+    let mut programs = Programs::default();
     let mut exit = 0;
     for target in &targets {
         let outcome = match &target.inputs {
@@ -247,15 +240,7 @@ pub(crate) fn run(args: &BenchArgs) -> anyhow::Result<u8> {
             }
             Inputs::Line(line) => {
                 bar.set_message(format!("{} ({})", target.label(), target.path));
-                let program = match programs.iter().find(|(file, _)| *file == target.file) {
-                    Some((_, program)) => program,
-                    None => {
-                        let program = crate::run::core_program(&db, target.file);
-                        programs.push((target.file, program));
-                        &programs.last().expect("invariant: just pushed").1
-                    }
-                };
-                let outcome = match program {
+                let outcome = match programs.of(&db, target.file) {
                     Ok(program) => bench_entry(&db, program, target, line, args, profile)?,
                     Err(message) => Outcome::failed(message.clone(), 1),
                 };
@@ -316,15 +301,8 @@ fn replay(args: &BenchArgs, file: &str) -> anyhow::Result<u8> {
     };
     // Compiled as for the device measured, with its committed tuning files.
     crate::opencl::steer_with(profile);
-    let mut report = Report {
-        json: args.json,
-        device: None,
-        header_done: false,
-        file: None,
-        kernel_errors: Vec::new(),
-        entry_errors: Vec::new(),
-    };
-    let mut programs: Vec<(weft_hir::SourceFile, Result<weft_core::Program, String>)> = Vec::new();
+    let mut report = Report::new(args.json);
+    let mut programs = Programs::default();
     let mut exit = 0;
     for (number, json) in &lines {
         let (path, entry) = (field(json, "file"), field(json, "entry"));
@@ -348,15 +326,8 @@ fn replay(args: &BenchArgs, file: &str) -> anyhow::Result<u8> {
             .collect::<anyhow::Result<Vec<_>>>()?;
         let flops = json.get("flops").and_then(serde_json::Value::as_u64);
         let line = BenchLine { inputs: specs, flops };
-        let program = match programs.iter().find(|(f, _)| *f == target.file) {
-            Some((_, program)) => program,
-            None => {
-                programs.push((target.file, crate::run::core_program(&db, target.file)));
-                &programs.last().expect("invariant: just pushed").1
-            }
-        };
         let checks = json.get("checks").and_then(serde_json::Value::as_bool).unwrap_or(true);
-        let outcome = match program {
+        let outcome = match programs.of(&db, target.file) {
             Ok(program) => replay_entry(&db, program, target, &line, json, checks, profile)?,
             Err(message) => Outcome::failed(message.clone(), 1),
         };
@@ -407,14 +378,7 @@ fn override_line(args: &BenchArgs) -> anyhow::Result<Option<BenchLine>> {
     if args.random.is_empty() {
         return Ok(None);
     }
-    let inputs = args
-        .random
-        .iter()
-        .map(|spec| {
-            weft_values::parse_random_spec(spec)
-                .map_err(|e| anyhow::anyhow!("bad random spec `{spec}`: {e}"))
-        })
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let inputs = crate::run::random_specs(&args.random)?;
     let flops = match &args.flops {
         Some(expr) => Some(
             eval_product(expr, 0)
@@ -815,7 +779,39 @@ struct Report {
 
 const NAME_WIDTH: usize = 40;
 
+/// Each file's core program, elaborated once for all its entries (and sizes).
+#[derive(Default)]
+struct Programs(Vec<(weft_hir::SourceFile, Result<weft_core::Program, String>)>);
+
+impl Programs {
+    fn of(
+        &mut self,
+        db: &RootDatabase,
+        file: weft_hir::SourceFile,
+    ) -> &Result<weft_core::Program, String> {
+        let idx = match self.0.iter().position(|(f, _)| *f == file) {
+            Some(idx) => idx,
+            None => {
+                self.0.push((file, crate::run::core_program(db, file)));
+                self.0.len() - 1
+            }
+        };
+        &self.0[idx].1
+    }
+}
+
 impl Report {
+    fn new(json: bool) -> Report {
+        Report {
+            json,
+            device: None,
+            header_done: false,
+            file: None,
+            kernel_errors: Vec::new(),
+            entry_errors: Vec::new(),
+        }
+    }
+
     fn print(&mut self, target: &Target, outcome: &Outcome) -> anyhow::Result<()> {
         if self.json {
             let line = match outcome {

@@ -100,14 +100,6 @@ impl MiddleEnd {
         })
     }
 
-    /// The middle end's settings for a file tuned by `tuning`.
-    fn settings(&self, tuning: &crate::tune::Tuning) -> weft_opt::Settings {
-        weft_opt::Settings {
-            device: self.profile().map(device_shape),
-            tuning: tuning.thresholds.clone(),
-        }
-    }
-
     /// The tuning of `source` (a `.weft` file's path) and where it comes from.
     fn tuning_for(&self, source: &str) -> (crate::tune::Tuning, TuningSource) {
         self.tuning_for_device(source, self.profile())
@@ -226,28 +218,36 @@ pub(crate) fn compile_for(
     };
     let source = program.functions[entry].def.file.path(db);
     let (tuning, _) = middle.tuning_for_device(source, Some(profile));
-    let settings = weft_opt::Settings {
-        device: Some(device_shape(profile)),
-        tuning: tuning.thresholds.clone(),
-    };
+    compile_steered(db, program, entry, options, &tuning, Some(profile), middle)
+}
+
+/// Through the middle end, steered by `profile`'s device shape and tuned by `tuning`.
+fn compile_steered(
+    db: &RootDatabase,
+    program: &Program,
+    entry: FnId,
+    mut options: weft_lower::Options,
+    tuning: &crate::tune::Tuning,
+    profile: Option<&'static weft_cost::profile::DeviceProfile>,
+    middle: &MiddleEnd,
+) -> Result<Compiled, String> {
+    // The code generator's device facts (a CPU; forward progress across work-groups)
+    // are the device's that runs the code, not a generic GPU's.
+    if options.profile.is_none() {
+        options.profile = profile;
+    }
+    let settings =
+        weft_opt::Settings { device: profile.map(device_shape), tuning: tuning.thresholds.clone() };
+    let name = &program.functions[entry].name;
+    for parameter in crate::tune::Parameter::ALL {
+        if let Some(&value) = tuning.parameters.get(&format!("{name}.{}", parameter.suffix())) {
+            parameter.apply(&mut options, value);
+        }
+    }
     let position = |origin: &weft_core::Origin| weft_core::origin_position(db, origin);
-    apply_parameters(&tuning, &program.functions[entry].name, &mut options);
     let gpu_code = || middle.gpu_code(program, settings.target());
     weft_opencl::compile_through_middle_end(&settings, &gpu_code, entry, &position, options)
         .map_err(|error| placed_message(db, &error))
-}
-
-/// The tuned code-generator parameters of the entry `name`.
-fn apply_parameters(
-    tuning: &crate::tune::Tuning,
-    name: &impl std::fmt::Display,
-    options: &mut weft_lower::Options,
-) {
-    for parameter in crate::tune::Parameter::ALL {
-        if let Some(&value) = tuning.parameters.get(&format!("{name}.{}", parameter.suffix())) {
-            parameter.apply(options, value);
-        }
-    }
 }
 
 /// Compiles one entry with `tuning` instead of its file's (`weft tune`'s trials), or
@@ -256,24 +256,13 @@ pub(crate) fn compile_tuned(
     db: &RootDatabase,
     program: &Program,
     entry: FnId,
-    mut options: weft_lower::Options,
+    options: weft_lower::Options,
     tuning: Option<&crate::tune::Tuning>,
 ) -> Result<Compiled, String> {
-    let position = |origin: &weft_core::Origin| weft_core::origin_position(db, origin);
     if let (Some(middle), Some(tuning)) = (MIDDLE_END.get(), tuning) {
-        // The code generator's device facts (a CPU; forward progress across
-        // work-groups) are the device's that runs the code, not a generic GPU's.
-        if options.profile.is_none() {
-            options.profile = middle.profile();
-        }
-        let settings = middle.settings(tuning);
-        apply_parameters(tuning, &program.functions[entry].name, &mut options);
-        let gpu_code = || middle.gpu_code(program, settings.target());
-        return weft_opencl::compile_through_middle_end(
-            &settings, &gpu_code, entry, &position, options,
-        )
-        .map_err(|error| placed_message(db, &error));
+        return compile_steered(db, program, entry, options, tuning, middle.profile(), middle);
     }
+    let position = |origin: &weft_core::Origin| weft_core::origin_position(db, origin);
     weft_opencl::compile_entry(program, entry, &position, options)
         .map_err(|error| placed_message(db, &error))
 }

@@ -214,19 +214,23 @@ pub(crate) fn read_inputs(
             .collect();
     }
     if !random.is_empty() {
-        let specs = random
-            .iter()
-            .map(|spec| {
-                weft_values::parse_random_spec(spec)
-                    .map_err(|e| anyhow::anyhow!("bad random spec `{spec}`: {e}"))
-            })
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        return Ok(weft_values::generate_inputs(&specs, seed)?);
+        return Ok(weft_values::generate_inputs(&random_specs(random)?, seed)?);
     }
     let mut text = String::new();
     std::io::stdin().read_to_string(&mut text).context("cannot read inputs from stdin")?;
     weft_values::parse_values(&text)
         .map_err(|e| anyhow::anyhow!("cannot read inputs from stdin: {e}"))
+}
+
+/// The `--random SPEC`s of a command, or which one is malformed.
+pub(crate) fn random_specs(random: &[String]) -> anyhow::Result<Vec<weft_values::RandomSpec>> {
+    random
+        .iter()
+        .map(|spec| {
+            weft_values::parse_random_spec(spec)
+                .map_err(|e| anyhow::anyhow!("bad random spec `{spec}`: {e}"))
+        })
+        .collect()
 }
 
 #[expect(clippy::print_stderr, reason = "run-time errors go to stderr")]
@@ -267,14 +271,7 @@ fn run_opencl(
         let values;
         let specs;
         let sizes = if !args.random.is_empty() {
-            specs = args
-                .random
-                .iter()
-                .map(|spec| {
-                    weft_values::parse_random_spec(spec)
-                        .map_err(|e| anyhow::anyhow!("bad random spec `{spec}`: {e}"))
-                })
-                .collect::<anyhow::Result<Vec<_>>>()?;
+            specs = random_specs(&args.random)?;
             crate::placement::Sizes::Specs(&specs)
         } else {
             values = if from_stdin {

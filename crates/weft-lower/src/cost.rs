@@ -455,8 +455,6 @@ struct Analysis<'f> {
     blocks: usize,
     block: usize,
     depth: u32,
-    /// In [`Analysis::host_first`]: the ids of the work-item are 0.
-    first_item: std::cell::Cell<bool>,
     /// Variables the enclosing `if`s bound from above (`if (x < n)`), innermost last:
     /// an atomic's destination size.
     upper_bounds: Vec<(Rc<str>, Expr)>,
@@ -482,7 +480,6 @@ impl<'f> Analysis<'f> {
             blocks: 0,
             block: 0,
             depth: 0,
-            first_item: std::cell::Cell::new(false),
             upper_bounds: Vec::new(),
         }
     }
@@ -959,27 +956,29 @@ impl<'f> Analysis<'f> {
 
     /// The value `e` has for the first work-item (every id 0), as a host expression.
     fn host_first(&self, e: &CExpr) -> Option<Expr> {
-        self.first_item.set(true);
-        let value = self.host(e);
-        self.first_item.set(false);
-        value
+        self.host_at(e, true)
     }
 
     /// The value of a uniform expression as a host expression (see also
     /// [`Analysis::host_first`]).
     fn host(&self, e: &CExpr) -> Option<Expr> {
+        self.host_at(e, false)
+    }
+
+    /// [`Analysis::host`]; `first`: for the first work-item, every id 0.
+    fn host_at(&self, e: &CExpr, first: bool) -> Option<Expr> {
         Some(match e {
             CExpr::Var(name) => {
                 let info = self.env.get(name)?;
                 match (&info.value, &info.first) {
                     (Some(value), _) => value.clone(),
-                    (None, Some(first)) if self.first_item.get() => first.clone(),
+                    (None, Some(at_first)) if first => at_first.clone(),
                     _ => return None,
                 }
             }
             CExpr::Int(v) => Expr::I64(*v),
             CExpr::Bin(op, a, b) => {
-                let (a, b) = (self.host(a)?, self.host(b)?);
+                let (a, b) = (self.host_at(a, first)?, self.host_at(b, first)?);
                 match op {
                     COp::Add => add(a, b),
                     COp::Mul => mul(a, b),
@@ -987,23 +986,25 @@ impl<'f> Analysis<'f> {
                     _ => Expr::bin(host_op(*op)?, a, b),
                 }
             }
-            CExpr::Neg(a) => Expr::Neg(Box::new(self.host(a)?)),
-            CExpr::Not(a) => Expr::Not(Box::new(self.host(a)?)),
-            CExpr::Cast(_, a) => self.host(a)?,
+            CExpr::Neg(a) => Expr::Neg(Box::new(self.host_at(a, first)?)),
+            CExpr::Not(a) => Expr::Not(Box::new(self.host_at(a, first)?)),
+            CExpr::Cast(_, a) => self.host_at(a, first)?,
             CExpr::Select(c, a, b) => Expr::Select(
-                Box::new(self.host(c)?),
-                Box::new(self.host(a)?),
-                Box::new(self.host(b)?),
+                Box::new(self.host_at(c, first)?),
+                Box::new(self.host_at(a, first)?),
+                Box::new(self.host_at(b, first)?),
             ),
             CExpr::Call(name, args) => match (&**name, args.as_slice()) {
-                ("min", [a, b]) => Expr::bin(BinOp::Min, self.host(a)?, self.host(b)?),
-                ("max", [a, b]) => max(self.host(a)?, self.host(b)?),
+                ("min", [a, b]) => {
+                    Expr::bin(BinOp::Min, self.host_at(a, first)?, self.host_at(b, first)?)
+                }
+                ("max", [a, b]) => max(self.host_at(a, first)?, self.host_at(b, first)?),
                 ("get_local_size", [d]) => {
                     self.local.get(usize::try_from(d.as_int()?).ok()?)?.clone()
                 }
                 // In trip counts every work-group is taken as a full one: the first.
                 ("get_group_id", [_]) => Expr::I64(0),
-                ("get_local_id" | "get_global_id", [_]) if self.first_item.get() => Expr::I64(0),
+                ("get_local_id" | "get_global_id", [_]) if first => Expr::I64(0),
                 ("get_global_size", [d]) => {
                     self.grid.get(usize::try_from(d.as_int()?).ok()?)?.clone()
                 }
