@@ -40,7 +40,7 @@ fn profile_saxpy_reports_and_writes_files() {
     let _ = std::fs::remove_dir_all(&dir);
     let out = dir.display().to_string();
     let (code, stdout, stderr) = weft_profile(
-        &["examples/saxpy.weft", "--entry", "saxpy", "--processors", "2", "--out", &out],
+        &["examples/saxpy.weft", "--entry", "saxpy", "--processors", "2", "--units", "--out", &out],
         "2f32 [1f32, 2f32, 3f32, 4f32] [10f32, 20f32, 30f32, 40f32]",
     );
     assert_eq!(code, 0, "{stderr}");
@@ -52,7 +52,7 @@ fn profile_saxpy_reports_and_writes_files() {
         .collect();
     expect![[r#"
         profile of `saxpy` in examples/saxpy.weft
-          model: P = 2 processors, greedy depth-first schedule, H = 262144 device threads, launch 0, transfer 0 + bytes/16
+          model: abstract units; P = 2 processors, greedy depth-first schedule, H = 262144 device threads, launch 0, transfer 0 + bytes/16
           work W                12   (host 0, device 9, transfers 3)
           span S                 6
           time T_2              6   (5 schedule steps)
@@ -80,6 +80,57 @@ fn profile_saxpy_reports_and_writes_files() {
         assert!(stdout.contains("Graphviz `dot` is not installed"));
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Calibrated weights (the default): device boxes and transfers in time from a device
+/// profile, comparable with a measurement (the property itself is tested against the
+/// model in `profile::tests`).
+#[test]
+fn profile_saxpy_in_calibrated_time() {
+    let dir = std::env::temp_dir().join(format!("weft-profile-time-{}", std::process::id()));
+    let out = dir.display().to_string();
+    let args = ["examples/saxpy.weft", "--entry", "saxpy", "--processors", "2", "--out", &out];
+    let (code, stdout, stderr) = weft_profile(
+        &[&args[..], &["--device-profile", "nvidia-h200"]].concat(),
+        "2f32 [1f32, 2f32, 3f32, 4f32] [10f32, 20f32, 30f32, 40f32]",
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let report: String = stdout
+        .lines()
+        .filter(|l| !l.contains("wrote") && !l.contains("note: Graphviz"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    expect![[r#"
+        profile of `saxpy` in examples/saxpy.weft
+          model: weft-cost v2 calibrated on NVIDIA H200 (device boxes, transfers); host 1 ns per unit; P = 2 processors, greedy depth-first schedule
+          work W            8.4 µs   (host 0 ns, device 6.4 µs, transfers 2.1 µs)
+          span S            8.4 µs
+          time T_2         8.4 µs   (5 schedule steps)
+          compare     device W with `weft bench`'s kernel time, T_2 with `weft run --timing`'s wall time
+          peak space  host   48 B (48 B) at t = 8.4 µs, reached by result #0 (16 B)
+                      device 48 B (48 B) at t = 775 ns, reached by `t8` (16 B)
+                      both   96 B (96 B)
+          kernels     1 launches of 1 distinct kernels in 1 device boxes
+          transfers   2 to device (32 B), 1 to host (16 B)
+          graph       7 host nodes, 6 edges, 16 device-box nodes; 0 parallel constructs summarised
+          regions     6 (3 on the device)
+    "#]]
+    .assert_eq(&report);
+    let space = std::fs::read_to_string(dir.join("space.svg")).expect("space.svg is written");
+    assert!(space.contains("time (seconds"), "the time axis is in seconds");
+    let dot = std::fs::read_to_string(dir.join("graph.dot")).expect("graph.dot is written");
+    assert!(dot.contains("time(D)=") && dot.contains(" µs"), "box times are times");
+    let _ = std::fs::remove_dir_all(&dir);
+    // Unit parameters belong to --units; an unknown profile is named.
+    let (code, _, stderr) = weft_profile(&[&args[..], &["--launch", "5"]].concat(), "");
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--units"), "{stderr}");
+    let (code, _, stderr) = weft_profile(
+        &[&args[..], &["--device-profile", "nvidia-a100"]].concat(),
+        "1f32 [1f32] [1f32]",
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("neither a committed profile"), "{stderr}");
 }
 
 #[test]

@@ -29,27 +29,32 @@ fn node_attrs(label: &str) -> String {
 }
 
 fn edge_attrs(g: &Graph, e: &crate::graph::Edge) -> String {
+    let show = |weight: u64| g.units.show(weight);
     match e.kind {
         EdgeKind::Transfer { to_device, bytes } => format!(
             "[label={},color=darkgreen,penwidth=2]",
-            quote(&format!("{} {bytes} B: {}", if to_device { "H2D" } else { "D2H" }, e.work))
+            quote(&format!(
+                "{} {bytes} B: {}",
+                if to_device { "H2D" } else { "D2H" },
+                show(e.work)
+            ))
         ),
         EdgeKind::Summary { count } => format!(
             "[label={},style=bold,color=blue]",
-            quote(&format!("x{count} W={} S={}", e.work, e.span))
+            quote(&format!("x{count} W={} S={}", show(e.work), show(e.span)))
         ),
         EdgeKind::Combine => {
-            format!("[label={},style=dotted]", quote(&format!("combine {}", e.span)))
+            format!("[label={},style=dotted]", quote(&format!("combine {}", show(e.span))))
         }
         EdgeKind::DeviceBox { index } => {
             let b = &g.boxes[index as usize];
             format!(
                 "[label={},color=red,penwidth=2]",
-                quote(&format!("time(D)={} W={}", b.time, b.work))
+                quote(&format!("time(D)={} W={}", show(b.time), show(e.work)))
             )
         }
         EdgeKind::Op | EdgeKind::Seq | EdgeKind::Fork | EdgeKind::Join => {
-            format!("[label={}]", quote(&edge_weight(e)))
+            format!("[label={}]", quote(&edge_weight(g.units, e)))
         }
     }
 }
@@ -77,7 +82,7 @@ pub fn to_dot(g: &Graph, title: &str) -> String {
                 b.kernels.join(", "),
                 b.work,
                 b.span,
-                b.time
+                g.units.show(b.time)
             ))
         );
         for (v, node) in b.graph.nodes.iter().enumerate() {
@@ -131,7 +136,8 @@ pub fn to_summary_dot(g: &Graph, title: &str) -> String {
         "  label={};",
         quote(&format!(
             "{title}\nspan S = {}, work W = {} (darker boxes: more of S)\n{names}graph.dot has every step",
-            summary.span, summary.work
+            g.units.show(summary.span),
+            g.units.show(summary.work)
         ))
     );
     let _ = writeln!(
@@ -145,9 +151,9 @@ pub fn to_summary_dot(g: &Graph, title: &str) -> String {
     for (i, item) in summary.items.iter().enumerate().filter(|(_, it)| it.alive) {
         let share = if summary.span == 0 { 0.0 } else { item.span as f64 / summary.span as f64 };
         let mut label = item.kind.describe(&summary.prefix);
-        label.push_str(&format!("\nspan {} ({:.0}% of S)", item.span, share * 100.0));
+        label.push_str(&format!("\nspan {} ({:.0}% of S)", g.units.show(item.span), share * 100.0));
         if item.work != item.span {
-            label.push_str(&format!(", work {}", item.work));
+            label.push_str(&format!(", work {}", g.units.show(item.work)));
         }
         // White for none of S, salmon for all of it.
         let _ = writeln!(

@@ -141,9 +141,53 @@ pub struct Sub {
     pub sink: NodeId,
 }
 
+/// What a graph's weights count.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Units {
+    /// Digest 002's PRAM unit costs: one per scalar operation, read or view.
+    #[default]
+    Abstract,
+    /// Picoseconds: device boxes and transfers from a calibrated device profile
+    /// (`weft calibrate`), host steps at a rate per unit of work.
+    Picoseconds,
+}
+
+impl Units {
+    /// A weight as read: a count of units, or a time (`1.250 ms`).
+    pub fn show(self, weight: u64) -> String {
+        match self {
+            Units::Abstract => weight.to_string(),
+            Units::Picoseconds => seconds_text(weight as f64 * 1e-12),
+        }
+    }
+
+    /// What a time axis counts.
+    pub fn axis(self) -> &'static str {
+        match self {
+            Units::Abstract => "cost units",
+            Units::Picoseconds => "seconds",
+        }
+    }
+}
+
+/// A time in seconds at a readable scale: `2.500 s`, `1.250 ms`, `12.5 µs`, `840 ns`.
+pub fn seconds_text(seconds: f64) -> String {
+    if seconds >= 1.0 {
+        format!("{seconds:.3} s")
+    } else if seconds >= 1e-3 {
+        format!("{:.3} ms", seconds * 1e3)
+    } else if seconds >= 1e-6 {
+        format!("{:.1} µs", seconds * 1e6)
+    } else {
+        format!("{:.0} ns", seconds * 1e9)
+    }
+}
+
 /// A cost graph.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Graph {
+    /// What the weights count (a device box's inner graph is always in units).
+    pub units: Units,
     pub nodes: Vec<Node>,
     pub edges: Vec<Edge>,
     /// Outgoing edge ids per node, in insertion order (left before right).
@@ -336,7 +380,7 @@ impl Graph {
                 .iter()
                 .map(|&e| {
                     let e = &self.edges[e as usize];
-                    format!("-{}-> n{}", edge_weight(e), e.to)
+                    format!("-{}-> n{}", edge_weight(self.units, e), e.to)
                 })
                 .collect();
             if !edges.is_empty() {
@@ -349,8 +393,12 @@ impl Graph {
 }
 
 /// An edge's weight as printed: `d`, or `w/s` when work and span differ.
-pub fn edge_weight(e: &Edge) -> String {
-    if e.work == e.span { e.work.to_string() } else { format!("{}/{}", e.work, e.span) }
+pub fn edge_weight(units: Units, e: &Edge) -> String {
+    if e.work == e.span {
+        units.show(e.work)
+    } else {
+        format!("{}/{}", units.show(e.work), units.show(e.span))
+    }
 }
 
 /// `ceil(log2 n)` (0 for n <= 1).

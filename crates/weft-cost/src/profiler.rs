@@ -22,6 +22,12 @@
 //! - Transfers (residency, pitfall 12): the plan uploads every array input once at the
 //!   start and reads every array output once at the end; each is a transfer edge on the
 //!   bus of `latency + ceil(bytes / bytes_per_unit)`.
+//! - Calibrated timing ([`Calibrated`], docs/costs.md "The profiler"): instead of unit
+//!   costs, the graph is weighed in picoseconds. A device box takes the calibrated
+//!   model's predicted time of one launch of each of its kernels (the same prediction as
+//!   `weft bench --predict`, on the inputs' sizes), transfers the profile's latency and
+//!   bandwidth, and a unit of host work a fixed time (the plan's host code: sizes,
+//!   loop control). The simulated time is then comparable with a measured run.
 //! - Space (§3.7, in bytes, pitfall 9): every array a top-level statement materialises
 //!   is a region of its world (device inside a box, host otherwise), allocated at its
 //!   statement (a box's at its launch) and freed at the end of its block (its block's
@@ -35,15 +41,19 @@ use rustc_hash::FxHashMap as HashMap;
 use weft_core::{
     BlockId, Exp, FnId, Made, Origin, ParKind, Program, Recorder, RuntimeError, Stmt, Val, VarId,
 };
-use weft_plan::{Input, Output, Plan};
+use weft_plan::{Input, Output, Plan, Var};
 use weft_values::Value;
 
-use crate::graph::{DeviceBox, Edge, EdgeKind, Graph, NodeId, Resource, Sub, World, ceil_log2};
+use crate::graph::{
+    DeviceBox, Edge, EdgeKind, Graph, NodeId, Resource, Sub, Units, World, ceil_log2,
+};
+use crate::model::{EntryCost, PredictError, eval_i64};
+use crate::profile::DeviceProfile;
 use crate::schedule::{Policy, Schedule, greedy};
 use crate::space::{Timeline, timeline};
 
 /// The machine and model parameters of a profile.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct CostParams {
     /// P: host processors of the schedule.
     pub processors: usize,
@@ -61,6 +71,102 @@ pub struct CostParams {
     /// construct is one summary edge, however few its iterations (W and S stay exact).
     pub node_budget: usize,
     pub policy: Policy,
+    /// Weigh the graph in time with a calibrated device model (then `device_threads`,
+    /// `launch`, `transfer_latency` and `bytes_per_unit` are unused).
+    pub calibrated: Option<Calibrated>,
+}
+
+/// The calibrated device model of a profile, evaluated on one run's sizes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Calibrated {
+    /// The device profile's device name.
+    pub device: String,
+    /// The cost model's name and version.
+    pub model: &'static str,
+    /// Each kernel that runs on these sizes: its name, how many times the plan launches
+    /// it, and the predicted time of all those launches in picoseconds.
+    pub kernels: Vec<KernelTime>,
+    /// The kernels that do not run on these sizes: versions of a construct whose
+    /// conditions (thresholds) fail, and launches in loops that run no iteration.
+    pub idle: Vec<String>,
+    /// Picoseconds of one unit of host work.
+    pub host_unit_ps: u64,
+    pub upload: Link,
+    pub download: Link,
+    /// Single scalars the plan reads back during the run (loop control, sizes): each
+    /// one read-back's latency.
+    pub scalar_reads: u64,
+}
+
+/// A kernel's launches in one run, as the model predicts them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KernelTime {
+    pub name: String,
+    pub launches: u64,
+    pub ps: u64,
+}
+
+/// One direction of the host-device link.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Link {
+    pub latency_ps: f64,
+    pub ps_per_byte: f64,
+}
+
+impl Link {
+    /// Picoseconds to move `bytes` in one transfer.
+    pub fn ps(self, bytes: u64) -> u64 {
+        (self.latency_ps + bytes as f64 * self.ps_per_byte).round() as u64
+    }
+}
+
+impl Calibrated {
+    /// The model of `costs` (the compiled entry's) on `profile`'s device at `sizes`.
+    /// Fails when a kernel's time depends on a value the sizes do not give.
+    pub fn new(
+        costs: &EntryCost,
+        profile: &DeviceProfile,
+        sizes: &dyn Fn(Var) -> Option<i64>,
+        host_unit_ps: u64,
+    ) -> Result<Calibrated, PredictError> {
+        let ps = |seconds: f64| (seconds * 1e12).round() as u64;
+        let prediction = costs.predict(profile, sizes)?;
+        // Per kernel: the predicted seconds and the number of launches that take them.
+        let mut per_kernel = vec![(0.0f64, 0.0f64); costs.kernels.len()];
+        for (index, predicted) in &prediction.launches {
+            let launch = &costs.launches[*index];
+            let times = eval_i64(&launch.repeat, sizes)? as f64;
+            if let Some(k) = per_kernel.get_mut(launch.kernel as usize) {
+                k.0 += predicted.seconds;
+                k.1 += times;
+            }
+        }
+        let (mut kernels, mut idle) = (Vec::new(), Vec::new());
+        for (k, (name, _, _)) in costs.kernels.iter().enumerate() {
+            match per_kernel[k] {
+                (seconds, launches) if launches > 0.0 => kernels.push(KernelTime {
+                    name: name.clone(),
+                    launches: launches as u64,
+                    ps: ps(seconds),
+                }),
+                _ => idle.push(name.clone()),
+            }
+        }
+        let link = |l: &crate::profile::Transfer| Link {
+            latency_ps: l.latency_s * 1e12,
+            ps_per_byte: 1e12 / l.bytes_per_s,
+        };
+        Ok(Calibrated {
+            device: profile.device.name.clone(),
+            model: prediction.total.model,
+            kernels,
+            idle,
+            host_unit_ps,
+            upload: link(&profile.transfer.host_to_device),
+            download: link(&profile.transfer.device_to_host),
+            scalar_reads: eval_i64(&costs.scalar_reads, sizes)?.max(0) as u64,
+        })
+    }
 }
 
 impl Default for CostParams {
@@ -74,6 +180,7 @@ impl Default for CostParams {
             collapse: 64,
             node_budget: 5_000,
             policy: Policy::DepthFirst,
+            calibrated: None,
         }
     }
 }
@@ -111,6 +218,9 @@ pub struct Profile {
     pub transfers_to_device: (u64, u64),
     pub transfers_to_host: (u64, u64),
     pub collapsed: u64,
+    /// Kernels the plan launches that no statement of the run maps to (calibrated:
+    /// their time is one device box before the results are read back).
+    pub unplaced: Vec<String>,
     /// Whether the plan placed the computation (false: host world only).
     pub placed: bool,
     /// The entry's results.
@@ -186,6 +296,14 @@ pub fn profile(
     let mut st = recorder.0.into_inner();
     st.close_box();
     let mut tail = Sub { src: start, sink: st.tail() };
+    let mut unplaced = Vec::new();
+    if let Some(model) = &params.calibrated {
+        unplaced = time_device_boxes(&mut st.g, model);
+        if !unplaced.is_empty() {
+            tail = unplaced_box(&mut st.g, tail, model, &unplaced);
+        }
+        st.launches = model.kernels.iter().map(|k| k.launches).sum();
+    }
     let mut result_regions = Vec::new();
     if let Some((plan, _)) = placement {
         for (i, output) in plan.outputs.iter().enumerate() {
@@ -197,6 +315,22 @@ pub fn profile(
                 d2h = (d2h.0 + 1, d2h.1 + bytes);
             }
         }
+    }
+    if let Some(model) = params.calibrated.as_ref().filter(|m| m.scalar_reads > 0) {
+        // The plan's scalar read-backs happen between kernels; their latency is summed
+        // into one edge, which the total time counts wherever it falls.
+        let cost = model.download.latency_ps.round() as u64 * model.scalar_reads;
+        let v = st.g.node(format!("{} scalar read-backs", model.scalar_reads));
+        st.g.add_edge(Edge {
+            from: tail.sink,
+            to: v,
+            kind: EdgeKind::Transfer { to_device: false, bytes: 8 * model.scalar_reads },
+            work: cost,
+            span: cost,
+            duration: cost,
+            resource: Resource::Bus,
+        });
+        tail = Sub { src: tail.src, sink: v };
     }
     tail = st.g.step(tail, EdgeKind::Seq, 0, "end");
     // Everything still live is freed at the end.
@@ -211,7 +345,10 @@ pub fn profile(
             st.g.free(tail.sink, r as u32);
         }
     }
-    let g = st.g;
+    let mut g = st.g;
+    if let Some(model) = &params.calibrated {
+        weigh_host_in_time(&mut g, model.host_unit_ps, placement.is_some());
+    }
     let work = g.work();
     let span = g.span();
     let schedule = greedy(&g, params.processors, params.policy);
@@ -230,16 +367,94 @@ pub fn profile(
         device_work,
         transfer_work,
         kernel_launches: st.launches,
-        distinct_kernels: used.len(),
+        distinct_kernels: params.calibrated.as_ref().map_or(used.len(), |m| m.kernels.len()),
         transfers_to_device: h2d,
         transfers_to_host: d2h,
         collapsed: st.collapsed,
+        unplaced,
         placed: placement.is_some(),
         schedule,
         space,
         graph: g,
         results,
     })
+}
+
+/// Sets each device box's time from the model: a kernel's predicted time of all its
+/// launches is shared by the boxes that hold it (a loop's boxes alike), so the boxes
+/// sum to the model's kernel time however the run's statements fell into boxes. Returns
+/// the kernels that run but are in no box.
+fn time_device_boxes(g: &mut Graph, model: &Calibrated) -> Vec<String> {
+    let held = |k: &KernelTime, b: &DeviceBox| b.kernels.contains(&k.name);
+    let boxes_of: Vec<u64> = model
+        .kernels
+        .iter()
+        .map(|k| g.boxes.iter().filter(|b| held(k, b)).count() as u64)
+        .collect();
+    for b in &mut g.boxes {
+        b.time = model
+            .kernels
+            .iter()
+            .zip(&boxes_of)
+            .filter(|(k, _)| held(k, b))
+            .map(|(k, &n)| k.ps / n)
+            .sum();
+    }
+    for e in &mut g.edges {
+        if let EdgeKind::DeviceBox { index } = e.kind {
+            let time = g.boxes[index as usize].time;
+            (e.work, e.span, e.duration) = (time, time, time);
+        }
+    }
+    model
+        .kernels
+        .iter()
+        .zip(&boxes_of)
+        .filter(|(_, n)| **n == 0)
+        .map(|(k, _)| k.name.clone())
+        .collect()
+}
+
+/// One device box for the `kernels` the plan launches that no statement of the run maps
+/// to, after the run (before the results are read back).
+fn unplaced_box(g: &mut Graph, tail: Sub, model: &Calibrated, kernels: &[String]) -> Sub {
+    let time: u64 = model.kernels.iter().filter(|k| kernels.contains(&k.name)).map(|k| k.ps).sum();
+    let mut graph = Graph::new();
+    graph.node("work-items");
+    let index = g.boxes.len() as u32;
+    g.boxes.push(DeviceBox { kernels: kernels.to_vec(), graph, work: 0, span: 0, time });
+    let v = g.node(kernels.join("\n"));
+    g.add_edge(Edge {
+        from: tail.sink,
+        to: v,
+        kind: EdgeKind::DeviceBox { index },
+        work: time,
+        span: time,
+        duration: time,
+        resource: Resource::Gpu,
+    });
+    Sub { src: tail.src, sink: v }
+}
+
+/// Weighs the host graph's unit-cost steps in picoseconds (device boxes and transfers
+/// are already in time) and marks the graph as timed. With a plan (`placed`), the host
+/// runs only the plan's host code: each top-level statement (a labelled step) takes one
+/// unit, and the rest, the parallel structure and element copies of array statements
+/// outside the boxes, takes no time: the plan makes such arrays as views or inside a
+/// kernel, whose time is in the boxes. Without a plan every unit of work takes its time.
+fn weigh_host_in_time(g: &mut Graph, unit_ps: u64, placed: bool) {
+    g.units = Units::Picoseconds;
+    for e in &mut g.edges {
+        let weight = match e.kind {
+            EdgeKind::DeviceBox { .. } | EdgeKind::Transfer { .. } => continue,
+            _ if !placed => unit_ps,
+            EdgeKind::Op if !g.nodes[e.to as usize].label.is_empty() => unit_ps,
+            _ => 0,
+        };
+        e.work *= weight;
+        e.span *= weight;
+        e.duration *= weight;
+    }
 }
 
 fn value_bytes(value: &Value) -> u64 {
@@ -276,7 +491,10 @@ fn transfer(
     name: &str,
     params: &CostParams,
 ) -> Sub {
-    let cost = params.transfer_latency + bytes.div_ceil(params.bytes_per_unit.max(1));
+    let cost = match &params.calibrated {
+        Some(model) => if to_device { model.upload } else { model.download }.ps(bytes),
+        None => params.transfer_latency + bytes.div_ceil(params.bytes_per_unit.max(1)),
+    };
     let label = format!("{} {name} ({bytes} B)", if to_device { "upload" } else { "read back" });
     let v = g.node(label);
     g.add_edge(Edge {
@@ -547,9 +765,9 @@ impl State<'_> {
     /// record only the inner expressions it computes). `if` and loops are host control
     /// flow in the plan, so their blocks are not searched.
     fn kernels_of(&self, func: FnId, exp: weft_core::ExpId) -> Vec<u32> {
-        let f = &self.program.functions[func];
         let mut out: Vec<u32> = Vec::new();
-        let add = |e: weft_core::ExpId, out: &mut Vec<u32>| {
+        let add = |func: FnId, e: weft_core::ExpId, out: &mut Vec<u32>| {
+            let f = &self.program.functions[func];
             if let Some(ks) = f.origins.get(e).and_then(|o| self.kernel_of.get(o)) {
                 for &k in ks {
                     if !out.contains(&k) {
@@ -558,20 +776,29 @@ impl State<'_> {
                 }
             }
         };
-        add(exp, &mut out);
-        if !out.is_empty() {
-            return out;
-        }
-        // The combinator's lambda, then every block nested in it; a `reduce_by_index`
-        // operator is searched as a statement, not into (as the profiler always has).
-        let mut blocks: Vec<BlockId> =
-            f.exps[exp].combinator().map(|(_, lambda)| lambda.body).into_iter().collect();
-        while let Some(b) = blocks.pop() {
+        add(func, exp, &mut out);
+        // The combinator's lambda, then every block nested in it (versions of a nested
+        // construct compute inner expressions in their own kernels), and the bodies of
+        // functions called there (the middle end inlines them into the kernel); a
+        // `reduce_by_index` operator is searched as a statement, not into.
+        let f = &self.program.functions[func];
+        let mut blocks: Vec<(FnId, BlockId)> =
+            f.exps[exp].combinator().map(|(_, lambda)| (func, lambda.body)).into_iter().collect();
+        let mut entered = vec![func];
+        while let Some((func, b)) = blocks.pop() {
+            let f = &self.program.functions[func];
             for st in &f.blocks[b].stmts {
-                add(st.exp, &mut out);
+                add(func, st.exp, &mut out);
                 let inner = &f.exps[st.exp];
-                if !matches!(inner, Exp::ReduceByIndex { .. }) {
-                    blocks.extend(inner.nested_blocks());
+                match inner {
+                    Exp::ReduceByIndex { .. } => {}
+                    Exp::Call { func: callee, .. } => {
+                        if !entered.contains(callee) {
+                            entered.push(*callee);
+                            blocks.push((*callee, self.program.functions[*callee].body));
+                        }
+                    }
+                    _ => blocks.extend(inner.nested_blocks().into_iter().map(|b| (func, b))),
                 }
             }
         }
@@ -612,11 +839,27 @@ impl State<'_> {
         let span = graph.span();
         graph.nodes[b.src as usize].label = "work-items".to_owned();
         let n_kernels = b.kernels.len() as u64;
-        let time = box_time(work, span, self.params.device_threads, self.params.launch * n_kernels);
-        self.launches += n_kernels;
-        self.used_kernels.extend(&b.kernels);
-        let names: Vec<String> =
+        let mut names: Vec<String> =
             b.kernels.iter().map(|&k| self.kernel_names[k as usize].clone()).collect();
+        // Calibrated: the box holds the kernels that run on these sizes (one version of
+        // a construct); its time is set when the run is over (`time_device_boxes`).
+        let (time, edge_work) = match &self.params.calibrated {
+            Some(model) => {
+                names.retain(|name| !model.idle.contains(name));
+                (0, 0)
+            }
+            None => {
+                self.launches += n_kernels;
+                let launch = self.params.launch * n_kernels;
+                (box_time(work, span, self.params.device_threads, launch), work)
+            }
+        };
+        let idle = |k: &u32| {
+            let name = &self.kernel_names[*k as usize];
+            self.params.calibrated.as_ref().is_some_and(|model| model.idle.contains(name))
+        };
+        let used: Vec<u32> = b.kernels.iter().copied().filter(|k| !idle(k)).collect();
+        self.used_kernels.extend(used);
         let index = self.g.boxes.len() as u32;
         let label = names.join("\n");
         self.g.boxes.push(DeviceBox { kernels: names, graph, work, span, time });
@@ -625,7 +868,7 @@ impl State<'_> {
             from: b.launch_node,
             to: v,
             kind: EdgeKind::DeviceBox { index },
-            work,
+            work: edge_work,
             span: time,
             duration: time,
             resource: Resource::Gpu,
@@ -953,4 +1196,97 @@ fn block_tree(g: &mut Graph, subs: &[Sub], blocks: &[Block]) -> Sub {
         return g.single("");
     }
     build(g, subs, blocks, 0, n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(kernels: &[(&str, u64, u64)]) -> Calibrated {
+        let link = Link { latency_ps: 0.0, ps_per_byte: 0.0 };
+        Calibrated {
+            device: "test".into(),
+            model: "test",
+            kernels: kernels
+                .iter()
+                .map(|&(name, launches, ps)| KernelTime { name: name.into(), launches, ps })
+                .collect(),
+            idle: Vec::new(),
+            host_unit_ps: 1000,
+            upload: link,
+            download: link,
+            scalar_reads: 0,
+        }
+    }
+
+    /// A graph of one chain of device boxes holding these kernels.
+    fn boxes(held: &[&[&str]]) -> Graph {
+        let mut g = Graph::new();
+        let mut tail = g.node("start");
+        for (index, kernels) in held.iter().enumerate() {
+            let graph = Graph::new();
+            let kernels = kernels.iter().map(|k| (*k).to_owned()).collect();
+            g.boxes.push(DeviceBox { kernels, graph, work: 7, span: 3, time: 0 });
+            let v = g.node("box");
+            g.add_edge(Edge {
+                from: tail,
+                to: v,
+                kind: EdgeKind::DeviceBox { index: index as u32 },
+                work: 0,
+                span: 0,
+                duration: 0,
+                resource: Resource::Gpu,
+            });
+            tail = v;
+        }
+        g
+    }
+
+    /// The boxes share each kernel's time of all its launches, whatever the number of
+    /// boxes that hold it; a kernel in no box is returned, not lost.
+    #[test]
+    fn device_boxes_share_the_models_kernel_time() {
+        let calibrated = model(&[("k1", 2, 100), ("k2", 1, 30), ("k3", 1, 7)]);
+        let mut g = boxes(&[&["k1"], &["k1", "k2"], &["k1"], &["idle"]]);
+        let unplaced = time_device_boxes(&mut g, &calibrated);
+        assert_eq!(unplaced, vec!["k3".to_owned()]);
+        let times: Vec<u64> = g.boxes.iter().map(|b| b.time).collect();
+        assert_eq!(times, vec![33, 63, 33, 0]);
+        // The edges carry the boxes' times as work, span and duration.
+        for e in &g.edges {
+            let EdgeKind::DeviceBox { index } = e.kind else { continue };
+            let time = g.boxes[index as usize].time;
+            assert_eq!((e.work, e.span, e.duration), (time, time, time));
+        }
+        let tail = Sub { src: 0, sink: (g.nodes.len() - 1) as NodeId };
+        let end = unplaced_box(&mut g, tail, &calibrated, &unplaced);
+        assert_eq!(g.boxes.last().map(|b| b.time), Some(7));
+        assert_eq!(g.work(), 33 + 63 + 33 + 7, "the boxes sum to the model's time (to a ps)");
+        assert_eq!(g.span(), g.work());
+        assert_ne!(end.sink, tail.sink);
+    }
+
+    /// With a plan, the host's time is its statements' (labelled steps); the parallel
+    /// structure of array statements outside the boxes takes none. Without a plan, every
+    /// unit of work takes its time.
+    #[test]
+    fn host_steps_are_timed_by_statement_when_placed() {
+        let build = || {
+            let mut g = Graph::new();
+            let a = g.single("start");
+            let s = g.step(a, EdgeKind::Op, 1, "x = add");
+            let l = g.edge_graph(5, "");
+            let r = g.edge_graph(5, "");
+            let p = g.par(l, r);
+            g.seq(s, 0, p);
+            g
+        };
+        let mut placed = build();
+        weigh_host_in_time(&mut placed, 1000, true);
+        assert_eq!(placed.units, Units::Picoseconds);
+        assert_eq!(placed.work(), 1000);
+        let mut host = build();
+        weigh_host_in_time(&mut host, 1000, false);
+        assert_eq!(host.work(), (1 + 5 + 5 + 4) * 1000);
+    }
 }

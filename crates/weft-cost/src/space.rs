@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::graph::{Graph, NodeId, World};
+use crate::graph::{Graph, NodeId, Units, World};
 use crate::schedule::Schedule;
 
 /// Live bytes per world after the events at one time.
@@ -108,7 +108,7 @@ fn escape(text: &str) -> String {
 }
 
 /// The space-over-time plot: one step line per world, labelled axes, peaks marked.
-pub fn svg(t: &Timeline, makespan: u64, title: &str) -> String {
+pub fn svg(t: &Timeline, makespan: u64, units: Units, title: &str) -> String {
     let (w, h) = (800.0_f64, 420.0_f64);
     let (left, right, top, bottom) = (90.0, 30.0, 50.0, 60.0);
     let pw = w - left - right;
@@ -145,7 +145,12 @@ pub fn svg(t: &Timeline, makespan: u64, title: &str) -> String {
             r#"<line x1="{tx}" y1="{y0}" x2="{tx}" y2="{}" stroke="black"/>"#,
             y0 + 5.0
         );
-        let _ = writeln!(s, r#"<text x="{tx}" y="{}" text-anchor="middle">{tv}</text>"#, y0 + 18.0);
+        let _ = writeln!(
+            s,
+            r#"<text x="{tx}" y="{}" text-anchor="middle">{}</text>"#,
+            y0 + 18.0,
+            escape(&units.show(tv))
+        );
         let _ = writeln!(
             s,
             r#"<line x1="{}" y1="{by}" x2="{x0}" y2="{by}" stroke="black"/>"#,
@@ -161,9 +166,10 @@ pub fn svg(t: &Timeline, makespan: u64, title: &str) -> String {
     }
     let _ = writeln!(
         s,
-        r#"<text x="{}" y="{}" text-anchor="middle">time (cost units, greedy schedule)</text>"#,
+        r#"<text x="{}" y="{}" text-anchor="middle">time ({}, greedy schedule)</text>"#,
         left + pw / 2.0,
-        h - 15.0
+        h - 15.0,
+        units.axis()
     );
     let _ = writeln!(
         s,
