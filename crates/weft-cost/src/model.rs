@@ -36,8 +36,7 @@
 //! Atomics take the rate measured at the fewest bins at or above the destination's
 //! size. `launch` is the empty kernel's time after warming up, or, for a launch the host
 //! enqueues while the device still runs earlier ones (`EntryCost::predict` simulates
-//! the queue: the host enqueues a launch every `enqueue_s`, its measured time per
-//! launch, else the launches' back-to-back interval), the empty kernel's queued behind a
+//! the queue: a launch every `back_to_back_s`), the empty kernel's queued behind a
 //! running one. A format-1 profile has
 //! none of the operation rates: special operations and barriers then cost a plain
 //! operation, uniform reads one element per SIMD group of the copy bandwidth, atomics a
@@ -439,11 +438,11 @@ impl EntryCost {
     ) -> Result<EntryPrediction, PredictError> {
         let mut launches = Vec::new();
         let (mut compute_s, mut memory_s, mut launch_s, mut kernels_s) = (0.0, 0.0, 0.0, 0.0);
-        // The queue, simulated: the host enqueues a launch every `enqueue_s`; a launch
-        // enqueued while the device still runs earlier ones waits there, and its floor
-        // is the queued launch's.
+        // The queue, simulated: the host enqueues a launch every `back_to_back_s`; a
+        // launch enqueued while the device still runs earlier ones waits there, and its
+        // floor is the queued launch's.
         let machine = Machine::of(profile);
-        let back_to_back = machine.enqueue_s;
+        let back_to_back = machine.back_to_back_s;
         let (mut host_s, mut device_free_s) = (0.0f64, 0.0f64);
         for (idx, launch) in self.launches.iter().enumerate() {
             if !self.runs(launch, sizes)? {
@@ -615,10 +614,8 @@ pub struct Machine {
     /// The floor of a kernel enqueued behind running work (the idle floor without a
     /// profile of format 2).
     pub queued_launch_s: f64,
-    /// The host's interval between enqueued launches: its measured time per launch
-    /// (`operations.enqueue_s`), else the launches' back-to-back interval (which is at
-    /// least that, and includes the device's own gap between kernels).
-    pub enqueue_s: f64,
+    /// The host's interval between enqueued launches.
+    pub back_to_back_s: f64,
     pub simd_width: f64,
     /// `(stride, slowdown)` of strided global reads, stride 1 first.
     pub global_strided: Vec<(i64, f64)>,
@@ -690,9 +687,7 @@ impl Machine {
             local_bytes_per_s: profile.local.bytes_per_s,
             launch_s: ops.map_or(profile.launch.kernel_s, |o| o.warm_launch_s),
             queued_launch_s: ops.map_or(profile.launch.kernel_s, |o| o.queued_launch_s),
-            enqueue_s: ops
-                .and_then(|o| o.enqueue_s)
-                .unwrap_or(profile.launch.back_to_back_s),
+            back_to_back_s: profile.launch.back_to_back_s,
             simd_width,
             global_strided: table(&profile.global.strided),
             local_strided: table(&profile.local.strided),

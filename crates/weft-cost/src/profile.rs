@@ -104,12 +104,6 @@ pub struct Operations {
     /// (the device prepares it meanwhile): the floor of a kernel enqueued while the
     /// device is busy.
     pub queued_launch_s: f64,
-    /// The host's time per launch when a run enqueues kernels one after another
-    /// (arguments set, a profiling event each): how soon the next launch reaches the
-    /// queue. Absent in profiles measured before it was (the launch's back-to-back
-    /// interval is used then).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub enqueue_s: Option<f64>,
 }
 
 /// A copy of `words` 32-bit words per work-item.
@@ -525,7 +519,6 @@ impl DeviceProfile {
             ] {
                 *value = round_significant(*value);
             }
-            ops.enqueue_s = ops.enqueue_s.map(round_significant);
         }
         let launch = &mut self.launch;
         for value in [&mut launch.kernel_s, &mut launch.back_to_back_s, &mut launch.wall_s] {
@@ -610,9 +603,6 @@ impl DeviceProfile {
                 }
                 checks.positive("operations.warm_launch_s", ops.warm_launch_s);
                 checks.positive("operations.queued_launch_s", ops.queued_launch_s);
-                if let Some(enqueue) = ops.enqueue_s {
-                    checks.positive("operations.enqueue_s", enqueue);
-                }
                 checks.positive("operations.op_latency_s", ops.op_latency_s);
                 for (idx, read) in ops.cached_reads.iter().enumerate() {
                     let path = format!("operations.cached_reads[{idx}].bytes_per_s");

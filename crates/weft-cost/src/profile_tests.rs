@@ -107,7 +107,6 @@ fn fixture() -> DeviceProfile {
             op_latency_s: 4e-9,
             warm_launch_s: 1.5e-6,
             queued_launch_s: 1e-6,
-            enqueue_s: None,
         }),
     }
 }

@@ -203,7 +203,6 @@ pub(super) struct Operations {
     op_latency_s: f64,
     warm_launch_s: f64,
     queued_launch_s: f64,
-    enqueue_s: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -300,7 +299,6 @@ impl Bench<'_> {
         let op_latency_s = self.op_latency(&kernels.mad_latency, plan)?;
         let warm_launch_s = self.warm_launch(empty, plan)?;
         let queued_launch_s = self.queued_launch(empty, &kernels.mad_latency, plan)?;
-        let enqueue_s = self.enqueue_interval(&kernels.mad_latency)?;
         Ok(Operations {
             special,
             atomics,
@@ -315,7 +313,6 @@ impl Bench<'_> {
             op_latency_s,
             warm_launch_s,
             queued_launch_s,
-            enqueue_s,
         })
     }
 
@@ -501,37 +498,6 @@ impl Bench<'_> {
         let queued = super::median(times);
         self.report(&format!("launch behind a running kernel: empty kernel {}", seconds(queued)));
         Ok(queued)
-    }
-
-    /// The host's time per launch when it enqueues launches one after another, as a
-    /// plan's run does: each sets the kernel's four arguments and enqueues it with a
-    /// profiling event (a kernel of one work-item that does nothing: no iterations).
-    /// The median over batches of `reps * 5` launches, the queue drained between them.
-    fn enqueue_interval(&mut self, kernel: &ocl::core::Kernel) -> Result<f64, RunError> {
-        let output = alloc::<f32>(self.queue, 1, "the benchmark's output")?;
-        let launches = (self.reps * 5).max(50);
-        let mut per_launch = Vec::new();
-        for batch in 0..self.warmup + 5 {
-            let mut events = Vec::with_capacity(launches);
-            let start = std::time::Instant::now();
-            for _ in 0..launches {
-                set_arg(kernel, 0, ArgVal::mem(output.as_core()))?;
-                set_arg(kernel, 1, ArgVal::scalar(&(super::MAD_B as f32)))?;
-                set_arg(kernel, 2, ArgVal::scalar(&(super::MAD_C as f32)))?;
-                set_arg(kernel, 3, ArgVal::scalar(&0u32))?;
-                let mut event = ocl::Event::empty();
-                super::enqueue(self.queue, kernel, 1, Some(1), Some(&mut event))?;
-                events.push(event);
-            }
-            let taken = start.elapsed().as_secs_f64();
-            self.finish()?;
-            if batch >= self.warmup {
-                per_launch.push(taken / launches as f64);
-            }
-        }
-        let enqueue = super::median(per_launch);
-        self.report(&format!("enqueue: {} of the host per launch", seconds(enqueue)));
-        Ok(enqueue)
     }
 
     /// Atomic additions per second into a work-group's bins in local memory (all groups
