@@ -43,6 +43,20 @@ pub(crate) fn profile_for(
     })
 }
 
+/// A committed profile by its name (`nvidia-h200`), else the profile in the file `asked`.
+pub(crate) fn profile_named_or_file(asked: &str) -> anyhow::Result<&'static DeviceProfile> {
+    if let Some(profile) = weft_cost::profile::builtin_profile_named(asked) {
+        return Ok(profile);
+    }
+    if !std::path::Path::new(asked).exists() {
+        bail!(
+            "`{asked}` is neither a committed device profile (`nvidia-h200`, `nvidia-h100`, \
+             `pocl-cpu`) nor a file"
+        );
+    }
+    profile_for(Some(asked), None)
+}
+
 /// The sizes of a benchmark's inputs, by host variable: each array input's dimensions,
 /// and each integer scalar whose spec allows one value (`i64 in 20..21`: a trip count).
 pub(crate) fn sizes_of(

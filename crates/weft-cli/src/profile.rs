@@ -142,16 +142,7 @@ fn device_profile(
     notes: &mut Vec<String>,
 ) -> anyhow::Result<&'static DeviceProfile> {
     if let Some(asked) = asked {
-        if let Some(profile) = weft_cost::profile::builtin_profile_named(asked) {
-            return Ok(profile);
-        }
-        if !Path::new(asked).exists() {
-            bail!(
-                "`--device-profile {asked}` is neither a committed profile (`nvidia-h200`, \
-                 `nvidia-h100`, `pocl-cpu`) nor a file"
-            );
-        }
-        return crate::predict::profile_for(Some(asked), None);
+        return crate::predict::profile_named_or_file(asked);
     }
     if let Some(profile) = crate::opencl::steering_profile() {
         notes.push(format!("timed for this machine's device, {}", profile.device.name));

@@ -47,6 +47,15 @@ pub(crate) struct TuneArgs {
     /// Tune kernels compiled without bounds checks (as `weft bench --unsafe` runs them).
     #[arg(long = "unsafe")]
     unchecked: bool,
+    /// Choose by the cost model's predicted kernel time at the `-- bench:` sizes instead
+    /// of measuring (no device needed; docs/costs.md "Defaults against tuning").
+    #[arg(long)]
+    predict: bool,
+    /// With --predict: the device profile that predicts, a committed profile's name
+    /// (`nvidia-h200`, `nvidia-h100`, `pocl-cpu`) or a `weft calibrate -o` file (default:
+    /// the committed profile of the device).
+    #[arg(long, value_name = "NAME|FILE", requires = "predict")]
+    profile: Option<String>,
 }
 
 /// What a tuning file fixes for one source file: the middle end's thresholds, and per
@@ -212,6 +221,17 @@ struct Tuned {
 
 pub(crate) fn run(args: &TuneArgs) -> anyhow::Result<u8> {
     let (db, files) = load(&args.paths)?;
+    // Predicting for a named profile: the compiler is steered for that device too.
+    let predicting = match (&args.profile, args.predict) {
+        (Some(asked), _) => Some(crate::predict::profile_named_or_file(asked)?),
+        (None, true) => Some(crate::opencl::steering_profile().context(
+            "no committed device profile matches the device: give `--profile NAME|FILE` to predict for one",
+        )?),
+        (None, false) => None,
+    };
+    if let Some(profile) = predicting {
+        crate::opencl::steer_with(profile);
+    }
     let device = crate::opencl::steering_profile();
     if args.output.is_none() && device.is_none() {
         bail!(
@@ -249,9 +269,14 @@ pub(crate) fn run(args: &TuneArgs) -> anyhow::Result<u8> {
         let specs: Vec<String> = line.inputs.iter().map(ToString::to_string).collect();
         let mut trials = Trials::new(args, &specs)?;
         let mut measure = |tuning: &Tuning| -> anyhow::Result<Option<f64>> {
-            match crate::opencl::compile_tuned(&db, program, entry, options, Some(tuning)) {
-                Ok(compiled) => trials.measure(&compiled.plan),
-                Err(_) => Ok(None),
+            let compiled =
+                match crate::opencl::compile_tuned(&db, program, entry, options, Some(tuning)) {
+                    Ok(compiled) => compiled,
+                    Err(_) => return Ok(None),
+                };
+            match predicting {
+                Some(profile) => Ok(trials.predict(&compiled, profile, &line.inputs)),
+                None => trials.measure(&compiled.plan),
             }
         };
         let mut best_tuning = section.tuning.clone();
@@ -301,14 +326,24 @@ pub(crate) fn run(args: &TuneArgs) -> anyhow::Result<u8> {
                 }
             }
         }
+        let how = if predicting.is_some() { "predicted" } else { "run" };
         note(&format!(
-            "  {before:.3} ms with the device's rule, {best:.3} ms tuned ({} trials, {} run)",
+            "  {before:.3} ms with the device's rule, {best:.3} ms tuned ({} trials, {} {how})",
             trials.asked, trials.ran
         ));
         section.tuning = best_tuning;
-        section.entries.push(serde_json::json!({
+        let mut record = serde_json::json!({
             "entry": found.entry, "inputs": specs, "default_ms": before, "tuned_ms": best,
-        }));
+        });
+        if let Some(profile) = predicting {
+            // The times are the model's, not measurements.
+            record["predicted_by"] = serde_json::json!(format!(
+                "{} on {}",
+                weft_cost::model::MODEL,
+                profile.device.name
+            ));
+        }
+        section.entries.push(record);
     }
     tuned.retain(|_, section| !section.entries.is_empty());
     if tuned.is_empty() {
@@ -420,6 +455,26 @@ impl Trials {
 
     fn last_error(&self) -> String {
         self.last_error.clone().unwrap_or_else(|| "no measurement".to_owned())
+    }
+
+    /// The cost model's predicted kernel time of `compiled` in ms at the sizes of `specs`
+    /// on `profile`'s device, or `None` when the model cannot predict it.
+    fn predict(
+        &mut self,
+        compiled: &weft_opencl::Compiled,
+        profile: &weft_cost::profile::DeviceProfile,
+        specs: &[weft_values::RandomSpec],
+    ) -> Option<f64> {
+        self.asked += 1;
+        self.ran += 1;
+        let sizes = crate::predict::sizes_of(&compiled.plan.inputs, specs);
+        match compiled.costs.predict(profile, &sizes) {
+            Ok(prediction) => Some(prediction.kernels_s * 1e3),
+            Err(error) => {
+                self.last_error = Some(format!("the cost model cannot predict it: {error}"));
+                None
+            }
+        }
     }
 
     /// The median kernel time of `plan` in ms, or `None` when its run failed or took
