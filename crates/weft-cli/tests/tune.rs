@@ -150,3 +150,37 @@ fn a_tuned_group_size_changes_the_kernels_and_keeps_the_answers() {
         weft(&["test", "--tuning", &tuning, "--backend", "opencl", "--device", "cpu", &program]);
     assert!(String::from_utf8_lossy(&test.stdout).contains("1 passed, 0 failed"), "{test:?}");
 }
+
+/// `--predict`: the model chooses without a device (no runner can be started), at the
+/// `-- bench:` sizes, on a named committed profile; the file says the times are
+/// predicted, and the compiled choice gives the interpreter's answers.
+#[test]
+fn tune_predict_chooses_by_the_model_without_a_device() {
+    let program = scratch("row_softmax_predicted.weft", ROW_SOFTMAX);
+    let tuning = scratch("predicted.json", "");
+    let out = common::weft()
+        .env("WEFT_RUNNER", "/nonexistent/weft-runner")
+        .args(["tune", "--predict", "--profile", "nvidia-h200", "-o", &tuning, &program])
+        .output()
+        .expect("weft runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(stderr.contains("predicted)"), "{stderr}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&tuning).expect("tuning file"))
+            .expect("JSON");
+    assert_eq!(json["device"], "NVIDIA H200");
+    let section = &json["files"][program.as_str()];
+    assert_eq!(section["thresholds"].as_object().map(serde_json::Map::len), Some(2), "{json}");
+    let entry = &section["entries"][0];
+    assert!(entry["predicted_by"].as_str().is_some_and(|m| m.contains("NVIDIA H200")), "{json}");
+    assert!(entry["tuned_ms"].as_f64() <= entry["default_ms"].as_f64(), "{json}");
+    let test =
+        weft(&["test", "--tuning", &tuning, "--backend", "opencl", "--device", "cpu", &program]);
+    assert!(String::from_utf8_lossy(&test.stdout).contains("1 passed, 0 failed"), "{test:?}");
+    // `--profile` belongs to `--predict`; an unknown profile is named.
+    let out = weft(&["tune", "--profile", "nvidia-h200", "-o", &tuning, &program]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = weft(&["tune", "--predict", "--profile", "nvidia-a100", "-o", &tuning, &program]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("neither a committed device profile"));
+}
