@@ -130,7 +130,7 @@ fn profile_saxpy_in_calibrated_time() {
         "1f32 [1f32] [1f32]",
     );
     assert_eq!(code, 2, "{stderr}");
-    assert!(stderr.contains("neither a committed profile"), "{stderr}");
+    assert!(stderr.contains("neither a committed device profile"), "{stderr}");
 }
 
 #[test]

@@ -459,7 +459,20 @@ impl<'a> Exec<'a> {
         enqueue(self.queue, cl_kernel, n_dims, global_size, local_size, event.as_mut()).map_err(
             |error| {
                 let error = ocl::Error::from(error);
-                if buffer::is_out_of_memory(&error) {
+                if error.api_status() == Some(ocl::core::Status::CL_OUT_OF_RESOURCES) {
+                    // Not necessarily memory: NVIDIA's driver also answers so when the
+                    // launch needs more registers or local memory per work-group than a
+                    // compute unit has, or when an earlier kernel of the queue faulted.
+                    RunError::opencl(
+                        format!(
+                            "launching kernel `{name}` (the device is out of resources for \
+                             it: its buffers of {}, registers or local memory per \
+                             work-group, or an earlier kernel of the run failed)",
+                            crate::error::human_bytes(self.kernel_buffer_bytes(args))
+                        ),
+                        error,
+                    )
+                } else if buffer::is_out_of_memory(&error) {
                     RunError::OutOfMemory {
                         requested_bytes: self.kernel_buffer_bytes(args),
                         what: format!("the buffers of kernel `{name}`"),

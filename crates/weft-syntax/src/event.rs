@@ -53,8 +53,17 @@ pub(crate) fn build_tree(
                         _ => unreachable!("invariant: forward parent is a Start event"),
                     };
                 }
+                // A node with no tokens (a missing part that recovery stands in for) starts
+                // before the trivia ahead: they belong to what comes next (the comments
+                // attached to the next declaration stay with it, as when each
+                // declaration is parsed on its own).
+                let empty = forward_parents.len() == 1 && is_empty_node(&events[idx + 1..]);
                 for kind in forward_parents.drain(..).rev() {
-                    sink.start_node(kind);
+                    if empty {
+                        sink.start_empty_node(kind);
+                    } else {
+                        sink.start_node(kind);
+                    }
                 }
             }
             Event::Finish => sink.finish_node(),
@@ -92,6 +101,12 @@ impl Sink<'_> {
         self.depth += 1;
         // The attached comments (and the whitespace between them) go inside the item.
         self.eat_n_trivia(n_attached);
+    }
+
+    /// Starts a node that will hold no token, leaving the trivia ahead for what follows.
+    fn start_empty_node(&mut self, kind: SyntaxKind) {
+        self.builder.start_node(kind);
+        self.depth += 1;
     }
 
     fn finish_node(&mut self) {
@@ -177,6 +192,18 @@ impl Sink<'_> {
 /// How many trivia tokens at the end of `run` (a run of trivia starting at `offset`,
 /// directly before an item) belong to the item: the trailing comments with at most one
 /// newline between them and the item.
+/// Whether the events after a `Start` finish it before any token or other node starts.
+fn is_empty_node(rest: &[Event]) -> bool {
+    for event in rest {
+        match event {
+            Event::Finish => return true,
+            Event::Token { .. } | Event::Start { .. } => return false,
+            Event::Error { .. } | Event::Tombstone => {}
+        }
+    }
+    false
+}
+
 pub(crate) fn n_attached_comments(text: &str, run: &[Token], offset: TextSize) -> usize {
     let mut offsets = Vec::with_capacity(run.len());
     let mut offset = offset;
