@@ -1043,6 +1043,7 @@ fn measurement_json(target: &Target, m: &Measurement) -> serde_json::Value {
                 "kernel_ns": p.kernels_s * 1e9,
                 "with_transfers_ns": p.with_transfers_s * 1e9,
                 "bound": p.bound,
+                "lower_bound": p.lower_bound,
                 "error": crate::predict::relative_error(p.kernels_s, m.total.median),
             });
         }

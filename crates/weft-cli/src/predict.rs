@@ -101,6 +101,8 @@ pub(crate) struct Predicted {
     pub(crate) kernels_s: f64,
     pub(crate) with_transfers_s: f64,
     pub(crate) bound: &'static str,
+    /// A `while` loop is counted once: at least this.
+    pub(crate) lower_bound: bool,
 }
 
 pub(crate) fn predict(
@@ -122,6 +124,7 @@ pub(crate) fn predict(
         kernels_s: p.kernels_s,
         with_transfers_s: p.total.seconds,
         bound: p.total.bound,
+        lower_bound: p.total.lower_bound,
     })
 }
 

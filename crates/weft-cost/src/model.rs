@@ -144,6 +144,9 @@ pub struct Cost {
     pub atomics: Vec<AtomicCount>,
     /// What the analysis approximated (a `while` loop counted once, ...).
     pub notes: Vec<String>,
+    /// The time is a lower bound: a `while` loop, whose trip count is data, is counted
+    /// for one iteration.
+    pub lower_bound: bool,
 }
 
 /// Operations far slower than an addition, charged at their own measured rates.
@@ -234,6 +237,7 @@ impl Cost {
                 })
                 .collect(),
             notes: self.notes.clone(),
+            lower_bound: self.lower_bound,
         }
     }
 
@@ -332,6 +336,7 @@ impl Cost {
             transfer_s: 0.0,
             bound: if memory_s >= compute_s { "memory" } else { "compute" },
             model: MODEL,
+            lower_bound: self.lower_bound,
         })
     }
 }
@@ -370,6 +375,8 @@ pub struct EntryCost {
     pub scalar_reads: Expr,
     /// Approximations made for the entry (loops of unknown trip count, ...).
     pub notes: Vec<String>,
+    /// A host `while` loop's launches are counted once: the time is a lower bound.
+    pub lower_bound: bool,
 }
 
 /// A predicted time and its parts, in seconds.
@@ -384,6 +391,8 @@ pub struct Prediction {
     /// `memory` or `compute`: the larger of the two.
     pub bound: &'static str,
     pub model: &'static str,
+    /// At least this: a `while` loop (in a kernel or on the host) is counted once.
+    pub lower_bound: bool,
 }
 
 impl Prediction {
@@ -438,6 +447,7 @@ impl EntryCost {
     ) -> Result<EntryPrediction, PredictError> {
         let mut launches = Vec::new();
         let (mut compute_s, mut memory_s, mut launch_s, mut kernels_s) = (0.0, 0.0, 0.0, 0.0);
+        let mut lower_bound = self.lower_bound;
         // The queue, simulated: the host enqueues a launch every `back_to_back_s`; a
         // launch enqueued while the device still runs earlier ones waits there, and its
         // floor is the queued launch's.
@@ -470,6 +480,7 @@ impl EntryCost {
             memory_s += p.memory_s;
             launch_s += p.launch_s;
             kernels_s += p.seconds;
+            lower_bound |= p.lower_bound;
             launches.push((idx, p));
         }
         let t = &profile.transfer;
@@ -487,6 +498,7 @@ impl EntryCost {
                 transfer_s,
                 bound: if memory_s >= compute_s { "memory" } else { "compute" },
                 model: MODEL,
+                lower_bound,
             },
             kernels_s,
             launches,

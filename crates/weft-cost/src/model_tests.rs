@@ -108,6 +108,7 @@ fn copy(stride: Stride) -> Cost {
         barriers: Expr::I64(0),
         atomics: vec![],
         notes: vec![],
+        lower_bound: false,
     }
 }
 
@@ -348,6 +349,7 @@ fn entries_add_launches_that_run_and_transfers() {
         downloads: Expr::I64(1),
         scalar_reads: Expr::I64(0),
         notes: vec![],
+        lower_bound: false,
     };
     let profile = gpu();
     let sizes = entry.bind(&[("n", 1 << 24)]);
@@ -389,6 +391,7 @@ fn launches_behind_running_work_have_the_queued_floor() {
         downloads: Expr::I64(0),
         scalar_reads: Expr::I64(0),
         notes: vec![],
+        lower_bound: false,
     };
     let mut profile = gpu2();
     profile.launch.back_to_back_s = 10e-6;
@@ -415,4 +418,39 @@ fn integer_literals_print_as_numbers_and_fold() {
     let lit = |v: i64| Expr::Lit { elem: weft_plan::Elem::I64, bits: v.cast_unsigned() };
     let e = Expr::Bin(weft_plan::BinOp::Mul, Box::new(lit(16)), Box::new(lit(16)));
     assert_eq!(crate::model::show(&e, &crate::model::Names::default()), "256");
+}
+
+/// A cost counted with a `while` loop once is a lower bound, and so is the prediction of
+/// any entry that launches it (or that has a host `while` loop itself).
+#[test]
+fn a_while_loop_counted_once_makes_the_prediction_a_lower_bound() {
+    let profile = gpu();
+    let exact = copy(Stride::Elems(Expr::I64(1)));
+    let counted_once = Cost { lower_bound: true, ..exact.clone() };
+    assert!(!exact.predict(&profile, &at(1000)).unwrap().lower_bound);
+    assert!(counted_once.predict(&profile, &at(1000)).unwrap().lower_bound);
+    let launch = |cost: Cost| Launch {
+        kernel: 0,
+        name: "k".into(),
+        when: vec![],
+        repeat: Expr::I64(1),
+        cost,
+    };
+    let entry = |launches: Vec<Launch>, lower_bound: bool| EntryCost {
+        entry: "e".into(),
+        names: names(),
+        kernels: vec![],
+        launches,
+        upload_bytes: Expr::I64(0),
+        uploads: Expr::I64(0),
+        download_bytes: Expr::I64(0),
+        downloads: Expr::I64(0),
+        scalar_reads: Expr::I64(0),
+        notes: vec![],
+        lower_bound,
+    };
+    let bound = |e: &EntryCost| e.predict(&profile, &at(1000)).unwrap().total.lower_bound;
+    assert!(!bound(&entry(vec![launch(exact.clone())], false)));
+    assert!(bound(&entry(vec![launch(exact.clone()), launch(counted_once)], false)));
+    assert!(bound(&entry(vec![launch(exact)], true)), "a host `while` loop");
 }

@@ -724,12 +724,20 @@ pub(crate) fn measured(profile: &DeviceProfile, of: ErrorOf<'_>) -> String {
 
 /// `7.53 µs ±16% (6.33–8.73 µs)`: a predicted time and the interval the profile's
 /// measured error of its kind of prediction gives; `7.53 µs (error not measured)`
-/// without one.
+/// without one; `at least 7.53 µs (...)` when the prediction is a lower bound (a `while`
+/// loop counted once), which no measured interval bounds.
 pub(crate) fn with_interval(
     seconds_predicted: f64,
+    lower_bound: bool,
     profile: &DeviceProfile,
     of: ErrorOf<'_>,
 ) -> String {
+    if lower_bound {
+        return format!(
+            "at least {} (a `while` loop is counted for one iteration)",
+            seconds(seconds_predicted)
+        );
+    }
     match model::measured_error(profile) {
         Some(e) => {
             let error = error_of(&e, of).0;
@@ -778,6 +786,7 @@ pub(crate) fn lens_title(db: &RootDatabase, entry: &DefLoc, config: &CostConfig)
         None => "error not measured".to_owned(),
     };
     let head = match costs.costs.predict(profile, &|v| env.get(v)) {
+        Ok(p) if p.total.lower_bound => format!("predicted at least {}", seconds(p.kernels_s)),
         Ok(p) => format!("predicted {}", seconds(p.kernels_s)),
         Err(_) => "not predicted: a cost depends on a value known only at run time".to_owned(),
     };
@@ -805,7 +814,7 @@ pub(crate) fn entry_section(
     let prediction = match c.predict(config.profile, &sizes) {
         Ok(p) => format!(
             "**Predicted**: {} for its kernels (+ {} of transfers) on {} {}; {}-bound",
-            with_interval(p.kernels_s, config.profile, ErrorOf::Entry),
+            with_interval(p.kernels_s, p.total.lower_bound, config.profile, ErrorOf::Entry),
             seconds(p.total.transfer_s),
             config.device(),
             env.describe(c),
@@ -911,6 +920,7 @@ pub(crate) fn kernels_prediction(
     let c = &costs.costs;
     let mut total = 0.0;
     let mut bound = None;
+    let mut lower_bound = false;
     let mut classes = Vec::new();
     for &idx in kernel_idxs {
         let launch = c.launches.iter().find(|l| l.kernel as usize == idx)?;
@@ -918,6 +928,7 @@ pub(crate) fn kernels_prediction(
         match launch.cost.predict(config.profile, &|v| env.get(v)) {
             Ok(p) => {
                 total += p.seconds;
+                lower_bound |= p.lower_bound;
                 bound.get_or_insert(p.bound);
             }
             Err(error) => {
@@ -935,7 +946,7 @@ pub(crate) fn kernels_prediction(
     };
     Some(format!(
         "**Predicted**: {} {what} on {} {}; {}-bound",
-        with_interval(total, config.profile, ErrorOf::Kernels(&classes)),
+        with_interval(total, lower_bound, config.profile, ErrorOf::Kernels(&classes)),
         config.device(),
         env.describe(c),
         bound.unwrap_or("memory"),
@@ -976,7 +987,7 @@ pub(crate) fn kernel_line(
     match k.predict(config.profile, &|v| env.get(v)) {
         Ok(p) => line.push_str(&format!(
             "; predicted {} per launch on {} {} ({}-bound, model {}, {})",
-            with_interval(p.seconds, config.profile, ErrorOf::Kernels(&[class])),
+            with_interval(p.seconds, p.lower_bound, config.profile, ErrorOf::Kernels(&[class])),
             config.device(),
             env.describe(c),
             p.bound,
@@ -1498,6 +1509,32 @@ entry untested (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
         let on_entry = host.analysis().hover(&at("double")).unwrap().unwrap().markdown;
         assert!(on_entry.contains("for its kernels"), "{on_entry}");
         assert!(on_entry.contains("±18% ("), "{on_entry}");
+    }
+
+    /// A kernel with a `while` loop is predicted as a lower bound, without an interval
+    /// (the loop is counted once; no measured error bounds a data-dependent trip count).
+    #[test]
+    fn a_while_loop_makes_the_prediction_a_lower_bound_without_an_interval() {
+        let text = "-- ==\n-- random input { [100000]i64 }\nentry halve (xs: [n]i64) : [n]i64 = map (\\x -> loop y = x while y > 1 do y / 2) xs\n";
+        let mut host = crate::AnalysisHost::new();
+        let mut change = crate::Change::default();
+        change.set_file("main.weft", text);
+        host.apply_change(change);
+        let h200 = weft_cost::profile::builtin_profile_named("NVIDIA H200").unwrap();
+        host.set_cost_config(crate::CostConfig { profile: h200, ..Default::default() });
+        let at = |needle: &str| crate::FilePosition {
+            path: "main.weft".to_owned(),
+            offset: u32::try_from(text.find(needle).unwrap()).unwrap().into(),
+        };
+        for needle in ["halve", "map ("] {
+            let hover = host.analysis().hover(&at(needle)).unwrap().unwrap().markdown;
+            assert!(
+                hover.contains("**Predicted**: at least ")
+                    && hover.contains("(a `while` loop is counted for one iteration)"),
+                "{hover}"
+            );
+            assert!(!hover.contains('±'), "no interval on a lower bound: {hover}");
+        }
     }
 
     /// With a CPU beside the GPU, an entry's lens and hover predict both runs (each from

@@ -140,6 +140,7 @@ pub fn kernel_cost(
         barriers: sum(a.barriers),
         atomics: a.atomics,
         notes: a.notes,
+        lower_bound: a.lower_bound,
     };
     (cost, names)
 }
@@ -183,6 +184,7 @@ pub fn entry_costs(
         launches: Vec::new(),
         scalar_reads: Vec::new(),
         notes: Vec::new(),
+        lower_bound: false,
     };
     walk.steps(steps);
     let (mut upload_bytes, mut uploads) = (Vec::new(), 0);
@@ -212,6 +214,7 @@ pub fn entry_costs(
         downloads: Expr::I64(downloads),
         scalar_reads: sum(walk.scalar_reads),
         notes: walk.notes,
+        lower_bound: walk.lower_bound,
     }
 }
 
@@ -278,6 +281,8 @@ struct PlanWalk<'a> {
     launches: Vec<Launch>,
     scalar_reads: Vec<Expr>,
     notes: Vec<String>,
+    /// A host `while` loop was counted once.
+    lower_bound: bool,
 }
 
 impl PlanWalk<'_> {
@@ -331,6 +336,7 @@ impl PlanWalk<'_> {
                     self.notes.push(
                         "a host `while` loop's launches are counted for one iteration".to_owned(),
                     );
+                    self.lower_bound = true;
                     self.steps(cond_steps);
                     self.steps(body);
                 }
@@ -452,6 +458,8 @@ struct Analysis<'f> {
     atomics: Vec<AtomicCount>,
     accesses: Vec<Record>,
     notes: Vec<String>,
+    /// A `while` loop was counted once: the cost is a lower bound.
+    lower_bound: bool,
     blocks: usize,
     block: usize,
     depth: u32,
@@ -477,6 +485,7 @@ impl<'f> Analysis<'f> {
             atomics: Vec::new(),
             accesses: Vec::new(),
             notes: Vec::new(),
+            lower_bound: false,
             blocks: 0,
             block: 0,
             depth: 0,
@@ -671,6 +680,7 @@ impl<'f> Analysis<'f> {
             }
             Cmd::While { cond_cmds, cond, body } => {
                 self.note("a `while` loop is counted for one iteration");
+                self.lower_bound = true;
                 let a = self.block(cond_cmds, factors);
                 let b = self.expr(cond, count);
                 let c = self.block(body, factors);

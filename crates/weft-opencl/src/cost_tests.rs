@@ -386,3 +386,28 @@ fn products_and_transpositions_are_tiled_at_every_size() {
     "#]]
     .assert_eq(&text);
 }
+
+/// A `while` loop in a kernel is counted for one iteration: the kernel's cost, and the
+/// entry's prediction, say they are lower bounds; a `for` loop is counted exactly.
+#[test]
+fn a_while_loop_makes_the_kernel_cost_a_lower_bound() {
+    let with_while = compiled(
+        "entry halve (xs: [n]i64) : [n]i64 =
+           map (\\x -> loop y = x while y > 1 do y / 2) xs",
+        None,
+    );
+    let with_for = compiled(
+        "entry sum_to (xs: [n]i64) : [n]i64 =
+           map (\\x -> loop s = 0 for i < 8 do s + x * i) xs",
+        None,
+    );
+    let bounds = |c: &crate::Compiled| -> Vec<bool> {
+        c.costs.kernels.iter().map(|(_, cost, _)| cost.lower_bound).collect()
+    };
+    assert!(bounds(&with_while).contains(&true), "{}", with_while.costs.render());
+    assert!(!bounds(&with_for).contains(&true), "{}", with_for.costs.render());
+    let profile = builtin_profiles().iter().find(|p| p.device.kind == "gpu").expect("a GPU");
+    let sizes = |v: Var| with_while.costs.names.0.get(&v).map(|_| 1000);
+    let predicted = with_while.costs.predict(profile, &sizes).expect("predicted");
+    assert!(predicted.total.lower_bound);
+}
