@@ -4,7 +4,8 @@ JSON lines of `weft bench --predict --json` or `weft bench --replay FILE --json`
 per kernel and per entry, the geometric mean, median, arithmetic mean and worst of
 |error|, and the share within ±25% and ±50%; overall, per size (small, medium, main)
 and per directory (bench/apps, bench/programs). Entries the model cannot predict (a
-cost that depends on a value computed at run time) are counted and listed apart.
+cost that depends on a value computed at run time) are counted and listed apart, and
+predictions marked as lower bounds are checked against their measurements.
 
 Usage: bench/cost/stats.py FILE.jsonl [--worst N]
 """
@@ -45,7 +46,8 @@ def main():
         if p.get("error") is None:
             unpredicted.append(f"{name} [{size}]: {p.get('error_message', 'no prediction')}")
             continue
-        entries.append((group, size, name, p["error"], j["total_kernel_ns"]["median"], p["kernel_ns"]))
+        entries.append((group, size, name, p["error"], j["total_kernel_ns"]["median"],
+                        p["kernel_ns"], p.get("lower_bound", False)))
         for k in j["kernels"]:
             if k.get("error") is not None:
                 kernels.append((group, size, name + ":" + k["kernel"], k["error"],
@@ -57,6 +59,13 @@ def main():
             print(f"  size {size:11} {summary([r[3] for r in rows if r[1] == size])}")
         for group in sorted({r[0] for r in rows}):
             print(f"  {group:16} {summary([r[3] for r in rows if r[0] == group])}")
+    # Predictions marked as lower bounds (a `while` loop counted once; recorded since
+    # session 16): whether each is at or below its measurement.
+    bounds = [r for r in entries if r[6]]
+    if bounds:
+        held = sum(1 for r in bounds if r[5] <= r[4])
+        print(f"== lower bounds (a `while` loop counted once): {len(bounds)} entries, "
+              f"{held} at or below the measured time")
     print(f"== not predicted: {len(unpredicted)}")
     for line in unpredicted:
         print("  " + line)
