@@ -485,10 +485,12 @@ impl EntryCost {
         }
         let t = &profile.transfer;
         let bytes = |e: &Expr| eval_i64(e, sizes).map(|v| v as f64);
-        let transfer_s = bytes(&self.upload_bytes)? / t.host_to_device.bytes_per_s
-            + bytes(&self.uploads)? * t.host_to_device.latency_s
-            + bytes(&self.download_bytes)? / t.device_to_host.bytes_per_s
-            + (bytes(&self.downloads)? + bytes(&self.scalar_reads)?) * t.device_to_host.latency_s;
+        let transfer_s =
+            t.host_to_device.seconds(bytes(&self.uploads)?, bytes(&self.upload_bytes)?)
+                + t.device_to_host.seconds(
+                    bytes(&self.downloads)? + bytes(&self.scalar_reads)?,
+                    bytes(&self.download_bytes)?,
+                );
         Ok(EntryPrediction {
             total: Prediction {
                 seconds: kernels_s + transfer_s,

@@ -314,6 +314,14 @@ pub struct Transfer {
     pub curve: Vec<TransferSample>,
 }
 
+impl Transfer {
+    /// The model's time of `buffers` transfers of `bytes` bytes together:
+    /// `buffers * latency_s + bytes / bytes_per_s`.
+    pub fn seconds(&self, buffers: f64, bytes: f64) -> f64 {
+        buffers * self.latency_s + bytes / self.bytes_per_s
+    }
+}
+
 /// A transfer of `bytes`: `seconds` from profiling events, `wall_seconds` on the host.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -23,11 +23,12 @@
 //!   start and reads every array output once at the end; each is a transfer edge on the
 //!   bus of `latency + ceil(bytes / bytes_per_unit)`.
 //! - Calibrated timing ([`Calibrated`], docs/costs.md "The profiler"): instead of unit
-//!   costs, the graph is weighed in picoseconds. A device box takes the calibrated
-//!   model's predicted time of one launch of each of its kernels (the same prediction as
-//!   `weft bench --predict`, on the inputs' sizes), transfers the profile's latency and
-//!   bandwidth, and a unit of host work a fixed time (the plan's host code: sizes,
-//!   loop control). The simulated time is then comparable with a measured run.
+//!   costs, the graph is weighed in picoseconds. Each kernel that runs on the inputs'
+//!   sizes has the calibrated model's predicted time of all its launches (the same
+//!   prediction as `weft bench --predict`), shared by the device boxes that hold it;
+//!   transfers take the profile's latency and bandwidth, and each top-level host
+//!   statement a fixed time (the plan's host code: sizes, loop control). The simulated
+//!   time is then comparable with a measured run.
 //! - Space (§3.7, in bytes, pitfall 9): every array a top-level statement materialises
 //!   is a region of its world (device inside a box, host otherwise), allocated at its
 //!   statement (a box's at its launch) and freed at the end of its block (its block's
@@ -106,17 +107,19 @@ pub struct KernelTime {
     pub ps: u64,
 }
 
-/// One direction of the host-device link.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Link {
-    pub latency_ps: f64,
-    pub ps_per_byte: f64,
-}
+/// One direction of the host-device link, as the device profile models it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Link(pub crate::profile::Transfer);
 
 impl Link {
     /// Picoseconds to move `bytes` in one transfer.
-    pub fn ps(self, bytes: u64) -> u64 {
-        (self.latency_ps + bytes as f64 * self.ps_per_byte).round() as u64
+    pub fn ps(&self, bytes: u64) -> u64 {
+        (self.0.seconds(1.0, bytes as f64) * 1e12).round() as u64
+    }
+
+    /// Picoseconds of `n` transfers' fixed time (single scalars read back).
+    pub fn latency_ps(&self, n: u64) -> u64 {
+        (self.0.seconds(n as f64, 0.0) * 1e12).round() as u64
     }
 }
 
@@ -152,18 +155,14 @@ impl Calibrated {
                 _ => idle.push(name.clone()),
             }
         }
-        let link = |l: &crate::profile::Transfer| Link {
-            latency_ps: l.latency_s * 1e12,
-            ps_per_byte: 1e12 / l.bytes_per_s,
-        };
         Ok(Calibrated {
             device: profile.device.name.clone(),
             model: prediction.total.model,
             kernels,
             idle,
             host_unit_ps,
-            upload: link(&profile.transfer.host_to_device),
-            download: link(&profile.transfer.device_to_host),
+            upload: Link(profile.transfer.host_to_device.clone()),
+            download: Link(profile.transfer.device_to_host.clone()),
             scalar_reads: eval_i64(&costs.scalar_reads, sizes)?.max(0) as u64,
         })
     }
@@ -319,7 +318,7 @@ pub fn profile(
     if let Some(model) = params.calibrated.as_ref().filter(|m| m.scalar_reads > 0) {
         // The plan's scalar read-backs happen between kernels; their latency is summed
         // into one edge, which the total time counts wherever it falls.
-        let cost = model.download.latency_ps.round() as u64 * model.scalar_reads;
+        let cost = model.download.latency_ps(model.scalar_reads);
         let v = st.g.node(format!("{} scalar read-backs", model.scalar_reads));
         st.g.add_edge(Edge {
             from: tail.sink,
@@ -492,7 +491,7 @@ fn transfer(
     params: &CostParams,
 ) -> Sub {
     let cost = match &params.calibrated {
-        Some(model) => if to_device { model.upload } else { model.download }.ps(bytes),
+        Some(model) => if to_device { &model.upload } else { &model.download }.ps(bytes),
         None => params.transfer_latency + bytes.div_ceil(params.bytes_per_unit.max(1)),
     };
     let label = format!("{} {name} ({bytes} B)", if to_device { "upload" } else { "read back" });
@@ -1203,7 +1202,13 @@ mod tests {
     use super::*;
 
     fn model(kernels: &[(&str, u64, u64)]) -> Calibrated {
-        let link = Link { latency_ps: 0.0, ps_per_byte: 0.0 };
+        let link = Link(crate::profile::Transfer {
+            bytes_per_s: 1e9,
+            latency_s: 0.0,
+            wall_bytes_per_s: 1e9,
+            wall_latency_s: 0.0,
+            curve: Vec::new(),
+        });
         Calibrated {
             device: "test".into(),
             model: "test",
@@ -1213,7 +1218,7 @@ mod tests {
                 .collect(),
             idle: Vec::new(),
             host_unit_ps: 1000,
-            upload: link,
+            upload: link.clone(),
             download: link,
             scalar_reads: 0,
         }
