@@ -87,7 +87,7 @@ pub(crate) fn choose(
         let bound = bind_sizes(&compiled.plan, sizes);
         let seconds = compiled
             .costs
-            .predict(candidate.profile, &|var| bound.iter().find(|(v, _)| *v == var).map(|p| p.1))
+            .predict(candidate.profile, &lookup(&bound))
             .map(|p| (p.total.seconds, p.kernels_s, p.total.transfer_s));
         predicted.push((candidate, compiled, seconds));
     }
@@ -133,6 +133,11 @@ fn fastest(totals: &[Option<f64>]) -> Option<usize> {
         .min_by(|a, b| a.1.total_cmp(&b.1))
         .map(|(i, _)| i)
         .or((!totals.is_empty()).then_some(0))
+}
+
+/// The value `bound` gives a size variable (a [`bind_sizes`] list as the model's lookup).
+pub(crate) fn lookup(bound: &[(Var, i64)]) -> impl Fn(Var) -> Option<i64> + '_ {
+    move |var| bound.iter().find(|(v, _)| *v == var).map(|&(_, n)| n)
 }
 
 /// The plan's size variables bound from the inputs: array dimensions, and integer

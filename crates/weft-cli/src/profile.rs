@@ -134,6 +134,19 @@ pub(crate) struct ProfileArgs {
     json: bool,
 }
 
+/// Each kernel's name and the core expressions it computes: what places the run's
+/// statements in device boxes.
+fn kernel_infos(compiled: &weft_opencl::Compiled) -> Vec<KernelInfo> {
+    compiled
+        .kernels
+        .iter()
+        .map(|k| KernelInfo {
+            name: k.name.clone(),
+            origins: k.origins.iter().map(|(o, _)| o.clone()).collect(),
+        })
+        .collect()
+}
+
 /// The device profile of the calibrated weights: `--device-profile` (a committed name or a
 /// file), else the committed profile of this machine's device, else the compiler's
 /// default; a note says which when it was not asked for.
@@ -217,7 +230,7 @@ pub(crate) fn run(args: &ProfileArgs) -> anyhow::Result<u8> {
                 &compiled.plan,
                 &crate::placement::Sizes::Values(&inputs),
             );
-            let sizes = |var| bound.iter().find(|(v, _)| *v == var).map(|&(_, n)| n);
+            let sizes = crate::placement::lookup(&bound);
             let host_unit_ps = (args.host_unit_ns * 1e3).round() as u64;
             match Calibrated::new(&compiled.costs, profile, &sizes, host_unit_ps) {
                 Ok(model) => Some(model),
@@ -232,18 +245,7 @@ pub(crate) fn run(args: &ProfileArgs) -> anyhow::Result<u8> {
         }
         _ => None,
     };
-    let kernels: Vec<KernelInfo> = compiled
-        .as_ref()
-        .map(|c| {
-            c.kernels
-                .iter()
-                .map(|k| KernelInfo {
-                    name: k.name.clone(),
-                    origins: k.origins.iter().map(|(o, _)| o.clone()).collect(),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
+    let kernels: Vec<KernelInfo> = compiled.as_ref().map(kernel_infos).unwrap_or_default();
     let processors = args.processors.unwrap_or_else(|| {
         std::thread::available_parallelism().map(std::num::NonZero::get).unwrap_or(1)
     });
@@ -549,17 +551,10 @@ mod tests {
         .expect("the entry compiles to OpenCL");
         let bound =
             crate::placement::bind_sizes(&compiled.plan, &crate::placement::Sizes::Values(&values));
-        let sizes = |var| bound.iter().find(|(v, _)| *v == var).map(|&(_, n)| n);
+        let sizes = crate::placement::lookup(&bound);
         let predicted = compiled.costs.predict(device, &sizes).expect("the model predicts it");
         let model = Calibrated::new(&compiled.costs, device, &sizes, 2_000).expect("timed");
-        let kernels: Vec<KernelInfo> = compiled
-            .kernels
-            .iter()
-            .map(|k| KernelInfo {
-                name: k.name.clone(),
-                origins: k.origins.iter().map(|(o, _)| o.clone()).collect(),
-            })
-            .collect();
+        let kernels = kernel_infos(&compiled);
         let params = CostParams { calibrated: Some(model), ..CostParams::default() };
         let prof = profile(&program, entry, values, Some((&compiled.plan, &kernels)), &params)
             .expect("the entry runs");

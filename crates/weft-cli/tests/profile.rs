@@ -28,6 +28,16 @@ fn weft_profile(args: &[&str], stdin: &str) -> (i32, String, String) {
     )
 }
 
+/// The report without the lines that vary between machines: the files written (their
+/// paths) and the Graphviz note.
+fn report_above_files(stdout: &str) -> String {
+    stdout
+        .lines()
+        .filter(|l| !l.contains("wrote") && !l.contains("note: Graphviz"))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
 #[expect(clippy::disallowed_methods, reason = "the test asks Graphviz")]
 fn has_dot() -> bool {
     Command::new("dot").arg("-V").output().is_ok_and(|o| o.status.success())
@@ -44,12 +54,7 @@ fn profile_saxpy_reports_and_writes_files() {
         "2f32 [1f32, 2f32, 3f32, 4f32] [10f32, 20f32, 30f32, 40f32]",
     );
     assert_eq!(code, 0, "{stderr}");
-    // Paths and the Graphviz note vary: compare the report above them.
-    let report: String = stdout
-        .lines()
-        .filter(|l| !l.contains("wrote") && !l.contains("note: Graphviz"))
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let report = report_above_files(&stdout);
     expect![[r#"
         profile of `saxpy` in examples/saxpy.weft
           model: abstract units; P = 2 processors, greedy depth-first schedule, H = 262144 device threads, launch 0, transfer 0 + bytes/16
@@ -95,11 +100,7 @@ fn profile_saxpy_in_calibrated_time() {
         "2f32 [1f32, 2f32, 3f32, 4f32] [10f32, 20f32, 30f32, 40f32]",
     );
     assert_eq!(code, 0, "{stderr}");
-    let report: String = stdout
-        .lines()
-        .filter(|l| !l.contains("wrote") && !l.contains("note: Graphviz"))
-        .map(|l| format!("{l}\n"))
-        .collect();
+    let report = report_above_files(&stdout);
     expect![[r#"
         profile of `saxpy` in examples/saxpy.weft
           model: weft-cost v2 calibrated on NVIDIA H200 (device boxes, transfers); host 1 ns per unit; P = 2 processors, greedy depth-first schedule

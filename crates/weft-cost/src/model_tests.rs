@@ -112,6 +112,23 @@ fn copy(stride: Stride) -> Cost {
     }
 }
 
+/// An entry of these launches and no transfers.
+fn entry_of(launches: Vec<Launch>, lower_bound: bool) -> EntryCost {
+    EntryCost {
+        entry: "e".into(),
+        names: names(),
+        kernels: vec![],
+        launches,
+        upload_bytes: Expr::I64(0),
+        uploads: Expr::I64(0),
+        download_bytes: Expr::I64(0),
+        downloads: Expr::I64(0),
+        scalar_reads: Expr::I64(0),
+        notes: vec![],
+        lower_bound,
+    }
+}
+
 fn at(n: i64) -> impl Fn(Var) -> Option<i64> {
     move |v| (v == N).then_some(n)
 }
@@ -380,19 +397,7 @@ fn launches_behind_running_work_have_the_queued_floor() {
         cost: Cost { items: Expr::I64(size), ..copy(Stride::Elems(Expr::I64(1))) }
             .substitute(&|v| (v == N).then_some(Expr::I64(size))),
     };
-    let entry = |launches: Vec<Launch>| EntryCost {
-        entry: "e".into(),
-        names: names(),
-        kernels: vec![],
-        launches,
-        upload_bytes: Expr::I64(0),
-        uploads: Expr::I64(0),
-        download_bytes: Expr::I64(0),
-        downloads: Expr::I64(0),
-        scalar_reads: Expr::I64(0),
-        notes: vec![],
-        lower_bound: false,
-    };
+    let entry = |launches: Vec<Launch>| entry_of(launches, false);
     let mut profile = gpu2();
     profile.launch.back_to_back_s = 10e-6;
     let floors = |e: &EntryCost| -> Vec<f64> {
@@ -436,21 +441,8 @@ fn a_while_loop_counted_once_makes_the_prediction_a_lower_bound() {
         repeat: Expr::I64(1),
         cost,
     };
-    let entry = |launches: Vec<Launch>, lower_bound: bool| EntryCost {
-        entry: "e".into(),
-        names: names(),
-        kernels: vec![],
-        launches,
-        upload_bytes: Expr::I64(0),
-        uploads: Expr::I64(0),
-        download_bytes: Expr::I64(0),
-        downloads: Expr::I64(0),
-        scalar_reads: Expr::I64(0),
-        notes: vec![],
-        lower_bound,
-    };
     let bound = |e: &EntryCost| e.predict(&profile, &at(1000)).unwrap().total.lower_bound;
-    assert!(!bound(&entry(vec![launch(exact.clone())], false)));
-    assert!(bound(&entry(vec![launch(exact.clone()), launch(counted_once)], false)));
-    assert!(bound(&entry(vec![launch(exact)], true)), "a host `while` loop");
+    assert!(!bound(&entry_of(vec![launch(exact.clone())], false)));
+    assert!(bound(&entry_of(vec![launch(exact.clone()), launch(counted_once)], false)));
+    assert!(bound(&entry_of(vec![launch(exact)], true)), "a host `while` loop");
 }

@@ -853,12 +853,8 @@ impl State<'_> {
                 (box_time(work, span, self.params.device_threads, launch), work)
             }
         };
-        let idle = |k: &u32| {
-            let name = &self.kernel_names[*k as usize];
-            self.params.calibrated.as_ref().is_some_and(|model| model.idle.contains(name))
-        };
-        let used: Vec<u32> = b.kernels.iter().copied().filter(|k| !idle(k)).collect();
-        self.used_kernels.extend(used);
+        // Counted in units; calibrated, the model's running kernels are (`profile`).
+        self.used_kernels.extend(&b.kernels);
         let index = self.g.boxes.len() as u32;
         let label = names.join("\n");
         self.g.boxes.push(DeviceBox { kernels: names, graph, work, span, time });

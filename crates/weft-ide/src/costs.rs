@@ -1389,6 +1389,15 @@ mod tests {
 
     use crate::tests::fixture;
 
+    /// A host holding `text` as `main.weft`.
+    fn host_with_main(text: &str) -> crate::AnalysisHost {
+        let mut host = crate::AnalysisHost::new();
+        let mut change = crate::Change::default();
+        change.set_file("main.weft", text);
+        host.apply_change(change);
+        host
+    }
+
     fn check_perf(text: &str, expect: Expect) {
         let fixture = fixture(text);
         let mut out = String::new();
@@ -1451,10 +1460,7 @@ entry big (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
 entry random (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
 entry untested (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
 "#;
-        let mut host = crate::AnalysisHost::new();
-        let mut change = crate::Change::default();
-        change.set_file("main.weft", text);
-        host.apply_change(change);
+        let mut host = host_with_main(text);
         let at = |needle: &str| crate::FilePosition {
             path: "main.weft".to_owned(),
             offset: u32::try_from(text.find(needle).unwrap()).unwrap().into(),
@@ -1486,10 +1492,7 @@ entry untested (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
     #[test]
     fn intervals_come_from_the_measured_error_of_the_kernels_class() {
         let text = "-- ==\n-- random input { [100000]f32 }\nentry double (xs: [n]f32) : [n]f32 = map (\\x -> 2f32 * x) xs\n";
-        let mut host = crate::AnalysisHost::new();
-        let mut change = crate::Change::default();
-        change.set_file("main.weft", text);
-        host.apply_change(change);
+        let mut host = host_with_main(text);
         let h200 = weft_cost::profile::builtin_profile_named("NVIDIA H200").unwrap();
         host.set_cost_config(crate::CostConfig {
             profile: h200,
@@ -1516,10 +1519,7 @@ entry untested (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
     #[test]
     fn a_while_loop_makes_the_prediction_a_lower_bound_without_an_interval() {
         let text = "-- ==\n-- random input { [100000]i64 }\nentry halve (xs: [n]i64) : [n]i64 = map (\\x -> loop y = x while y > 1 do y / 2) xs\n";
-        let mut host = crate::AnalysisHost::new();
-        let mut change = crate::Change::default();
-        change.set_file("main.weft", text);
-        host.apply_change(change);
+        let mut host = host_with_main(text);
         let h200 = weft_cost::profile::builtin_profile_named("NVIDIA H200").unwrap();
         host.set_cost_config(crate::CostConfig { profile: h200, ..Default::default() });
         let at = |needle: &str| crate::FilePosition {
@@ -1543,10 +1543,7 @@ entry untested (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
     #[test]
     fn lenses_and_hovers_place_runs_on_the_faster_device() {
         let text = "-- ==\n-- random input { [4000000]f32 }\nentry big (xs: [n]f32) : f32 = reduce (+) 0 (map (\\x -> f32.exp x) xs)\n\n-- ==\n-- input { [1f32, 2f32] }\nentry tiny (xs: [n]f32) : f32 = reduce (+) 0 xs\n";
-        let mut host = crate::AnalysisHost::new();
-        let mut change = crate::Change::default();
-        change.set_file("main.weft", text);
-        host.apply_change(change);
+        let mut host = host_with_main(text);
         let h200 = weft_cost::profile::builtin_profile_named("NVIDIA H200").unwrap();
         let cpu =
             weft_cost::profile::builtin_profiles().iter().find(|p| p.device.kind == "cpu").unwrap();
