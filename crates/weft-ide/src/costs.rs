@@ -1535,6 +1535,9 @@ entry untested (xs: [n]f32) : [n]f32 = map (\x -> x + 1f32) xs
             );
             assert!(!hover.contains('±'), "no interval on a lower bound: {hover}");
         }
+        let lenses = host.analysis().entry_predictions("main.weft").unwrap();
+        let titles: Vec<&str> = lenses.iter().map(|l| l.1.as_str()).collect();
+        assert!(titles.iter().any(|t| t.starts_with("predicted at least ")), "{titles:?}");
     }
 
     /// With a CPU beside the GPU, an entry's lens and hover predict both runs (each from
